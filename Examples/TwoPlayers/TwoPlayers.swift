@@ -1,0 +1,194 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import PlayerKit
+import Synchronization
+
+/// Two players at once: one with the custom ID "main", one with a random ID, each playing its
+/// own clip; every event is printed with the ID of the player it came from.
+@main
+struct TwoPlayers: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "two-players",
+        abstract: "Play two videos at once with PlayerKit and print every event with its player's ID.")
+
+    @Flag(help: "Open a real window per player (needs an X11 or Wayland display).")
+    var window = false
+
+    @Option(help: "Stop after this many seconds (default: when both clips have ended).")
+    var seconds: Double?
+
+    @Flag(help: "Print one JSON object per event per line: player, event, t, and state on state changes.")
+    var json = false
+
+    @Flag(help: "Play audio through the system output (default: silent).")
+    var audio = false
+
+    @Option(help: "mpv video driver for --window, e.g. x11 or gpu (default: mpv's choice).")
+    var vo: String?
+
+    @Option(help: "Media for the player \"main\" (default: the shipped Media/clip-a.mp4).")
+    var mainMedia: String?
+
+    @Option(help: "Media for the random-ID player (default: the shipped Media/clip-b.mp4).")
+    var otherMedia: String?
+
+    func validate() throws {
+        if let seconds, !(seconds > 0) { throw ValidationError("--seconds must be above 0, got \(seconds)") }
+    }
+
+    func run() async throws {
+        var configuration = PlayerConfiguration(videoOutput: window ? .window : .none, audioOutput: audio ? .system : .none)
+        configuration.videoDriver = vo
+        configuration.delegateQueue = DispatchQueue(label: "two-players.events")  // one queue: lines never interleave
+        let printer = EventPrinter(json: json)
+        let main = try Player(id: "main", configuration: configuration)
+        let other = try Player(configuration: configuration)
+        main.delegate = printer
+        other.delegate = printer
+        if !json { print("players: \(main.id) and \(other.id)") }
+
+        let sources = [mainMedia ?? Self.shippedMedia("clip-a.mp4"), otherMedia ?? Self.shippedMedia("clip-b.mp4")]
+        var failures = 0
+        await withTaskGroup(of: Bool.self) { group in
+            for (player, source) in zip([main, other], sources) {
+                group.addTask {
+                    do {
+                        try await player.load(MediaSource(source))
+                        return true
+                    } catch {
+                        printer.report(error: error, player: player.id)
+                        return false
+                    }
+                }
+            }
+            for await loaded in group where !loaded { failures += 1 }
+        }
+
+        let expectedEnds = 2 - failures
+        let ended = Task { await printer.waitForEnds(count: expectedEnds) }
+        if let seconds {
+            try? await Task.sleep(for: .seconds(seconds))
+        } else {
+            await ended.value
+        }
+        ended.cancel()
+        await main.shutdown()
+        await other.shutdown()
+        printer.flush()
+        if failures > 0 { throw ExitCode(1) }
+    }
+
+    /// The path of a clip shipped in the repository's Media folder.
+    static func shippedMedia(_ name: String) -> String {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let candidate = repository.appendingPathComponent("Media").appendingPathComponent(name).path
+        return FileManager.default.fileExists(atPath: candidate) ? candidate : "Media/" + name
+    }
+}
+
+/// Prints events as text or JSON lines, and tells when items have ended.
+final class EventPrinter: PlayerDelegate {
+    private let json: Bool
+    private let start = ContinuousClock.now
+    private let endsSeen = Mutex<(count: Int, waiters: [(Int, CheckedContinuation<Void, Never>)])>((0, []))
+    private let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    init(json: Bool) {
+        self.json = json
+    }
+
+    private var elapsed: Double {
+        let duration = ContinuousClock.now - start
+        return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    func player(_ player: Player, didEmit record: PlayerEventRecord) {
+        emit(player: record.playerID, event: record.event)
+        if case .itemEnded = record.event { noteEnd() }
+    }
+
+    func report(error: Error, player: PlayerID) {
+        emit(player: player, event: .error((error as? PlayerError) ?? .invalidSource("\(error)")))
+    }
+
+    func flush() {
+        fflush(nil)  // all output streams
+    }
+
+    private func emit(player: PlayerID, event: PlayerEvent) {
+        if json {
+            let line = JSONLine(player: player.rawValue, event: event, t: (elapsed * 1000).rounded() / 1000)
+            if let data = try? encoder.encode(line), let text = String(data: data, encoding: .utf8) { print(text) }
+        } else {
+            print(String(format: "%8.3f  %@  %@", elapsed, player.rawValue.padding(toLength: 36, withPad: " ", startingAt: 0), event.description))
+        }
+    }
+
+    private func noteEnd() {
+        let ready = endsSeen.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.count += 1
+            let count = state.count
+            let done = state.waiters.filter { $0.0 <= count }.map(\.1)
+            state.waiters.removeAll { $0.0 <= count }
+            return done
+        }
+        ready.forEach { $0.resume() }
+    }
+
+    /// Returns once `count` items have ended.
+    func waitForEnds(count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = endsSeen.withLock { state -> Bool in
+                if state.count >= count { return true }
+                state.waiters.append((count, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+}
+
+/// One line of `--json` output.
+struct JSONLine: Encodable {
+    let player: String
+    let event: String
+    let t: Double
+    var state: String?
+    var from: String?
+    var position: Double?
+    var duration: Double?
+    var reason: String?
+    var error: String?
+    var value: String?
+
+    init(player: String, event: PlayerEvent, t: Double) {
+        self.player = player
+        self.event = event.name
+        self.t = t
+        switch event {
+        case .stateChanged(let old, let new):
+            state = new.rawValue
+            from = old.rawValue
+        case .positionChanged(let seconds): position = seconds
+        case .durationKnown(let seconds): duration = seconds
+        case .mediaLoaded(let info):
+            duration = info.duration
+            value = info.videoSize?.description
+        case .seekCompleted(let seconds): position = seconds
+        case .bufferingProgress(let percent): value = String(percent)
+        case .volumeChanged(let volume): value = String(volume)
+        case .muteChanged(let muted): value = String(muted)
+        case .speedChanged(let speed): value = String(speed)
+        case .itemEnded(let endReason):
+            reason = endReason.description
+            if case .error(let failure) = endReason { error = failure.description }
+        case .error(let failure): error = failure.description
+        }
+    }
+}

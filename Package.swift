@@ -1,0 +1,52 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+/// Settings applied to every Swift target of the package: Swift 6 language mode (strict
+/// concurrency is part of it) and warnings treated as errors, so `swift build` stays silent.
+let strictSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .treatAllWarnings(as: .error),
+]
+
+let package = Package(
+    name: "PlayerKit",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "PlayerKit", targets: ["PlayerKit"]),
+        .executable(name: "two-players", targets: ["TwoPlayers"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // The only C boundary: libmpv's client API (Debian/Ubuntu: apt-get install libmpv-dev).
+        // No `pkgConfig: "mpv"` here on purpose: Debian's mpv.pc pulls -D_REENTRANT in through
+        // Requires.private, which SwiftPM rejects with a "prohibited flag" warning on every
+        // build. The headers live in /usr/include and the modulemap links libmpv itself.
+        .systemLibrary(name: "CMPV"),
+        .target(
+            name: "PlayerKit",
+            dependencies: [
+                "CMPV",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "TwoPlayers",
+            dependencies: [
+                "PlayerKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/TwoPlayers",
+            exclude: ["README.md"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "PlayerKitTests",
+            dependencies: ["PlayerKit", "TwoPlayers"],
+            swiftSettings: strictSettings
+        ),
+    ]
+)

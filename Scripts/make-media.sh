@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Regenerates PlayerKit's shipped media and test fixtures with ffmpeg.
+# The outputs are committed; run this only to change them. Needs ffmpeg (Debian: apt-get install ffmpeg).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+media="$root/Media"
+fixtures="$root/Tests/Fixtures"
+mkdir -p "$media" "$fixtures"
+ff() { ffmpeg -nostdin -hide_banner -loglevel error -y "$@"; }
+
+# Two different 4-second clips, 320x240 at 30 fps, H.264 + AAC, moov at the front.
+# testsrc2 draws a running frame counter, which makes seeks and sync checkable by eye.
+ff -f lavfi -i testsrc2=size=320x240:rate=30:duration=4 \
+   -f lavfi -i sine=frequency=440:duration=4 \
+   -c:v libx264 -preset veryfast -crf 32 -pix_fmt yuv420p -g 30 \
+   -c:a aac -b:a 48k -movflags +faststart -metadata title="PlayerKit clip A" "$media/clip-a.mp4"
+ff -f lavfi -i smptehdbars=size=320x240:rate=30:duration=4 \
+   -f lavfi -i sine=frequency=660:duration=4 \
+   -vf "drawbox=x='mod(t*80,320)':y=100:w=40:h=40:color=white:t=fill" \
+   -c:v libx264 -preset veryfast -crf 32 -pix_fmt yuv420p -g 30 \
+   -c:a aac -b:a 48k -movflags +faststart -metadata title="PlayerKit clip B" "$media/clip-b.mp4"
+
+# Bad inputs for the error tests.
+: > "$fixtures/empty.mp4"
+# Random bytes with an .mp4 name (fixed seed, so the file is reproducible).
+python3 - "$fixtures/random-bytes.mp4" <<'PY'
+import random, sys
+random.seed(20261121)
+open(sys.argv[1], "wb").write(bytes(random.getrandbits(8) for _ in range(8192)))
+PY
+# A truncated mp4: moov at the end (no faststart), cut to its first 20%, so the index is gone.
+ff -f lavfi -i testsrc2=size=320x240:rate=30:duration=2 -c:v libx264 -preset veryfast -crf 34 \
+   -pix_fmt yuv420p "$fixtures/whole.tmp.mp4"
+size=$(stat -c %s "$fixtures/whole.tmp.mp4")
+head -c $((size / 5)) "$fixtures/whole.tmp.mp4" > "$fixtures/truncated.mp4"
+rm -f "$fixtures/whole.tmp.mp4"
+ls -l "$media" "$fixtures"

@@ -1,0 +1,8 @@
+#ifndef PLAYERKIT_CMPV_SHIM_H
+#define PLAYERKIT_CMPV_SHIM_H
+
+// PlayerKit's only C boundary: libmpv's client API (client API 2.0, libmpv 0.35+).
+#include <mpv/client.h>
+#include <locale.h>
+
+#endif

@@ -1,0 +1,100 @@
+import Foundation
+
+/// Why an item stopped playing.
+public enum ItemEndReason: Sendable, Hashable, CustomStringConvertible {
+    /// It played to its end.
+    case finished
+    /// `stop()` (or clearing the playlist) ended it.
+    case stopped
+    /// Another item replaced it (a new `load`, `next()` or `previous()`).
+    case replaced
+    /// It could not be opened or played.
+    case error(PlayerError)
+
+    /// "finished", "stopped", "replaced" or "error".
+    public var description: String {
+        switch self {
+        case .finished: return "finished"
+        case .stopped: return "stopped"
+        case .replaced: return "replaced"
+        case .error: return "error"
+        }
+    }
+}
+
+/// Something that happened to one player. Delivered together with the player (to a
+/// ``PlayerDelegate``) or its ``PlayerID`` (in a ``PlayerEventRecord``).
+public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
+    /// The state changed. Never sent with `from == to`.
+    case stateChanged(from: PlayerState, to: PlayerState)
+    /// The playback position in seconds, at most once per
+    /// ``PlayerConfiguration/positionUpdateInterval`` and right after each seek.
+    case positionChanged(Double)
+    /// The duration of the current item became known or changed.
+    case durationKnown(Double)
+    /// The item loaded: duration, size and tracks. Follows the state change out of `loading`.
+    case mediaLoaded(MediaInfo)
+    /// A seek finished; the position where playback resumes, when known.
+    case seekCompleted(position: Double?)
+    /// Network cache fill while buffering, 0 to 100.
+    case bufferingProgress(percent: Double)
+    /// The volume changed (0 to 100 is normal, up to mpv's `volume-max`).
+    case volumeChanged(Double)
+    /// Mute was switched on or off.
+    case muteChanged(Bool)
+    /// The playback speed changed.
+    case speedChanged(Double)
+    /// The current item ended, and why.
+    case itemEnded(ItemEndReason)
+    /// Something failed; the error names what.
+    case error(PlayerError)
+
+    /// A short, stable name for the event's kind, used in JSON output and logs:
+    /// "stateChanged", "positionChanged", "durationKnown", "mediaLoaded", "seekCompleted",
+    /// "bufferingProgress", "volumeChanged", "muteChanged", "speedChanged", "itemEnded", "error".
+    public var name: String {
+        switch self {
+        case .stateChanged: return "stateChanged"
+        case .positionChanged: return "positionChanged"
+        case .durationKnown: return "durationKnown"
+        case .mediaLoaded: return "mediaLoaded"
+        case .seekCompleted: return "seekCompleted"
+        case .bufferingProgress: return "bufferingProgress"
+        case .volumeChanged: return "volumeChanged"
+        case .muteChanged: return "muteChanged"
+        case .speedChanged: return "speedChanged"
+        case .itemEnded: return "itemEnded"
+        case .error: return "error"
+        }
+    }
+
+    /// The event name with its payload, e.g. "stateChanged(loading -> playing)".
+    public var description: String {
+        switch self {
+        case .stateChanged(let from, let to): return "stateChanged(\(from) -> \(to))"
+        case .positionChanged(let position): return "positionChanged(\(String(format: "%.3f", position)))"
+        case .durationKnown(let duration): return "durationKnown(\(String(format: "%.3f", duration)))"
+        case .mediaLoaded(let info):
+            return "mediaLoaded(\(info.title ?? info.source), \(info.videoSize?.description ?? "no video"), \(info.tracks.count) tracks)"
+        case .seekCompleted(let position): return "seekCompleted(\(position.map { String(format: "%.3f", $0) } ?? "?"))"
+        case .bufferingProgress(let percent): return "bufferingProgress(\(percent)%)"
+        case .volumeChanged(let volume): return "volumeChanged(\(volume))"
+        case .muteChanged(let muted): return "muteChanged(\(muted))"
+        case .speedChanged(let speed): return "speedChanged(\(speed))"
+        case .itemEnded(let reason): return "itemEnded(\(reason))"
+        case .error(let error): return "error(\(error))"
+        }
+    }
+}
+
+/// One event as delivered, with the ID of the player it came from.
+public struct PlayerEventRecord: Sendable, Hashable {
+    /// The player that emitted the event.
+    public let playerID: PlayerID
+    /// The event.
+    public let event: PlayerEvent
+    /// Position in the player's event sequence: 1, 2, 3, ... with no gaps, per player.
+    public let sequenceNumber: UInt64
+    /// When the event pump produced the event.
+    public let timestamp: Date
+}

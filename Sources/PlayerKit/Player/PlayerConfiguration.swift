@@ -1,0 +1,134 @@
+import Dispatch
+
+/// How a ``Player`` is set up. Fixed at creation.
+///
+/// The defaults are safe for embedding: mpv reads no config files, runs no scripts, has no
+/// youtube-dl hook, no default key bindings, no on-screen controller and no terminal output,
+/// whatever the machine's mpv setup is. Those cannot be switched back on except through
+/// ``extraOptions``.
+public struct PlayerConfiguration: Sendable {
+    /// Where video goes. PlayerKit draws no UI of its own.
+    public enum VideoOutput: Sendable, Hashable {
+        /// No video output (headless). Video is still decoded, so screenshots and frame
+        /// timing work; nothing is shown. mpv's `vo=null`.
+        case none
+        /// mpv opens a window of its own (X11 or Wayland, whichever mpv finds).
+        case window
+        /// mpv draws into an existing X11 window of the app, given by its window ID
+        /// (mpv's `wid`). X11 only.
+        case embedded(x11WindowID: UInt64)
+    }
+
+    /// Where audio goes.
+    public enum AudioOutput: Sendable, Hashable {
+        /// The system's default audio output (mpv's `ao` auto-selection).
+        case system
+        /// No audio output; audio is decoded and timed but not played (`ao=null`).
+        case none
+    }
+
+    /// libmpv's log levels, from quietest to most verbose.
+    public enum MPVLogLevel: String, Sendable, Hashable, CaseIterable {
+        /// Nothing.
+        case none = "no"
+        /// Fatal errors only.
+        case fatal
+        /// Errors.
+        case error
+        /// Warnings and errors.
+        case warn
+        /// Informational messages.
+        case info
+        /// Verbose messages.
+        case verbose = "v"
+        /// Debug messages.
+        case debug
+        /// Everything.
+        case trace
+    }
+
+    /// Where video goes. Default: ``VideoOutput/none`` (headless).
+    public var videoOutput: VideoOutput = .none
+    /// mpv's video driver (`vo`) for ``VideoOutput/window`` and ``VideoOutput/embedded(x11WindowID:)``,
+    /// e.g. "x11" or "gpu". Default nil: mpv's own choice. Ignored when headless.
+    public var videoDriver: String?
+    /// Where audio goes. Default: ``AudioOutput/system``.
+    public var audioOutput: AudioOutput = .system
+    /// Whether to use hardware decoding (`hwdec=auto-safe`) at start. Default: false.
+    public var hardwareDecoding = false
+    /// The shortest time between two ``PlayerEvent/positionChanged(_:)`` events while playing.
+    /// Default: 0.25 seconds. Zero reports every change mpv makes (about once a frame).
+    public var positionUpdateInterval: Duration = .milliseconds(250)
+    /// The queue on which the delegate is called. PlayerKit wraps it in a serial queue that
+    /// targets it, so per-player order holds even on a concurrent queue. Default nil: a
+    /// serial queue of the player's own, labelled `PlayerKit.delegate.<id>` (not the main
+    /// queue, which a command-line program may never run).
+    public var delegateQueue: DispatchQueue?
+    /// How much of mpv's own log is forwarded to swift-log (logger label `PlayerKit.mpv`).
+    /// Default: ``MPVLogLevel/warn``.
+    public var mpvLogLevel: MPVLogLevel = .warn
+    /// Further mpv options, set before the core initializes (for example `["cache": "yes"]`).
+    /// They are applied after PlayerKit's own, so they can override them. An option mpv
+    /// rejects makes creation fail with ``PlayerError/invalidOption(name:value:_:)``.
+    public var extraOptions: [String: String] = [:]
+
+    /// The default configuration: headless, system audio, software decoding.
+    public init() {}
+
+    /// A configuration with the given outputs.
+    public init(videoOutput: VideoOutput, audioOutput: AudioOutput = .system) {
+        self.videoOutput = videoOutput
+        self.audioOutput = audioOutput
+    }
+
+    /// The options PlayerKit gives mpv before `mpv_initialize`, in order.
+    var mpvOptions: [(String, String)] {
+        var options: [(String, String)] = [
+            ("config", "no"),
+            ("load-scripts", "no"),
+            ("ytdl", "no"),
+            ("input-default-bindings", "no"),
+            ("input-vo-keyboard", "no"),
+            ("input-terminal", "no"),
+            ("osc", "no"),
+            ("terminal", "no"),
+            ("idle", "yes"),
+            ("keep-open", "no"),
+            ("hwdec", hardwareDecoding ? "auto-safe" : "no"),
+        ]
+        switch videoOutput {
+        case .none:
+            options.append(("vo", "null"))
+        case .window:
+            if let videoDriver { options.append(("vo", videoDriver)) }
+            options.append(("force-window", "no"))
+        case .embedded(let windowID):
+            if let videoDriver { options.append(("vo", videoDriver)) }
+            options.append(("wid", String(windowID)))
+        }
+        if audioOutput == .none { options.append(("ao", "null")) }
+        for name in extraOptions.keys.sorted() {
+            options.append((name, extraOptions[name] ?? ""))
+        }
+        return options
+    }
+}
+
+/// How often an item repeats.
+public enum LoopMode: Sendable, Hashable {
+    /// Play once.
+    case off
+    /// Repeat forever, seamlessly (mpv's `loop-file=inf`).
+    case forever
+    /// Play the item this many times in total (2 = once more after the first play).
+    /// Must be at least 1; 1 is the same as ``off``.
+    case playCount(Int)
+}
+
+/// How exactly a seek lands.
+public enum SeekPrecision: Sendable, Hashable {
+    /// On the exact time asked for (decodes from the previous keyframe; slower).
+    case exact
+    /// On the nearest keyframe (fast, may be off by up to a GOP).
+    case keyframe
+}

@@ -107,10 +107,9 @@ struct PlaybackModel: Sendable {
 
     /// A `load()` waits for `entryID`, a source string the engine knows.
     mutating func awaitEntry(_ entryID: Int64, source: String) -> [Output] {
-        sources[entryID] = source
+        remember(source, forEntry: entryID)
         // The entry may already have been passed over (replaced before it started).
         if let current = currentEntryID, entryID < current {
-            sources[entryID] = nil
             return [.loadResolved(entryID: entryID, .failure(.loadCancelled(source: source)))]
         }
         awaitedEntries.insert(entryID)
@@ -119,7 +118,7 @@ struct PlaybackModel: Sendable {
 
     /// Remembers the source of an appended playlist entry, for error messages.
     mutating func noteSource(_ source: String, forEntry entryID: Int64) {
-        sources[entryID] = source
+        remember(source, forEntry: entryID)
     }
 
     /// Every waiter that is still open, failed with `error` (used at shutdown).
@@ -151,7 +150,7 @@ struct PlaybackModel: Sendable {
             for waiting in awaitedEntries where waiting < entryID {
                 awaitedEntries.remove(waiting)
                 outputs.append(.loadResolved(
-                    entryID: waiting, .failure(.loadCancelled(source: sources.removeValue(forKey: waiting) ?? "?"))))
+                    entryID: waiting, .failure(.loadCancelled(source: sources[waiting] ?? "?"))))
             }
         case .fileLoaded:
             phase = .loaded
@@ -160,7 +159,7 @@ struct PlaybackModel: Sendable {
             infoValues = [:]
             infoRequests = [:]
             var requests: [(replyID: UInt64, name: String)] = []
-            for name in ["duration", "track-list", "media-title"] {
+            for name in ["duration", "track-list", "media-title", "path"] {
                 nextReplyID += 1
                 infoRequests[nextReplyID] = name
                 requests.append((nextReplyID, name))
@@ -255,7 +254,7 @@ struct PlaybackModel: Sendable {
         let title = infoValues["media-title"]?.stringValue ?? mediaTitle
         let size = videoSize ?? trackList.first { $0.kind == .video && $0.isSelected }?.videoSize
         let info = MediaInfo(
-            source: sources[entryID] ?? title ?? "", duration: loadedDuration, videoSize: size, title: title,
+            source: sources[entryID] ?? infoValues["path"]?.stringValue ?? "", duration: loadedDuration, videoSize: size, title: title,
             tracks: trackList)
         infoEntryID = nil
         var outputs: [Output] = []
@@ -313,8 +312,16 @@ struct PlaybackModel: Sendable {
             if case .error(let error) = endReason { failure = error } else { failure = .loadCancelled(source: source ?? "?") }
             outputs.append(.loadResolved(entryID: entryID, .failure(failure)))
         }
-        sources[entryID] = nil
         return outputs
+    }
+
+    /// Records the source of an entry. Entries stay known while they may be replayed
+    /// (`previous()`); only the most recent 1024 are kept.
+    private mutating func remember(_ source: String, forEntry entryID: Int64) {
+        sources[entryID] = source
+        if sources.count > 1024 {
+            for old in sources.keys where old < entryID - 1024 { sources[old] = nil }
+        }
     }
 
     /// Recomputes the public state; reports a change.

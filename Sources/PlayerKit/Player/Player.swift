@@ -273,10 +273,15 @@ public final class Player: Sendable {
 
     /// Sets the volume: 100 leaves it unchanged; mpv allows up to `volume-max` (130 by default).
     /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN or negative
-    ///   values; ``PlayerError/invalidPropertyValue(name:value:_:)`` above mpv's maximum.
+    ///   values and values above mpv's `volume-max`.
     public func setVolume(_ volume: Double) throws(PlayerError) {
         guard volume.isFinite, volume >= 0 else {
             throw .invalidArgument(name: "volume", value: "\(volume)", reason: "must be a finite number, 0 or more")
+        }
+        // mpv clamps silently above its maximum; say so instead.
+        let maximum = try core.handle.property("volume-max").doubleValue ?? 130
+        guard volume <= maximum else {
+            throw .invalidArgument(name: "volume", value: "\(volume)", reason: "must be at most \(maximum) (mpv's volume-max)")
         }
         try core.handle.setProperty("volume", .double(volume))
     }

@@ -1,0 +1,177 @@
+import Foundation
+import Testing
+@testable import PlayerKit
+
+/// Every bad input gets a typed error naming the value; afterwards the same player loads and
+/// plays another item, and a bystander player is unaffected.
+@Suite("Bad input")
+struct BadInputTests {
+    /// Asserts the player still works: it loads and plays a real clip.
+    private func assertStillPlays(_ player: Player, _ recorder: EventRecorder, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let mark = recorder.mark
+        let info = try await player.load(.file(Fixtures.clipB))
+        #expect(info.duration != nil, sourceLocation: sourceLocation)
+        let moving = await recorder.waitFor(after: mark) { if case .positionChanged(let p) = $0.event { return p > 0.1 }; return false }
+        #expect(moving != nil, sourceLocation: sourceLocation)
+        #expect(player.state == .playing, sourceLocation: sourceLocation)
+    }
+
+    private func expectLoad(_ player: Player, _ source: MediaSource, throws expected: PlayerError,
+                            sourceLocation: SourceLocation = #_sourceLocation) async {
+        do {
+            try await player.load(source)
+            Issue.record("loading \(source) did not fail", sourceLocation: sourceLocation)
+        } catch {
+            #expect(error == expected, sourceLocation: sourceLocation)
+            #expect(error.description.contains(source.description) || error.description.contains(expected.description),
+                    sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test("files that are missing, directories or empty are refused before mpv sees them")
+    func badFiles() async throws {
+        let (player, recorder) = try Fixtures.player()
+        defer { Task { await player.shutdown() } }
+        let missing = Fixtures.fixture("no-such-file.mp4")
+        await expectLoad(player, .file(missing), throws: .fileNotFound(path: missing))
+        try await assertStillPlays(player, recorder)
+
+        let directory = Fixtures.repository.appendingPathComponent("Media").path
+        await expectLoad(player, .file(directory), throws: .notAFile(path: directory))
+        try await assertStillPlays(player, recorder)
+
+        let empty = Fixtures.fixture("empty.mp4")
+        await expectLoad(player, .file(empty), throws: .emptyFile(path: empty))
+        try await assertStillPlays(player, recorder)
+
+        await expectLoad(player, .file(""), throws: .invalidSource(""))
+        #expect(PlayerError.fileNotFound(path: missing).description.contains(missing))
+    }
+
+    @Test("files mpv cannot read fail with mpv's code and the file's name", arguments: ["random-bytes.mp4", "truncated.mp4"])
+    func unreadableFiles(name: String) async throws {
+        let (player, recorder) = try Fixtures.player()
+        let (bystander, bystanderEvents) = try Fixtures.player()
+        defer { Task { await player.shutdown(); await bystander.shutdown() } }
+        try await bystander.load(.file(Fixtures.clipA))
+
+        let path = Fixtures.fixture(name)
+        do {
+            try await player.load(.file(path))
+            Issue.record("\(name) loaded")
+        } catch {
+            guard case .loadFailed(let source, let mpvError) = error else {
+                Issue.record("unexpected error \(error)")
+                return
+            }
+            #expect(source == path)
+            #expect(mpvError.code < 0)
+            #expect(error.description.contains(path))
+        }
+        // The failure is also reported as events, in order: error, itemEnded(error), failed.
+        #expect(await recorder.waitForState(.failed))
+        let names = recorder.events.map(\.name)
+        #expect(names.firstIndex(of: "error").map { $0 < names.firstIndex(of: "itemEnded")! } == true)
+        try await assertStillPlays(player, recorder)
+        #expect(bystander.state == .playing)
+        #expect(!bystanderEvents.events.contains { $0.name == "error" })
+    }
+
+    @Test("URL schemes mpv does not support are refused")
+    func unsupportedScheme() async throws {
+        let (player, recorder) = try Fixtures.player()
+        defer { Task { await player.shutdown() } }
+        await expectLoad(player, "gopher2://example.invalid/clip.mp4",
+                         throws: .unsupportedScheme(scheme: "gopher2", source: "gopher2://example.invalid/clip.mp4"))
+        try await assertStillPlays(player, recorder)
+    }
+
+    @Test("unknown properties and commands, invalid values")
+    func propertiesAndCommands() async throws {
+        let (player, recorder) = try Fixtures.player()
+        defer { Task { await player.shutdown() } }
+        try await player.load(.file(Fixtures.clipA), startPaused: true)
+
+        #expect(throws: PlayerError.propertyNotFound(name: "no-such-property")) {
+            try player.setProperty("no-such-property", to: 1)
+        }
+        #expect(throws: PlayerError.propertyNotFound(name: "no-such-property")) {
+            try player.property("no-such-property")
+        }
+        #expect(throws: PlayerError.unknownCommand(name: "frobnicate")) { try player.command(["frobnicate", "x"]) }
+        #expect(throws: PlayerError.self) { try player.command([]) }
+        // A file name with command syntax in it is one argument, never a command string.
+        #expect(throws: PlayerError.self) { try player.command(["loadfile", "a.mp4; quit", "no-such-flag"]) }
+        #expect(player.state == .ready)
+
+        do {
+            try player.setProperty("volume", to: "abc")
+            Issue.record("volume abc accepted")
+        } catch {
+            guard case .invalidPropertyValue(let name, let value, let mpvError) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(name == "volume" && value == "abc" && mpvError.code < 0)
+        }
+        #expect(throws: PlayerError.invalidArgument(name: "speed", value: "-1.0", reason: "must be a finite number above 0")) {
+            try player.setSpeed(-1)
+        }
+        #expect(throws: PlayerError.self) { try player.setSpeed(.nan) }
+        #expect(throws: PlayerError.invalidArgument(name: "volume", value: "nan", reason: "must be a finite number, 0 or more")) {
+            try player.setVolume(.nan)
+        }
+        #expect(throws: PlayerError.self) { try player.setVolume(1000) }
+        #expect(throws: PlayerError.invalidArgument(name: "seek position", value: "nan", reason: "must be a finite number of seconds, 0 or more")) {
+            try player.seek(to: .nan)
+        }
+        #expect(throws: PlayerError.self) { try player.seek(by: .infinity) }
+        #expect(throws: PlayerError.invalidArgument(name: "loop play count", value: "0", reason: "must be 1 or more")) {
+            try player.setLoop(.playCount(0))
+        }
+        // The escape hatches work for good input.
+        #expect(try player.property("volume").doubleValue == 100)
+        try player.setProperty("volume", to: 55)
+        #expect(try player.property("volume").doubleValue == 55)
+        #expect(try player.command(["expand-text", "${media-title}"]) == .string("PlayerKit clip A"))
+        try player.play()
+        #expect(await recorder.waitForState(.playing))
+        try await assertStillPlays(player, recorder)
+    }
+
+    @Test("seeking with nothing loaded")
+    func seekWithoutMedia() throws {
+        let player = try Player(configuration: Fixtures.headless)
+        defer { Task { await player.shutdown() } }
+        #expect(throws: PlayerError.noMediaLoaded(operation: "seek")) { try player.seek(to: 1) }
+    }
+
+    @Test("every call on a shut-down player throws playerShutDown")
+    func callsAfterShutdown() async throws {
+        let id = Fixtures.uniqueID("gone")
+        let (player, _) = try Fixtures.player(id: id)
+        try await player.load(.file(Fixtures.clipA))
+        await player.shutdown()
+        #expect(player.isShutDown)
+        let shutDown = PlayerError.playerShutDown(id)
+        await #expect(throws: shutDown) { try await player.load(.file(Fixtures.clipA)) }
+        #expect(throws: shutDown) { try player.play() }
+        #expect(throws: shutDown) { try player.pause() }
+        #expect(throws: shutDown) { try player.togglePause() }
+        #expect(throws: shutDown) { try player.stop() }
+        #expect(throws: shutDown) { try player.setVolume(10) }
+        #expect(throws: shutDown) { try player.setMuted(true) }
+        #expect(throws: shutDown) { try player.setSpeed(2) }
+        #expect(throws: shutDown) { try player.setLoop(.forever) }
+        #expect(throws: shutDown) { try player.setHardwareDecoding(true) }
+        #expect(throws: shutDown) { try player.append(.file(Fixtures.clipB)) }
+        #expect(throws: shutDown) { try player.next() }
+        #expect(throws: shutDown) { try player.previous() }
+        #expect(throws: shutDown) { try player.clearPlaylist() }
+        #expect(throws: shutDown) { try player.property("volume") }
+        #expect(throws: shutDown) { try player.setProperty("volume", to: 1) }
+        #expect(throws: shutDown) { try player.command(["stop"]) }
+        // A second shutdown is harmless.
+        await player.shutdown()
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import PlayerKit
+
+@Suite("Identity and lifecycle")
+struct LifecycleTests {
+    @Test("duplicate IDs are refused while the first player lives, and free after shutdown")
+    func duplicateIDs() async throws {
+        let id = Fixtures.uniqueID("dup")
+        let first = try Player(id: id, configuration: Fixtures.headless)
+        #expect(throws: PlayerError.duplicateID(id)) { try Player(id: id, configuration: Fixtures.headless) }
+        #expect(PlayerRegistry.liveIDs.contains(id))
+        // The failed attempt changed nothing: the first player still works.
+        try await first.load(.file(Fixtures.clipA), startPaused: true)
+        await first.shutdown()
+        #expect(!PlayerRegistry.liveIDs.contains(id))
+        let second = try Player(id: id, configuration: Fixtures.headless)
+        #expect(second.id == id)
+        await second.shutdown()
+    }
+
+    @Test("invalid IDs are refused", arguments: ["", "   ", "\t\n", "bad\u{7}id"])
+    func invalidIDs(raw: String) {
+        #expect(throws: PlayerError.invalidID(raw)) { try Player(id: PlayerID(stringLiteral: raw), configuration: Fixtures.headless) }
+        #expect(!PlayerRegistry.liveIDs.contains(PlayerID(stringLiteral: raw)))
+    }
+
+    @Test("random IDs by default, custom IDs kept")
+    func defaultIDs() async throws {
+        let a = try Player(configuration: Fixtures.headless)
+        let b = try Player(configuration: Fixtures.headless)
+        #expect(a.id != b.id)
+        #expect(UUID(uuidString: a.id.rawValue) != nil)
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    @Test("an invalid mpv option fails creation with the option named")
+    func invalidOption() throws {
+        var configuration = Fixtures.headless
+        configuration.extraOptions = ["no-such-option": "1"]
+        let id = Fixtures.uniqueID("opt")
+        #expect {
+            try Player(id: id, configuration: configuration)
+        } throws: { error in
+            guard case PlayerError.invalidOption(let name, let value, _) = error else { return false }
+            return name == "no-such-option" && value == "1"
+        }
+        // The ID was not kept by the failed creation.
+        #expect(!PlayerRegistry.liveIDs.contains(id))
+    }
+
+    @Test("20 create, play, shutdown cycles")
+    func cycles() async throws {
+        for cycle in 0..<20 {
+            let (player, recorder) = try Fixtures.player(id: "cycle")
+            try await player.load(.file(Fixtures.clipB))
+            #expect(await recorder.waitForState(.playing), "cycle \(cycle)")
+            await player.shutdown()
+            #expect(player.isShutDown)
+        }
+        #expect(!PlayerRegistry.liveIDs.contains("cycle"))
+    }
+
+    @Test("a player dropped while playing frees itself; its ID is free at once")
+    func droppedWhilePlaying() async throws {
+        let id = Fixtures.uniqueID("dropped")
+        weak var weakPlayer: Player?
+        do {
+            let (player, recorder) = try Fixtures.player(id: id)
+            weakPlayer = player
+            try await player.load(.file(Fixtures.clipA))
+            #expect(await recorder.waitForState(.playing))
+        }
+        #expect(weakPlayer == nil)
+        #expect(!PlayerRegistry.liveIDs.contains(id))
+        let again = try Player(id: id, configuration: Fixtures.headless)
+        try await again.load(.file(Fixtures.clipA), startPaused: true)
+        await again.shutdown()
+    }
+
+    @Test("shutdown while a load is pending fails the load with playerShutDown")
+    func shutdownDuringLoad() async throws {
+        let id = Fixtures.uniqueID("pending")
+        let player = try Player(id: id, configuration: Fixtures.headless)
+        let server = try LoopbackHTTPServer(root: Fixtures.repository.appendingPathComponent("Media"))
+        defer { server.stop() }
+        async let loading: MediaInfo = player.load(MediaSource("http://127.0.0.1:\(server.port)/clip-a.mp4"))
+        await player.shutdown()
+        do {
+            _ = try await loading
+            // The load may have won the race; then the player still shut down cleanly.
+        } catch {
+            let error = error as? PlayerError
+            #expect(error == .playerShutDown(id) || error == .loadCancelled(source: "http://127.0.0.1:\(server.port)/clip-a.mp4"))
+        }
+        #expect(player.isShutDown)
+    }
+
+    @Test("a newer load supersedes an older one")
+    func supersededLoad() async throws {
+        let (player, _) = try Fixtures.player()
+        defer { Task { await player.shutdown() } }
+        async let first: MediaInfo = player.load(.file(Fixtures.clipA))
+        async let second: MediaInfo = player.load(.file(Fixtures.clipB))
+        var outcomes: [Result<MediaInfo, any Error>] = []
+        do { outcomes.append(.success(try await first)) } catch { outcomes.append(.failure(error)) }
+        do { outcomes.append(.success(try await second)) } catch { outcomes.append(.failure(error)) }
+        // Both run concurrently, so either may reach mpv first. The one mpv got last always
+        // loads; the other either loaded before it or was cancelled, with its own source named.
+        let sources = [Fixtures.clipA, Fixtures.clipB]
+        let loaded = outcomes.compactMap { try? $0.get().source }
+        #expect(!loaded.isEmpty)
+        for (index, outcome) in outcomes.enumerated() {
+            if case .failure(let error) = outcome {
+                #expect(error as? PlayerError == .loadCancelled(source: sources[index]))
+            }
+        }
+        #expect(player.state.hasMedia)
+    }
+
+    @Test("a delegate may call back into its player, including shutdown")
+    func reentrantDelegate() async throws {
+        let calls = Mutex<[String]>([])
+        let recorder = EventRecorder { player, record in
+            // Runs on the delegate queue: call straight back into the same player.
+            if case .stateChanged(_, .playing) = record.event, player.isPaused == false, calls.withLock({ $0.isEmpty }) {
+                do {
+                    try player.pause()
+                    let position = try player.property("time-pos")
+                    calls.withLock { $0.append("paused at \(position)") }
+                    _ = player.state
+                } catch {
+                    calls.withLock { $0.append("error \(error)") }
+                }
+            }
+            if case .stateChanged(_, .paused) = record.event {
+                Task { await player.shutdown() }
+            }
+        }
+        let player = try Player(configuration: Fixtures.headless)
+        player.delegate = recorder
+        try await player.load(.file(Fixtures.clipA))
+        #expect(await recorder.waitForState(.paused))
+        #expect(calls.withLock { $0.count } == 1)
+        #expect(calls.withLock { $0.first?.hasPrefix("paused at") } == true)
+        // The shutdown started from inside the delegate completes.
+        await player.shutdown()
+        #expect(player.isShutDown)
+    }
+
+    @Test("one process serves 32 players at once")
+    func thirtyTwoPlayers() async throws {
+        var players: [(Player, EventRecorder)] = []
+        for index in 0..<32 {
+            players.append(try Fixtures.player(id: Fixtures.uniqueID("p\(index)")))
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, (player, _)) in players.enumerated() {
+                group.addTask { try await player.load(.file(index.isMultiple(of: 2) ? Fixtures.clipA : Fixtures.clipB)) }
+            }
+            try await group.waitForAll()
+        }
+        for (player, recorder) in players {
+            #expect(await recorder.waitForState(.playing))
+            #expect(recorder.records.allSatisfy { $0.playerID == player.id })
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for (player, _) in players { group.addTask { await player.shutdown() } }
+        }
+        #expect(players.allSatisfy { $0.0.isShutDown })
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+import Testing
+@testable import PlayerKit
+
+@Suite("Playback with real libmpv")
+struct PlaybackTests {
+    @Test("two players at once, each gets only its own events")
+    func twoPlayersOwnEvents() async throws {
+        let (main, mainEvents) = try Fixtures.player(id: Fixtures.uniqueID("main"))
+        let (other, otherEvents) = try Fixtures.player()
+        defer { Task { await main.shutdown(); await other.shutdown() } }
+
+        async let loadedMain = main.load(.file(Fixtures.clipA))
+        async let loadedOther = other.load(.file(Fixtures.clipB))
+        let (infoA, infoB) = try await (loadedMain, loadedOther)
+        #expect(infoA.title == "PlayerKit clip A")
+        #expect(infoB.title == "PlayerKit clip B")
+
+        #expect(await mainEvents.waitForState(.playing))
+        #expect(await otherEvents.waitForState(.playing))
+        // Both play at the same time: wait until each has moved past 0.5 s.
+        for recorder in [mainEvents, otherEvents] {
+            let moved = await recorder.waitFor { if case .positionChanged(let p) = $0.event { return p > 0.5 }; return false }
+            #expect(moved != nil)
+        }
+        #expect(main.state == .playing && other.state == .playing)
+
+        for (player, recorder) in [(main, mainEvents), (other, otherEvents)] {
+            #expect(!recorder.deliveries.isEmpty)
+            for delivery in recorder.deliveries {
+                #expect(delivery.record.playerID == player.id)
+                #expect(delivery.receiverID == player.id)
+                #expect(delivery.onDelegateQueue)
+            }
+            let sources = recorder.events.compactMap { if case .mediaLoaded(let info) = $0 { return info.source } else { return nil } }
+            #expect(sources == [player === main ? Fixtures.clipA : Fixtures.clipB])
+        }
+        #expect(mainEvents.specificCalls > 0)
+    }
+
+    @Test("per-player order: gapless sequence numbers and a consistent state chain")
+    func perPlayerOrder() async throws {
+        let (player, recorder) = try Fixtures.player()
+        defer { Task { await player.shutdown() } }
+        try await player.load(.file(Fixtures.clipA))
+        try player.seek(to: 1, precision: .exact)
+        #expect(await recorder.waitFor { if case .seekCompleted = $0.event { return true }; return false } != nil)
+        try player.pause()
+        #expect(await recorder.waitForState(.paused))
+        try player.play()
+        #expect(await recorder.waitForState(.ended, timeout: .seconds(20)))
+
+        let records = recorder.records
+        #expect(records.map(\.sequenceNumber) == Array(1...UInt64(records.count)))
+        #expect(zip(records, records.dropFirst()).allSatisfy { $0.timestamp <= $1.timestamp })
+        var current = PlayerState.idle
+        for case .stateChanged(let from, let to) in recorder.events {
+            #expect(from == current)
+            #expect(from != to)
+            current = to
+        }
+        #expect(recorder.states == [.loading, .playing, .paused, .playing, .ended])
+        // The media is loaded before its end, and the end is reported before the state says so.
+        let names = recorder.events.map(\.name)
+        let loaded = try #require(names.firstIndex(of: "mediaLoaded"))
+        let ended = try #require(names.firstIndex(of: "itemEnded"))
+        #expect(loaded < ended)
+        #expect(recorder.events.contains(.itemEnded(.finished)))
+    }
+
+    @Test("an exact seek lands within one frame")
+    func exactSeek() async throws {
+        let (player, recorder) = try Fixtures.player()
+        defer { Task { await player.shutdown() } }
+        let info = try await player.load(.file(Fixtures.clipA), startPaused: true)
+        #expect(player.state == .ready)
+        #expect(info.duration.map { abs($0 - 4) < 0.05 } == true)
+        #expect(info.videoSize == VideoSize(width: 320, height: 240))
+        #expect(info.tracks.contains { $0.kind == .video && $0.codec == "h264" })
+        #expect(info.tracks.contains { $0.kind == .audio })
+
+        for target in [2.0, 0.5, 3.3] {
+            let mark = recorder.mark
+            try player.seek(to: target, precision: .exact)
+            let done = await recorder.waitFor(after: mark) {
+                if case .seekCompleted = $0.event { return true }
+                return false
+            }
+            #expect(done != nil)
+            let landed = try #require(player.property("time-pos").doubleValue)
+            #expect(abs(landed - target) <= 1.0 / 30.0, "seek to \(target) landed at \(landed)")
+        }
+        // The frame counter of testsrc2 makes the landing checkable from the decoded frame too.
+        #expect(player.state == .ready)
+    }
+
+    @Test("transport, audio, speed, loop, hardware decoding and read-outs")
+    func controlsAndReadOuts() async throws {
+        let (player, recorder) = try Fixtures.player()
+        defer { Task { await player.shutdown() } }
+        try await player.load(.file(Fixtures.clipA), startPaused: true)
+        #expect(player.isPaused)
+        #expect(player.duration.map { abs($0 - 4) < 0.05 } == true)
+        #expect(player.mediaTitle == "PlayerKit clip A")
+        #expect(player.tracks.count == 2)
+
+        try player.togglePause()
+        #expect(await recorder.waitForState(.playing))
+        #expect(await recorder.waitFor { if case .positionChanged(let p) = $0.event { return p > 0.2 }; return false } != nil)
+        #expect(player.position.map { $0 > 0 } == true)
+        #expect(player.videoSize == VideoSize(width: 320, height: 240))
+
+        try player.setVolume(40)
+        try player.setMuted(true)
+        try player.setSpeed(1.5)
+        #expect(await recorder.waitFor { $0.event == .volumeChanged(40) } != nil)
+        #expect(await recorder.waitFor { $0.event == .muteChanged(true) } != nil)
+        #expect(await recorder.waitFor { $0.event == .speedChanged(1.5) } != nil)
+        #expect(player.volume == 40 && player.isMuted == true && player.speed == 1.5)
+
+        try player.setLoop(.forever)
+        #expect(try player.property("loop-file") == .string("inf"))
+        try player.setLoop(.playCount(3))
+        #expect(try player.property("loop-file") == .int(2))
+        try player.setLoop(.off)
+        #expect(try player.property("loop-file") == .flag(false))
+
+        try player.setHardwareDecoding(true)
+        #expect(try player.property("hwdec") == .string("auto-safe"))
+        try player.setHardwareDecoding(false)
+        #expect(try player.property("hwdec") == .string("no"))
+
+        try player.stop()
+        #expect(await recorder.waitFor { $0.event == .itemEnded(.stopped) } != nil)
+        #expect(await recorder.waitForState(.idle))
+    }
+
+    @Test("a loop plays the item again without an end")
+    func loopPlaysAgain() async throws {
+        let (player, recorder) = try Fixtures.player()
+        defer { Task { await player.shutdown() } }
+        try player.setLoop(.playCount(2))
+        try await player.load(.file(Fixtures.clipB))
+        // Past the first play (4 s) the position goes back to the start, then the item finishes.
+        #expect(await recorder.waitFor(timeout: .seconds(20)) { $0.event == .itemEnded(.finished) } != nil)
+        let positions = recorder.events.compactMap { if case .positionChanged(let p) = $0 { return p } else { return nil } }
+        let wrapped = zip(positions, positions.dropFirst()).contains { $0 > 3 && $1 < 1 }
+        #expect(wrapped, "positions: \(positions)")
+        #expect(recorder.events.filter { $0 == .itemEnded(.finished) }.count == 1)
+    }
+
+    @Test("playlist queue: append, next, previous, clear")
+    func playlist() async throws {
+        let (player, recorder) = try Fixtures.player()
+        defer { Task { await player.shutdown() } }
+        try await player.load(.file(Fixtures.clipA), startPaused: true)
+        try player.append(.file(Fixtures.clipB))
+        #expect(try player.playlistCount() == 2)
+
+        try player.next()
+        #expect(await recorder.waitFor { $0.event == .itemEnded(.replaced) } != nil)
+        #expect(await recorder.waitFor {
+            if case .mediaLoaded(let info) = $0.event { return info.source == Fixtures.clipB }
+            return false
+        } != nil)
+
+        let mark = recorder.mark
+        try player.previous()
+        #expect(await recorder.waitFor(after: mark) {
+            if case .mediaLoaded(let info) = $0.event { return info.source == Fixtures.clipA }
+            return false
+        } != nil)
+
+        try player.clearPlaylist()
+        #expect(try player.playlistCount() == 1)
+        #expect(throws: PlayerError.self) { try player.next() }
+        #expect(player.state.hasMedia)
+    }
+
+    @Test("mpv URLs and an http URL on a loopback server")
+    func urls() async throws {
+        let (player, recorder) = try Fixtures.player()
+        defer { Task { await player.shutdown() } }
+        let lavfi = try await player.load("av://lavfi:testsrc=size=160x120:rate=25:duration=1")
+        #expect(lavfi.videoSize == VideoSize(width: 160, height: 120))
+
+        let server = try LoopbackHTTPServer(root: Fixtures.repository.appendingPathComponent("Media"))
+        defer { server.stop() }
+        let url = "http://127.0.0.1:\(server.port)/clip-b.mp4"
+        let info = try await player.load(MediaSource(url))
+        #expect(info.source == url)
+        #expect(info.duration.map { abs($0 - 4) < 0.05 } == true)
+        #expect(await recorder.waitFor { if case .positionChanged(let p) = $0.event { return p > 0.3 }; return false } != nil)
+        #expect(server.requestCount > 0)
+        #expect(player.cacheDuration != nil)
+    }
+}

@@ -1,0 +1,51 @@
+import Dispatch
+import Foundation
+import PlayerKit
+
+/// Paths of the shipped media and test fixtures, and helpers to make players for tests.
+enum Fixtures {
+    static let repository = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static func media(_ name: String) -> String { repository.appendingPathComponent("Media/\(name)").path }
+    static func fixture(_ name: String) -> String { repository.appendingPathComponent("Tests/Fixtures/\(name)").path }
+
+    static var clipA: String { media("clip-a.mp4") }
+    static var clipB: String { media("clip-b.mp4") }
+
+    static let delegateQueueKey = DispatchSpecificKey<String>()
+
+    /// A concurrent queue all test delegates run on (through each player's serial wrapper),
+    /// marked so a recorder can check where it is called.
+    static let delegateQueue: DispatchQueue = {
+        let queue = DispatchQueue(label: "tests.delegates", attributes: .concurrent)
+        queue.setSpecific(key: delegateQueueKey, value: "tests.delegates")
+        return queue
+    }()
+
+    /// Headless, silent: what every test player uses unless it needs more.
+    static var headless: PlayerConfiguration {
+        var configuration = PlayerConfiguration(videoOutput: .none, audioOutput: .none)
+        configuration.positionUpdateInterval = .milliseconds(100)
+        configuration.delegateQueue = delegateQueue
+        return configuration
+    }
+
+    /// A new player with a recorder attached.
+    static func player(id: PlayerID? = nil, configuration: PlayerConfiguration = headless) throws -> (Player, EventRecorder) {
+        let player = try Player(id: id, configuration: configuration)
+        let recorder = EventRecorder()
+        player.delegate = recorder
+        return (player, recorder)
+    }
+
+    /// A unique custom ID for a test (tests run in parallel in one process).
+    static func uniqueID(_ prefix: String) -> PlayerID {
+        PlayerID(stringLiteral: "\(prefix)-\(UUID().uuidString.prefix(8))")
+    }
+
+    /// The directory of the test binary, where SwiftPM also puts the example executables.
+    static var productsDirectory: URL {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+    }
+}

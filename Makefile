@@ -1,0 +1,33 @@
+# PlayerKit: `make demo` runs the main example, `make test` runs the whole test suite.
+# Both install libmpv-dev first when it is missing (Scripts/install-deps.sh).
+export PATH := $(PATH):/opt/swift/usr/bin
+SWIFT ?= swift
+
+.PHONY: deps build demo test test-tsan media clean
+
+deps:
+	@Scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build
+
+## Runs the two-players example with the shipped media, headless, until both clips end.
+demo: deps
+	$(SWIFT) run two-players
+
+## Builds everything (warnings are errors), then runs every test against the real libmpv.
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test
+
+## The test suite under ThreadSanitizer.
+test-tsan: deps
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+
+## Regenerates Media/ and Tests/Fixtures/ (needs ffmpeg; the results are committed).
+media:
+	Scripts/make-media.sh
+
+clean:
+	rm -rf .build .build-tsan

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what building and testing PlayerKit needs on a fresh Debian or Ubuntu machine:
+# libmpv-dev (headers and library), when it is missing. Swift itself is expected at
+# /opt/swift or on PATH (https://www.swift.org/install/linux/).
+set -euo pipefail
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    echo "install-deps: need root (or sudo) to run: $*" >&2; exit 1; fi
+}
+
+missing=()
+[ -f /usr/include/mpv/client.h ] || missing+=(libmpv-dev)
+command -v pkg-config >/dev/null || missing+=(pkg-config)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  as_root apt-get update -qq
+  as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v swift >/dev/null && [ ! -x /opt/swift/usr/bin/swift ]; then
+  echo "install-deps: Swift 6 not found on PATH or at /opt/swift (https://www.swift.org/install/linux/)" >&2
+  exit 1
+fi

@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+/// Runs the built example executables, as a user would.
+@Suite("Examples")
+struct ExampleTests {
+    @Test("two-players --json --seconds 3 shows events from both players, each reaching playing")
+    func twoPlayersJSON() throws {
+        let binary = Fixtures.productsDirectory.appendingPathComponent("two-players")
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the example first: swift build")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["--json", "--seconds", "3"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
+        let objects = try lines.map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        #expect(objects.count > 10)
+        for object in objects {
+            #expect(object["player"] is String && object["event"] is String && object["t"] is Double)
+        }
+        let players = Set(objects.compactMap { $0["player"] as? String })
+        #expect(players.count == 2)
+        #expect(players.contains("main"))
+        let other = try #require(players.subtracting(["main"]).first)
+        #expect(UUID(uuidString: other) != nil)
+        for player in players {
+            let playing = objects.contains {
+                $0["player"] as? String == player && $0["event"] as? String == "stateChanged" && $0["state"] as? String == "playing"
+            }
+            #expect(playing, "no change to playing for \(player)")
+        }
+        let times = objects.compactMap { $0["t"] as? Double }
+        #expect(times.last.map { $0 < 6 } == true)
+    }
+
+    @Test("two-players with no arguments plays the shipped media to the end")
+    func twoPlayersDefault() throws {
+        let binary = Fixtures.productsDirectory.appendingPathComponent("two-players")
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the example first: swift build")
+        let process = Process()
+        process.executableURL = binary
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(text.contains("main"))
+        #expect(text.components(separatedBy: "itemEnded(finished)").count - 1 == 2)
+    }
+}

@@ -1,0 +1,103 @@
+import Testing
+@testable import PlayerKit
+
+/// The state machine alone, fed synthetic mpv events (pure logic: no core involved).
+@Suite("PlaybackModel")
+struct PlaybackModelTests {
+    private var now = ContinuousClock.now
+
+    private func events(_ outputs: [PlaybackModel.Output]) -> [PlayerEvent] {
+        outputs.compactMap { if case .event(let event) = $0 { return event } else { return nil } }
+    }
+
+    @Test("load paused, play, pause, end")
+    func happyPath() {
+        var model = PlaybackModel(positionInterval: .zero)
+        _ = model.apply(.propertyChanged(observationID: 1, name: "pause", value: .flag(false)), now: now)
+        _ = model.notePause(true)
+        #expect(model.awaitEntry(1, source: "a.mp4").isEmpty)
+        #expect(events(model.apply(.startFile(entryID: 1), now: now)) == [.stateChanged(from: .idle, to: .loading)])
+        let loaded = model.apply(.fileLoaded, now: now)
+        #expect(events(loaded) == [.stateChanged(from: .loading, to: .ready)])
+        guard case .requestProperties(let requests) = loaded.first else {
+            Issue.record("no media-info request")
+            return
+        }
+        var resolved: [PlaybackModel.Output] = []
+        for request in requests {
+            let value: MPVValue = switch request.name {
+            case "duration": .double(4)
+            case "media-title": .string("Clip")
+            case "track-list": .array([.map([("id", .int(1)), ("type", .string("video")), ("selected", .flag(true)),
+                                              ("demux-w", .int(320)), ("demux-h", .int(240))])])
+            default: .string("/a.mp4")
+            }
+            resolved += model.apply(.propertyReply(replyID: request.replyID, error: 0, name: request.name, value: value), now: now)
+        }
+        let info = MediaInfo(source: "a.mp4", duration: 4, videoSize: VideoSize(width: 320, height: 240), title: "Clip",
+                             tracks: [Track(id: 1, kind: .video, isSelected: true, videoSize: VideoSize(width: 320, height: 240))])
+        #expect(resolved == [.event(.durationKnown(4)), .event(.mediaLoaded(info)), .loadResolved(entryID: 1, .success(info))])
+
+        #expect(events(model.notePause(false)) == [.stateChanged(from: .ready, to: .playing)])
+        #expect(events(model.apply(.propertyChanged(observationID: 1, name: "pause", value: .flag(true)), now: now))
+            == [.stateChanged(from: .playing, to: .paused)])
+        #expect(events(model.apply(.propertyChanged(observationID: 2, name: "paused-for-cache", value: .flag(true)), now: now))
+            == [.stateChanged(from: .paused, to: .buffering)])
+        _ = model.apply(.propertyChanged(observationID: 2, name: "paused-for-cache", value: .flag(false)), now: now)
+        #expect(events(model.apply(.endFile(entryID: 1, reason: .endOfFile, error: 0), now: now))
+            == [.itemEnded(.finished), .stateChanged(from: .paused, to: .ended)])
+    }
+
+    @Test("a load error reports error, itemEnded(error), failed, and fails the waiter")
+    func loadError() {
+        var model = PlaybackModel(positionInterval: .zero)
+        _ = model.awaitEntry(7, source: "bad.mp4")
+        _ = model.apply(.startFile(entryID: 7), now: now)
+        let outputs = model.apply(.endFile(entryID: 7, reason: .error, error: -17), now: now)
+        let error = PlayerError.loadFailed(source: "bad.mp4", MPVError(code: -17, message: "unrecognized file format"))
+        #expect(outputs == [
+            .event(.error(error)), .event(.itemEnded(.error(error))), .loadResolved(entryID: 7, .failure(error)),
+            .event(.stateChanged(from: .loading, to: .failed)),
+        ])
+    }
+
+    @Test("replace versus stop, and entries passed over")
+    func endReasons() {
+        var model = PlaybackModel(positionInterval: .zero)
+        _ = model.apply(.startFile(entryID: 1), now: now)
+        _ = model.apply(.fileLoaded, now: now)
+        model.noteReplacing()
+        #expect(events(model.apply(.endFile(entryID: 1, reason: .stop, error: 0), now: now)).first == .itemEnded(.replaced))
+        // Entry 2 was awaited but mpv went straight to entry 3.
+        _ = model.awaitEntry(2, source: "two.mp4")
+        let skipped = model.apply(.startFile(entryID: 3), now: now)
+        #expect(skipped.contains(.loadResolved(entryID: 2, .failure(.loadCancelled(source: "two.mp4")))))
+        _ = model.apply(.fileLoaded, now: now)
+        model.noteStopping()
+        #expect(events(model.apply(.endFile(entryID: 3, reason: .stop, error: 0), now: now))
+            == [.itemEnded(.stopped), .stateChanged(from: .playing, to: .idle)])
+    }
+
+    @Test("initial property values set baselines; later changes are events; positions are rate-limited")
+    func propertyEvents() {
+        var model = PlaybackModel(positionInterval: .milliseconds(250))
+        #expect(model.apply(.propertyChanged(observationID: 5, name: "volume", value: .double(100)), now: now).isEmpty)
+        #expect(events(model.apply(.propertyChanged(observationID: 5, name: "volume", value: .double(50)), now: now))
+            == [.volumeChanged(50)])
+        #expect(model.apply(.propertyChanged(observationID: 5, name: "volume", value: .double(50)), now: now).isEmpty)
+        _ = model.apply(.startFile(entryID: 1), now: now)
+        _ = model.apply(.fileLoaded, now: now)
+        let start = now
+        #expect(events(model.apply(.propertyChanged(observationID: 3, name: "time-pos", value: .double(0.1)), now: start))
+            == [.positionChanged(0.1)])
+        #expect(model.apply(.propertyChanged(observationID: 3, name: "time-pos", value: .double(0.2)), now: start + .milliseconds(100)).isEmpty)
+        #expect(events(model.apply(.propertyChanged(observationID: 3, name: "time-pos", value: .double(0.4)), now: start + .milliseconds(300)))
+            == [.positionChanged(0.4)])
+        #expect(model.position == 0.4)
+        // A seek reports completion and the new position at once.
+        _ = model.apply(.seek, now: start)
+        _ = model.apply(.propertyChanged(observationID: 3, name: "time-pos", value: .double(2)), now: start + .milliseconds(310))
+        #expect(events(model.apply(.playbackRestart, now: start + .milliseconds(320)))
+            == [.seekCompleted(position: 2), .positionChanged(2)])
+    }
+}

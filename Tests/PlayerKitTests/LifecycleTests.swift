@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import PlayerKit
 
@@ -122,7 +121,7 @@ struct LifecycleTests {
 
     @Test("a delegate may call back into its player, including shutdown")
     func reentrantDelegate() async throws {
-        let calls = Mutex<[String]>([])
+        let calls = Locked<[String]>([])
         let recorder = EventRecorder { player, record in
             // Runs on the delegate queue: call straight back into the same player.
             if case .stateChanged(_, .playing) = record.event, player.isPaused == false, calls.withLock({ $0.isEmpty }) {

@@ -43,6 +43,7 @@ struct PlaybackTests {
         let (player, recorder) = try Fixtures.player()
         defer { Task { await player.shutdown() } }
         try await player.load(.file(Fixtures.clipA))
+        #expect(player.state.hasMedia, "after load: \(recorder.events)")
         try player.seek(to: 1, precision: .exact)
         #expect(await recorder.waitFor { if case .seekCompleted = $0.event { return true }; return false } != nil)
         try player.pause()

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// What this libmpv can do: its URL protocols and command names, read once per process from
 /// the first core (`protocol-list`, `command-list`) and used to reject bad input with a
@@ -7,7 +6,7 @@ struct MPVCatalog: Sendable {
     let protocols: Set<String>
     let commands: Set<String>
 
-    private static let cached = Mutex<MPVCatalog?>(nil)
+    private static let cached = Locked<MPVCatalog?>(nil)
 
     /// The catalog, read through `handle` the first time.
     static func shared(using handle: MPVHandle) throws(PlayerError) -> MPVCatalog {

@@ -1,11 +1,10 @@
 import CMPV
 import Foundation
-import Synchronization
 
 /// Serializes every core creation in the process: `LC_NUMERIC` is process-global and
 /// `mpv_create` refuses to work unless it is "C", and starting many cores at the same
 /// instant has crashed some mpv builds (mpv #13185, #13228).
-private let creationLock = Mutex<Void>(())
+private let creationLock = Locked<Void>(())
 
 /// One libmpv core (`mpv_handle`) and the only owner of its pointer.
 ///

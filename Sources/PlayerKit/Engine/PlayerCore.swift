@@ -30,17 +30,17 @@ final class PlayerCore: Sendable {
 
     let id: PlayerID
     let handle: MPVHandle
-    let state: Mutex<State>
+    let state: Locked<State>
     private let pumpQueue: DispatchQueue
     private let teardownQueue: DispatchQueue
     private let signal: WakeupSignal
-    private let signalContext: Mutex<Unmanaged<WakeupSignal>?>
+    private let signalContext: Locked<Unmanaged<WakeupSignal>?>
     private let mpvLogger: Logger
 
     init(id: PlayerID, configuration: PlayerConfiguration) throws(PlayerError) {
         self.id = id
         self.handle = try MPVHandle(playerID: id, options: configuration.mpvOptions)
-        self.state = Mutex(State(model: PlaybackModel(positionInterval: configuration.positionUpdateInterval)))
+        self.state = Locked(State(model: PlaybackModel(positionInterval: configuration.positionUpdateInterval)))
         self.pumpQueue = DispatchQueue(label: "PlayerKit.pump.\(id)")
         self.teardownQueue = DispatchQueue(label: "PlayerKit.teardown.\(id)")
         var logger = Logger(label: "PlayerKit.mpv")
@@ -48,7 +48,7 @@ final class PlayerCore: Sendable {
         self.mpvLogger = logger
         let signal = WakeupSignal(queue: pumpQueue)
         self.signal = signal
-        self.signalContext = Mutex(nil)
+        self.signalContext = Locked(nil)
         signal.setDrain { [weak self] in self?.drain() }
 
         try handle.withHandle { raw throws(PlayerError) in
@@ -255,7 +255,7 @@ private func playerKitWakeup(_ context: UnsafeMutableRawPointer?) {
 final class WakeupSignal: Sendable {
     private let scheduled = Atomic<Bool>(false)
     private let queue: DispatchQueue
-    private let drain = Mutex<(@Sendable () -> Void)?>(nil)
+    private let drain = Locked<(@Sendable () -> Void)?>(nil)
 
     init(queue: DispatchQueue) {
         self.queue = queue

@@ -1,8 +1,6 @@
-import CMPV
 import Dispatch
 import Foundation
 import Logging
-import Synchronization
 
 /// One media player over its own libmpv core.
 ///
@@ -35,7 +33,7 @@ public final class Player: Sendable {
     private let catalog: MPVCatalog
     private let registryToken: UInt64
     private let delegateQueue: DispatchQueue
-    private let delegateBox = Mutex<WeakDelegate>(WeakDelegate())
+    private let delegateBox = Locked<WeakDelegate>(WeakDelegate())
     private static let logger = Logger(label: "PlayerKit")
 
     /// Creates a player with its own mpv core.

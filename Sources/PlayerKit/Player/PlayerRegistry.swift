@@ -3,7 +3,7 @@ import Synchronization
 /// The IDs of live players in this process. An ID is reserved before its core is created
 /// and freed when the player is shut down or deallocated.
 enum PlayerRegistry {
-    private static let live = Mutex<[PlayerID: UInt64]>([:])
+    private static let live = Locked<[PlayerID: UInt64]>([:])
     private static let tokens = Atomic<UInt64>(0)
 
     /// Reserves `id`, returning a token that frees it.

@@ -1,6 +1,5 @@
 import Foundation
-import PlayerKit
-import Synchronization
+@testable import PlayerKit
 import Testing
 
 /// A delegate that records every delivery and lets a test wait for an event with a timeout.
@@ -25,7 +24,7 @@ final class EventRecorder: PlayerDelegate {
         var specificCalls = 0
     }
 
-    private let storage = Mutex(Storage())
+    private let storage = Locked(Storage())
     /// Called for each record, on the delegate queue, after it is stored.
     let onEvent: (@Sendable (Player, PlayerEventRecord) -> Void)?
 

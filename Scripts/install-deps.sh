@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing PlayerKit needs on a fresh Debian or Ubuntu machine:
-# libmpv-dev (headers and library), when it is missing. Swift itself is expected at
+# libmpv-dev (headers and library), and Xvfb with x11-utils for the window tests, when missing. Swift itself is expected at
 # /opt/swift or on PATH (https://www.swift.org/install/linux/).
 set -euo pipefail
 
@@ -12,6 +12,9 @@ as_root() {
 missing=()
 [ -f /usr/include/mpv/client.h ] || missing+=(libmpv-dev)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
+# Real X11 windows for the window tests: a virtual X server and xwininfo.
+command -v Xvfb >/dev/null || missing+=(xvfb)
+command -v xwininfo >/dev/null || missing+=(x11-utils)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive

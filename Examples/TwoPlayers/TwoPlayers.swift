@@ -24,8 +24,8 @@ struct TwoPlayers: AsyncParsableCommand {
     @Flag(help: "Play audio through the system output (default: silent).")
     var audio = false
 
-    @Option(help: "mpv video driver for --window, e.g. x11 or gpu (default: mpv's choice).")
-    var vo: String?
+    @Option(help: "mpv video driver for --window: x11 (default), gpu, or auto for mpv's own choice.")
+    var vo = "x11"
 
     @Option(help: "Media for the player \"main\" (default: the shipped Media/clip-a.mp4).")
     var mainMedia: String?
@@ -39,11 +39,20 @@ struct TwoPlayers: AsyncParsableCommand {
 
     func run() async throws {
         var configuration = PlayerConfiguration(videoOutput: window ? .window : .none, audioOutput: audio ? .system : .none)
-        configuration.videoDriver = vo
+        // x11 by default: with several cores in one process, mpv's automatic probing of GPU
+        // drivers has crashed under software GL (Xvfb); x11 works everywhere X11 does.
+        configuration.videoDriver = vo == "auto" ? nil : vo
         configuration.delegateQueue = DispatchQueue(label: "two-players.events")  // one queue: lines never interleave
         let printer = EventPrinter(json: json)
-        let main = try Player(id: "main", configuration: configuration)
-        let other = try Player(configuration: configuration)
+        // Side by side when windowed: mpv's geometry option places each window.
+        var mainConfiguration = configuration
+        var otherConfiguration = configuration
+        if window {
+            mainConfiguration.extraOptions["geometry"] = "+40+40"
+            otherConfiguration.extraOptions["geometry"] = "+400+40"
+        }
+        let main = try Player(id: "main", configuration: mainConfiguration)
+        let other = try Player(configuration: otherConfiguration)
         main.delegate = printer
         other.delegate = printer
         if !json { print("players: \(main.id) and \(other.id)") }
@@ -53,11 +62,15 @@ struct TwoPlayers: AsyncParsableCommand {
         await withTaskGroup(of: Bool.self) { group in
             for (player, source) in zip([main, other], sources) {
                 group.addTask {
-                    do {
+                    do throws(PlayerError) {
                         try await player.load(MediaSource(source))
                         return true
                     } catch {
-                        printer.report(error: error, player: player.id)
+                        // mpv's own failures were already printed as error events.
+                        switch error {
+                        case .loadFailed, .playbackFailed, .loadCancelled: break
+                        default: printer.report(error: error, player: player.id)
+                        }
                         return false
                     }
                 }
@@ -113,8 +126,8 @@ final class EventPrinter: PlayerDelegate {
         if case .itemEnded = record.event { noteEnd() }
     }
 
-    func report(error: Error, player: PlayerID) {
-        emit(player: player, event: .error((error as? PlayerError) ?? .invalidSource("\(error)")))
+    func report(error: PlayerError, player: PlayerID) {
+        emit(player: player, event: .error(error))
     }
 
     func flush() {
@@ -128,6 +141,7 @@ final class EventPrinter: PlayerDelegate {
         } else {
             print(String(format: "%8.3f  %@  %@", elapsed, player.rawValue.padding(toLength: 36, withPad: " ", startingAt: 0), event.description))
         }
+        fflush(nil)  // one line at a time, also when stdout is a pipe (e.g. `| jq`)
     }
 
     private func noteEnd() {

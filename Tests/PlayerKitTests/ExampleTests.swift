@@ -57,3 +57,56 @@ struct ExampleTests {
         #expect(text.components(separatedBy: "itemEnded(finished)").count - 1 == 2)
     }
 }
+
+@Suite("Examples with windows")
+struct WindowExampleTests {
+    @Test("two-players --window opens a real X11 window per player, side by side")
+    func twoPlayersWindows() throws {
+        let binary = Fixtures.productsDirectory.appendingPathComponent("two-players")
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the example first: swift build")
+        let display = try VirtualDisplay()
+        defer { display.stop() }
+
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["--window", "--json", "--seconds", "3"]
+        process.environment = display.environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+
+        // Read events as they come until both players have shown half a second of video
+        // (the window appears with the first frame, after the change to playing), then ask
+        // the X server.
+        var playing = Set<String>()
+        var pending = Data()
+        let reader = output.fileHandleForReading
+        while playing.count < 2 {
+            let chunk = reader.availableData
+            if chunk.isEmpty { break }  // the example exited
+            pending.append(chunk)
+            while let newline = pending.firstIndex(of: 10) {
+                let line = pending[pending.startIndex..<newline]
+                pending.removeSubrange(pending.startIndex...newline)
+                if let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any],
+                   object["event"] as? String == "positionChanged", (object["position"] as? Double ?? 0) > 0.5,
+                   let player = object["player"] as? String {
+                    playing.insert(player)
+                }
+            }
+        }
+        #expect(playing.count == 2)
+        let tree = try display.run("xwininfo", ["-root", "-tree"])
+        let windows = tree.split(separator: "\n").filter { $0.contains("PlayerKit clip") && $0.contains("- mpv") }
+        #expect(windows.count == 2, "windows: \(tree)")
+        #expect(windows.contains { $0.contains("PlayerKit clip A") } && windows.contains { $0.contains("PlayerKit clip B") })
+        // Each window shows the clip at its size, at its own place.
+        #expect(windows.allSatisfy { $0.contains("320x240") })
+        let places = Set(windows.compactMap { $0.split(separator: " ").last.map(String.init) })
+        #expect(places.count == 2, "windows overlap: \(windows)")
+        _ = reader.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+}

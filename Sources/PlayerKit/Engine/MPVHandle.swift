@@ -4,7 +4,9 @@ import Foundation
 /// Serializes every core creation in the process: `LC_NUMERIC` is process-global and
 /// `mpv_create` refuses to work unless it is "C", and starting many cores at the same
 /// instant has crashed some mpv builds (mpv #13185, #13228).
-private let creationLock = Locked<Void>(())
+/// The value counts the cores created so far (a zero-sized value would share its address
+/// with the lock's own storage and confuse ThreadSanitizer's access tracking).
+private let creationLock = Locked<UInt64>(0)
 
 /// One libmpv core (`mpv_handle`) and the only owner of its pointer.
 ///
@@ -25,7 +27,7 @@ final class MPVHandle: @unchecked Sendable {
     init(playerID: PlayerID, options: [(String, String)]) throws(PlayerError) {
         self.playerID = playerID
         self.gate = ReadWriteGate()
-        let created: Result<OpaquePointer, PlayerError> = creationLock.withLock { _ in
+        let created: Result<OpaquePointer, PlayerError> = creationLock.withLock { created in
             setlocale(LC_NUMERIC, "C")
             guard let handle = mpv_create() else {
                 return .failure(.creationFailed(reason: "mpv_create returned NULL (out of memory or bad locale)"))
@@ -42,6 +44,7 @@ final class MPVHandle: @unchecked Sendable {
                 mpv_terminate_destroy(handle)
                 return .failure(.creationFailed(reason: "mpv_initialize failed: \(MPVHandle.error(status))"))
             }
+            created += 1
             return .success(handle)
         }
         self.raw = try created.get()

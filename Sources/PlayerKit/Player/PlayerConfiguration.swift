@@ -51,6 +51,10 @@ public struct PlayerConfiguration: Sendable {
     public var videoOutput: VideoOutput = .none
     /// mpv's video driver (`vo`) for ``VideoOutput/window`` and ``VideoOutput/embedded(x11WindowID:)``,
     /// e.g. "x11" or "gpu". Default nil: mpv's own choice. Ignored when headless.
+    ///
+    /// Under software GL (for example Xvfb), mpv's automatic probing of GPU drivers by several
+    /// cores in one process has crashed inside the probed drivers (seen with libmpv 0.35.1);
+    /// set "x11" there. "x11" scales on the CPU, so prefer "gpu" on machines with a GPU.
     public var videoDriver: String?
     /// Where audio goes. Default: ``AudioOutput/system``.
     public var audioOutput: AudioOutput = .system

@@ -1,0 +1,75 @@
+import Foundation
+
+/// A real X server without a screen (Xvfb) for tests that need windows. Stops on `stop()`.
+final class VirtualDisplay: Sendable {
+    let display: String
+    private let process: Process
+
+    /// Starts Xvfb on a free display number and waits (up to 10 s) until it answers.
+    init() throws {
+        guard let xvfb = VirtualDisplay.which("Xvfb") else { throw VirtualDisplayError.notInstalled("Xvfb") }
+        var number = 90 + Int.random(in: 0..<400)
+        while FileManager.default.fileExists(atPath: "/tmp/.X\(number)-lock") { number += 1 }
+        display = ":\(number)"
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: xvfb)
+        process.arguments = [display, "-screen", "0", "1280x720x24", "-nolisten", "tcp"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = ContinuousClock.now + .seconds(10)
+        while (try? run("xwininfo", ["-root"])) == nil {
+            guard ContinuousClock.now < deadline, process.isRunning else {
+                stop()
+                throw VirtualDisplayError.didNotStart(display)
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    func stop() {
+        if process.isRunning {
+            // SIGKILL: the child inherits the test runner's signal mask, in which SIGTERM is blocked.
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// Runs an X client on this display and returns its standard output; throws on failure.
+    @discardableResult
+    func run(_ tool: String, _ arguments: [String]) throws -> String {
+        guard let path = VirtualDisplay.which(tool) else { throw VirtualDisplayError.notInstalled(tool) }
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: path)
+        child.arguments = arguments
+        child.environment = environment
+        let output = Pipe()
+        child.standardOutput = output
+        child.standardError = FileHandle.nullDevice
+        try child.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        child.waitUntilExit()
+        guard child.terminationStatus == 0 else { throw VirtualDisplayError.toolFailed(tool, child.terminationStatus) }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The process environment with DISPLAY pointing here.
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DISPLAY"] = display
+        return environment
+    }
+
+    static func which(_ tool: String) -> String? {
+        for directory in ["/usr/bin", "/usr/local/bin", "/bin"] where FileManager.default.isExecutableFile(atPath: "\(directory)/\(tool)") {
+            return "\(directory)/\(tool)"
+        }
+        return nil
+    }
+}
+
+enum VirtualDisplayError: Error {
+    case notInstalled(String)
+    case didNotStart(String)
+    case toolFailed(String, Int32)
+}

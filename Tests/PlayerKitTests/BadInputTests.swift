@@ -53,6 +53,7 @@ struct BadInputTests {
         let (player, recorder) = try Fixtures.player()
         let (bystander, bystanderEvents) = try Fixtures.player()
         defer { Task { await player.shutdown(); await bystander.shutdown() } }
+        try bystander.setLoop(.forever)  // keeps playing however long the test takes
         try await bystander.load(.file(Fixtures.clipA))
 
         let path = Fixtures.fixture(name)

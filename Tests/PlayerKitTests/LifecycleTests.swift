@@ -101,8 +101,8 @@ struct LifecycleTests {
     func supersededLoad() async throws {
         let (player, _) = try Fixtures.player()
         defer { Task { await player.shutdown() } }
-        async let first: MediaInfo = player.load(.file(Fixtures.clipA))
-        async let second: MediaInfo = player.load(.file(Fixtures.clipB))
+        async let first: MediaInfo = player.load(.file(Fixtures.clipA), startPaused: true)
+        async let second: MediaInfo = player.load(.file(Fixtures.clipB), startPaused: true)
         var outcomes: [Result<MediaInfo, any Error>] = []
         do { outcomes.append(.success(try await first)) } catch { outcomes.append(.failure(error)) }
         do { outcomes.append(.success(try await second)) } catch { outcomes.append(.failure(error)) }
@@ -140,6 +140,7 @@ struct LifecycleTests {
         }
         let player = try Player(configuration: Fixtures.headless)
         player.delegate = recorder
+        try player.setLoop(.forever)
         try await player.load(.file(Fixtures.clipA))
         #expect(await recorder.waitForState(.paused))
         #expect(calls.withLock { $0.count } == 1)
@@ -169,5 +170,40 @@ struct LifecycleTests {
             for (player, _) in players { group.addTask { await player.shutdown() } }
         }
         #expect(players.allSatisfy { $0.0.isShutDown })
+    }
+
+    @Test("calls racing a shutdown either work or throw playerShutDown; none reaches a destroyed core")
+    func callsRacingShutdown() async throws {
+        for round in 0..<5 {
+            let id = Fixtures.uniqueID("race\(round)")
+            let player = try Player(id: id, configuration: Fixtures.headless)
+            try await player.load(.file(Fixtures.clipA), startPaused: true)
+            let outcomes = Locked<[String: Int]>([:])
+            await withTaskGroup(of: Void.self) { group in
+                for worker in 0..<4 {
+                    group.addTask {
+                        for step in 0..<50 {
+                            do throws(PlayerError) {
+                                switch (worker + step) % 4 {
+                                case 0: try player.setVolume(Double(step))
+                                case 1: _ = try player.property("time-pos")
+                                case 2: try player.command(["show-text", "x"])
+                                default: try player.setProperty("mute", to: .flag(step % 2 == 0))
+                                }
+                                outcomes.withLock { $0["ok", default: 0] += 1 }
+                            } catch .playerShutDown(let failed) {
+                                #expect(failed == id)
+                                outcomes.withLock { $0["shutDown", default: 0] += 1 }
+                            } catch {
+                                Issue.record("unexpected \(error)")
+                            }
+                        }
+                    }
+                }
+                group.addTask { await player.shutdown() }
+            }
+            #expect(outcomes.withLock { $0.values.reduce(0, +) } == 200)
+            #expect(player.isShutDown)
+        }
     }
 }

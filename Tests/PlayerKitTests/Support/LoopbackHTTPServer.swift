@@ -11,13 +11,16 @@ final class LoopbackHTTPServer: Sendable {
     let port: UInt16
     private let listener: Int32
     private let root: URL
+    /// When set, bodies are sent at about this many bytes per second (to make a slow network).
+    private let bytesPerSecond: Int?
     private let requests = Atomic<Int>(0)
     private let stopped = Atomic<Bool>(false)
 
     var requestCount: Int { requests.load(ordering: .relaxed) }
 
-    init(root: URL) throws {
+    init(root: URL, bytesPerSecond: Int? = nil) throws {
         self.root = root
+        self.bytesPerSecond = bytesPerSecond
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
         var address = sockaddr_in()
@@ -102,13 +105,31 @@ final class LoopbackHTTPServer: Sendable {
     }
 
     private func sendBytes(_ client: Int32, _ data: Data) {
+        if let bytesPerSecond, data.count > 1024 {
+            // A slow link: 20 slices a second.
+            let slice = max(bytesPerSecond / 20, 1)
+            var offset = data.startIndex
+            while offset < data.endIndex, !stopped.load(ordering: .relaxed) {
+                let end = min(offset + slice, data.endIndex)
+                guard write(client, data[offset..<end]) else { return }
+                offset = end
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return
+        }
+        _ = write(client, data)
+    }
+
+    /// Writes all of `data`; false when the peer went away.
+    private func write(_ client: Int32, _ data: Data) -> Bool {
         data.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
                 let written = Glibc.send(client, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-                if written <= 0 { return }
+                if written <= 0 { return false }
                 offset += written
             }
+            return true
         }
     }
 }

@@ -73,7 +73,9 @@ struct PlaybackModelTests {
         let skipped = model.apply(.startFile(entryID: 3), now: now)
         #expect(skipped.contains(.loadResolved(entryID: 2, .failure(.loadCancelled(source: "two.mp4")))))
         _ = model.apply(.fileLoaded, now: now)
-        model.noteStopping()
+        // A refused replacement (no next item) does not turn a later stop into "replaced".
+        model.noteReplacing()
+        model.noteReplacementFailed()
         #expect(events(model.apply(.endFile(entryID: 3, reason: .stop, error: 0), now: now))
             == [.itemEnded(.stopped), .stateChanged(from: .playing, to: .idle)])
     }

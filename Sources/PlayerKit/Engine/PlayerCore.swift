@@ -112,6 +112,7 @@ final class PlayerCore: Sendable {
     {
         guard let waiter = state.loadWaiters.removeValue(forKey: replyID) else { return [] }
         guard error >= 0, let entryID = result["playlist_entry_id"]?.intValue else {
+            state.model.noteReplacementFailed()
             let mpvError = MPVError(code: error, message: MPVErrorMessages.message(for: error))
             waiter.continuation.resume(returning: .failure(.loadFailed(source: waiter.source, mpvError)))
             return []
@@ -190,7 +191,10 @@ final class PlayerCore: Sendable {
             do throws(PlayerError) {
                 try handle.commandAsync(arguments, replyID: replyID)
             } catch {
-                let waiter = state.withLock { $0.loadWaiters.removeValue(forKey: replyID) }
+                let waiter = state.withLock { state in
+                    state.model.noteReplacementFailed()
+                    return state.loadWaiters.removeValue(forKey: replyID)
+                }
                 waiter?.continuation.resume(returning: .failure(error))
             }
         }

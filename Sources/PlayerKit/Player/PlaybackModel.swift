@@ -94,6 +94,11 @@ struct PlaybackModel: Sendable {
         if phase == .loading || phase == .loaded { pendingReplacements += 1 }
     }
 
+    /// A replacement announced with ``noteReplacing()`` did not happen (mpv refused it).
+    mutating func noteReplacementFailed() {
+        if pendingReplacements > 0 { pendingReplacements -= 1 }
+    }
+
     /// The app is about to stop playback: whatever ends next ended because of a stop.
     mutating func noteStopping() {
         pendingReplacements = 0

@@ -180,15 +180,24 @@ public final class Player: Sendable {
     /// Plays the next playlist item.
     /// - Throws: ``PlayerError/commandFailed(command:_:)`` when there is no next item.
     public func next() throws(PlayerError) {
-        core.applyIntent { $0.noteReplacing(); return [] }
-        _ = try core.handle.command(["playlist-next", "weak"])
+        try replacing { () throws(PlayerError) in _ = try core.handle.command(["playlist-next", "weak"]) }
     }
 
     /// Plays the previous playlist item.
     /// - Throws: ``PlayerError/commandFailed(command:_:)`` when there is no previous item.
     public func previous() throws(PlayerError) {
+        try replacing { () throws(PlayerError) in _ = try core.handle.command(["playlist-prev", "weak"]) }
+    }
+
+    /// Runs a command that replaces the current item, so its end is reported as `replaced`.
+    private func replacing(_ command: () throws(PlayerError) -> Void) throws(PlayerError) {
         core.applyIntent { $0.noteReplacing(); return [] }
-        _ = try core.handle.command(["playlist-prev", "weak"])
+        do throws(PlayerError) {
+            try command()
+        } catch {
+            core.applyIntent { $0.noteReplacementFailed(); return [] }
+            throw error
+        }
     }
 
     /// Removes every playlist item except the one playing.

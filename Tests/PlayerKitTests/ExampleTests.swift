@@ -6,20 +6,10 @@ import Testing
 struct ExampleTests {
     @Test("two-players --json --seconds 3 shows events from both players, each reaching playing")
     func twoPlayersJSON() throws {
-        let binary = Fixtures.productsDirectory.appendingPathComponent("two-players")
-        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the example first: swift build")
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["--json", "--seconds", "3"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let (status, output) = try ChildProcess.run(ChildProcess.example("two-players"), ["--json", "--seconds", "3"])
+        #expect(status == 0)
 
-        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
+        let lines = output.split(separator: "\n")
         let objects = try lines.map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
         #expect(objects.count > 10)
         for object in objects {
@@ -42,17 +32,8 @@ struct ExampleTests {
 
     @Test("two-players with no arguments plays the shipped media to the end")
     func twoPlayersDefault() throws {
-        let binary = Fixtures.productsDirectory.appendingPathComponent("two-players")
-        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the example first: swift build")
-        let process = Process()
-        process.executableURL = binary
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let (status, text) = try ChildProcess.run(ChildProcess.example("two-players"), [])
+        #expect(status == 0)
         #expect(text.contains("main"))
         #expect(text.components(separatedBy: "itemEnded(finished)").count - 1 == 2)
     }
@@ -62,26 +43,16 @@ struct ExampleTests {
 struct WindowExampleTests {
     @Test("two-players --window opens a real X11 window per player, side by side")
     func twoPlayersWindows() throws {
-        let binary = Fixtures.productsDirectory.appendingPathComponent("two-players")
-        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the example first: swift build")
         let display = try VirtualDisplay()
         defer { display.stop() }
-
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["--window", "--json", "--seconds", "3"]
-        process.environment = display.environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let (process, reader) = try ChildProcess.start(
+            ChildProcess.example("two-players"), ["--window", "--json", "--seconds", "3"], environment: display.environment)
 
         // Read events as they come until both players have shown half a second of video
         // (the window appears with the first frame, after the change to playing), then ask
         // the X server.
         var playing = Set<String>()
         var pending = Data()
-        let reader = output.fileHandleForReading
         while playing.count < 2 {
             let chunk = reader.availableData
             if chunk.isEmpty { break }  // the example exited

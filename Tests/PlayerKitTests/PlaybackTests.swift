@@ -76,6 +76,31 @@ struct PlaybackTests {
         #expect(recorder.events.contains(.itemEnded(.finished)))
     }
 
+    @Test("order holds when API calls on many threads and the pump produce events at once")
+    func orderUnderConcurrentCalls() async throws {
+        let (player, recorder) = try Fixtures.player()
+        defer { Task { await player.shutdown() } }
+        try player.setLoop(.forever)
+        try await player.load(.file(Fixtures.clipA))
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    for _ in 0..<100 { try? player.togglePause() }
+                }
+            }
+        }
+        try player.setVolume(42)  // a last, recognisable event
+        #expect(await recorder.waitFor { $0.event == .volumeChanged(42) } != nil)
+        let records = recorder.records
+        #expect(records.map(\.sequenceNumber) == Array(1...UInt64(records.count)))
+        var current = PlayerState.idle
+        for case .stateChanged(let from, let to) in records.map(\.event) {
+            #expect(from == current, "\(from) -> \(to) after \(current)")
+            current = to
+        }
+        #expect(current == player.state)
+    }
+
     @Test("an exact seek lands within one frame")
     func exactSeek() async throws {
         let (player, recorder) = try Fixtures.player()

@@ -7,9 +7,9 @@ import Synchronization
 /// The engine half of a ``Player``: one mpv core, its event pump, and the state model.
 ///
 /// Data flows one way: mpv's wakeup callback (signal only) -> ``drain()`` on the player's
-/// serial pump queue (copy events, update the model under `state`'s lock) -> the sink, called
-/// outside the lock, which hands events to the delegate queue. Commands flow the other way
-/// through ``handle``.
+/// serial pump queue (copy events, update the model under `state`'s lock) -> the sink, which
+/// enqueues each numbered batch on the delivery queue (the delegate runs there, outside any
+/// lock). Commands flow the other way through ``handle``.
 final class PlayerCore: Sendable {
     /// Everything the pump and the API share, behind one lock that is never held while
     /// calling mpv or app code.
@@ -20,6 +20,7 @@ final class PlayerCore: Sendable {
         var nextReplyID: UInt64 = 1
         var sequenceNumber: UInt64 = 0
         var isShutDown = false
+        /// Receives each numbered batch, under the lock: it must only enqueue, never block or call out.
         var sink: (@Sendable ([PlayerEventRecord]) -> Void)?
     }
 
@@ -88,7 +89,7 @@ final class PlayerCore: Sendable {
         }
         guard !events.isEmpty else { return }
         let now = ContinuousClock.now
-        let records: [PlayerEventRecord] = state.withLock { state in
+        state.withLock { state in
             for event in events {
                 switch event {
                 case .logMessage(let level, let prefix, let text): logs.append((level, prefix, text))
@@ -99,11 +100,11 @@ final class PlayerCore: Sendable {
                 }
                 outputs += state.model.apply(event, now: now)
             }
-            return Self.records(&state, from: outputs, id: id)
+            Self.emit(&state, outputs, id: id)
         }
         for (level, prefix, text) in logs { logMPVMessage(level: level, prefix: prefix, text: text) }
         if overflowed { mpvLogger.warning("mpv event queue overflowed; some events were dropped") }
-        finish(outputs: outputs, records: records)
+        finish(outputs)
     }
 
     /// Turns a `loadfile` reply into an entry waiter (or a failure).
@@ -121,21 +122,22 @@ final class PlayerCore: Sendable {
         return state.model.awaitEntry(entryID, source: waiter.source)
     }
 
-    /// Numbers the events of `outputs` for delivery. Called under the lock.
-    private static func records(_ state: inout State, from outputs: [PlaybackModel.Output], id: PlayerID)
-        -> [PlayerEventRecord]
-    {
+    /// Numbers the events of `outputs` and hands them to the sink, under the lock: numbering
+    /// and handing over in one step is what keeps every player's events in order when the
+    /// pump and an API call (an optimistic pause, say) produce events at the same time. The
+    /// sink only enqueues the batch on the delivery queue; no app code runs under the lock.
+    private static func emit(_ state: inout State, _ outputs: [PlaybackModel.Output], id: PlayerID) {
         var records: [PlayerEventRecord] = []
         let now = Date()
         for case .event(let event) in outputs {
             state.sequenceNumber += 1
             records.append(PlayerEventRecord(playerID: id, event: event, sequenceNumber: state.sequenceNumber, timestamp: now))
         }
-        return records
+        if !records.isEmpty { state.sink?(records) }
     }
 
-    /// Carries out a model's outputs outside the lock: requests, waiters, delivery.
-    private func finish(outputs: [PlaybackModel.Output], records: [PlayerEventRecord]) {
+    /// Carries out the rest of a model's outputs outside the lock: mpv requests and waiters.
+    private func finish(_ outputs: [PlaybackModel.Output]) {
         for output in outputs {
             switch output {
             case .requestProperties(let requests):
@@ -147,16 +149,16 @@ final class PlayerCore: Sendable {
                 break
             }
         }
-        if !records.isEmpty, let sink = state.withLock({ $0.sink }) { sink(records) }
     }
 
     /// Runs a model intent under the lock and delivers what it produces.
     func applyIntent(_ intent: (inout PlaybackModel) -> [PlaybackModel.Output]) {
-        let (outputs, records) = state.withLock { state in
+        let outputs = state.withLock { state in
             let outputs = intent(&state.model)
-            return (outputs, Self.records(&state, from: outputs, id: id))
+            Self.emit(&state, outputs, id: id)
+            return outputs
         }
-        finish(outputs: outputs, records: records)
+        finish(outputs)
     }
 
     private func logMPVMessage(level: mpv_log_level, prefix: String, text: String) {

@@ -95,6 +95,7 @@ public final class Player: Sendable {
         set { delegateBox.withLock { $0.value = newValue } }
     }
 
+    /// Called by the engine under its state lock, in sequence order: only enqueues.
     private func deliver(_ records: [PlayerEventRecord]) {
         delegateQueue.async { [self] in
             // Read once per batch; no lock is held while the delegate runs.

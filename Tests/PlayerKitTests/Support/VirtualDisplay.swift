@@ -39,18 +39,9 @@ final class VirtualDisplay: Sendable {
     @discardableResult
     func run(_ tool: String, _ arguments: [String]) throws -> String {
         guard let path = VirtualDisplay.which(tool) else { throw VirtualDisplayError.notInstalled(tool) }
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: path)
-        child.arguments = arguments
-        child.environment = environment
-        let output = Pipe()
-        child.standardOutput = output
-        child.standardError = FileHandle.nullDevice
-        try child.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        child.waitUntilExit()
-        guard child.terminationStatus == 0 else { throw VirtualDisplayError.toolFailed(tool, child.terminationStatus) }
-        return String(decoding: data, as: UTF8.self)
+        let (status, output) = try ChildProcess.run(URL(fileURLWithPath: path), arguments, environment: environment)
+        guard status == 0 else { throw VirtualDisplayError.toolFailed(tool, status) }
+        return output
     }
 
     /// The process environment with DISPLAY pointing here.

@@ -51,10 +51,8 @@ struct TwoPlayers: AsyncParsableCommand {
             mainConfiguration.extraOptions["geometry"] = "+40+40"
             otherConfiguration.extraOptions["geometry"] = "+400+40"
         }
-        let main = try Player(id: "main", configuration: mainConfiguration)
-        let other = try Player(configuration: otherConfiguration)
-        main.delegate = printer
-        other.delegate = printer
+        let main = try Player(id: "main", configuration: mainConfiguration, delegate: printer)
+        let other = try Player(configuration: otherConfiguration, delegate: printer)
         if !json { print("players: \(main.id) and \(other.id)") }
 
         let sources = [mainMedia ?? Self.shippedMedia("clip-a.mp4"), otherMedia ?? Self.shippedMedia("clip-b.mp4")]
@@ -203,6 +201,7 @@ struct JSONLine: Encodable {
             reason = endReason.description
             if case .error(let failure) = endReason { error = failure.description }
         case .error(let failure): error = failure.description
+        case .created, .shutDown: break
         }
     }
 }

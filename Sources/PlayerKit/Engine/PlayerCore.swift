@@ -62,9 +62,13 @@ final class PlayerCore: Sendable {
         }
     }
 
-    /// Connects the sink and starts the pump. Events queued since creation are delivered.
+    /// Connects the sink, emits ``PlayerEvent/created`` and starts the pump. Events mpv queued
+    /// since creation follow.
     func start(sink: @escaping @Sendable ([PlayerEventRecord]) -> Void) {
-        state.withLock { $0.sink = sink }
+        state.withLock { state in
+            state.sink = sink
+            Self.emit(&state, [.event(.created)], id: id)
+        }
         let context = Unmanaged.passRetained(signal)
         signalContext.withLock { $0 = context }
         _ = handle.ifAlive { mpv_set_wakeup_callback($0, playerKitWakeup, context.toOpaque()) }
@@ -237,12 +241,14 @@ final class PlayerCore: Sendable {
         pumpQueue.sync {}
         // 3. Destroy the core (waits for API calls in flight; later calls throw).
         handle.destroy()
-        // 4. Fail whatever still waits.
+        // 4. Fail whatever still waits, and say the player is gone.
         let waiters = state.withLock { state -> [LoadWaiter] in
             _ = state.model.cancelAllWaiters(with: .playerShutDown(id))
             let all = Array(state.loadWaiters.values) + Array(state.entryWaiters.values)
             state.loadWaiters.removeAll()
             state.entryWaiters.removeAll()
+            // The last event; the pump is stopped, so nothing can follow it.
+            Self.emit(&state, [.event(.shutDown)], id: id)
             state.sink = nil
             return all
         }

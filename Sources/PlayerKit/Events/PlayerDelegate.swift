@@ -38,6 +38,13 @@ public protocol PlayerDelegate: AnyObject, Sendable {
     func player(_ player: Player, didEndItem reason: ItemEndReason)
     /// ``PlayerEvent/error(_:)``. Default: nothing.
     func player(_ player: Player, didFail error: PlayerError)
+    /// ``PlayerEvent/created``: only reaches a delegate given to ``Player/init(id:configuration:delegate:)``.
+    /// Default: nothing.
+    func playerWasCreated(_ player: Player)
+    /// ``PlayerEvent/shutDown``: the core is destroyed; the last call this delegate gets from
+    /// the player. Not called for a player that was dropped (there is no player to pass).
+    /// Default: nothing.
+    func playerDidShutDown(_ player: Player)
 }
 
 extension PlayerDelegate {
@@ -65,6 +72,10 @@ extension PlayerDelegate {
     public func player(_ player: Player, didEndItem reason: ItemEndReason) {}
     /// Does nothing.
     public func player(_ player: Player, didFail error: PlayerError) {}
+    /// Does nothing.
+    public func playerWasCreated(_ player: Player) {}
+    /// Does nothing.
+    public func playerDidShutDown(_ player: Player) {}
 }
 
 extension PlayerEvent {
@@ -82,6 +93,8 @@ extension PlayerEvent {
         case .speedChanged(let speed): delegate.player(player, didChangeSpeed: speed)
         case .itemEnded(let reason): delegate.player(player, didEndItem: reason)
         case .error(let error): delegate.player(player, didFail: error)
+        case .created: delegate.playerWasCreated(player)
+        case .shutDown: delegate.playerDidShutDown(player)
         }
     }
 }

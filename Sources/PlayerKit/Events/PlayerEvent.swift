@@ -23,8 +23,11 @@ public enum ItemEndReason: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Something that happened to one player. Delivered together with the player (to a
-/// ``PlayerDelegate``) or its ``PlayerID`` (in a ``PlayerEventRecord``).
+/// ``PlayerDelegate``) or its ``PlayerID`` (in a ``PlayerEventRecord``, on a
+/// ``PlayerEventBus``, in an async sequence, or as a `Notification`).
 public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
+    /// The player was created. Always the first event of a player (sequence number 1).
+    case created
     /// The state changed. Never sent with `from == to`.
     case stateChanged(from: PlayerState, to: PlayerState)
     /// The playback position in seconds, at most once per
@@ -48,29 +51,68 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     case itemEnded(ItemEndReason)
     /// Something failed; the error names what.
     case error(PlayerError)
+    /// The player shut down and its mpv core is destroyed. Always the last event of a player,
+    /// also when it was dropped without ``Player/shutdown()``.
+    case shutDown
 
-    /// A short, stable name for the event's kind, used in JSON output and logs:
-    /// "stateChanged", "positionChanged", "durationKnown", "mediaLoaded", "seekCompleted",
-    /// "bufferingProgress", "volumeChanged", "muteChanged", "speedChanged", "itemEnded", "error".
-    public var name: String {
+    /// The kinds of ``PlayerEvent``, for filtering subscriptions. The raw value is the stable
+    /// name used in JSON output and logs.
+    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+        /// ``PlayerEvent/created``.
+        case created
+        /// ``PlayerEvent/stateChanged(from:to:)``.
+        case stateChanged
+        /// ``PlayerEvent/positionChanged(_:)``.
+        case positionChanged
+        /// ``PlayerEvent/durationKnown(_:)``.
+        case durationKnown
+        /// ``PlayerEvent/mediaLoaded(_:)``.
+        case mediaLoaded
+        /// ``PlayerEvent/seekCompleted(position:)``.
+        case seekCompleted
+        /// ``PlayerEvent/bufferingProgress(percent:)``.
+        case bufferingProgress
+        /// ``PlayerEvent/volumeChanged(_:)``.
+        case volumeChanged
+        /// ``PlayerEvent/muteChanged(_:)``.
+        case muteChanged
+        /// ``PlayerEvent/speedChanged(_:)``.
+        case speedChanged
+        /// ``PlayerEvent/itemEnded(_:)``.
+        case itemEnded
+        /// ``PlayerEvent/error(_:)``.
+        case error
+        /// ``PlayerEvent/shutDown``.
+        case shutDown
+    }
+
+    /// The event's kind.
+    public var kind: Kind {
         switch self {
-        case .stateChanged: return "stateChanged"
-        case .positionChanged: return "positionChanged"
-        case .durationKnown: return "durationKnown"
-        case .mediaLoaded: return "mediaLoaded"
-        case .seekCompleted: return "seekCompleted"
-        case .bufferingProgress: return "bufferingProgress"
-        case .volumeChanged: return "volumeChanged"
-        case .muteChanged: return "muteChanged"
-        case .speedChanged: return "speedChanged"
-        case .itemEnded: return "itemEnded"
-        case .error: return "error"
+        case .created: return .created
+        case .stateChanged: return .stateChanged
+        case .positionChanged: return .positionChanged
+        case .durationKnown: return .durationKnown
+        case .mediaLoaded: return .mediaLoaded
+        case .seekCompleted: return .seekCompleted
+        case .bufferingProgress: return .bufferingProgress
+        case .volumeChanged: return .volumeChanged
+        case .muteChanged: return .muteChanged
+        case .speedChanged: return .speedChanged
+        case .itemEnded: return .itemEnded
+        case .error: return .error
+        case .shutDown: return .shutDown
         }
     }
+
+    /// A short, stable name for the event's kind ("stateChanged", "positionChanged", ...),
+    /// the raw value of ``kind``.
+    public var name: String { kind.rawValue }
 
     /// The event name with its payload, e.g. "stateChanged(loading -> playing)".
     public var description: String {
         switch self {
+        case .created: return "created"
         case .stateChanged(let from, let to): return "stateChanged(\(from) -> \(to))"
         case .positionChanged(let position): return "positionChanged(\(String(format: "%.3f", position)))"
         case .durationKnown(let duration): return "durationKnown(\(String(format: "%.3f", duration)))"
@@ -83,6 +125,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .speedChanged(let speed): return "speedChanged(\(speed))"
         case .itemEnded(let reason): return "itemEnded(\(reason))"
         case .error(let error): return "error(\(error))"
+        case .shutDown: return "shutDown"
         }
     }
 }
@@ -97,4 +140,16 @@ public struct PlayerEventRecord: Sendable, Hashable {
     public let sequenceNumber: UInt64
     /// When the event pump produced the event.
     public let timestamp: Date
+    /// For async-sequence subscribers only: how many events of this subscription were dropped
+    /// just before this one because its buffer was full (see ``PlayerEventStream``). Always 0
+    /// for delegates and queue subscribers, which never drop.
+    public internal(set) var droppedBefore: Int = 0
+
+    /// Creates a record.
+    public init(playerID: PlayerID, event: PlayerEvent, sequenceNumber: UInt64, timestamp: Date) {
+        self.playerID = playerID
+        self.event = event
+        self.sequenceNumber = sequenceNumber
+        self.timestamp = timestamp
+    }
 }

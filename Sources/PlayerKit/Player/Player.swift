@@ -32,18 +32,26 @@ public final class Player: Sendable {
     let core: PlayerCore
     private let catalog: MPVCatalog
     private let registryToken: UInt64
-    private let delegateQueue: DispatchQueue
-    private let delegateBox = Locked<WeakDelegate>(WeakDelegate())
+    private let fanOut: EventFanOut
     private static let logger = Logger(label: "PlayerKit")
 
     /// Creates a player with its own mpv core.
     ///
+    /// The player publishes ``PlayerEvent/created`` first (sequence number 1) to its delegate
+    /// and its bus, and ``PlayerEvent/shutDown`` last.
+    ///
     /// - Parameters:
     ///   - id: a custom ID such as `"main"`, or nil for a random one.
-    ///   - configuration: outputs and options; the default is headless with system audio.
+    ///   - configuration: outputs, options and the event bus; the default is headless with
+    ///     system audio, on ``PlayerEventBus/shared``.
+    ///   - delegate: a delegate that hears every event from ``PlayerEvent/created`` on (held
+    ///     weakly). One set later through ``delegate`` hears the events from then on.
     /// - Throws: ``PlayerError/invalidID(_:)``, ``PlayerError/duplicateID(_:)``,
     ///   ``PlayerError/invalidOption(name:value:_:)`` or ``PlayerError/creationFailed(reason:)``.
-    public init(id: PlayerID? = nil, configuration: PlayerConfiguration = PlayerConfiguration()) throws(PlayerError) {
+    public init(
+        id: PlayerID? = nil, configuration: PlayerConfiguration = PlayerConfiguration(),
+        delegate: (any PlayerDelegate)? = nil
+    ) throws(PlayerError) {
         let id = id ?? .random()
         guard PlayerID.isValid(id.rawValue) else { throw .invalidID(id.rawValue) }
         let token = try PlayerRegistry.reserve(id)
@@ -63,8 +71,13 @@ public final class Player: Sendable {
         self.id = id
         self.configuration = configuration
         self.registryToken = token
-        self.delegateQueue = DispatchQueue(label: "PlayerKit.delegate.\(id)", target: configuration.delegateQueue)
-        core.start { [weak self] records in self?.deliver(records) }
+        let fanOut = EventFanOut(
+            bus: configuration.eventBus,
+            delegateQueue: DispatchQueue(label: "PlayerKit.delegate.\(id)", target: configuration.delegateQueue),
+            delegate: delegate)
+        self.fanOut = fanOut
+        fanOut.attach(self)
+        core.start(sink: fanOut.deliver)
         Self.logger.debug("player created", metadata: ["player": "\(id)"])
     }
 
@@ -89,22 +102,21 @@ public final class Player: Sendable {
 
     // MARK: Delegate
 
-    /// The delegate, held weakly. Called on ``PlayerConfiguration/delegateQueue``.
+    /// The delegate, held weakly. Called on ``PlayerConfiguration/delegateQueue``. It hears
+    /// the events that happen while it is set.
     public var delegate: (any PlayerDelegate)? {
-        get { delegateBox.withLock { $0.value } }
-        set { delegateBox.withLock { $0.value = newValue } }
+        get { fanOut.delegate }
+        set { fanOut.delegate = newValue }
     }
 
-    /// Called by the engine under its state lock, in sequence order: only enqueues.
-    private func deliver(_ records: [PlayerEventRecord]) {
-        delegateQueue.async { [self] in
-            // Read once per batch; no lock is held while the delegate runs.
-            guard let delegate = delegate else { return }
-            for record in records {
-                delegate.player(self, didEmit: record)
-                record.event.dispatch(to: delegate, from: self)
-            }
-        }
+    /// The bus this player publishes to (``PlayerConfiguration/eventBus``).
+    public var eventBus: PlayerEventBus { fanOut.bus }
+
+    /// This player's events as an `AsyncSequence`; same as
+    /// `eventBus.events(for: id, kinds: kinds, bufferLimit: bufferLimit)`. Like any bus
+    /// subscription by ID, it also hears a later player with the same ID.
+    public func events(kinds: Set<PlayerEvent.Kind>? = nil, bufferLimit: Int = 1024) -> PlayerEventStream {
+        fanOut.bus.events(for: id, kinds: kinds, bufferLimit: bufferLimit)
     }
 
     // MARK: Read-out
@@ -362,9 +374,4 @@ public final class Player: Sendable {
         if name == "stop" { core.applyIntent { $0.noteStopping(); return [] } }
         return try core.handle.command(arguments)
     }
-}
-
-/// A weak reference to the delegate.
-private struct WeakDelegate: Sendable {
-    weak var value: (any PlayerDelegate)?
 }

@@ -68,6 +68,8 @@ public struct PlayerConfiguration: Sendable {
     /// serial queue of the player's own, labelled `PlayerKit.delegate.<id>` (not the main
     /// queue, which a command-line program may never run).
     public var delegateQueue: DispatchQueue?
+    /// The bus the player publishes its events to. Default: ``PlayerEventBus/shared``.
+    public var eventBus: PlayerEventBus = .shared
     /// How much of mpv's own log is forwarded to swift-log (logger label `PlayerKit.mpv`).
     /// Default: ``MPVLogLevel/warn``.
     public var mpvLogLevel: MPVLogLevel = .warn

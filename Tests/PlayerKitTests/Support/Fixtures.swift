@@ -33,9 +33,8 @@ enum Fixtures {
 
     /// A new player with a recorder attached.
     static func player(id: PlayerID? = nil, configuration: PlayerConfiguration = headless) throws -> (Player, EventRecorder) {
-        let player = try Player(id: id, configuration: configuration)
         let recorder = EventRecorder()
-        player.delegate = recorder
+        let player = try Player(id: id, configuration: configuration, delegate: recorder)
         return (player, recorder)
     }
 

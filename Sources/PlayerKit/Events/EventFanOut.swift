@@ -1,0 +1,54 @@
+import Dispatch
+
+/// Hands one player's numbered event batches to its delegate and its bus.
+///
+/// ``deliver(_:)`` is the engine's sink: it runs under the player's state lock, in sequence
+/// order, and only enqueues (one block on the delegate queue when there is a delegate, and one
+/// per interested bus subscriber), so the delegate and every subscriber see the same order.
+final class EventFanOut: Sendable {
+    let bus: PlayerEventBus
+    let delegateQueue: DispatchQueue
+    private let delegateBox: Locked<WeakDelegate>
+    private let playerBox = Locked(WeakPlayer())
+
+    init(bus: PlayerEventBus, delegateQueue: DispatchQueue, delegate: (any PlayerDelegate)?) {
+        self.bus = bus
+        self.delegateQueue = delegateQueue
+        self.delegateBox = Locked(WeakDelegate(value: delegate))
+    }
+
+    /// The player passed to delegate methods (held weakly: a dropped player gets no calls).
+    func attach(_ player: Player) {
+        playerBox.withLock { $0.value = player }
+    }
+
+    var delegate: (any PlayerDelegate)? {
+        get { delegateBox.withLock { $0.value } }
+        set { delegateBox.withLock { $0.value = newValue } }
+    }
+
+    func deliver(_ records: [PlayerEventRecord]) {
+        // No delegate now: skip the hop. A delegate set later hears later events.
+        if delegateBox.withLock({ $0.value != nil }) {
+            delegateQueue.async { [self] in
+                // Read again: no lock is held while the delegate runs.
+                guard let delegate, let player = playerBox.withLock({ $0.value }) else { return }
+                for record in records {
+                    delegate.player(player, didEmit: record)
+                    record.event.dispatch(to: delegate, from: player)
+                }
+            }
+        }
+        bus.publish(records)
+    }
+}
+
+/// A weak reference to the delegate.
+struct WeakDelegate: Sendable {
+    weak var value: (any PlayerDelegate)?
+}
+
+/// A weak reference to the player.
+struct WeakPlayer: Sendable {
+    weak var value: Player?
+}

@@ -1,0 +1,26 @@
+/// Which players a subscription hears: one ID, a set of IDs, or every player.
+///
+/// IDs need no live player: a subscription to `"main"` hears every player that has that ID,
+/// now or later, including one that replaces an earlier `"main"`.
+public enum PlayerSelection: Sendable, Hashable, ExpressibleByStringLiteral {
+    /// Every player on the bus, including players created later.
+    case all
+    /// The players with these IDs.
+    case players(Set<PlayerID>)
+
+    /// The player with this ID.
+    public static func player(_ id: PlayerID) -> PlayerSelection { .players([id]) }
+
+    /// `"main"` selects the player with the ID "main".
+    public init(stringLiteral value: String) {
+        self = .players([PlayerID(stringLiteral: value)])
+    }
+
+    /// Whether the selection includes `id`.
+    public func contains(_ id: PlayerID) -> Bool {
+        switch self {
+        case .all: return true
+        case .players(let ids): return ids.contains(id)
+        }
+    }
+}

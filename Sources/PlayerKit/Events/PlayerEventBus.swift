@@ -48,7 +48,7 @@ public final class PlayerEventBus: Sendable {
     /// Calls `handler` for each event of the selected players.
     ///
     /// - Parameters:
-    ///   - selection: which players: `"main"`, `.players([...])`, or `.all` (the default).
+    ///   - selection: which players: `.player("main")`, `.players([...])`, or `.all` (the default).
     ///   - kinds: only these kinds of event; nil (the default) for every kind.
     ///   - queue: where `handler` runs. PlayerKit wraps it in a serial queue of the
     ///     subscription's own that targets it, so calls never overlap and keep each player's
@@ -70,6 +70,17 @@ public final class PlayerEventBus: Sendable {
         return PlayerSubscription(bus: self, subscriber: subscriber)
     }
 
+    /// Same as ``subscribe(to:kinds:queue:handler:)-(PlayerSelection,_,_,_)`` for one player ID:
+    /// `bus.subscribe(to: "main") { record in ... }`.
+    public func subscribe(
+        to id: PlayerID,
+        kinds: Set<PlayerEvent.Kind>? = nil,
+        queue: DispatchQueue? = nil,
+        handler: @escaping @Sendable (PlayerEventRecord) -> Void
+    ) -> PlayerSubscription {
+        subscribe(to: .player(id), kinds: kinds, queue: queue, handler: handler)
+    }
+
     /// The events of the selected players as an `AsyncSequence`:
     /// `for await record in bus.events(for: "main") { ... }`.
     ///
@@ -89,9 +100,9 @@ public final class PlayerEventBus: Sendable {
         kinds: Set<PlayerEvent.Kind>? = nil,
         bufferLimit: Int = 1024
     ) -> PlayerEventStream {
-        let subscriber = StreamSubscriber(selection: selection, kinds: kinds, limit: max(bufferLimit, 1))
+        let subscriber = StreamSubscriber(selection: selection, kinds: kinds, limit: max(bufferLimit, 1), bus: self)
         add(subscriber)
-        return PlayerEventStream(subscriber: subscriber, bus: self)
+        return PlayerEventStream(subscriber: subscriber)
     }
 
     /// Same as ``events(for:kinds:bufferLimit:)`` for one player ID.

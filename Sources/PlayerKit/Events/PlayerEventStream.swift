@@ -18,8 +18,8 @@ public struct PlayerEventStream: AsyncSequence, Sendable {
 
     private let handle: Handle
 
-    init(subscriber: StreamSubscriber, bus: PlayerEventBus) {
-        handle = Handle(subscriber: subscriber, bus: bus)
+    init(subscriber: StreamSubscriber) {
+        handle = Handle(subscriber: subscriber)
     }
 
     /// The iterator. Returns nil once the subscription ended and the buffer is empty.
@@ -48,15 +48,13 @@ public struct PlayerEventStream: AsyncSequence, Sendable {
     /// Ends the subscription when the last copy of the stream or an iterator goes away.
     fileprivate final class Handle: Sendable {
         let subscriber: StreamSubscriber
-        let bus: PlayerEventBus
 
-        init(subscriber: StreamSubscriber, bus: PlayerEventBus) {
+        init(subscriber: StreamSubscriber) {
             self.subscriber = subscriber
-            self.bus = bus
         }
 
         func end() {
-            if subscriber.finish() { bus.remove(subscriber) }
+            subscriber.finish()
         }
 
         deinit { end() }
@@ -77,11 +75,14 @@ final class StreamSubscriber: BusSubscriber {
     let limit: Int
     private let kinds: Set<PlayerEvent.Kind>?
     private let buffer = Locked(Buffer())
+    /// The bus holds this subscriber until ``finish()`` removes it.
+    private let bus: PlayerEventBus
 
-    init(selection: PlayerSelection, kinds: Set<PlayerEvent.Kind>?, limit: Int) {
+    init(selection: PlayerSelection, kinds: Set<PlayerEvent.Kind>?, limit: Int, bus: PlayerEventBus) {
         self.selection = selection
         self.kinds = kinds
         self.limit = limit
+        self.bus = bus
     }
 
     var droppedCount: Int { buffer.withLock { $0.droppedTotal } }
@@ -130,7 +131,7 @@ final class StreamSubscriber: BusSubscriber {
         }
     }
 
-    /// Stops buffering and ends a waiting `next()`. Returns true the first time.
+    /// Stops buffering, leaves the bus and ends a waiting `next()`. Returns true the first time.
     @discardableResult
     func finish() -> Bool {
         let (first, waiter) = buffer.withLock { buffer in
@@ -140,6 +141,7 @@ final class StreamSubscriber: BusSubscriber {
             }
             return (!buffer.finished, buffer.waiter)
         }
+        if first { bus.remove(self) }
         waiter?.resume(returning: nil)
         return first
     }

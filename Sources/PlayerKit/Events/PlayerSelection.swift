@@ -1,8 +1,9 @@
-/// Which players a subscription hears: one ID, a set of IDs, or every player.
+/// Which players a subscription hears: one ID, a set of IDs, or every player. (For one ID,
+/// the bus's methods also take a ``PlayerID`` directly: `bus.events(for: "main")`.)
 ///
 /// IDs need no live player: a subscription to `"main"` hears every player that has that ID,
 /// now or later, including one that replaces an earlier `"main"`.
-public enum PlayerSelection: Sendable, Hashable, ExpressibleByStringLiteral {
+public enum PlayerSelection: Sendable, Hashable {
     /// Every player on the bus, including players created later.
     case all
     /// The players with these IDs.
@@ -10,11 +11,6 @@ public enum PlayerSelection: Sendable, Hashable, ExpressibleByStringLiteral {
 
     /// The player with this ID.
     public static func player(_ id: PlayerID) -> PlayerSelection { .players([id]) }
-
-    /// `"main"` selects the player with the ID "main".
-    public init(stringLiteral value: String) {
-        self = .players([PlayerID(stringLiteral: value)])
-    }
 
     /// Whether the selection includes `id`.
     public func contains(_ id: PlayerID) -> Bool {

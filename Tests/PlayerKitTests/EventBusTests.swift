@@ -1,0 +1,327 @@
+import Dispatch
+import Foundation
+import Testing
+@testable import PlayerKit
+
+/// Collects what a queue subscription receives.
+final class SubscriberLog: Sendable {
+    private let storage = Locked<[PlayerEventRecord]>([])
+    var records: [PlayerEventRecord] { storage.withLock { $0 } }
+    var count: Int { storage.withLock { $0.count } }
+    func append(_ record: PlayerEventRecord) { storage.withLock { $0.append(record) } }
+}
+
+@Suite("Event bus")
+struct EventBusTests {
+    private func configuration(bus: PlayerEventBus, positionInterval: Duration = .milliseconds(100)) -> PlayerConfiguration {
+        var configuration = Fixtures.headless
+        configuration.eventBus = bus
+        configuration.positionUpdateInterval = positionInterval
+        return configuration
+    }
+
+    /// Drains a stream into a log on a task of its own.
+    private func collect(_ stream: PlayerEventStream, into log: SubscriberLog) -> Task<Void, Never> {
+        Task {
+            for await record in stream { log.append(record) }
+        }
+    }
+
+    @Test("eight players, every channel: nothing under the wrong ID, the same order everywhere")
+    func eightPlayersAllChannels() async throws {
+        let bus = PlayerEventBus(label: "eight")
+        let center = NotificationCenter()
+        bus.startPostingNotifications(to: center)
+        let ids = (0..<8).map { Fixtures.uniqueID("bus\($0)") }
+
+        // Subscribers first: they exist before their players.
+        var queueLogs: [PlayerID: SubscriberLog] = [:]
+        var streamLogs: [PlayerID: SubscriberLog] = [:]
+        var tokens: [PlayerSubscription] = []
+        var readers: [Task<Void, Never>] = []
+        let notified = SubscriberLog()
+        let observer = center.addObserver(forName: nil, object: nil, queue: nil) { note in
+            if let record = note.userInfo?[PlayerNotification.recordKey] as? PlayerEventRecord {
+                #expect(note.userInfo?[PlayerNotification.playerIDKey] as? PlayerID == record.playerID)
+                #expect(note.userInfo?[PlayerNotification.eventKey] as? PlayerEvent == record.event)
+                #expect(PlayerNotification.names[record.event.kind] == note.name)
+                notified.append(record)
+            }
+        }
+        defer { center.removeObserver(observer) }
+        for id in ids {
+            let queueLog = SubscriberLog()
+            queueLogs[id] = queueLog
+            tokens.append(bus.subscribe(to: .player(id)) { queueLog.append($0) })
+            let streamLog = SubscriberLog()
+            streamLogs[id] = streamLog
+            readers.append(collect(bus.events(for: id), into: streamLog))
+        }
+        let everything = SubscriberLog()
+        tokens.append(bus.subscribe { everything.append($0) })
+
+        var players: [(Player, EventRecorder)] = []
+        for (index, id) in ids.enumerated() {
+            let (player, recorder) = try Fixtures.player(id: id, configuration: configuration(bus: bus))
+            try player.setLoop(.forever)
+            players.append((player, recorder))
+            _ = index
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, (player, _)) in players.enumerated() {
+                group.addTask { try await player.load(.file(index.isMultiple(of: 2) ? Fixtures.clipA : Fixtures.clipB)) }
+            }
+            try await group.waitForAll()
+        }
+        for (_, recorder) in players {
+            #expect(await recorder.waitFor { if case .positionChanged(let p) = $0.event { return p > 0.3 }; return false } != nil)
+        }
+        for (player, _) in players { await player.shutdown() }
+        // Every channel has seen the last event of every player.
+        for (player, recorder) in players {
+            #expect(await recorder.waitFor { $0.event == .shutDown } != nil)
+            let id = player.id
+            for log in [queueLogs[id]!, streamLogs[id]!] {
+                #expect(await eventually { log.records.last?.event == .shutDown }, "\(id)")
+            }
+        }
+        #expect(await eventually { notified.records.filter { $0.event == .shutDown }.count == 8 })
+        #expect(await eventually { everything.records.filter { $0.event == .shutDown }.count == 8 })
+
+        for (player, recorder) in players {
+            let id = player.id
+            let delegateSeen = recorder.records
+            #expect(delegateSeen.first?.event == .created && delegateSeen.first?.sequenceNumber == 1)
+            #expect(delegateSeen.allSatisfy { $0.playerID == id })
+            #expect(delegateSeen.map(\.sequenceNumber) == Array(1...UInt64(delegateSeen.count)))
+            // The same events, in the same order, on every channel.
+            let reference = delegateSeen.map { "\($0.sequenceNumber) \($0.event)" }
+            for (channel, seen) in [
+                ("queue", queueLogs[id]!.records), ("stream", streamLogs[id]!.records),
+                ("all-players", everything.records.filter { $0.playerID == id }),
+            ] {
+                #expect(seen.allSatisfy { $0.playerID == id }, "\(channel)")
+                #expect(seen.map { "\($0.sequenceNumber) \($0.event)" } == reference, "\(channel) of \(id)")
+            }
+            let posted = notified.records.filter { $0.playerID == id }
+            #expect(posted.map { "\($0.sequenceNumber) \($0.event)" }
+                == delegateSeen.filter { PlayerNotification.names[$0.event.kind] != nil }.map { "\($0.sequenceNumber) \($0.event)" })
+        }
+        #expect(streamLogs.values.allSatisfy { $0.records.allSatisfy { $0.droppedBefore == 0 } })
+        readers.forEach { $0.cancel() }
+        tokens.forEach { $0.cancel() }
+    }
+
+    @Test("kind filters and the notification switch")
+    func kindsAndNotificationSwitch() async throws {
+        let bus = PlayerEventBus(label: "kinds")
+        let center = NotificationCenter()
+        let states = SubscriberLog()
+        let token = bus.subscribe(kinds: [.stateChanged]) { states.append($0) }
+        defer { token.cancel() }
+        let notified = SubscriberLog()
+        let observer = center.addObserver(forName: .playerDidChangeState, object: nil, queue: nil) { note in
+            if let record = note.userInfo?[PlayerNotification.recordKey] as? PlayerEventRecord { notified.append(record) }
+        }
+        defer { center.removeObserver(observer) }
+        #expect(!bus.isPostingNotifications)
+
+        let (player, recorder) = try Fixtures.player(configuration: configuration(bus: bus))
+        defer { Task { await player.shutdown() } }
+        try await player.load(.file(Fixtures.clipA), startPaused: true)
+        #expect(await eventually { states.records.contains { $0.event == .stateChanged(from: .loading, to: .ready) } })
+        #expect(notified.count == 0)  // off by default
+
+        bus.startPostingNotifications(to: center)
+        #expect(bus.isPostingNotifications)
+        try player.play()
+        #expect(await eventually { notified.records.contains { $0.event == .stateChanged(from: .ready, to: .playing) } })
+        bus.stopPostingNotifications()
+        let before = notified.count
+        try player.pause()
+        #expect(await recorder.waitForState(.paused))
+        #expect(await eventually { states.records.contains { $0.event == .stateChanged(from: .playing, to: .paused) } })
+        #expect(notified.count == before)
+        #expect(states.records.allSatisfy { $0.event.kind == .stateChanged })
+    }
+
+    @Test("a subscriber before its player, and across a replacement with the same ID")
+    func subscriberBeforePlayerAndReplacement() async throws {
+        let bus = PlayerEventBus(label: "early")
+        let id = Fixtures.uniqueID("later")
+        let log = SubscriberLog()
+        let stream = bus.events(for: id)
+        let streamLog = SubscriberLog()
+        let reader = collect(stream, into: streamLog)
+        let token = bus.subscribe(to: .player(id)) { log.append($0) }
+        defer { token.cancel(); reader.cancel() }
+        #expect(log.count == 0)
+
+        let first = try Player(id: id, configuration: configuration(bus: bus))
+        try await first.load(.file(Fixtures.clipA), startPaused: true)
+        await first.shutdown()
+        let second = try Player(id: id, configuration: configuration(bus: bus))
+        try await second.load(.file(Fixtures.clipB), startPaused: true)
+        #expect(await eventually { log.records.filter { if case .mediaLoaded = $0.event { return true }; return false }.count == 2 })
+        await second.shutdown()
+        #expect(await eventually { log.records.filter { $0.event == .shutDown }.count == 2 })
+        let kinds = log.records.map(\.event.kind)
+        #expect(kinds.filter { $0 == .created }.count == 2)
+        #expect(kinds.first == .created && kinds.last == .shutDown)
+        #expect(log.records.allSatisfy { $0.playerID == id })
+        #expect(await eventually { streamLog.count == log.count })
+    }
+
+    @Test("cancel from another thread while events are delivered: nothing after cancel returns")
+    func cancelDuringDelivery() async throws {
+        let bus = PlayerEventBus(label: "cancel")
+        let (player, recorder) = try Fixtures.player(configuration: configuration(bus: bus, positionInterval: .zero))
+        defer { Task { await player.shutdown() } }
+        let log = SubscriberLog()
+        let token = bus.subscribe { record in
+            log.append(record)
+            Thread.sleep(forTimeInterval: 0.001)  // a handler that takes a while
+        }
+        try player.setLoop(.forever)
+        try await player.load(.file(Fixtures.clipA))
+        #expect(await eventually { log.count > 20 })
+        // Cancel from a plain thread while the handler is busy.
+        let cancelled = DispatchSemaphore(value: 0)
+        Thread { token.cancel(); cancelled.signal() }.start()
+        cancelled.wait()
+        let countAtCancel = log.count
+        // Many more events flow to the delegate; none reaches the cancelled handler.
+        let mark = recorder.mark
+        #expect(await recorder.waitFor { $0.sequenceNumber > mark + 30 } != nil)
+        #expect(log.count == countAtCancel)
+        #expect(token.isCancelled)
+        #expect(bus.subscriptionCount == 0)
+    }
+
+    @Test("a handler may cancel its own subscription")
+    func handlerCancelsItself() async throws {
+        let bus = PlayerEventBus(label: "self-cancel")
+        let log = SubscriberLog()
+        let holder = Locked<PlayerSubscription?>(nil)
+        let token = bus.subscribe { record in
+            log.append(record)
+            holder.withLock { $0 }?.cancel()
+        }
+        holder.withLock { $0 = token }
+        let (player, _) = try Fixtures.player(configuration: configuration(bus: bus))
+        try await player.load(.file(Fixtures.clipA), startPaused: true)
+        await player.shutdown()
+        #expect(await eventually { token.isCancelled })
+        #expect(log.count == 1)
+        #expect(log.records.first?.event == .created)
+    }
+
+    @Test("subscribe and cancel from 16 threads at once while a player publishes")
+    func concurrentSubscribeAndCancel() async throws {
+        let bus = PlayerEventBus(label: "churn")
+        let (player, recorder) = try Fixtures.player(configuration: configuration(bus: bus, positionInterval: .zero))
+        defer { Task { await player.shutdown() } }
+        try player.setLoop(.forever)
+        try await player.load(.file(Fixtures.clipA))
+        let received = SubscriberLog()
+        let group = DispatchGroup()
+        for thread in 0..<16 {
+            group.enter()
+            Thread {
+                for round in 0..<50 {
+                    if (thread + round).isMultiple(of: 2) {
+                        let token = bus.subscribe(to: .player(player.id)) { received.append($0) }
+                        token.cancel()
+                    } else {
+                        let stream = bus.events(for: player.id, bufferLimit: 4)
+                        stream.cancel()
+                    }
+                }
+                group.leave()
+            }.start()
+        }
+        await withCheckedContinuation { continuation in
+            group.notify(queue: .global()) { continuation.resume() }
+        }
+        #expect(bus.subscriptionCount == 0)
+        // The player is unaffected and still publishing.
+        let mark = recorder.mark
+        #expect(await recorder.waitFor { $0.sequenceNumber > mark + 5 } != nil)
+        #expect(player.state == .playing)
+    }
+
+    @Test("a slow stream overflows and reports its drops while the others stay on time")
+    func slowStreamOverflows() async throws {
+        let bus = PlayerEventBus(label: "slow")
+        let id = Fixtures.uniqueID("slow")
+        let slow = bus.events(for: id, bufferLimit: 8)  // never read until the end
+        let fast = SubscriberLog()
+        let lateness = Locked<[Double]>([])
+        let token = bus.subscribe(to: id) { record in
+            fast.append(record)
+            lateness.withLock { $0.append(Date().timeIntervalSince(record.timestamp)) }
+        }
+        defer { token.cancel() }
+        let (player, recorder) = try Fixtures.player(id: id, configuration: configuration(bus: bus, positionInterval: .zero))
+        defer { Task { await player.shutdown() } }
+        try player.setLoop(.forever)
+        try await player.load(.file(Fixtures.clipA))
+        #expect(await eventually { fast.count > 60 })
+        let published = recorder.mark
+        #expect(await eventually { (fast.records.last?.sequenceNumber ?? 0) >= published })
+
+        // The fast subscriber got everything, gapless, promptly.
+        let fastSeen = fast.records.map(\.sequenceNumber)
+        #expect(fastSeen == Array(1...UInt64(fastSeen.count)))
+        let sorted = lateness.withLock { $0 }.sorted()
+        let p99 = sorted[Int(Double(sorted.count - 1) * 0.99)]
+        #expect(p99 < 0.25, "p99 delivery lateness \(p99) s")
+
+        // The slow one kept the 8 newest and says how many it missed.
+        #expect(slow.droppedCount > 0)
+        var iterator = slow.makeAsyncIterator()
+        let first = try #require(await iterator.next())
+        #expect(first.droppedBefore == slow.droppedCount)
+        // It subscribed before the player existed, so it missed exactly the events before this one.
+        #expect(first.sequenceNumber == UInt64(first.droppedBefore) + 1)
+        var previous = first.sequenceNumber
+        for _ in 1..<8 {
+            let next = try #require(await iterator.next())
+            #expect(next.sequenceNumber > previous)
+            previous = next.sequenceNumber
+        }
+        slow.cancel()
+    }
+
+    @Test("a stream ends when its task is cancelled or it is cancelled")
+    func streamLifetime() async throws {
+        let bus = PlayerEventBus(label: "lifetime")
+        let stream = bus.events()
+        #expect(bus.subscriptionCount == 1)
+        let reader = Task { () -> Int in
+            var count = 0
+            for await _ in stream { count += 1 }
+            return count
+        }
+        reader.cancel()
+        #expect(await reader.value == 0)
+        stream.cancel()
+        #expect(bus.subscriptionCount == 0)
+        do {
+            // A stream that is simply dropped ends its subscription too.
+            _ = bus.events(for: "nobody")
+        }
+        #expect(bus.subscriptionCount == 0)
+    }
+}
+
+/// Waits until `condition` holds, checking after each scheduling turn, for at most `timeout`.
+/// For conditions that depend on queue deliveries that no event reports.
+func eventually(timeout: Duration = .seconds(15), _ condition: @Sendable () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return condition()
+}

@@ -14,6 +14,7 @@ let package = Package(
     products: [
         .library(name: "PlayerKit", targets: ["PlayerKit"]),
         .executable(name: "two-players", targets: ["TwoPlayers"]),
+        .executable(name: "player-monitor", targets: ["PlayerMonitor"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -35,19 +36,36 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // What the examples share (media paths, the --json line format). Not a product.
+        .target(
+            name: "ExampleSupport",
+            dependencies: ["PlayerKit"],
+            path: "Examples/ExampleSupport",
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "TwoPlayers",
             dependencies: [
-                "PlayerKit",
+                "PlayerKit", "ExampleSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/TwoPlayers",
             exclude: ["README.md"],
             swiftSettings: strictSettings
         ),
+        .executableTarget(
+            name: "PlayerMonitor",
+            dependencies: [
+                "PlayerKit", "ExampleSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/PlayerMonitor",
+            exclude: ["README.md"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "PlayerKitTests",
-            dependencies: ["PlayerKit", "TwoPlayers"],
+            dependencies: ["PlayerKit", "TwoPlayers", "PlayerMonitor"],
             swiftSettings: strictSettings
         ),
     ]

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import ExampleSupport
 import PlayerKit
 import Synchronization
 
@@ -55,7 +56,7 @@ struct TwoPlayers: AsyncParsableCommand {
         let other = try Player(configuration: otherConfiguration, delegate: printer)
         if !json { print("players: \(main.id) and \(other.id)") }
 
-        let sources = [mainMedia ?? Self.shippedMedia("clip-a.mp4"), otherMedia ?? Self.shippedMedia("clip-b.mp4")]
+        let sources = [mainMedia ?? ExampleSupport.shippedMedia("clip-a.mp4"), otherMedia ?? ExampleSupport.shippedMedia("clip-b.mp4")]
         var failures = 0
         await withTaskGroup(of: Bool.self) { group in
             for (player, source) in zip([main, other], sources) {
@@ -89,14 +90,6 @@ struct TwoPlayers: AsyncParsableCommand {
         printer.flush()
         if failures > 0 { throw ExitCode(1) }
     }
-
-    /// The path of a clip shipped in the repository's Media folder.
-    static func shippedMedia(_ name: String) -> String {
-        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let candidate = repository.appendingPathComponent("Media").appendingPathComponent(name).path
-        return FileManager.default.fileExists(atPath: candidate) ? candidate : "Media/" + name
-    }
 }
 
 /// Prints events as text or JSON lines, and tells when items have ended.
@@ -104,42 +97,34 @@ final class EventPrinter: PlayerDelegate {
     private let json: Bool
     private let start = ContinuousClock.now
     private let endsSeen = Mutex<(count: Int, waiters: [(Int, CheckedContinuation<Void, Never>)])>((0, []))
-    private let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
 
     init(json: Bool) {
         self.json = json
     }
 
-    private var elapsed: Double {
-        let duration = ContinuousClock.now - start
-        return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
+    private var elapsed: Double { ExampleSupport.seconds(since: start) }
 
     func player(_ player: Player, didEmit record: PlayerEventRecord) {
-        emit(player: record.playerID, event: record.event)
+        emit(record)
         if case .itemEnded = record.event { noteEnd() }
     }
 
     func report(error: PlayerError, player: PlayerID) {
-        emit(player: player, event: .error(error))
+        emit(PlayerEventRecord(playerID: player, event: .error(error), sequenceNumber: 0, timestamp: Date()))
     }
 
     func flush() {
         fflush(nil)  // all output streams
     }
 
-    private func emit(player: PlayerID, event: PlayerEvent) {
+    private func emit(_ record: PlayerEventRecord) {
         if json {
-            let line = JSONLine(player: player.rawValue, event: event, t: (elapsed * 1000).rounded() / 1000)
-            if let data = try? encoder.encode(line), let text = String(data: data, encoding: .utf8) { print(text) }
+            ExampleSupport.printLine(JSONEventLine(record, t: elapsed).json)
         } else {
-            print(String(format: "%8.3f  %@  %@", elapsed, player.rawValue.padding(toLength: 36, withPad: " ", startingAt: 0), event.description))
+            ExampleSupport.printLine(String(
+                format: "%8.3f  %@  %@", elapsed, record.playerID.rawValue.padding(toLength: 36, withPad: " ", startingAt: 0),
+                record.event.description))
         }
-        fflush(nil)  // one line at a time, also when stdout is a pipe (e.g. `| jq`)
     }
 
     private func noteEnd() {
@@ -162,46 +147,6 @@ final class EventPrinter: PlayerDelegate {
                 return false
             }
             if now { continuation.resume() }
-        }
-    }
-}
-
-/// One line of `--json` output.
-struct JSONLine: Encodable {
-    let player: String
-    let event: String
-    let t: Double
-    var state: String?
-    var from: String?
-    var position: Double?
-    var duration: Double?
-    var reason: String?
-    var error: String?
-    var value: String?
-
-    init(player: String, event: PlayerEvent, t: Double) {
-        self.player = player
-        self.event = event.name
-        self.t = t
-        switch event {
-        case .stateChanged(let old, let new):
-            state = new.rawValue
-            from = old.rawValue
-        case .positionChanged(let seconds): position = seconds
-        case .durationKnown(let seconds): duration = seconds
-        case .mediaLoaded(let info):
-            duration = info.duration
-            value = info.videoSize?.description
-        case .seekCompleted(let seconds): position = seconds
-        case .bufferingProgress(let percent): value = String(percent)
-        case .volumeChanged(let volume): value = String(volume)
-        case .muteChanged(let muted): value = String(muted)
-        case .speedChanged(let speed): value = String(speed)
-        case .itemEnded(let endReason):
-            reason = endReason.description
-            if case .error(let failure) = endReason { error = failure.description }
-        case .error(let failure): error = failure.description
-        case .created, .shutDown: break
         }
     }
 }

@@ -30,6 +30,35 @@ struct ExampleTests {
         #expect(times.last.map { $0 < 6 } == true)
     }
 
+    @Test("player-monitor --players 8 --json --seconds 3 reports eight players, each from creation to shutdown")
+    func playerMonitorJSON() throws {
+        let (status, output) = try ChildProcess.run(ChildProcess.example("player-monitor"), ["--players", "8", "--json", "--seconds", "3"])
+        #expect(status == 0)
+        let objects = try output.split(separator: "\n").map {
+            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        let byPlayer = Dictionary(grouping: objects) { $0["player"] as? String ?? "" }
+        #expect(byPlayer.count == 8)
+        #expect(Set(byPlayer.keys) == Set((1...8).map { "player-\($0)" }))
+        for (player, events) in byPlayer {
+            let names = events.compactMap { $0["event"] as? String }
+            #expect(names.first == "created", "\(player)")
+            #expect(names.last == "shutDown", "\(player)")
+            #expect(events.contains { $0["event"] as? String == "stateChanged" && $0["state"] as? String == "playing" }, "\(player)")
+            #expect(names.contains("positionChanged"), "\(player)")
+            #expect(events.allSatisfy { $0["t"] is Double })
+        }
+    }
+
+    @Test("player-monitor draws its table in place")
+    func playerMonitorTable() throws {
+        let (status, output) = try ChildProcess.run(ChildProcess.example("player-monitor"), ["--players", "3", "--seconds", "1.5"])
+        #expect(status == 0)
+        let lastTable = try #require(output.components(separatedBy: "\u{1B}[H\u{1B}[2J").last)
+        #expect(lastTable.contains("3 players"))
+        for index in 1...3 { #expect(lastTable.contains("player-\(index)") && lastTable.contains("shut down")) }
+    }
+
     @Test("two-players with no arguments plays the shipped media to the end")
     func twoPlayersDefault() throws {
         let (status, text) = try ChildProcess.run(ChildProcess.example("two-players"), [])

@@ -1,0 +1,86 @@
+import Foundation
+import PlayerKit
+
+/// What the example programs share: the shipped media, elapsed time, and the `--json` line format.
+public enum ExampleSupport {
+    /// The path of a clip shipped in the repository's Media folder (found from this source
+    /// file's location, so `swift run` works from anywhere inside the checkout).
+    public static func shippedMedia(_ name: String) -> String {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let candidate = repository.appendingPathComponent("Media").appendingPathComponent(name).path
+        return FileManager.default.fileExists(atPath: candidate) ? candidate : "Media/" + name
+    }
+
+    /// Seconds since `start`, as a Double.
+    public static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let duration = ContinuousClock.now - start
+        return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// Writes one line to standard output and flushes it, so each line arrives at once even
+    /// when the output is a pipe (`| jq`).
+    public static func printLine(_ line: String) {
+        print(line)
+        fflush(nil)
+    }
+}
+
+/// One line of `--json` output: `player`, `event`, `t`, and the event's own fields.
+public struct JSONEventLine: Encodable {
+    /// The player's ID.
+    public let player: String
+    /// The event's name (``PlayerEvent/name``).
+    public let event: String
+    /// Seconds since the program started, rounded to milliseconds.
+    public let t: Double
+    /// The new state, on state changes.
+    public var state: String?
+    /// The previous state, on state changes.
+    public var from: String?
+    /// Seconds, on position and seek events.
+    public var position: Double?
+    /// Seconds, on duration and media-loaded events.
+    public var duration: Double?
+    /// Why an item ended.
+    public var reason: String?
+    /// The error's description.
+    public var error: String?
+    /// Any other payload, as text.
+    public var value: String?
+
+    /// The line for `record`, `t` seconds after the start.
+    public init(_ record: PlayerEventRecord, t: Double) {
+        player = record.playerID.rawValue
+        event = record.event.name
+        self.t = (t * 1000).rounded() / 1000
+        switch record.event {
+        case .stateChanged(let old, let new):
+            state = new.rawValue
+            from = old.rawValue
+        case .positionChanged(let seconds): position = seconds
+        case .durationKnown(let seconds): duration = seconds
+        case .mediaLoaded(let info):
+            duration = info.duration
+            value = info.videoSize?.description
+        case .seekCompleted(let seconds): position = seconds
+        case .bufferingProgress(let percent): value = String(percent)
+        case .volumeChanged(let volume): value = String(volume)
+        case .muteChanged(let muted): value = String(muted)
+        case .speedChanged(let speed): value = String(speed)
+        case .itemEnded(let endReason):
+            reason = endReason.description
+            if case .error(let failure) = endReason { error = failure.description }
+        case .error(let failure): error = failure.description
+        case .created, .shutDown: break
+        }
+    }
+
+    /// The line as compact JSON with sorted keys.
+    public var json: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(self) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "PlayerKit", targets: ["PlayerKit"]),
         .executable(name: "two-players", targets: ["TwoPlayers"]),
         .executable(name: "player-monitor", targets: ["PlayerMonitor"]),
+        .executable(name: "playerkit-bench", targets: ["PlayerKitBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -61,6 +62,16 @@ let package = Package(
             ],
             path: "Examples/PlayerMonitor",
             exclude: ["README.md"],
+            swiftSettings: strictSettings
+        ),
+        // Benchmarks: PlayerKit's side; Benchmarks/run.py runs it next to plain C and python-mpv.
+        .executableTarget(
+            name: "PlayerKitBench",
+            dependencies: [
+                "PlayerKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks/PlayerKitBench",
             swiftSettings: strictSettings
         ),
         .testTarget(

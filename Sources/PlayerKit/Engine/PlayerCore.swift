@@ -7,9 +7,10 @@ import Synchronization
 /// The engine half of a ``Player``: one mpv core, its event pump, and the state model.
 ///
 /// Data flows one way: mpv's wakeup callback (signal only) -> ``drain()`` on the player's
-/// serial pump queue (copy events, update the model under `state`'s lock) -> the sink, which
-/// enqueues each numbered batch on the delivery queue (the delegate runs there, outside any
-/// lock). Commands flow the other way through ``handle``.
+/// serial pump queue (copy events, update the model and number the events under `state`'s
+/// lock, into an outbox) -> one deliverer at a time empties the outbox, in order and with no
+/// lock held, into the sink (the fan-out to delegate and bus). Commands flow the other way
+/// through ``handle``.
 final class PlayerCore: Sendable {
     /// Everything the pump and the API share, behind one lock that is never held while
     /// calling mpv or app code.
@@ -20,8 +21,12 @@ final class PlayerCore: Sendable {
         var nextReplyID: UInt64 = 1
         var sequenceNumber: UInt64 = 0
         var isShutDown = false
-        /// Receives each numbered batch, under the lock: it must only enqueue, never block or call out.
+        /// Receives each numbered batch, in order, from the one deliverer (no lock held).
         var sink: (@Sendable ([PlayerEventRecord]) -> Void)?
+        /// Numbered events not yet handed to the sink.
+        var outbox: [PlayerEventRecord] = []
+        /// Whether some thread is emptying the outbox right now.
+        var delivering = false
     }
 
     struct LoadWaiter: Sendable {
@@ -65,10 +70,11 @@ final class PlayerCore: Sendable {
     /// Connects the sink, emits ``PlayerEvent/created`` and starts the pump. Events mpv queued
     /// since creation follow.
     func start(sink: @escaping @Sendable ([PlayerEventRecord]) -> Void) {
-        state.withLock { state in
+        let deliver = state.withLock { state in
             state.sink = sink
-            Self.emit(&state, [.event(.created)], id: id)
+            return Self.emit(&state, [.event(.created)], id: id)
         }
+        if deliver { deliverOutbox() }
         let context = Unmanaged.passRetained(signal)
         signalContext.withLock { $0 = context }
         _ = handle.ifAlive { mpv_set_wakeup_callback($0, playerKitWakeup, context.toOpaque()) }
@@ -81,34 +87,33 @@ final class PlayerCore: Sendable {
     /// `mpv_wait_event` with timeout 0, and only non-blocking async requests.
     private func drain() {
         signal.rearm()
-        var outputs: [PlaybackModel.Output] = []
-        var logs: [(mpv_log_level, String, String)] = []
-        var overflowed = false
-        // Copy every pending event before asking for the next (mpv reuses the memory).
-        var events: [MPVEvent] = []
-        _ = handle.ifAlive { raw in
-            while let pointer = mpv_wait_event(raw, 0), let event = MPVEvent(copying: pointer.pointee) {
-                events.append(event)
-            }
-        }
-        guard !events.isEmpty else { return }
-        let now = ContinuousClock.now
-        state.withLock { state in
-            for event in events {
-                switch event {
-                case .logMessage(let level, let prefix, let text): logs.append((level, prefix, text))
-                case .queueOverflow: overflowed = true
-                case .commandReply(let replyID, let error, let result):
-                    outputs += Self.loadReply(&state, replyID: replyID, error: error, result: result)
-                default: break
+        // One event at a time: copy it (mpv reuses its memory at the next call), apply it and
+        // deliver what it produced, then ask for the next. Delivering before the next
+        // mpv_wait_event matters for latency: the call that finds the queue empty can take tens
+        // of microseconds, because libmpv refreshes observed properties inside it.
+        while let event = nextEvent() {
+            switch event {
+            case .logMessage(let level, let prefix, let text):
+                logMPVMessage(level: level, prefix: prefix, text: text)
+            case .queueOverflow:
+                mpvLogger.warning("mpv event queue overflowed; some events were dropped")
+            case .commandReply(let replyID, let error, let result):
+                update { state in
+                    Self.loadReply(&state, replyID: replyID, error: error, result: result)
+                        + state.model.apply(event, now: .now)
                 }
-                outputs += state.model.apply(event, now: now)
+            default:
+                update { $0.model.apply(event, now: .now) }
             }
-            Self.emit(&state, outputs, id: id)
         }
-        for (level, prefix, text) in logs { logMPVMessage(level: level, prefix: prefix, text: text) }
-        if overflowed { mpvLogger.warning("mpv event queue overflowed; some events were dropped") }
-        finish(outputs)
+    }
+
+    /// The next event, copied; nil at `MPV_EVENT_NONE` or once the handle is destroyed.
+    private func nextEvent() -> MPVEvent? {
+        handle.ifAlive { raw -> MPVEvent? in
+            guard let pointer = mpv_wait_event(raw, 0) else { return nil }
+            return MPVEvent(copying: pointer.pointee)
+        } ?? nil
     }
 
     /// Turns a `loadfile` reply into an entry waiter (or a failure).
@@ -126,18 +131,40 @@ final class PlayerCore: Sendable {
         return state.model.awaitEntry(entryID, source: waiter.source)
     }
 
-    /// Numbers the events of `outputs` and hands them to the sink, under the lock: numbering
-    /// and handing over in one step is what keeps every player's events in order when the
-    /// pump and an API call (an optimistic pause, say) produce events at the same time. The
-    /// sink only enqueues the batch on the delivery queue; no app code runs under the lock.
-    private static func emit(_ state: inout State, _ outputs: [PlaybackModel.Output], id: PlayerID) {
-        var records: [PlayerEventRecord] = []
+    /// Numbers the events of `outputs` into the outbox. Called under the lock. Returns true
+    /// when the caller must become the deliverer (nobody is delivering and there is work).
+    ///
+    /// Numbering under the lock and delivering from one thread at a time, in outbox order, is
+    /// what keeps every player's events in order when the pump and an API call (an optimistic
+    /// pause, say) produce events at the same time, while no lock is held during delivery.
+    private static func emit(_ state: inout State, _ outputs: [PlaybackModel.Output], id: PlayerID) -> Bool {
         let now = Date()
         for case .event(let event) in outputs {
             state.sequenceNumber += 1
-            records.append(PlayerEventRecord(playerID: id, event: event, sequenceNumber: state.sequenceNumber, timestamp: now))
+            state.outbox.append(PlayerEventRecord(playerID: id, event: event, sequenceNumber: state.sequenceNumber, timestamp: now))
         }
-        if !records.isEmpty { state.sink?(records) }
+        guard !state.delivering, !state.outbox.isEmpty else { return false }
+        state.delivering = true
+        return true
+    }
+
+    /// Empties the outbox into the sink, batch by batch, until it stays empty. Only the thread
+    /// that ``emit(_:_:id:)`` chose runs this; events produced meanwhile (also by a handler
+    /// that calls back into the player) join the outbox and are delivered next, in order.
+    private func deliverOutbox() {
+        while true {
+            let (batch, sink) = state.withLock { state -> ([PlayerEventRecord], (@Sendable ([PlayerEventRecord]) -> Void)?) in
+                guard !state.outbox.isEmpty else {
+                    state.delivering = false
+                    return ([], nil)
+                }
+                let batch = state.outbox
+                state.outbox.removeAll(keepingCapacity: true)
+                return (batch, state.sink)
+            }
+            guard !batch.isEmpty else { return }
+            sink?(batch)
+        }
     }
 
     /// Carries out the rest of a model's outputs outside the lock: mpv requests and waiters.
@@ -157,11 +184,17 @@ final class PlayerCore: Sendable {
 
     /// Runs a model intent under the lock and delivers what it produces.
     func applyIntent(_ intent: (inout PlaybackModel) -> [PlaybackModel.Output]) {
-        let outputs = state.withLock { state in
-            let outputs = intent(&state.model)
-            Self.emit(&state, outputs, id: id)
-            return outputs
+        update { intent(&$0.model) }
+    }
+
+    /// Changes the state under the lock, numbers the events produced, then (outside the lock)
+    /// delivers them and carries out the other outputs.
+    private func update(_ change: (inout State) -> [PlaybackModel.Output]) {
+        let (outputs, deliver) = state.withLock { state in
+            let outputs = change(&state)
+            return (outputs, Self.emit(&state, outputs, id: id))
         }
+        if deliver { deliverOutbox() }
         finish(outputs)
     }
 
@@ -242,16 +275,15 @@ final class PlayerCore: Sendable {
         // 3. Destroy the core (waits for API calls in flight; later calls throw).
         handle.destroy()
         // 4. Fail whatever still waits, and say the player is gone.
-        let waiters = state.withLock { state -> [LoadWaiter] in
+        let (waiters, deliver) = state.withLock { state -> ([LoadWaiter], Bool) in
             _ = state.model.cancelAllWaiters(with: .playerShutDown(id))
             let all = Array(state.loadWaiters.values) + Array(state.entryWaiters.values)
             state.loadWaiters.removeAll()
             state.entryWaiters.removeAll()
             // The last event; the pump is stopped, so nothing can follow it.
-            Self.emit(&state, [.event(.shutDown)], id: id)
-            state.sink = nil
-            return all
+            return (all, Self.emit(&state, [.event(.shutDown)], id: id))
         }
+        if deliver { deliverOutbox() }
         for waiter in waiters { waiter.continuation.resume(returning: .failure(.playerShutDown(id))) }
     }
 }

@@ -2,9 +2,10 @@ import Dispatch
 
 /// Hands one player's numbered event batches to its delegate and its bus.
 ///
-/// ``deliver(_:)`` is the engine's sink: it runs under the player's state lock, in sequence
-/// order, and only enqueues (one block on the delegate queue when there is a delegate, and one
-/// per interested bus subscriber), so the delegate and every subscriber see the same order.
+/// ``deliver(_:)`` is the engine's sink: one thread at a time per player calls it, in sequence
+/// order, with no lock held. It enqueues one block on the delegate queue (when there is a
+/// delegate) and hands the batch to the bus, so the delegate and every subscriber see the
+/// same order.
 final class EventFanOut: Sendable {
     let bus: PlayerEventBus
     let delegateQueue: DispatchQueue

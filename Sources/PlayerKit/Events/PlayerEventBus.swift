@@ -8,7 +8,8 @@ import Foundation
 /// Subscribers choose which players they hear (``PlayerSelection``: one ID, several, or all),
 /// optionally which kinds of event, and how they receive them:
 ///
-/// * ``subscribe(to:kinds:queue:handler:)``: a handler called on a dispatch queue;
+/// * ``subscribe(to:kinds:delivery:handler:)-(PlayerSelection,_,_,_)``: a handler called on a
+///   dispatch queue, or immediately;
 /// * ``events(for:kinds:bufferLimit:)``: an `AsyncSequence` (``PlayerEventStream``);
 /// * ``startPostingNotifications(to:)``: Foundation `Notification`s (off by default).
 ///
@@ -19,6 +20,8 @@ import Foundation
 /// **Isolation.** Publishing only enqueues: a slow handler delays its own subscription, never
 /// the event pump, other subscribers or other players. Queue subscribers queue without limit;
 /// stream subscribers have a bounded buffer that drops the oldest events and says how many.
+/// The one exception is opt-in: ``SubscriptionDelivery/immediate`` handlers run on the
+/// delivering thread itself, for the lowest latency, and must return quickly.
 ///
 /// **IDs before players.** A subscription names IDs, not player objects: it may exist before
 /// any player has the ID, and it keeps hearing the ID when the app replaces the player with a
@@ -50,35 +53,36 @@ public final class PlayerEventBus: Sendable {
     /// - Parameters:
     ///   - selection: which players: `.player("main")`, `.players([...])`, or `.all` (the default).
     ///   - kinds: only these kinds of event; nil (the default) for every kind.
-    ///   - queue: where `handler` runs. PlayerKit wraps it in a serial queue of the
-    ///     subscription's own that targets it, so calls never overlap and keep each player's
-    ///     order. Nil (the default): a new serial queue.
-    ///   - handler: called once per event, one call at a time.
+    ///   - delivery: where `handler` runs: on a serial queue (the default, see
+    ///     ``SubscriptionDelivery/queue(_:)``) or ``SubscriptionDelivery/immediate``.
+    ///   - handler: called once per event, one call at a time, in each player's order.
     /// - Returns: the subscription. It lasts until ``PlayerSubscription/cancel()`` or until the
     ///   token is deallocated: keep it.
     public func subscribe(
         to selection: PlayerSelection = .all,
         kinds: Set<PlayerEvent.Kind>? = nil,
-        queue: DispatchQueue? = nil,
+        delivery: SubscriptionDelivery = .queue(nil),
         handler: @escaping @Sendable (PlayerEventRecord) -> Void
     ) -> PlayerSubscription {
-        let subscriber = QueueSubscriber(
-            selection: selection, kinds: kinds,
-            queue: DispatchQueue(label: "PlayerKit.subscription.\(label)", target: queue),
-            handler: handler)
+        let queue: DispatchQueue?
+        switch delivery {
+        case .queue(let target): queue = DispatchQueue(label: "PlayerKit.subscription.\(label)", target: target)
+        case .immediate: queue = nil
+        }
+        let subscriber = HandlerSubscriber(selection: selection, kinds: kinds, queue: queue, handler: handler)
         add(subscriber)
         return PlayerSubscription(bus: self, subscriber: subscriber)
     }
 
-    /// Same as ``subscribe(to:kinds:queue:handler:)-(PlayerSelection,_,_,_)`` for one player ID:
+    /// Same as ``subscribe(to:kinds:delivery:handler:)-(PlayerSelection,_,_,_)`` for one player ID:
     /// `bus.subscribe(to: "main") { record in ... }`.
     public func subscribe(
         to id: PlayerID,
         kinds: Set<PlayerEvent.Kind>? = nil,
-        queue: DispatchQueue? = nil,
+        delivery: SubscriptionDelivery = .queue(nil),
         handler: @escaping @Sendable (PlayerEventRecord) -> Void
     ) -> PlayerSubscription {
-        subscribe(to: .player(id), kinds: kinds, queue: queue, handler: handler)
+        subscribe(to: .player(id), kinds: kinds, delivery: delivery, handler: handler)
     }
 
     /// The events of the selected players as an `AsyncSequence`:
@@ -121,7 +125,7 @@ public final class PlayerEventBus: Sendable {
     /// a serial queue of the bridge's own, in each player's order. Calling this again replaces
     /// the previous bridge.
     public func startPostingNotifications(to center: NotificationCenter = .default) {
-        let bridge = subscribe(to: .all, kinds: PlayerNotification.postedKinds) { record in
+        let bridge = subscribe(to: PlayerSelection.all, kinds: PlayerNotification.postedKinds) { record in
             PlayerNotification.post(record, to: center)
         }
         let previous = registry.withLock { registry -> PlayerSubscription? in
@@ -146,8 +150,9 @@ public final class PlayerEventBus: Sendable {
     // MARK: Publishing
 
     /// Hands one player's batch of events to every subscriber that selected the player.
-    /// All records belong to the same player and are in sequence order. Only enqueues: the
-    /// engine calls this in order, under the player's state lock.
+    /// All records belong to the same player and are in sequence order. The engine calls this
+    /// from one thread at a time per player, in order, with no lock held; it enqueues for
+    /// queue and stream subscribers and calls immediate subscribers directly.
     package func publish(_ records: [PlayerEventRecord]) {
         guard let id = records.first?.playerID else { return }
         let targets = registry.withLock { registry -> [any BusSubscriber] in
@@ -190,25 +195,25 @@ public final class PlayerEventBus: Sendable {
     }
 }
 
-/// Something the bus delivers to. `receive` is called in each player's order, under that
-/// player's state lock: it must only enqueue.
+/// Something the bus delivers to. `receive` is called in each player's order, by one thread
+/// at a time per player, with no PlayerKit lock held.
 protocol BusSubscriber: AnyObject, Sendable {
     var selection: PlayerSelection { get }
     func receive(_ records: [PlayerEventRecord])
 }
 
-/// A handler called on a serial queue.
-final class QueueSubscriber: BusSubscriber {
+/// A handler called on a serial queue, or directly (immediate delivery) when `queue` is nil.
+final class HandlerSubscriber: BusSubscriber {
     let selection: PlayerSelection
     private let kinds: Set<PlayerEvent.Kind>?
-    private let queue: DispatchQueue
+    private let queue: DispatchQueue?
     private let handler: @Sendable (PlayerEventRecord) -> Void
     /// Held while the handler runs and while cancelling, so no call starts after `cancel()`
     /// returned. Recursive: a handler may cancel its own subscription.
     private let deliveryLock = RecursiveLock()
     private let cancelled = Locked(false)
 
-    init(selection: PlayerSelection, kinds: Set<PlayerEvent.Kind>?, queue: DispatchQueue,
+    init(selection: PlayerSelection, kinds: Set<PlayerEvent.Kind>?, queue: DispatchQueue?,
          handler: @escaping @Sendable (PlayerEventRecord) -> Void) {
         self.selection = selection
         self.kinds = kinds
@@ -219,12 +224,18 @@ final class QueueSubscriber: BusSubscriber {
     func receive(_ records: [PlayerEventRecord]) {
         let wanted = kinds.map { kinds in records.filter { kinds.contains($0.event.kind) } } ?? records
         guard !wanted.isEmpty, !cancelled.withLock({ $0 }) else { return }
-        queue.async { [self] in
-            deliveryLock.withLock {
-                for record in wanted {
-                    if cancelled.withLock({ $0 }) { return }
-                    handler(record)
-                }
+        guard let queue else {
+            call(wanted)
+            return
+        }
+        queue.async { [self] in call(wanted) }
+    }
+
+    private func call(_ records: [PlayerEventRecord]) {
+        deliveryLock.withLock {
+            for record in records {
+                if cancelled.withLock({ $0 }) { return }
+                handler(record)
             }
         }
     }
@@ -235,4 +246,18 @@ final class QueueSubscriber: BusSubscriber {
             cancelled.withLock { $0 = true }
         }
     }
+}
+
+/// Where a subscription's handler runs.
+public enum SubscriptionDelivery: Sendable {
+    /// On a serial queue of the subscription's own that targets the given queue (or a new
+    /// serial queue when nil). Calls never overlap and keep each player's order; a slow handler
+    /// only delays its own subscription. The default.
+    case queue(DispatchQueue?)
+    /// Directly on the thread that delivers the player's events (usually the player's event
+    /// pump; sometimes a thread that called into the player), right after they are produced,
+    /// with no PlayerKit lock held. One hop less than a queue: the lowest latency. The handler
+    /// must return quickly and never block: while it runs, that player's later events wait
+    /// for every channel. It may call back into the player.
+    case immediate
 }

@@ -2,10 +2,10 @@
 /// cancelled or deallocated.
 public final class PlayerSubscription: Sendable {
     private let bus: PlayerEventBus
-    private let subscriber: QueueSubscriber
+    private let subscriber: HandlerSubscriber
     private let ended = Locked(false)
 
-    init(bus: PlayerEventBus, subscriber: QueueSubscriber) {
+    init(bus: PlayerEventBus, subscriber: HandlerSubscriber) {
         self.bus = bus
         self.subscriber = subscriber
     }

@@ -33,6 +33,7 @@ struct PlaybackModel: Sendable {
     static let observedProperties: [String] = [
         "pause", "paused-for-cache", "time-pos", "duration", "volume", "mute", "speed",
         "cache-buffering-state", "demuxer-cache-duration", "width", "height", "media-title", "track-list",
+        "volume-max",
     ]
 
     let positionInterval: Duration
@@ -46,6 +47,9 @@ struct PlaybackModel: Sendable {
     private(set) var position: Double?
     private(set) var duration: Double?
     private(set) var volume: Double?
+    /// mpv's `volume-max` (130 unless changed), so `setVolume` can refuse above it without a
+    /// blocking read.
+    private(set) var volumeMaximum: Double?
     private(set) var isMuted: Bool?
     private(set) var speed: Double?
     private(set) var bufferingPercent: Double?
@@ -226,6 +230,8 @@ struct PlaybackModel: Sendable {
             if let percent, percent != before, isPausedForCache || percent < 100, phase == .loaded {
                 return [.event(.bufferingProgress(percent: percent))]
             }
+        case "volume-max":
+            volumeMaximum = value.doubleValue
         case "demuxer-cache-duration":
             cacheDuration = value.doubleValue
         case "width":

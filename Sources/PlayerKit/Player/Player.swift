@@ -299,7 +299,7 @@ public final class Player: Sendable {
             throw .invalidArgument(name: "volume", value: "\(volume)", reason: "must be a finite number, 0 or more")
         }
         // mpv clamps silently above its maximum; say so instead.
-        let maximum = try core.handle.property("volume-max").doubleValue ?? 130
+        let maximum = model(\.volumeMaximum) ?? 130
         guard volume <= maximum else {
             throw .invalidArgument(name: "volume", value: "\(volume)", reason: "must be at most \(maximum) (mpv's volume-max)")
         }

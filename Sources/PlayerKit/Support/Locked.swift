@@ -12,12 +12,12 @@ import Darwin
 /// intercepted by ThreadSanitizer, so its reports stay meaningful.
 ///
 /// The lock is not recursive. Never call out to app code or libmpv while holding it.
-final class Locked<Value> {
+package final class Locked<Value> {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 
     /// Creates a lock around `value`.
-    init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -30,7 +30,7 @@ final class Locked<Value> {
     }
 
     /// Runs `body` with exclusive access to the value.
-    func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+    package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)

@@ -3,7 +3,7 @@
 export PATH := $(PATH):/opt/swift/usr/bin
 SWIFT ?= swift
 
-.PHONY: deps build demo test test-tsan media clean
+.PHONY: deps build demo test test-tsan bench media clean
 
 deps:
 	@Scripts/install-deps.sh
@@ -25,9 +25,13 @@ test-tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
 
+## Benchmarks against plain C and python-mpv (release build); rewrites Documentation/Performance.md.
+bench: deps
+	Benchmarks/run.py --write
+
 ## Regenerates Media/ and Tests/Fixtures/ (needs ffmpeg; the results are committed).
 media:
 	Scripts/make-media.sh
 
 clean:
-	rm -rf .build .build-tsan
+	rm -rf .build .build-tsan .build-bench

@@ -59,6 +59,8 @@ struct EventBusTests {
         }
         let everything = SubscriberLog()
         tokens.append(bus.subscribe { everything.append($0) })
+        let immediate = SubscriberLog()
+        tokens.append(bus.subscribe(delivery: .immediate) { immediate.append($0) })
 
         var players: [(Player, EventRecorder)] = []
         for (index, id) in ids.enumerated() {
@@ -99,6 +101,7 @@ struct EventBusTests {
             for (channel, seen) in [
                 ("queue", queueLogs[id]!.records), ("stream", streamLogs[id]!.records),
                 ("all-players", everything.records.filter { $0.playerID == id }),
+                ("immediate", immediate.records.filter { $0.playerID == id }),
             ] {
                 #expect(seen.allSatisfy { $0.playerID == id }, "\(channel)")
                 #expect(seen.map { "\($0.sequenceNumber) \($0.event)" } == reference, "\(channel) of \(id)")
@@ -196,6 +199,38 @@ struct EventBusTests {
         #expect(log.count == countAtCancel)
         #expect(token.isCancelled)
         #expect(bus.subscriptionCount == 0)
+    }
+
+    @Test("an immediate handler may call back into its player; order holds on every channel")
+    func immediateHandlerCallsBack() async throws {
+        let bus = PlayerEventBus(label: "immediate")
+        let id = Fixtures.uniqueID("imm")
+        let log = SubscriberLog()
+        let queued = SubscriberLog()
+        let players = Locked<Player?>(nil)
+        let token = bus.subscribe(to: id, delivery: .immediate) { record in
+            log.append(record)
+            // Straight back into the player from the delivering thread: no deadlock.
+            if case .stateChanged(_, .playing) = record.event, let player = players.withLock({ $0 }) {
+                try? player.pause()
+                _ = player.state
+            }
+        }
+        let other = bus.subscribe(to: id) { queued.append($0) }
+        defer { token.cancel(); other.cancel() }
+        let (player, recorder) = try Fixtures.player(id: id, configuration: configuration(bus: bus))
+        players.withLock { $0 = player }
+        try player.setLoop(.forever)
+        try await player.load(.file(Fixtures.clipA))
+        #expect(await recorder.waitForState(.paused))
+        await player.shutdown()
+        players.withLock { $0 = nil }
+        #expect(await recorder.waitFor { $0.event == .shutDown } != nil)
+        #expect(await eventually { queued.records.last?.event == .shutDown })
+        let reference = recorder.records.map { "\($0.sequenceNumber) \($0.event)" }
+        #expect(log.records.map { "\($0.sequenceNumber) \($0.event)" } == reference)
+        #expect(queued.records.map { "\($0.sequenceNumber) \($0.event)" } == reference)
+        #expect(reference.count == Int(recorder.records.last?.sequenceNumber ?? 0))
     }
 
     @Test("a handler may cancel its own subscription")

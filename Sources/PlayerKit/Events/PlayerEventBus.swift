@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// Fans every player's events out to subscribers, keyed by player ID.
 ///
@@ -203,15 +204,26 @@ protocol BusSubscriber: AnyObject, Sendable {
 }
 
 /// A handler called on a serial queue, or directly (immediate delivery) when `queue` is nil.
+///
+/// Queue delivery coalesces: records wait in a mailbox, and at most one block is scheduled on
+/// the queue at a time; it takes everything waiting, batch after batch. A subscriber that keeps
+/// up costs one dispatch per published batch; one that falls behind costs one per catch-up.
 final class HandlerSubscriber: BusSubscriber {
+    private struct Mailbox {
+        var records: [PlayerEventRecord] = []
+        var scheduled = false
+    }
+
     let selection: PlayerSelection
     private let kinds: Set<PlayerEvent.Kind>?
     private let queue: DispatchQueue?
     private let handler: @Sendable (PlayerEventRecord) -> Void
+    private let mailbox = Locked(Mailbox())
     /// Held while the handler runs and while cancelling, so no call starts after `cancel()`
     /// returned. Recursive: a handler may cancel its own subscription.
     private let deliveryLock = RecursiveLock()
-    private let cancelled = Locked(false)
+    /// Written only under `deliveryLock`; atomic so the hot path reads it without a lock.
+    private let cancelled = Atomic<Bool>(false)
 
     init(selection: PlayerSelection, kinds: Set<PlayerEvent.Kind>?, queue: DispatchQueue?,
          handler: @escaping @Sendable (PlayerEventRecord) -> Void) {
@@ -223,18 +235,39 @@ final class HandlerSubscriber: BusSubscriber {
 
     func receive(_ records: [PlayerEventRecord]) {
         let wanted = kinds.map { kinds in records.filter { kinds.contains($0.event.kind) } } ?? records
-        guard !wanted.isEmpty, !cancelled.withLock({ $0 }) else { return }
+        guard !wanted.isEmpty, !cancelled.load(ordering: .acquiring) else { return }
         guard let queue else {
             call(wanted)
             return
         }
-        queue.async { [self] in call(wanted) }
+        let schedule = mailbox.withLock { mailbox -> Bool in
+            mailbox.records.append(contentsOf: wanted)
+            defer { mailbox.scheduled = true }
+            return !mailbox.scheduled
+        }
+        if schedule { queue.async { [self] in drainMailbox() } }
+    }
+
+    /// Runs on the subscription's queue: delivers what waits, until the mailbox stays empty.
+    private func drainMailbox() {
+        while true {
+            let batch = mailbox.withLock { mailbox -> [PlayerEventRecord] in
+                guard !mailbox.records.isEmpty else {
+                    mailbox.scheduled = false
+                    return []
+                }
+                defer { mailbox.records.removeAll(keepingCapacity: true) }
+                return mailbox.records
+            }
+            if batch.isEmpty { return }
+            call(batch)
+        }
     }
 
     private func call(_ records: [PlayerEventRecord]) {
         deliveryLock.withLock {
             for record in records {
-                if cancelled.withLock({ $0 }) { return }
+                if cancelled.load(ordering: .acquiring) { return }
                 handler(record)
             }
         }
@@ -243,8 +276,9 @@ final class HandlerSubscriber: BusSubscriber {
     /// Stops delivery; waits for a handler call running on another thread to return.
     func cancel() {
         deliveryLock.withLock {
-            cancelled.withLock { $0 = true }
+            cancelled.store(true, ordering: .releasing)
         }
+        mailbox.withLock { $0.records.removeAll() }
     }
 }
 

@@ -79,26 +79,30 @@ def machine():
     }
 
 
-def round_trip(tools, players, samples, rounds):
+def round_trip(tools, players, samples, rounds, gap_us):
     swift_bench, c_bench, python = tools
+    swift = [swift_bench, "round-trip", "--players", str(players), "--samples", str(samples), "--media", MEDIA,
+             "--gap-us", str(gap_us)]
     variants = {
-        "c": [c_bench, str(players), str(samples), MEDIA],
-        "playerkit_queue": [swift_bench, "round-trip", "--players", str(players), "--samples", str(samples), "--media", MEDIA],
-        "playerkit_immediate": [swift_bench, "round-trip", "--players", str(players), "--samples", str(samples),
-                                "--media", MEDIA, "--immediate"],
+        "c": [c_bench, str(players), str(samples), MEDIA, str(gap_us)],
+        "playerkit_queue": swift,
+        "playerkit_immediate": swift + ["--immediate"],
     }
     if python:
         variants["python_mpv"] = [python, os.path.join(ROOT, "Benchmarks", "python", "roundtrip.py"),
-                                  str(players), str(samples), MEDIA]
+                                  str(players), str(samples), MEDIA, str(gap_us)]
     results = {name: [] for name in variants}
     for index in range(rounds):
         for name, command in variants.items():
-            log(f"round trip, {players} player(s), round {index + 1}/{rounds}: {name}")
+            log(f"round trip, {players} player(s), gap {gap_us} us, round {index + 1}/{rounds}: {name}")
             results[name].append(json.loads(run(command).strip().splitlines()[-1]))
     # The median over rounds of each percentile.
     return {name: {key: statistics.median(r[key] for r in runs) for key in ("p50_us", "p99_us")}
             for name, runs in results.items()}
 
+
+# 0: samples back to back (threads hot); 500: each sample starts from a quiet machine.
+ROUND_TRIP_GAPS = (0, 500)
 
 FAN_OUT_VARIANTS = {
     "queue, 1 event per publish": [],
@@ -128,14 +132,15 @@ def main():
     parser.add_argument("--write", action="store_true", help="rewrite the table in Documentation/Performance.md")
     parser.add_argument("--rounds", type=int, default=None)
     arguments = parser.parse_args()
-    rounds = arguments.rounds or (1 if arguments.quick else 3)
+    rounds = arguments.rounds or (1 if arguments.quick else 5)
     samples = 500 if arguments.quick else 2000
 
     tools = build()
     info = machine()
     figures = {"machine": info, "round_trip": {}, "fan_out": {}}
-    for players in (1, 16):
-        figures["round_trip"][players] = round_trip(tools, players, samples, rounds)
+    for gap_us in ROUND_TRIP_GAPS:
+        for players in (1, 16):
+            figures["round_trip"][(gap_us, players)] = round_trip(tools, players, samples, rounds, gap_us)
     for subscribers in (1, 10, 100):
         events = 100_000 if subscribers == 1 else (1_000_000 // subscribers) * (2 if arguments.quick else 5)
         figures["fan_out"][subscribers] = fan_out(tools, subscribers, events, rounds)
@@ -150,17 +155,17 @@ def main():
         "",
         "### Property round trip: set `volume` -> the subscriber's handler runs with the change",
         "",
-        "| players | plain C p50 / p99 (us) | PlayerKit queue p50 / p99 | PlayerKit immediate p50 / p99 | python-mpv p50 / p99 "
+        "| samples | players | plain C p50 / p99 (us) | PlayerKit queue p50 / p99 | PlayerKit immediate p50 / p99 | python-mpv p50 / p99 "
         "| PlayerKit / C (p50, queue; immediate) | python-mpv / PlayerKit (p50, queue; immediate) |",
-        "|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    for players, row in figures["round_trip"].items():
+    for (gap_us, players), row in figures["round_trip"].items():
         c, queue, immediate = row["c"], row["playerkit_queue"], row["playerkit_immediate"]
         python = row.get("python_mpv")
         def cell(figure):
             return f"{figure['p50_us']:.1f} / {figure['p99_us']:.1f}" if figure else "not installed"
         lines.append(
-            f"| {players} | {cell(c)} | {cell(queue)} | {cell(immediate)} | {cell(python)} "
+            f"| {'back to back' if gap_us == 0 else f'{gap_us} us apart'} | {players} | {cell(c)} | {cell(queue)} | {cell(immediate)} | {cell(python)} "
             f"| {ratio(queue['p50_us'], c['p50_us'])}; {ratio(immediate['p50_us'], c['p50_us'])} "
             f"| {ratio(python['p50_us'], queue['p50_us']) if python else 'n/a'}; "
             f"{ratio(python['p50_us'], immediate['p50_us']) if python else 'n/a'} |")
@@ -175,6 +180,7 @@ def main():
         lines.append(f"| {subscribers} | " + " | ".join(f"{rates[name]:,.0f}" for name in FAN_OUT_VARIANTS) + " |")
     table = "\n".join(lines)
     print(table)
+    figures["round_trip"] = {f"gap{gap}_players{players}": row for (gap, players), row in figures["round_trip"].items()}
     print(json.dumps(figures, default=str), file=sys.stderr)
 
     if arguments.write:

@@ -33,6 +33,7 @@ struct RoundTrip: ParsableCommand {
     @Option var samples = 2000
     @Option var media: String
     @Flag(help: "Deliver to the subscriber immediately instead of on its queue.") var immediate = false
+    @Option(help: "Microseconds to wait before each sample (0: back to back).") var gapUs = 0
 
     func run() throws {
         let bus = PlayerEventBus(label: "bench")
@@ -67,6 +68,8 @@ struct RoundTrip: ParsableCommand {
         latencies.reserveCapacity(samples)
         for k in -warmup..<samples {
             let player = created[(k + warmup) % players]
+            // With a gap, each sample starts from a quiet machine, as in the C and Python programs.
+            if gapUs > 0 { usleep(UInt32(gapUs)) }
             let volume = 20.0 + Double((k + warmup) % 50)
             target.withLock { $0 = (player.id, volume, .now()) }
             let start = DispatchTime.now()

@@ -3,6 +3,7 @@
 // mpv_set_property and wait in mpv_wait_event for that core's observed change.
 // Prints one JSON object: {"p50_us":..,"p99_us":..,"mean_us":..,"samples":..}.
 // Build: cc -O2 -o roundtrip roundtrip.c -lmpv
+// Usage: roundtrip PLAYERS SAMPLES MEDIA [GAP_US]
 #include <locale.h>
 #include <mpv/client.h>
 #include <stdio.h>
@@ -30,8 +31,9 @@ static void wait_for(mpv_handle *h, int event_id) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 4) { fprintf(stderr, "usage: roundtrip PLAYERS SAMPLES MEDIA\n"); return 2; }
+    if (argc < 4) { fprintf(stderr, "usage: roundtrip PLAYERS SAMPLES MEDIA [GAP_US]\n"); return 2; }
     int players = atoi(argv[1]), samples = atoi(argv[2]);
+    long gap_us = argc > 4 ? atol(argv[4]) : 0;
     const char *media = argv[3];
     mpv_handle **handles = calloc(players, sizeof *handles);
     for (int i = 0; i < players; i++) {
@@ -51,6 +53,12 @@ int main(int argc, char **argv) {
     double *latency = calloc(samples, sizeof *latency);
     for (int k = -warmup; k < samples; k++) {
         mpv_handle *h = handles[(k + warmup) % players];
+        // With a gap, each sample starts from a quiet machine (threads asleep); without, samples
+        // run back to back (threads hot, but libmpv may still be busy after the last event).
+        if (gap_us > 0) {
+            struct timespec gap = {0, gap_us * 1000};
+            nanosleep(&gap, NULL);
+        }
         double value = 20.0 + (double)((k + warmup) % 50);  // differs from the previous value on this core
         double start = now_us();
         mpv_set_property(h, "volume", MPV_FORMAT_DOUBLE, &value);

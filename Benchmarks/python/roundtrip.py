@@ -3,7 +3,7 @@
 N players, each with a clip loaded paused; for each sample, set `volume` on one player and
 wait until that player's observer callback sees the new value (it runs on python-mpv's event
 thread). Prints one JSON object like the C and Swift programs.
-Usage: python3 roundtrip.py PLAYERS SAMPLES MEDIA
+Usage: python3 roundtrip.py PLAYERS SAMPLES MEDIA [GAP_US]
 """
 import json
 import sys
@@ -15,6 +15,7 @@ import mpv
 
 def main():
     players, samples, media = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    gap = (int(sys.argv[4]) if len(sys.argv) > 4 else 0) / 1e6
     handles = []
     for _ in range(players):
         player = mpv.MPV(vo="null", ao="null", idle="yes", pause=True, config=False, ytdl=False,
@@ -42,6 +43,8 @@ def main():
     latencies = []
     for k in range(-warmup, samples):
         player = handles[(k + warmup) % players]
+        if gap:
+            time.sleep(gap)  # start each sample from a quiet machine, as the C and Swift programs do
         value = 20.0 + float((k + warmup) % 50)
         done.clear()
         state["target"] = value

@@ -158,8 +158,8 @@ final class PlayerCore: Sendable {
                     state.delivering = false
                     return ([], nil)
                 }
-                let batch = state.outbox
-                state.outbox.removeAll(keepingCapacity: true)
+                var batch: [PlayerEventRecord] = []
+                swap(&batch, &state.outbox)
                 return (batch, state.sink)
             }
             guard !batch.isEmpty else { return }

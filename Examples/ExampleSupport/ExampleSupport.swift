@@ -72,7 +72,7 @@ public struct JSONEventLine: Encodable {
             reason = endReason.description
             if case .error(let failure) = endReason { error = failure.description }
         case .error(let failure): error = failure.description
-        case .created, .shutDown: break
+        case .created, .shutDown, .firstFrame: break
         }
     }
 

@@ -38,6 +38,8 @@ struct PlaybackModelTests {
                              tracks: [Track(id: 1, kind: .video, isSelected: true, videoSize: VideoSize(width: 320, height: 240))])
         #expect(resolved == [.event(.durationKnown(4)), .event(.mediaLoaded(info)), .loadResolved(entryID: 1, .success(info))])
 
+        #expect(events(model.apply(.playbackRestart, now: now)) == [.firstFrame])
+        #expect(events(model.apply(.playbackRestart, now: now)).isEmpty)  // once per item
         #expect(events(model.notePause(false)) == [.stateChanged(from: .ready, to: .playing)])
         #expect(events(model.apply(.propertyChanged(observationID: 1, name: "pause", value: .flag(true)), now: now))
             == [.stateChanged(from: .playing, to: .paused)])

@@ -107,6 +107,8 @@ struct PlaybackTests {
         defer { Task { await player.shutdown() } }
         let info = try await player.load(.file(Fixtures.clipA), startPaused: true)
         #expect(player.state == .ready)
+        // Loaded paused, the player still presents the first frame (and reports it once).
+        #expect(await recorder.waitFor { $0.event == .firstFrame } != nil)
         #expect(info.duration.map { abs($0 - 4) < 0.05 } == true)
         #expect(info.videoSize == VideoSize(width: 320, height: 240))
         #expect(info.tracks.contains { $0.kind == .video && $0.codec == "h264" })
@@ -123,6 +125,7 @@ struct PlaybackTests {
             let landed = try #require(player.property("time-pos").doubleValue)
             #expect(abs(landed - target) <= 1.0 / 30.0, "seek to \(target) landed at \(landed)")
         }
+        #expect(recorder.events.filter { $0 == .firstFrame }.count == 1)
         // The frame counter of testsrc2 makes the landing checkable from the decoded frame too.
         #expect(player.state == .ready)
     }

@@ -24,6 +24,8 @@ public protocol PlayerDelegate: AnyObject, Sendable {
     func player(_ player: Player, didLearnDuration duration: Double)
     /// ``PlayerEvent/mediaLoaded(_:)``. Default: nothing.
     func player(_ player: Player, didLoad media: MediaInfo)
+    /// ``PlayerEvent/firstFrame``. Default: nothing.
+    func playerDidShowFirstFrame(_ player: Player)
     /// ``PlayerEvent/seekCompleted(position:)``. Default: nothing.
     func player(_ player: Player, didCompleteSeekAt position: Double?)
     /// ``PlayerEvent/bufferingProgress(percent:)``. Default: nothing.
@@ -59,6 +61,8 @@ extension PlayerDelegate {
     /// Does nothing.
     public func player(_ player: Player, didLoad media: MediaInfo) {}
     /// Does nothing.
+    public func playerDidShowFirstFrame(_ player: Player) {}
+    /// Does nothing.
     public func player(_ player: Player, didCompleteSeekAt position: Double?) {}
     /// Does nothing.
     public func player(_ player: Player, didUpdateBuffering percent: Double) {}
@@ -86,6 +90,7 @@ extension PlayerEvent {
         case .positionChanged(let position): delegate.player(player, didUpdatePosition: position)
         case .durationKnown(let duration): delegate.player(player, didLearnDuration: duration)
         case .mediaLoaded(let info): delegate.player(player, didLoad: info)
+        case .firstFrame: delegate.playerDidShowFirstFrame(player)
         case .seekCompleted(let position): delegate.player(player, didCompleteSeekAt: position)
         case .bufferingProgress(let percent): delegate.player(player, didUpdateBuffering: percent)
         case .volumeChanged(let volume): delegate.player(player, didChangeVolume: volume)

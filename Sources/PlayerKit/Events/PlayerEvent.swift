@@ -37,6 +37,10 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     case durationKnown(Double)
     /// The item loaded: duration, size and tracks. Follows the state change out of `loading`.
     case mediaLoaded(MediaInfo)
+    /// The item's first frame was decoded and presented (mpv's first playback restart after
+    /// loading; also when loaded paused, which leaves the player on that frame). The end of
+    /// "time to first frame".
+    case firstFrame
     /// A seek finished; the position where playback resumes, when known.
     case seekCompleted(position: Double?)
     /// Network cache fill while buffering, 0 to 100.
@@ -68,6 +72,8 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case durationKnown
         /// ``PlayerEvent/mediaLoaded(_:)``.
         case mediaLoaded
+        /// ``PlayerEvent/firstFrame``.
+        case firstFrame
         /// ``PlayerEvent/seekCompleted(position:)``.
         case seekCompleted
         /// ``PlayerEvent/bufferingProgress(percent:)``.
@@ -94,6 +100,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .positionChanged: return .positionChanged
         case .durationKnown: return .durationKnown
         case .mediaLoaded: return .mediaLoaded
+        case .firstFrame: return .firstFrame
         case .seekCompleted: return .seekCompleted
         case .bufferingProgress: return .bufferingProgress
         case .volumeChanged: return .volumeChanged
@@ -118,6 +125,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .durationKnown(let duration): return "durationKnown(\(String(format: "%.3f", duration)))"
         case .mediaLoaded(let info):
             return "mediaLoaded(\(info.title ?? info.source), \(info.videoSize?.description ?? "no video"), \(info.tracks.count) tracks)"
+        case .firstFrame: return "firstFrame"
         case .seekCompleted(let position): return "seekCompleted(\(position.map { String(format: "%.3f", $0) } ?? "?"))"
         case .bufferingProgress(let percent): return "bufferingProgress(\(percent)%)"
         case .volumeChanged(let volume): return "volumeChanged(\(volume))"

@@ -44,6 +44,8 @@ struct PlaybackModel: Sendable {
     private(set) var isPausedForCache = false
     private var hasPlayedSinceLoad = false
     private var seekInProgress = false
+    /// Set when an item starts; the first playback restart after it is the first frame.
+    private var awaitingFirstFrame = false
     private(set) var position: Double?
     private(set) var duration: Double?
     private(set) var volume: Double?
@@ -150,6 +152,7 @@ struct PlaybackModel: Sendable {
             phase = .loading
             hasPlayedSinceLoad = false
             seekInProgress = false
+            awaitingFirstFrame = true
             position = nil
             duration = nil
             lastReportedDuration = nil
@@ -183,6 +186,10 @@ struct PlaybackModel: Sendable {
         case .seek:
             seekInProgress = true
         case .playbackRestart:
+            if awaitingFirstFrame {
+                awaitingFirstFrame = false
+                outputs.append(.event(.firstFrame))
+            }
             if seekInProgress {
                 seekInProgress = false
                 outputs.append(.event(.seekCompleted(position: position)))

@@ -91,6 +91,7 @@ struct PlaybackModelTests {
         #expect(model.apply(.propertyChanged(observationID: 5, name: "volume", value: .double(50)), now: now).isEmpty)
         _ = model.apply(.startFile(entryID: 1), now: now)
         _ = model.apply(.fileLoaded, now: now)
+        #expect(events(model.apply(.playbackRestart, now: now)) == [.firstFrame])
         let start = now
         #expect(events(model.apply(.propertyChanged(observationID: 3, name: "time-pos", value: .double(0.1)), now: start))
             == [.positionChanged(0.1)])

@@ -8,11 +8,11 @@ import Synchronization
 /// (Benchmarks/run.py) runs it next to the C floor and python-mpv and writes the table.
 /// Build in release mode: `swift build -c release --product playerkit-bench`.
 @main
-struct PlayerKitBench: ParsableCommand {
+struct PlayerKitBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "playerkit-bench",
         abstract: "PlayerKit benchmarks (run through Benchmarks/run.py).",
-        subcommands: [RoundTrip.self, FanOut.self])
+        subcommands: [RoundTrip.self, FanOut.self, Decode.self, TimeToFirstFrame.self, EventRate.self, Memory.self, Cycles.self])
 }
 
 /// Percentiles of a list of microsecond figures, as the C and Python programs print them.
@@ -123,5 +123,184 @@ struct FanOut: ParsableCommand {
         tokens.forEach { $0.cancel() }
         print(String(format: "{\"deliveries_per_second\": %.0f, \"deliveries\": %d, \"seconds\": %.4f, \"subscribers\": %d, \"batch\": %d, \"immediate\": %@}",
                      Double(expected) / seconds, expected, seconds, subscribers, batch, immediate ? "true" : "false"))
+    }
+}
+
+// MARK: Workloads shared with Benchmarks/c/workloads.c and Benchmarks/python/workloads.py
+
+/// Headless, silent players on a bus of their own: the same options as the C and Python programs.
+func benchConfiguration(bus: PlayerEventBus, positionInterval: Duration = .milliseconds(250)) -> PlayerConfiguration {
+    var configuration = PlayerConfiguration(videoOutput: .none, audioOutput: .none)
+    configuration.eventBus = bus
+    configuration.positionUpdateInterval = positionInterval
+    return configuration
+}
+
+/// Process CPU time (user + system, all threads) in seconds.
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+        + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+}
+
+/// Resident memory in MB, from /proc/self/status.
+func residentMB() -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
+    }
+    return 0
+}
+
+func seconds(since start: DispatchTime) -> Double { microseconds(start, .now()) / 1e6 }
+
+/// Counts events of some kinds on a bus and lets a caller wait for a number of them.
+final class EventCounter: Sendable {
+    private let state = Locked<(count: Int, waiters: [(Int, CheckedContinuation<Void, Never>)])>((0, []))
+    private let subscription: PlayerSubscription
+
+    init(bus: PlayerEventBus, kinds: Set<PlayerEvent.Kind>) {
+        let state = self.state
+        subscription = bus.subscribe(to: .all, kinds: kinds, delivery: .immediate) { _ in
+            let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.count += 1
+                let count = state.count
+                let done = state.waiters.filter { $0.0 <= count }.map(\.1)
+                state.waiters.removeAll { $0.0 <= count }
+                return done
+            }
+            ready.forEach { $0.resume() }
+        }
+    }
+
+    var count: Int { state.withLock { $0.count } }
+
+    func reset() { state.withLock { $0.count = 0 } }
+
+    /// Returns once `target` events were counted.
+    func wait(for target: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = state.withLock { state -> Bool in
+                if state.count >= target { return true }
+                state.waiters.append((target, continuation))
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+}
+
+func makePlayers(_ count: Int, configuration: PlayerConfiguration, loop: Bool) throws -> [Player] {
+    try (0..<count).map { _ in
+        let player = try Player(configuration: configuration)
+        if loop { try player.setLoop(.forever) }
+        return player
+    }
+}
+
+func startLoading(_ players: [Player], media: String) {
+    for player in players { Task { _ = try? await player.load(MediaSource(media)) } }
+}
+
+/// N players play the clip to its end at once: CPU seconds and wall time.
+struct Decode: AsyncParsableCommand {
+    @Option var players = 1
+    @Option var media: String
+
+    func run() async throws {
+        let bus = PlayerEventBus(label: "decode")
+        let ended = EventCounter(bus: bus, kinds: [.itemEnded])
+        let created = try makePlayers(players, configuration: benchConfiguration(bus: bus), loop: false)
+        let cpu = cpuSeconds(), start = DispatchTime.now()
+        startLoading(created, media: media)
+        await ended.wait(for: players)
+        print(String(format: "{\"cpu_s\": %.3f, \"wall_s\": %.3f}", cpuSeconds() - cpu, seconds(since: start)))
+        for player in created { await player.shutdown() }
+    }
+}
+
+/// Create + load -> first frame, over several runs.
+struct TimeToFirstFrame: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "ttff")
+    @Option var runs = 30
+    @Option var media: String
+
+    func run() async throws {
+        let bus = PlayerEventBus(label: "ttff")
+        let firstFrames = EventCounter(bus: bus, kinds: [.firstFrame])
+        var times: [Double] = []
+        for run in 1...runs {
+            let start = DispatchTime.now()
+            let player = try Player(configuration: benchConfiguration(bus: bus))
+            startLoading([player], media: media)
+            await firstFrames.wait(for: run)
+            times.append(microseconds(start, .now()) / 1000)
+            await player.shutdown()
+        }
+        times.sort()
+        print(String(format: "{\"p50_ms\": %.2f, \"p99_ms\": %.2f}", times[times.count / 2], times[Int(Double(times.count) * 0.99)]))
+    }
+}
+
+/// Position events delivered per second with N looping players (every change reported).
+struct EventRate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "events")
+    @Option var players = 16
+    @Option var seconds: Double = 3
+    @Option var media: String
+
+    func run() async throws {
+        let bus = PlayerEventBus(label: "events")
+        let started = EventCounter(bus: bus, kinds: [.firstFrame])
+        let created = try makePlayers(players, configuration: benchConfiguration(bus: bus, positionInterval: .zero), loop: true)
+        startLoading(created, media: media)
+        await started.wait(for: players)
+        // A queue subscriber, as an app would have.
+        let delivered = Atomic<Int>(0)
+        let subscription = bus.subscribe(to: .all, kinds: [.positionChanged]) { _ in
+            delivered.add(1, ordering: .relaxed)
+        }
+        let cpu = cpuSeconds()
+        try await Task.sleep(for: .seconds(self.seconds))
+        let total = delivered.load(ordering: .relaxed)
+        print(String(format: "{\"events_per_second\": %.1f, \"cpu_s\": %.3f}", Double(total) / self.seconds, cpuSeconds() - cpu))
+        subscription.cancel()
+        for player in created { await player.shutdown() }
+    }
+}
+
+/// Resident memory added per playing player.
+struct Memory: AsyncParsableCommand {
+    @Option var players = 1
+    @Option var media: String
+
+    func run() async throws {
+        let bus = PlayerEventBus(label: "memory")
+        let started = EventCounter(bus: bus, kinds: [.firstFrame])
+        let before = residentMB()
+        let created = try makePlayers(players, configuration: benchConfiguration(bus: bus), loop: true)
+        startLoading(created, media: media)
+        await started.wait(for: players)
+        try await Task.sleep(for: .seconds(1))
+        print(String(format: "{\"rss_added_per_player_mb\": %.2f}", (residentMB() - before) / Double(players)))
+        for player in created { await player.shutdown() }
+    }
+}
+
+/// Create + shutdown cycles: time per cycle and memory growth after the first ten.
+struct Cycles: AsyncParsableCommand {
+    @Option var count = 200
+
+    func run() async throws {
+        let bus = PlayerEventBus(label: "cycles")
+        var warm = 0.0
+        let start = DispatchTime.now()
+        for index in 0..<count {
+            let player = try Player(configuration: benchConfiguration(bus: bus))
+            await player.shutdown()
+            if index == 9 { warm = residentMB() }
+        }
+        print(String(format: "{\"cycle_ms\": %.3f, \"rss_growth_mb\": %.2f}", microseconds(start, .now()) / 1000 / Double(count), residentMB() - warm))
     }
 }

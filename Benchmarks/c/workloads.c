@@ -1,0 +1,157 @@
+// The floor for the benchmark workloads: a plain C client of libmpv doing the same work as
+// playerkit-bench and Benchmarks/python/workloads.py. Each mode prints one JSON object.
+//   workloads decode PLAYERS MEDIA       N players play MEDIA to its end at once
+//   workloads ttff RUNS MEDIA            create + load -> first frame (playback restart)
+//   workloads events PLAYERS SECONDS MEDIA   time-pos changes delivered per second
+//   workloads memory PLAYERS MEDIA       resident memory added per playing player
+//   workloads cycles COUNT               create + destroy cycles: time and memory growth
+// Build: cc -O2 -o workloads workloads.c -lmpv -lpthread
+#include <locale.h>
+#include <mpv/client.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double cpu_s(void) {
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
+}
+
+static double rss_mb(void) {
+    FILE *status = fopen("/proc/self/status", "r");
+    char line[256];
+    double kb = 0;
+    while (status && fgets(line, sizeof line, status))
+        if (strncmp(line, "VmRSS:", 6) == 0) kb = atof(line + 6);
+    if (status) fclose(status);
+    return kb / 1024;
+}
+
+static int compare(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static sem_t wake;
+static void on_wakeup(void *context) { (void)context; sem_post(&wake); }
+
+// The options every implementation uses: headless, silent, no user configuration.
+static mpv_handle *create(int loop) {
+    setlocale(LC_NUMERIC, "C");
+    mpv_handle *h = mpv_create();
+    const char *options[][2] = {{"config", "no"}, {"terminal", "no"}, {"vo", "null"}, {"ao", "null"}, {"idle", "yes"},
+                                {"ytdl", "no"}, {"load-scripts", "no"}, {"hwdec", "no"}};
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) mpv_set_option_string(h, options[i][0], options[i][1]);
+    if (loop) mpv_set_option_string(h, "loop-file", "inf");
+    if (mpv_initialize(h) < 0) { fprintf(stderr, "initialize failed\n"); exit(1); }
+    mpv_set_wakeup_callback(h, on_wakeup, NULL);
+    return h;
+}
+
+static void load(mpv_handle *h, const char *media) {
+    const char *command[] = {"loadfile", media, NULL};
+    mpv_command(h, command);
+}
+
+// Waits until every handle produced event `id` once (or `count` events in total when each is 0).
+static void wait_all(mpv_handle **handles, int players, int id) {
+    int *seen = calloc(players, sizeof *seen), done = 0;
+    while (done < players) {
+        sem_wait(&wake);
+        for (int i = 0; i < players; i++) {
+            for (;;) {
+                mpv_event *e = mpv_wait_event(handles[i], 0);
+                if (e->event_id == MPV_EVENT_NONE) break;
+                if (e->event_id == id && !seen[i]) { seen[i] = 1; done++; }
+            }
+        }
+    }
+    free(seen);
+}
+
+int main(int argc, char **argv) {
+    sem_init(&wake, 0, 0);
+    if (argc < 3) { fprintf(stderr, "usage: see the file header\n"); return 2; }
+    const char *mode = argv[1];
+    if (!strcmp(mode, "decode")) {
+        int players = atoi(argv[2]);
+        mpv_handle **handles = calloc(players, sizeof *handles);
+        for (int i = 0; i < players; i++) handles[i] = create(0);
+        double cpu0 = cpu_s(), wall0 = now_s();
+        for (int i = 0; i < players; i++) load(handles[i], argv[3]);
+        wait_all(handles, players, MPV_EVENT_END_FILE);
+        printf("{\"cpu_s\": %.3f, \"wall_s\": %.3f}\n", cpu_s() - cpu0, now_s() - wall0);
+        for (int i = 0; i < players; i++) mpv_terminate_destroy(handles[i]);
+    } else if (!strcmp(mode, "ttff")) {
+        int runs = atoi(argv[2]);
+        double *ms = calloc(runs, sizeof *ms);
+        for (int r = 0; r < runs; r++) {
+            double start = now_s();
+            mpv_handle *h = create(0);
+            load(h, argv[3]);
+            wait_all(&h, 1, MPV_EVENT_PLAYBACK_RESTART);
+            ms[r] = (now_s() - start) * 1000;
+            mpv_terminate_destroy(h);
+        }
+        qsort(ms, runs, sizeof *ms, compare);
+        printf("{\"p50_ms\": %.2f, \"p99_ms\": %.2f}\n", ms[runs / 2], ms[(int)(runs * 0.99)]);
+    } else if (!strcmp(mode, "events")) {
+        int players = atoi(argv[2]);
+        double seconds = atof(argv[3]);
+        mpv_handle **handles = calloc(players, sizeof *handles);
+        for (int i = 0; i < players; i++) {
+            handles[i] = create(1);
+            mpv_observe_property(handles[i], 1, "time-pos", MPV_FORMAT_DOUBLE);
+            load(handles[i], argv[4]);
+        }
+        wait_all(handles, players, MPV_EVENT_PLAYBACK_RESTART);
+        long count = 0;
+        double cpu0 = cpu_s(), end = now_s() + seconds;
+        while (now_s() < end) {
+            sem_wait(&wake);
+            for (int i = 0; i < players; i++)
+                for (;;) {
+                    mpv_event *e = mpv_wait_event(handles[i], 0);
+                    if (e->event_id == MPV_EVENT_NONE) break;
+                    if (e->event_id == MPV_EVENT_PROPERTY_CHANGE) count++;
+                }
+        }
+        printf("{\"events_per_second\": %.1f, \"cpu_s\": %.3f}\n", count / seconds, cpu_s() - cpu0);
+        for (int i = 0; i < players; i++) mpv_terminate_destroy(handles[i]);
+    } else if (!strcmp(mode, "memory")) {
+        int players = atoi(argv[2]);
+        double before = rss_mb();
+        mpv_handle **handles = calloc(players, sizeof *handles);
+        for (int i = 0; i < players; i++) {
+            handles[i] = create(1);
+            load(handles[i], argv[3]);
+        }
+        wait_all(handles, players, MPV_EVENT_PLAYBACK_RESTART);
+        sleep(1);  // let every player reach its steady buffers
+        printf("{\"rss_added_per_player_mb\": %.2f}\n", (rss_mb() - before) / players);
+        for (int i = 0; i < players; i++) mpv_terminate_destroy(handles[i]);
+    } else if (!strcmp(mode, "cycles")) {
+        int count = atoi(argv[2]);
+        double warm = 0, start = now_s();
+        for (int i = 0; i < count; i++) {
+            mpv_terminate_destroy(create(0));
+            if (i == 9) warm = rss_mb();
+        }
+        printf("{\"cycle_ms\": %.3f, \"rss_growth_mb\": %.2f}\n", (now_s() - start) * 1000 / count, rss_mb() - warm);
+    } else {
+        fprintf(stderr, "unknown mode %s\n", mode);
+        return 2;
+    }
+    return 0;
+}

@@ -3,7 +3,7 @@
 export PATH := $(PATH):/opt/swift/usr/bin
 SWIFT ?= swift
 
-.PHONY: deps build demo test test-tsan bench media clean
+.PHONY: deps bench-deps build demo test test-tsan bench bench-quick media clean
 
 deps:
 	@Scripts/install-deps.sh
@@ -25,9 +25,16 @@ test-tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
 
-## Benchmarks against plain C and python-mpv (release build); rewrites Documentation/Performance.md.
-bench: deps
+bench-deps: deps
+	@Scripts/install-deps.sh --bench
+
+## Benchmarks against plain C and python-mpv (release build, a few minutes); rewrites Documentation/Performance.md.
+bench: bench-deps
 	Benchmarks/run.py --write
+
+## The short benchmark suite (under 2 minutes once built); prints one JSON object.
+bench-quick: bench-deps
+	@Benchmarks/run.py --quick
 
 ## Regenerates Media/ and Tests/Fixtures/ (needs ffmpeg; the results are committed).
 media:

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """PlayerKit's benchmark driver.
 
-Runs each workload three ways in the same run, interleaved round by round so that machine
-noise hits all of them alike: a plain C client of libmpv (the floor), PlayerKit (release
-build), and python-mpv (the peer). Prints a Markdown table and, with --write, puts it into
-Documentation/Performance.md between the BENCHMARK markers.
+Runs every workload three ways in the same run, interleaved so that machine noise hits all of
+them alike: a plain C client of libmpv (the floor, Benchmarks/c), PlayerKit (release build,
+Benchmarks/PlayerKitBench) and python-mpv (the peer, Benchmarks/python, installed into
+.build-bench/venv). When python-mpv cannot be installed its column says so and the rest runs.
 
-Usage: Benchmarks/run.py [--quick] [--write] [--rounds N]
+  Benchmarks/run.py --write     full suite (a few minutes); rewrites Documentation/Performance.md
+  Benchmarks/run.py --quick     short suite (under 2 minutes once built); prints one JSON object
 """
 import argparse
 import json
@@ -19,8 +20,9 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(ROOT, ".build-bench")
-MEDIA = os.path.join(ROOT, "Media", "clip-a.mp4")
+SMALL_CLIP = os.path.join(ROOT, "Media", "clip-a.mp4")
 DOC = os.path.join(ROOT, "Documentation", "Performance.md")
+IMPLEMENTATIONS = ("c", "playerkit", "python_mpv")
 
 
 def run(command, **kwargs):
@@ -31,29 +33,60 @@ def log(message):
     print(message, file=sys.stderr, flush=True)
 
 
-def build():
-    os.makedirs(WORK, exist_ok=True)
-    log("building playerkit-bench (release)...")
-    run(["swift", "build", "-c", "release", "--product", "playerkit-bench"], cwd=ROOT)
-    bin_dir = run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT).strip()
-    swift_bench = os.path.join(bin_dir, "playerkit-bench")
-    log("building the C floor...")
-    c_bench = os.path.join(WORK, "roundtrip")
-    run(["cc", "-O2", "-o", c_bench, os.path.join(ROOT, "Benchmarks", "c", "roundtrip.c"), "-lmpv"])
-    python = None
-    try:
-        venv = os.path.join(WORK, "venv")
-        if not os.path.exists(os.path.join(venv, "bin", "python")):
-            log("installing python-mpv into .build-bench/venv...")
-            run([sys.executable, "-m", "venv", venv])
-        run([os.path.join(venv, "bin", "pip"), "install", "-q", "python-mpv"])
-        python = os.path.join(venv, "bin", "python")
-    except (subprocess.CalledProcessError, OSError) as error:
-        log(f"python-mpv unavailable: {error}")
-    return swift_bench, c_bench, python
+class Tools:
+    """The three programs, built or installed."""
+
+    def __init__(self, clip_seconds):
+        os.makedirs(WORK, exist_ok=True)
+        log("building playerkit-bench (release)...")
+        run(["swift", "build", "-c", "release", "--product", "playerkit-bench"], cwd=ROOT)
+        bin_dir = run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT).strip()
+        self.swift = os.path.join(bin_dir, "playerkit-bench")
+        log("building the C floor...")
+        self.c_roundtrip = os.path.join(WORK, "roundtrip")
+        self.c_workloads = os.path.join(WORK, "workloads")
+        run(["cc", "-O2", "-o", self.c_roundtrip, os.path.join(ROOT, "Benchmarks", "c", "roundtrip.c"), "-lmpv"])
+        run(["cc", "-O2", "-o", self.c_workloads, os.path.join(ROOT, "Benchmarks", "c", "workloads.c"), "-lmpv", "-lpthread"])
+        self.python = None
+        try:
+            venv = os.path.join(WORK, "venv")
+            if not os.path.exists(os.path.join(venv, "bin", "python")):
+                log("installing python-mpv into .build-bench/venv...")
+                run([sys.executable, "-m", "venv", venv])
+            run([os.path.join(venv, "bin", "pip"), "install", "-q", "python-mpv"])
+            self.python = os.path.join(venv, "bin", "python")
+            self.python_mpv_version = run([self.python, "-c", "import importlib.metadata as m; print(m.version('python-mpv'))"]).strip()
+        except (subprocess.CalledProcessError, OSError) as error:
+            log(f"python-mpv unavailable: {error}")
+            self.python_mpv_version = "not installed"
+        self.clip = os.path.join(WORK, f"clip-720p30-{clip_seconds}s.mp4")
+        if not os.path.exists(self.clip):
+            log("making the 720p30 H.264 clip with ffmpeg...")
+            run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
+                 f"testsrc2=size=1280x720:rate=30:duration={clip_seconds}", "-c:v", "libx264", "-preset", "veryfast",
+                 "-pix_fmt", "yuv420p", self.clip])
+        self.clip_seconds = clip_seconds
+
+    def workload(self, implementation, mode, *arguments):
+        """Runs one workload; returns its JSON, or None when python-mpv is missing."""
+        if implementation == "c":
+            command = [self.c_workloads, mode, *map(str, arguments)]
+        elif implementation == "python_mpv":
+            if not self.python:
+                return None
+            command = [self.python, os.path.join(ROOT, "Benchmarks", "python", "workloads.py"), mode, *map(str, arguments)]
+        else:
+            names = {"decode": ["--players"], "ttff": ["--runs"], "events": ["--players", "--seconds"],
+                     "memory": ["--players"], "cycles": ["--count"]}[mode]
+            command = [self.swift, mode]
+            for name, value in zip(names, arguments):
+                command += [name, str(value)]
+            if len(arguments) > len(names):
+                command += ["--media", str(arguments[-1])]
+        return json.loads(run(command).strip().splitlines()[-1])
 
 
-def machine():
+def machine(tools):
     model = "unknown"
     try:
         with open("/proc/cpuinfo") as cpuinfo:
@@ -63,133 +96,180 @@ def machine():
                     break
     except OSError:
         pass
+
     def version(command):
         try:
             return run(command).strip().splitlines()[0]
         except (subprocess.CalledProcessError, OSError, IndexError):
             return "unknown"
     return {
-        "cpus": os.cpu_count(),
-        "cpu": model,
-        "kernel": platform.release(),
-        "libmpv": version(["dpkg-query", "-W", "-f=${Version}", "libmpv2"]) + " (client API "
-        + version(["pkg-config", "--modversion", "mpv"]) + ")",
-        "swift": version(["swift", "--version"]),
-        "python": platform.python_version(),
+        "cpus": os.cpu_count(), "cpu": model, "kernel": platform.release(),
+        "libmpv": version(["dpkg-query", "-W", "-f=${Version}", "libmpv2"]),
+        "swift": version(["swift", "--version"]), "python": platform.python_version(),
+        "python_mpv": tools.python_mpv_version,
     }
 
 
-def round_trip(tools, players, samples, rounds, gap_us):
-    swift_bench, c_bench, python = tools
-    swift = [swift_bench, "round-trip", "--players", str(players), "--samples", str(samples), "--media", MEDIA,
-             "--gap-us", str(gap_us)]
-    variants = {
-        "c": [c_bench, str(players), str(samples), MEDIA, str(gap_us)],
-        "playerkit_queue": swift,
-        "playerkit_immediate": swift + ["--immediate"],
-    }
-    if python:
-        variants["python_mpv"] = [python, os.path.join(ROOT, "Benchmarks", "python", "roundtrip.py"),
-                                  str(players), str(samples), MEDIA, str(gap_us)]
-    results = {name: [] for name in variants}
-    for index in range(rounds):
-        for name, command in variants.items():
-            log(f"round trip, {players} player(s), gap {gap_us} us, round {index + 1}/{rounds}: {name}")
-            results[name].append(json.loads(run(command).strip().splitlines()[-1]))
-    # The median over rounds of each percentile.
-    return {name: {key: statistics.median(r[key] for r in runs) for key in ("p50_us", "p99_us")}
-            for name, runs in results.items()}
+def median_of(runs, key):
+    values = [r[key] for r in runs if r is not None]
+    return statistics.median(values) if values else None
 
 
-# 0: samples back to back (threads hot); 500: each sample starts from a quiet machine.
-ROUND_TRIP_GAPS = (0, 500)
+def measure(tools, quick):
+    """Every workload, interleaved by implementation. Returns {figure: {implementation: value}}."""
+    rounds = 1 if quick else 2
+    figures = {}
 
-FAN_OUT_VARIANTS = {
-    "queue, 1 event per publish": [],
-    "queue, 4 events per publish": ["--batch", "4"],
-    "immediate, 1 event per publish": ["--immediate"],
-}
+    def record(name, values):
+        figures[name] = values
+
+    decode_players = (1, 16) if quick else (1, 4, 8, 16)
+    for players in decode_players:
+        runs = {i: [] for i in IMPLEMENTATIONS}
+        for index in range(rounds):
+            for implementation in IMPLEMENTATIONS:
+                log(f"decode, {players} player(s), round {index + 1}/{rounds}: {implementation}")
+                runs[implementation].append(tools.workload(implementation, "decode", players, tools.clip))
+        record(f"decode_cpu_per_player_second_n{players}",
+               {i: (median_of(r, "cpu_s") / (players * tools.clip_seconds)) if median_of(r, "cpu_s") else None for i, r in runs.items()})
+        record(f"decode_wall_over_media_time_n{players}",
+               {i: (median_of(r, "wall_s") / tools.clip_seconds) if median_of(r, "wall_s") else None for i, r in runs.items()})
+
+    ttff_runs = 10 if quick else 30
+    ttff = {i: tools.workload(i, "ttff", ttff_runs, tools.clip) for i in IMPLEMENTATIONS}
+    record("ttff_p50_ms", {i: r and r["p50_ms"] for i, r in ttff.items()})
+    record("ttff_p99_ms", {i: r and r["p99_ms"] for i, r in ttff.items()})
+
+    samples = 300 if quick else 2000
+    round_trip_rounds = 1 if quick else 5
+    for gap_us in (0, 500):
+        for players in (1, 16):
+            runs = {"c": [], "playerkit": [], "playerkit_immediate": [], "python_mpv": []}
+            for index in range(round_trip_rounds):
+                log(f"round trip, {players} player(s), gap {gap_us} us, round {index + 1}/{round_trip_rounds}")
+                swift = [tools.swift, "round-trip", "--players", str(players), "--samples", str(samples),
+                         "--media", SMALL_CLIP, "--gap-us", str(gap_us)]
+                runs["c"].append(json.loads(run([tools.c_roundtrip, str(players), str(samples), SMALL_CLIP, str(gap_us)])))
+                runs["playerkit"].append(json.loads(run(swift).strip().splitlines()[-1]))
+                runs["playerkit_immediate"].append(json.loads(run(swift + ["--immediate"]).strip().splitlines()[-1]))
+                if tools.python:
+                    runs["python_mpv"].append(json.loads(run([tools.python, os.path.join(ROOT, "Benchmarks", "python", "roundtrip.py"),
+                                                              str(players), str(samples), SMALL_CLIP, str(gap_us)]).strip()))
+            spacing = "back_to_back" if gap_us == 0 else "apart"
+            for percentile in ("p50_us", "p99_us"):
+                record(f"round_trip_{spacing}_n{players}_{percentile}", {i: median_of(r, percentile) for i, r in runs.items()})
+
+    seconds = 2 if quick else 5
+    events = {i: tools.workload(i, "events", 16, seconds, tools.clip) for i in IMPLEMENTATIONS}
+    record("events_per_second_n16", {i: r and r["events_per_second"] for i, r in events.items()})
+    record("events_cpu_s_per_second_n16", {i: r and r["cpu_s"] / seconds for i, r in events.items()})
+
+    for players in ((1, 16) if quick else (1, 8, 16)):
+        memory = {i: tools.workload(i, "memory", players, tools.clip) for i in IMPLEMENTATIONS}
+        record(f"rss_added_per_player_mb_n{players}", {i: r and r["rss_added_per_player_mb"] for i, r in memory.items()})
+
+    count = 50 if quick else 200
+    cycles = {i: tools.workload(i, "cycles", count) for i in IMPLEMENTATIONS}
+    record("cycle_ms", {i: r and r["cycle_ms"] for i, r in cycles.items()})
+    record(f"rss_growth_after_{count}_cycles_mb", {i: r and r["rss_growth_mb"] for i, r in cycles.items()})
+
+    for subscribers in (1, 10, 100):
+        events_count = (100_000 if subscribers == 1 else 1_000_000 // subscribers * 5) // (5 if quick else 1)
+        for label, extra in (("queue", []), ("queue_batch4", ["--batch", "4"]), ("immediate", ["--immediate"])):
+            values = []
+            for _ in range(1 if quick else 3):
+                output = run([tools.swift, "fan-out", "--subscribers", str(subscribers), "--events", str(events_count)] + extra)
+                values.append(json.loads(output)["deliveries_per_second"])
+            record(f"fan_out_{label}_deliveries_per_second_s{subscribers}", {"playerkit": statistics.median(values)})
+    return figures
 
 
-def fan_out(tools, subscribers, events, rounds):
-    swift_bench = tools[0]
-    figures = {name: [] for name in FAN_OUT_VARIANTS}
-    for index in range(rounds):
-        for name, extra in FAN_OUT_VARIANTS.items():
-            log(f"fan-out, {subscribers} subscriber(s), {name}, round {index + 1}/{rounds}")
-            output = run([swift_bench, "fan-out", "--subscribers", str(subscribers), "--events", str(events)] + extra)
-            figures[name].append(json.loads(output)["deliveries_per_second"])
-    return {name: statistics.median(values) for name, values in figures.items()}
+def with_ratios(figures):
+    """Adds playerkit_over_c and playerkit_over_python_mpv to every figure that has them."""
+    for values in figures.values():
+        playerkit = values.get("playerkit")
+        for other in ("c", "python_mpv"):
+            if playerkit is not None and values.get(other):
+                values[f"playerkit_over_{other}"] = round(playerkit / values[other], 3)
+    return figures
 
 
-def ratio(a, b):
-    return f"{a / b:.2f}x" if a and b else "n/a"
+LABELS = [
+    ("decode_cpu_per_player_second_n", "CPU seconds per player-second, {} playing 720p30 H.264", "{:.3f}"),
+    ("decode_wall_over_media_time_n", "wall time / media time, {} players (1.00 = real time)", "{:.3f}"),
+    ("ttff_p50_ms", "time to first frame p50 (ms)", "{:.1f}"),
+    ("ttff_p99_ms", "time to first frame p99 (ms)", "{:.1f}"),
+    ("round_trip_back_to_back_n", "round trip, back to back, {} (us)", "{:.1f}"),
+    ("round_trip_apart_n", "round trip, 500 us apart, {} (us)", "{:.1f}"),
+    ("events_per_second_n16", "position events delivered per second, 16 players", "{:.0f}"),
+    ("events_cpu_s_per_second_n16", "CPU seconds per second while delivering them", "{:.3f}"),
+    ("rss_added_per_player_mb_n", "resident memory added per player, {} (MB)", "{:.1f}"),
+    ("cycle_ms", "create + shutdown cycle (ms)", "{:.2f}"),
+    ("rss_growth_after_", "resident memory growth after the cycles (MB)", "{:+.2f}"),
+]
+
+
+def label(name):
+    for prefix, text, number in LABELS:
+        if name.startswith(prefix):
+            rest = name[len(prefix):]
+            detail = rest.replace("_p50_us", " p50").replace("_p99_us", " p99")
+            detail = re.sub(r"^(\d+)", lambda m: f"{m.group(1)} player{'s' if m.group(1) != '1' else ''}", detail)
+            return text.format(detail) if "{}" in text else text, number
+    return name, "{:.3g}"
+
+
+def table(figures, info, command):
+    def cell(value, number):
+        return number.format(value) if value is not None else "n/a"
+    lines = [
+        f"Measured with `{command}`. Machine: {info['cpus']} CPUs ({info['cpu']}), Linux {info['kernel']}; "
+        f"libmpv {info['libmpv']}; {info['swift']}; Python {info['python']}, python-mpv {info['python_mpv']}.",
+        "",
+        "| figure | plain C | PlayerKit | python-mpv | PlayerKit / C | PlayerKit / python-mpv |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, values in figures.items():
+        if name.startswith("fan_out"):
+            continue
+        text, number = label(name)
+        lines.append(f"| {text} | {cell(values.get('c'), number)} | {cell(values.get('playerkit'), number)} "
+                     f"| {cell(values.get('python_mpv'), number)} | {cell(values.get('playerkit_over_c'), '{:.2f}x')} "
+                     f"| {cell(values.get('playerkit_over_python_mpv'), '{:.2f}x')} |")
+        if "playerkit_immediate" in values:
+            lines.append(f"| ... with `.immediate` delivery | | {cell(values['playerkit_immediate'], number)} | "
+                         f"| {cell(values['playerkit_immediate'] / values['c'] if values.get('c') else None, '{:.2f}x')} "
+                         f"| {cell(values['playerkit_immediate'] / values['python_mpv'] if values.get('python_mpv') else None, '{:.2f}x')} |")
+    lines += ["", "Fan-out (bus only; no C or python-mpv counterpart), deliveries per second:", "",
+              "| subscribers | queue, 1 event per publish | queue, 4 events per publish | immediate |", "|---|---|---|---|"]
+    for subscribers in (1, 10, 100):
+        row = [figures[f"fan_out_{kind}_deliveries_per_second_s{subscribers}"]["playerkit"] for kind in ("queue", "queue_batch4", "immediate")]
+        lines.append(f"| {subscribers} | " + " | ".join(f"{value:,.0f}" for value in row) + " |")
+    return "\n".join(lines)
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="fewer samples and rounds")
+    parser.add_argument("--quick", action="store_true", help="the short suite; prints one JSON object")
     parser.add_argument("--write", action="store_true", help="rewrite the table in Documentation/Performance.md")
-    parser.add_argument("--rounds", type=int, default=None)
     arguments = parser.parse_args()
-    rounds = arguments.rounds or (1 if arguments.quick else 5)
-    samples = 500 if arguments.quick else 2000
-
-    tools = build()
-    info = machine()
-    figures = {"machine": info, "round_trip": {}, "fan_out": {}}
-    for gap_us in ROUND_TRIP_GAPS:
-        for players in (1, 16):
-            figures["round_trip"][(gap_us, players)] = round_trip(tools, players, samples, rounds, gap_us)
-    for subscribers in (1, 10, 100):
-        events = 100_000 if subscribers == 1 else (1_000_000 // subscribers) * (2 if arguments.quick else 5)
-        figures["fan_out"][subscribers] = fan_out(tools, subscribers, events, rounds)
-
-    command = "make bench" if not arguments.quick else "Benchmarks/run.py --quick"
-    lines = [
-        f"Measured with `{command}` (`Benchmarks/run.py`): {rounds} interleaved round(s), {samples} samples per run, "
-        "median over rounds of each percentile.",
-        "",
-        f"Machine: {info['cpus']} CPUs, {info['cpu']}, Linux {info['kernel']}; libmpv {info['libmpv']}; "
-        f"{info['swift']}; Python {info['python']}.",
-        "",
-        "### Property round trip: set `volume` -> the subscriber's handler runs with the change",
-        "",
-        "| samples | players | plain C p50 / p99 (us) | PlayerKit queue p50 / p99 | PlayerKit immediate p50 / p99 | python-mpv p50 / p99 "
-        "| PlayerKit / C (p50, queue; immediate) | python-mpv / PlayerKit (p50, queue; immediate) |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for (gap_us, players), row in figures["round_trip"].items():
-        c, queue, immediate = row["c"], row["playerkit_queue"], row["playerkit_immediate"]
-        python = row.get("python_mpv")
-        def cell(figure):
-            return f"{figure['p50_us']:.1f} / {figure['p99_us']:.1f}" if figure else "not installed"
-        lines.append(
-            f"| {'back to back' if gap_us == 0 else f'{gap_us} us apart'} | {players} | {cell(c)} | {cell(queue)} | {cell(immediate)} | {cell(python)} "
-            f"| {ratio(queue['p50_us'], c['p50_us'])}; {ratio(immediate['p50_us'], c['p50_us'])} "
-            f"| {ratio(python['p50_us'], queue['p50_us']) if python else 'n/a'}; "
-            f"{ratio(python['p50_us'], immediate['p50_us']) if python else 'n/a'} |")
-    lines += [
-        "",
-        "### Fan-out: events published on a bus -> every subscriber's handler, deliveries per second",
-        "",
-        "| subscribers | " + " | ".join(FAN_OUT_VARIANTS) + " |",
-        "|---|" + "---|" * len(FAN_OUT_VARIANTS),
-    ]
-    for subscribers, rates in figures["fan_out"].items():
-        lines.append(f"| {subscribers} | " + " | ".join(f"{rates[name]:,.0f}" for name in FAN_OUT_VARIANTS) + " |")
-    table = "\n".join(lines)
-    print(table)
-    figures["round_trip"] = {f"gap{gap}_players{players}": row for (gap, players), row in figures["round_trip"].items()}
-    print(json.dumps(figures, default=str), file=sys.stderr)
-
+    tools = Tools(clip_seconds=3 if arguments.quick else 8)
+    info = machine(tools)
+    figures = with_ratios(measure(tools, arguments.quick))
+    command = "make bench-quick" if arguments.quick else "make bench"
+    if arguments.quick:
+        print(json.dumps({"command": command, "machine": info, **figures}, indent=1))
+        return
+    text = table(figures, info, command)
+    print(text)
+    print(json.dumps({"machine": info, **figures}), file=sys.stderr)
     if arguments.write:
         with open(DOC) as document:
-            text = document.read()
-        text = re.sub(r"(<!-- BENCHMARK START -->\n).*?(\n<!-- BENCHMARK END -->)",
-                      lambda match: match.group(1) + table + match.group(2), text, flags=re.S)
+            content = document.read()
+        content = re.sub(r"(<!-- BENCHMARK START -->\n).*?(\n<!-- BENCHMARK END -->)",
+                         lambda match: match.group(1) + text + match.group(2), content, flags=re.S)
         with open(DOC, "w") as document:
-            document.write(text)
+            document.write(content)
         log(f"wrote {DOC}")
 
 

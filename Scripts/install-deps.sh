@@ -15,6 +15,13 @@ command -v pkg-config >/dev/null || missing+=(pkg-config)
 # Real X11 windows for the window tests: a virtual X server and xwininfo.
 command -v Xvfb >/dev/null || missing+=(xvfb)
 command -v xwininfo >/dev/null || missing+=(x11-utils)
+# For the benchmarks (--bench): a C compiler, ffmpeg for the 720p clip, and venv for python-mpv.
+if [ "${1:-}" = "--bench" ]; then
+  command -v cc >/dev/null || missing+=(gcc)
+  command -v ffmpeg >/dev/null || missing+=(ffmpeg)
+  python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
+  [ -e /usr/lib/x86_64-linux-gnu/libmpv.so.2 ] || [ -e /usr/lib/aarch64-linux-gnu/libmpv.so.2 ] || missing+=(libmpv2)
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive

@@ -82,27 +82,76 @@ struct PlaybackModelTests {
             == [.itemEnded(.stopped), .stateChanged(from: .playing, to: .idle)])
     }
 
-    @Test("initial property values set baselines; later changes are events; positions are rate-limited")
+    /// The requests of an output list, by property name.
+    private func requests(_ outputs: [PlaybackModel.Output]) -> [String: UInt64] {
+        var found: [String: UInt64] = [:]
+        for case .requestProperties(let list) in outputs {
+            for request in list { found[request.name] = request.replyID }
+        }
+        return found
+    }
+
+    @Test("initial property values set baselines; later changes are events")
     func propertyEvents() {
         var model = PlaybackModel(positionInterval: .milliseconds(250))
         #expect(model.apply(.propertyChanged(observationID: 5, name: "volume", value: .double(100)), now: now).isEmpty)
         #expect(events(model.apply(.propertyChanged(observationID: 5, name: "volume", value: .double(50)), now: now))
             == [.volumeChanged(50)])
         #expect(model.apply(.propertyChanged(observationID: 5, name: "volume", value: .double(50)), now: now).isEmpty)
+        #expect(!PlaybackModel.observedProperties(positionInterval: .milliseconds(250)).contains("time-pos"))
+        #expect(PlaybackModel.observedProperties(positionInterval: .zero).contains("time-pos"))
+    }
+
+    @Test("the position is polled once per interval while playing, and read at pause and seek")
+    func positionPolling() {
+        var model = PlaybackModel(positionInterval: .milliseconds(250))
+        _ = model.notePause(true)
         _ = model.apply(.startFile(entryID: 1), now: now)
         _ = model.apply(.fileLoaded, now: now)
-        #expect(events(model.apply(.playbackRestart, now: now)) == [.firstFrame])
-        let start = now
-        #expect(events(model.apply(.propertyChanged(observationID: 3, name: "time-pos", value: .double(0.1)), now: start))
-            == [.positionChanged(0.1)])
-        #expect(model.apply(.propertyChanged(observationID: 3, name: "time-pos", value: .double(0.2)), now: start + .milliseconds(100)).isEmpty)
-        #expect(events(model.apply(.propertyChanged(observationID: 3, name: "time-pos", value: .double(0.4)), now: start + .milliseconds(300)))
-            == [.positionChanged(0.4)])
-        #expect(model.position == 0.4)
-        // A seek reports completion and the new position at once.
-        _ = model.apply(.seek, now: start)
-        _ = model.apply(.propertyChanged(observationID: 3, name: "time-pos", value: .double(2)), now: start + .milliseconds(310))
-        #expect(events(model.apply(.playbackRestart, now: start + .milliseconds(320)))
+        // The first frame asks for the starting position.
+        let first = model.apply(.playbackRestart, now: now)
+        #expect(events(first) == [.firstFrame])
+        let start = requests(first)
+        #expect(Set(start.keys) == ["time-pos", "demuxer-cache-duration"])
+        #expect(events(model.apply(.propertyReply(replyID: start["time-pos"]!, error: 0, name: "time-pos", value: .double(0)), now: now))
+            == [.positionChanged(0)])
+        _ = model.apply(.propertyReply(replyID: start["demuxer-cache-duration"]!, error: 0, name: "demuxer-cache-duration", value: .double(3)), now: now)
+        #expect(model.cacheDuration == 3)
+        #expect(model.poll().isEmpty)  // ready (paused): nothing moves
+
+        _ = model.notePause(false)
+        let tick = requests(model.poll())
+        #expect(tick["time-pos"] != nil)
+        #expect(model.poll().isEmpty)  // the last answer is still pending
+        #expect(events(model.apply(.propertyReply(replyID: tick["time-pos"]!, error: 0, name: "time-pos", value: .double(0.25)), now: now))
+            == [.positionChanged(0.25)])
+        _ = model.apply(.propertyReply(replyID: tick["demuxer-cache-duration"]!, error: 0, name: "demuxer-cache-duration", value: .double(3)), now: now)
+
+        // Pausing reads where playback stopped.
+        let paused = model.notePause(true)
+        #expect(events(paused) == [.stateChanged(from: .playing, to: .paused)])
+        let stop = requests(paused)
+        #expect(events(model.apply(.propertyReply(replyID: stop["time-pos"]!, error: 0, name: "time-pos", value: .double(0.31)), now: now))
+            == [.positionChanged(0.31)])
+        #expect(model.position == 0.31)
+
+        // A seek completes once its landing position is read.
+        _ = model.apply(.seek, now: now)
+        let restart = model.apply(.playbackRestart, now: now)
+        #expect(events(restart).isEmpty)
+        let landing = requests(restart)
+        #expect(events(model.apply(.propertyReply(replyID: landing["time-pos"]!, error: 0, name: "time-pos", value: .double(2)), now: now))
             == [.seekCompleted(position: 2), .positionChanged(2)])
+    }
+
+    @Test("with a zero interval every observed position change is an event")
+    func everyPositionChange() {
+        var model = PlaybackModel(positionInterval: .zero)
+        _ = model.apply(.startFile(entryID: 1), now: now)
+        _ = model.apply(.fileLoaded, now: now)
+        for position in [0.1, 0.133, 0.166] {
+            #expect(events(model.apply(.propertyChanged(observationID: 13, name: "time-pos", value: .double(position)), now: now))
+                == [.positionChanged(position)])
+        }
     }
 }

@@ -232,6 +232,10 @@ struct PlaybackTests {
         #expect(info.duration.map { abs($0 - 4) < 0.05 } == true)
         #expect(await recorder.waitFor { if case .positionChanged(let p) = $0.event { return p > 0.3 }; return false } != nil)
         #expect(server.requestCount > 0)
+        // Position and cache are read together; after one more position report the cache
+        // answer of the earlier read has been applied too.
+        let mark = recorder.mark
+        #expect(await recorder.waitFor(after: mark) { if case .positionChanged = $0.event { return true }; return false } != nil)
         #expect(player.cacheDuration != nil)
     }
 

@@ -42,6 +42,9 @@ final class PlayerCore: Sendable {
     private let signal: WakeupSignal
     private let signalContext: Locked<Unmanaged<WakeupSignal>?>
     private let mpvLogger: Logger
+    /// Asks for position and cache once per position interval while playing (nil for a zero
+    /// interval, where they are observed instead). Runs on the pump queue.
+    private let pollTimer: RepeatingTimer?
 
     init(id: PlayerID, configuration: PlayerConfiguration) throws(PlayerError) {
         self.id = id
@@ -52,6 +55,8 @@ final class PlayerCore: Sendable {
         var logger = Logger(label: "PlayerKit.mpv")
         logger[metadataKey: "player"] = "\(id)"
         self.mpvLogger = logger
+        pollTimer = configuration.positionUpdateInterval > .zero
+            ? RepeatingTimer(interval: configuration.positionUpdateInterval, queue: pumpQueue) : nil
         let signal = WakeupSignal(queue: pumpQueue)
         self.signal = signal
         self.signalContext = Locked(nil)
@@ -59,7 +64,7 @@ final class PlayerCore: Sendable {
 
         try handle.withHandle { raw throws(PlayerError) in
             // Observed as nodes: mpv sends each in its native type (flag, int64, double, ...).
-            for (index, name) in PlaybackModel.observedProperties.enumerated() {
+            for (index, name) in PlaybackModel.observedProperties(positionInterval: configuration.positionUpdateInterval).enumerated() {
                 let status = mpv_observe_property(raw, UInt64(index + 1), name, MPV_FORMAT_NODE)
                 if status < 0 { throw .propertyNotFound(name: name) }
             }
@@ -79,6 +84,7 @@ final class PlayerCore: Sendable {
         signalContext.withLock { $0 = context }
         _ = handle.ifAlive { mpv_set_wakeup_callback($0, playerKitWakeup, context.toOpaque()) }
         signal.fire()
+        pollTimer?.start { [weak self] in self?.applyIntent { $0.poll() } }
     }
 
     // MARK: Event pump
@@ -270,7 +276,8 @@ final class PlayerCore: Sendable {
             context?.release()
             context = nil
         }
-        // 2. Wait for a drain in progress; none is scheduled after this.
+        // 2. Stop polling, and wait for a drain or poll in progress; none is scheduled after this.
+        pollTimer?.cancel()
         pumpQueue.sync {}
         // 3. Destroy the core (waits for API calls in flight; later calls throw).
         handle.destroy()

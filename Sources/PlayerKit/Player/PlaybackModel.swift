@@ -30,11 +30,21 @@ struct PlaybackModel: Sendable {
     }
 
     /// The properties the engine observes, by observation ID (the index + 1).
-    static let observedProperties: [String] = [
-        "pause", "paused-for-cache", "time-pos", "duration", "volume", "mute", "speed",
-        "cache-buffering-state", "demuxer-cache-duration", "width", "height", "media-title", "track-list",
-        "volume-max",
-    ]
+    ///
+    /// `time-pos` and `demuxer-cache-duration` change with every frame. Observing them would
+    /// wake the pump (and make libmpv refresh observed values) about 30 times a second per
+    /// player; instead ``poll()`` asks for them once per position interval while playing.
+    /// Only a zero interval ("every change") observes them.
+    static func observedProperties(positionInterval: Duration) -> [String] {
+        let base = [
+            "pause", "paused-for-cache", "duration", "volume", "mute", "speed", "cache-buffering-state",
+            "width", "height", "media-title", "track-list", "volume-max",
+        ]
+        return positionInterval == .zero ? base + ["time-pos", "demuxer-cache-duration"] : base
+    }
+
+    /// The properties ``poll()`` asks for.
+    static let polledProperties = ["time-pos", "demuxer-cache-duration"]
 
     let positionInterval: Duration
 
@@ -60,7 +70,10 @@ struct PlaybackModel: Sendable {
     private var height: Int?
     private(set) var mediaTitle: String?
     private(set) var tracks: [Track] = []
-    private var lastPositionReport: ContinuousClock.Instant?
+    /// Poll requests in flight: reply ID -> property name.
+    private var pollRequests: [UInt64: String] = [:]
+    /// The request whose `time-pos` answer completes the current seek.
+    private var seekPositionRequest: UInt64?
     private var lastReportedDuration: Double?
 
     /// The entry mpv is playing or opening.
@@ -139,6 +152,46 @@ struct PlaybackModel: Sendable {
         return outputs
     }
 
+    // MARK: Polling
+
+    /// Called once per position interval: while an item plays (or buffers), asks mpv for the
+    /// position and cache without blocking. Nothing when paused, idle, or an answer is pending.
+    mutating func poll() -> [Output] {
+        guard phase == .loaded, !isPaused || isPausedForCache, pollRequests.isEmpty else { return [] }
+        return [requestPolledProperties()]
+    }
+
+    private mutating func requestPolledProperties() -> Output {
+        var requests: [(replyID: UInt64, name: String)] = []
+        for name in Self.polledProperties {
+            let request = nextRequestID()
+            pollRequests[request] = name
+            requests.append((request, name))
+        }
+        return .requestProperties(requests)
+    }
+
+    private mutating func nextRequestID() -> UInt64 {
+        nextReplyID += 1
+        return nextReplyID
+    }
+
+    /// A polled (or, with a zero interval, observed) position or cache value.
+    private mutating func applyPolled(name: String, value: MPVValue) -> [Output] {
+        switch name {
+        case "time-pos":
+            let old = position
+            position = value.doubleValue
+            guard let position, position != old, phase == .loaded, !seekInProgress, seekPositionRequest == nil else { return [] }
+            return [.event(.positionChanged(position))]
+        case "demuxer-cache-duration":
+            cacheDuration = value.doubleValue
+        default:
+            break
+        }
+        return []
+    }
+
     // MARK: Events
 
     /// Applies one mpv event. `now` drives the position rate limit.
@@ -153,6 +206,8 @@ struct PlaybackModel: Sendable {
             hasPlayedSinceLoad = false
             seekInProgress = false
             awaitingFirstFrame = true
+            pollRequests = [:]
+            seekPositionRequest = nil
             position = nil
             duration = nil
             lastReportedDuration = nil
@@ -172,12 +227,23 @@ struct PlaybackModel: Sendable {
             infoRequests = [:]
             var requests: [(replyID: UInt64, name: String)] = []
             for name in ["duration", "track-list", "media-title", "path"] {
-                nextReplyID += 1
-                infoRequests[nextReplyID] = name
-                requests.append((nextReplyID, name))
+                let request = nextRequestID()
+                infoRequests[request] = name
+                requests.append((request, name))
             }
             outputs.append(.requestProperties(requests))
-        case .propertyReply(let replyID, let error, _, let value):
+        case .propertyReply(let replyID, let error, let name, let value):
+            if replyID == seekPositionRequest {
+                seekPositionRequest = nil
+                position = error < 0 ? position : value.doubleValue
+                outputs.append(.event(.seekCompleted(position: position)))
+                if let position { outputs.append(.event(.positionChanged(position))) }
+                break
+            }
+            if pollRequests.removeValue(forKey: replyID) != nil {
+                outputs += applyPolled(name: name, value: error < 0 ? .none : value)
+                break
+            }
             guard let name = infoRequests.removeValue(forKey: replyID) else { break }
             infoValues[name] = error < 0 ? MPVValue.none : value
             if infoRequests.isEmpty, let entryID = infoEntryID, entryID == currentEntryID {
@@ -189,14 +255,14 @@ struct PlaybackModel: Sendable {
             if awaitingFirstFrame {
                 awaitingFirstFrame = false
                 outputs.append(.event(.firstFrame))
+                if pollRequests.isEmpty { outputs.append(requestPolledProperties()) }  // the starting position
             }
             if seekInProgress {
+                // Completed once the landing position is known (one async read).
                 seekInProgress = false
-                outputs.append(.event(.seekCompleted(position: position)))
-                if let position {
-                    lastPositionReport = now
-                    outputs.append(.event(.positionChanged(position)))
-                }
+                let request = nextRequestID()
+                seekPositionRequest = request
+                outputs.append(.requestProperties([(request, "time-pos")]))
             }
         case .endFile(let entryID, let reason, let code):
             outputs += endFile(entryID: entryID, reason: reason, code: code)
@@ -212,12 +278,8 @@ struct PlaybackModel: Sendable {
             isPaused = value.boolValue ?? isPaused
         case "paused-for-cache":
             isPausedForCache = value.boolValue ?? false
-        case "time-pos":
-            position = value.doubleValue
-            guard let position, phase == .loaded, !seekInProgress else { return [] }
-            if let last = lastPositionReport, now - last < positionInterval { return [] }
-            lastPositionReport = now
-            return [.event(.positionChanged(position))]
+        case "time-pos", "demuxer-cache-duration":
+            return applyPolled(name: name, value: value)
         case "duration":
             duration = value.doubleValue
             if let duration, duration != lastReportedDuration, phase == .loaded {
@@ -239,8 +301,6 @@ struct PlaybackModel: Sendable {
             }
         case "volume-max":
             volumeMaximum = value.doubleValue
-        case "demuxer-cache-duration":
-            cacheDuration = value.doubleValue
         case "width":
             width = value.intValue.map(Int.init)
         case "height":
@@ -363,7 +423,10 @@ struct PlaybackModel: Sendable {
         guard derived != state else { return [] }
         let old = state
         state = derived
-        return [.event(.stateChanged(from: old, to: derived))]
+        var outputs: [Output] = [.event(.stateChanged(from: old, to: derived))]
+        // Paused: read where playback stopped, since polling rests while paused.
+        if derived == .paused, pollRequests.isEmpty { outputs.append(requestPolledProperties()) }
+        return outputs
     }
 }
 

@@ -196,7 +196,7 @@ def with_ratios(figures):
 
 LABELS = [
     ("decode_cpu_per_player_second_n", "CPU seconds per player-second, {} playing 720p30 H.264", "{:.3f}"),
-    ("decode_wall_over_media_time_n", "wall time / media time, {} players (1.00 = real time)", "{:.3f}"),
+    ("decode_wall_over_media_time_n", "wall time / media time, {} (1.00 = real time)", "{:.3f}"),
     ("ttff_p50_ms", "time to first frame p50 (ms)", "{:.1f}"),
     ("ttff_p99_ms", "time to first frame p99 (ms)", "{:.1f}"),
     ("round_trip_back_to_back_n", "round trip, back to back, {} (us)", "{:.1f}"),

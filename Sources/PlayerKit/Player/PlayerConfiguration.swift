@@ -60,8 +60,10 @@ public struct PlayerConfiguration: Sendable {
     public var audioOutput: AudioOutput = .system
     /// Whether to use hardware decoding (`hwdec=auto-safe`) at start. Default: false.
     public var hardwareDecoding = false
-    /// The shortest time between two ``PlayerEvent/positionChanged(_:)`` events while playing.
-    /// Default: 0.25 seconds. Zero reports every change mpv makes (about once a frame).
+    /// How often the position (and cache fill) is read while playing, and so the time between
+    /// two ``PlayerEvent/positionChanged(_:)`` events. Default: 0.25 seconds. It is also read at
+    /// the first frame, at pause and after each seek. Zero observes the position instead and
+    /// reports every change mpv makes (about once a frame), at a higher CPU cost.
     public var positionUpdateInterval: Duration = .milliseconds(250)
     /// The queue on which the delegate is called. PlayerKit wraps it in a serial queue that
     /// targets it, so per-player order holds even on a concurrent queue. Default nil: a

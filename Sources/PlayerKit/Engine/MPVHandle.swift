@@ -112,6 +112,17 @@ final class MPVHandle: @unchecked Sendable {
         }
     }
 
+    /// Sets a property without waiting for the core; the reply arrives as an event (ignored by
+    /// the pump). Requests on one handle are carried out in order, so a `loadfile` sent after it
+    /// sees the new value.
+    func setPropertyAsync(_ name: String, _ value: MPVValue) throws(PlayerError) {
+        try withHandle { handle throws(PlayerError) in
+            // mpv copies the value before returning.
+            let status = MPVNode.withNode(value) { mpv_set_property_async(handle, 0, name, MPV_FORMAT_NODE, $0) }
+            guard status >= 0 else { throw MPVHandle.propertyError(name: name, value: value, status: status) }
+        }
+    }
+
     /// Reads a property synchronously (blocks while the core is busy: never call from the pump).
     func property(_ name: String) throws(PlayerError) -> MPVValue {
         try withHandle { handle throws(PlayerError) in

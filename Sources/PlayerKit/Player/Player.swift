@@ -172,7 +172,11 @@ public final class Player: Sendable {
     @discardableResult
     public func load(_ source: MediaSource, startPaused: Bool = false) async throws(PlayerError) -> MediaInfo {
         let argument = try validate(source)
-        try setPause(startPaused)
+        // Not waited for: mpv applies it before the loadfile that follows (requests on one core
+        // run in order), and a fresh core is busy starting up, so a synchronous set would add
+        // milliseconds to the time to first frame.
+        try core.handle.setPropertyAsync("pause", .flag(startPaused))
+        core.applyIntent { $0.notePause(startPaused) }
         return try await core.load(arguments: ["loadfile", argument, "replace"], source: source.description).get()
     }
 

@@ -68,7 +68,7 @@ let package = Package(
         .executableTarget(
             name: "PlayerKitBench",
             dependencies: [
-                "PlayerKit",
+                "PlayerKit", "ExampleSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Benchmarks/PlayerKitBench",

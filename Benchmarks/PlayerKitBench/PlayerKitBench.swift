@@ -1,5 +1,6 @@
 import ArgumentParser
 import Dispatch
+import ExampleSupport
 import Foundation
 import PlayerKit
 import Synchronization
@@ -157,37 +158,17 @@ func seconds(since start: DispatchTime) -> Double { microseconds(start, .now()) 
 
 /// Counts events of some kinds on a bus and lets a caller wait for a number of them.
 final class EventCounter: Sendable {
-    private let state = Locked<(count: Int, waiters: [(Int, CheckedContinuation<Void, Never>)])>((0, []))
+    private let tally = Tally()
     private let subscription: PlayerSubscription
 
     init(bus: PlayerEventBus, kinds: Set<PlayerEvent.Kind>) {
-        let state = self.state
-        subscription = bus.subscribe(to: .all, kinds: kinds, delivery: .immediate) { _ in
-            let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-                state.count += 1
-                let count = state.count
-                let done = state.waiters.filter { $0.0 <= count }.map(\.1)
-                state.waiters.removeAll { $0.0 <= count }
-                return done
-            }
-            ready.forEach { $0.resume() }
-        }
+        let tally = self.tally
+        subscription = bus.subscribe(to: .all, kinds: kinds, delivery: .immediate) { _ in tally.increment() }
     }
-
-    var count: Int { state.withLock { $0.count } }
-
-    func reset() { state.withLock { $0.count = 0 } }
 
     /// Returns once `target` events were counted.
     func wait(for target: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = state.withLock { state -> Bool in
-                if state.count >= target { return true }
-                state.waiters.append((target, continuation))
-                return false
-            }
-            if done { continuation.resume() }
-        }
+        await tally.wait(for: target)
     }
 }
 

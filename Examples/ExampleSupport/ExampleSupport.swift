@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import PlayerKit
 
 /// What the example programs share: the shipped media, elapsed time, and the `--json` line format.
@@ -82,5 +83,42 @@ public struct JSONEventLine: Encodable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let data = try? encoder.encode(self) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// A counter that tasks can wait on: `await tally.wait(for: 3)` returns once ``increment()``
+/// was called three times. Used by the examples and benchmarks to wait for events, never by
+/// sleeping.
+public final class Tally: Sendable {
+    private let state = Mutex<(count: Int, waiters: [(target: Int, continuation: CheckedContinuation<Void, Never>)])>((0, []))
+
+    /// A tally at zero.
+    public init() {}
+
+    /// The current count.
+    public var count: Int { state.withLock { $0.count } }
+
+    /// Adds one and wakes the waiters whose target is reached.
+    public func increment() {
+        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.count += 1
+            let count = state.count
+            let done = state.waiters.filter { $0.target <= count }.map(\.continuation)
+            state.waiters.removeAll { $0.target <= count }
+            return done
+        }
+        ready.forEach { $0.resume() }
+    }
+
+    /// Returns once the count reached `target`.
+    public func wait(for target: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let reached = state.withLock { state -> Bool in
+                if state.count >= target { return true }
+                state.waiters.append((target, continuation))
+                return false
+            }
+            if reached { continuation.resume() }
+        }
     }
 }

@@ -75,13 +75,12 @@ final class Board: Sendable {
     private struct Content: Sendable {
         var rows: [PlayerID: Row] = [:]
         var lastRender = ContinuousClock.now - .seconds(1)
-        var shutDowns = 0
-        var shutDownWaiter: (count: Int, continuation: CheckedContinuation<Void, Never>)?
     }
 
     private let json: Bool
     private let start = ContinuousClock.now
     private let content = Mutex(Content())
+    private let shutDowns = Tally()
 
     init(json: Bool) {
         self.json = json
@@ -116,25 +115,12 @@ final class Board: Sendable {
     }
 
     private func countShutDown() {
-        let done = content.withLock { content -> CheckedContinuation<Void, Never>? in
-            content.shutDowns += 1
-            guard let waiter = content.shutDownWaiter, content.shutDowns >= waiter.count else { return nil }
-            content.shutDownWaiter = nil
-            return waiter.continuation
-        }
-        done?.resume()
+        shutDowns.increment()
     }
 
     /// Returns once the bus has reported `count` players shut down.
     func waitForShutDowns(_ count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let already = content.withLock { content -> Bool in
-                if content.shutDowns >= count { return true }
-                content.shutDownWaiter = (count, continuation)
-                return false
-            }
-            if already { continuation.resume() }
-        }
+        await shutDowns.wait(for: count)
     }
 
     func finish() {

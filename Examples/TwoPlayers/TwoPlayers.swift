@@ -96,7 +96,7 @@ struct TwoPlayers: AsyncParsableCommand {
 final class EventPrinter: PlayerDelegate {
     private let json: Bool
     private let start = ContinuousClock.now
-    private let endsSeen = Mutex<(count: Int, waiters: [(Int, CheckedContinuation<Void, Never>)])>((0, []))
+    private let endsSeen = Tally()
 
     init(json: Bool) {
         self.json = json
@@ -128,25 +128,11 @@ final class EventPrinter: PlayerDelegate {
     }
 
     private func noteEnd() {
-        let ready = endsSeen.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.count += 1
-            let count = state.count
-            let done = state.waiters.filter { $0.0 <= count }.map(\.1)
-            state.waiters.removeAll { $0.0 <= count }
-            return done
-        }
-        ready.forEach { $0.resume() }
+        endsSeen.increment()
     }
 
     /// Returns once `count` items have ended.
     func waitForEnds(count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = endsSeen.withLock { state -> Bool in
-                if state.count >= count { return true }
-                state.waiters.append((count, continuation))
-                return false
-            }
-            if now { continuation.resume() }
-        }
+        await endsSeen.wait(for: count)
     }
 }

@@ -25,6 +25,9 @@ struct TwoPlayers: AsyncParsableCommand {
     @Flag(help: "Play audio through the system output (default: silent).")
     var audio = false
 
+    @Option(help: "Embed the \"main\" player's video into this existing X11 window (decimal or 0x hex ID).")
+    var embedInto: String?
+
     @Option(help: "mpv video driver for --window: x11 (default), gpu, or auto for mpv's own choice.")
     var vo = "x11"
 
@@ -36,6 +39,14 @@ struct TwoPlayers: AsyncParsableCommand {
 
     func validate() throws {
         if let seconds, !(seconds > 0) { throw ValidationError("--seconds must be above 0, got \(seconds)") }
+        if let embedInto, Self.windowID(embedInto) == nil {
+            throw ValidationError("--embed-into needs an X11 window ID such as 0x200002 or 2097154, got \(embedInto)")
+        }
+    }
+
+    /// Parses "0x200002" or "2097154".
+    static func windowID(_ text: String) -> UInt64? {
+        text.lowercased().hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16) : UInt64(text)
     }
 
     func run() async throws {
@@ -51,6 +62,10 @@ struct TwoPlayers: AsyncParsableCommand {
         if window {
             mainConfiguration.extraOptions["geometry"] = "+40+40"
             otherConfiguration.extraOptions["geometry"] = "+400+40"
+        }
+        if let embedInto, let windowID = Self.windowID(embedInto) {
+            mainConfiguration.videoOutput = .embedded(x11WindowID: windowID)
+            mainConfiguration.videoDriver = vo == "auto" ? nil : vo
         }
         let main = try Player(id: "main", configuration: mainConfiguration, delegate: printer)
         let other = try Player(configuration: otherConfiguration, delegate: printer)

@@ -109,4 +109,52 @@ struct WindowExampleTests {
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
     }
+
+    @Test("two-players --embed-into draws the main player into an existing X11 window")
+    func twoPlayersEmbedded() throws {
+        let display = try VirtualDisplay()
+        defer { display.stop() }
+        // The app's window: an xmessage box, found by its unique name.
+        let name = "pkhost\(UInt32.random(in: 0...UInt32.max))"
+        let (host, _) = try ChildProcess.start(
+            URL(fileURLWithPath: try #require(VirtualDisplay.which("xmessage"))),
+            ["-geometry", "640x480+0+0", "-name", name, "host window"], environment: display.environment)
+        defer { host.terminate() }
+        var hostID: String?
+        for _ in 0..<100 where hostID == nil {  // xmessage maps its window shortly after start
+            if let info = try? display.run("xwininfo", ["-name", name]) {
+                hostID = info.split(separator: " ").first { $0.hasPrefix("0x") }.map(String.init)
+            }
+            if hostID == nil { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        let windowID = try #require(hostID, "the host window did not appear")
+
+        let (process, reader) = try ChildProcess.start(
+            ChildProcess.example("two-players"), ["--embed-into", windowID, "--json", "--seconds", "3"], environment: display.environment)
+        var pending = Data()
+        var moving = false
+        while !moving {
+            let chunk = reader.availableData
+            if chunk.isEmpty { break }
+            pending.append(chunk)
+            while let newline = pending.firstIndex(of: 10) {
+                let line = pending[pending.startIndex..<newline]
+                pending.removeSubrange(pending.startIndex...newline)
+                if let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any],
+                   object["player"] as? String == "main", object["event"] as? String == "positionChanged",
+                   (object["position"] as? Double ?? 0) > 0.5 {
+                    moving = true
+                }
+            }
+        }
+        #expect(moving)
+        // mpv's video window is a child of the app's window, not a top-level window.
+        let children = try display.run("xwininfo", ["-children", "-id", windowID])
+        #expect(children.contains("(\"x11\" \"mpv\")"), "no mpv window inside the host: \(children)")
+        let topLevel = try display.run("xwininfo", ["-root", "-children"])
+        #expect(!topLevel.contains("PlayerKit clip A"), "the main player opened a window of its own: \(topLevel)")
+        _ = reader.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
 }

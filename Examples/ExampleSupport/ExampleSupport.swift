@@ -49,6 +49,12 @@ public struct JSONEventLine: Encodable {
     public var error: String?
     /// Any other payload, as text.
     public var value: String?
+    /// Whether the player is fullscreen, on fullscreen changes.
+    public var fullscreen: Bool?
+    /// The policy's owner, on ownership changes ("" when nobody owns it).
+    public var owner: String?
+    /// The orientation, on orientation changes.
+    public var orientation: String?
 
     /// The line for `record`, `t` seconds after the start.
     public init(_ record: PlayerEventRecord, t: Double) {
@@ -73,6 +79,9 @@ public struct JSONEventLine: Encodable {
             reason = endReason.description
             if case .error(let failure) = endReason { error = failure.description }
         case .error(let failure): error = failure.description
+        case .fullscreenChanged(let isFullscreen): fullscreen = isFullscreen
+        case .fullscreenOwnershipChanged(let newOwner): owner = newOwner?.rawValue ?? ""
+        case .orientationChanged(let newOrientation): orientation = newOrientation.rawValue
         case .created, .shutDown, .firstFrame: break
         }
     }

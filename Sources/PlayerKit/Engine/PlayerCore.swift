@@ -146,6 +146,8 @@ final class PlayerCore: Sendable {
     private static func emit(_ state: inout State, _ outputs: [PlaybackModel.Output], id: PlayerID) -> Bool {
         let now = Date()
         for case .event(let event) in outputs {
+            // Once shutdown began, only the final shutDown event goes out: nothing follows it.
+            if state.isShutDown, event != .shutDown { continue }
             state.sequenceNumber += 1
             state.outbox.append(PlayerEventRecord(playerID: id, event: event, sequenceNumber: state.sequenceNumber, timestamp: now))
         }

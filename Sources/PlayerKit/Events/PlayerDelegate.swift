@@ -40,6 +40,12 @@ public protocol PlayerDelegate: AnyObject, Sendable {
     func player(_ player: Player, didEndItem reason: ItemEndReason)
     /// ``PlayerEvent/error(_:)``. Default: nothing.
     func player(_ player: Player, didFail error: PlayerError)
+    /// ``PlayerEvent/fullscreenOwnershipChanged(owner:)``. Default: nothing.
+    func player(_ player: Player, didChangeFullscreenOwner owner: PlayerID?)
+    /// ``PlayerEvent/fullscreenChanged(_:)``. Default: nothing.
+    func player(_ player: Player, didChangeFullscreen isFullscreen: Bool)
+    /// ``PlayerEvent/orientationChanged(_:)``. Default: nothing.
+    func player(_ player: Player, didSeeOrientation orientation: Orientation)
     /// ``PlayerEvent/created``: only reaches a delegate given to ``Player/init(id:configuration:delegate:)``.
     /// Default: nothing.
     func playerWasCreated(_ player: Player)
@@ -77,6 +83,12 @@ extension PlayerDelegate {
     /// Does nothing.
     public func player(_ player: Player, didFail error: PlayerError) {}
     /// Does nothing.
+    public func player(_ player: Player, didChangeFullscreenOwner owner: PlayerID?) {}
+    /// Does nothing.
+    public func player(_ player: Player, didChangeFullscreen isFullscreen: Bool) {}
+    /// Does nothing.
+    public func player(_ player: Player, didSeeOrientation orientation: Orientation) {}
+    /// Does nothing.
     public func playerWasCreated(_ player: Player) {}
     /// Does nothing.
     public func playerDidShutDown(_ player: Player) {}
@@ -98,6 +110,9 @@ extension PlayerEvent {
         case .speedChanged(let speed): delegate.player(player, didChangeSpeed: speed)
         case .itemEnded(let reason): delegate.player(player, didEndItem: reason)
         case .error(let error): delegate.player(player, didFail: error)
+        case .fullscreenOwnershipChanged(let owner): delegate.player(player, didChangeFullscreenOwner: owner)
+        case .fullscreenChanged(let fullscreen): delegate.player(player, didChangeFullscreen: fullscreen)
+        case .orientationChanged(let orientation): delegate.player(player, didSeeOrientation: orientation)
         case .created: delegate.playerWasCreated(player)
         case .shutDown: delegate.playerDidShutDown(player)
         }

@@ -55,6 +55,14 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     case itemEnded(ItemEndReason)
     /// Something failed; the error names what.
     case error(PlayerError)
+    /// The owner of this player's ``FullscreenPolicy`` changed: sent to the old and the new
+    /// owner, with the new owner's ID (nil when the policy became free).
+    case fullscreenOwnershipChanged(owner: PlayerID?)
+    /// The player entered (true) or left (false) fullscreen through its ``FullscreenPolicy``.
+    case fullscreenChanged(Bool)
+    /// The app (or an ``OrientationSource``) reported a new screen orientation; sent to the
+    /// policy's owner.
+    case orientationChanged(Orientation)
     /// The player shut down and its mpv core is destroyed. Always the last event of a player,
     /// also when it was dropped without ``Player/shutdown()``.
     case shutDown
@@ -88,6 +96,12 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case itemEnded
         /// ``PlayerEvent/error(_:)``.
         case error
+        /// ``PlayerEvent/fullscreenOwnershipChanged(owner:)``.
+        case fullscreenOwnershipChanged
+        /// ``PlayerEvent/fullscreenChanged(_:)``.
+        case fullscreenChanged
+        /// ``PlayerEvent/orientationChanged(_:)``.
+        case orientationChanged
         /// ``PlayerEvent/shutDown``.
         case shutDown
     }
@@ -108,6 +122,9 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .speedChanged: return .speedChanged
         case .itemEnded: return .itemEnded
         case .error: return .error
+        case .fullscreenOwnershipChanged: return .fullscreenOwnershipChanged
+        case .fullscreenChanged: return .fullscreenChanged
+        case .orientationChanged: return .orientationChanged
         case .shutDown: return .shutDown
         }
     }
@@ -133,6 +150,9 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .speedChanged(let speed): return "speedChanged(\(speed))"
         case .itemEnded(let reason): return "itemEnded(\(reason))"
         case .error(let error): return "error(\(error))"
+        case .fullscreenOwnershipChanged(let owner): return "fullscreenOwnershipChanged(\(owner?.rawValue ?? "none"))"
+        case .fullscreenChanged(let fullscreen): return "fullscreenChanged(\(fullscreen))"
+        case .orientationChanged(let orientation): return "orientationChanged(\(orientation))"
         case .shutDown: return "shutDown"
         }
     }

@@ -119,7 +119,7 @@ public final class PlayerEventBus: Sendable {
 
     /// Starts posting the main events of every player on this bus to `center`, under the
     /// names in ``PlayerNotification`` (state, position, media loaded, item ended, error,
-    /// created, shut down), with the player's ID under ``PlayerNotification/playerIDKey``.
+    /// fullscreen and fullscreen ownership, created, shut down), with the player's ID under ``PlayerNotification/playerIDKey``.
     ///
     /// Off by default: `NotificationCenter` calls observers synchronously on the posting thread
     /// and a process that does not observe should not pay for it. Notifications are posted on

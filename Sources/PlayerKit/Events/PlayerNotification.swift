@@ -32,6 +32,8 @@ public enum PlayerNotification {
         .mediaLoaded: .playerDidLoadMedia,
         .itemEnded: .playerDidEndItem,
         .error: .playerDidFail,
+        .fullscreenChanged: .playerDidChangeFullscreen,
+        .fullscreenOwnershipChanged: .playerDidChangeFullscreenOwnership,
         .shutDown: .playerDidShutDown,
     ]
 
@@ -60,6 +62,10 @@ extension Notification.Name {
     public static let playerDidEndItem = Notification.Name("PlayerKit.playerDidEndItem")
     /// A player reported an error (``PlayerEvent/error(_:)``).
     public static let playerDidFail = Notification.Name("PlayerKit.playerDidFail")
+    /// A player entered or left fullscreen (``PlayerEvent/fullscreenChanged(_:)``).
+    public static let playerDidChangeFullscreen = Notification.Name("PlayerKit.playerDidChangeFullscreen")
+    /// A fullscreen policy's owner changed (``PlayerEvent/fullscreenOwnershipChanged(owner:)``).
+    public static let playerDidChangeFullscreenOwnership = Notification.Name("PlayerKit.playerDidChangeFullscreenOwnership")
     /// A player shut down (``PlayerEvent/shutDown``).
     public static let playerDidShutDown = Notification.Name("PlayerKit.playerDidShutDown")
 }

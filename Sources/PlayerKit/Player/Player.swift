@@ -119,6 +119,12 @@ public final class Player: Sendable {
         fanOut.bus.events(for: id, kinds: kinds, bufferLimit: bufferLimit)
     }
 
+    /// Publishes events that happen outside mpv (fullscreen policy changes) through the
+    /// player's ordered pipeline, so they reach the delegate and the bus like any other.
+    func emit(_ events: [PlayerEvent]) {
+        core.applyIntent { _ in events.map { .event($0) } }
+    }
+
     // MARK: Read-out
 
     private func model<Value>(_ read: (PlaybackModel) -> Value) -> Value {

@@ -25,7 +25,7 @@ final class RecursiveLock: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+    func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()

@@ -180,10 +180,12 @@ struct PlaybackModel: Sendable {
     private mutating func applyPolled(name: String, value: MPVValue) -> [Output] {
         switch name {
         case "time-pos":
+            // Briefly unavailable (during a loop's wrap or a seek): keep the last known position.
+            guard let new = value.doubleValue else { return [] }
             let old = position
-            position = value.doubleValue
-            guard let position, position != old, phase == .loaded, !seekInProgress, seekPositionRequest == nil else { return [] }
-            return [.event(.positionChanged(position))]
+            position = new
+            guard new != old, phase == .loaded, !seekInProgress, seekPositionRequest == nil else { return [] }
+            return [.event(.positionChanged(new))]
         case "demuxer-cache-duration":
             cacheDuration = value.doubleValue
         default:

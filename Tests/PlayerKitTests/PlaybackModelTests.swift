@@ -4,7 +4,6 @@ import Testing
 /// The state machine alone, fed synthetic mpv events (pure logic: no core involved).
 @Suite("PlaybackModel")
 struct PlaybackModelTests {
-    private var now = ContinuousClock.now
 
     private func events(_ outputs: [PlaybackModel.Output]) -> [PlayerEvent] {
         outputs.compactMap { if case .event(let event) = $0 { return event } else { return nil } }
@@ -12,12 +11,12 @@ struct PlaybackModelTests {
 
     @Test("load paused, play, pause, end")
     func happyPath() {
-        var model = PlaybackModel(positionInterval: .zero)
-        _ = model.apply(.propertyChanged(observationID: 1, name: "pause", value: .flag(false)), now: now)
+        var model = PlaybackModel()
+        _ = model.apply(.propertyChanged(observationID: 1, name: "pause", value: .flag(false)))
         _ = model.notePause(true)
         #expect(model.awaitEntry(1, source: "a.mp4").isEmpty)
-        #expect(events(model.apply(.startFile(entryID: 1), now: now)) == [.stateChanged(from: .idle, to: .loading)])
-        let loaded = model.apply(.fileLoaded, now: now)
+        #expect(events(model.apply(.startFile(entryID: 1))) == [.stateChanged(from: .idle, to: .loading)])
+        let loaded = model.apply(.fileLoaded)
         #expect(events(loaded) == [.stateChanged(from: .loading, to: .ready)])
         guard case .requestProperties(let requests) = loaded.first else {
             Issue.record("no media-info request")
@@ -32,30 +31,30 @@ struct PlaybackModelTests {
                                               ("demux-w", .int(320)), ("demux-h", .int(240))])])
             default: .string("/a.mp4")
             }
-            resolved += model.apply(.propertyReply(replyID: request.replyID, error: 0, name: request.name, value: value), now: now)
+            resolved += model.apply(.propertyReply(replyID: request.replyID, error: 0, name: request.name, value: value))
         }
         let info = MediaInfo(source: "a.mp4", duration: 4, videoSize: VideoSize(width: 320, height: 240), title: "Clip",
                              tracks: [Track(id: 1, kind: .video, isSelected: true, videoSize: VideoSize(width: 320, height: 240))])
         #expect(resolved == [.event(.durationKnown(4)), .event(.mediaLoaded(info)), .loadResolved(entryID: 1, .success(info))])
 
-        #expect(events(model.apply(.playbackRestart, now: now)) == [.firstFrame])
-        #expect(events(model.apply(.playbackRestart, now: now)).isEmpty)  // once per item
+        #expect(events(model.apply(.playbackRestart)) == [.firstFrame])
+        #expect(events(model.apply(.playbackRestart)).isEmpty)  // once per item
         #expect(events(model.notePause(false)) == [.stateChanged(from: .ready, to: .playing)])
-        #expect(events(model.apply(.propertyChanged(observationID: 1, name: "pause", value: .flag(true)), now: now))
+        #expect(events(model.apply(.propertyChanged(observationID: 1, name: "pause", value: .flag(true))))
             == [.stateChanged(from: .playing, to: .paused)])
-        #expect(events(model.apply(.propertyChanged(observationID: 2, name: "paused-for-cache", value: .flag(true)), now: now))
+        #expect(events(model.apply(.propertyChanged(observationID: 2, name: "paused-for-cache", value: .flag(true))))
             == [.stateChanged(from: .paused, to: .buffering)])
-        _ = model.apply(.propertyChanged(observationID: 2, name: "paused-for-cache", value: .flag(false)), now: now)
-        #expect(events(model.apply(.endFile(entryID: 1, reason: .endOfFile, error: 0), now: now))
+        _ = model.apply(.propertyChanged(observationID: 2, name: "paused-for-cache", value: .flag(false)))
+        #expect(events(model.apply(.endFile(entryID: 1, reason: .endOfFile, error: 0)))
             == [.itemEnded(.finished), .stateChanged(from: .paused, to: .ended)])
     }
 
     @Test("a load error reports error, itemEnded(error), failed, and fails the waiter")
     func loadError() {
-        var model = PlaybackModel(positionInterval: .zero)
+        var model = PlaybackModel()
         _ = model.awaitEntry(7, source: "bad.mp4")
-        _ = model.apply(.startFile(entryID: 7), now: now)
-        let outputs = model.apply(.endFile(entryID: 7, reason: .error, error: -17), now: now)
+        _ = model.apply(.startFile(entryID: 7))
+        let outputs = model.apply(.endFile(entryID: 7, reason: .error, error: -17))
         let error = PlayerError.loadFailed(source: "bad.mp4", MPVError(code: -17, message: "unrecognized file format"))
         #expect(outputs == [
             .event(.error(error)), .event(.itemEnded(.error(error))), .loadResolved(entryID: 7, .failure(error)),
@@ -65,20 +64,20 @@ struct PlaybackModelTests {
 
     @Test("replace versus stop, and entries passed over")
     func endReasons() {
-        var model = PlaybackModel(positionInterval: .zero)
-        _ = model.apply(.startFile(entryID: 1), now: now)
-        _ = model.apply(.fileLoaded, now: now)
+        var model = PlaybackModel()
+        _ = model.apply(.startFile(entryID: 1))
+        _ = model.apply(.fileLoaded)
         model.noteReplacing()
-        #expect(events(model.apply(.endFile(entryID: 1, reason: .stop, error: 0), now: now)).first == .itemEnded(.replaced))
+        #expect(events(model.apply(.endFile(entryID: 1, reason: .stop, error: 0))).first == .itemEnded(.replaced))
         // Entry 2 was awaited but mpv went straight to entry 3.
         _ = model.awaitEntry(2, source: "two.mp4")
-        let skipped = model.apply(.startFile(entryID: 3), now: now)
+        let skipped = model.apply(.startFile(entryID: 3))
         #expect(skipped.contains(.loadResolved(entryID: 2, .failure(.loadCancelled(source: "two.mp4")))))
-        _ = model.apply(.fileLoaded, now: now)
+        _ = model.apply(.fileLoaded)
         // A refused replacement (no next item) does not turn a later stop into "replaced".
         model.noteReplacing()
         model.noteReplacementFailed()
-        #expect(events(model.apply(.endFile(entryID: 3, reason: .stop, error: 0), now: now))
+        #expect(events(model.apply(.endFile(entryID: 3, reason: .stop, error: 0)))
             == [.itemEnded(.stopped), .stateChanged(from: .playing, to: .idle)])
     }
 
@@ -93,29 +92,29 @@ struct PlaybackModelTests {
 
     @Test("initial property values set baselines; later changes are events")
     func propertyEvents() {
-        var model = PlaybackModel(positionInterval: .milliseconds(250))
-        #expect(model.apply(.propertyChanged(observationID: 5, name: "volume", value: .double(100)), now: now).isEmpty)
-        #expect(events(model.apply(.propertyChanged(observationID: 5, name: "volume", value: .double(50)), now: now))
+        var model = PlaybackModel()
+        #expect(model.apply(.propertyChanged(observationID: 5, name: "volume", value: .double(100))).isEmpty)
+        #expect(events(model.apply(.propertyChanged(observationID: 5, name: "volume", value: .double(50))))
             == [.volumeChanged(50)])
-        #expect(model.apply(.propertyChanged(observationID: 5, name: "volume", value: .double(50)), now: now).isEmpty)
+        #expect(model.apply(.propertyChanged(observationID: 5, name: "volume", value: .double(50))).isEmpty)
         #expect(!PlaybackModel.observedProperties(positionInterval: .milliseconds(250)).contains("time-pos"))
         #expect(PlaybackModel.observedProperties(positionInterval: .zero).contains("time-pos"))
     }
 
     @Test("the position is polled once per interval while playing, and read at pause and seek")
     func positionPolling() {
-        var model = PlaybackModel(positionInterval: .milliseconds(250))
+        var model = PlaybackModel()
         _ = model.notePause(true)
-        _ = model.apply(.startFile(entryID: 1), now: now)
-        _ = model.apply(.fileLoaded, now: now)
+        _ = model.apply(.startFile(entryID: 1))
+        _ = model.apply(.fileLoaded)
         // The first frame asks for the starting position.
-        let first = model.apply(.playbackRestart, now: now)
+        let first = model.apply(.playbackRestart)
         #expect(events(first) == [.firstFrame])
         let start = requests(first)
         #expect(Set(start.keys) == ["time-pos", "demuxer-cache-duration"])
-        #expect(events(model.apply(.propertyReply(replyID: start["time-pos"]!, error: 0, name: "time-pos", value: .double(0)), now: now))
+        #expect(events(model.apply(.propertyReply(replyID: start["time-pos"]!, error: 0, name: "time-pos", value: .double(0))))
             == [.positionChanged(0)])
-        _ = model.apply(.propertyReply(replyID: start["demuxer-cache-duration"]!, error: 0, name: "demuxer-cache-duration", value: .double(3)), now: now)
+        _ = model.apply(.propertyReply(replyID: start["demuxer-cache-duration"]!, error: 0, name: "demuxer-cache-duration", value: .double(3)))
         #expect(model.cacheDuration == 3)
         #expect(model.poll().isEmpty)  // ready (paused): nothing moves
 
@@ -123,34 +122,34 @@ struct PlaybackModelTests {
         let tick = requests(model.poll())
         #expect(tick["time-pos"] != nil)
         #expect(model.poll().isEmpty)  // the last answer is still pending
-        #expect(events(model.apply(.propertyReply(replyID: tick["time-pos"]!, error: 0, name: "time-pos", value: .double(0.25)), now: now))
+        #expect(events(model.apply(.propertyReply(replyID: tick["time-pos"]!, error: 0, name: "time-pos", value: .double(0.25))))
             == [.positionChanged(0.25)])
-        _ = model.apply(.propertyReply(replyID: tick["demuxer-cache-duration"]!, error: 0, name: "demuxer-cache-duration", value: .double(3)), now: now)
+        _ = model.apply(.propertyReply(replyID: tick["demuxer-cache-duration"]!, error: 0, name: "demuxer-cache-duration", value: .double(3)))
 
         // Pausing reads where playback stopped.
         let paused = model.notePause(true)
         #expect(events(paused) == [.stateChanged(from: .playing, to: .paused)])
         let stop = requests(paused)
-        #expect(events(model.apply(.propertyReply(replyID: stop["time-pos"]!, error: 0, name: "time-pos", value: .double(0.31)), now: now))
+        #expect(events(model.apply(.propertyReply(replyID: stop["time-pos"]!, error: 0, name: "time-pos", value: .double(0.31))))
             == [.positionChanged(0.31)])
         #expect(model.position == 0.31)
 
         // A seek completes once its landing position is read.
-        _ = model.apply(.seek, now: now)
-        let restart = model.apply(.playbackRestart, now: now)
+        _ = model.apply(.seek)
+        let restart = model.apply(.playbackRestart)
         #expect(events(restart).isEmpty)
         let landing = requests(restart)
-        #expect(events(model.apply(.propertyReply(replyID: landing["time-pos"]!, error: 0, name: "time-pos", value: .double(2)), now: now))
+        #expect(events(model.apply(.propertyReply(replyID: landing["time-pos"]!, error: 0, name: "time-pos", value: .double(2))))
             == [.seekCompleted(position: 2), .positionChanged(2)])
     }
 
     @Test("with a zero interval every observed position change is an event")
     func everyPositionChange() {
-        var model = PlaybackModel(positionInterval: .zero)
-        _ = model.apply(.startFile(entryID: 1), now: now)
-        _ = model.apply(.fileLoaded, now: now)
+        var model = PlaybackModel()
+        _ = model.apply(.startFile(entryID: 1))
+        _ = model.apply(.fileLoaded)
         for position in [0.1, 0.133, 0.166] {
-            #expect(events(model.apply(.propertyChanged(observationID: 13, name: "time-pos", value: .double(position)), now: now))
+            #expect(events(model.apply(.propertyChanged(observationID: 13, name: "time-pos", value: .double(position))))
                 == [.positionChanged(position)])
         }
     }

@@ -49,7 +49,7 @@ final class PlayerCore: Sendable {
     init(id: PlayerID, configuration: PlayerConfiguration) throws(PlayerError) {
         self.id = id
         self.handle = try MPVHandle(playerID: id, options: configuration.mpvOptions)
-        self.state = Locked(State(model: PlaybackModel(positionInterval: configuration.positionUpdateInterval)))
+        self.state = Locked(State(model: PlaybackModel()))
         self.pumpQueue = DispatchQueue(label: "PlayerKit.pump.\(id)")
         self.teardownQueue = DispatchQueue(label: "PlayerKit.teardown.\(id)")
         var logger = Logger(label: "PlayerKit.mpv")
@@ -106,10 +106,10 @@ final class PlayerCore: Sendable {
             case .commandReply(let replyID, let error, let result):
                 update { state in
                     Self.loadReply(&state, replyID: replyID, error: error, result: result)
-                        + state.model.apply(event, now: .now)
+                        + state.model.apply(event)
                 }
             default:
-                update { $0.model.apply(event, now: .now) }
+                update { $0.model.apply(event) }
             }
         }
     }

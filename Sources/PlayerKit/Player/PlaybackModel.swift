@@ -46,8 +46,6 @@ struct PlaybackModel: Sendable {
     /// The properties ``poll()`` asks for.
     static let polledProperties = ["time-pos", "demuxer-cache-duration"]
 
-    let positionInterval: Duration
-
     private(set) var phase: Phase = .idle
     private(set) var state: PlayerState = .idle
     private(set) var isPaused = false
@@ -92,11 +90,8 @@ struct PlaybackModel: Sendable {
     private var infoValues: [String: MPVValue] = [:]
     private var nextReplyID: UInt64
 
-    /// - Parameters:
-    ///   - positionInterval: the minimum time between two position events.
-    ///   - firstReplyID: the first reply ID the model may use for its own requests.
-    init(positionInterval: Duration, firstReplyID: UInt64 = 1 << 48) {
-        self.positionInterval = positionInterval
+    /// - Parameter firstReplyID: the first reply ID the model may use for its own requests.
+    init(firstReplyID: UInt64 = 1 << 48) {
         self.nextReplyID = firstReplyID
     }
 
@@ -196,12 +191,12 @@ struct PlaybackModel: Sendable {
 
     // MARK: Events
 
-    /// Applies one mpv event. `now` drives the position rate limit.
-    mutating func apply(_ event: MPVEvent, now: ContinuousClock.Instant) -> [Output] {
+    /// Applies one mpv event.
+    mutating func apply(_ event: MPVEvent) -> [Output] {
         var outputs: [Output] = []
         switch event {
         case .propertyChanged(_, let name, let value):
-            outputs += applyProperty(name: name, value: value, now: now)
+            outputs += applyProperty(name: name, value: value)
         case .startFile(let entryID):
             currentEntryID = entryID
             phase = .loading
@@ -274,7 +269,7 @@ struct PlaybackModel: Sendable {
         return outputs + refreshState()
     }
 
-    private mutating func applyProperty(name: String, value: MPVValue, now: ContinuousClock.Instant) -> [Output] {
+    private mutating func applyProperty(name: String, value: MPVValue) -> [Output] {
         switch name {
         case "pause":
             isPaused = value.boolValue ?? isPaused

@@ -120,14 +120,16 @@ struct WindowExampleTests {
             URL(fileURLWithPath: try #require(VirtualDisplay.which("xmessage"))),
             ["-geometry", "640x480+0+0", "-name", name, "host window"], environment: display.environment)
         defer { host.terminate() }
+        // Wait (up to 30 s, for a loaded CI machine) until the X server knows the host window.
         var hostID: String?
-        for _ in 0..<100 where hostID == nil {  // xmessage maps its window shortly after start
+        let deadline = ContinuousClock.now + .seconds(30)
+        while hostID == nil, ContinuousClock.now < deadline, host.isRunning {
             if let info = try? display.run("xwininfo", ["-name", name]) {
                 hostID = info.split(separator: " ").first { $0.hasPrefix("0x") }.map(String.init)
             }
             if hostID == nil { Thread.sleep(forTimeInterval: 0.05) }
         }
-        let windowID = try #require(hostID, "the host window did not appear")
+        let windowID = try #require(hostID, "the host window did not appear (xmessage running: \(host.isRunning))")
 
         let (process, reader) = try ChildProcess.start(
             ChildProcess.example("two-players"), ["--embed-into", windowID, "--json", "--seconds", "3"], environment: display.environment)

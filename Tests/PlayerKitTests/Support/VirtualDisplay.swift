@@ -5,15 +5,16 @@ final class VirtualDisplay: Sendable {
     let display: String
     private let process: Process
 
-    /// Starts Xvfb on a free display number and waits (up to 10 s) until it answers.
-    init() throws {
+    /// Starts Xvfb on a free display number with one screen of `size` ("WIDTHxHEIGHT") and
+    /// waits (up to 10 s) until it answers.
+    init(size: String = "1280x720") throws {
         guard let xvfb = VirtualDisplay.which("Xvfb") else { throw VirtualDisplayError.notInstalled("Xvfb") }
         var number = 90 + Int.random(in: 0..<400)
         while FileManager.default.fileExists(atPath: "/tmp/.X\(number)-lock") { number += 1 }
         display = ":\(number)"
         process = Process()
         process.executableURL = URL(fileURLWithPath: xvfb)
-        process.arguments = [display, "-screen", "0", "1280x720x24", "-nolisten", "tcp"]
+        process.arguments = [display, "-screen", "0", "\(size)x24", "-nolisten", "tcp"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "PlayerKit", targets: ["PlayerKit"]),
         .executable(name: "two-players", targets: ["TwoPlayers"]),
         .executable(name: "player-monitor", targets: ["PlayerMonitor"]),
+        .executable(name: "fullscreen-policy", targets: ["FullscreenPolicy"]),
         .executable(name: "playerkit-bench", targets: ["PlayerKitBench"]),
     ],
     dependencies: [
@@ -64,6 +65,16 @@ let package = Package(
             exclude: ["README.md"],
             swiftSettings: strictSettings
         ),
+        .executableTarget(
+            name: "FullscreenPolicy",
+            dependencies: [
+                "PlayerKit", "ExampleSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/FullscreenPolicy",
+            exclude: ["README.md"],
+            swiftSettings: strictSettings
+        ),
         // Benchmarks: PlayerKit's side; Benchmarks/run.py runs it next to plain C and python-mpv.
         .executableTarget(
             name: "PlayerKitBench",
@@ -76,7 +87,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PlayerKitTests",
-            dependencies: ["PlayerKit", "TwoPlayers", "PlayerMonitor"],
+            dependencies: ["PlayerKit", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy"],
             swiftSettings: strictSettings
         ),
     ]

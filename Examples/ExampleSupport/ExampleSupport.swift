@@ -19,16 +19,17 @@ public enum ExampleSupport {
         return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
-    /// Writes one line to standard output and flushes it, so each line arrives at once even
-    /// when the output is a pipe (`| jq`).
+    /// Writes one line to standard output at once, with one write(2) and no stdio buffer, so
+    /// each line arrives whole even when the output is a pipe (`| jq`). (Flushing stdio with
+    /// `fflush(nil)` instead would also lock stdin, and deadlock with a blocked `readLine()`.)
+    /// Examples print every line through here, so lines keep their order.
     public static func printLine(_ line: String) {
-        print(line)
-        fflush(nil)
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 }
 
 /// One line of `--json` output: `player`, `event`, `t`, and the event's own fields.
-public struct JSONEventLine: Encodable {
+public struct JSONEventLine: Encodable, Sendable {
     /// The player's ID.
     public let player: String
     /// The event's name (``PlayerEvent/name``).
@@ -55,6 +56,18 @@ public struct JSONEventLine: Encodable {
     public var owner: String?
     /// The orientation, on orientation changes.
     public var orientation: String?
+    /// The number of a scripted step, on the lines an example prints about its script.
+    public var step: Int?
+    /// What a scripted step does, e.g. "right claims the policy".
+    public var action: String?
+
+    /// A line that is not a player event (a script step, a status read-out): `player`,
+    /// `event` and `t` only; set the other fields as needed.
+    public init(player: String, event: String, t: Double) {
+        self.player = player
+        self.event = event
+        self.t = (t * 1000).rounded() / 1000
+    }
 
     /// The line for `record`, `t` seconds after the start.
     public init(_ record: PlayerEventRecord, t: Double) {

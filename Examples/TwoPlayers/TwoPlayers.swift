@@ -69,7 +69,7 @@ struct TwoPlayers: AsyncParsableCommand {
         }
         let main = try Player(id: "main", configuration: mainConfiguration, delegate: printer)
         let other = try Player(configuration: otherConfiguration, delegate: printer)
-        if !json { print("players: \(main.id) and \(other.id)") }
+        if !json { ExampleSupport.printLine("players: \(main.id) and \(other.id)") }
 
         let sources = [mainMedia ?? ExampleSupport.shippedMedia("clip-a.mp4"), otherMedia ?? ExampleSupport.shippedMedia("clip-b.mp4")]
         var failures = 0
@@ -102,7 +102,6 @@ struct TwoPlayers: AsyncParsableCommand {
         ended.cancel()
         await main.shutdown()
         await other.shutdown()
-        printer.flush()
         if failures > 0 { throw ExitCode(1) }
     }
 }
@@ -126,10 +125,6 @@ final class EventPrinter: PlayerDelegate {
 
     func report(error: PlayerError, player: PlayerID) {
         emit(PlayerEventRecord(playerID: player, event: .error(error), sequenceNumber: 0, timestamp: Date()))
-    }
-
-    func flush() {
-        fflush(nil)  // all output streams
     }
 
     private func emit(_ record: PlayerEventRecord) {

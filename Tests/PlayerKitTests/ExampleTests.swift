@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Testing
 
@@ -158,5 +159,138 @@ struct WindowExampleTests {
         _ = reader.readDataToEndOfFile()
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
+    }
+}
+
+@Suite("fullscreen-policy example")
+struct FullscreenPolicyExampleTests {
+    /// The expected fullscreen player after each of the example's fifteen steps (nil: nobody).
+    static let expectedFullscreen: [Int: String?] = [
+        1: nil, 2: nil, 3: "center", 4: "center", 5: "center", 6: nil, 7: "center", 8: "right",
+        9: "right", 10: nil, 11: "right", 12: nil, 13: nil, 14: "left", 15: nil,
+    ]
+
+    @Test("fullscreen-policy --json: fullscreen is only ever true for the owning player")
+    func onlyTheOwner() throws {
+        let (status, output) = try ChildProcess.run(
+            ChildProcess.example("fullscreen-policy"), ["--json", "--step-seconds", "0"])
+        #expect(status == 0)
+        let objects = try output.split(separator: "\n").map {
+            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        for object in objects {
+            #expect(object["player"] is String && object["event"] is String && object["t"] is Double, "\(object)")
+        }
+        // Status lines: mpv's own fullscreen property of every live player after each step.
+        let statuses = objects.filter { $0["event"] as? String == "status" }
+        let byStep = Dictionary(grouping: statuses) { $0["step"] as? Int ?? 0 }
+        #expect(byStep.keys.sorted() == Array(1...15))
+        for (step, lines) in byStep {
+            let fullscreen = lines.filter { $0["fullscreen"] as? Bool == true }.compactMap { $0["player"] as? String }
+            #expect(fullscreen.count <= 1, "step \(step): \(fullscreen)")
+            for line in lines where line["fullscreen"] as? Bool == true {
+                #expect(line["player"] as? String == line["owner"] as? String, "step \(step): \(line)")
+            }
+            #expect(fullscreen.first == Self.expectedFullscreen[step] ?? nil, "step \(step): \(fullscreen)")
+        }
+        // The shut-down owner is gone from the last step and nobody owns the policy.
+        #expect(byStep[15]?.count == 2 && byStep[15]?.allSatisfy { $0["owner"] as? String == "" } == true)
+
+        // Refusals name the player that asked, in steps 4, 5 and 9.
+        let refused = objects.filter { $0["event"] as? String == "refused" }
+        #expect(refused.map { $0["step"] as? Int ?? 0 } == [4, 5, 9])
+        #expect(refused.map { $0["player"] as? String ?? "" } == ["left", "right", "center"])
+        #expect(refused.allSatisfy { ($0["error"] as? String ?? "").contains("fullscreen policy") })
+
+        // Each player's own events: fullscreenChanged(true) only while it owns the policy.
+        for player in ["left", "center", "right"] {
+            var owns = false
+            var entered = 0
+            for object in objects where object["player"] as? String == player {
+                switch object["event"] as? String {
+                case "fullscreenOwnershipChanged": owns = object["owner"] as? String == player
+                case "fullscreenChanged" where object["fullscreen"] as? Bool == true:
+                    #expect(owns, "\(player) entered fullscreen without owning the policy")
+                    entered += 1
+                default: break
+                }
+            }
+            #expect(entered > 0, "\(player) never entered fullscreen")
+        }
+        // Entering fullscreen in portrait asks the app for landscape.
+        #expect(objects.contains { $0["event"] as? String == "orientationRequested" && $0["player"] as? String == "right" })
+    }
+}
+
+@Suite("fullscreen-policy example with windows")
+struct FullscreenPolicyWindowTests {
+    @Test("under X11 only the owner's window fills the screen, step by step, as the X server sees it")
+    func onlyTheOwnersWindowFillsTheScreen() throws {
+        let display = try VirtualDisplay()
+        defer { display.stop() }
+        let child = try ChildProcess.startInteractive(
+            ChildProcess.example("fullscreen-policy"), ["--window", "--json", "--interactive", "--step-seconds", "0"],
+            environment: display.environment)
+        defer { if child.process.isRunning { child.process.terminate() } }
+        // A watchdog: if the example stops answering, end it, so the reads below see the end
+        // of its output instead of blocking the test run.
+        let process = child.process
+        DispatchQueue.global().asyncAfter(deadline: .now() + 150) { if process.isRunning { process.terminate() } }
+        let reader = JSONLineReader(child.output)
+        var checkedSteps: [Int] = []
+        var sawFullscreen = Set<String>()
+        for step in 1...15 {
+            child.input.write(Data("\n".utf8))
+            // Read this step's status lines: one per live player.
+            var statuses: [String: Bool] = [:]
+            let live = step == 15 ? 2 : 3
+            while statuses.count < live, let object = reader.next() {
+                guard object["event"] as? String == "status", object["step"] as? Int == step,
+                      let player = object["player"] as? String else { continue }
+                statuses[player] = object["fullscreen"] as? Bool ?? false
+            }
+            try #require(statuses.count == live, "step \(step): the example stopped early")
+            // Ask the X server (up to 10 s: mpv resizes asynchronously) until every live
+            // player's window is screen-sized exactly when its status says fullscreen.
+            let deadline = ContinuousClock.now + .seconds(10)
+            var sizes: [String: String] = [:]
+            repeat {
+                sizes = try windowSizes(display)
+                let matches = statuses.allSatisfy { player, fullscreen in
+                    (sizes[player] == "1280x720+0+0") == fullscreen && sizes[player] != nil
+                }
+                if matches { break }
+                Thread.sleep(forTimeInterval: 0.05)
+            } while ContinuousClock.now < deadline
+            let screenSized = sizes.filter { $0.value == "1280x720+0+0" }.map(\.key)
+            let expected = FullscreenPolicyExampleTests.expectedFullscreen[step] ?? nil
+            #expect(screenSized == (expected.map { [$0] } ?? []), "step \(step): windows \(sizes)")
+            #expect(statuses.filter(\.value).map(\.key) == (expected.map { [$0] } ?? []), "step \(step): \(statuses)")
+            sawFullscreen.formUnion(screenSized)
+            // The others stay where they were, at the clip's size.
+            #expect(sizes.filter { !screenSized.contains($0.key) }.allSatisfy { $0.value.hasPrefix("320x240+") }, "step \(step): \(sizes)")
+            checkedSteps.append(step)
+        }
+        #expect(checkedSteps.count == 15)
+        #expect(sawFullscreen == ["left", "center", "right"])
+        try child.input.close()
+        while reader.next() != nil {}
+        child.process.waitUntilExit()
+        #expect(child.process.terminationStatus == 0)
+    }
+
+    /// Each example window's "WIDTHxHEIGHT+X+Y", keyed by player, from `xwininfo -root -tree`.
+    private func windowSizes(_ display: VirtualDisplay) throws -> [String: String] {
+        var sizes: [String: String] = [:]
+        for line in try display.run("xwininfo", ["-root", "-tree"]).split(separator: "\n") {
+            guard let open = line.range(of: "\"fullscreen-policy: "),
+                  let close = line[open.upperBound...].firstIndex(of: "\"") else { continue }
+            let player = String(line[open.upperBound..<close])
+            let fields = line.split(separator: " ")
+            if let geometry = fields.first(where: { $0.contains("x") && $0.contains("+") && $0.first?.isNumber == true }) {
+                sizes[player] = String(geometry)
+            }
+        }
+        return sizes
     }
 }

@@ -15,6 +15,22 @@ enum ChildProcess {
         return (process, output.fileHandleForReading)
     }
 
+    /// Starts `executable` with its standard input and output on pipes: write lines to the
+    /// returned `input`, read them from `output`.
+    static func startInteractive(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> (process: Process, output: FileHandle, input: FileHandle) {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let output = Pipe()
+        let input = Pipe()
+        process.standardOutput = output
+        process.standardInput = input
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return (process, output.fileHandleForReading, input.fileHandleForWriting)
+    }
+
     /// Runs `executable` to its end and returns its exit status and standard output.
     static func run(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
         let (process, output) = try start(executable, arguments, environment: environment)
@@ -28,6 +44,32 @@ enum ChildProcess {
         let binary = Fixtures.productsDirectory.appendingPathComponent(name)
         guard FileManager.default.isExecutableFile(atPath: binary.path) else { throw ChildProcessError.notBuilt(name) }
         return binary
+    }
+}
+
+/// Reads JSON lines from a pipe as they arrive.
+final class JSONLineReader {
+    private let handle: FileHandle
+    private var pending = Data()
+
+    init(_ handle: FileHandle) {
+        self.handle = handle
+    }
+
+    /// The next line as an object; nil at the end of the output. Lines that are not JSON
+    /// objects are skipped.
+    func next() -> [String: Any]? {
+        while true {
+            if let newline = pending.firstIndex(of: 10) {
+                let line = pending[pending.startIndex..<newline]
+                pending.removeSubrange(pending.startIndex...newline)
+                if let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] { return object }
+                continue
+            }
+            let chunk = handle.availableData
+            if chunk.isEmpty { return nil }
+            pending.append(chunk)
+        }
     }
 }
 

@@ -1,0 +1,215 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import ExampleSupport
+import PlayerKit
+
+/// Three players on one screen and one fullscreen policy: a scripted sequence of rotations,
+/// claims, transfers and refused requests, printing after each step who is fullscreen.
+@main
+struct FullscreenPolicyExample: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fullscreen-policy",
+        abstract: "Three players share one fullscreen policy: only its owner ever goes fullscreen.",
+        discussion: """
+            The policy has both switches on: turning the screen to landscape puts the owner in \
+            fullscreen and turning it back to portrait takes it out; entering fullscreen in \
+            portrait asks the app for landscape. After each step the program reads every \
+            player's mpv `fullscreen` property and prints it.
+            """)
+
+    @Flag(help: "Open a real window per player (X11): the owner's window fills the screen.")
+    var window = false
+
+    @Flag(help: "Print one JSON object per line: player, event, t, and fullscreen/owner/orientation/step where they apply.")
+    var json = false
+
+    @Option(help: "Seconds to hold after each step (default: 0.25, or 1.5 with --window).")
+    var stepSeconds: Double?
+
+    @Flag(help: "Wait for a line on standard input (Enter) before each step.")
+    var interactive = false
+
+    @Option(help: "mpv video driver for --window (default x11).")
+    var vo = "x11"
+
+    func validate() throws {
+        if let stepSeconds, !(stepSeconds >= 0) { throw ValidationError("--step-seconds must be 0 or more, got \(stepSeconds)") }
+    }
+
+    func run() async throws {
+        let output = DispatchQueue(label: "fullscreen-policy.output")  // one queue: lines never interleave
+        let printer = Printer(json: json, output: output)
+
+        // Three players side by side, each looping its clip.
+        let names: [PlayerID] = ["left", "center", "right"]
+        var players: [PlayerID: Player] = [:]
+        for (index, id) in names.enumerated() {
+            var configuration = PlayerConfiguration(videoOutput: window ? .window : .none, audioOutput: .none)
+            configuration.videoDriver = vo
+            configuration.delegateQueue = output
+            if window {
+                configuration.extraOptions["geometry"] = "+\(40 + index * 400)+40"
+                configuration.extraOptions["title"] = "fullscreen-policy: \(id)"
+            }
+            players[id] = try Player(id: id, configuration: configuration)
+        }
+        let subscription = PlayerEventBus.shared.subscribe(
+            to: .players(Set(names)),
+            kinds: [.fullscreenOwnershipChanged, .fullscreenChanged, .orientationChanged, .error],
+            delivery: .queue(output)
+        ) { record in printer.player(record) }
+        defer { subscription.cancel() }
+
+        for id in names {
+            let player = players[id]!
+            try player.setLoop(.forever)
+            _ = try await player.load(MediaSource(ExampleSupport.shippedMedia(id == "center" ? "clip-b.mp4" : "clip-a.mp4")))
+        }
+
+        let policy = FullscreenPolicy(orientationControlsFullscreen: true, fullscreenControlsOrientation: true,
+                                      delegateQueue: output)
+        policy.delegate = printer
+        if !json { printer.line(screenLine()) }
+
+        let left = players["left"]!, center = players["center"]!, right = players["right"]!
+        let script: [(String, () async throws -> Void)] = [
+            ("the screen is in portrait", { policy.setOrientation(.portrait) }),
+            ("center claims the policy", { try policy.claim(center) }),
+            ("the screen turns to landscape left", { policy.setOrientation(.landscapeLeft) }),
+            ("left claims the policy", { try policy.claim(left) }),
+            ("right asks for fullscreen", { try policy.enterFullscreen(right) }),
+            ("the screen turns to portrait", { policy.setOrientation(.portrait) }),
+            ("the screen turns to landscape right", { policy.setOrientation(.landscapeRight) }),
+            ("center hands the policy to right", { try policy.transfer(from: center, to: right) }),
+            ("center asks to leave fullscreen", { try policy.exitFullscreen(center) }),
+            ("the screen turns to portrait", { policy.setOrientation(.portrait) }),
+            ("right asks for fullscreen in portrait", { try policy.enterFullscreen(right) }),
+            ("right releases the policy", { try policy.release(right) }),
+            ("left claims the policy", { try policy.claim(left) }),
+            ("the screen turns to landscape left", { policy.setOrientation(.landscapeLeft) }),
+            ("left shuts down", { await left.shutdown() }),
+        ]
+        let hold = stepSeconds ?? (window ? 1.5 : 0.25)
+        for (index, (action, perform)) in script.enumerated() {
+            if interactive { _ = readLine() }
+            let step = index + 1
+            printer.step(step, action)
+            do {
+                try await perform()
+            } catch {
+                printer.refused(step, error)
+            }
+            printer.status(step, players: names.compactMap { players[$0] }, policy: policy)
+            if hold > 0 { try? await Task.sleep(for: .seconds(hold)) }
+        }
+        for id in names { await players[id]!.shutdown() }
+        output.sync {}  // the last lines
+    }
+
+    /// What the RandR adapter says about this X screen, if there is one.
+    private func screenLine() -> String {
+        do throws(FullscreenPolicyError) {
+            return "screen (RandR): \(try RandROrientationSource().currentOrientation())"
+        } catch {
+            return "screen (RandR): \(error)"
+        }
+    }
+}
+
+/// Prints script steps, refusals, status read-outs and events, on one serial queue.
+final class Printer: FullscreenPolicyDelegate {
+    private let json: Bool
+    private let output: DispatchQueue
+    private let start = ContinuousClock.now
+
+    init(json: Bool, output: DispatchQueue) {
+        self.json = json
+        self.output = output
+    }
+
+    private var t: Double { ExampleSupport.seconds(since: start) }
+
+    func line(_ text: String) {
+        output.async { ExampleSupport.printLine(text) }
+    }
+
+    private func emit(_ line: JSONEventLine) {
+        output.async { ExampleSupport.printLine(line.json) }
+    }
+
+    func step(_ number: Int, _ action: String) {
+        if json {
+            var line = JSONEventLine(player: "", event: "step", t: t)
+            line.step = number
+            line.action = action
+            emit(line)
+        } else {
+            line(String(format: "%6.2f  step %2d: %@", t, number, action))
+        }
+    }
+
+    func refused(_ number: Int, _ error: any Error) {
+        if json {
+            var line = JSONEventLine(player: Self.requester(error), event: "refused", t: t)
+            line.step = number
+            line.error = "\(error)"
+            emit(line)
+        } else {
+            line("        refused: \(error)")
+        }
+    }
+
+    /// Reads each live player's mpv `fullscreen` property: the truth, not PlayerKit's belief.
+    func status(_ number: Int, players: [Player], policy: FullscreenPolicy) {
+        let owner = policy.owner
+        var fullscreen: [String] = []
+        for player in players where !player.isShutDown {
+            let isFullscreen = (try? player.property("fullscreen")) == .flag(true)
+            if isFullscreen { fullscreen.append(player.id.rawValue) }
+            if json {
+                var line = JSONEventLine(player: player.id.rawValue, event: "status", t: t)
+                line.step = number
+                line.fullscreen = isFullscreen
+                line.owner = owner?.rawValue ?? ""
+                line.orientation = policy.orientation.rawValue
+                emit(line)
+            }
+        }
+        if !json {
+            let who = fullscreen.isEmpty ? "nobody" : fullscreen.joined(separator: ", ")
+            line("        fullscreen: \(who)   owner: \(owner?.rawValue ?? "none")   orientation: \(policy.orientation)")
+        }
+    }
+
+    /// A player's event from the bus (already on the output queue).
+    func player(_ record: PlayerEventRecord) {
+        if json {
+            ExampleSupport.printLine(JSONEventLine(record, t: t).json)
+        } else {
+            ExampleSupport.printLine("        \(record.playerID): \(record.event)")
+        }
+    }
+
+    /// The policy's own events: only the request for an orientation is not also a player event.
+    func fullscreenPolicy(_ policy: FullscreenPolicy, didEmit event: FullscreenPolicyEvent) {
+        guard case .orientationRequested(let orientation) = event else { return }
+        if json {
+            var line = JSONEventLine(player: policy.owner?.rawValue ?? "", event: "orientationRequested", t: t)
+            line.orientation = orientation.rawValue
+            ExampleSupport.printLine(line.json)
+        } else {
+            ExampleSupport.printLine("        policy asks the app to turn the screen to \(orientation)")
+        }
+    }
+
+    /// The player that made a refused request.
+    private static func requester(_ error: any Error) -> String {
+        switch error as? FullscreenPolicyError {
+        case .ownedByAnotherPlayer(_, let requester): return requester.rawValue
+        case .notOwner(let player, _): return player.rawValue
+        case .playerShutDown(let player): return player.rawValue
+        default: return ""
+        }
+    }
+}

@@ -186,6 +186,39 @@ public final class Player: Sendable {
         return try await core.load(arguments: ["loadfile", argument, "replace"], source: source.description).get()
     }
 
+    /// Prepares an item: loads it paused and returns once its first frame is decoded and
+    /// presented (``PlayerEvent/firstFrame``), so ``play()`` continues from a frame that is
+    /// already on screen instead of starting a decoder. State ``PlayerState/ready``.
+    /// - Parameter timeout: how long to wait for the first frame after loading.
+    /// - Returns: the loaded item's information.
+    /// - Throws: the errors of ``load(_:startPaused:)``, and
+    ///   ``PlayerError/timedOut(operation:after:)`` when no frame came in time.
+    @discardableResult
+    public func preload(_ source: MediaSource, timeout: Duration = .seconds(10)) async throws(PlayerError) -> MediaInfo {
+        // Subscribed before loading, so a first frame that comes before `load` returns is kept.
+        let frames = events(kinds: [.firstFrame, .itemEnded], bufferLimit: 16)
+        defer { frames.cancel() }
+        let info = try await load(source, startPaused: true)
+        let shown = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await record in frames {
+                    if case .firstFrame = record.event { return true }
+                    if case .itemEnded = record.event { return false }
+                }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        guard shown else { throw .timedOut(operation: "preloading \(source) (waiting for its first frame)", after: timeout) }
+        return info
+    }
+
     /// Appends an item to the playlist without interrupting playback. When nothing is
     /// playing, mpv starts it.
     /// - Throws: the same validation errors as ``load(_:startPaused:)``.
@@ -321,13 +354,26 @@ public final class Player: Sendable {
         try core.handle.setProperty("mute", .flag(muted))
     }
 
-    /// Sets the playback speed (1 is normal; mpv accepts 0.01 to 100).
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN, zero or negative speeds.
+    /// The speeds ``setSpeed(_:)`` accepts: a quarter to four times normal speed, where mpv
+    /// keeps audio pitch-corrected and audio and video in sync.
+    public static let speedRange: ClosedRange<Double> = 0.25...4
+
+    /// Sets the playback speed (1 is normal), within ``speedRange``. Reported by
+    /// ``PlayerEvent/speedChanged(_:)``; positions keep counting media time.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN, zero and any
+    ///   speed outside ``speedRange``.
     public func setSpeed(_ speed: Double) throws(PlayerError) {
-        guard speed.isFinite, speed > 0 else {
-            throw .invalidArgument(name: "speed", value: "\(speed)", reason: "must be a finite number above 0")
+        guard speed.isFinite, Self.speedRange.contains(speed) else {
+            throw .invalidArgument(name: "speed", value: "\(speed)", reason: "must be between 0.25 and 4")
         }
         try core.handle.setProperty("speed", .double(speed))
+    }
+
+    /// Plays forwards (the default) or backwards (mpv's `play-dir`). Backwards playback
+    /// decodes ahead in reverse, so it costs more memory and CPU; position events then count
+    /// down, and the item ends at its start.
+    public func setPlaybackDirection(_ direction: PlaybackDirection) throws(PlayerError) {
+        try core.handle.setProperty("play-dir", .string(direction == .forward ? "forward" : "backward"))
     }
 
     /// Sets how often the current item repeats (mpv's `loop-file`).

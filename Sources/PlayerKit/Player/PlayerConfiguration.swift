@@ -133,6 +133,14 @@ public enum LoopMode: Sendable, Hashable {
     case playCount(Int)
 }
 
+/// Which way playback runs.
+public enum PlaybackDirection: Sendable, Hashable {
+    /// From start to end (the default).
+    case forward
+    /// From end to start: positions count down (mpv's `play-dir=backward`).
+    case backward
+}
+
 /// How exactly a seek lands.
 public enum SeekPrecision: Sendable, Hashable {
     /// On the exact time asked for (decodes from the previous keyframe; slower).

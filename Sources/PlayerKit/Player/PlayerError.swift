@@ -61,6 +61,14 @@ public enum PlayerError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidArgument(name: String, value: String, reason: String)
     /// Playback of a loaded item failed part-way (e.g. a decoder error).
     case playbackFailed(source: String?, MPVError)
+    /// A ``DecoderBudget`` has no free slot and the caller chose not to wait; `holders` are
+    /// the players holding its slots.
+    case decoderBudgetFull(limit: Int, holders: [PlayerID])
+    /// The player holds no slot of this ``DecoderBudget`` (never loaded through it, or
+    /// already released).
+    case notHoldingDecoder(PlayerID)
+    /// Something PlayerKit waited for did not happen in time; `operation` says what.
+    case timedOut(operation: String, after: Duration)
 
     /// A one-line, human-readable description that quotes the offending value.
     public var description: String {
@@ -105,6 +113,12 @@ public enum PlayerError: Error, Sendable, Hashable, CustomStringConvertible {
             return "invalid \(name) \(value): \(reason)"
         case .playbackFailed(let source, let error):
             return "playback of \(source ?? "the current item") failed: \(error)"
+        case .decoderBudgetFull(let limit, let holders):
+            return "the decoder budget of \(limit) is full (held by \(holders.map { "\"\($0)\"" }.joined(separator: ", ")))"
+        case .notHoldingDecoder(let player):
+            return "player \"\(player)\" holds no slot of this decoder budget"
+        case .timedOut(let operation, let after):
+            return "\(operation) timed out after \(after)"
         }
     }
 }

@@ -193,13 +193,13 @@ final class Printer: FullscreenPolicyDelegate {
 
     /// The policy's own events: only the request for an orientation is not also a player event.
     func fullscreenPolicy(_ policy: FullscreenPolicy, didEmit event: FullscreenPolicyEvent) {
-        guard case .orientationRequested(let orientation) = event else { return }
+        guard case .orientationRequested(let orientation, let player) = event else { return }
         if json {
-            var line = JSONEventLine(player: policy.owner?.rawValue ?? "", event: "orientationRequested", t: t)
+            var line = JSONEventLine(player: player.rawValue, event: "orientationRequested", t: t)
             line.orientation = orientation.rawValue
             ExampleSupport.printLine(line.json)
         } else {
-            ExampleSupport.printLine("        policy asks the app to turn the screen to \(orientation)")
+            ExampleSupport.printLine("        policy asks the app to turn the screen to \(orientation) for \(player)")
         }
     }
 

@@ -98,7 +98,7 @@ struct FullscreenPolicyTests {
         // Entering fullscreen in portrait asks the app for landscape.
         try policy.enterFullscreen(owner)
         #expect(await ownerEvents.waitFor { $0.event == .orientationChanged(.portrait) } != nil)
-        #expect(await eventually { log.events.withLock { $0.contains(.orientationRequested(.landscapeLeft)) } })
+        #expect(await eventually { log.events.withLock { $0.contains(.orientationRequested(.landscapeLeft, player: owner.id)) } })
         #expect(log.events.withLock { $0.contains(.ownershipChanged(from: nil, to: owner.id)) })
     }
 

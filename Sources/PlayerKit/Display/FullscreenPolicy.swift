@@ -10,8 +10,8 @@ public enum FullscreenPolicyEvent: Sendable, Hashable, CustomStringConvertible {
     case orientationChanged(Orientation)
     /// With ``FullscreenPolicy/fullscreenControlsOrientation`` on, the owner entered fullscreen
     /// in portrait: the app should turn the screen (or its window) to this orientation.
-    /// PlayerKit does not rotate the video itself.
-    case orientationRequested(Orientation)
+    /// PlayerKit does not rotate the video itself. `player` is the owner that entered fullscreen.
+    case orientationRequested(Orientation, player: PlayerID)
 
     /// A short description, e.g. "fullscreenChanged(main, true)".
     public var description: String {
@@ -19,7 +19,7 @@ public enum FullscreenPolicyEvent: Sendable, Hashable, CustomStringConvertible {
         case .ownershipChanged(let from, let to): return "ownershipChanged(\(from?.rawValue ?? "none") -> \(to?.rawValue ?? "none"))"
         case .fullscreenChanged(let player, let isFullscreen): return "fullscreenChanged(\(player), \(isFullscreen))"
         case .orientationChanged(let orientation): return "orientationChanged(\(orientation))"
-        case .orientationRequested(let orientation): return "orientationRequested(\(orientation))"
+        case .orientationRequested(let orientation, let player): return "orientationRequested(\(orientation), by \(player))"
         }
     }
 }
@@ -49,7 +49,7 @@ extension FullscreenPolicyDelegate {
 /// * ``orientationControlsFullscreen``: a landscape ``setOrientation(_:)`` enters fullscreen, a
 ///   portrait one leaves it.
 /// * ``fullscreenControlsOrientation``: entering fullscreen in portrait asks the app to turn to
-///   landscape, with ``FullscreenPolicyEvent/orientationRequested(_:)``; the app decides how.
+///   landscape, with ``FullscreenPolicyEvent/orientationRequested(_:player:)``; the app decides how.
 ///
 /// Entering fullscreen sets mpv's `fullscreen` property on the owner, so a player with a window
 /// really goes fullscreen; a headless player keeps the logical state.
@@ -232,7 +232,7 @@ public final class FullscreenPolicy: Sendable {
         }
         if wasFullscreen { return }
         setFullscreen(true, on: player)
-        if asks, portrait { notify(.orientationRequested(.landscapeLeft)) }
+        if asks, portrait { notify(.orientationRequested(.landscapeLeft, player: player.id)) }
     }
 
     private func setFullscreen(_ fullscreen: Bool, on player: Player) {

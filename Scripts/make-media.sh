@@ -20,6 +20,12 @@ ff -f lavfi -i smptehdbars=size=320x240:rate=30:duration=4 \
    -c:v libx264 -preset veryfast -crf 32 -pix_fmt yuv420p -g 30 \
    -c:a aac -b:a 48k -movflags +faststart -metadata title="PlayerKit clip B" "$media/clip-b.mp4"
 
+# Two 1-second clips (30 fps, video only) for the loop tests, so three wrap-arounds take seconds.
+ff -f lavfi -i testsrc2=size=160x120:rate=30:duration=1 \
+   -c:v libx264 -preset veryfast -crf 34 -pix_fmt yuv420p -g 30 -movflags +faststart "$fixtures/short-a.mp4"
+ff -f lavfi -i smptebars=size=160x120:rate=30:duration=1 \
+   -c:v libx264 -preset veryfast -crf 34 -pix_fmt yuv420p -g 30 -movflags +faststart "$fixtures/short-b.mp4"
+
 # Bad inputs for the error tests.
 : > "$fixtures/empty.mp4"
 # Random bytes with an .mp4 name (fixed seed, so the file is reproducible).

@@ -60,6 +60,15 @@ public struct JSONEventLine: Encodable, Sendable {
     public var step: Int?
     /// What a scripted step does, e.g. "right claims the policy".
     public var action: String?
+    /// The clip's index, on clip changes.
+    public var index: Int?
+    /// How many times the list started over, on wrap-arounds.
+    public var count: Int?
+    /// The seam's gap in milliseconds (how much later than scheduled the next clip's first
+    /// frame appeared), on clip changes and wrap-arounds.
+    public var gapMs: Double?
+    /// Milliseconds from the outgoing clip's last frame to the incoming clip's first, on seams.
+    public var frameToFrameMs: Double?
 
     /// A line that is not a player event (a script step, a status read-out): `player`,
     /// `event` and `t` only; set the other fields as needed.
@@ -95,8 +104,20 @@ public struct JSONEventLine: Encodable, Sendable {
         case .fullscreenChanged(let isFullscreen): fullscreen = isFullscreen
         case .fullscreenOwnershipChanged(let newOwner): owner = newOwner?.rawValue ?? ""
         case .orientationChanged(let newOrientation): orientation = newOrientation.rawValue
+        case .clipChanged(let clip, let seam):
+            index = clip
+            setSeam(seam)
+        case .loopWrapped(let wraps, let seam):
+            count = wraps
+            setSeam(seam)
         case .created, .shutDown, .firstFrame: break
         }
+    }
+
+    private mutating func setSeam(_ seam: SeamTiming?) {
+        guard let seam else { return }
+        gapMs = (seam.gap * 10_000).rounded() / 10
+        frameToFrameMs = (seam.frameInterval * 10_000).rounded() / 10
     }
 
     /// The line as compact JSON with sorted keys.

@@ -87,6 +87,32 @@ final class PlayerCore: Sendable {
         pollTimer?.start { [weak self] in self?.applyIntent { $0.poll() } }
     }
 
+    /// How many users asked for per-frame positions (``observeEveryPosition(_:)``).
+    private let everyPositionUsers = Locked(0)
+    /// The observation ID for per-frame `time-pos`, apart from the fixed observations (1...n)
+    /// and the model's request IDs (from 2^48).
+    private static let everyPositionObservation: UInt64 = 1 << 40
+
+    /// Asks mpv for every `time-pos` change (one per frame) while at least one user wants it,
+    /// so ``PlayerEvent/positionChanged(_:)`` comes per frame and its timestamps time frames.
+    /// Balanced calls: `true` adds a user, `false` removes one.
+    func observeEveryPosition(_ enabled: Bool) {
+        let change = everyPositionUsers.withLock { users -> Bool? in
+            users += enabled ? 1 : -1
+            if enabled, users == 1 { return true }
+            if !enabled, users == 0 { return false }
+            return nil
+        }
+        guard let change else { return }
+        _ = handle.ifAlive { raw in
+            if change {
+                mpv_observe_property(raw, Self.everyPositionObservation, "time-pos", MPV_FORMAT_NODE)
+            } else {
+                mpv_unobserve_property(raw, Self.everyPositionObservation)
+            }
+        }
+    }
+
     // MARK: Event pump
 
     /// Drains mpv's queue down to `MPV_EVENT_NONE`. Runs only on `pumpQueue`. Never blocks:

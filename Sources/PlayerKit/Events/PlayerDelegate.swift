@@ -46,6 +46,10 @@ public protocol PlayerDelegate: AnyObject, Sendable {
     func player(_ player: Player, didChangeFullscreen isFullscreen: Bool)
     /// ``PlayerEvent/orientationChanged(_:)``. Default: nothing.
     func player(_ player: Player, didSeeOrientation orientation: Orientation)
+    /// ``PlayerEvent/clipChanged(index:seam:)``. Default: nothing.
+    func player(_ player: Player, didChangeClip index: Int, seam: SeamTiming?)
+    /// ``PlayerEvent/loopWrapped(count:seam:)``. Default: nothing.
+    func player(_ player: Player, didWrapLoop count: Int, seam: SeamTiming?)
     /// ``PlayerEvent/created``: only reaches a delegate given to ``Player/init(id:configuration:delegate:)``.
     /// Default: nothing.
     func playerWasCreated(_ player: Player)
@@ -89,6 +93,10 @@ extension PlayerDelegate {
     /// Does nothing.
     public func player(_ player: Player, didSeeOrientation orientation: Orientation) {}
     /// Does nothing.
+    public func player(_ player: Player, didChangeClip index: Int, seam: SeamTiming?) {}
+    /// Does nothing.
+    public func player(_ player: Player, didWrapLoop count: Int, seam: SeamTiming?) {}
+    /// Does nothing.
     public func playerWasCreated(_ player: Player) {}
     /// Does nothing.
     public func playerDidShutDown(_ player: Player) {}
@@ -113,6 +121,8 @@ extension PlayerEvent {
         case .fullscreenOwnershipChanged(let owner): delegate.player(player, didChangeFullscreenOwner: owner)
         case .fullscreenChanged(let fullscreen): delegate.player(player, didChangeFullscreen: fullscreen)
         case .orientationChanged(let orientation): delegate.player(player, didSeeOrientation: orientation)
+        case .clipChanged(let index, let seam): delegate.player(player, didChangeClip: index, seam: seam)
+        case .loopWrapped(let count, let seam): delegate.player(player, didWrapLoop: count, seam: seam)
         case .created: delegate.playerWasCreated(player)
         case .shutDown: delegate.playerDidShutDown(player)
         }

@@ -63,6 +63,12 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     /// The app (or an ``OrientationSource``) reported a new screen orientation; sent to the
     /// policy's owner.
     case orientationChanged(Orientation)
+    /// A ``ClipLoop`` moved to another clip: `index` into its ``ClipLoop/clips``, and how the
+    /// seam looked (nil for the first clip).
+    case clipChanged(index: Int, seam: SeamTiming?)
+    /// A ``ClipLoop`` started its list over for the `count`-th time, with the seam's timing.
+    /// Follows the ``clipChanged(index:seam:)`` of the first clip.
+    case loopWrapped(count: Int, seam: SeamTiming?)
     /// The player shut down and its mpv core is destroyed. Always the last event of a player,
     /// also when it was dropped without ``Player/shutdown()``.
     case shutDown
@@ -102,6 +108,10 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case fullscreenChanged
         /// ``PlayerEvent/orientationChanged(_:)``.
         case orientationChanged
+        /// ``PlayerEvent/clipChanged(index:seam:)``.
+        case clipChanged
+        /// ``PlayerEvent/loopWrapped(count:seam:)``.
+        case loopWrapped
         /// ``PlayerEvent/shutDown``.
         case shutDown
     }
@@ -125,6 +135,8 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .fullscreenOwnershipChanged: return .fullscreenOwnershipChanged
         case .fullscreenChanged: return .fullscreenChanged
         case .orientationChanged: return .orientationChanged
+        case .clipChanged: return .clipChanged
+        case .loopWrapped: return .loopWrapped
         case .shutDown: return .shutDown
         }
     }
@@ -153,6 +165,8 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .fullscreenOwnershipChanged(let owner): return "fullscreenOwnershipChanged(\(owner?.rawValue ?? "none"))"
         case .fullscreenChanged(let fullscreen): return "fullscreenChanged(\(fullscreen))"
         case .orientationChanged(let orientation): return "orientationChanged(\(orientation))"
+        case .clipChanged(let index, let seam): return "clipChanged(\(index)\(seam.map { ", \($0)" } ?? ""))"
+        case .loopWrapped(let count, let seam): return "loopWrapped(\(count)\(seam.map { ", \($0)" } ?? ""))"
         case .shutDown: return "shutDown"
         }
     }

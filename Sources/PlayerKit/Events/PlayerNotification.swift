@@ -34,6 +34,7 @@ public enum PlayerNotification {
         .error: .playerDidFail,
         .fullscreenChanged: .playerDidChangeFullscreen,
         .fullscreenOwnershipChanged: .playerDidChangeFullscreenOwnership,
+        .loopWrapped: .playerDidWrapLoop,
         .shutDown: .playerDidShutDown,
     ]
 
@@ -66,6 +67,8 @@ extension Notification.Name {
     public static let playerDidChangeFullscreen = Notification.Name("PlayerKit.playerDidChangeFullscreen")
     /// A fullscreen policy's owner changed (``PlayerEvent/fullscreenOwnershipChanged(owner:)``).
     public static let playerDidChangeFullscreenOwnership = Notification.Name("PlayerKit.playerDidChangeFullscreenOwnership")
+    /// A clip loop started its list over (``PlayerEvent/loopWrapped(count:seam:)``).
+    public static let playerDidWrapLoop = Notification.Name("PlayerKit.playerDidWrapLoop")
     /// A player shut down (``PlayerEvent/shutDown``).
     public static let playerDidShutDown = Notification.Name("PlayerKit.playerDidShutDown")
 }

@@ -1,0 +1,251 @@
+import Foundation
+
+/// How one seam (a clip change or a wrap-around) looked on screen, measured from the frame
+/// timestamps of ``PlayerEvent/positionChanged(_:)``.
+public struct SeamTiming: Sendable, Hashable, CustomStringConvertible {
+    /// Wall-clock seconds from the outgoing clip's last frame to the incoming clip's first
+    /// frame. About one frame interval (1/30 s for 30 fps) when the seam is seamless.
+    public let frameInterval: Double
+    /// The gap: how much later than scheduled the incoming first frame appeared, that is
+    /// ``frameInterval`` minus the media time between the two frames (at the current speed).
+    /// About 0 when seamless; a seam that stalls shows its stall here.
+    public let gap: Double
+
+    /// Creates a timing from its two figures.
+    public init(frameInterval: Double, gap: Double) {
+        self.frameInterval = frameInterval
+        self.gap = gap
+    }
+
+    /// "gap 0.4 ms (frame to frame 33.7 ms)".
+    public var description: String {
+        String(format: "gap %.1f ms (frame to frame %.1f ms)", gap * 1000, frameInterval * 1000)
+    }
+}
+
+/// Loops a list of clips forever on one player, seamlessly: the background-video treadmill.
+///
+/// ```swift
+/// let loop = try ClipLoop(player: background, clips: ["intro.mp4", "waves.mp4", "city.mp4"])
+/// try await loop.start()      // plays clip 0, 1, 2, 0, 1, 2, ... until stop()
+/// ```
+///
+/// **Seamless.** The clips are joined into one mpv timeline (an `edl://` of the clips,
+/// repeated to cover at least half an hour, then looped with `loop-file`), so moving from one
+/// clip to the next is a segment change inside one playback: no file is reopened and no
+/// decoder restarts between clips. Measured seams are one frame interval frame to frame (a gap
+/// of about 0 ms); only the wrap of the whole timeline (every 30 minutes or more) costs about a
+/// frame more. mpv's playlist with gapless audio and prefetching, tried first, left 70-150 ms
+/// gaps on screen at every clip change, because each entry reopens its file and restarts
+/// playback.
+///
+/// **Events** (on the player's delegate and bus, keyed by its ID):
+/// ``PlayerEvent/clipChanged(index:seam:)`` at every clip change (`index` into ``clips``) and
+/// ``PlayerEvent/loopWrapped(count:seam:)`` each time the list starts over, both with the
+/// measured ``SeamTiming``. While the loop runs, ``PlayerEvent/positionChanged(_:)`` comes
+/// with every frame (the seam timing needs frame timestamps); positions count along the
+/// joined timeline.
+///
+/// **Unplayable clips** are found before playback starts (each clip is opened once by a
+/// headless probe core), reported with ``PlayerEvent/error(_:)`` naming the clip, and left
+/// out; the loop goes on with the others.
+///
+/// **Threading.** Methods may be called from any thread or task.
+public final class ClipLoop: Sendable {
+    /// The player the clips play on.
+    public let player: Player
+    /// The clips, in order, as given.
+    public let clips: [MediaSource]
+
+    /// The timeline is repeated until it lasts at least this long (seconds)...
+    static let minimumTimeline: Double = 1800
+    /// ...unless that would take more than this many segments.
+    static let maximumSegments = 2000
+
+    private struct Segment: Sendable {
+        /// Index into `clips`.
+        let clip: Int
+        /// Start within one pass over the playable clips.
+        let offset: Double
+        let duration: Double
+    }
+
+    private struct State: Sendable {
+        var segments: [Segment] = []
+        var cycleLength: Double = 0
+        var timelineLength: Double = 0
+        var subscription: PlayerSubscription?
+        var observing = false
+        // Tracking, from position events.
+        var lastFrame: (wall: Date, position: Double)?
+        var timelinePass = 0
+        var current: (cycle: Int, segment: Int)?
+        var wraps = 0
+        var seams: [SeamTiming] = []
+    }
+
+    private let state = Locked(State())
+
+    /// A loop of `clips` on `player`. Nothing plays until ``start()``.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for an empty list.
+    public init(player: Player, clips: [MediaSource]) throws(PlayerError) {
+        guard !clips.isEmpty else {
+            throw .invalidArgument(name: "clip list", value: "[]", reason: "needs at least one clip")
+        }
+        self.player = player
+        self.clips = clips
+    }
+
+    /// The indexes (into ``clips``) of the clips that play, once ``start()`` has probed them.
+    public var playableClips: [Int] { state.withLock { $0.segments.map(\.clip) } }
+    /// The index (into ``clips``) of the clip on screen, nil before the first frame.
+    public var currentClip: Int? {
+        state.withLock { state in state.current.map { state.segments[$0.segment].clip } }
+    }
+    /// How many times the list has started over.
+    public var wrapCount: Int { state.withLock { $0.wraps } }
+    /// Every seam measured so far, in order.
+    public var seams: [SeamTiming] { state.withLock { $0.seams } }
+
+    /// Probes the clips, then starts playing them in a loop from the first playable one.
+    /// Returns once the joined timeline has loaded.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` when no clip can be
+    ///   played (each failure was also reported as an error event), or the errors of
+    ///   ``Player/load(_:startPaused:)``.
+    public func start() async throws(PlayerError) {
+        let probed = await probe()
+        guard !probed.isEmpty else {
+            throw .invalidArgument(name: "clip list", value: clips.map(\.description).joined(separator: ", "),
+                                   reason: "none of the clips can be played")
+        }
+        var segments: [Segment] = []
+        var offset = 0.0
+        for (clip, duration) in probed {
+            segments.append(Segment(clip: clip, offset: offset, duration: duration))
+            offset += duration
+        }
+        let cycle = offset
+        let repeats = max(1, min(Self.maximumSegments / segments.count, Int((Self.minimumTimeline / cycle).rounded(.up))))
+        let timeline = "edl://" + Array(repeating: segments.map { Self.edlEntry(clips[$0.clip]) }.joined(separator: ";"),
+                                        count: repeats).joined(separator: ";")
+        let watch = player.eventBus.subscribe(to: player.id, kinds: [.positionChanged], delivery: .immediate) { [weak self] record in
+            guard case .positionChanged(let position) = record.event else { return }
+            self?.frame(at: position, wall: record.timestamp)
+        }
+        let previous = state.withLock { state -> PlayerSubscription? in
+            defer {
+                state = State()
+                state.segments = segments
+                state.cycleLength = cycle
+                state.timelineLength = cycle * Double(repeats)
+                state.subscription = watch
+                state.observing = true
+            }
+            return state.subscription
+        }
+        previous?.cancel()
+        player.core.observeEveryPosition(true)
+        try player.setProperty("loop-file", to: "inf")
+        do throws(PlayerError) {
+            try await player.load(MediaSource(timeline))
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    /// Stops following the player (no more clip events) and playback. The player stays usable.
+    public func stop() {
+        let (subscription, observing) = state.withLock { state in
+            defer { state.subscription = nil; state.observing = false }
+            return (state.subscription, state.observing)
+        }
+        subscription?.cancel()
+        if observing {
+            player.core.observeEveryPosition(false)
+            try? player.stop()
+            try? player.setProperty("loop-file", to: "no")
+        }
+    }
+
+    // MARK: Probing
+
+    /// Opens each clip once on a headless, silent core of its own; returns (index, duration)
+    /// for the playable ones and reports the others as error events on the player.
+    private func probe() async -> [(Int, Double)] {
+        var configuration = PlayerConfiguration(videoOutput: .none, audioOutput: .none)
+        configuration.eventBus = PlayerEventBus(label: "clip-loop-probe")
+        configuration.positionUpdateInterval = .seconds(3600)
+        let prober: Player
+        do throws(PlayerError) {
+            prober = try Player(id: PlayerID(stringLiteral: "\(player.id).probe.\(UUID().uuidString.prefix(8))"), configuration: configuration)
+        } catch {
+            player.emit([.error(error)])
+            return []
+        }
+        var playable: [(Int, Double)] = []
+        for (index, clip) in clips.enumerated() {
+            do throws(PlayerError) {
+                let info = try await prober.load(clip, startPaused: true)
+                if let duration = info.duration, duration > 0 {
+                    playable.append((index, duration))
+                } else {
+                    player.emit([.error(.invalidSource("\(clip) (no duration: a live stream cannot be looped)"))])
+                }
+            } catch {
+                player.emit([.error(error)])
+            }
+        }
+        await prober.shutdown()
+        return playable
+    }
+
+    /// One EDL entry: the path with its byte length, so commas and semicolons are safe.
+    private static func edlEntry(_ clip: MediaSource) -> String {
+        let path = clip.mpvArgument
+        return "%\(path.utf8.count)%\(path)"
+    }
+
+    // MARK: Tracking
+
+    /// Called with every frame's position (on the pump's thread, in order).
+    private func frame(at position: Double, wall: Date) {
+        let speed = player.speed ?? 1
+        let events = state.withLock { state -> [PlayerEvent] in
+            guard !state.segments.isEmpty, state.cycleLength > 0 else { return [] }
+            // A position far below the last one: the whole timeline wrapped (loop-file).
+            var mediaStep: Double?
+            if let last = state.lastFrame {
+                if position + 1 < last.position {
+                    state.timelinePass += 1
+                    mediaStep = (state.timelineLength - last.position) + position
+                } else {
+                    mediaStep = position - last.position
+                }
+            }
+            let previousFrame = state.lastFrame
+            state.lastFrame = (wall, position)
+            let passCycles = Int((state.timelineLength / state.cycleLength).rounded())
+            let cycleInPass = min(Int((position + 0.0005) / state.cycleLength), passCycles - 1)
+            let cycle = state.timelinePass * passCycles + cycleInPass
+            let within = position - Double(cycleInPass) * state.cycleLength
+            let segment = state.segments.lastIndex { $0.offset <= within + 0.0005 } ?? 0
+            guard state.current.map({ $0.cycle != cycle || $0.segment != segment }) ?? true else { return [] }
+            let first = state.current == nil
+            state.current = (cycle, segment)
+            var seam: SeamTiming?
+            if !first, let previousFrame, let mediaStep {
+                let interval = wall.timeIntervalSince(previousFrame.wall)
+                seam = SeamTiming(frameInterval: interval, gap: interval - mediaStep / max(speed, 0.01))
+                state.seams.append(seam!)
+            }
+            var events: [PlayerEvent] = [.clipChanged(index: state.segments[segment].clip, seam: seam)]
+            if !first, cycle > state.wraps, segment == 0 {
+                state.wraps = cycle
+                events.append(.loopWrapped(count: cycle, seam: seam))
+            }
+            return events
+        }
+        if !events.isEmpty { player.emit(events) }
+    }
+}

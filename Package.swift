@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "two-players", targets: ["TwoPlayers"]),
         .executable(name: "player-monitor", targets: ["PlayerMonitor"]),
         .executable(name: "fullscreen-policy", targets: ["FullscreenPolicy"]),
+        .executable(name: "background-loop", targets: ["BackgroundLoop"]),
         .executable(name: "playerkit-bench", targets: ["PlayerKitBench"]),
     ],
     dependencies: [
@@ -75,6 +76,16 @@ let package = Package(
             exclude: ["README.md"],
             swiftSettings: strictSettings
         ),
+        .executableTarget(
+            name: "BackgroundLoop",
+            dependencies: [
+                "PlayerKit", "ExampleSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/BackgroundLoop",
+            exclude: ["README.md"],
+            swiftSettings: strictSettings
+        ),
         // Benchmarks: PlayerKit's side; Benchmarks/run.py runs it next to plain C and python-mpv.
         .executableTarget(
             name: "PlayerKitBench",
@@ -87,7 +98,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PlayerKitTests",
-            dependencies: ["PlayerKit", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy"],
+            dependencies: ["PlayerKit", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop"],
             swiftSettings: strictSettings
         ),
     ]

@@ -20,6 +20,14 @@ ff -f lavfi -i smptehdbars=size=320x240:rate=30:duration=4 \
    -c:v libx264 -preset veryfast -crf 32 -pix_fmt yuv420p -g 30 \
    -c:a aac -b:a 48k -movflags +faststart -metadata title="PlayerKit clip B" "$media/clip-b.mp4"
 
+# Three 1.5-second background clips (30 fps, video only) for the background-loop example.
+ff -f lavfi -i "gradients=size=320x240:rate=30:duration=1.5:speed=0.05" \
+   -c:v libx264 -preset veryfast -crf 32 -pix_fmt yuv420p -g 45 -movflags +faststart "$media/background-1.mp4"
+ff -f lavfi -i "mandelbrot=size=320x240:rate=30" -t 1.5 \
+   -c:v libx264 -preset veryfast -crf 32 -pix_fmt yuv420p -g 45 -movflags +faststart "$media/background-2.mp4"
+ff -f lavfi -i "testsrc=size=320x240:rate=30:duration=1.5" \
+   -c:v libx264 -preset veryfast -crf 32 -pix_fmt yuv420p -g 45 -movflags +faststart "$media/background-3.mp4"
+
 # Two 1-second clips (30 fps, video only) for the loop tests, so three wrap-arounds take seconds.
 ff -f lavfi -i testsrc2=size=160x120:rate=30:duration=1 \
    -c:v libx264 -preset veryfast -crf 34 -pix_fmt yuv420p -g 30 -movflags +faststart "$fixtures/short-a.mp4"

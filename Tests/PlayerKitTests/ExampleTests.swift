@@ -294,3 +294,32 @@ struct FullscreenPolicyWindowTests {
         return sizes
     }
 }
+
+@Suite("background-loop example")
+struct BackgroundLoopExampleTests {
+    @Test("background-loop --json --seconds 10: at least two wrap-arounds, every seam gap within one frame interval")
+    func twoWrapsSeamless() throws {
+        let (status, output) = try ChildProcess.run(ChildProcess.example("background-loop"), ["--json", "--seconds", "10"])
+        #expect(status == 0)
+        let objects = try output.split(separator: "\n").map {
+            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        for object in objects {
+            #expect(object["player"] is String && object["event"] is String && object["t"] is Double, "\(object)")
+        }
+        let wraps = objects.filter { $0["event"] as? String == "loopWrapped" }
+        #expect(wraps.count >= 2, "\(wraps)")
+        #expect(wraps.allSatisfy { $0["player"] as? String == "background" })
+        let seams = objects.filter { ["clipChanged", "loopWrapped"].contains($0["event"] as? String) && $0["gapMs"] != nil }
+        #expect(seams.count >= 6)
+        for seam in seams {
+            let gap = try #require(seam["gapMs"] as? Double)
+            #expect(abs(gap) <= 33.3, "seam \(seam)")
+        }
+        // Clips follow each other 0, 1, 2, 0, ...
+        let order = objects.filter { $0["event"] as? String == "clipChanged" }.compactMap { $0["index"] as? Int }
+        #expect(order.enumerated().allSatisfy { $0.element == $0.offset % 3 }, "\(order)")
+        // The foreground player plays alongside.
+        #expect(objects.contains { $0["player"] as? String == "foreground" && $0["state"] as? String == "playing" })
+    }
+}

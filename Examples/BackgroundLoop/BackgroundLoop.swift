@@ -1,0 +1,101 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import ExampleSupport
+import PlayerKit
+
+/// A background video that loops a list of clips forever (a treadmill) behind a foreground
+/// player, printing every clip change and wrap-around with the measured gap at each seam.
+@main
+struct BackgroundLoop: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "background-loop",
+        abstract: "Loop three shipped clips seamlessly behind a foreground player; print each seam's gap.")
+
+    @Option(help: "Stop after this many seconds.")
+    var seconds: Double = 12
+
+    @Flag(help: "Print one JSON object per line: player, event, t, and index/count/gapMs on seam events.")
+    var json = false
+
+    @Flag(help: "Open a real window per player (X11).")
+    var window = false
+
+    @Option(help: "mpv video driver for --window (default x11).")
+    var vo = "x11"
+
+    @Option(parsing: .upToNextOption, help: "Clips for the treadmill (default: the shipped Media/background-1, -2 and -3).")
+    var clips: [String] = []
+
+    func validate() throws {
+        guard seconds > 0, seconds.isFinite else { throw ValidationError("--seconds must be above 0, got \(seconds)") }
+    }
+
+    func run() async throws {
+        let output = DispatchQueue(label: "background-loop.output")
+        let start = ContinuousClock.now
+        var configuration = PlayerConfiguration(videoOutput: window ? .window : .none, audioOutput: .none)
+        configuration.videoDriver = vo
+        configuration.delegateQueue = output
+        var backgroundConfiguration = configuration
+        var foregroundConfiguration = configuration
+        if window {
+            backgroundConfiguration.extraOptions["geometry"] = "+40+40"
+            foregroundConfiguration.extraOptions["geometry"] = "+400+40"
+        }
+        let background = try Player(id: "background", configuration: backgroundConfiguration)
+        let foreground = try Player(id: "foreground", configuration: foregroundConfiguration)
+
+        let json = self.json
+        let wraps = Tally()
+        let subscription = PlayerEventBus.shared.subscribe(
+            to: .players([background.id, foreground.id]),
+            kinds: [.stateChanged, .clipChanged, .loopWrapped, .error],
+            delivery: .queue(output)
+        ) { record in
+            let t = ExampleSupport.seconds(since: start)
+            if case .loopWrapped = record.event { wraps.increment() }
+            if json {
+                ExampleSupport.printLine(JSONEventLine(record, t: t).json)
+            } else {
+                ExampleSupport.printLine(String(format: "%8.3f  %@  %@", t, record.playerID.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0), Self.describe(record.event)))
+            }
+        }
+        defer { subscription.cancel() }
+
+        let sources = (clips.isEmpty ? ["background-1.mp4", "background-2.mp4", "background-3.mp4"].map(ExampleSupport.shippedMedia) : clips)
+            .map { MediaSource($0) }
+        let loop = try ClipLoop(player: background, clips: sources)
+        try await loop.start()
+        try foreground.setLoop(.forever)
+        try await foreground.load(MediaSource(ExampleSupport.shippedMedia("clip-a.mp4")))
+
+        try? await Task.sleep(for: .seconds(seconds))
+        loop.stop()
+        await foreground.shutdown()
+        await background.shutdown()
+        output.sync {}
+        let seams = loop.seams
+        let worst = seams.map(\.gap).max() ?? 0
+        if json {
+            var line = JSONEventLine(player: background.id.rawValue, event: "summary", t: ExampleSupport.seconds(since: start))
+            line.count = loop.wrapCount
+            line.gapMs = (worst * 10_000).rounded() / 10
+            line.value = "\(seams.count) seams"
+            ExampleSupport.printLine(line.json)
+        } else {
+            ExampleSupport.printLine(String(format: "%d wrap-arounds, %d seams, largest gap %.1f ms", loop.wrapCount, seams.count, worst * 1000))
+        }
+    }
+
+    private static func describe(_ event: PlayerEvent) -> String {
+        switch event {
+        case .clipChanged(let index, let seam):
+            return "clip \(index)" + (seam.map { String(format: ", gap %.1f ms (frame to frame %.1f ms)", $0.gap * 1000, $0.frameInterval * 1000) } ?? "")
+        case .loopWrapped(let count, let seam):
+            return "wrap-around \(count)" + (seam.map { String(format: ", gap %.1f ms", $0.gap * 1000) } ?? "")
+        default:
+            return event.description
+        }
+    }
+}

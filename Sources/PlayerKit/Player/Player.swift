@@ -191,31 +191,44 @@ public final class Player: Sendable {
     /// already on screen instead of starting a decoder. State ``PlayerState/ready``.
     /// - Parameter timeout: how long to wait for the first frame after loading.
     /// - Returns: the loaded item's information.
-    /// - Throws: the errors of ``load(_:startPaused:)``, and
-    ///   ``PlayerError/timedOut(operation:after:)`` when no frame came in time.
+    /// - Throws: the errors of ``load(_:startPaused:)``,
+    ///   ``PlayerError/timedOut(operation:after:)`` when no frame came in time, and
+    ///   ``PlayerError/loadCancelled(source:)`` when the item ended (another load or a stop)
+    ///   before its first frame.
     @discardableResult
     public func preload(_ source: MediaSource, timeout: Duration = .seconds(10)) async throws(PlayerError) -> MediaInfo {
         // Subscribed before loading, so a first frame that comes before `load` returns is kept.
-        let frames = events(kinds: [.firstFrame, .itemEnded], bufferLimit: 16)
+        let frames = events(kinds: [.mediaLoaded, .firstFrame, .itemEnded], bufferLimit: 16)
         defer { frames.cancel() }
         let info = try await load(source, startPaused: true)
-        let shown = await withTaskGroup(of: Bool.self) { group in
+        enum Outcome { case frame, ended, timedOut }
+        let outcome = await withTaskGroup(of: Outcome.self) { group in
             group.addTask {
+                // An end before this item loaded is the previous item's (replaced or stopped).
+                var loaded = false
                 for await record in frames {
-                    if case .firstFrame = record.event { return true }
-                    if case .itemEnded = record.event { return false }
+                    switch record.event {
+                    case .mediaLoaded: loaded = true
+                    case .firstFrame where loaded: return .frame
+                    case .itemEnded where loaded: return .ended
+                    default: break
+                    }
                 }
-                return false
+                return .ended
             }
             group.addTask {
                 try? await Task.sleep(for: timeout)
-                return false
+                return .timedOut
             }
-            let first = await group.next() ?? false
+            let first = await group.next() ?? .timedOut
             group.cancelAll()
             return first
         }
-        guard shown else { throw .timedOut(operation: "preloading \(source) (waiting for its first frame)", after: timeout) }
+        switch outcome {
+        case .frame: break
+        case .ended: throw .loadCancelled(source: source.description)
+        case .timedOut: throw .timedOut(operation: "preloading \(source) (waiting for its first frame)", after: timeout)
+        }
         return info
     }
 

@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+@testable import PlayerKit
+
+@Suite("Prefetch window and alternating players")
+struct SequenceTests {
+    private static var shortA: String { Fixtures.fixture("short-a.mp4") }
+    private static var shortB: String { Fixtures.fixture("short-b.mp4") }
+
+    private static func window(radius: Int, items: [PrefetchWindow.Item]) throws -> PrefetchWindow {
+        try PrefetchWindow(items: items, radius: radius) { _ throws(PlayerError) in
+            try Player(configuration: Fixtures.headless)
+        }
+    }
+
+    @Test("the window keeps the current item and its neighbours prepared and releases the others as the index moves")
+    func windowMoves() async throws {
+        let items = (0..<5).map { PrefetchWindow.Item(MediaSource($0 % 2 == 0 ? Self.shortA : Self.shortB), speed: $0 == 3 ? 2 : 1) }
+        let window = try Self.window(radius: 1, items: items)
+        defer { Task { for player in window.players { await player.shutdown() } } }
+
+        let first = try await window.move(to: 0)
+        #expect(window.preparedIndexes == [0, 1])
+        #expect(first.state == .ready)
+        let second = try await window.move(to: 2)
+        #expect(window.preparedIndexes == [1, 2, 3])
+        #expect(window.player(for: 2) === second && second.state == .ready)
+        #expect(window.player(for: 0) == nil)
+        // Item 3 carries its own speed.
+        #expect(try window.player(for: 3)?.property("speed") == .double(2))
+        let last = try await window.move(to: 4)
+        #expect(window.preparedIndexes == [3, 4])
+        #expect(last.state == .ready)
+        // Never more than 2 × radius + 1 players, and the released one holds no media.
+        #expect(window.players.count == 3)
+        let released = window.players.filter { player in ![3, 4].contains { window.player(for: $0) === player } }
+        #expect(released.count == 1)
+        #expect(await eventually { released.allSatisfy { $0.state == .idle } })
+        #expect(try released.first?.property("track-list").arrayValue?.isEmpty == true)
+    }
+
+    @Test("bad input: a negative radius, an index outside the sequence, a speed of 0 or NaN")
+    func badInput() async throws {
+        let items = [PrefetchWindow.Item(MediaSource(Self.shortA))]
+        #expect(throws: PlayerError.invalidArgument(name: "prefetch radius", value: "-1", reason: "must be 0 or more")) {
+            try Self.window(radius: -1, items: items)
+        }
+        for speed in [0, Double.nan] {
+            #expect(throws: PlayerError.invalidArgument(name: "speed", value: "\(speed)", reason: "must be between 0.25 and 4")) {
+                try Self.window(radius: 0, items: [PrefetchWindow.Item(MediaSource(Self.shortA), speed: speed)])
+            }
+        }
+        let window = try Self.window(radius: 0, items: items)
+        await #expect(throws: PlayerError.invalidArgument(name: "sequence index", value: "1", reason: "must be in 0..<1")) {
+            try await window.move(to: 1)
+        }
+        #expect(window.players.isEmpty)
+        let (a, _) = try Fixtures.player()
+        defer { Task { await a.shutdown() } }
+        #expect(throws: PlayerError.self) { try AlternatingPlayers(a, a) }
+    }
+
+    @Test("alternating players play clips back to back, each incoming player already on its first frame")
+    func backToBack() async throws {
+        let (a, aEvents) = try Fixtures.player()
+        let (b, bEvents) = try Fixtures.player()
+        defer { Task { await a.shutdown(); await b.shutdown() } }
+        let pair = try AlternatingPlayers(a, b)
+        try await pair.playBackToBack([MediaSource(Self.shortA), MediaSource(Fixtures.fixture("random-bytes.mp4")), MediaSource(Self.shortB), MediaSource(Self.shortA)])
+        func changes(_ recorder: EventRecorder) -> [Int] {
+            recorder.events.compactMap { if case .clipChanged(let index, _) = $0 { return index }; return nil }
+        }
+        // The broken clip (1) is skipped; the others alternate between the two players.
+        #expect(changes(aEvents) == [0, 3])
+        #expect(changes(bEvents) == [2])
+        // Each clip change comes after that player's first frame of the clip.
+        for recorder in [aEvents, bEvents] {
+            let events = recorder.events
+            for (position, event) in events.enumerated() {
+                guard case .clipChanged = event else { continue }
+                let before = events[..<position]
+                let lastLoad = before.lastIndex { if case .mediaLoaded = $0 { return true }; return false }
+                let lastFrame = before.lastIndex(of: .firstFrame)
+                #expect(lastLoad != nil && lastFrame != nil && lastFrame! > lastLoad!, "\(events)")
+            }
+        }
+        #expect(await aEvents.waitFor { $0.event == .itemEnded(.finished) } != nil)
+    }
+}

@@ -116,7 +116,7 @@ struct BadInputTests {
             }
             #expect(name == "volume" && value == "abc" && mpvError.code < 0)
         }
-        #expect(throws: PlayerError.invalidArgument(name: "speed", value: "-1.0", reason: "must be a finite number above 0")) {
+        #expect(throws: PlayerError.invalidArgument(name: "speed", value: "-1.0", reason: "must be between 0.25 and 4")) {
             try player.setSpeed(-1)
         }
         #expect(throws: PlayerError.self) { try player.setSpeed(.nan) }

@@ -6,8 +6,8 @@ import Testing
 @Suite("Examples")
 struct ExampleTests {
     @Test("two-players --json --seconds 3 shows events from both players, each reaching playing")
-    func twoPlayersJSON() throws {
-        let (status, output) = try ChildProcess.run(ChildProcess.example("two-players"), ["--json", "--seconds", "3"])
+    func twoPlayersJSON() async throws {
+        let (status, output) = try await ChildProcess.runToEnd(ChildProcess.example("two-players"), ["--json", "--seconds", "3"])
         #expect(status == 0)
 
         let lines = output.split(separator: "\n")
@@ -32,8 +32,8 @@ struct ExampleTests {
     }
 
     @Test("player-monitor --players 8 --json --seconds 3 reports eight players, each from creation to shutdown")
-    func playerMonitorJSON() throws {
-        let (status, output) = try ChildProcess.run(ChildProcess.example("player-monitor"), ["--players", "8", "--json", "--seconds", "3"])
+    func playerMonitorJSON() async throws {
+        let (status, output) = try await ChildProcess.runToEnd(ChildProcess.example("player-monitor"), ["--players", "8", "--json", "--seconds", "3"])
         #expect(status == 0)
         let objects = try output.split(separator: "\n").map {
             try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
@@ -52,8 +52,8 @@ struct ExampleTests {
     }
 
     @Test("player-monitor draws its table in place")
-    func playerMonitorTable() throws {
-        let (status, output) = try ChildProcess.run(ChildProcess.example("player-monitor"), ["--players", "3", "--seconds", "1.5"])
+    func playerMonitorTable() async throws {
+        let (status, output) = try await ChildProcess.runToEnd(ChildProcess.example("player-monitor"), ["--players", "3", "--seconds", "1.5"])
         #expect(status == 0)
         let lastTable = try #require(output.components(separatedBy: "\u{1B}[H\u{1B}[2J").last)
         #expect(lastTable.contains("3 players"))
@@ -61,8 +61,8 @@ struct ExampleTests {
     }
 
     @Test("two-players with no arguments plays the shipped media to the end")
-    func twoPlayersDefault() throws {
-        let (status, text) = try ChildProcess.run(ChildProcess.example("two-players"), [])
+    func twoPlayersDefault() async throws {
+        let (status, text) = try await ChildProcess.runToEnd(ChildProcess.example("two-players"), [])
         #expect(status == 0)
         #expect(text.contains("main"))
         #expect(text.components(separatedBy: "itemEnded(finished)").count - 1 == 2)
@@ -72,33 +72,25 @@ struct ExampleTests {
 @Suite("Examples with windows")
 struct WindowExampleTests {
     @Test("two-players --window opens a real X11 window per player, side by side")
-    func twoPlayersWindows() throws {
-        let display = try VirtualDisplay()
+    func twoPlayersWindows() async throws {
+        let display = try await VirtualDisplay.start()
         defer { display.stop() }
-        let (process, reader) = try ChildProcess.start(
+        let (process, output) = try ChildProcess.start(
             ChildProcess.example("two-players"), ["--window", "--json", "--seconds", "3"], environment: display.environment)
+        let reader = JSONLineReader(output)
 
         // Read events as they come until both players have shown half a second of video
         // (the window appears with the first frame, after the change to playing), then ask
         // the X server.
         var playing = Set<String>()
-        var pending = Data()
-        while playing.count < 2 {
-            let chunk = reader.availableData
-            if chunk.isEmpty { break }  // the example exited
-            pending.append(chunk)
-            while let newline = pending.firstIndex(of: 10) {
-                let line = pending[pending.startIndex..<newline]
-                pending.removeSubrange(pending.startIndex...newline)
-                if let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any],
-                   object["event"] as? String == "positionChanged", (object["position"] as? Double ?? 0) > 0.5,
-                   let player = object["player"] as? String {
-                    playing.insert(player)
-                }
+        while playing.count < 2, let object = await reader.next() {  // nil: the example exited
+            if object["event"] as? String == "positionChanged", (object["position"] as? Double ?? 0) > 0.5,
+               let player = object["player"] as? String {
+                playing.insert(player)
             }
         }
         #expect(playing.count == 2)
-        let tree = try display.run("xwininfo", ["-root", "-tree"])
+        let tree = try await display.runAsync("xwininfo", ["-root", "-tree"])
         let windows = tree.split(separator: "\n").filter { $0.contains("PlayerKit clip") && $0.contains("- mpv") }
         #expect(windows.count == 2, "windows: \(tree)")
         #expect(windows.contains { $0.contains("PlayerKit clip A") } && windows.contains { $0.contains("PlayerKit clip B") })
@@ -106,14 +98,14 @@ struct WindowExampleTests {
         #expect(windows.allSatisfy { $0.contains("320x240") })
         let places = Set(windows.compactMap { $0.split(separator: " ").last.map(String.init) })
         #expect(places.count == 2, "windows overlap: \(windows)")
-        _ = reader.readDataToEndOfFile()
-        process.waitUntilExit()
+        await reader.drain()
+        await ChildProcess.waitForExit(process)
         #expect(process.terminationStatus == 0)
     }
 
     @Test("two-players --embed-into draws the main player into an existing X11 window")
-    func twoPlayersEmbedded() throws {
-        let display = try VirtualDisplay()
+    func twoPlayersEmbedded() async throws {
+        let display = try await VirtualDisplay.start()
         defer { display.stop() }
         // The app's window: an xmessage box, found by its unique name.
         let name = "pkhost\(UInt32.random(in: 0...UInt32.max))"
@@ -125,39 +117,33 @@ struct WindowExampleTests {
         var hostID: String?
         let deadline = ContinuousClock.now + .seconds(30)
         while hostID == nil, ContinuousClock.now < deadline, host.isRunning {
-            if let info = try? display.run("xwininfo", ["-name", name]) {
+            if let info = try? await display.runAsync("xwininfo", ["-name", name]) {
                 hostID = info.split(separator: " ").first { $0.hasPrefix("0x") }.map(String.init)
             }
-            if hostID == nil { Thread.sleep(forTimeInterval: 0.05) }
+            if hostID == nil { try await Task.sleep(for: .milliseconds(50)) }
         }
-        let windowID = try #require(hostID, "the host window did not appear (xmessage running: \(host.isRunning))")
+        let answering = (try? await display.runAsync("xwininfo", ["-root"])) != nil
+        let exit = host.isRunning ? "running" : "exited with \(host.terminationStatus)"
+        let windowID = try #require(hostID, "the host window did not appear (xmessage \(exit), display \(display.display) answering: \(answering))")
 
-        let (process, reader) = try ChildProcess.start(
+        let (process, output) = try ChildProcess.start(
             ChildProcess.example("two-players"), ["--embed-into", windowID, "--json", "--seconds", "3"], environment: display.environment)
-        var pending = Data()
+        let reader = JSONLineReader(output)
         var moving = false
-        while !moving {
-            let chunk = reader.availableData
-            if chunk.isEmpty { break }
-            pending.append(chunk)
-            while let newline = pending.firstIndex(of: 10) {
-                let line = pending[pending.startIndex..<newline]
-                pending.removeSubrange(pending.startIndex...newline)
-                if let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any],
-                   object["player"] as? String == "main", object["event"] as? String == "positionChanged",
-                   (object["position"] as? Double ?? 0) > 0.5 {
-                    moving = true
-                }
+        while !moving, let object = await reader.next() {
+            if object["player"] as? String == "main", object["event"] as? String == "positionChanged",
+               (object["position"] as? Double ?? 0) > 0.5 {
+                moving = true
             }
         }
         #expect(moving)
         // mpv's video window is a child of the app's window, not a top-level window.
-        let children = try display.run("xwininfo", ["-children", "-id", windowID])
+        let children = try await display.runAsync("xwininfo", ["-children", "-id", windowID])
         #expect(children.contains("(\"x11\" \"mpv\")"), "no mpv window inside the host: \(children)")
-        let topLevel = try display.run("xwininfo", ["-root", "-children"])
+        let topLevel = try await display.runAsync("xwininfo", ["-root", "-children"])
         #expect(!topLevel.contains("PlayerKit clip A"), "the main player opened a window of its own: \(topLevel)")
-        _ = reader.readDataToEndOfFile()
-        process.waitUntilExit()
+        await reader.drain()
+        await ChildProcess.waitForExit(process)
         #expect(process.terminationStatus == 0)
     }
 }
@@ -171,8 +157,8 @@ struct FullscreenPolicyExampleTests {
     ]
 
     @Test("fullscreen-policy --json: fullscreen is only ever true for the owning player")
-    func onlyTheOwner() throws {
-        let (status, output) = try ChildProcess.run(
+    func onlyTheOwner() async throws {
+        let (status, output) = try await ChildProcess.runToEnd(
             ChildProcess.example("fullscreen-policy"), ["--json", "--step-seconds", "0"])
         #expect(status == 0)
         let objects = try output.split(separator: "\n").map {
@@ -225,8 +211,8 @@ struct FullscreenPolicyExampleTests {
 @Suite("fullscreen-policy example with windows")
 struct FullscreenPolicyWindowTests {
     @Test("under X11 only the owner's window fills the screen, step by step, as the X server sees it")
-    func onlyTheOwnersWindowFillsTheScreen() throws {
-        let display = try VirtualDisplay()
+    func onlyTheOwnersWindowFillsTheScreen() async throws {
+        let display = try await VirtualDisplay.start()
         defer { display.stop() }
         let child = try ChildProcess.startInteractive(
             ChildProcess.example("fullscreen-policy"), ["--window", "--json", "--interactive", "--step-seconds", "0"],
@@ -244,7 +230,7 @@ struct FullscreenPolicyWindowTests {
             // Read this step's status lines: one per live player.
             var statuses: [String: Bool] = [:]
             let live = step == 15 ? 2 : 3
-            while statuses.count < live, let object = reader.next() {
+            while statuses.count < live, let object = await reader.next() {
                 guard object["event"] as? String == "status", object["step"] as? Int == step,
                       let player = object["player"] as? String else { continue }
                 statuses[player] = object["fullscreen"] as? Bool ?? false
@@ -255,12 +241,13 @@ struct FullscreenPolicyWindowTests {
             let deadline = ContinuousClock.now + .seconds(10)
             var sizes: [String: String] = [:]
             repeat {
-                sizes = try windowSizes(display)
+                sizes = try await windowSizes(display)
                 let matches = statuses.allSatisfy { player, fullscreen in
-                    (sizes[player] == "1280x720+0+0") == fullscreen && sizes[player] != nil
+                    guard let size = sizes[player] else { return false }
+                    return fullscreen ? size == "1280x720+0+0" : size.hasPrefix("320x240+")
                 }
                 if matches { break }
-                Thread.sleep(forTimeInterval: 0.05)
+                try await Task.sleep(for: .milliseconds(50))
             } while ContinuousClock.now < deadline
             let screenSized = sizes.filter { $0.value == "1280x720+0+0" }.map(\.key)
             let expected = FullscreenPolicyExampleTests.expectedFullscreen[step] ?? nil
@@ -274,15 +261,15 @@ struct FullscreenPolicyWindowTests {
         #expect(checkedSteps.count == 15)
         #expect(sawFullscreen == ["left", "center", "right"])
         try child.input.close()
-        while reader.next() != nil {}
-        child.process.waitUntilExit()
+        await reader.drain()
+        await ChildProcess.waitForExit(child.process)
         #expect(child.process.terminationStatus == 0)
     }
 
     /// Each example window's "WIDTHxHEIGHT+X+Y", keyed by player, from `xwininfo -root -tree`.
-    private func windowSizes(_ display: VirtualDisplay) throws -> [String: String] {
+    private func windowSizes(_ display: VirtualDisplay) async throws -> [String: String] {
         var sizes: [String: String] = [:]
-        for line in try display.run("xwininfo", ["-root", "-tree"]).split(separator: "\n") {
+        for line in try await display.runAsync("xwininfo", ["-root", "-tree"]).split(separator: "\n") {
             guard let open = line.range(of: "\"fullscreen-policy: "),
                   let close = line[open.upperBound...].firstIndex(of: "\"") else { continue }
             let player = String(line[open.upperBound..<close])
@@ -292,34 +279,5 @@ struct FullscreenPolicyWindowTests {
             }
         }
         return sizes
-    }
-}
-
-@Suite("background-loop example")
-struct BackgroundLoopExampleTests {
-    @Test("background-loop --json --seconds 10: at least two wrap-arounds, every seam gap within one frame interval")
-    func twoWrapsSeamless() throws {
-        let (status, output) = try ChildProcess.run(ChildProcess.example("background-loop"), ["--json", "--seconds", "10"])
-        #expect(status == 0)
-        let objects = try output.split(separator: "\n").map {
-            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
-        }
-        for object in objects {
-            #expect(object["player"] is String && object["event"] is String && object["t"] is Double, "\(object)")
-        }
-        let wraps = objects.filter { $0["event"] as? String == "loopWrapped" }
-        #expect(wraps.count >= 2, "\(wraps)")
-        #expect(wraps.allSatisfy { $0["player"] as? String == "background" })
-        let seams = objects.filter { ["clipChanged", "loopWrapped"].contains($0["event"] as? String) && $0["gapMs"] != nil }
-        #expect(seams.count >= 6)
-        for seam in seams {
-            let gap = try #require(seam["gapMs"] as? Double)
-            #expect(abs(gap) <= 33.3, "seam \(seam)")
-        }
-        // Clips follow each other 0, 1, 2, 0, ...
-        let order = objects.filter { $0["event"] as? String == "clipChanged" }.compactMap { $0["index"] as? Int }
-        #expect(order.enumerated().allSatisfy { $0.element == $0.offset % 3 }, "\(order)")
-        // The foreground player plays alongside.
-        #expect(objects.contains { $0["player"] as? String == "foreground" && $0["state"] as? String == "playing" })
     }
 }

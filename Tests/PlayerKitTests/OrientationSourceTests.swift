@@ -21,10 +21,10 @@ struct OrientationSourceTests {
     }
 
     @Test("reads the orientation of real X servers: a wide screen and a tall one")
-    func readsRealScreens() throws {
-        let wide = try VirtualDisplay(size: "1280x720")
+    func readsRealScreens() async throws {
+        let wide = try await VirtualDisplay.start(size: "1280x720")
         defer { wide.stop() }
-        let tall = try VirtualDisplay(size: "720x1280")
+        let tall = try await VirtualDisplay.start(size: "720x1280")
         defer { tall.stop() }
         #expect(try RandROrientationSource(display: wide.display).currentOrientation() == .landscapeLeft)
         #expect(try RandROrientationSource(display: tall.display).currentOrientation() == .portrait)
@@ -32,12 +32,12 @@ struct OrientationSourceTests {
 
     @Test("a policy following the source takes the screen's orientation and fullscreens its owner")
     func policyFollowsSource() async throws {
-        let tall = try VirtualDisplay(size: "720x1280")
+        let tall = try await VirtualDisplay.start(size: "720x1280")
         defer { tall.stop() }
         let policy = FullscreenPolicy(orientationControlsFullscreen: true)
         let (owner, events) = try Fixtures.player()
         try policy.claim(owner)
-        let wide = try VirtualDisplay(size: "1280x720")
+        let wide = try await VirtualDisplay.start(size: "1280x720")
         defer { wide.stop() }
         // Portrait first (the policy starts in landscape), then a wide screen: landscape again,
         // and the owner enters fullscreen.
@@ -74,7 +74,7 @@ struct OrientationSourceTests {
 
     @Test("an X server that goes away ends the iteration with an error, and the process lives on")
     func serverGoesAway() async throws {
-        let display = try VirtualDisplay()
+        let display = try await VirtualDisplay.start()
         var iterator = RandROrientationSource(display: display.display).makeAsyncIterator()
         #expect(try await iterator.next() == .landscapeLeft)
         display.stop()

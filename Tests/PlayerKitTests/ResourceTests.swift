@@ -68,8 +68,10 @@ struct ResourceTests {
         let budget = try DecoderBudget(limit: 4)
         let (player, events) = try Fixtures.player()
         defer { Task { await player.shutdown() } }
-        try await budget.load(MediaSource(Fixtures.clipA), into: player)
-        #expect(try player.property("video-codec") != .none)
+        // Paused on the first frame: the item cannot end before the checks.
+        try await budget.load(MediaSource(Fixtures.clipA), into: player, startPaused: true)
+        #expect(await events.waitFor { $0.event == .firstFrame } != nil)
+        #expect((try? player.property("video-codec")) != nil, "tracks: \(String(describing: try? player.property("track-list"))) events: \(events.events)")
         #expect(try player.property("track-list").arrayValue?.isEmpty == false)
         try budget.release(player)
         #expect(await events.waitForState(.idle))
@@ -120,7 +122,7 @@ struct ResourceTests {
             let (warmPlayer, warmEvents) = try Fixtures.player()
             try await warmPlayer.preload(MediaSource(Fixtures.clipA))
             #expect(warmPlayer.state == .ready)
-            #expect(warmEvents.events.contains(.firstFrame))
+            #expect(await warmEvents.waitFor { $0.event == .firstFrame } != nil)
             let mark = warmEvents.mark
             let play = ContinuousClock.now
             try warmPlayer.play()
@@ -140,11 +142,16 @@ struct ResourceTests {
         try await player.load(MediaSource(Fixtures.clipA), startPaused: true)
         try player.seek(to: 3, precision: .exact)
         #expect(await events.waitFor { if case .seekCompleted = $0.event { return true }; return false } != nil)
+        // Let the demuxer read the file to its end first: reversing from there used to hang.
+        #expect(await eventually { (try? player.property("demuxer-cache-state"))?["eof"] == .flag(true) })
         try player.setPlaybackDirection(.backward)
         #expect(try player.property("play-dir") == .string("backward"))
         let mark = events.mark
         try player.play()
-        #expect(await events.waitFor(timeout: .seconds(20), after: mark) { $0.event == .itemEnded(.finished) } != nil)
+        let ended = await events.waitFor(timeout: .seconds(20), after: mark) { $0.event == .itemEnded(.finished) }
+        let diagnostics = ["time-pos", "pause", "core-idle", "paused-for-cache", "seeking", "eof-reached", "demuxer-cache-state"]
+            .map { "\($0)=\(String(describing: try? player.property($0)))" }.joined(separator: " ")
+        #expect(ended != nil, "events: \(events.events) \(diagnostics)")
         let positions = events.records.filter { $0.sequenceNumber > mark }.compactMap { record -> Double? in
             if case .positionChanged(let position) = record.event { return position }
             return nil

@@ -71,6 +71,8 @@ struct SequenceTests {
             recorder.events.compactMap { if case .clipChanged(let index, _) = $0 { return index }; return nil }
         }
         // The broken clip (1) is skipped; the others alternate between the two players.
+        // (Delegates hear events asynchronously: wait for the last one.)
+        #expect(await aEvents.waitFor { $0.event == .clipChanged(index: 3, seam: nil) } != nil)
         #expect(changes(aEvents) == [0, 3])
         #expect(changes(bEvents) == [2])
         // Each clip change comes after that player's first frame of the clip.

@@ -54,6 +54,8 @@ struct PlaybackModel: Sendable {
     private var seekInProgress = false
     /// Set when an item starts; the first playback restart after it is the first frame.
     private var awaitingFirstFrame = false
+    /// Whether the current item's first frame was presented.
+    private(set) var firstFrameShown = false
     private(set) var position: Double?
     private(set) var duration: Double?
     private(set) var volume: Double?
@@ -203,6 +205,7 @@ struct PlaybackModel: Sendable {
             hasPlayedSinceLoad = false
             seekInProgress = false
             awaitingFirstFrame = true
+            firstFrameShown = false
             pollRequests = [:]
             seekPositionRequest = nil
             position = nil
@@ -251,6 +254,7 @@ struct PlaybackModel: Sendable {
         case .playbackRestart:
             if awaitingFirstFrame {
                 awaitingFirstFrame = false
+                firstFrameShown = true
                 outputs.append(.event(.firstFrame))
                 if pollRequests.isEmpty { outputs.append(requestPolledProperties()) }  // the starting position
             }

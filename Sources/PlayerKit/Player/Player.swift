@@ -198,19 +198,19 @@ public final class Player: Sendable {
     @discardableResult
     public func preload(_ source: MediaSource, timeout: Duration = .seconds(10)) async throws(PlayerError) -> MediaInfo {
         // Subscribed before loading, so a first frame that comes before `load` returns is kept.
-        let frames = events(kinds: [.mediaLoaded, .firstFrame, .itemEnded], bufferLimit: 16)
+        let frames = events(kinds: [.firstFrame, .itemEnded], bufferLimit: 16)
         defer { frames.cancel() }
         let info = try await load(source, startPaused: true)
         enum Outcome { case frame, ended, timedOut }
-        let outcome = await withTaskGroup(of: Outcome.self) { group in
+        // The stream may still hold the previous item's events; the model says whether the
+        // item now current has shown its first frame (its first frame may even come before
+        // `load` returns, while the item's details are read).
+        let outcome: Outcome = model(\.firstFrameShown) ? .frame : await withTaskGroup(of: Outcome.self) { group in
             group.addTask {
-                // An end before this item loaded is the previous item's (replaced or stopped).
-                var loaded = false
                 for await record in frames {
                     switch record.event {
-                    case .mediaLoaded: loaded = true
-                    case .firstFrame where loaded: return .frame
-                    case .itemEnded where loaded: return .ended
+                    case .firstFrame where self.model(\.firstFrameShown): return .frame
+                    case .itemEnded where [.idle, .ended, .failed].contains(self.state): return .ended
                     default: break
                     }
                 }
@@ -385,7 +385,12 @@ public final class Player: Sendable {
     /// Plays forwards (the default) or backwards (mpv's `play-dir`). Backwards playback
     /// decodes ahead in reverse, so it costs more memory and CPU; position events then count
     /// down, and the item ends at its start.
+    ///
+    /// Going backwards also makes the demuxer's cache seekable (`demuxer-seekable-cache`):
+    /// without it, libmpv 0.35 stays stuck "seeking" when the direction changes after the
+    /// demuxer has read a local file to its end. Going forwards again restores the default.
     public func setPlaybackDirection(_ direction: PlaybackDirection) throws(PlayerError) {
+        try core.handle.setProperty("demuxer-seekable-cache", .string(direction == .forward ? "auto" : "yes"))
         try core.handle.setProperty("play-dir", .string(direction == .forward ? "forward" : "backward"))
     }
 

@@ -6,9 +6,10 @@ public struct SeamTiming: Sendable, Hashable, CustomStringConvertible {
     /// Wall-clock seconds from the outgoing clip's last frame to the incoming clip's first
     /// frame. About one frame interval (1/30 s for 30 fps) when the seam is seamless.
     public let frameInterval: Double
-    /// The gap: how much later than scheduled the incoming first frame appeared, that is
-    /// ``frameInterval`` minus the media time between the two frames (at the current speed).
-    /// About 0 when seamless; a seam that stalls shows its stall here.
+    /// The gap: how much later than scheduled the incoming clip's first frames appeared, in
+    /// seconds, against the schedule kept by the frames before the seam (wall clock minus
+    /// media time at the current speed). About 0 when seamless; a seam that stalls shows its
+    /// stall here.
     public let gap: Double
 
     /// Creates a timing from its two figures.
@@ -42,7 +43,9 @@ public struct SeamTiming: Sendable, Hashable, CustomStringConvertible {
 /// **Events** (on the player's delegate and bus, keyed by its ID):
 /// ``PlayerEvent/clipChanged(index:seam:)`` at every clip change (`index` into ``clips``) and
 /// ``PlayerEvent/loopWrapped(count:seam:)`` each time the list starts over, both with the
-/// measured ``SeamTiming``. While the loop runs, ``PlayerEvent/positionChanged(_:)`` comes
+/// measured ``SeamTiming``. Seam events are emitted with the third frame of the new clip
+/// (two frame intervals after the change), once the seam could be measured; the first clip's
+/// ``PlayerEvent/clipChanged(index:seam:)`` comes with its first frame. While the loop runs, ``PlayerEvent/positionChanged(_:)`` comes
 /// with every frame (the seam timing needs frame timestamps); positions count along the
 /// joined timeline.
 ///
@@ -70,6 +73,16 @@ public final class ClipLoop: Sendable {
         let duration: Double
     }
 
+    /// A seam seen but not reported yet: it is measured over the first two frames after it.
+    private struct PendingSeam: Sendable {
+        var events: [PlayerEvent]
+        /// The earliest frame offset (wall clock minus media clock) over the frames before it.
+        let baseline: Double?
+        /// Wall-clock seconds between the last frame before and the first frame after.
+        let frameInterval: Double?
+        var offsetsAfter: [Double]
+    }
+
     private struct State: Sendable {
         var segments: [Segment] = []
         var cycleLength: Double = 0
@@ -82,6 +95,12 @@ public final class ClipLoop: Sendable {
         var current: (cycle: Int, segment: Int)?
         var wraps = 0
         var seams: [SeamTiming] = []
+        /// Media seconds played since the loop started (continuous across wraps).
+        var mediaClock: Double = 0
+        var lastSpeed: Double = 1
+        /// Recent frame offsets: wall-clock seconds minus media time at the current speed.
+        var recentOffsets: [Double] = []
+        var pending: PendingSeam?
     }
 
     private let state = Locked(State())
@@ -208,13 +227,27 @@ public final class ClipLoop: Sendable {
 
     // MARK: Tracking
 
+    /// Frames before a seam whose offsets make its baseline (recent ones only: the first
+    /// frames after a load are held longer while playback starts).
+    static let baselineFrames = 10
+    /// Frames after a seam over which it is measured.
+    static let measuredFrames = 3
+
     /// Called with every frame's position (on the pump's thread, in order).
+    ///
+    /// The seam's gap is how much later than scheduled the incoming clip's first frames
+    /// appeared: the median offset (wall clock minus media clock) of the first
+    /// ``measuredFrames`` frames after the seam, minus the median offset of the
+    /// ``baselineFrames`` frames before it. Medians filter out frames whose observation was
+    /// late because this process was busy: a real stall delays every later frame, while a
+    /// late observation delays one. The events are therefore emitted with the third frame of
+    /// the new clip (two frame intervals after the change).
     private func frame(at position: Double, wall: Date) {
-        let speed = player.speed ?? 1
+        let speed = max(player.speed ?? 1, 0.01)
         let events = state.withLock { state -> [PlayerEvent] in
             guard !state.segments.isEmpty, state.cycleLength > 0 else { return [] }
             // A position far below the last one: the whole timeline wrapped (loop-file).
-            var mediaStep: Double?
+            var mediaStep = 0.0
             if let last = state.lastFrame {
                 if position + 1 < last.position {
                     state.timelinePass += 1
@@ -225,27 +258,77 @@ public final class ClipLoop: Sendable {
             }
             let previousFrame = state.lastFrame
             state.lastFrame = (wall, position)
+            if speed != state.lastSpeed {
+                state.recentOffsets.removeAll()  // the media clock runs at another rate now
+                state.lastSpeed = speed
+            }
+            state.mediaClock += mediaStep
+            let offset = wall.timeIntervalSinceReferenceDate - state.mediaClock / speed
+
+            var events: [PlayerEvent] = []
+            // Measure a pending seam with this frame.
+            if var pending = state.pending {
+                pending.offsetsAfter.append(offset)
+                state.pending = pending
+                if pending.offsetsAfter.count >= Self.measuredFrames {
+                    events += Self.finish(&state)
+                }
+            }
+
             let passCycles = Int((state.timelineLength / state.cycleLength).rounded())
             let cycleInPass = min(Int((position + 0.0005) / state.cycleLength), passCycles - 1)
             let cycle = state.timelinePass * passCycles + cycleInPass
             let within = position - Double(cycleInPass) * state.cycleLength
             let segment = state.segments.lastIndex { $0.offset <= within + 0.0005 } ?? 0
-            guard state.current.map({ $0.cycle != cycle || $0.segment != segment }) ?? true else { return [] }
-            let first = state.current == nil
-            state.current = (cycle, segment)
-            var seam: SeamTiming?
-            if !first, let previousFrame, let mediaStep {
-                let interval = wall.timeIntervalSince(previousFrame.wall)
-                seam = SeamTiming(frameInterval: interval, gap: interval - mediaStep / max(speed, 0.01))
-                state.seams.append(seam!)
+            let changed = state.current.map { $0.cycle != cycle || $0.segment != segment } ?? true
+            if changed {
+                // A seam still being measured when the next comes: report it with what it has.
+                if state.pending != nil { events += Self.finish(&state) }
+                let first = state.current == nil
+                state.current = (cycle, segment)
+                var seamEvents: [PlayerEvent] = [.clipChanged(index: state.segments[segment].clip, seam: nil)]
+                if !first, cycle > state.wraps, segment == 0 {
+                    state.wraps = cycle
+                    seamEvents.append(.loopWrapped(count: cycle, seam: nil))
+                }
+                if first {
+                    events += seamEvents
+                } else {
+                    state.pending = PendingSeam(
+                        events: seamEvents, baseline: Self.median(state.recentOffsets),
+                        frameInterval: previousFrame.map { wall.timeIntervalSince($0.wall) }, offsetsAfter: [offset])
+                    if Self.measuredFrames <= 1 { events += Self.finish(&state) }
+                }
             }
-            var events: [PlayerEvent] = [.clipChanged(index: state.segments[segment].clip, seam: seam)]
-            if !first, cycle > state.wraps, segment == 0 {
-                state.wraps = cycle
-                events.append(.loopWrapped(count: cycle, seam: seam))
-            }
+            state.recentOffsets.append(offset)
+            if state.recentOffsets.count > Self.baselineFrames { state.recentOffsets.removeFirst() }
             return events
         }
         if !events.isEmpty { player.emit(events) }
+    }
+
+    private static func median(_ values: [Double]) -> Double? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+
+    /// Completes the pending seam: its timing, recorded and attached to its events.
+    private static func finish(_ state: inout State) -> [PlayerEvent] {
+        guard let pending = state.pending else { return [] }
+        state.pending = nil
+        var seam: SeamTiming?
+        if let baseline = pending.baseline, let after = median(pending.offsetsAfter), let interval = pending.frameInterval {
+            seam = SeamTiming(frameInterval: interval, gap: after - baseline)
+            state.seams.append(seam!)
+        }
+        return pending.events.map { event in
+            switch event {
+            case .clipChanged(let index, _): return .clipChanged(index: index, seam: seam)
+            case .loopWrapped(let count, _): return .loopWrapped(count: count, seam: seam)
+            default: return event
+            }
+        }
     }
 }

@@ -47,28 +47,68 @@ enum ChildProcess {
     }
 }
 
-/// Reads JSON lines from a pipe as they arrive.
-final class JSONLineReader {
-    private let handle: FileHandle
-    private var pending = Data()
+/// Reads JSON lines from a pipe as they arrive, on a thread of its own, so a test awaiting
+/// the next line never blocks Swift's cooperative thread pool (two threads on a 2-core
+/// machine: blocking them stalls every other async test).
+final class JSONLineReader: Sendable {
+    private let lines: AsyncStream<Data>
 
     init(_ handle: FileHandle) {
-        self.handle = handle
+        let (lines, continuation) = AsyncStream<Data>.makeStream()
+        self.lines = lines
+        Thread {
+            var pending = Data()
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                pending.append(chunk)
+                while let newline = pending.firstIndex(of: 10) {
+                    continuation.yield(Data(pending[pending.startIndex..<newline]))
+                    pending.removeSubrange(pending.startIndex...newline)
+                }
+            }
+            continuation.finish()
+        }.start()
     }
 
     /// The next line as an object; nil at the end of the output. Lines that are not JSON
     /// objects are skipped.
-    func next() -> [String: Any]? {
-        while true {
-            if let newline = pending.firstIndex(of: 10) {
-                let line = pending[pending.startIndex..<newline]
-                pending.removeSubrange(pending.startIndex...newline)
-                if let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] { return object }
-                continue
-            }
-            let chunk = handle.availableData
-            if chunk.isEmpty { return nil }
-            pending.append(chunk)
+    func next() async -> [String: Any]? {
+        var iterator = lines.makeAsyncIterator()
+        while let line = await iterator.next() {
+            if let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] { return object }
+        }
+        return nil
+    }
+
+    /// Reads to the end of the output.
+    func drain() async {
+        for await _ in lines {}
+    }
+}
+
+extension ChildProcess {
+    /// Runs `executable` to its end off the cooperative pool and returns its exit status and
+    /// standard output.
+    static func runToEnd(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) async throws -> (status: Int32, output: String) {
+        let (process, output) = try start(executable, arguments, environment: environment)
+        let data = await withCheckedContinuation { (continuation: CheckedContinuation<Data, Never>) in
+            Thread {
+                let data = output.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: data)
+            }.start()
+        }
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    /// Waits, off the cooperative pool, until `process` has exited.
+    static func waitForExit(_ process: Process) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread {
+                process.waitUntilExit()
+                continuation.resume()
+            }.start()
         }
     }
 }
@@ -80,5 +120,16 @@ enum ChildProcessError: Error, CustomStringConvertible {
         switch self {
         case .notBuilt(let name): return "\(name) is not built: run `swift build` first"
         }
+    }
+}
+
+/// Runs blocking work (starting Xvfb, running an X client, waiting for a process) on a thread
+/// of its own and awaits it, so the cooperative thread pool (as many threads as cores) stays
+/// free for the other tests. `body` must not use `#expect`: it runs outside the test's task.
+func offPool<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread {
+            continuation.resume(with: Result { try body() })
+        }.start()
     }
 }

@@ -9,23 +9,38 @@ final class VirtualDisplay: Sendable {
     /// waits (up to 10 s) until it answers.
     init(size: String = "1280x720") throws {
         guard let xvfb = VirtualDisplay.which("Xvfb") else { throw VirtualDisplayError.notInstalled("Xvfb") }
-        var number = 90 + Int.random(in: 0..<400)
-        while FileManager.default.fileExists(atPath: "/tmp/.X\(number)-lock") { number += 1 }
-        display = ":\(number)"
         process = Process()
         process.executableURL = URL(fileURLWithPath: xvfb)
-        process.arguments = [display, "-screen", "0", "\(size)x24", "-nolisten", "tcp"]
-        process.standardOutput = FileHandle.nullDevice
+        // -displayfd: Xvfb picks a free display number itself and writes it to standard output
+        // once it accepts connections, so tests starting servers at once never collide.
+        process.arguments = ["-displayfd", "1", "-screen", "0", "\(size)x24", "-nolisten", "tcp"]
+        let announcement = Pipe()
+        process.standardOutput = announcement
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let deadline = ContinuousClock.now + .seconds(10)
-        while (try? run("xwininfo", ["-root"])) == nil {
-            guard ContinuousClock.now < deadline, process.isRunning else {
-                stop()
-                throw VirtualDisplayError.didNotStart(display)
-            }
-            Thread.sleep(forTimeInterval: 0.05)
+        var text = ""
+        let reader = announcement.fileHandleForReading
+        while !text.contains("\n") {
+            let chunk = reader.availableData
+            if chunk.isEmpty { break }  // Xvfb exited without a display
+            text += String(decoding: chunk, as: UTF8.self)
         }
+        guard let number = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            throw VirtualDisplayError.didNotStart(text)
+        }
+        display = ":\(number)"
+    }
+
+    /// Starts a display off the cooperative thread pool (see ``offPool(_:)``).
+    static func start(size: String = "1280x720") async throws -> VirtualDisplay {
+        try await offPool { try VirtualDisplay(size: size) }
+    }
+
+    /// ``run(_:_:)`` off the cooperative thread pool.
+    @discardableResult
+    func runAsync(_ tool: String, _ arguments: [String]) async throws -> String {
+        try await offPool { try self.run(tool, arguments) }
     }
 
     func stop() {
@@ -41,7 +56,10 @@ final class VirtualDisplay: Sendable {
     func run(_ tool: String, _ arguments: [String]) throws -> String {
         guard let path = VirtualDisplay.which(tool) else { throw VirtualDisplayError.notInstalled(tool) }
         let (status, output) = try ChildProcess.run(URL(fileURLWithPath: path), arguments, environment: environment)
-        guard status == 0 else { throw VirtualDisplayError.toolFailed(tool, status) }
+        guard status == 0 else {
+            let server = process.isRunning ? "running" : "exited (\(process.terminationReason == .exit ? "status" : "signal") \(process.terminationStatus))"
+            throw VirtualDisplayError.toolFailed("\(tool) on \(display), Xvfb \(server): \(output.prefix(200))", status)
+        }
         return output
     }
 

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+@testable import PlayerKit
+
+/// Tests that measure time on screen (seam gaps within one frame interval). They run after the
+/// rest of the suite, one at a time (`make test` runs them separately): with the other tests
+/// decoding video on every core at once, a seam can really be late.
+@Suite("Seam timing", .serialized)
+struct SeamTimingTests {
+    @Test("a treadmill of two clips wraps three times, with an event per clip change and per wrap, and seamless seams")
+    func wrapsThreeTimes() async throws {
+        let (player, events) = try Fixtures.player()
+        defer { Task { await player.shutdown() } }
+        let loop = try ClipLoop(player: player, clips: [MediaSource(ClipLoopTests.shortA), MediaSource(ClipLoopTests.shortB)])
+        try await loop.start()
+        #expect(loop.playableClips == [0, 1])
+        let third = await events.waitFor(timeout: .seconds(30)) { $0.event.kind == .loopWrapped && {
+            if case .loopWrapped(let count, _) = $0.event { return count == 3 }; return false }($0) }
+        #expect(third != nil)
+        loop.stop()
+        let clipChanges = events.events.compactMap { event -> Int? in
+            if case .clipChanged(let index, _) = event { return index }
+            return nil
+        }
+        let wraps = events.events.compactMap { event -> Int? in
+            if case .loopWrapped(let count, _) = event { return count }
+            return nil
+        }
+        // 0 1 | 0 1 | 0 1 | 0: the order of clips, and wraps counted 1, 2, 3.
+        #expect(Array(clipChanges.prefix(7)) == [0, 1, 0, 1, 0, 1, 0], "\(clipChanges)")
+        #expect(wraps == [1, 2, 3])
+        // Every seam measured, each within one frame interval of its schedule (30 fps: 33 ms).
+        let seams = loop.seams
+        #expect(seams.count >= 6)
+        #expect(seams.allSatisfy { abs($0.gap) <= 1.0 / 30 }, "seams: \(seams)")
+        #expect(loop.wrapCount == 3)
+    }
+
+    @Test("background-loop --json --seconds 10: at least two wrap-arounds, every seam gap within one frame interval")
+    func twoWrapsSeamless() async throws {
+        let (status, output) = try await ChildProcess.runToEnd(ChildProcess.example("background-loop"), ["--json", "--seconds", "10"])
+        #expect(status == 0)
+        let objects = try output.split(separator: "\n").map {
+            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        for object in objects {
+            #expect(object["player"] is String && object["event"] is String && object["t"] is Double, "\(object)")
+        }
+        let wraps = objects.filter { $0["event"] as? String == "loopWrapped" }
+        #expect(wraps.count >= 2, "\(wraps)")
+        #expect(wraps.allSatisfy { $0["player"] as? String == "background" })
+        let seams = objects.filter { ["clipChanged", "loopWrapped"].contains($0["event"] as? String) && $0["gapMs"] != nil }
+        #expect(seams.count >= 6)
+        for seam in seams {
+            let gap = try #require(seam["gapMs"] as? Double)
+            #expect(abs(gap) <= 33.3, "seam \(seam)")
+        }
+        // Clips follow each other 0, 1, 2, 0, ...
+        let order = objects.filter { $0["event"] as? String == "clipChanged" }.compactMap { $0["index"] as? Int }
+        #expect(order.enumerated().allSatisfy { $0.element == $0.offset % 3 }, "\(order)")
+        // The foreground player plays alongside.
+        #expect(objects.contains { $0["player"] as? String == "foreground" && $0["state"] as? String == "playing" })
+    }
+}

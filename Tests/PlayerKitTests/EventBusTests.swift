@@ -131,6 +131,7 @@ struct EventBusTests {
 
         let (player, recorder) = try Fixtures.player(configuration: configuration(bus: bus))
         defer { Task { await player.shutdown() } }
+        try player.setLoop(.forever)  // the item must not end before the pause below, however slow the run
         try await player.load(.file(Fixtures.clipA), startPaused: true)
         #expect(await eventually { states.records.contains { $0.event == .stateChanged(from: .loading, to: .ready) } })
         #expect(notified.count == 0)  // off by default

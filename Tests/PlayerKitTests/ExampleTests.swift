@@ -76,7 +76,7 @@ struct WindowExampleTests {
         let display = try await VirtualDisplay.start()
         defer { display.stop() }
         let (process, output) = try ChildProcess.start(
-            ChildProcess.example("two-players"), ["--window", "--json", "--seconds", "3"], environment: display.environment)
+            ChildProcess.example("two-players"), ["--window", "--json", "--seconds", "10"], environment: display.environment)
         let reader = JSONLineReader(output)
 
         // Read events as they come until both players have shown half a second of video
@@ -127,7 +127,7 @@ struct WindowExampleTests {
         let windowID = try #require(hostID, "the host window did not appear (xmessage \(exit), display \(display.display) answering: \(answering))")
 
         let (process, output) = try ChildProcess.start(
-            ChildProcess.example("two-players"), ["--embed-into", windowID, "--json", "--seconds", "3"], environment: display.environment)
+            ChildProcess.example("two-players"), ["--embed-into", windowID, "--json", "--seconds", "10"], environment: display.environment)
         let reader = JSONLineReader(output)
         var moving = false
         while !moving, let object = await reader.next() {

@@ -10,12 +10,8 @@ struct ExampleTests {
         let (status, output) = try await ChildProcess.runToEnd(ChildProcess.example("two-players"), ["--json", "--seconds", "3"])
         #expect(status == 0)
 
-        let lines = output.split(separator: "\n")
-        let objects = try lines.map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        let objects = try exampleJSONLines(output)
         #expect(objects.count > 10)
-        for object in objects {
-            #expect(object["player"] is String && object["event"] is String && object["t"] is Double)
-        }
         let players = Set(objects.compactMap { $0["player"] as? String })
         #expect(players.count == 2)
         #expect(players.contains("main"))
@@ -35,9 +31,7 @@ struct ExampleTests {
     func playerMonitorJSON() async throws {
         let (status, output) = try await ChildProcess.runToEnd(ChildProcess.example("player-monitor"), ["--players", "8", "--json", "--seconds", "3"])
         #expect(status == 0)
-        let objects = try output.split(separator: "\n").map {
-            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
-        }
+        let objects = try exampleJSONLines(output)
         let byPlayer = Dictionary(grouping: objects) { $0["player"] as? String ?? "" }
         #expect(byPlayer.count == 8)
         #expect(Set(byPlayer.keys) == Set((1...8).map { "player-\($0)" }))
@@ -161,12 +155,7 @@ struct FullscreenPolicyExampleTests {
         let (status, output) = try await ChildProcess.runToEnd(
             ChildProcess.example("fullscreen-policy"), ["--json", "--step-seconds", "0"])
         #expect(status == 0)
-        let objects = try output.split(separator: "\n").map {
-            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
-        }
-        for object in objects {
-            #expect(object["player"] is String && object["event"] is String && object["t"] is Double, "\(object)")
-        }
+        let objects = try exampleJSONLines(output)
         // Status lines: mpv's own fullscreen property of every live player after each step.
         let statuses = objects.filter { $0["event"] as? String == "status" }
         let byStep = Dictionary(grouping: statuses) { $0["step"] as? Int ?? 0 }

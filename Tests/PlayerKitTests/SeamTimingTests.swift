@@ -40,12 +40,7 @@ struct SeamTimingTests {
     func twoWrapsSeamless() async throws {
         let (status, output) = try await ChildProcess.runToEnd(ChildProcess.example("background-loop"), ["--json", "--seconds", "10"])
         #expect(status == 0)
-        let objects = try output.split(separator: "\n").map {
-            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
-        }
-        for object in objects {
-            #expect(object["player"] is String && object["event"] is String && object["t"] is Double, "\(object)")
-        }
+        let objects = try exampleJSONLines(output)
         let wraps = objects.filter { $0["event"] as? String == "loopWrapped" }
         #expect(wraps.count >= 2, "\(wraps)")
         #expect(wraps.allSatisfy { $0["player"] as? String == "background" })

@@ -75,15 +75,16 @@ struct SequenceTests {
         #expect(await aEvents.waitFor { $0.event == .clipChanged(index: 3, seam: nil) } != nil)
         #expect(changes(aEvents) == [0, 3])
         #expect(changes(bEvents) == [2])
-        // Each clip change comes after that player's first frame of the clip.
+        // Each clip change comes after that player's first frame of the clip: a firstFrame
+        // since the item started loading.
         for recorder in [aEvents, bEvents] {
             let events = recorder.events
             for (position, event) in events.enumerated() {
                 guard case .clipChanged = event else { continue }
                 let before = events[..<position]
-                let lastLoad = before.lastIndex { if case .mediaLoaded = $0 { return true }; return false }
+                let lastStart = before.lastIndex { if case .stateChanged(_, .loading) = $0 { return true }; return false }
                 let lastFrame = before.lastIndex(of: .firstFrame)
-                #expect(lastLoad != nil && lastFrame != nil && lastFrame! > lastLoad!, "\(events)")
+                #expect(lastStart != nil && lastFrame != nil && lastFrame! > lastStart!, "\(events)")
             }
         }
         #expect(await aEvents.waitFor { $0.event == .itemEnded(.finished) } != nil)

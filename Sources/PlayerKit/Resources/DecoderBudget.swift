@@ -40,7 +40,7 @@ public final class DecoderBudget: Sendable {
         /// Frees the slot if the player shuts down once it holds it.
         let watch: PlayerSubscription
         /// Held weakly: a waiter whose player is gone or shut down is skipped.
-        let player_: WeakPlayer
+        let weakPlayer: WeakPlayer
         let continuation: CheckedContinuation<Result<Void, PlayerError>, Never>
     }
 
@@ -169,7 +169,7 @@ public final class DecoderBudget: Sendable {
                         state.order.append(id)
                         return true
                     }
-                    state.waiters.append(Waiter(ticket: ticket, player: id, watch: watch, player_: WeakPlayer(value: player), continuation: continuation))
+                    state.waiters.append(Waiter(ticket: ticket, player: id, watch: watch, weakPlayer: WeakPlayer(value: player), continuation: continuation))
                     return false
                 }
                 if grantedAtOnce {
@@ -211,7 +211,7 @@ public final class DecoderBudget: Sendable {
             guard let watch = state.holders.removeValue(forKey: id) else { return nil }
             state.order.removeAll { $0 == id }
             while state.holders.count < limit, let waiter = state.waiters.popFirst() {
-                guard let player = waiter.player_.value, !player.isShutDown else {
+                guard let player = waiter.weakPlayer.value, !player.isShutDown else {
                     gone.append(waiter)
                     continue
                 }

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Runs other programs (the examples, X clients) for tests. Standard error is discarded.
 enum ChildProcess {
@@ -132,4 +133,16 @@ func offPool<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) as
             continuation.resume(with: Result { try body() })
         }.start()
     }
+}
+
+/// An example's `--json` output, one object per line; checks that every line has the common
+/// fields `player`, `event` and `t`.
+func exampleJSONLines(_ output: String) throws -> [[String: Any]] {
+    let objects = try output.split(separator: "\n").map {
+        try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any], "not a JSON object: \($0)")
+    }
+    for object in objects {
+        #expect(object["player"] is String && object["event"] is String && object["t"] is Double, "\(object)")
+    }
+    return objects
 }

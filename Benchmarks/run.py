@@ -75,9 +75,12 @@ class Tools:
             if not self.python:
                 return None
             command = [self.python, os.path.join(ROOT, "Benchmarks", "python", "workloads.py"), mode, *map(str, arguments)]
+        elif mode == "seams":
+            command = [self.swift, "seams", "--seconds", str(arguments[1]), *arguments[2:]]
         else:
             names = {"decode": ["--players"], "ttff": ["--runs"], "events": ["--players", "--seconds"],
-                     "memory": ["--players"], "cycles": ["--count"]}[mode]
+                     "memory": ["--players"], "cycles": ["--count"], "switch": ["--runs"], "release": ["--players"],
+                     "realtime": ["--players", "--seconds"]}[mode]
             command = [self.swift, mode]
             for name, value in zip(names, arguments):
                 command += [name, str(value)]
@@ -173,6 +176,51 @@ def measure(tools, quick):
     record("cycle_ms", {i: r and r["cycle_ms"] for i, r in cycles.items()})
     record(f"rss_growth_after_{count}_cycles_mb", {i: r and r["rss_growth_mb"] for i, r in cycles.items()})
 
+    # Switching to the next clip: cold load against a preloaded player.
+    switch_runs = 9 if quick else 21
+    switch = {i: tools.workload(i, "switch", switch_runs, tools.clip) for i in IMPLEMENTATIONS}
+    record("switch_cold_p50_ms", {i: r and r["cold_p50_ms"] for i, r in switch.items()})
+    record("switch_preloaded_p50_ms", {i: r and r["preloaded_p50_ms"] for i, r in switch.items()})
+
+    # Seams of a loop of the two shipped 4 s clips (video and audio): one timeline (PlayerKit's
+    # ClipLoop, and the same edl:// in C and python-mpv), and mpv's playlist with gapless
+    # audio and prefetching.
+    durations = [clip_duration(clip) for clip in LOOP_CLIPS]
+    loop_seconds = 9 if quick else 21
+    for mode in ("edl", "playlist"):
+        gaps = {}
+        for implementation in IMPLEMENTATIONS:
+            if mode == "playlist" and implementation == "playerkit":
+                continue  # PlayerKit loops through one timeline only
+            log(f"seams, {mode}: {implementation}")
+            result = tools.workload(implementation, "seams", mode, loop_seconds, *LOOP_CLIPS)
+            gaps[implementation] = result and seam_gaps(result["samples"], durations, mode)
+        record(f"seam_gap_{mode}_p50_ms", {i: g and statistics.median(g) for i, g in gaps.items()})
+        record(f"seam_gap_{mode}_max_ms", {i: g and max(g) for i, g in gaps.items()})
+
+    # Memory of 8 playing players, after they release their media, and after malloc_trim.
+    release = {i: tools.workload(i, "release", 8, tools.clip) for i in IMPLEMENTATIONS}
+    for key in ("active_mb_per_player", "released_mb_per_player", "trimmed_mb_per_player"):
+        record(f"release_{key}", {i: r and r[key] for i, r in release.items()})
+
+    # The largest number of looping 720p30 players that drop at most 1% of their frames.
+    counts = (8, 16) if quick else (4, 8, 12, 16, 20, 24, 32)
+    realtime_seconds = 3 if quick else 5
+    largest = {}
+    for implementation in IMPLEMENTATIONS:
+        best = 0
+        for players in counts:
+            log(f"real time, {players} players: {implementation}")
+            result = tools.workload(implementation, "realtime", players, realtime_seconds, tools.clip)
+            if result is None:
+                best = None
+                break
+            if result["dropped"] > 0.01 * result["frames"]:
+                break
+            best = players
+        largest[implementation] = best
+    record("realtime_players_720p30", largest)
+
     for subscribers in (1, 10, 100):
         events_count = (100_000 if subscribers == 1 else 1_000_000 // subscribers * 5) // (5 if quick else 1)
         for label, extra in (("queue", []), ("queue_batch4", ["--batch", "4"]), ("immediate", ["--immediate"])):
@@ -182,6 +230,47 @@ def measure(tools, quick):
                 values.append(json.loads(output)["deliveries_per_second"])
             record(f"fan_out_{label}_deliveries_per_second_s{subscribers}", {"playerkit": statistics.median(values)})
     return figures
+
+
+LOOP_CLIPS = [os.path.join(ROOT, "Media", name) for name in ("clip-a.mp4", "clip-b.mp4")]
+
+
+def clip_duration(path):
+    return float(run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path]).strip())
+
+
+def seam_gaps(samples, durations, mode):
+    """The gap at every clip change, in ms, measured as PlayerKit's ClipLoop does: the median
+    offset (wall clock minus media clock) of the 3 frames after the change minus the median of
+    the 10 frames before it. `samples` are (wall seconds, position) for every frame."""
+    cycle = sum(durations)
+    starts = [sum(durations[:i]) for i in range(len(durations))]
+    clock, clip, offsets, seams = 0.0, 0, [], []
+    previous = None
+    for wall, position in samples:
+        if previous is not None:
+            step = position - previous
+            if step < -0.5:  # the position started over: a new playlist entry, or the timeline wrapped
+                step = (durations[clip] if mode == "playlist" else cycle * 100) - previous + position
+            clock += step
+        if mode == "playlist":
+            if previous is not None and position + 0.5 < previous:
+                clip = (clip + 1) % len(durations)
+                seams.append(len(offsets))
+        else:
+            within = position % cycle
+            now = max(i for i, start in enumerate(starts) if start <= within + 0.0005)
+            if previous is not None and now != clip:
+                seams.append(len(offsets))
+            clip = now
+        offsets.append(wall - clock)
+        previous = position
+    gaps = []
+    for index in seams:
+        before, after = offsets[max(0, index - 10):index], offsets[index:index + 3]
+        if len(before) >= 3 and len(after) == 3:
+            gaps.append((statistics.median(after) - statistics.median(before)) * 1000)
+    return gaps
 
 
 def with_ratios(figures):
@@ -206,6 +295,16 @@ LABELS = [
     ("rss_added_per_player_mb_n", "resident memory added per player, {} (MB)", "{:.1f}"),
     ("cycle_ms", "create + shutdown cycle (ms)", "{:.2f}"),
     ("rss_growth_after_", "resident memory growth after the cycles (MB)", "{:+.2f}"),
+    ("switch_cold_p50_ms", "next clip, cold: load -> first frame, p50 (ms)", "{:.2f}"),
+    ("switch_preloaded_p50_ms", "next clip, preloaded: play -> running, p50 (ms)", "{:.2f}"),
+    ("seam_gap_edl_p50_ms", "loop seam gap, one timeline, p50 (ms)", "{:.1f}"),
+    ("seam_gap_edl_max_ms", "loop seam gap, one timeline, max (ms)", "{:.1f}"),
+    ("seam_gap_playlist_p50_ms", "loop seam gap, mpv playlist (gapless audio, prefetch), p50 (ms)", "{:.1f}"),
+    ("seam_gap_playlist_max_ms", "loop seam gap, mpv playlist (gapless audio, prefetch), max (ms)", "{:.1f}"),
+    ("release_active_mb_per_player", "resident memory per player, 8 playing 720p (MB)", "{:.1f}"),
+    ("release_released_mb_per_player", "... after releasing their media (MB; PlayerKit trims the heap itself)", "{:.1f}"),
+    ("release_trimmed_mb_per_player", "... after releasing and malloc_trim (MB)", "{:.1f}"),
+    ("realtime_players_720p30", "most looping 720p30 players dropping at most 1% of frames", "{:.0f}"),
 ]
 
 

@@ -13,7 +13,8 @@ struct PlayerKitBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "playerkit-bench",
         abstract: "PlayerKit benchmarks (run through Benchmarks/run.py).",
-        subcommands: [RoundTrip.self, FanOut.self, Decode.self, TimeToFirstFrame.self, EventRate.self, Memory.self, Cycles.self])
+        subcommands: [RoundTrip.self, FanOut.self, Decode.self, TimeToFirstFrame.self, EventRate.self, Memory.self, Cycles.self,
+                      Switch.self, Release.self, Realtime.self, Seams.self])
 }
 
 /// Percentiles of a list of microsecond figures, as the C and Python programs print them.
@@ -283,5 +284,115 @@ struct Cycles: AsyncParsableCommand {
             if index == 9 { warm = residentMB() }
         }
         print(String(format: "{\"cycle_ms\": %.3f, \"rss_growth_mb\": %.2f}", microseconds(start, .now()) / 1000 / Double(count), residentMB() - warm))
+    }
+}
+
+/// Cold start (load -> first frame, playing) against a preloaded one (play() -> mpv's core
+/// runs), each run on fresh idle players made outside the timing, as the standby player of an
+/// A/B pair would be.
+struct Switch: AsyncParsableCommand {
+    @Option var runs = 20
+    @Option var media: String
+
+    func run() async throws {
+        let bus = PlayerEventBus(label: "switch")
+        var cold: [Double] = []
+        var warm: [Double] = []
+        for _ in 0..<runs {
+            let a = try Player(configuration: benchConfiguration(bus: bus))
+            let b = try Player(configuration: benchConfiguration(bus: bus))
+            let frames = a.events(kinds: [.firstFrame])
+            var start = DispatchTime.now()
+            startLoading([a], media: media)
+            for await _ in frames { break }
+            frames.cancel()
+            cold.append(microseconds(start, .now()) / 1000)
+            try await b.preload(MediaSource(media))
+            // Until mpv's core runs, as the C and Python programs wait for `core-idle` to turn
+            // false (PlayerKit's own `playing` state follows the request at once).
+            start = DispatchTime.now()
+            try b.play()
+            while (try? b.property("core-idle")) != .flag(false) {}
+            warm.append(microseconds(start, .now()) / 1000)
+            await a.shutdown()
+            await b.shutdown()
+        }
+        cold.sort()
+        warm.sort()
+        print(String(format: "{\"cold_p50_ms\": %.3f, \"preloaded_p50_ms\": %.3f}", cold[runs / 2], warm[runs / 2]))
+    }
+}
+
+/// Resident memory per player while N players play, after they release their media, and
+/// (C, python-mpv) after an explicit malloc_trim, which PlayerKit's release does itself.
+struct Release: AsyncParsableCommand {
+    @Option var players = 8
+    @Option var media: String
+
+    func run() async throws {
+        let bus = PlayerEventBus(label: "release")
+        let started = EventCounter(bus: bus, kinds: [.firstFrame])
+        let before = residentMB()
+        let budget = try DecoderBudget(limit: players)
+        let created = try makePlayers(players, configuration: benchConfiguration(bus: bus), loop: true)
+        for player in created { Task { try? await budget.load(MediaSource(media), into: player) } }
+        await started.wait(for: players)
+        try await Task.sleep(for: .seconds(1))
+        let active = residentMB()
+        for player in created { try budget.release(player) }
+        try await Task.sleep(for: .seconds(1))
+        let released = residentMB()
+        print(String(format: "{\"active_mb_per_player\": %.2f, \"released_mb_per_player\": %.2f, \"trimmed_mb_per_player\": %.2f}",
+                     (active - before) / Double(players), (released - before) / Double(players), (released - before) / Double(players)))
+        for player in created { await player.shutdown() }
+    }
+}
+
+/// N looping players: frames dropped over some seconds (0 when all keep real time).
+struct Realtime: AsyncParsableCommand {
+    @Option var players = 8
+    @Option var seconds: Double = 5
+    @Option var media: String
+
+    func run() async throws {
+        let bus = PlayerEventBus(label: "realtime")
+        let started = EventCounter(bus: bus, kinds: [.firstFrame])
+        let created = try makePlayers(players, configuration: benchConfiguration(bus: bus), loop: true)
+        startLoading(created, media: media)
+        await started.wait(for: players)
+        func drops(_ player: Player) -> Int64 {
+            ((try? player.property("frame-drop-count"))?.intValue ?? 0) + ((try? player.property("decoder-frame-drop-count"))?.intValue ?? 0)
+        }
+        let base = created.map(drops)
+        try await Task.sleep(for: .seconds(self.seconds))
+        let dropped = zip(created, base).map { drops($0) - $1 }.reduce(0, +)
+        print(String(format: "{\"dropped\": %lld, \"frames\": %.0f}", dropped, Double(players) * self.seconds * 30))
+        for player in created { await player.shutdown() }
+    }
+}
+
+/// A ClipLoop over the clips: every frame's (wall, position), as the C and Python programs
+/// print them for the same loop, so the driver measures every seam the same way.
+struct Seams: AsyncParsableCommand {
+    @Option var seconds: Double = 12
+    @Argument var clips: [String]
+
+    func run() async throws {
+        let bus = PlayerEventBus(label: "seams")
+        let samples = Locked<[(Double, Double)]>([])
+        let player = try Player(configuration: benchConfiguration(bus: bus, positionInterval: .zero))
+        let subscription = bus.subscribe(to: player.id, kinds: [.positionChanged], delivery: .immediate) { record in
+            guard case .positionChanged(let position) = record.event else { return }
+            let wall = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+            samples.withLock { $0.append((wall, position)) }
+        }
+        let loop = try ClipLoop(player: player, clips: clips.map { MediaSource($0) })
+        try await loop.start()
+        try await Task.sleep(for: .seconds(self.seconds))
+        loop.stop()
+        subscription.cancel()
+        let taken = samples.withLock { $0 }
+        print("{\"samples\": [" + taken.map { String(format: "[%.6f, %.6f]", $0.0, $0.1) }.joined(separator: ", ") + "]}")
+        await player.shutdown()
     }
 }

@@ -5,8 +5,13 @@
 //   workloads events PLAYERS SECONDS MEDIA   time-pos changes delivered per second
 //   workloads memory PLAYERS MEDIA       resident memory added per playing player
 //   workloads cycles COUNT               create + destroy cycles: time and memory growth
+//   workloads switch RUNS MEDIA          cold start (load -> first frame) vs a preloaded one (unpause -> running)
+//   workloads release PLAYERS MEDIA      resident memory per player while playing and after `stop`
+//   workloads realtime PLAYERS SECONDS MEDIA   N looping players: frames dropped in SECONDS
+//   workloads seams MODE SECONDS CLIP...      MODE edl|playlist: every frame's (wall, position) while looping the clips
 // Build: cc -O2 -o workloads workloads.c -lmpv -lpthread
 #include <locale.h>
+#include <malloc.h>
 #include <mpv/client.h>
 #include <semaphore.h>
 #include <stdio.h>
@@ -80,6 +85,23 @@ static void wait_all(mpv_handle **handles, int players, int id) {
     free(seen);
 }
 
+// Waits until `h` produces event `id`; returns the time it arrived. Property changes of
+// `property` (a flag) to `value` also count when id is MPV_EVENT_PROPERTY_CHANGE. One handle:
+// a plain blocking mpv_wait_event loop, the simplest client there is.
+static double wait_for(mpv_handle *h, int id, const char *property, int value) {
+    for (;;) {
+        mpv_event *e = mpv_wait_event(h, 1);
+        if (e->event_id != id) continue;
+        if (id != MPV_EVENT_PROPERTY_CHANGE) return now_s();
+        mpv_event_property *p = e->data;
+        if (!strcmp(p->name, property) && p->format == MPV_FORMAT_FLAG && *(int *)p->data == value) return now_s();
+    }
+}
+
+static void set_flag(mpv_handle *h, const char *name, int value) {
+    mpv_set_property(h, name, MPV_FORMAT_FLAG, &value);
+}
+
 int main(int argc, char **argv) {
     sem_init(&wake, 0, 0);
     if (argc < 3) { fprintf(stderr, "usage: see the file header\n"); return 2; }
@@ -149,6 +171,122 @@ int main(int argc, char **argv) {
             if (i == 9) warm = rss_mb();
         }
         printf("{\"cycle_ms\": %.3f, \"rss_growth_mb\": %.2f}\n", (now_s() - start) * 1000 / count, rss_mb() - warm);
+    } else if (!strcmp(mode, "switch")) {
+        // Each run on fresh idle cores (made outside the timing), as the standby player of an
+        // A/B pair would be: cold = load and play -> first frame; preloaded = loaded paused on
+        // its first frame, then unpause -> the core runs.
+        int runs = atoi(argv[2]);
+        double *cold = calloc(runs, sizeof *cold), *warm = calloc(runs, sizeof *warm);
+        for (int r = 0; r < runs; r++) {
+            mpv_handle *a = create(0), *b = create(0);
+            mpv_set_wakeup_callback(a, NULL, NULL);  // single-handle waits block in mpv_wait_event
+            mpv_set_wakeup_callback(b, NULL, NULL);
+            double start = now_s();
+            load(a, argv[3]);
+            cold[r] = (wait_for(a, MPV_EVENT_PLAYBACK_RESTART, NULL, 0) - start) * 1000;
+            mpv_observe_property(b, 1, "core-idle", MPV_FORMAT_FLAG);
+            set_flag(b, "pause", 1);
+            load(b, argv[3]);
+            wait_for(b, MPV_EVENT_PLAYBACK_RESTART, NULL, 0);
+            start = now_s();
+            set_flag(b, "pause", 0);
+            warm[r] = (wait_for(b, MPV_EVENT_PROPERTY_CHANGE, "core-idle", 0) - start) * 1000;
+            mpv_terminate_destroy(a);
+            mpv_terminate_destroy(b);
+        }
+        qsort(cold, runs, sizeof *cold, compare);
+        qsort(warm, runs, sizeof *warm, compare);
+        printf("{\"cold_p50_ms\": %.3f, \"preloaded_p50_ms\": %.3f}\n", cold[runs / 2], warm[runs / 2]);
+    } else if (!strcmp(mode, "release")) {
+        int players = atoi(argv[2]);
+        double before = rss_mb();
+        mpv_handle **handles = calloc(players, sizeof *handles);
+        for (int i = 0; i < players; i++) {
+            handles[i] = create(1);
+            load(handles[i], argv[3]);
+        }
+        wait_all(handles, players, MPV_EVENT_PLAYBACK_RESTART);
+        sleep(1);
+        double active = rss_mb();
+        for (int i = 0; i < players; i++) {
+            const char *stop[] = {"stop", NULL};
+            mpv_command(handles[i], stop);
+        }
+        wait_all(handles, players, MPV_EVENT_IDLE);
+        sleep(1);
+        double released = rss_mb();
+        malloc_trim(0);  // hand the freed heap back to the system, as DecoderBudget.release does
+        printf("{\"active_mb_per_player\": %.2f, \"released_mb_per_player\": %.2f, \"trimmed_mb_per_player\": %.2f}\n",
+               (active - before) / players, (released - before) / players, (rss_mb() - before) / players);
+        for (int i = 0; i < players; i++) mpv_terminate_destroy(handles[i]);
+    } else if (!strcmp(mode, "realtime")) {
+        int players = atoi(argv[2]);
+        double seconds = atof(argv[3]);
+        mpv_handle **handles = calloc(players, sizeof *handles);
+        for (int i = 0; i < players; i++) {
+            handles[i] = create(1);
+            load(handles[i], argv[4]);
+        }
+        wait_all(handles, players, MPV_EVENT_PLAYBACK_RESTART);
+        int64_t *base = calloc(players, sizeof *base);
+        for (int i = 0; i < players; i++) {
+            int64_t vo = 0, dec = 0;
+            mpv_get_property(handles[i], "frame-drop-count", MPV_FORMAT_INT64, &vo);
+            mpv_get_property(handles[i], "decoder-frame-drop-count", MPV_FORMAT_INT64, &dec);
+            base[i] = vo + dec;
+        }
+        usleep((useconds_t)(seconds * 1e6));
+        long dropped = 0;
+        for (int i = 0; i < players; i++) {
+            int64_t vo = 0, dec = 0;
+            mpv_get_property(handles[i], "frame-drop-count", MPV_FORMAT_INT64, &vo);
+            mpv_get_property(handles[i], "decoder-frame-drop-count", MPV_FORMAT_INT64, &dec);
+            dropped += vo + dec - base[i];
+        }
+        printf("{\"dropped\": %ld, \"frames\": %.0f}\n", dropped, players * seconds * 30);
+        for (int i = 0; i < players; i++) mpv_terminate_destroy(handles[i]);
+    } else if (!strcmp(mode, "seams")) {
+        const char *how = argv[2];
+        double seconds = atof(argv[3]);
+        mpv_handle *h = create(0);
+        mpv_set_option_string(h, "gapless-audio", "yes");
+        mpv_set_option_string(h, "prefetch-playlist", "yes");
+        mpv_observe_property(h, 1, "time-pos", MPV_FORMAT_DOUBLE);
+        if (!strcmp(how, "edl")) {
+            // The clips joined into one timeline, repeated 100 times, as PlayerKit's ClipLoop does.
+            static char edl[1 << 20] = "edl://";
+            for (int repeat = 0; repeat < 100; repeat++)
+                for (int i = 4; i < argc; i++) {
+                    char entry[1024];
+                    snprintf(entry, sizeof entry, "%s%%%zu%%%s", strlen(edl) > 6 ? ";" : "", strlen(argv[i]), argv[i]);
+                    strncat(edl, entry, sizeof edl - strlen(edl) - 1);
+                }
+            mpv_set_property_string(h, "loop-file", "inf");
+            load(h, edl);
+        } else {
+            mpv_set_property_string(h, "loop-playlist", "inf");
+            for (int i = 4; i < argc; i++) {
+                const char *append[] = {"loadfile", argv[i], "append-play", NULL};
+                mpv_command(h, append);
+            }
+        }
+        printf("{\"samples\": [");
+        int first = 1;
+        double end = now_s() + seconds;
+        while (now_s() < end) {
+            sem_wait(&wake);
+            for (;;) {
+                mpv_event *e = mpv_wait_event(h, 0);
+                if (e->event_id == MPV_EVENT_NONE) break;
+                if (e->event_id != MPV_EVENT_PROPERTY_CHANGE) continue;
+                mpv_event_property *p = e->data;
+                if (p->format != MPV_FORMAT_DOUBLE) continue;
+                printf("%s[%.6f, %.6f]", first ? "" : ", ", now_s(), *(double *)p->data);
+                first = 0;
+            }
+        }
+        printf("]}\n");
+        mpv_terminate_destroy(h);
     } else {
         fprintf(stderr, "unknown mode %s\n", mode);
         return 2;

@@ -2,8 +2,10 @@
 Benchmarks/c/workloads.c and playerkit-bench. Each mode prints one JSON object.
 
 Usage: python3 workloads.py decode PLAYERS MEDIA | ttff RUNS MEDIA | events PLAYERS SECONDS MEDIA
-       | memory PLAYERS MEDIA | cycles COUNT
+       | memory PLAYERS MEDIA | cycles COUNT | switch RUNS MEDIA | release PLAYERS MEDIA
+       | realtime PLAYERS SECONDS MEDIA | seams edl|playlist SECONDS CLIP...
 """
+import ctypes
 import json
 import resource
 import sys
@@ -116,6 +118,101 @@ def main():
                 warm = rss_mb()
         print(json.dumps({"cycle_ms": round((time.monotonic() - start) * 1000 / count, 3),
                           "rss_growth_mb": round(rss_mb() - warm, 2)}))
+    elif mode == "switch":
+        # Each run on fresh idle cores (made outside the timing), as the standby player of an
+        # A/B pair would be.
+        runs, media = int(sys.argv[2]), sys.argv[3]
+        cold, warm = [], []
+        for _ in range(runs):
+            a, b = create(), create()
+            restarted_a, restarted_b = when(a, "playback-restart"), when(b, "playback-restart")
+            running = threading.Event()
+            b.observe_property("core-idle", lambda _name, value: running.set() if value is False else None)
+            start = time.monotonic()
+            a.play(media)
+            restarted_a.wait(30)
+            cold.append((time.monotonic() - start) * 1000)
+            b.pause = True
+            b.play(media)
+            restarted_b.wait(30)
+            running.clear()
+            start = time.monotonic()
+            b.pause = False
+            running.wait(30)
+            warm.append((time.monotonic() - start) * 1000)
+            a.terminate()
+            b.terminate()
+        cold.sort()
+        warm.sort()
+        print(json.dumps({"cold_p50_ms": round(cold[runs // 2], 3), "preloaded_p50_ms": round(warm[runs // 2], 3)}))
+    elif mode == "release":
+        players, media = int(sys.argv[2]), sys.argv[3]
+        before = rss_mb()
+        handles = [create(loop=True) for _ in range(players)]
+        started = [when(player, "playback-restart") for player in handles]
+        for player in handles:
+            player.play(media)
+        for event in started:
+            event.wait(30)
+        time.sleep(1)
+        active = rss_mb()
+        idle = [when(player, "end-file") for player in handles]
+        for player in handles:
+            player.stop()
+        for event in idle:
+            event.wait(30)
+        time.sleep(1)
+        released = rss_mb()
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        print(json.dumps({"active_mb_per_player": round((active - before) / players, 2),
+                          "released_mb_per_player": round((released - before) / players, 2),
+                          "trimmed_mb_per_player": round((rss_mb() - before) / players, 2)}))
+        for player in handles:
+            player.terminate()
+    elif mode == "realtime":
+        players, seconds, media = int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+        handles = [create(loop=True) for _ in range(players)]
+        started = [when(player, "playback-restart") for player in handles]
+        for player in handles:
+            player.play(media)
+        for event in started:
+            event.wait(60)
+
+        def drops(player):
+            return (player.frame_drop_count or 0) + (player.decoder_frame_drop_count or 0)
+        base = [drops(player) for player in handles]
+        time.sleep(seconds)
+        dropped = sum(drops(player) - b for player, b in zip(handles, base))
+        print(json.dumps({"dropped": dropped, "frames": players * seconds * 30}))
+        for player in handles:
+            player.terminate()
+    elif mode == "seams":
+        how, seconds, clips = sys.argv[2], float(sys.argv[3]), sys.argv[4:]
+        player = create()
+        player["gapless-audio"] = "yes"
+        player["prefetch-playlist"] = "yes"
+        samples = []
+        lock = threading.Lock()
+
+        def observer(_name, value):
+            if value is not None:
+                with lock:
+                    samples.append((time.monotonic(), value))
+        player.observe_property("time-pos", observer)
+        if how == "edl":
+            player["loop-file"] = "inf"
+            # The clips joined into one timeline, repeated 100 times, as PlayerKit's ClipLoop does.
+            player.play("edl://" + ";".join(f"%{len(clip.encode())}%{clip}" for clip in clips * 100))
+        else:
+            player["loop-playlist"] = "inf"
+            for clip in clips:
+                player.playlist_append(clip)
+            player.playlist_pos = 0
+        time.sleep(seconds)
+        with lock:
+            taken = list(samples)
+        player.terminate()
+        print(json.dumps({"samples": taken}))
     else:
         sys.exit(f"unknown mode {mode}")
 

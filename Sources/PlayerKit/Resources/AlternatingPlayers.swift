@@ -65,7 +65,7 @@ public final class AlternatingPlayers: Sendable {
             return (incomingIsFirst ? players.0 : players.1, outgoing)
         }
         try incoming.play()
-        if let outgoing, !outgoing.isShutDown { try? outgoing.stop() }
+        outgoing?.releaseMedia()
         return incoming
     }
 

@@ -113,12 +113,14 @@ public final class DecoderBudget: Sendable {
     }
 
     /// Unloads `player`'s media, which frees its decoder, buffers and cache, and gives its
-    /// slot to the next waiter. The player stays usable (state ``PlayerState/idle``).
+    /// slot to the next waiter. The player stays usable (state ``PlayerState/idle``). Soon
+    /// after, the freed heap is handed back to the system (`malloc_trim`), so the process's
+    /// resident memory really falls.
     /// - Throws: ``PlayerError/notHoldingDecoder(_:)`` when `player` holds no slot (for
     ///   example when it was released already).
     public func release(_ player: Player) throws(PlayerError) {
         guard state.withLock({ $0.holders[player.id] != nil }) else { throw .notHoldingDecoder(player.id) }
-        if !player.isShutDown { try? player.stop() }
+        player.releaseMedia()
         free(player.id)
     }
 

@@ -123,7 +123,7 @@ public final class PrefetchWindow: Sendable {
             state.current = index
             return released
         }
-        for player in released { try? player.stop() }
+        for player in released { player.releaseMedia() }
         // Prepare what entered, the current item first.
         let missing = wanted.filter { item in state.withLock { !$0.assignment.contains(item) } }
             .sorted { abs($0 - index) < abs($1 - index) }

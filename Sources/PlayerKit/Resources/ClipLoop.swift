@@ -36,9 +36,9 @@ public struct SeamTiming: Sendable, Hashable, CustomStringConvertible {
 /// clip to the next is a segment change inside one playback: no file is reopened and no
 /// decoder restarts between clips. Measured seams are one frame interval frame to frame (a gap
 /// of about 0 ms); only the wrap of the whole timeline (every 30 minutes or more) costs about a
-/// frame more. mpv's playlist with gapless audio and prefetching, tried first, left 70-150 ms
-/// gaps on screen at every clip change, because each entry reopens its file and restarts
-/// playback.
+/// frame more. mpv's playlist with gapless audio and prefetching, measured the same way, left
+/// gaps of 30-45 ms at every change between clips with audio (each entry reopens its file and
+/// restarts playback); see Documentation/Performance.md.
 ///
 /// **Events** (on the player's delegate and bus, keyed by its ID):
 /// ``PlayerEvent/clipChanged(index:seam:)`` at every clip change (`index` into ``clips``) and

@@ -274,8 +274,11 @@ def seam_gaps(samples, durations, mode):
 
 
 def with_ratios(figures):
-    """Adds playerkit_over_c and playerkit_over_python_mpv to every figure that has them."""
-    for values in figures.values():
+    """Adds playerkit_over_c and playerkit_over_python_mpv to every figure that has them (not
+    to seam gaps: a ratio of two near-zero gaps says nothing)."""
+    for name, values in figures.items():
+        if name.startswith("seam_gap"):
+            continue
         playerkit = values.get("playerkit")
         for other in ("c", "python_mpv"):
             if playerkit is not None and values.get(other):

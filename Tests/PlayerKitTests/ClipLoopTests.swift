@@ -31,6 +31,26 @@ struct ClipLoopTests {
         #expect(await events.waitForState(.idle))
     }
 
+    @Test("one clip loops on its own: a wrap-around every pass, the clip index always 0")
+    func singleClip() async throws {
+        let (player, events) = try Fixtures.player()
+        defer { Task { await player.shutdown() } }
+        let loop = try ClipLoop(player: player, clips: [MediaSource(Self.shortA)])
+        try await loop.start()
+        let second = await events.waitFor(timeout: .seconds(20)) { record in
+            if case .loopWrapped(let count, let seam) = record.event { return count == 2 && seam != nil }
+            return false
+        }
+        #expect(second != nil)
+        loop.stop()
+        let indexes = events.events.compactMap { event -> Int? in
+            if case .clipChanged(let index, _) = event { return index }
+            return nil
+        }
+        #expect(indexes.count >= 3 && indexes.allSatisfy { $0 == 0 }, "\(indexes)")
+        #expect(player.state != .ended)  // it never ran out
+    }
+
     @Test("bad input: no clips, or no playable clip")
     func badInput() async throws {
         let (player, _) = try Fixtures.player()

@@ -103,9 +103,14 @@ struct WindowExampleTests {
         defer { display.stop() }
         // The app's window: an xmessage box, found by its unique name.
         let name = "pkhost\(UInt32.random(in: 0...UInt32.max))"
-        let (host, _) = try ChildProcess.start(
-            URL(fileURLWithPath: try #require(VirtualDisplay.which("xmessage"))),
-            ["-geometry", "640x480+0+0", "-name", name, "host window"], environment: display.environment)
+        let host = Process()
+        host.executableURL = URL(fileURLWithPath: try #require(VirtualDisplay.which("xmessage")))
+        host.arguments = ["-geometry", "640x480+0+0", "-name", name, "host window"]
+        host.environment = display.environment
+        let hostErrors = Pipe()
+        host.standardOutput = FileHandle.nullDevice
+        host.standardError = hostErrors
+        try host.run()
         defer { host.terminate() }
         // Wait (up to 30 s, for a loaded CI machine) until the X server knows the host window.
         var hostID: String?
@@ -117,7 +122,8 @@ struct WindowExampleTests {
             if hostID == nil { try await Task.sleep(for: .milliseconds(50)) }
         }
         let answering = (try? await display.runAsync("xwininfo", ["-root"])) != nil
-        let exit = host.isRunning ? "running" : "exited with \(host.terminationStatus)"
+        let exit = host.isRunning ? "running"
+            : "exited with \(host.terminationStatus): \(String(decoding: hostErrors.fileHandleForReading.availableData, as: UTF8.self))"
         let windowID = try #require(hostID, "the host window did not appear (xmessage \(exit), display \(display.display) answering: \(answering))")
 
         let (process, output) = try ChildProcess.start(

@@ -30,6 +30,16 @@ final class VirtualDisplay: Sendable {
             throw VirtualDisplayError.didNotStart(text)
         }
         display = ":\(number)"
+        // The number is announced as soon as the server listens; wait (up to 10 s) until it
+        // also answers a client, as the tests' X clients expect.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while (try? run("xwininfo", ["-root"])) == nil {
+            guard ContinuousClock.now < deadline, process.isRunning else {
+                stop()
+                throw VirtualDisplayError.didNotStart(display)
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
     }
 
     /// Starts a display off the cooperative thread pool (see ``offPool(_:)``).

@@ -18,15 +18,15 @@ demo: deps
 ## Builds everything (warnings are errors), then runs every test against the real libmpv.
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --skip SeamTimingTests
-	# Seam timing measures time on screen: run it alone, after the rest.
-	$(SWIFT) test --skip-build --filter SeamTimingTests
+	$(SWIFT) test --skip-build --skip TimingTests
+	# TimingTests measure time on screen (seams, sync drift): run them alone, after the rest.
+	$(SWIFT) test --skip-build --filter TimingTests
 
 ## The test suite under ThreadSanitizer.
 test-tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
-	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --skip SeamTimingTests
-	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter SeamTimingTests
+	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --skip TimingTests
+	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter TimingTests
 
 bench-deps: deps
 	@Scripts/install-deps.sh --bench

@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "player-monitor", targets: ["PlayerMonitor"]),
         .executable(name: "fullscreen-policy", targets: ["FullscreenPolicy"]),
         .executable(name: "background-loop", targets: ["BackgroundLoop"]),
+        .executable(name: "ab-compare", targets: ["ABCompare"]),
         .executable(name: "playerkit-bench", targets: ["PlayerKitBench"]),
     ],
     dependencies: [
@@ -86,6 +87,16 @@ let package = Package(
             exclude: ["README.md"],
             swiftSettings: strictSettings
         ),
+        .executableTarget(
+            name: "ABCompare",
+            dependencies: [
+                "PlayerKit", "ExampleSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/ABCompare",
+            exclude: ["README.md"],
+            swiftSettings: strictSettings
+        ),
         // Benchmarks: PlayerKit's side; Benchmarks/run.py runs it next to plain C and python-mpv.
         .executableTarget(
             name: "PlayerKitBench",
@@ -98,7 +109,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PlayerKitTests",
-            dependencies: ["PlayerKit", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop"],
+            dependencies: ["PlayerKit", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare"],
             swiftSettings: strictSettings
         ),
     ]

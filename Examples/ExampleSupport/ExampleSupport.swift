@@ -69,6 +69,14 @@ public struct JSONEventLine: Encodable, Sendable {
     public var gapMs: Double?
     /// Milliseconds from the outgoing clip's last frame to the incoming clip's first, on seams.
     public var frameToFrameMs: Double?
+    /// A sync group member's distance from the group's clock in milliseconds, on drift events.
+    public var driftMs: Double?
+    /// Summary figures in milliseconds (median, 99th percentile, largest).
+    public var p50Ms: Double?
+    /// See ``p50Ms``.
+    public var p99Ms: Double?
+    /// See ``p50Ms``.
+    public var maxMs: Double?
 
     /// A line that is not a player event (a script step, a status read-out): `player`,
     /// `event` and `t` only; set the other fields as needed.
@@ -110,6 +118,7 @@ public struct JSONEventLine: Encodable, Sendable {
         case .loopWrapped(let wraps, let seam):
             count = wraps
             setSeam(seam)
+        case .syncDrift(let drift): driftMs = (drift * 10_000).rounded() / 10
         case .created, .shutDown, .firstFrame: break
         }
     }

@@ -50,6 +50,8 @@ public protocol PlayerDelegate: AnyObject, Sendable {
     func player(_ player: Player, didChangeClip index: Int, seam: SeamTiming?)
     /// ``PlayerEvent/loopWrapped(count:seam:)``. Default: nothing.
     func player(_ player: Player, didWrapLoop count: Int, seam: SeamTiming?)
+    /// ``PlayerEvent/syncDrift(_:)``. Default: nothing.
+    func player(_ player: Player, didDriftBy seconds: Double)
     /// ``PlayerEvent/created``: only reaches a delegate given to ``Player/init(id:configuration:delegate:)``.
     /// Default: nothing.
     func playerWasCreated(_ player: Player)
@@ -97,6 +99,8 @@ extension PlayerDelegate {
     /// Does nothing.
     public func player(_ player: Player, didWrapLoop count: Int, seam: SeamTiming?) {}
     /// Does nothing.
+    public func player(_ player: Player, didDriftBy seconds: Double) {}
+    /// Does nothing.
     public func playerWasCreated(_ player: Player) {}
     /// Does nothing.
     public func playerDidShutDown(_ player: Player) {}
@@ -123,6 +127,7 @@ extension PlayerEvent {
         case .orientationChanged(let orientation): delegate.player(player, didSeeOrientation: orientation)
         case .clipChanged(let index, let seam): delegate.player(player, didChangeClip: index, seam: seam)
         case .loopWrapped(let count, let seam): delegate.player(player, didWrapLoop: count, seam: seam)
+        case .syncDrift(let drift): delegate.player(player, didDriftBy: drift)
         case .created: delegate.playerWasCreated(player)
         case .shutDown: delegate.playerDidShutDown(player)
         }

@@ -69,6 +69,9 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     /// A ``ClipLoop`` started its list over for the `count`-th time, with the seam's timing.
     /// Follows the ``clipChanged(index:seam:)`` of the first clip.
     case loopWrapped(count: Int, seam: SeamTiming?)
+    /// How far this member of a ``SyncGroup`` is from the group's clock, in seconds (positive:
+    /// ahead), about once per ``SyncGroup/Settings/driftReportInterval``.
+    case syncDrift(Double)
     /// The player shut down and its mpv core is destroyed. Always the last event of a player,
     /// also when it was dropped without ``Player/shutdown()``.
     case shutDown
@@ -112,6 +115,8 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case clipChanged
         /// ``PlayerEvent/loopWrapped(count:seam:)``.
         case loopWrapped
+        /// ``PlayerEvent/syncDrift(_:)``.
+        case syncDrift
         /// ``PlayerEvent/shutDown``.
         case shutDown
     }
@@ -137,6 +142,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .orientationChanged: return .orientationChanged
         case .clipChanged: return .clipChanged
         case .loopWrapped: return .loopWrapped
+        case .syncDrift: return .syncDrift
         case .shutDown: return .shutDown
         }
     }
@@ -167,6 +173,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .orientationChanged(let orientation): return "orientationChanged(\(orientation))"
         case .clipChanged(let index, let seam): return "clipChanged(\(index)\(seam.map { ", \($0)" } ?? ""))"
         case .loopWrapped(let count, let seam): return "loopWrapped(\(count)\(seam.map { ", \($0)" } ?? ""))"
+        case .syncDrift(let drift): return String(format: "syncDrift(%+.1f ms)", drift * 1000)
         case .shutDown: return "shutDown"
         }
     }

@@ -85,3 +85,13 @@ public struct MediaSource: Sendable, Hashable, CustomStringConvertible, Expressi
         return scheme.lowercased()
     }
 }
+
+extension MediaSource {
+    /// One seamless timeline of `clips`, in order, `times` times over (an mpv `edl://`): moving
+    /// from one clip to the next, or from the last back to the first, reopens nothing, so no
+    /// gap shows. What ``ClipLoop`` and a looping ``SyncGroup`` play.
+    /// - Precondition: `clips` is not empty and `times` is at least 1.
+    public static func joined(_ clips: [MediaSource], repeated times: Int = 1) -> MediaSource {
+        MediaSource(ClipLoop.timeline(repeating: clips, times: max(1, times)))
+    }
+}

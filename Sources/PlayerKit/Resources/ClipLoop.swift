@@ -145,8 +145,7 @@ public final class ClipLoop: Sendable {
         }
         let cycle = offset
         let repeats = max(1, min(Self.maximumSegments / segments.count, Int((Self.minimumTimeline / cycle).rounded(.up))))
-        let timeline = "edl://" + Array(repeating: segments.map { Self.edlEntry(clips[$0.clip]) }.joined(separator: ";"),
-                                        count: repeats).joined(separator: ";")
+        let timeline = Self.timeline(repeating: segments.map { clips[$0.clip] }, times: repeats)
         let watch = player.eventBus.subscribe(to: player.id, kinds: [.positionChanged], delivery: .immediate) { [weak self] record in
             guard case .positionChanged(let position) = record.event else { return }
             self?.frame(at: position, wall: record.timestamp)
@@ -217,6 +216,11 @@ public final class ClipLoop: Sendable {
         }
         await prober.shutdown()
         return playable
+    }
+
+    /// An `edl://` timeline of `clips`, in order, `times` times over.
+    static func timeline(repeating clips: [MediaSource], times: Int) -> String {
+        "edl://" + Array(repeating: clips.map(edlEntry).joined(separator: ";"), count: times).joined(separator: ";")
     }
 
     /// One EDL entry: the path with its byte length, so commas and semicolons are safe.

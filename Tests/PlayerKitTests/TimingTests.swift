@@ -2,11 +2,12 @@ import Foundation
 import Testing
 @testable import PlayerKit
 
-/// Tests that measure time on screen (seam gaps within one frame interval). They run after the
-/// rest of the suite, one at a time (`make test` runs them separately): with the other tests
-/// decoding video on every core at once, a seam can really be late.
-@Suite("Seam timing", .serialized)
-struct SeamTimingTests {
+/// Tests that measure time on screen (seam gaps, drift between synced players: within one
+/// frame interval). They run after the rest of the suite, one at a time (`make test` runs them
+/// separately): with the other tests decoding video on every core at once, a frame can really
+/// be late.
+@Suite("Timing on screen", .serialized)
+struct TimingTests {
     @Test("a treadmill of two clips wraps three times, with an event per clip change and per wrap, and seamless seams")
     func wrapsThreeTimes() async throws {
         let (player, events) = try Fixtures.player()
@@ -55,5 +56,22 @@ struct SeamTimingTests {
         #expect(order.enumerated().allSatisfy { $0.element == $0.offset % 3 }, "\(order)")
         // The foreground player plays alongside.
         #expect(objects.contains { $0["player"] as? String == "foreground" && $0["state"] as? String == "playing" })
+    }
+
+    @Test("a sync group keeps two players within one frame interval (33 ms) of each other at p99 over 20 s")
+    func syncGroupDrift() async throws {
+        let (left, _) = try Fixtures.player()
+        let (right, _) = try Fixtures.player()
+        defer { Task { await left.shutdown(); await right.shutdown() } }
+        let group = try SyncGroup(players: [left, right])
+        try await group.load([MediaSource(Fixtures.clipA), MediaSource(Fixtures.clipB)], looping: true)
+        try group.play()
+        // 20 s of frames from both players (30 fps each), however long that takes.
+        #expect(await eventually(timeout: .seconds(60)) { group.spreads.count >= 2 * 30 * 20 })
+        let spreads = group.spreads.sorted()
+        let p99 = spreads[Int(Double(spreads.count) * 0.99)]
+        #expect(p99 <= 1.0 / 30, "p99 spread \(p99 * 1000) ms over \(spreads.count) frames")
+        // Each member reported its drift along the way.
+        #expect(group.drifts.count == 2)
     }
 }

@@ -137,8 +137,15 @@ struct WindowExampleTests {
             }
         }
         #expect(moving)
-        // mpv's video window is a child of the app's window, not a top-level window.
-        let children = try await display.runAsync("xwininfo", ["-children", "-id", windowID])
+        // mpv's video window is a child of the app's window, not a top-level window (asked
+        // until it shows, up to 10 s: mpv maps it asynchronously).
+        var children = ""
+        let childDeadline = ContinuousClock.now + .seconds(10)
+        repeat {
+            children = try await display.runAsync("xwininfo", ["-children", "-id", windowID])
+            if children.contains("(\"x11\" \"mpv\")") { break }
+            try await Task.sleep(for: .milliseconds(50))
+        } while ContinuousClock.now < childDeadline
         #expect(children.contains("(\"x11\" \"mpv\")"), "no mpv window inside the host: \(children)")
         let topLevel = try await display.runAsync("xwininfo", ["-root", "-children"])
         #expect(!topLevel.contains("PlayerKit clip A"), "the main player opened a window of its own: \(topLevel)")

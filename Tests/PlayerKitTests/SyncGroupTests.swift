@@ -54,4 +54,50 @@ struct SyncGroupTests {
         #expect(group.speed == 1.5)
         #expect(try a.property("speed") == .double(1.5))
     }
+
+    @Test("a member that stalls on a slow network holds the group until it recovers, then all go on together")
+    func stalledMember() async throws {
+        // clip-a needs about 30 kB/s; the server sends 12 kB/s, so the network member runs dry.
+        let server = try LoopbackHTTPServer(root: Fixtures.repository.appendingPathComponent("Media"), bytesPerSecond: 12_000)
+        defer { server.stop() }
+        var configuration = Fixtures.headless
+        configuration.extraOptions = ["cache-pause-wait": "0.5"]
+        let (local, localEvents) = try Fixtures.player()
+        let (remote, remoteEvents) = try Fixtures.player(configuration: configuration)
+        defer { Task { await local.shutdown(); await remote.shutdown() } }
+        let group = try SyncGroup(players: [local, remote])
+        try await group.load([MediaSource(Fixtures.clipA), MediaSource("http://127.0.0.1:\(server.port)/clip-a.mp4")])
+        try group.play()
+        // The network member buffers; the group waits for it, and the local member pauses.
+        #expect(await remoteEvents.waitForState(.buffering, timeout: .seconds(30)))
+        #expect(await eventually(timeout: .seconds(30)) { group.phase == .waitingForMember(remote.id) })
+        #expect(await localEvents.waitForState(.paused, timeout: .seconds(10)))
+        // It recovers: both play on, from the same place.
+        #expect(await eventually(timeout: .seconds(60)) { group.phase == .playing })
+        #expect(await eventually(timeout: .seconds(10)) { local.state == .playing })
+        let positions = [local.position ?? -1, remote.position ?? -1]
+        #expect(abs(positions[0] - positions[1]) < 0.3, "positions: \(positions)")
+    }
+
+    @Test("a member whose item fails is dropped, or fails the group, as the app chooses")
+    func failingMember() async throws {
+        let (a, _) = try Fixtures.player()
+        let (b, _) = try Fixtures.player()
+        let (broken, brokenEvents) = try Fixtures.player()
+        defer { Task { await a.shutdown(); await b.shutdown(); await broken.shutdown() } }
+        let sources = [MediaSource(Fixtures.clipA), MediaSource(Fixtures.clipB), MediaSource(Fixtures.fixture("random-bytes.mp4"))]
+
+        let dropping = try SyncGroup(players: [a, b, broken], onMemberFailure: .dropMember)
+        try await dropping.load(sources)
+        #expect(dropping.members.map(\.id) == [a.id, b.id])
+        #expect(await brokenEvents.waitFor { if case .error = $0.event { return true }; return false } != nil)
+        try dropping.play()
+        #expect(await eventually { a.state == .playing && b.state == .playing })
+        try dropping.pause()
+
+        let stopping = try SyncGroup(players: [a, b, broken], onMemberFailure: .stopGroup)
+        await #expect(throws: PlayerError.self) { try await stopping.load(sources) }
+        #expect(stopping.members.count == 3)
+        #expect(stopping.phase == .paused)
+    }
 }

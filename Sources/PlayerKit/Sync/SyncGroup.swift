@@ -144,10 +144,13 @@ public final class SyncGroup: Sendable {
     // MARK: Control
 
     /// Loads one source per member (in member order), each paused on its first frame at 0.
+    /// A member whose source fails is dropped (``FailurePolicy/dropMember``; its error is on
+    /// its own events) or fails the whole load (``FailurePolicy/stopGroup``).
     /// - Parameter looping: repeat each source seamlessly (joined into one timeline, as
     ///   ``ClipLoop`` does), so positions keep counting up and no loop restarts a member.
     /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` when the counts differ; the
-    ///   errors of ``Player/preload(_:timeout:)``.
+    ///   errors of ``Player/preload(_:timeout:)`` with ``FailurePolicy/stopGroup``, or when
+    ///   fewer than two members are left.
     public func load(_ sources: [MediaSource], looping: Bool = false) async throws(PlayerError) {
         let players = members
         guard sources.count == players.count else {
@@ -161,13 +164,23 @@ public final class SyncGroup: Sendable {
             for index in state.members.indices { state.members[index].smoothedDrift = nil }
         }
         for (player, source) in zip(players, sources) {
-            try player.setSpeed(speed)
-            if looping {
-                try player.setProperty("loop-file", to: "inf")
-                try await player.preload(MediaSource(ClipLoop.timeline(repeating: [source], times: Self.loopRepeats)))
-            } else {
-                try await player.preload(source)
+            do throws(PlayerError) {
+                try player.setSpeed(speed)
+                if looping {
+                    try player.setProperty("loop-file", to: "inf")
+                    try await player.preload(MediaSource(ClipLoop.timeline(repeating: [source], times: Self.loopRepeats)))
+                } else {
+                    try await player.preload(source)
+                }
+            } catch {
+                guard failurePolicy == .dropMember else { throw error }
+                remove(player.id)
             }
+        }
+        let left = members.count
+        guard left >= 2 else {
+            throw .invalidArgument(name: "sync group sources", value: sources.map(\.description).joined(separator: ", "),
+                                   reason: "only \(left) member(s) could load; a group needs two")
         }
     }
 
@@ -329,16 +342,19 @@ public final class SyncGroup: Sendable {
         for player in others { try? player.pause() }
     }
 
-    /// The buffering member plays again: everyone goes on together from the clock's position.
+    /// The buffering member plays again: everyone goes on together from where it is (it is
+    /// the one behind, and it has data there).
     private func resumeIfHeld(by id: PlayerID) {
-        let (held, position) = state.withLock { state -> (Bool, Double?) in
+        let (held, member) = state.withLock { state -> (Bool, Player?) in
             guard state.phase == .waitingForMember(id) else { return (false, nil) }
             state.phase = .paused
-            return (true, state.anchorPosition)
+            return (true, state.members.first { $0.player.id == id }?.player)
         }
-        guard held else { return }
+        guard held, let member else { return }
+        try? member.pause()
+        let position = member.position ?? state.withLock { $0.anchorPosition } ?? 0
         Task {
-            if let position { try? await seek(to: position) }
+            try? await seek(to: position)
             try? play()
         }
     }
@@ -348,13 +364,18 @@ public final class SyncGroup: Sendable {
         case .stopGroup:
             try? pause()
         case .dropMember:
-            let removed = state.withLock { state -> Member? in
-                guard let index = state.members.firstIndex(where: { $0.player.id == id }) else { return nil }
-                return state.members.remove(at: index)
-            }
-            removed?.subscription?.cancel()
-            removed?.player.core.observeEveryPosition(false)
+            remove(id)
         }
+    }
+
+    /// Takes a member out of the group.
+    private func remove(_ id: PlayerID) {
+        let removed = state.withLock { state -> Member? in
+            guard let index = state.members.firstIndex(where: { $0.player.id == id }) else { return nil }
+            return state.members.remove(at: index)
+        }
+        removed?.subscription?.cancel()
+        removed?.player.core.observeEveryPosition(false)
     }
 }
 

@@ -140,3 +140,61 @@ struct FeedTests {
         #expect(await eventually { coordinator.playingItem == "item-0" })
     }
 }
+
+@Suite("Audio policy")
+struct AudioPolicyTests {
+    private func players(_ count: Int) async throws -> [Player] {
+        let made = try (0..<count).map { _ in try Player(configuration: Fixtures.headless) }
+        // Volume and mute are known once mpv reported them.
+        #expect(await eventually { made.allSatisfy { $0.volume != nil && $0.isMuted != nil } })
+        return made
+    }
+
+    @Test("solo: only the focused player is heard; the others get their own mute back with the focus")
+    func solo() async throws {
+        let all = try await players(3)
+        defer { Task { for player in all { await player.shutdown() } } }
+        let audio = try AudioPolicy(mode: .solo, players: all)
+        try audio.focus(all[0])
+        #expect(try all.map { try $0.property("mute") } == [.flag(false), .flag(true), .flag(true)])
+        try audio.focus(all[1])
+        #expect(try all.map { try $0.property("mute") } == [.flag(true), .flag(false), .flag(true)])
+        #expect(audio.focused == all[1].id)
+        try audio.clearFocus()
+        #expect(try all.map { try $0.property("mute") } == [.flag(false), .flag(false), .flag(false)])
+    }
+
+    @Test("duck: the others are turned down, and each gets its own volume back")
+    func duck() async throws {
+        let all = try await players(3)
+        defer { Task { for player in all { await player.shutdown() } } }
+        try all[1].setVolume(70)
+        #expect(await eventually { all[1].volume == 70 })
+        let audio = try AudioPolicy(mode: .duck(volume: 20), players: all)
+        try audio.focus(all[0])
+        #expect(try all.map { try $0.property("volume") } == [.double(100), .double(20), .double(20)])
+        try audio.focus(all[1])
+        #expect(try all.map { try $0.property("volume") } == [.double(20), .double(70), .double(20)])
+        try audio.clearFocus()
+        #expect(try all.map { try $0.property("volume") } == [.double(100), .double(70), .double(100)])
+    }
+
+    @Test("mix changes nothing; bad input: a ducking volume of 120 or NaN, focus on a player not in the policy")
+    func mixAndBadInput() async throws {
+        let all = try await players(2)
+        defer { Task { for player in all { await player.shutdown() } } }
+        let audio = try AudioPolicy(mode: .mix, players: all)
+        try audio.focus(all[0])
+        #expect(try all.map { try $0.property("mute") } == [.flag(false), .flag(false)])
+        #expect(throws: PlayerError.invalidArgument(name: "ducking volume", value: "120.0", reason: "must be between 0 and 100")) {
+            try AudioPolicy(mode: .duck(volume: 120))
+        }
+        #expect(throws: PlayerError.self) { try AudioPolicy(mode: .duck(volume: .nan)) }
+        let solo = try AudioPolicy(mode: .solo, players: [all[0]])
+        #expect(throws: PlayerError.invalidArgument(name: "audio focus", value: all[1].id.rawValue, reason: "is not in the audio policy")) {
+            try solo.focus(all[1])
+        }
+        try solo.focus(all[0])
+        #expect(solo.focused == all[0].id)
+    }
+}

@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "fullscreen-policy", targets: ["FullscreenPolicy"]),
         .executable(name: "background-loop", targets: ["BackgroundLoop"]),
         .executable(name: "ab-compare", targets: ["ABCompare"]),
+        .executable(name: "feed", targets: ["Feed"]),
         .executable(name: "playerkit-bench", targets: ["PlayerKitBench"]),
     ],
     dependencies: [
@@ -97,6 +98,16 @@ let package = Package(
             exclude: ["README.md"],
             swiftSettings: strictSettings
         ),
+        .executableTarget(
+            name: "Feed",
+            dependencies: [
+                "PlayerKit", "ExampleSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/Feed",
+            exclude: ["README.md"],
+            swiftSettings: strictSettings
+        ),
         // Benchmarks: PlayerKit's side; Benchmarks/run.py runs it next to plain C and python-mpv.
         .executableTarget(
             name: "PlayerKitBench",
@@ -109,7 +120,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PlayerKitTests",
-            dependencies: ["PlayerKit", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare"],
+            dependencies: ["PlayerKit", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare", "Feed"],
             swiftSettings: strictSettings
         ),
     ]

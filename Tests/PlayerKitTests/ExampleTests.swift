@@ -283,3 +283,22 @@ struct FullscreenPolicyWindowTests {
         return sizes
     }
 }
+
+@Suite("feed example")
+struct FeedExampleTests {
+    @Test("feed --json: the most visible item plays once each scroll settles, never one passed on the way")
+    func scriptedScroll() async throws {
+        // A 1 s settle delay against scroll steps every 50 ms: a wide margin on a busy machine.
+        let (status, output) = try await ChildProcess.runToEnd(ChildProcess.example("feed"), ["--json", "--settle", "1"])
+        #expect(status == 0)
+        let objects = try exampleJSONLines(output)
+        let plays = objects.filter { $0["event"] as? String == "play" }.compactMap { $0["player"] as? String }
+        #expect(plays == ["item-0", "item-4", "item-7", "item-1"], "plays: \(plays)")
+        #expect(objects.filter { $0["event"] as? String == "play" }.allSatisfy { ($0["value"] as? String ?? "").contains(">= 0.85") })
+        // Items that scrolled away were released; items passed during a fling never loaded.
+        let released = Set(objects.filter { $0["event"] as? String == "release" }.compactMap { $0["player"] as? String })
+        #expect(released.isSuperset(of: ["item-0", "item-4", "item-7"]), "released: \(released)")
+        let touched = Set(objects.compactMap { $0["player"] as? String })
+        #expect(touched.isDisjoint(with: ["item-3", "item-9"]), "touched: \(touched)")
+    }
+}

@@ -74,4 +74,22 @@ struct TimingTests {
         // Each member reported its drift along the way.
         #expect(group.drifts.count == 2)
     }
+
+    @Test("ab-compare --json --seconds 20: drift between the two players at most 33 ms at p99")
+    func abCompare() async throws {
+        let (status, output) = try await ChildProcess.runToEnd(ChildProcess.example("ab-compare"), ["--json", "--seconds", "20"])
+        #expect(status == 0)
+        let objects = try exampleJSONLines(output)
+        // Each member reports its drift about once a second.
+        for player in ["left", "right"] {
+            let reports = objects.filter { $0["player"] as? String == player && $0["event"] as? String == "syncDrift" }
+            #expect(reports.count >= 15, "\(player): \(reports.count) drift reports")
+            #expect(reports.allSatisfy { $0["driftMs"] is Double })
+        }
+        let summary = try #require(objects.last { $0["event"] as? String == "summary" })
+        #expect(summary["player"] as? String == "group")
+        let p99 = try #require(summary["p99Ms"] as? Double)
+        #expect(p99 <= 33, "summary: \(summary)")
+        #expect((summary["count"] as? Int ?? 0) > 1000)
+    }
 }

@@ -46,7 +46,7 @@ class Tools:
         self.c_roundtrip = os.path.join(WORK, "roundtrip")
         self.c_workloads = os.path.join(WORK, "workloads")
         run(["cc", "-O2", "-o", self.c_roundtrip, os.path.join(ROOT, "Benchmarks", "c", "roundtrip.c"), "-lmpv"])
-        run(["cc", "-O2", "-o", self.c_workloads, os.path.join(ROOT, "Benchmarks", "c", "workloads.c"), "-lmpv", "-lpthread"])
+        run(["cc", "-O2", "-o", self.c_workloads, os.path.join(ROOT, "Benchmarks", "c", "workloads.c"), "-lmpv", "-lpthread", "-lm"])
         self.python = None
         try:
             venv = os.path.join(WORK, "venv")
@@ -77,6 +77,8 @@ class Tools:
             command = [self.python, os.path.join(ROOT, "Benchmarks", "python", "workloads.py"), mode, *map(str, arguments)]
         elif mode == "seams":
             command = [self.swift, "seams", "--seconds", str(arguments[1]), *arguments[2:]]
+        elif mode == "sync-naive":
+            command = [self.swift, "sync", "--naive", "--seconds", str(arguments[0]), *arguments[1:]]
         else:
             names = {"decode": ["--players"], "ttff": ["--runs"], "events": ["--players", "--seconds"],
                      "memory": ["--players"], "cycles": ["--count"], "switch": ["--runs"], "release": ["--players"],
@@ -221,6 +223,20 @@ def measure(tools, quick):
         largest[implementation] = best
     record("realtime_players_720p30", largest)
 
+    # Two players side by side: started the naive way (one after the other; C, python-mpv and
+    # PlayerKit alike), and PlayerKit's SyncGroup. Drift between them at every frame.
+    sync_seconds = 8 if quick else 30
+    naive = {i: tools.workload(i, "sync-naive", sync_seconds, *LOOP_CLIPS) for i in IMPLEMENTATIONS}
+    group = json.loads(run([tools.swift, "sync", "--seconds", str(sync_seconds), *LOOP_CLIPS]).strip().splitlines()[-1])
+    for key in ("p50_ms", "p99_ms", "max_ms"):
+        record(f"sync_naive_{key}", {i: r and r[key] for i, r in naive.items()})
+        record(f"sync_group_{key}", {"playerkit": group[key]})
+
+    # Autoplay: from the moment scrolling settled to the decision, and to the item playing.
+    autoplay = json.loads(run([tools.swift, "autoplay", "--runs", "10" if quick else "40", "--media", SMALL_CLIP]).strip().splitlines()[-1])
+    for key in ("decision_p50_ms", "decision_p99_ms", "playing_p50_ms"):
+        record(f"autoplay_{key}", {"playerkit": autoplay[key]})
+
     for subscribers in (1, 10, 100):
         events_count = (100_000 if subscribers == 1 else 1_000_000 // subscribers * 5) // (5 if quick else 1)
         for label, extra in (("queue", []), ("queue_batch4", ["--batch", "4"]), ("immediate", ["--immediate"])):
@@ -308,6 +324,15 @@ LABELS = [
     ("release_released_mb_per_player", "... after releasing their media (MB; PlayerKit trims the heap itself)", "{:.1f}"),
     ("release_trimmed_mb_per_player", "... after releasing and malloc_trim (MB)", "{:.1f}"),
     ("realtime_players_720p30", "most looping 720p30 players dropping at most 1% of frames", "{:.0f}"),
+    ("sync_naive_p50_ms", "drift between 2 players started one after the other, p50 (ms)", "{:.1f}"),
+    ("sync_naive_p99_ms", "drift between 2 players started one after the other, p99 (ms)", "{:.1f}"),
+    ("sync_naive_max_ms", "drift between 2 players started one after the other, max (ms)", "{:.1f}"),
+    ("sync_group_p50_ms", "drift between 2 players in a SyncGroup, p50 (ms)", "{:.1f}"),
+    ("sync_group_p99_ms", "drift between 2 players in a SyncGroup, p99 (ms)", "{:.1f}"),
+    ("sync_group_max_ms", "drift between 2 players in a SyncGroup, max (ms)", "{:.1f}"),
+    ("autoplay_decision_p50_ms", "autoplay: scrolling settled -> decision, p50 (ms)", "{:.2f}"),
+    ("autoplay_decision_p99_ms", "autoplay: scrolling settled -> decision, p99 (ms)", "{:.2f}"),
+    ("autoplay_playing_p50_ms", "autoplay: scrolling settled -> item playing, p50 (ms)", "{:.1f}"),
 ]
 
 

@@ -14,7 +14,7 @@ struct PlayerKitBench: AsyncParsableCommand {
         commandName: "playerkit-bench",
         abstract: "PlayerKit benchmarks (run through Benchmarks/run.py).",
         subcommands: [RoundTrip.self, FanOut.self, Decode.self, TimeToFirstFrame.self, EventRate.self, Memory.self, Cycles.self,
-                      Switch.self, Release.self, Realtime.self, Seams.self])
+                      Switch.self, Release.self, Realtime.self, Seams.self, Sync.self, Autoplay.self])
 }
 
 /// Percentiles of a list of microsecond figures, as the C and Python programs print them.
@@ -394,5 +394,93 @@ struct Seams: AsyncParsableCommand {
         let taken = samples.withLock { $0 }
         print("{\"samples\": [" + taken.map { String(format: "[%.6f, %.6f]", $0.0, $0.1) }.joined(separator: ", ") + "]}")
         await player.shutdown()
+    }
+}
+
+/// Two players over the two clips, each looping in one timeline, either in a SyncGroup or
+/// started the naive way (one `load` after the other): the drift between them at every frame of
+/// either, |(wall - position) of one - (wall - position) of the other|, as the C and Python
+/// programs measure the naive way.
+struct Sync: AsyncParsableCommand {
+    @Option var seconds: Double = 20
+    @Flag var naive = false
+    @Argument var clips: [String]
+
+    func run() async throws {
+        let bus = PlayerEventBus(label: "sync")
+        let players = try (0..<2).map { _ in try Player(configuration: benchConfiguration(bus: bus, positionInterval: .zero)) }
+        let offsets = Locked<[PlayerID: Double]>([:])
+        let spreads = Locked<[Double]>([])
+        let subscription = bus.subscribe(to: .all, kinds: [.positionChanged], delivery: .immediate) { record in
+            guard case .positionChanged(let position) = record.event else { return }
+            let wall = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+            let spread = offsets.withLock { offsets -> Double? in
+                offsets[record.playerID] = wall - position
+                guard offsets.count == 2, let low = offsets.values.min(), let high = offsets.values.max() else { return nil }
+                return high - low
+            }
+            if let spread { spreads.withLock { $0.append(spread) } }
+        }
+        let sources = clips.prefix(2).map { MediaSource.joined([MediaSource($0)], repeated: 100) }
+        var group: SyncGroup?
+        if naive {
+            for (player, source) in zip(players, sources) { try await player.load(source) }
+        } else {
+            let synced = try SyncGroup(players: players)
+            try await synced.load(sources)
+            try synced.play()
+            group = synced
+        }
+        try await Task.sleep(for: .seconds(self.seconds))
+        _ = group
+        subscription.cancel()
+        let sorted = spreads.withLock { $0 }.sorted()
+        print(String(format: "{\"p50_ms\": %.3f, \"p99_ms\": %.3f, \"max_ms\": %.3f, \"frames\": %d}",
+                     sorted[sorted.count / 2] * 1000, sorted[Int(Double(sorted.count) * 0.99)] * 1000, (sorted.last ?? 0) * 1000, sorted.count))
+        for player in players { await player.shutdown() }
+    }
+}
+
+/// Autoplay decision latency: from the moment scrolling settled (the last visibility report
+/// plus the settle delay) to the coordinator's play decision, and to the chosen item playing.
+struct Autoplay: AsyncParsableCommand {
+    @Option var runs = 20
+    @Option var media: String
+
+    func run() async throws {
+        let bus = PlayerEventBus(label: "autoplay")
+        var settings = AutoplayCoordinator.Settings()
+        settings.preparesPosters = false
+        let coordinator = try AutoplayCoordinator(settings: settings)
+        let decided = Locked<[String: DispatchTime]>([:])
+        coordinator.onDecision = { decision in
+            if decision.action == .play { decided.withLock { $0[decision.item] = .now() } }
+        }
+        let players = try (0..<2).map { _ in try Player(configuration: benchConfiguration(bus: bus)) }
+        for (index, player) in players.enumerated() { try coordinator.add("item-\(index)", player: player, source: MediaSource(media)) }
+        let settle = settings.settleDelay.components
+        let settleNanoseconds = UInt64(settle.seconds) * 1_000_000_000 + UInt64(settle.attoseconds / 1_000_000_000)
+        var decisions: [Double] = []
+        var playing: [Double] = []
+        for run in 0..<runs {
+            let winner = run % 2, other = 1 - winner
+            let stream = players[winner].events(kinds: [.stateChanged])
+            try coordinator.reportVisibility(0, of: "item-\(other)")
+            try coordinator.reportVisibility(1, of: "item-\(winner)")
+            let settled = DispatchTime(uptimeNanoseconds: DispatchTime.now().uptimeNanoseconds + settleNanoseconds)
+            for await record in stream {
+                if case .stateChanged(_, .playing) = record.event { break }
+            }
+            stream.cancel()
+            let reached = DispatchTime.now()
+            guard let decision = decided.withLock({ $0.removeValue(forKey: "item-\(winner)") }) else { continue }
+            decisions.append(Double(Int64(decision.uptimeNanoseconds) - Int64(settled.uptimeNanoseconds)) / 1e6)
+            playing.append(Double(Int64(reached.uptimeNanoseconds) - Int64(settled.uptimeNanoseconds)) / 1e6)
+        }
+        decisions.sort()
+        playing.sort()
+        print(String(format: "{\"decision_p50_ms\": %.3f, \"decision_p99_ms\": %.3f, \"playing_p50_ms\": %.3f}",
+                     decisions[decisions.count / 2], decisions[Int(Double(decisions.count) * 0.99)], playing[playing.count / 2]))
+        for player in players { await player.shutdown() }
     }
 }

@@ -9,8 +9,10 @@
 //   workloads release PLAYERS MEDIA      resident memory per player while playing and after `stop`
 //   workloads realtime PLAYERS SECONDS MEDIA   N looping players: frames dropped in SECONDS
 //   workloads seams MODE SECONDS CLIP...      MODE edl|playlist: every frame's (wall, position) while looping the clips
+//   workloads sync-naive SECONDS CLIP_A CLIP_B   two players started one after the other: drift between them
 // Build: cc -O2 -o workloads workloads.c -lmpv -lpthread
 #include <locale.h>
+#include <math.h>
 #include <malloc.h>
 #include <mpv/client.h>
 #include <semaphore.h>
@@ -287,6 +289,47 @@ int main(int argc, char **argv) {
         }
         printf("]}\n");
         mpv_terminate_destroy(h);
+    } else if (!strcmp(mode, "sync-naive")) {
+        // The naive way: load and play A, then B, each clip looping in one timeline; the drift
+        // between them at every frame of either is |(wall - position) of A - (wall - position) of B|.
+        double seconds = atof(argv[2]);
+        mpv_handle *h[2];
+        static char edl[2][1 << 16];
+        for (int k = 0; k < 2; k++) {
+            h[k] = create(1);
+            mpv_observe_property(h[k], 1, "time-pos", MPV_FORMAT_DOUBLE);
+            strcpy(edl[k], "edl://");
+            for (int repeat = 0; repeat < 100; repeat++) {
+                char entry[1024];
+                snprintf(entry, sizeof entry, "%s%%%zu%%%s", repeat ? ";" : "", strlen(argv[3 + k]), argv[3 + k]);
+                strncat(edl[k], entry, sizeof edl[k] - strlen(edl[k]) - 1);
+            }
+        }
+        load(h[0], edl[0]);
+        load(h[1], edl[1]);
+        double offset[2] = {0, 0};
+        int seen[2] = {0, 0};
+        size_t capacity = 1 << 16, count = 0;
+        double *spreads = malloc(capacity * sizeof *spreads);
+        double end = now_s() + seconds;
+        while (now_s() < end) {
+            sem_wait(&wake);
+            for (int k = 0; k < 2; k++)
+                for (;;) {
+                    mpv_event *e = mpv_wait_event(h[k], 0);
+                    if (e->event_id == MPV_EVENT_NONE) break;
+                    if (e->event_id != MPV_EVENT_PROPERTY_CHANGE) continue;
+                    mpv_event_property *p = e->data;
+                    if (p->format != MPV_FORMAT_DOUBLE) continue;
+                    offset[k] = now_s() - *(double *)p->data;
+                    seen[k] = 1;
+                    if (seen[0] && seen[1] && count < capacity) spreads[count++] = fabs(offset[0] - offset[1]);
+                }
+        }
+        qsort(spreads, count, sizeof *spreads, compare);
+        printf("{\"p50_ms\": %.3f, \"p99_ms\": %.3f, \"max_ms\": %.3f, \"frames\": %zu}\n",
+               spreads[count / 2] * 1000, spreads[(size_t)(count * 0.99)] * 1000, spreads[count - 1] * 1000, count);
+        for (int k = 0; k < 2; k++) mpv_terminate_destroy(h[k]);
     } else {
         fprintf(stderr, "unknown mode %s\n", mode);
         return 2;

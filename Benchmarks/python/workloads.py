@@ -213,6 +213,33 @@ def main():
             taken = list(samples)
         player.terminate()
         print(json.dumps({"samples": taken}))
+    elif mode == "sync-naive":
+        # The naive way: play A, then B, each clip looping in one timeline; the drift between
+        # them at every frame of either is |(wall - position) of A - (wall - position) of B|.
+        seconds, clips = float(sys.argv[2]), sys.argv[3:5]
+        players = [create(loop=True) for _ in clips]
+        offsets, spreads = [None, None], []
+        lock = threading.Lock()
+
+        def observer(index):
+            def observe(_name, value):
+                if value is None:
+                    return
+                with lock:
+                    offsets[index] = time.monotonic() - value
+                    if None not in offsets:
+                        spreads.append(abs(offsets[0] - offsets[1]))
+            return observe
+        for index, (player, clip) in enumerate(zip(players, clips)):
+            player.observe_property("time-pos", observer(index))
+            player.play("edl://" + ";".join([f"%{len(clip.encode())}%{clip}"] * 100))
+        time.sleep(seconds)
+        with lock:
+            taken = sorted(spreads)
+        for player in players:
+            player.terminate()
+        print(json.dumps({"p50_ms": round(taken[len(taken) // 2] * 1000, 3), "p99_ms": round(taken[int(len(taken) * 0.99)] * 1000, 3),
+                          "max_ms": round(taken[-1] * 1000, 3), "frames": len(taken)}))
     else:
         sys.exit(f"unknown mode {mode}")
 

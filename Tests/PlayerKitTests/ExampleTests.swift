@@ -84,8 +84,17 @@ struct WindowExampleTests {
             }
         }
         #expect(playing.count == 2)
-        let tree = try await display.runAsync("xwininfo", ["-root", "-tree"])
-        let windows = tree.split(separator: "\n").filter { $0.contains("PlayerKit clip") && $0.contains("- mpv") }
+        // Asked until both windows show at the clip's size (up to 10 s: mpv titles and sizes
+        // its windows asynchronously, slowly under a sanitizer).
+        var tree = ""
+        var windows: [Substring] = []
+        let deadline = ContinuousClock.now + .seconds(10)
+        repeat {
+            tree = try await display.runAsync("xwininfo", ["-root", "-tree"])
+            windows = tree.split(separator: "\n").filter { $0.contains("PlayerKit clip") && $0.contains("- mpv") }
+            if windows.count == 2, windows.allSatisfy({ $0.contains("320x240") }) { break }
+            try await Task.sleep(for: .milliseconds(50))
+        } while ContinuousClock.now < deadline
         #expect(windows.count == 2, "windows: \(tree)")
         #expect(windows.contains { $0.contains("PlayerKit clip A") } && windows.contains { $0.contains("PlayerKit clip B") })
         // Each window shows the clip at its size, at its own place.

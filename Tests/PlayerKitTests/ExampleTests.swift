@@ -7,8 +7,8 @@ import Testing
 struct ExampleTests {
     @Test("two-players --json --seconds 3 shows events from both players, each reaching playing")
     func twoPlayersJSON() async throws {
-        let (status, output) = try await ChildProcess.runToEnd(ChildProcess.example("two-players"), ["--json", "--seconds", "3"])
-        #expect(status == 0)
+        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("two-players"), ["--json", "--seconds", "3"])
+        #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
 
         let objects = try exampleJSONLines(output)
         #expect(objects.count > 10)
@@ -29,8 +29,8 @@ struct ExampleTests {
 
     @Test("player-monitor --players 8 --json --seconds 3 reports eight players, each from creation to shutdown")
     func playerMonitorJSON() async throws {
-        let (status, output) = try await ChildProcess.runToEnd(ChildProcess.example("player-monitor"), ["--players", "8", "--json", "--seconds", "3"])
-        #expect(status == 0)
+        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("player-monitor"), ["--players", "8", "--json", "--seconds", "3"])
+        #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
         let objects = try exampleJSONLines(output)
         let byPlayer = Dictionary(grouping: objects) { $0["player"] as? String ?? "" }
         #expect(byPlayer.count == 8)
@@ -47,8 +47,8 @@ struct ExampleTests {
 
     @Test("player-monitor draws its table in place")
     func playerMonitorTable() async throws {
-        let (status, output) = try await ChildProcess.runToEnd(ChildProcess.example("player-monitor"), ["--players", "3", "--seconds", "1.5"])
-        #expect(status == 0)
+        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("player-monitor"), ["--players", "3", "--seconds", "1.5"])
+        #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
         let lastTable = try #require(output.components(separatedBy: "\u{1B}[H\u{1B}[2J").last)
         #expect(lastTable.contains("3 players"))
         for index in 1...3 { #expect(lastTable.contains("player-\(index)") && lastTable.contains("shut down")) }
@@ -56,8 +56,8 @@ struct ExampleTests {
 
     @Test("two-players with no arguments plays the shipped media to the end")
     func twoPlayersDefault() async throws {
-        let (status, text) = try await ChildProcess.runToEnd(ChildProcess.example("two-players"), [])
-        #expect(status == 0)
+        let (status, text, errors) = try await ChildProcess.runToEnd(ChildProcess.example("two-players"), [])
+        #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
         #expect(text.contains("main"))
         #expect(text.components(separatedBy: "itemEnded(finished)").count - 1 == 2)
     }
@@ -174,9 +174,9 @@ struct FullscreenPolicyExampleTests {
 
     @Test("fullscreen-policy --json: fullscreen is only ever true for the owning player")
     func onlyTheOwner() async throws {
-        let (status, output) = try await ChildProcess.runToEnd(
+        let (status, output, errors) = try await ChildProcess.runToEnd(
             ChildProcess.example("fullscreen-policy"), ["--json", "--step-seconds", "0"])
-        #expect(status == 0)
+        #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
         let objects = try exampleJSONLines(output)
         // Status lines: mpv's own fullscreen property of every live player after each step.
         let statuses = objects.filter { $0["event"] as? String == "status" }
@@ -298,8 +298,8 @@ struct FeedExampleTests {
     @Test("feed --json: the most visible item plays once each scroll settles, never one passed on the way")
     func scriptedScroll() async throws {
         // A 1 s settle delay against scroll steps every 50 ms: a wide margin on a busy machine.
-        let (status, output) = try await ChildProcess.runToEnd(ChildProcess.example("feed"), ["--json", "--settle", "1"])
-        #expect(status == 0)
+        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("feed"), ["--json", "--settle", "1"])
+        #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
         let objects = try exampleJSONLines(output)
         let plays = objects.filter { $0["event"] as? String == "play" }.compactMap { $0["player"] as? String }
         #expect(plays == ["item-0", "item-4", "item-7", "item-1"], "plays: \(plays)")

@@ -39,8 +39,8 @@ struct TimingTests {
 
     @Test("background-loop --json --seconds 10: at least two wrap-arounds, every seam gap within one frame interval")
     func twoWrapsSeamless() async throws {
-        let (status, output) = try await ChildProcess.runToEnd(ChildProcess.example("background-loop"), ["--json", "--seconds", "10"])
-        #expect(status == 0)
+        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("background-loop"), ["--json", "--seconds", "10"])
+        #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
         let objects = try exampleJSONLines(output)
         let wraps = objects.filter { $0["event"] as? String == "loopWrapped" }
         #expect(wraps.count >= 2, "\(wraps)")
@@ -77,8 +77,8 @@ struct TimingTests {
 
     @Test("ab-compare --json --seconds 20: drift between the two players at most 33 ms at p99")
     func abCompare() async throws {
-        let (status, output) = try await ChildProcess.runToEnd(ChildProcess.example("ab-compare"), ["--json", "--seconds", "20"])
-        #expect(status == 0)
+        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("ab-compare"), ["--json", "--seconds", "20"])
+        #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
         let objects = try exampleJSONLines(output)
         // Each member reports its drift about once a second.
         for player in ["left", "right"] {

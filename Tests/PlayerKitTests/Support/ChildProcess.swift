@@ -89,18 +89,37 @@ final class JSONLineReader: Sendable {
 }
 
 extension ChildProcess {
-    /// Runs `executable` to its end off the cooperative pool and returns its exit status and
-    /// standard output.
-    static func runToEnd(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) async throws -> (status: Int32, output: String) {
-        let (process, output) = try start(executable, arguments, environment: environment)
-        let data = await withCheckedContinuation { (continuation: CheckedContinuation<Data, Never>) in
-            Thread {
-                let data = output.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: data)
-            }.start()
+    /// Runs `executable` to its end off the cooperative pool and returns its exit status, standard
+    /// output and standard error. A sanitizer build that fails to start (ThreadSanitizer's
+    /// "unexpected memory mapping", an address-space layout it cannot use, exit status 66) is
+    /// run once more; a sanitizer *report* is not retried: it is a finding.
+    static func runToEnd(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) async throws -> (status: Int32, output: String, errors: String) {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let errorsFile = FileManager.default.temporaryDirectory.appendingPathComponent("playerkit-child-\(UUID().uuidString).err")
+            _ = FileManager.default.createFile(atPath: errorsFile.path, contents: nil)
+            defer { try? FileManager.default.removeItem(at: errorsFile) }
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = arguments
+            if let environment { process.environment = environment }
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = try FileHandle(forWritingTo: errorsFile)
+            try process.run()
+            let reader = output.fileHandleForReading
+            let data = await withCheckedContinuation { (continuation: CheckedContinuation<Data, Never>) in
+                Thread {
+                    let data = reader.readDataToEndOfFile()
+                    process.waitUntilExit()
+                    continuation.resume(returning: data)
+                }.start()
+            }
+            let errors = (try? String(contentsOf: errorsFile, encoding: .utf8)) ?? ""
+            if process.terminationStatus == 66, errors.contains("unexpected memory mapping"), attempt < 3 { continue }
+            return (process.terminationStatus, String(decoding: data, as: UTF8.self), errors)
         }
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
     /// Waits, off the cooperative pool, until `process` has exited.

@@ -13,7 +13,9 @@ final class VirtualDisplay: Sendable {
         process.executableURL = URL(fileURLWithPath: xvfb)
         // -displayfd: Xvfb picks a free display number itself and writes it to standard output
         // once it accepts connections, so tests starting servers at once never collide.
-        process.arguments = ["-displayfd", "1", "-screen", "0", "\(size)x24", "-nolisten", "tcp"]
+        // -noreset: without it the server resets whenever its last client leaves (a readiness
+        // probe, an X tool), and a client connecting during the reset is refused.
+        process.arguments = ["-displayfd", "1", "-noreset", "-screen", "0", "\(size)x24", "-nolisten", "tcp"]
         let announcement = Pipe()
         process.standardOutput = announcement
         process.standardError = FileHandle.nullDevice

@@ -198,3 +198,23 @@ struct AudioPolicyTests {
         #expect(solo.focused == all[0].id)
     }
 }
+
+@Suite("Poster frames")
+struct PosterFrameTests {
+    @Test("a paused player saves its first frame as a PNG poster; with nothing loaded it is a typed error")
+    func saveFrame() async throws {
+        let (player, _) = try Fixtures.player()
+        defer { Task { await player.shutdown() } }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("poster-\(UUID().uuidString).png").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(throws: PlayerError.noMediaLoaded(operation: "save a frame")) { try player.saveFrame(to: path) }
+        try await player.preload(MediaSource(Fixtures.clipA))
+        try player.saveFrame(to: path)
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(data.starts(with: [0x89, 0x50, 0x4E, 0x47]), "not a PNG: \(data.prefix(8).map { $0 })")
+        // 320x240, from the PNG header.
+        let width = data[16..<20].reduce(0) { $0 << 8 | Int($1) }, height = data[20..<24].reduce(0) { $0 << 8 | Int($1) }
+        #expect(width == 320 && height == 240)
+        #expect(player.state == .ready)
+    }
+}

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import PlayerKit
 
 /// What the example programs share: the shipped media, elapsed time, and the `--json` line format.
@@ -142,7 +141,9 @@ public struct JSONEventLine: Encodable, Sendable {
 /// was called three times. Used by the examples and benchmarks to wait for events, never by
 /// sleeping.
 public final class Tally: Sendable {
-    private let state = Mutex<(count: Int, waiters: [(target: Int, continuation: CheckedContinuation<Void, Never>)])>((0, []))
+    // PlayerKit's Locked, not Synchronization.Mutex: ThreadSanitizer cannot see Mutex's futex on
+    // Linux and reports every access under it as a race.
+    private let state = Locked<(count: Int, waiters: [(target: Int, continuation: CheckedContinuation<Void, Never>)])>((0, []))
 
     /// A tally at zero.
     public init() {}

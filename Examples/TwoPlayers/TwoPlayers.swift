@@ -3,7 +3,6 @@ import Dispatch
 import Foundation
 import ExampleSupport
 import PlayerKit
-import Synchronization
 
 /// Two players at once: one with the custom ID "main", one with a random ID, each playing its
 /// own clip; every event is printed with the ID of the player it came from.

@@ -104,6 +104,17 @@ static void set_flag(mpv_handle *h, const char *name, int value) {
     mpv_set_property(h, name, MPV_FORMAT_FLAG, &value);
 }
 
+// `players` looping cores, each playing `media`, returned once all showed a first frame.
+static mpv_handle **start_looping(int players, const char *media) {
+    mpv_handle **handles = calloc(players, sizeof *handles);
+    for (int i = 0; i < players; i++) {
+        handles[i] = create(1);
+        load(handles[i], media);
+    }
+    wait_all(handles, players, MPV_EVENT_PLAYBACK_RESTART);
+    return handles;
+}
+
 int main(int argc, char **argv) {
     sem_init(&wake, 0, 0);
     if (argc < 3) { fprintf(stderr, "usage: see the file header\n"); return 2; }
@@ -156,12 +167,7 @@ int main(int argc, char **argv) {
     } else if (!strcmp(mode, "memory")) {
         int players = atoi(argv[2]);
         double before = rss_mb();
-        mpv_handle **handles = calloc(players, sizeof *handles);
-        for (int i = 0; i < players; i++) {
-            handles[i] = create(1);
-            load(handles[i], argv[3]);
-        }
-        wait_all(handles, players, MPV_EVENT_PLAYBACK_RESTART);
+        mpv_handle **handles = start_looping(players, argv[3]);
         sleep(1);  // let every player reach its steady buffers
         printf("{\"rss_added_per_player_mb\": %.2f}\n", (rss_mb() - before) / players);
         for (int i = 0; i < players; i++) mpv_terminate_destroy(handles[i]);
@@ -202,12 +208,7 @@ int main(int argc, char **argv) {
     } else if (!strcmp(mode, "release")) {
         int players = atoi(argv[2]);
         double before = rss_mb();
-        mpv_handle **handles = calloc(players, sizeof *handles);
-        for (int i = 0; i < players; i++) {
-            handles[i] = create(1);
-            load(handles[i], argv[3]);
-        }
-        wait_all(handles, players, MPV_EVENT_PLAYBACK_RESTART);
+        mpv_handle **handles = start_looping(players, argv[3]);
         sleep(1);
         double active = rss_mb();
         for (int i = 0; i < players; i++) {
@@ -224,12 +225,7 @@ int main(int argc, char **argv) {
     } else if (!strcmp(mode, "realtime")) {
         int players = atoi(argv[2]);
         double seconds = atof(argv[3]);
-        mpv_handle **handles = calloc(players, sizeof *handles);
-        for (int i = 0; i < players; i++) {
-            handles[i] = create(1);
-            load(handles[i], argv[4]);
-        }
-        wait_all(handles, players, MPV_EVENT_PLAYBACK_RESTART);
+        mpv_handle **handles = start_looping(players, argv[4]);
         int64_t *base = calloc(players, sizeof *base);
         for (int i = 0; i < players; i++) {
             int64_t vo = 0, dec = 0;

@@ -44,6 +44,17 @@ def when(player, event_name):
     return happened
 
 
+def start_looping(players, media, timeout=30):
+    """`players` looping cores, each playing `media`, returned once all showed a first frame."""
+    handles = [create(loop=True) for _ in range(players)]
+    started = [when(player, "playback-restart") for player in handles]
+    for player in handles:
+        player.play(media)
+    for event in started:
+        event.wait(timeout)
+    return handles
+
+
 def main():
     mode = sys.argv[1]
     if mode == "decode":
@@ -99,12 +110,7 @@ def main():
     elif mode == "memory":
         players, media = int(sys.argv[2]), sys.argv[3]
         before = rss_mb()
-        handles = [create(loop=True) for _ in range(players)]
-        started = [when(player, "playback-restart") for player in handles]
-        for player in handles:
-            player.play(media)
-        for event in started:
-            event.wait(30)
+        handles = start_looping(players, media)
         time.sleep(1)
         print(json.dumps({"rss_added_per_player_mb": round((rss_mb() - before) / players, 2)}))
         for player in handles:
@@ -148,12 +154,7 @@ def main():
     elif mode == "release":
         players, media = int(sys.argv[2]), sys.argv[3]
         before = rss_mb()
-        handles = [create(loop=True) for _ in range(players)]
-        started = [when(player, "playback-restart") for player in handles]
-        for player in handles:
-            player.play(media)
-        for event in started:
-            event.wait(30)
+        handles = start_looping(players, media)
         time.sleep(1)
         active = rss_mb()
         idle = [when(player, "end-file") for player in handles]
@@ -171,12 +172,7 @@ def main():
             player.terminate()
     elif mode == "realtime":
         players, seconds, media = int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
-        handles = [create(loop=True) for _ in range(players)]
-        started = [when(player, "playback-restart") for player in handles]
-        for player in handles:
-            player.play(media)
-        for event in started:
-            event.wait(60)
+        handles = start_looping(players, media, timeout=60)
 
         def drops(player):
             return (player.frame_drop_count or 0) + (player.decoder_frame_drop_count or 0)

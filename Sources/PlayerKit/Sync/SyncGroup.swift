@@ -1,3 +1,4 @@
+import DequeModule
 import Foundation
 
 /// Players that share one clock, for side-by-side comparison: they start together, pause, seek
@@ -78,10 +79,15 @@ public final class SyncGroup: Sendable {
 
     /// The spread between members, one figure per measured frame of any member while playing:
     /// the largest minus the smallest member drift (unsmoothed), in seconds. What
-    /// "drift between members" means in the benchmark and the `ab-compare` example.
-    public var spreads: [Double] { state.withLock { $0.spreads } }
+    /// "drift between members" means in the benchmark and the `ab-compare` example. Holds the
+    /// latest ``spreadHistoryLimit`` figures (about 10 minutes of two 30 fps members).
+    public var spreads: [Double] { state.withLock { Array($0.spreads) } }
+
+    /// How many spread figures ``spreads`` keeps.
+    public static let spreadHistoryLimit = 36_000
 
     /// The policy for failing members.
+
     public let failurePolicy: FailurePolicy
     /// The correction settings.
     public let settings: Settings
@@ -103,7 +109,7 @@ public final class SyncGroup: Sendable {
         /// The clock: `anchorPosition` at `anchorTime`, advancing at `speed` while playing.
         var anchorPosition: Double?
         var anchorTime = Date()
-        var spreads: [Double] = []
+        var spreads = Deque<Double>()
 
         func clockPosition(at time: Date) -> Double? {
             guard let anchorPosition else { return nil }
@@ -168,7 +174,7 @@ public final class SyncGroup: Sendable {
                 try player.setSpeed(speed)
                 if looping {
                     try player.setProperty("loop-file", to: "inf")
-                    try await player.preload(MediaSource(ClipLoop.timeline(repeating: [source], times: Self.loopRepeats)))
+                    try await player.preload(.joined([source], repeated: Self.loopRepeats))
                 } else {
                     try await player.preload(source)
                 }
@@ -299,13 +305,14 @@ public final class SyncGroup: Sendable {
             let raws = state.members.compactMap(\.rawDrift)
             if raws.count == state.members.count, let low = raws.min(), let high = raws.max() {
                 state.spreads.append(high - low)
+                if state.spreads.count > SyncGroup.spreadHistoryLimit { state.spreads.removeFirst() }
             }
             // Smooth over about ten frames; a seek in progress is not measured.
             guard time >= member.correctingUntil else { return (member.player, .none, nil) }
             let smoothed = member.smoothedDrift.map { $0 * 0.9 + drift * 0.1 } ?? drift
             member.smoothedDrift = smoothed
             var report: Double?
-            if time.timeIntervalSince(member.lastReport) >= settings.driftReportInterval.seconds {
+            if time.timeIntervalSince(member.lastReport) >= settings.driftReportInterval.timeInterval {
                 member.lastReport = time
                 report = smoothed
             }
@@ -377,9 +384,4 @@ public final class SyncGroup: Sendable {
         removed?.subscription?.cancel()
         removed?.player.core.observeEveryPosition(false)
     }
-}
-
-extension Duration {
-    /// The duration in seconds.
-    var seconds: Double { timeInterval }
 }

@@ -3,12 +3,18 @@ import Testing
 
 /// Runs other programs (the examples, X clients) for tests. Standard error is discarded.
 enum ChildProcess {
-    /// Starts `executable` with its standard output on a pipe.
-    static func start(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> (Process, FileHandle) {
+    /// A process for `executable` with `arguments` and, when given, `environment`.
+    private static func makeProcess(_ executable: URL, _ arguments: [String], environment: [String: String]?) -> Process {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         if let environment { process.environment = environment }
+        return process
+    }
+
+    /// Starts `executable` with its standard output on a pipe.
+    static func start(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> (Process, FileHandle) {
+        let process = makeProcess(executable, arguments, environment: environment)
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -19,10 +25,7 @@ enum ChildProcess {
     /// Starts `executable` with its standard input and output on pipes: write lines to the
     /// returned `input`, read them from `output`.
     static func startInteractive(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> (process: Process, output: FileHandle, input: FileHandle) {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if let environment { process.environment = environment }
+        let process = makeProcess(executable, arguments, environment: environment)
         let output = Pipe()
         let input = Pipe()
         process.standardOutput = output
@@ -100,10 +103,7 @@ extension ChildProcess {
             let errorsFile = FileManager.default.temporaryDirectory.appendingPathComponent("playerkit-child-\(UUID().uuidString).err")
             _ = FileManager.default.createFile(atPath: errorsFile.path, contents: nil)
             defer { try? FileManager.default.removeItem(at: errorsFile) }
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = arguments
-            if let environment { process.environment = environment }
+            let process = makeProcess(executable, arguments, environment: environment)
             let output = Pipe()
             process.standardOutput = output
             process.standardError = try FileHandle(forWritingTo: errorsFile)

@@ -1,4 +1,4 @@
-// swift-tools-version: 6.2
+// swift-tools-version: 6.3
 import PackageDescription
 
 /// Settings applied to every Swift target of the package: Swift 6 language mode (strict
@@ -8,11 +8,30 @@ let strictSettings: [SwiftSetting] = [
     .treatAllWarnings(as: .error),
 ]
 
+/// The layers, as swift-nio splits NIOCore, NIOPosix and the NIO umbrella. Each target may
+/// import only what it lists (`make test` builds with
+/// `--explicit-target-dependency-import-check error`), so the compiler keeps the layering:
+///
+///     CMPV (C)            PlayerKitSupport (leaf: helpers, imports nothing of PlayerKit)
+///        \                 /
+///         PlayerKitCore    (engine, Player, events, bus, delegate; only its Engine imports CMPV)
+///        /      |      \        \
+///   Display  Resources  Sync     Feed (-> Resources)      (features: the core's public API only)
+///        \      |      /        /
+///         PlayerKit        (umbrella: re-exports all of them)
+let featureDependencies: [Target.Dependency] = ["PlayerKitCore", "PlayerKitSupport"]
+
 let package = Package(
     name: "PlayerKit",
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "PlayerKit", targets: ["PlayerKit"]),
+        .library(name: "PlayerKitCore", targets: ["PlayerKitCore"]),
+        .library(name: "PlayerKitSupport", targets: ["PlayerKitSupport"]),
+        .library(name: "PlayerKitDisplay", targets: ["PlayerKitDisplay"]),
+        .library(name: "PlayerKitResources", targets: ["PlayerKitResources"]),
+        .library(name: "PlayerKitSync", targets: ["PlayerKitSync"]),
+        .library(name: "PlayerKitFeed", targets: ["PlayerKitFeed"]),
         .executable(name: "two-players", targets: ["TwoPlayers"]),
         .executable(name: "player-monitor", targets: ["PlayerMonitor"]),
         .executable(name: "fullscreen-policy", targets: ["FullscreenPolicy"]),
@@ -32,12 +51,36 @@ let package = Package(
         // Requires.private, which SwiftPM rejects with a "prohibited flag" warning on every
         // build. The headers live in /usr/include and the modulemap links libmpv itself.
         .systemLibrary(name: "CMPV"),
+        // Helpers every layer may use; imports nothing of PlayerKit.
+        .target(name: "PlayerKitSupport", swiftSettings: strictSettings),
+        // The core: the only module that talks to libmpv (and, inside it, only Engine/).
+        .target(
+            name: "PlayerKitCore",
+            dependencies: [
+                "CMPV", "PlayerKitSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // Features, written against the core's public API as an app would write its own.
+        .target(name: "PlayerKitDisplay", dependencies: featureDependencies, swiftSettings: strictSettings),
+        .target(
+            name: "PlayerKitResources",
+            dependencies: featureDependencies + [.product(name: "DequeModule", package: "swift-collections")],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "PlayerKitSync",
+            dependencies: featureDependencies + [.product(name: "DequeModule", package: "swift-collections")],
+            swiftSettings: strictSettings
+        ),
+        .target(name: "PlayerKitFeed", dependencies: featureDependencies + ["PlayerKitResources"], swiftSettings: strictSettings),
+        // The umbrella: `import PlayerKit` keeps working for apps.
         .target(
             name: "PlayerKit",
             dependencies: [
-                "CMPV",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "DequeModule", package: "swift-collections"),
+                "PlayerKitSupport", "PlayerKitCore", "PlayerKitDisplay", "PlayerKitResources", "PlayerKitSync", "PlayerKitFeed",
             ],
             swiftSettings: strictSettings
         ),
@@ -118,9 +161,25 @@ let package = Package(
             path: "Benchmarks/PlayerKitBench",
             swiftSettings: strictSettings
         ),
+        // Asserts the pump rule in a child process: a blocking mpv call from an event-pump handler.
+        .executableTarget(
+            name: "PumpRuleProbe",
+            dependencies: ["PlayerKitCore"],
+            path: "Tests/PumpRuleProbe",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "PlayerKitTests",
-            dependencies: ["PlayerKit", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare", "Feed"],
+            dependencies: [
+                "PlayerKit", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare", "Feed",
+                "PumpRuleProbe",
+            ],
+            swiftSettings: strictSettings
+        ),
+        // A feature written in a test target from the core's public API alone (no @testable).
+        .testTarget(
+            name: "CustomFeatureTests",
+            dependencies: ["PlayerKitCore"],
             swiftSettings: strictSettings
         ),
     ]

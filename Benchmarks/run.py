@@ -239,7 +239,7 @@ def measure(tools, quick):
 
     for subscribers in (1, 10, 100):
         events_count = (100_000 if subscribers == 1 else 1_000_000 // subscribers * 5) // (5 if quick else 1)
-        for label, extra in (("queue", []), ("queue_batch4", ["--batch", "4"]), ("immediate", ["--immediate"])):
+        for label, extra in (("queue", []), ("immediate", ["--immediate"])):
             values = []
             for _ in range(1 if quick else 3):
                 output = run([tools.swift, "fan-out", "--subscribers", str(subscribers), "--events", str(events_count)] + extra)
@@ -367,10 +367,11 @@ def table(figures, info, command):
             lines.append(f"| ... with `.immediate` delivery | | {cell(values['playerkit_immediate'], number)} | "
                          f"| {cell(values['playerkit_immediate'] / values['c'] if values.get('c') else None, '{:.2f}x')} "
                          f"| {cell(values['playerkit_immediate'] / values['python_mpv'] if values.get('python_mpv') else None, '{:.2f}x')} |")
-    lines += ["", "Fan-out (bus only; no C or python-mpv counterpart), deliveries per second:", "",
-              "| subscribers | queue, 1 event per publish | queue, 4 events per publish | immediate |", "|---|---|---|---|"]
+    lines += ["", "Fan-out (a player's published events to its bus subscribers; no C or python-mpv counterpart), "
+              "deliveries per second:", "",
+              "| subscribers | queue | immediate |", "|---|---|---|"]
     for subscribers in (1, 10, 100):
-        row = [figures[f"fan_out_{kind}_deliveries_per_second_s{subscribers}"]["playerkit"] for kind in ("queue", "queue_batch4", "immediate")]
+        row = [figures[f"fan_out_{kind}_deliveries_per_second_s{subscribers}"]["playerkit"] for kind in ("queue", "immediate")]
         lines.append(f"| {subscribers} | " + " | ".join(f"{value:,.0f}" for value in row) + " |")
     return "\n".join(lines)
 

@@ -90,41 +90,45 @@ struct RoundTrip: ParsableCommand {
     }
 }
 
-/// Events published on a bus -> handlers of N subscribers, deliveries per second.
+/// Events a player publishes (``Player/publish(_:)``, a feature's events) -> handlers of N bus
+/// subscribers of its ID, deliveries per second: the whole pipeline after the pump (numbering,
+/// fan-out, subscriber queues), through public API only.
 struct FanOut: ParsableCommand {
     @Option var subscribers = 10
     @Option var events = 100_000
-    /// Records per publish call (the pump publishes each event as soon as mpv gives it, so 1
-    /// is the common case; bursts of API-made events go as one batch).
-    @Option var batch = 1
     @Flag(help: "Deliver immediately on the publishing thread instead of on each subscriber's queue.") var immediate = false
+
+    /// The event the benchmark publishes.
+    struct Tick: PlayerFeatureEvent {
+        let number: Int
+        var kind: PlayerEventKind { "bench.tick" }
+        var description: String { "tick(\(number))" }
+    }
 
     func run() throws {
         let bus = PlayerEventBus(label: "fanout")
-        let id: PlayerID = "fanout"
+        let player = try Player(id: "fanout", configuration: benchConfiguration(bus: bus))
         let expected = events * subscribers
         let delivered = Atomic<Int>(0)
         let finished = DispatchSemaphore(value: 0)
         let tokens = (0..<subscribers).map { _ in
-            bus.subscribe(to: id, delivery: immediate ? .immediate : .queue(nil)) { _ in
+            bus.subscribe(to: player.id, kinds: ["bench.tick"], delivery: immediate ? .immediate : .queue(nil)) { _ in
                 if delivered.add(1, ordering: .relaxed).newValue == expected { finished.signal() }
             }
         }
-        let records = (0..<events).map {
-            PlayerEventRecord(playerID: id, event: .positionChanged(Double($0)), sequenceNumber: UInt64($0 + 1), timestamp: Date())
-        }
         let start = DispatchTime.now()
-        var index = 0
-        while index < records.count {
-            let end = min(index + batch, records.count)
-            bus.publish(Array(records[index..<end]))
-            index = end
-        }
+        for number in 0..<events { player.publish(Tick(number: number)) }
         guard finished.wait(timeout: .now() + 120) == .success else { throw ValidationError("fan-out timed out") }
         let seconds = microseconds(start, .now()) / 1e6
         tokens.forEach { $0.cancel() }
-        print(String(format: "{\"deliveries_per_second\": %.0f, \"deliveries\": %d, \"seconds\": %.4f, \"subscribers\": %d, \"batch\": %d, \"immediate\": %@}",
-                     Double(expected) / seconds, expected, seconds, subscribers, batch, immediate ? "true" : "false"))
+        print(String(format: "{\"deliveries_per_second\": %.0f, \"deliveries\": %d, \"seconds\": %.4f, \"subscribers\": %d, \"immediate\": %@}",
+                     Double(expected) / seconds, expected, seconds, subscribers, immediate ? "true" : "false"))
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            await player.shutdown()
+            done.signal()
+        }
+        done.wait()
     }
 }
 
@@ -411,11 +415,12 @@ struct Sync: AsyncParsableCommand {
         let players = try (0..<2).map { _ in try Player(configuration: benchConfiguration(bus: bus, positionInterval: .zero)) }
         let offsets = Locked<[PlayerID: Double]>([:])
         let spreads = Locked<[Double]>([])
+        let origin = ContinuousClock.now
         let subscription = bus.subscribe(to: .all, kinds: [.positionChanged], delivery: .immediate) { record in
             guard case .positionChanged(let position) = record.event else { return }
-            let wall = Double(DispatchTime.now().uptimeNanoseconds) / 1e9
+            let time = record.time.seconds(since: origin)
             let spread = offsets.withLock { offsets -> Double? in
-                offsets[record.playerID] = wall - position
+                offsets[record.playerID] = time - position
                 guard offsets.count == 2, let low = offsets.values.min(), let high = offsets.values.max() else { return nil }
                 return high - low
             }
@@ -428,7 +433,7 @@ struct Sync: AsyncParsableCommand {
         } else {
             let synced = try SyncGroup(players: players)
             try await synced.load(sources)
-            try synced.play()
+            try await synced.play()
             group = synced
         }
         try await Task.sleep(for: .seconds(self.seconds))

@@ -53,16 +53,16 @@ struct ABCompare: AsyncParsableCommand {
         // |(wall - position) of left - (wall - position) of right|.
         let meter = SpreadMeter()
         let json = self.json
-        let positions = PlayerEventBus.shared.subscribe(to: .players([left.id, right.id]), kinds: [.positionChanged], delivery: .immediate) { record in
+        let positions = PlayerEventBus.shared.subscribe(to: .players([left.id, right.id]), kinds: [.positionChanged], delivery: .queue(output)) { record in
             guard case .positionChanged(let position) = record.event else { return }
-            meter.frame(of: record.playerID, at: record.timestamp, position: position)
+            meter.frame(of: record.playerID, at: record.time, position: position)
         }
         defer { positions.cancel() }
         let drifts = PlayerEventBus.shared.subscribe(to: .players([left.id, right.id]), kinds: [.syncDrift], delivery: .queue(output)) { record in
             let t = ExampleSupport.seconds(since: start)
             if json {
                 ExampleSupport.printLine(JSONEventLine(record, t: t).json)
-            } else if case .syncDrift(let drift) = record.event {
+            } else if case .drift(let drift)? = record.event.feature(SyncEvent.self) {
                 ExampleSupport.printLine(String(format: "%7.2f  %@  drift %+6.1f ms", t, record.playerID.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0), drift * 1000))
             }
         }
@@ -78,7 +78,7 @@ struct ABCompare: AsyncParsableCommand {
         } else {
             let synced = try SyncGroup(players: [left, right])
             try await synced.load(sources)
-            try synced.play()
+            try await synced.play()
             meter.startMeasuring()
             group = synced
         }
@@ -122,7 +122,7 @@ struct ABCompare: AsyncParsableCommand {
     }
 }
 
-/// Offsets (wall clock minus position) of the two players, and the spread at every frame.
+/// Offsets (monotonic clock minus position) of the two players, and the spread at every frame.
 final class SpreadMeter: Sendable {
     private struct State {
         var offsets: [PlayerID: Double] = [:]
@@ -131,12 +131,13 @@ final class SpreadMeter: Sendable {
         var latest: Double?
     }
     private let state = Locked(State())
+    private let origin = ContinuousClock.now
 
     func startMeasuring() { state.withLock { $0.measuring = true } }
 
-    func frame(of player: PlayerID, at time: Date, position: Double) {
+    func frame(of player: PlayerID, at time: ContinuousClock.Instant, position: Double) {
         state.withLock { state in
-            state.offsets[player] = time.timeIntervalSinceReferenceDate - position
+            state.offsets[player] = time.seconds(since: origin) - position
             guard state.measuring, state.offsets.count == 2, let low = state.offsets.values.min(), let high = state.offsets.values.max() else { return }
             // Signed, right against left, for the per-second report; absolute for the statistics.
             let right = state.offsets["right"] ?? 0, left = state.offsets["left"] ?? 0
@@ -149,8 +150,7 @@ final class SpreadMeter: Sendable {
     var count: Int { state.withLock { $0.spreads.count } }
 
     func percentiles() -> (Double, Double, Double) {
-        let sorted = state.withLock { $0.spreads }.sorted()
-        guard !sorted.isEmpty else { return (0, 0, 0) }
-        return (sorted[sorted.count / 2], sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))], sorted.last ?? 0)
+        let spreads = state.withLock { $0.spreads }
+        return (Statistics.percentile(0.5, of: spreads) ?? 0, Statistics.percentile(0.99, of: spreads) ?? 0, spreads.max() ?? 0)
     }
 }

@@ -50,11 +50,11 @@ struct BackgroundLoop: AsyncParsableCommand {
         let wraps = Tally()
         let subscription = PlayerEventBus.shared.subscribe(
             to: .players([background.id, foreground.id]),
-            kinds: [.stateChanged, .clipChanged, .loopWrapped, .error],
+            kinds: [.stateChanged, .clipChanged, .loopWrapped, .clipUnplayable, .error],
             delivery: .queue(output)
         ) { record in
             let t = ExampleSupport.seconds(since: start)
-            if case .loopWrapped = record.event { wraps.increment() }
+            if record.event.kind == .loopWrapped { wraps.increment() }
             if json {
                 ExampleSupport.printLine(JSONEventLine(record, t: t).json)
             } else {
@@ -89,10 +89,11 @@ struct BackgroundLoop: AsyncParsableCommand {
     }
 
     private static func describe(_ event: PlayerEvent) -> String {
-        switch event {
-        case .clipChanged(let index, let seam):
+        // The loop's own events come as feature events of type ClipEvent.
+        switch event.feature(ClipEvent.self) {
+        case .clipChanged(let index, let seam)?:
             return "clip \(index)" + (seam.map { String(format: ", gap %.1f ms (frame to frame %.1f ms)", $0.gap * 1000, $0.frameInterval * 1000) } ?? "")
-        case .loopWrapped(let count, let seam):
+        case .loopWrapped(let count, let seam)?:
             return "wrap-around \(count)" + (seam.map { String(format: ", gap %.1f ms", $0.gap * 1000) } ?? "")
         default:
             return event.description

@@ -108,17 +108,42 @@ public struct JSONEventLine: Encodable, Sendable {
             reason = endReason.description
             if case .error(let failure) = endReason { error = failure.description }
         case .error(let failure): error = failure.description
-        case .fullscreenChanged(let isFullscreen): fullscreen = isFullscreen
-        case .fullscreenOwnershipChanged(let newOwner): owner = newOwner?.rawValue ?? ""
-        case .orientationChanged(let newOrientation): orientation = newOrientation.rawValue
-        case .clipChanged(let clip, let seam):
-            index = clip
-            setSeam(seam)
-        case .loopWrapped(let wraps, let seam):
-            count = wraps
-            setSeam(seam)
-        case .syncDrift(let drift): driftMs = (drift * 10_000).rounded() / 10
+        case .feature(let event): setFeature(event)
         case .created, .shutDown, .firstFrame: break
+        @unknown default: value = record.event.description
+        }
+    }
+
+    /// The fields of the features' events PlayerKit ships; others go to `value`.
+    private mutating func setFeature(_ event: any PlayerFeatureEvent) {
+        switch event {
+        case let event as FullscreenEvent:
+            switch event {
+            case .fullscreenChanged(let isFullscreen): fullscreen = isFullscreen
+            case .ownershipChanged(let newOwner): owner = newOwner?.rawValue ?? ""
+            case .orientationChanged(let newOrientation): orientation = newOrientation.rawValue
+            @unknown default: value = event.description
+            }
+        case let event as ClipEvent:
+            switch event {
+            case .clipChanged(let clip, let seam):
+                index = clip
+                setSeam(seam)
+            case .loopWrapped(let wraps, let seam):
+                count = wraps
+                setSeam(seam)
+            case .clipUnplayable(let clip, let failure):
+                index = clip
+                error = failure.description
+            @unknown default: value = event.description
+            }
+        case let event as SyncEvent:
+            switch event {
+            case .drift(let drift): driftMs = (drift * 10_000).rounded() / 10
+            @unknown default: value = event.description
+            }
+        default:
+            value = event.description
         }
     }
 
@@ -141,8 +166,8 @@ public struct JSONEventLine: Encodable, Sendable {
 /// was called three times. Used by the examples and benchmarks to wait for events, never by
 /// sleeping.
 public final class Tally: Sendable {
-    // PlayerKit's Locked, not Synchronization.Mutex: ThreadSanitizer cannot see Mutex's futex on
-    // Linux and reports every access under it as a race.
+    // PlayerKit's Locked (PlayerKitSupport, public), not Synchronization.Mutex: ThreadSanitizer
+    // cannot see Mutex's futex on Linux and reports every access under it as a race.
     private let state = Locked<(count: Int, waiters: [(target: Int, continuation: CheckedContinuation<Void, Never>)])>((0, []))
 
     /// A tally at zero.

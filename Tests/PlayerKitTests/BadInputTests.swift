@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import PlayerKit
+import PlayerKit
 
 /// Every bad input gets a typed error naming the value; afterwards the same player loads and
 /// plays another item, and a bystander player is unaffected.

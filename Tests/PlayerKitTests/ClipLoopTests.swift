@@ -1,13 +1,13 @@
 import Foundation
 import Testing
-@testable import PlayerKit
+import PlayerKit
 
 @Suite("Clip loops")
 struct ClipLoopTests {
     static var shortA: String { Fixtures.fixture("short-a.mp4") }
     static var shortB: String { Fixtures.fixture("short-b.mp4") }
 
-    @Test("an unplayable clip is reported with an error event naming it and left out; the loop goes on")
+    @Test("an unplayable clip is reported with a clipUnplayable event naming it and left out; the loop goes on")
     func unplayableClip() async throws {
         let (player, events) = try Fixtures.player()
         defer { Task { await player.shutdown() } }
@@ -15,15 +15,17 @@ struct ClipLoopTests {
         let loop = try ClipLoop(player: player, clips: [MediaSource(Self.shortA), MediaSource(broken), MediaSource(Self.shortB)])
         try await loop.start()
         #expect(loop.playableClips == [0, 2])
-        let error = events.events.compactMap { event -> PlayerError? in
-            if case .error(let error) = event { return error }
-            return nil
-        }.first
-        #expect(error.map { "\($0)".contains("random-bytes.mp4") } == true, "error: \(String(describing: error))")
+        let unplayable = await events.waitFor { $0.event.kind == .clipUnplayable }
+        guard case .clipUnplayable(let index, let error)? = unplayable?.event.feature(ClipEvent.self) else {
+            Issue.record("no clipUnplayable event: \(events.events)")
+            return
+        }
+        #expect(index == 1)
+        #expect("\(error)".contains("random-bytes.mp4"), "error: \(error)")
         let wrapped = await events.waitFor(timeout: .seconds(20)) { $0.event.kind == .loopWrapped }
         #expect(wrapped != nil)
         let order = events.events.compactMap { event -> Int? in
-            if case .clipChanged(let index, _) = event { return index }
+            if case .clipChanged(let index, _)? = event.feature(ClipEvent.self) { return index }
             return nil
         }
         #expect(Array(order.prefix(3)) == [0, 2, 0], "\(order)")
@@ -38,13 +40,13 @@ struct ClipLoopTests {
         let loop = try ClipLoop(player: player, clips: [MediaSource(Self.shortA)])
         try await loop.start()
         let second = await events.waitFor(timeout: .seconds(20)) { record in
-            if case .loopWrapped(let count, let seam) = record.event { return count == 2 && seam != nil }
+            if case .loopWrapped(let count, let seam)? = record.event.feature(ClipEvent.self) { return count == 2 && seam != nil }
             return false
         }
         #expect(second != nil)
         loop.stop()
         let indexes = events.events.compactMap { event -> Int? in
-            if case .clipChanged(let index, _) = event { return index }
+            if case .clipChanged(let index, _)? = event.feature(ClipEvent.self) { return index }
             return nil
         }
         #expect(indexes.count >= 3 && indexes.allSatisfy { $0 == 0 }, "\(indexes)")

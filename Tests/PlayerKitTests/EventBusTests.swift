@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Testing
-@testable import PlayerKit
+import PlayerKit
 
 /// Collects what a queue subscription receives.
 final class SubscriberLog: Sendable {
@@ -202,7 +202,7 @@ struct EventBusTests {
         #expect(bus.subscriptionCount == 0)
     }
 
-    @Test("an immediate handler may call back into its player; order holds on every channel")
+    @Test("an immediate handler may call back into its player with send; order holds on every channel")
     func immediateHandlerCallsBack() async throws {
         let bus = PlayerEventBus(label: "immediate")
         let id = Fixtures.uniqueID("imm")
@@ -211,9 +211,10 @@ struct EventBusTests {
         let players = Locked<Player?>(nil)
         let token = bus.subscribe(to: id, delivery: .immediate) { record in
             log.append(record)
-            // Straight back into the player from the delivering thread: no deadlock.
+            // Straight back into the player from the delivering thread (the pump): a request
+            // sent without waiting, and a read-out. No deadlock, and the pump never waits.
             if case .stateChanged(_, .playing) = record.event, let player = players.withLock({ $0 }) {
-                try? player.pause()
+                try? player.send(.pause)
                 _ = player.state
             }
         }

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import PlayerKit
+import PlayerKit
 
 @Suite("Autoplay coordinator")
 struct FeedTests {

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Testing
-@testable import PlayerKit
+import PlayerKit
 
 @Suite("Fullscreen policy")
 struct FullscreenPolicyTests {
@@ -67,7 +67,7 @@ struct FullscreenPolicyTests {
         #expect(try owner.property("fullscreen") == .flag(true))
         #expect(try other.property("fullscreen") == .flag(false))
         #expect(try all[2].0.property("fullscreen") == .flag(false))
-        #expect(await ownerEvents.waitFor { $0.event == .fullscreenChanged(true) } != nil)
+        #expect(await ownerEvents.waitFor { $0.event.feature(FullscreenEvent.self) == .fullscreenChanged(true) } != nil)
         #expect(!otherEvents.records.contains { $0.sequenceNumber > otherMark && $0.event.kind == .fullscreenChanged })
         // Claiming again as the owner is fine.
         try policy.claim(owner)
@@ -98,7 +98,7 @@ struct FullscreenPolicyTests {
         #expect(try owner.property("fullscreen") == .flag(false))
         // Entering fullscreen in portrait asks the app for landscape.
         try policy.enterFullscreen(owner)
-        #expect(await ownerEvents.waitFor { $0.event == .orientationChanged(.portrait) } != nil)
+        #expect(await ownerEvents.waitFor { $0.event.feature(FullscreenEvent.self) == .orientationChanged(.portrait) } != nil)
         #expect(await eventually { log.events.withLock { $0.contains(.orientationRequested(.landscapeLeft, player: owner.id)) } })
         #expect(log.events.withLock { $0.contains(.ownershipChanged(from: nil, to: owner.id)) })
     }
@@ -119,9 +119,9 @@ struct FullscreenPolicyTests {
         #expect(policy.owner == second.id)
         #expect(try first.property("fullscreen") == .flag(false))
         #expect(try second.property("fullscreen") == .flag(true))  // landscape + orientation controls fullscreen
-        #expect(await firstEvents.waitFor { $0.event == .fullscreenChanged(false) } != nil)
-        #expect(await firstEvents.waitFor { $0.event == .fullscreenOwnershipChanged(owner: second.id) } != nil)
-        #expect(await secondEvents.waitFor { $0.event == .fullscreenChanged(true) } != nil)
+        #expect(await firstEvents.waitFor { $0.event.feature(FullscreenEvent.self) == .fullscreenChanged(false) } != nil)
+        #expect(await firstEvents.waitFor { $0.event.feature(FullscreenEvent.self) == .ownershipChanged(owner: second.id) } != nil)
+        #expect(await secondEvents.waitFor { $0.event.feature(FullscreenEvent.self) == .fullscreenChanged(true) } != nil)
         #expect(throws: FullscreenPolicyError.notOwner(first.id, owner: second.id)) { try policy.transfer(from: first, to: second) }
 
         // Without the switch the new owner stays as it was.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import PlayerKit
+import PlayerKit
+@testable import PlayerKitCore
 
 @Suite("Identity and lifecycle")
 struct LifecycleTests {
@@ -65,16 +66,16 @@ struct LifecycleTests {
     @Test("a player dropped while playing frees itself; its ID is free at once")
     func droppedWhilePlaying() async throws {
         let id = Fixtures.uniqueID("dropped")
-        var weakPlayer = WeakPlayer()
+        var weakPlayer = WeakReference<Player>(nil)
         do {
             let (player, recorder) = try Fixtures.player(id: id)
-            weakPlayer.value = player
+            weakPlayer.object = player
             try await player.load(.file(Fixtures.clipA))
             #expect(await recorder.waitForState(.playing))
         }
         // Gone once the deliveries in flight (each holds the player for its delegate call) ran.
         let reference = weakPlayer  // a copy of the weak reference, read live below
-        #expect(await eventually { reference.value == nil })
+        #expect(await eventually { reference.object == nil })
         #expect(!PlayerRegistry.liveIDs.contains(id))
         let again = try Player(id: id, configuration: Fixtures.headless)
         try await again.load(.file(Fixtures.clipA), startPaused: true)

@@ -1,6 +1,6 @@
 import Logging
 import Testing
-@testable import PlayerKit
+import PlayerKit
 
 /// Captures log records of every logger made after bootstrap (swift-log allows one bootstrap per process).
 final class CapturedLogs: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import PlayerKit
+import PlayerKit
+@testable import PlayerKitDisplay
 
 @Suite("RandR orientation source")
 struct OrientationSourceTests {
@@ -42,13 +43,13 @@ struct OrientationSourceTests {
         // Portrait first (the policy starts in landscape), then a wide screen: landscape again,
         // and the owner enters fullscreen.
         let portraitTask = policy.follow(RandROrientationSource(display: tall.display))
-        #expect(await events.waitFor { if case .orientationChanged(.portrait) = $0.event { return true }; return false } != nil)
+        #expect(await events.waitFor { if case .orientationChanged(.portrait)? = $0.event.feature(FullscreenEvent.self) { return true }; return false } != nil)
         #expect(policy.orientation == .portrait && !policy.isFullscreen)
         portraitTask.cancel()
         _ = await portraitTask.result // ends once cancelled: the source's thread is woken
         let mark = events.mark
         let landscapeTask = policy.follow(RandROrientationSource(display: wide.display))
-        #expect(await events.waitFor(after: mark) { $0.event == .fullscreenChanged(true) } != nil)
+        #expect(await events.waitFor(after: mark) { $0.event.feature(FullscreenEvent.self) == .fullscreenChanged(true) } != nil)
         #expect(policy.orientation == .landscapeLeft && policy.isFullscreen)
         landscapeTask.cancel()
         _ = await landscapeTask.result

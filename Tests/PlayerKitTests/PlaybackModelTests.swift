@@ -1,5 +1,6 @@
 import Testing
-@testable import PlayerKit
+import PlayerKit
+@testable import PlayerKitCore
 
 /// The state machine alone, fed synthetic mpv events (pure logic: no core involved).
 @Suite("PlaybackModel")

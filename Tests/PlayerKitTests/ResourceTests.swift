@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import PlayerKit
+import PlayerKit
 
 @Suite("Decoder budget, release, preloading, speed and direction")
 struct ResourceTests {
@@ -14,7 +14,7 @@ struct ResourceTests {
         try await budget.load(MediaSource(Fixtures.clipA), into: a, startPaused: true)
         try await budget.load(MediaSource(Fixtures.clipB), into: b, startPaused: true)
         #expect(budget.holders == [a.id, b.id] && budget.availableSlots == 0)
-        await #expect(throws: PlayerError.decoderBudgetFull(limit: 2, holders: [a.id, b.id])) {
+        await #expect(throws: DecoderBudgetError.full(limit: 2, holders: [a.id, b.id])) {
             try await budget.load(MediaSource(Fixtures.clipA), into: c)
         }
         // Nothing was loaded into c, and nothing changed for the holders.
@@ -52,7 +52,7 @@ struct ResourceTests {
         #expect(budget.holders == [c.id])
 
         // A wait that outlasts its timeout fails with a typed error and leaves no trace.
-        await #expect(throws: PlayerError.self) {
+        await #expect(throws: DecoderBudgetError.timedOut(player: a.id, limit: 1, after: .milliseconds(200))) {
             try await budget.load(MediaSource(Fixtures.clipA), into: a, whenFull: .wait(timeout: .milliseconds(200)))
         }
         #expect(budget.waitingCount == 0 && budget.holders == [c.id] && a.state == .idle)
@@ -79,17 +79,17 @@ struct ResourceTests {
         #expect(throws: PlayerError.propertyUnavailable(name: "video-codec")) { try player.property("video-codec") }
         #expect(throws: PlayerError.propertyUnavailable(name: "demuxer-cache-state")) { try player.property("demuxer-cache-state") }
         // Releasing twice is a typed error naming the player; the player stays usable.
-        #expect(throws: PlayerError.notHoldingDecoder(player.id)) { try budget.release(player) }
+        #expect(throws: DecoderBudgetError.notHolding(player.id)) { try budget.release(player) }
         try await player.load(MediaSource(Fixtures.clipB), startPaused: true)
         #expect(player.state == .ready)
     }
 
     @Test("bad input: a budget of 0 or less, a speed of 0, NaN or out of range")
     func badInput() async throws {
-        #expect(throws: PlayerError.invalidArgument(name: "decoder budget", value: "0", reason: "must be 1 or more players")) {
+        #expect(throws: DecoderBudgetError.invalidLimit(0)) {
             try DecoderBudget(limit: 0)
         }
-        #expect(throws: PlayerError.invalidArgument(name: "decoder budget", value: "-3", reason: "must be 1 or more players")) {
+        #expect(throws: DecoderBudgetError.invalidLimit(-3)) {
             try DecoderBudget(limit: -3)
         }
         let (player, _) = try Fixtures.player()

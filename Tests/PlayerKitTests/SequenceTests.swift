@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import PlayerKit
+import PlayerKit
 
 @Suite("Prefetch window and alternating players")
 struct SequenceTests {
@@ -68,11 +68,11 @@ struct SequenceTests {
         let pair = try AlternatingPlayers(a, b)
         try await pair.playBackToBack([MediaSource(Self.shortA), MediaSource(Fixtures.fixture("random-bytes.mp4")), MediaSource(Self.shortB), MediaSource(Self.shortA)])
         func changes(_ recorder: EventRecorder) -> [Int] {
-            recorder.events.compactMap { if case .clipChanged(let index, _) = $0 { return index }; return nil }
+            recorder.events.compactMap { if case .clipChanged(let index, _)? = $0.feature(ClipEvent.self) { return index }; return nil }
         }
         // The broken clip (1) is skipped; the others alternate between the two players.
         // (Delegates hear events asynchronously: wait for the last one.)
-        #expect(await aEvents.waitFor { $0.event == .clipChanged(index: 3, seam: nil) } != nil)
+        #expect(await aEvents.waitFor { $0.event.feature(ClipEvent.self) == .clipChanged(index: 3, seam: nil) } != nil)
         #expect(changes(aEvents) == [0, 3])
         #expect(changes(bEvents) == [2])
         // Each clip change comes after that player's first frame of the clip: a firstFrame
@@ -80,7 +80,7 @@ struct SequenceTests {
         for recorder in [aEvents, bEvents] {
             let events = recorder.events
             for (position, event) in events.enumerated() {
-                guard case .clipChanged = event else { continue }
+                guard event.kind == .clipChanged else { continue }
                 let before = events[..<position]
                 let lastStart = before.lastIndex { if case .stateChanged(_, .loading) = $0 { return true }; return false }
                 let lastFrame = before.lastIndex(of: .firstFrame)

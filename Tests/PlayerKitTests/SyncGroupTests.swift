@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import PlayerKit
+import PlayerKit
 
 @Suite("Sync group")
 struct SyncGroupTests {
@@ -12,7 +12,7 @@ struct SyncGroupTests {
         let group = try SyncGroup(players: [left, right])
         try await group.load([MediaSource(Fixtures.clipA), MediaSource(Fixtures.clipB)], looping: true)
         #expect(left.state == .ready && right.state == .ready)
-        try group.play()
+        try await group.play()
         #expect(group.phase == .playing)
         #expect(await leftEvents.waitFor { if case .positionChanged(let p) = $0.event { return p > 0.5 }; return false } != nil)
         try await group.seek(to: 2.5)
@@ -24,7 +24,7 @@ struct SyncGroupTests {
         #expect(await leftEvents.waitFor(after: mark) { if case .positionChanged(let p) = $0.event { return p > 2.8 }; return false } != nil)
         #expect(await eventually { group.drifts.count == 2 })
         #expect(group.drifts.values.allSatisfy { abs($0) < 0.1 }, "drifts: \(group.drifts)")
-        try group.pause()
+        try await group.pause()
         #expect(group.phase == .paused)
         #expect(await eventually { left.state == .paused && right.state == .paused })
     }
@@ -42,15 +42,15 @@ struct SyncGroupTests {
         await #expect(throws: PlayerError.invalidArgument(name: "sync group sources", value: "1", reason: "needs one source per member (2)")) {
             try await group.load([MediaSource(Fixtures.clipA)])
         }
-        #expect(throws: PlayerError.invalidArgument(name: "speed", value: "0.0", reason: "must be between 0.25 and 4")) {
-            try group.setSpeed(0)
+        await #expect(throws: PlayerError.invalidArgument(name: "speed", value: "0.0", reason: "must be between 0.25 and 4")) {
+            try await group.setSpeed(0)
         }
         await #expect(throws: PlayerError.invalidArgument(name: "seek position", value: "nan", reason: "must be a finite number of seconds, 0 or more")) {
             try await group.seek(to: .nan)
         }
         // The group and its players are still usable.
         try await group.load([MediaSource(Fixtures.clipA), MediaSource(Fixtures.clipB)])
-        try group.setSpeed(1.5)
+        try await group.setSpeed(1.5)
         #expect(group.speed == 1.5)
         #expect(try a.property("speed") == .double(1.5))
     }
@@ -67,7 +67,7 @@ struct SyncGroupTests {
         defer { Task { await local.shutdown(); await remote.shutdown() } }
         let group = try SyncGroup(players: [local, remote])
         try await group.load([MediaSource(Fixtures.clipA), MediaSource("http://127.0.0.1:\(server.port)/clip-a.mp4")])
-        try group.play()
+        try await group.play()
         // The network member buffers; the group waits for it, and the local member pauses.
         #expect(await remoteEvents.waitForState(.buffering, timeout: .seconds(30)))
         #expect(await eventually(timeout: .seconds(30)) { group.phase == .waitingForMember(remote.id) })
@@ -91,9 +91,9 @@ struct SyncGroupTests {
         try await dropping.load(sources)
         #expect(dropping.members.map(\.id) == [a.id, b.id])
         #expect(await brokenEvents.waitFor { if case .error = $0.event { return true }; return false } != nil)
-        try dropping.play()
+        try await dropping.play()
         #expect(await eventually { a.state == .playing && b.state == .playing })
-        try dropping.pause()
+        try await dropping.pause()
 
         let stopping = try SyncGroup(players: [a, b, broken], onMemberFailure: .stopGroup)
         await #expect(throws: PlayerError.self) { try await stopping.load(sources) }

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import PlayerKit
+import PlayerKit
 
 /// Tests that measure time on screen (seam gaps, drift between synced players: within one
 /// frame interval). They run after the rest of the suite, one at a time (`make test` runs them
@@ -16,15 +16,15 @@ struct TimingTests {
         try await loop.start()
         #expect(loop.playableClips == [0, 1])
         let third = await events.waitFor(timeout: .seconds(30)) { $0.event.kind == .loopWrapped && {
-            if case .loopWrapped(let count, _) = $0.event { return count == 3 }; return false }($0) }
+            if case .loopWrapped(let count, _)? = $0.event.feature(ClipEvent.self) { return count == 3 }; return false }($0) }
         #expect(third != nil)
         loop.stop()
         let clipChanges = events.events.compactMap { event -> Int? in
-            if case .clipChanged(let index, _) = event { return index }
+            if case .clipChanged(let index, _)? = event.feature(ClipEvent.self) { return index }
             return nil
         }
         let wraps = events.events.compactMap { event -> Int? in
-            if case .loopWrapped(let count, _) = event { return count }
+            if case .loopWrapped(let count, _)? = event.feature(ClipEvent.self) { return count }
             return nil
         }
         // 0 1 | 0 1 | 0 1 | 0: the order of clips, and wraps counted 1, 2, 3.
@@ -65,7 +65,7 @@ struct TimingTests {
         defer { Task { await left.shutdown(); await right.shutdown() } }
         let group = try SyncGroup(players: [left, right])
         try await group.load([MediaSource(Fixtures.clipA), MediaSource(Fixtures.clipB)], looping: true)
-        try group.play()
+        try await group.play()
         // 20 s of frames from both players (30 fps each), however long that takes.
         #expect(await eventually(timeout: .seconds(60)) { group.spreads.count >= 2 * 30 * 20 })
         let spreads = group.spreads.sorted()

@@ -1,5 +1,5 @@
 import Foundation
-@testable import PlayerKit
+import PlayerKit
 import Testing
 
 /// A delegate that records every delivery and lets a test wait for an event with a timeout.

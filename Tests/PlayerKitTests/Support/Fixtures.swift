@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-@testable import PlayerKit
+import PlayerKit
 
 /// Paths of the shipped media and test fixtures, and helpers to make players for tests.
 enum Fixtures {

@@ -1,0 +1,103 @@
+import Dispatch
+import Foundation
+
+/// How a ``Player`` is set up. Fixed at creation.
+///
+/// The defaults are safe for embedding: mpv reads no config files, runs no scripts, has no
+/// youtube-dl hook, no default key bindings, no on-screen controller and no terminal output,
+/// whatever the machine's mpv setup is. Those cannot be switched back on except through
+/// ``extraOptions``.
+public struct PlayerConfiguration: Sendable {
+    /// Where video goes. PlayerKit draws no UI of its own.
+    ///
+    /// `@nonexhaustive`: outputs will be added (frames the app draws); a `switch` over it
+    /// outside PlayerKit needs `@unknown default`.
+    @nonexhaustive
+    public enum VideoOutput: Sendable, Hashable {
+        /// No video output (headless). Video is still decoded, so screenshots and frame
+        /// timing work; nothing is shown. mpv's `vo=null`.
+        case none
+        /// mpv opens a window of its own (X11 or Wayland, whichever mpv finds).
+        case window
+        /// mpv draws into an existing X11 window of the app, given by its window ID
+        /// (mpv's `wid`). X11 only.
+        case embedded(x11WindowID: UInt64)
+    }
+
+    /// Where audio goes. `@nonexhaustive`, like ``VideoOutput``.
+    @nonexhaustive
+    public enum AudioOutput: Sendable, Hashable {
+        /// The system's default audio output (mpv's `ao` auto-selection).
+        case system
+        /// No audio output; audio is decoded and timed but not played (`ao=null`).
+        case none
+    }
+
+    /// libmpv's log levels, from quietest to most verbose.
+    public enum MPVLogLevel: Sendable, Hashable, CaseIterable {
+        /// Nothing.
+        case none
+        /// Fatal errors only.
+        case fatal
+        /// Errors.
+        case error
+        /// Warnings and errors.
+        case warn
+        /// Informational messages.
+        case info
+        /// Verbose messages.
+        case verbose
+        /// Debug messages.
+        case debug
+        /// Everything.
+        case trace
+    }
+
+    /// Where video goes. Default: ``VideoOutput/none`` (headless).
+    public var videoOutput: VideoOutput = .none
+    /// mpv's video driver (`vo`) for ``VideoOutput/window`` and ``VideoOutput/embedded(x11WindowID:)``,
+    /// e.g. "x11" or "gpu". Default nil: mpv's own choice. Ignored when headless.
+    ///
+    /// Under software GL (for example Xvfb), mpv's automatic probing of GPU drivers by several
+    /// cores in one process has crashed inside the probed drivers (seen with libmpv 0.35.1);
+    /// set "x11" there. "x11" scales on the CPU, so prefer "gpu" on machines with a GPU.
+    public var videoDriver: String?
+    /// Where audio goes. Default: ``AudioOutput/system``.
+    public var audioOutput: AudioOutput = .system
+    /// Whether to use hardware decoding (`hwdec=auto-safe`) at start. Default: false.
+    public var hardwareDecoding = false
+    /// How often the position (and cache fill) is read while playing, and so the time between
+    /// two ``PlayerEvent/positionChanged(_:)`` events. Default: 0.25 seconds. It is also read at
+    /// the first frame, at pause and after each seek. Zero observes the position instead and
+    /// reports every change mpv makes (about once a frame), at a higher CPU cost.
+    public var positionUpdateInterval: Duration = .milliseconds(250)
+    /// The queue on which the delegate is called. PlayerKit wraps it in a serial queue that
+    /// targets it, so per-player order holds even on a concurrent queue. Default nil: a
+    /// serial queue of the player's own, labelled `PlayerKit.delegate.<id>` (not the main
+    /// queue, which a command-line program may never run).
+    public var delegateQueue: DispatchQueue?
+    /// The bus the player publishes its events to. Default: ``PlayerEventBus/shared``.
+    public var eventBus: PlayerEventBus = .shared
+    /// How much of mpv's own log is forwarded to swift-log (logger label `PlayerKit.mpv`).
+    /// Default: ``MPVLogLevel/warn``.
+    public var mpvLogLevel: MPVLogLevel = .warn
+    /// Further mpv options, set before the core initializes (for example `["cache": "yes"]`).
+    /// They are applied after PlayerKit's own, so they can override them. An option mpv
+    /// rejects makes creation fail with ``PlayerError/invalidOption(name:value:_:)``.
+    public var extraOptions: [String: String] = [:]
+    /// Where the display timestamps of the player's event records come from
+    /// (``PlayerEventRecord/timestamp``). Default: the system clock. Nothing in PlayerKit
+    /// measures time with it (durations, drift and seams use ``PlayerEventRecord/time``, on the
+    /// monotonic `ContinuousClock`), so a system clock that is stepped changes only these
+    /// timestamps; a test or a replay tool can give a clock of its own.
+    public var wallClock: @Sendable () -> Date = { Date() }
+
+    /// The default configuration: headless, system audio, software decoding.
+    public init() {}
+
+    /// A configuration with the given outputs.
+    public init(videoOutput: VideoOutput, audioOutput: AudioOutput = .system) {
+        self.videoOutput = videoOutput
+        self.audioOutput = audioOutput
+    }
+}

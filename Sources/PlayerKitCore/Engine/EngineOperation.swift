@@ -1,0 +1,122 @@
+/// One typed operation of the engine: the mpv requests it makes and how the playback model
+/// changes with them, declared together. The only place where mpv's names for the player's
+/// operations (`pause`, `speed`, `loop-file`, `seek`, `playlist-next`, ...) are spelled.
+///
+/// The engine runs an operation in one of two ways (``PlayerCore/perform(_:)`` and
+/// ``PlayerCore/send(_:)``), always in this order: ``prepare(_:)`` on the model, the requests,
+/// then ``applied(to:result:)`` once mpv accepted them, or ``revert(_:)`` when it refused.
+enum EngineOperation: Sendable {
+    /// A command of the public set (validated by the player).
+    case command(PlayerCommand)
+    case setHardwareDecoding(Bool)
+    case next
+    case previous
+    case clearPlaylist
+    /// `loadfile <argument> append-play`; `source` names the entry in errors.
+    case append(argument: String, source: String)
+    case saveFrame(path: String)
+    /// The escape hatches: any property or command, names as the app gave them.
+    case setProperty(name: String, value: MPVValue)
+    case runCommand([String])
+
+    /// One request to mpv.
+    enum Request: Sendable {
+        case set(String, MPVValue)
+        case command([String])
+    }
+
+    /// The requests, in order.
+    var requests: [Request] {
+        switch self {
+        case .command(let command):
+            switch command {
+            case .play: return [.set("pause", .flag(false))]
+            case .pause: return [.set("pause", .flag(true))]
+            case .seek(let seconds, let precision):
+                return [.command(["seek", String(seconds), precision == .exact ? "absolute+exact" : "absolute+keyframes"])]
+            case .seekBy(let seconds, let precision):
+                return [.command(["seek", String(seconds), precision == .exact ? "relative+exact" : "relative+keyframes"])]
+            case .setSpeed(let speed): return [.set("speed", .double(speed))]
+            case .setVolume(let volume): return [.set("volume", .double(volume))]
+            case .setMuted(let muted): return [.set("mute", .flag(muted))]
+            case .setLoop(let mode):
+                switch mode {
+                case .off: return [.set("loop-file", "no")]
+                case .forever: return [.set("loop-file", "inf")]
+                case .playCount(let count): return [.set("loop-file", count <= 1 ? "no" : .int(Int64(count - 1)))]
+                }
+            case .setPlaybackDirection(let direction):
+                // Backwards also makes the demuxer cache seekable: without it, libmpv 0.35 stays
+                // "seeking" when the direction changes after the demuxer read a local file to its end.
+                return [.set("demuxer-seekable-cache", .string(direction == .forward ? "auto" : "yes")),
+                        .set("play-dir", .string(direction == .forward ? "forward" : "backward"))]
+            case .setFullscreen(let fullscreen): return [.set("fullscreen", .flag(fullscreen))]
+            case .stop: return [.command(["stop"])]
+            }
+        case .setHardwareDecoding(let enabled): return [.set("hwdec", .string(enabled ? "auto-safe" : "no"))]
+        case .next: return [.command(["playlist-next", "weak"])]
+        case .previous: return [.command(["playlist-prev", "weak"])]
+        case .clearPlaylist: return [.command(["playlist-clear"])]
+        case .append(let argument, _): return [.command(["loadfile", argument, "append-play"])]
+        case .saveFrame(let path): return [.command(["screenshot-to-file", path, "video"])]
+        case .setProperty(let name, let value): return [.set(name, value)]
+        case .runCommand(let arguments): return [.command(arguments)]
+        }
+    }
+
+    /// The model's note before the requests: what the next end of an item will mean.
+    func prepare(_ model: inout PlaybackModel) {
+        switch self {
+        case .command(.stop): model.noteStopping()
+        case .runCommand(let arguments) where Self.commandName(arguments) == "stop": model.noteStopping()
+        case .next, .previous: model.noteReplacing()
+        default: break
+        }
+    }
+
+    /// Undoes ``prepare(_:)`` when mpv refused the requests.
+    func revert(_ model: inout PlaybackModel) {
+        switch self {
+        case .next, .previous: model.noteReplacementFailed()
+        default: break
+        }
+    }
+
+    /// The model's update once mpv accepted the requests; `result` is the last request's result.
+    /// After it, the read-outs show what the operation set (the pause state at once, without
+    /// waiting for mpv's observation).
+    func applied(to model: inout PlaybackModel, result: MPVValue) -> [PlaybackModel.Output] {
+        switch self {
+        case .command(.play): return model.notePause(false)
+        case .command(.pause): return model.notePause(true)
+        case .setProperty("pause", let value):
+            guard let paused = value.boolValue else { return [] }
+            return model.notePause(paused)
+        case .append(_, let source):
+            if let entryID = result["playlist_entry_id"]?.intValue { model.noteSource(source, forEntry: entryID) }
+            return []
+        default:
+            return []
+        }
+    }
+
+    /// The command name of an argument array: the first word that is not a prefix (input.rst).
+    static func commandName(_ arguments: [String]) -> String? {
+        arguments.first { !MPVCatalog.commandPrefixes.contains($0) }
+    }
+
+    /// A name for logs and errors.
+    var summary: String {
+        switch self {
+        case .command(let command): return command.description
+        case .setHardwareDecoding(let enabled): return "setHardwareDecoding(\(enabled))"
+        case .next: return "next"
+        case .previous: return "previous"
+        case .clearPlaylist: return "clearPlaylist"
+        case .append(_, let source): return "append(\(source))"
+        case .saveFrame(let path): return "saveFrame(\(path))"
+        case .setProperty(let name, let value): return "setProperty(\(name), \(value))"
+        case .runCommand(let arguments): return "command(\(arguments))"
+        }
+    }
+}

@@ -1,0 +1,50 @@
+/// How a ``PlayerConfiguration`` becomes mpv options: the only place their names are spelled.
+extension PlayerConfiguration {
+    /// The options PlayerKit gives mpv before `mpv_initialize`, in order.
+    var mpvOptions: [(String, String)] {
+        var options: [(String, String)] = [
+            ("config", "no"),
+            ("load-scripts", "no"),
+            ("ytdl", "no"),
+            ("input-default-bindings", "no"),
+            ("input-vo-keyboard", "no"),
+            ("input-terminal", "no"),
+            ("osc", "no"),
+            ("terminal", "no"),
+            ("idle", "yes"),
+            ("keep-open", "no"),
+            ("hwdec", hardwareDecoding ? "auto-safe" : "no"),
+        ]
+        switch videoOutput {
+        case .none:
+            options.append(("vo", "null"))
+        case .window:
+            if let videoDriver { options.append(("vo", videoDriver)) }
+            options.append(("force-window", "no"))
+        case .embedded(let windowID):
+            if let videoDriver { options.append(("vo", videoDriver)) }
+            options.append(("wid", String(windowID)))
+        }
+        if audioOutput == .none { options.append(("ao", "null")) }
+        for name in extraOptions.keys.sorted() {
+            options.append((name, extraOptions[name] ?? ""))
+        }
+        return options
+    }
+}
+
+extension PlayerConfiguration.MPVLogLevel {
+    /// mpv's name for the level (`mpv_request_log_messages`).
+    var mpvName: String {
+        switch self {
+        case .none: return "no"
+        case .fatal: return "fatal"
+        case .error: return "error"
+        case .warn: return "warn"
+        case .info: return "info"
+        case .verbose: return "v"
+        case .debug: return "debug"
+        case .trace: return "trace"
+        }
+    }
+}

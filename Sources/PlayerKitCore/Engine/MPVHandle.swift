@@ -1,0 +1,190 @@
+internal import CMPV
+import Foundation
+import PlayerKitSupport
+
+/// Serializes every core creation in the process: `LC_NUMERIC` is process-global and
+/// `mpv_create` refuses to work unless it is "C", and starting many cores at the same
+/// instant has crashed some mpv builds (mpv #13185, #13228).
+/// The value counts the cores created so far (a zero-sized value would share its address
+/// with the lock's own storage and confuse ThreadSanitizer's access tracking).
+private let creationLock = Locked<UInt64>(0)
+
+/// One libmpv core (`mpv_handle`) and the only owner of its pointer.
+///
+/// Every call goes through a read-write gate: ordinary calls (from any thread, concurrently,
+/// as libmpv allows) hold it shared; ``destroy()`` holds it exclusively, so it waits for calls
+/// in flight and every later call fails with ``PlayerError/playerShutDown(_:)``. No mpv
+/// function can therefore reach a destroyed handle.
+final class MPVHandle: @unchecked Sendable {
+    // @unchecked: `raw` is immutable and only used under `gate`; `destroyed` is only
+    // written under the exclusive gate and read under the shared gate.
+    private let raw: OpaquePointer
+    private let gate: ReadWriteGate
+    private var destroyed = false
+    let playerID: PlayerID
+
+    /// Creates and initializes a core with the given options (set before `mpv_initialize`).
+    /// - Throws: ``PlayerError/creationFailed(reason:)`` or ``PlayerError/invalidOption(name:value:_:)``.
+    init(playerID: PlayerID, options: [(String, String)]) throws(PlayerError) {
+        self.playerID = playerID
+        self.gate = ReadWriteGate()
+        let created: Result<OpaquePointer, PlayerError> = creationLock.withLock { created in
+            setlocale(LC_NUMERIC, "C")
+            guard let handle = mpv_create() else {
+                return .failure(.creationFailed(reason: "mpv_create returned NULL (out of memory or bad locale)"))
+            }
+            for (name, value) in options {
+                let status = mpv_set_option_string(handle, name, value)
+                if status < 0 {
+                    mpv_terminate_destroy(handle)
+                    return .failure(.invalidOption(name: name, value: value, MPVHandle.error(status)))
+                }
+            }
+            let status = mpv_initialize(handle)
+            if status < 0 {
+                mpv_terminate_destroy(handle)
+                return .failure(.creationFailed(reason: "mpv_initialize failed: \(MPVHandle.error(status))"))
+            }
+            created += 1
+            return .success(handle)
+        }
+        self.raw = try created.get()
+    }
+
+    deinit {
+        // The owner normally destroys the handle; this is the last line of defence.
+        if !destroyed { mpv_terminate_destroy(raw) }
+    }
+
+    static func error(_ status: Int32) -> MPVError {
+        MPVError(code: status, message: String(cString: mpv_error_string(status)))
+    }
+
+    /// Runs `body` with the live handle, holding the gate shared.
+    /// - Throws: ``PlayerError/playerShutDown(_:)`` once the handle is destroyed, or what `body` throws.
+    func withHandle<Value>(_ body: (OpaquePointer) throws(PlayerError) -> Value) throws(PlayerError) -> Value {
+        gate.lockShared()
+        defer { gate.unlock() }
+        guard !destroyed else { throw .playerShutDown(playerID) }
+        return try body(raw)
+    }
+
+    /// Runs `body` with the live handle, or returns nil when it is destroyed. Never throws.
+    func ifAlive<Value>(_ body: (OpaquePointer) -> Value) -> Value? {
+        gate.lockShared()
+        defer { gate.unlock() }
+        return destroyed ? nil : body(raw)
+    }
+
+    /// Destroys the core: waits for calls in flight, then `mpv_terminate_destroy`, which blocks
+    /// until the core has stopped. Idempotent. Must not be called from the wakeup callback.
+    func destroy() {
+        PumpQueue.assertNotOnPump("mpv_terminate_destroy")
+        gate.lockExclusive()
+        defer { gate.unlock() }
+        guard !destroyed else { return }
+        destroyed = true
+        mpv_terminate_destroy(raw)
+    }
+
+    /// A synchronous command from an argument array; returns mpv's result node. Blocks until
+    /// the core ran it: never on a pump queue.
+    func command(_ arguments: [String]) throws(PlayerError) -> MPVValue {
+        PumpQueue.assertNotOnPump("command \(arguments.first ?? "")")
+        return try withHandle { handle throws(PlayerError) in
+            var result = mpv_node()
+            let status = withCStringArray(arguments) { mpv_command_ret(handle, $0, &result) }
+            guard status >= 0 else { throw .commandFailed(command: arguments, MPVHandle.error(status)) }
+            defer { mpv_free_node_contents(&result) }
+            return MPVNode.value(from: result)
+        }
+    }
+
+    /// An asynchronous command; its reply arrives as a command-reply event with `replyID`.
+    func commandAsync(_ arguments: [String], replyID: UInt64) throws(PlayerError) {
+        try withHandle { handle throws(PlayerError) in
+            let status = withCStringArray(arguments) { mpv_command_async(handle, replyID, $0) }
+            guard status >= 0 else { throw .commandFailed(command: arguments, MPVHandle.error(status)) }
+        }
+    }
+
+    /// Sets a property; mpv's error is mapped to a ``PlayerError`` naming the property and value.
+    /// Blocks until the core applied it: never on a pump queue.
+    func setProperty(_ name: String, _ value: MPVValue) throws(PlayerError) {
+        PumpQueue.assertNotOnPump("set property \(name)")
+        try withHandle { handle throws(PlayerError) in
+            let status = MPVNode.withNode(value) { mpv_set_property(handle, name, MPV_FORMAT_NODE, $0) }
+            guard status >= 0 else { throw MPVHandle.propertyError(name: name, value: value, status: status) }
+        }
+    }
+
+    /// Sets a property without waiting for the core; the reply arrives as a set-property-reply
+    /// event with `replyID` (0: the pump ignores it). mpv runs async requests of one handle in
+    /// the order they were made, so a `loadfile` sent after it sees the new value.
+    func setPropertyAsync(_ name: String, _ value: MPVValue, replyID: UInt64 = 0) throws(PlayerError) {
+        try withHandle { handle throws(PlayerError) in
+            // mpv copies the value before returning.
+            let status = MPVNode.withNode(value) { mpv_set_property_async(handle, replyID, name, MPV_FORMAT_NODE, $0) }
+            guard status >= 0 else { throw MPVHandle.propertyError(name: name, value: value, status: status) }
+        }
+    }
+
+    /// Reads a property synchronously (blocks while the core is busy: never on a pump queue).
+    func property(_ name: String) throws(PlayerError) -> MPVValue {
+        PumpQueue.assertNotOnPump("get property \(name)")
+        return try withHandle { handle throws(PlayerError) in
+            var node = mpv_node()
+            let status = mpv_get_property(handle, name, MPV_FORMAT_NODE, &node)
+            guard status >= 0 else { throw MPVHandle.propertyError(name: name, value: nil, status: status) }
+            defer { mpv_free_node_contents(&node) }
+            return MPVNode.value(from: node)
+        }
+    }
+
+    /// Requests a property value; the answer arrives as a get-property-reply event.
+    /// Non-blocking, so the event pump may use it.
+    func requestProperty(_ name: String, replyID: UInt64) {
+        _ = ifAlive { mpv_get_property_async($0, replyID, name, MPV_FORMAT_NODE) }
+    }
+
+    /// The error of a failed command, as ``PlayerError/commandFailed(command:_:)``.
+    static func commandError(_ arguments: [String], status: Int32) -> PlayerError {
+        .commandFailed(command: arguments, error(status))
+    }
+
+    static func propertyError(name: String, value: MPVValue?, status: Int32) -> PlayerError {
+        switch status {
+        case MPV_ERROR_PROPERTY_NOT_FOUND.rawValue:
+            return .propertyNotFound(name: name)
+        case MPV_ERROR_PROPERTY_UNAVAILABLE.rawValue:
+            return .propertyUnavailable(name: name)
+        default:
+            return .invalidPropertyValue(name: name, value: value.map(Self.plain) ?? "", error(status))
+        }
+    }
+
+    /// The value as a user typed it: strings without quotes.
+    static func plain(_ value: MPVValue) -> String {
+        if case .string(let string) = value { return string }
+        return value.description
+    }
+}
+
+/// A pthread read-write lock on the heap (it must not move).
+final class ReadWriteGate: @unchecked Sendable {
+    private let lock = UnsafeMutablePointer<pthread_rwlock_t>.allocate(capacity: 1)
+
+    init() {
+        lock.initialize(to: pthread_rwlock_t())
+        pthread_rwlock_init(lock, nil)
+    }
+
+    deinit {
+        pthread_rwlock_destroy(lock)
+        lock.deallocate()
+    }
+
+    func lockShared() { pthread_rwlock_rdlock(lock) }
+    func lockExclusive() { pthread_rwlock_wrlock(lock) }
+    func unlock() { pthread_rwlock_unlock(lock) }
+}

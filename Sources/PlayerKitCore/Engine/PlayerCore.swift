@@ -1,0 +1,502 @@
+internal import CMPV
+import Dispatch
+import Foundation
+import Logging
+import PlayerKitSupport
+import Synchronization
+
+/// The engine half of a ``Player``: one mpv core, its event pump, and the state model.
+///
+/// Data flows one way: mpv's wakeup callback (signal only) -> ``drain()`` on the player's
+/// serial pump queue (copy events, update the model and number the events under `state`'s
+/// lock, into an outbox) -> one deliverer at a time empties the outbox, in order and with no
+/// lock held, into the sink (the fan-out to delegate and bus). Commands flow the other way
+/// through ``handle``.
+final class PlayerCore: Sendable {
+    /// Everything the pump and the API share, behind one lock that is never held while
+    /// calling mpv or app code.
+    struct State: Sendable {
+        var model: PlaybackModel
+        var loadWaiters: [UInt64: LoadWaiter] = [:]
+        var entryWaiters: [Int64: LoadWaiter] = [:]
+        /// Operations sent with ``send(_:)`` whose reply has not come yet, by reply ID.
+        var sentOperations: [UInt64: SentRequest] = [:]
+        var nextReplyID: UInt64 = 1
+        var sequenceNumber: UInt64 = 0
+        var isShutDown = false
+        /// Receives each numbered batch, in order, from the one deliverer (no lock held).
+        var sink: (@Sendable ([PlayerEventRecord]) -> Void)?
+        /// Numbered events not yet handed to the sink.
+        var outbox: [PlayerEventRecord] = []
+        /// Whether some thread is emptying the outbox right now.
+        var delivering = false
+    }
+
+    /// One request of a sent operation: what to report if mpv refuses it, and whether it is the
+    /// operation's last request (whose success applies the operation to the model).
+    struct SentRequest: Sendable {
+        let operation: EngineOperation
+        let request: EngineOperation.Request
+        let isLast: Bool
+    }
+
+    struct LoadWaiter: Sendable {
+        let source: String
+        let continuation: CheckedContinuation<Result<MediaInfo, PlayerError>, Never>
+    }
+
+    let id: PlayerID
+    let handle: MPVHandle
+    /// What this libmpv can do (protocols, commands), for checking input before mpv sees it.
+    let catalog: MPVCatalog
+    let state: Locked<State>
+    private let pumpQueue: DispatchQueue
+    private let teardownQueue: DispatchQueue
+    private let signal: WakeupSignal
+    private let signalContext: Locked<Unmanaged<WakeupSignal>?>
+    private let mpvLogger: Logger
+    /// Where records' display timestamps come from (``PlayerConfiguration/wallClock``).
+    private let wallClock: @Sendable () -> Date
+    /// Asks for position and cache once per position interval while playing (nil for a zero
+    /// interval, where they are observed instead). Runs on the pump queue.
+    private let pollTimer: RepeatingTimer?
+
+    init(id: PlayerID, configuration: PlayerConfiguration) throws(PlayerError) {
+        self.id = id
+        let handle = try MPVHandle(playerID: id, options: configuration.mpvOptions)
+        self.handle = handle
+        // On failure the handle's deinit destroys the core.
+        self.catalog = try MPVCatalog.shared(using: handle)
+        self.state = Locked(State(model: PlaybackModel()))
+        self.pumpQueue = PumpQueue.make(for: id)
+        self.wallClock = configuration.wallClock
+        self.teardownQueue = DispatchQueue(label: "PlayerKit.teardown.\(id)")
+        var logger = Logger(label: "PlayerKit.mpv")
+        logger[metadataKey: "player"] = "\(id)"
+        self.mpvLogger = logger
+        pollTimer = configuration.positionUpdateInterval > .zero
+            ? RepeatingTimer(interval: configuration.positionUpdateInterval, queue: pumpQueue) : nil
+        let signal = WakeupSignal(queue: pumpQueue)
+        self.signal = signal
+        self.signalContext = Locked(nil)
+        signal.setDrain { [weak self] in self?.drain() }
+
+        try handle.withHandle { raw throws(PlayerError) in
+            // Observed as nodes: mpv sends each in its native type (flag, int64, double, ...).
+            for (index, name) in PlaybackModel.observedProperties(positionInterval: configuration.positionUpdateInterval).enumerated() {
+                let status = mpv_observe_property(raw, UInt64(index + 1), name, MPV_FORMAT_NODE)
+                if status < 0 { throw .propertyNotFound(name: name) }
+            }
+            mpv_request_log_messages(raw, configuration.mpvLogLevel.mpvName)
+        }
+    }
+
+    /// Connects the sink, emits ``PlayerEvent/created`` and starts the pump. Events mpv queued
+    /// since creation follow.
+    func start(sink: @escaping @Sendable ([PlayerEventRecord]) -> Void) {
+        let deliver = state.withLock { state in
+            state.sink = sink
+            return emit(&state, [.event(.created)])
+        }
+        if deliver { deliverOutbox() }
+        let context = Unmanaged.passRetained(signal)
+        signalContext.withLock { $0 = context }
+        _ = handle.ifAlive { mpv_set_wakeup_callback($0, playerKitWakeup, context.toOpaque()) }
+        signal.fire()
+        pollTimer?.start { [weak self] in self?.applyIntent { $0.poll() } }
+    }
+
+    /// How many users asked for per-frame positions (``observeEveryPosition(_:)``).
+    private let everyPositionUsers = Locked(0)
+    /// The observation ID for per-frame `time-pos`, apart from the fixed observations (1...n)
+    /// and the model's request IDs (from 2^48).
+    private static let everyPositionObservation: UInt64 = 1 << 40
+
+    /// Asks mpv for every `time-pos` change (one per frame) while at least one user wants it,
+    /// so ``PlayerEvent/positionChanged(_:)`` comes per frame and its timestamps time frames.
+    /// Balanced calls: `true` adds a user, `false` removes one.
+    func observeEveryPosition(_ enabled: Bool) {
+        let change = everyPositionUsers.withLock { users -> Bool? in
+            users += enabled ? 1 : -1
+            if enabled, users == 1 { return true }
+            if !enabled, users == 0 { return false }
+            return nil
+        }
+        guard let change else { return }
+        _ = handle.ifAlive { raw in
+            if change {
+                mpv_observe_property(raw, Self.everyPositionObservation, "time-pos", MPV_FORMAT_NODE)
+            } else {
+                mpv_unobserve_property(raw, Self.everyPositionObservation)
+            }
+        }
+    }
+
+    // MARK: Event pump
+
+    /// Drains mpv's queue down to `MPV_EVENT_NONE`. Runs only on `pumpQueue`. Never blocks:
+    /// `mpv_wait_event` with timeout 0, and only non-blocking async requests.
+    private func drain() {
+        signal.rearm()
+        // One event at a time: copy it (mpv reuses its memory at the next call), apply it and
+        // deliver what it produced, then ask for the next. Delivering before the next
+        // mpv_wait_event matters for latency: the call that finds the queue empty can take tens
+        // of microseconds, because libmpv refreshes observed properties inside it.
+        while let event = nextEvent() {
+            switch event {
+            case .logMessage(let level, let prefix, let text):
+                logMPVMessage(level: level, prefix: prefix, text: text)
+            case .queueOverflow:
+                mpvLogger.warning("mpv event queue overflowed; some events were dropped")
+            case .commandReply(let replyID, let error, let result):
+                update { state in
+                    Self.loadReply(&state, replyID: replyID, error: error, result: result)
+                        + Self.sentReply(&state, replyID: replyID, error: error, result: result)
+                        + state.model.apply(event)
+                }
+            case .setPropertyReply(let replyID, let error):
+                guard replyID != 0 else { continue }
+                update { Self.sentReply(&$0, replyID: replyID, error: error, result: .none) }
+            default:
+                update { $0.model.apply(event) }
+            }
+        }
+    }
+
+    /// The next event, copied; nil at `MPV_EVENT_NONE` or once the handle is destroyed.
+    private func nextEvent() -> MPVEvent? {
+        handle.ifAlive { raw -> MPVEvent? in
+            guard let pointer = mpv_wait_event(raw, 0) else { return nil }
+            return MPVEvent(copying: pointer.pointee)
+        } ?? nil
+    }
+
+    /// Turns a `loadfile` reply into an entry waiter (or a failure).
+    private static func loadReply(_ state: inout State, replyID: UInt64, error: Int32, result: MPVValue)
+        -> [PlaybackModel.Output]
+    {
+        guard let waiter = state.loadWaiters.removeValue(forKey: replyID) else { return [] }
+        guard error >= 0, let entryID = result["playlist_entry_id"]?.intValue else {
+            state.model.noteReplacementFailed()
+            let mpvError = MPVError(code: error, message: MPVErrorMessages.message(for: error))
+            waiter.continuation.resume(returning: .failure(.loadFailed(source: waiter.source, mpvError)))
+            return []
+        }
+        state.entryWaiters[entryID] = waiter
+        return state.model.awaitEntry(entryID, source: waiter.source)
+    }
+
+    /// The reply to one request of an operation sent with ``send(_:)``: a refusal becomes an
+    /// ``PlayerEvent/error(_:)`` naming the request; the last request's success applies the
+    /// operation to the model.
+    private static func sentReply(_ state: inout State, replyID: UInt64, error: Int32, result: MPVValue)
+        -> [PlaybackModel.Output]
+    {
+        guard let sent = state.sentOperations.removeValue(forKey: replyID) else { return [] }
+        guard error >= 0 else {
+            sent.operation.revert(&state.model)
+            return [.event(.error(Self.error(of: sent.request, status: error)))]
+        }
+        return sent.isLast ? sent.operation.applied(to: &state.model, result: result) : []
+    }
+
+    /// The typed error of a refused request.
+    private static func error(of request: EngineOperation.Request, status: Int32) -> PlayerError {
+        switch request {
+        case .set(let name, let value): return MPVHandle.propertyError(name: name, value: value, status: status)
+        case .command(let arguments): return MPVHandle.commandError(arguments, status: status)
+        }
+    }
+
+    /// Numbers the events of `outputs` into the outbox. Called under the lock. Returns true
+    /// when the caller must become the deliverer (nobody is delivering and there is work).
+    ///
+    /// Numbering under the lock and delivering from one thread at a time, in outbox order, is
+    /// what keeps every player's events in order when the pump and an API call (an optimistic
+    /// pause, say) produce events at the same time, while no lock is held during delivery.
+    /// Each record gets the monotonic time (for measuring) and the wall-clock time (for display).
+    private func emit(_ state: inout State, _ outputs: [PlaybackModel.Output]) -> Bool {
+        var time: ContinuousClock.Instant?
+        var timestamp: Date?
+        for case .event(let event) in outputs {
+            // Once shutdown began, only the final shutDown event goes out: nothing follows it.
+            if state.isShutDown, event != .shutDown { continue }
+            state.sequenceNumber += 1
+            let now = time ?? ContinuousClock.now
+            let wall = timestamp ?? wallClock()
+            time = now
+            timestamp = wall
+            state.outbox.append(PlayerEventRecord(
+                playerID: id, event: event, sequenceNumber: state.sequenceNumber, time: now, timestamp: wall))
+        }
+        guard !state.delivering, !state.outbox.isEmpty else { return false }
+        state.delivering = true
+        return true
+    }
+
+    /// Empties the outbox into the sink, batch by batch, until it stays empty. Only the thread
+    /// that ``emit(_:_:)`` chose runs this; events produced meanwhile (also by a handler
+    /// that calls back into the player) join the outbox and are delivered next, in order.
+    private func deliverOutbox() {
+        while true {
+            let (batch, sink) = state.withLock { state -> ([PlayerEventRecord], (@Sendable ([PlayerEventRecord]) -> Void)?) in
+                guard !state.outbox.isEmpty else {
+                    state.delivering = false
+                    return ([], nil)
+                }
+                var batch: [PlayerEventRecord] = []
+                swap(&batch, &state.outbox)
+                return (batch, state.sink)
+            }
+            guard !batch.isEmpty else { return }
+            sink?(batch)
+        }
+    }
+
+    /// Carries out the rest of a model's outputs outside the lock: mpv requests and waiters.
+    private func finish(_ outputs: [PlaybackModel.Output]) {
+        for output in outputs {
+            switch output {
+            case .requestProperties(let requests):
+                for request in requests { handle.requestProperty(request.name, replyID: request.replyID) }
+            case .loadResolved(let entryID, let result):
+                let waiter = state.withLock { $0.entryWaiters.removeValue(forKey: entryID) }
+                waiter?.continuation.resume(returning: result)
+            case .event:
+                break
+            }
+        }
+    }
+
+    /// Runs a model intent under the lock and delivers what it produces.
+    func applyIntent(_ intent: (inout PlaybackModel) -> [PlaybackModel.Output]) {
+        update { intent(&$0.model) }
+    }
+
+    /// Changes the state under the lock, numbers the events produced, then (outside the lock)
+    /// delivers them and carries out the other outputs.
+    private func update(_ change: (inout State) -> [PlaybackModel.Output]) {
+        let (outputs, deliver) = state.withLock { state in
+            let outputs = change(&state)
+            return (outputs, emit(&state, outputs))
+        }
+        if deliver { deliverOutbox() }
+        finish(outputs)
+    }
+
+    private func logMPVMessage(level: MPVEvent.LogLevel, prefix: String, text: String) {
+        let message = "[\(prefix)] \(text.hasSuffix("\n") ? String(text.dropLast()) : text)"
+        switch level {
+        case .fatal: mpvLogger.critical("\(message)")
+        case .error: mpvLogger.error("\(message)")
+        case .warn: mpvLogger.warning("\(message)")
+        case .info: mpvLogger.info("\(message)")
+        case .verbose, .debug: mpvLogger.debug("\(message)")
+        case .trace: mpvLogger.trace("\(message)")
+        }
+    }
+
+    // MARK: Operations
+
+    /// Runs `operation` and waits until mpv accepted it (the model is updated in the same
+    /// step). Blocks while the core is busy: never on a pump queue.
+    /// - Returns: the last request's result (`.none` for property sets).
+    @discardableResult
+    func perform(_ operation: EngineOperation) throws(PlayerError) -> MPVValue {
+        applyIntent { operation.prepare(&$0); return [] }
+        var result = MPVValue.none
+        do throws(PlayerError) {
+            for request in operation.requests {
+                switch request {
+                case .set(let name, let value):
+                    try handle.setProperty(name, value)
+                    result = .none
+                case .command(let arguments):
+                    result = try handle.command(arguments)
+                }
+            }
+        } catch {
+            applyIntent { operation.revert(&$0); return [] }
+            throw error
+        }
+        applyIntent { operation.applied(to: &$0, result: result) }
+        return result
+    }
+
+    /// Hands `operation` to mpv without waiting (`mpv_set_property_async`,
+    /// `mpv_command_async`): safe anywhere, the pump included. mpv runs the async requests of
+    /// one core in the order they were made. A refusal arrives later as an
+    /// ``PlayerEvent/error(_:)``; success applies the operation to the model.
+    /// - Throws: ``PlayerError/playerShutDown(_:)``, or an error when mpv cannot even queue it.
+    func send(_ operation: EngineOperation) throws(PlayerError) {
+        let requests = operation.requests
+        let replyIDs: [UInt64]? = state.withLock { state in
+            guard !state.isShutDown else { return nil }
+            operation.prepare(&state.model)
+            return requests.indices.map { index in
+                let replyID = state.nextReplyID
+                state.nextReplyID += 1
+                state.sentOperations[replyID] = SentRequest(
+                    operation: operation, request: requests[index], isLast: index == requests.count - 1)
+                return replyID
+            }
+        }
+        guard let replyIDs else { throw .playerShutDown(id) }
+        for (request, replyID) in zip(requests, replyIDs) {
+            do throws(PlayerError) {
+                switch request {
+                case .set(let name, let value): try handle.setPropertyAsync(name, value, replyID: replyID)
+                case .command(let arguments): try handle.commandAsync(arguments, replyID: replyID)
+                }
+            } catch {
+                state.withLock { state in
+                    for pending in replyIDs { state.sentOperations[pending] = nil }
+                    operation.revert(&state.model)
+                }
+                throw error
+            }
+        }
+    }
+
+    /// Reads any property; blocks while the core is busy (never on a pump queue).
+    func property(_ name: String) throws(PlayerError) -> MPVValue {
+        try handle.property(name)
+    }
+
+    /// The number of playlist entries, the current one included.
+    func playlistCount() throws(PlayerError) -> Int {
+        Int(try handle.property("playlist-count").intValue ?? 0)
+    }
+
+    /// Unloads the media (`stop`, sent without waiting) and asks for the freed heap to go back
+    /// to the system soon after. Does nothing once shut down. Safe anywhere, the pump included.
+    func releaseMedia() {
+        guard (try? send(.command(.stop))) != nil else { return }
+        HeapTrim.request()
+    }
+
+    // MARK: Loading
+
+    /// Loads `argument` (an absolute path or URL; `source` names it in errors), replacing the
+    /// current item, and waits until it loaded or failed. `pause` is sent first, without
+    /// waiting: mpv runs async requests of a core in order, so `loadfile` sees it, and a fresh
+    /// core is busy starting up, so a synchronous set would add milliseconds to the first frame.
+    func load(argument: String, source: String, startPaused: Bool) async -> Result<MediaInfo, PlayerError> {
+        do throws(PlayerError) {
+            try handle.setPropertyAsync("pause", .flag(startPaused))
+        } catch {
+            return .failure(error)
+        }
+        applyIntent { $0.notePause(startPaused) }
+        let arguments = ["loadfile", argument, "replace"]
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Result<MediaInfo, PlayerError>, Never>) in
+            let replyID: UInt64? = state.withLock { state in
+                guard !state.isShutDown else { return nil }
+                let replyID = state.nextReplyID
+                state.nextReplyID += 1
+                state.loadWaiters[replyID] = LoadWaiter(source: source, continuation: continuation)
+                state.model.noteReplacing()
+                return replyID
+            }
+            guard let replyID else {
+                continuation.resume(returning: .failure(.playerShutDown(id)))
+                return
+            }
+            do throws(PlayerError) {
+                try handle.commandAsync(arguments, replyID: replyID)
+            } catch {
+                let waiter = state.withLock { state in
+                    state.model.noteReplacementFailed()
+                    return state.loadWaiters.removeValue(forKey: replyID)
+                }
+                waiter?.continuation.resume(returning: .failure(error))
+            }
+        }
+    }
+
+    // MARK: Teardown
+
+    /// Whether ``shutdown()`` has begun.
+    var isShutDown: Bool { state.withLock { $0.isShutDown } }
+
+    /// Stops the pump and destroys the core; blocks until mpv is gone. Idempotent; safe from
+    /// any thread except the pump queue. Pending loads fail with ``PlayerError/playerShutDown(_:)``.
+    func shutdownBlocking() {
+        teardownQueue.sync { teardown() }
+    }
+
+    /// Starts ``shutdownBlocking()`` on the teardown queue and calls `completion` when done.
+    func shutdown(completion: @escaping @Sendable () -> Void) {
+        teardownQueue.async {
+            self.teardown()
+            completion()
+        }
+    }
+
+    private func teardown() {
+        let firstTime = state.withLock { state -> Bool in
+            defer { state.isShutDown = true }
+            return !state.isShutDown
+        }
+        guard firstTime else { return }
+        // 1. No more wakeups: returns only once no callback is running.
+        _ = handle.ifAlive { mpv_set_wakeup_callback($0, nil, nil) }
+        signalContext.withLock { context in
+            context?.release()
+            context = nil
+        }
+        // 2. Stop polling, and wait for a drain or poll in progress; none is scheduled after this.
+        pollTimer?.cancel()
+        pumpQueue.sync {}
+        // 3. Destroy the core (waits for API calls in flight; later calls throw).
+        handle.destroy()
+        // 4. Fail whatever still waits, and say the player is gone.
+        let (waiters, deliver) = state.withLock { state -> ([LoadWaiter], Bool) in
+            _ = state.model.cancelAllWaiters(with: .playerShutDown(id))
+            let all = Array(state.loadWaiters.values) + Array(state.entryWaiters.values)
+            state.loadWaiters.removeAll()
+            state.entryWaiters.removeAll()
+            state.sentOperations.removeAll()
+            // The last event; the pump is stopped, so nothing can follow it.
+            return (all, emit(&state, [.event(.shutDown)]))
+        }
+        if deliver { deliverOutbox() }
+        for waiter in waiters { waiter.continuation.resume(returning: .failure(.playerShutDown(id))) }
+    }
+}
+
+/// The wakeup callback handed to mpv. Runs on mpv's threads: it only schedules a drain and
+/// calls no mpv function.
+private func playerKitWakeup(_ context: UnsafeMutableRawPointer?) {
+    guard let context else { return }
+    Unmanaged<WakeupSignal>.fromOpaque(context).takeUnretainedValue().fire()
+}
+
+/// Coalesces mpv's wakeups into at most one scheduled drain at a time.
+final class WakeupSignal: Sendable {
+    private let scheduled = Atomic<Bool>(false)
+    private let queue: DispatchQueue
+    private let drain = Locked<(@Sendable () -> Void)?>(nil)
+
+    init(queue: DispatchQueue) {
+        self.queue = queue
+    }
+
+    func setDrain(_ body: @escaping @Sendable () -> Void) {
+        drain.withLock { $0 = body }
+    }
+
+    /// Schedules a drain unless one is already scheduled. Fast and lock-free on the hot path.
+    func fire() {
+        guard !scheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        queue.async { [self] in
+            let body = drain.withLock { $0 }
+            body?()
+        }
+    }
+
+    /// Called by the drain before it reads events, so a wakeup during the drain schedules another.
+    func rearm() {
+        scheduled.store(false, ordering: .releasing)
+    }
+}

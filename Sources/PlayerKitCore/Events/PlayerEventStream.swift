@@ -1,0 +1,219 @@
+import DequeModule
+import PlayerKitSupport
+
+/// A player's (or several players') events as an `AsyncSequence`, from
+/// ``PlayerEventBus/events(for:kinds:bufferLimit:)`` or ``Player/events(kinds:bufferLimit:)``.
+///
+/// **Buffer policy.** Events wait in a buffer of ``bufferLimit`` records. When a new event
+/// arrives and the buffer is full, the oldest waiting event is dropped: a slow consumer falls
+/// behind by at most `bufferLimit` events and then sees recent ones. The record after a gap
+/// carries the number of events dropped just before it in ``PlayerEventRecord/droppedBefore``;
+/// ``droppedCount`` is the running total. The producer (the event pump) never waits.
+///
+/// **Lifetime.** The subscription ends when this sequence and its iterators are released,
+/// when the task iterating it is cancelled (the iteration then ends), or on ``cancel()``.
+/// Iterate from one task at a time.
+public struct PlayerEventStream: AsyncSequence, Sendable {
+    /// Each element is one event with its player's ID.
+    public typealias Element = PlayerEventRecord
+
+    private let handle: Handle
+
+    init(subscriber: StreamSubscriber) {
+        handle = Handle(subscriber: subscriber)
+    }
+
+    /// The iterator. Returns nil once the subscription ended and the buffer is empty.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        fileprivate let handle: Handle
+
+        /// The next event, waiting for one if none is buffered.
+        public mutating func next() async -> PlayerEventRecord? {
+            await handle.subscriber.next()
+        }
+    }
+
+    /// Makes the iterator.
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(handle: handle) }
+
+    /// How many events were dropped so far because the buffer was full.
+    public var droppedCount: Int { handle.subscriber.droppedCount }
+
+    /// The buffer's capacity.
+    public var bufferLimit: Int { handle.subscriber.limit }
+
+    /// Ends the subscription: nothing more is buffered; iteration ends after the events
+    /// already waiting.
+    public func cancel() { handle.end() }
+
+    /// Waits for the first event that matches `predicate`, for at most `timeout` (measured on
+    /// the monotonic clock), and returns it; the events before it are consumed. Returns nil
+    /// when the timeout passes first, when the subscription ends, or when the calling task is
+    /// cancelled (which ends the subscription, as for any iteration). After a timeout the
+    /// stream stays usable.
+    ///
+    /// Subscribe *before* starting what you wait for, so the event cannot slip by:
+    ///
+    /// ```swift
+    /// let landings = player.events(kinds: [.seekCompleted])
+    /// try player.seek(to: 12)
+    /// let landed = await landings.first(timeout: .seconds(5)) { _ in true }
+    /// ```
+    public func first(
+        timeout: Duration, where predicate: (PlayerEventRecord) -> Bool
+    ) async -> PlayerEventRecord? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            switch await handle.subscriber.next(until: deadline) {
+            case .record(let record):
+                if predicate(record) { return record }
+            case .ended, .timedOut:
+                return nil
+            }
+        }
+    }
+
+    /// Ends the subscription when the last copy of the stream or an iterator goes away.
+    fileprivate final class Handle: Sendable {
+        let subscriber: StreamSubscriber
+
+        init(subscriber: StreamSubscriber) {
+            self.subscriber = subscriber
+        }
+
+        func end() {
+            subscriber.finish()
+        }
+
+        deinit { end() }
+    }
+}
+
+/// The bounded buffer behind a ``PlayerEventStream``.
+final class StreamSubscriber: BusSubscriber {
+    /// What a wait for the next record ends with.
+    enum Outcome: Sendable {
+        case record(PlayerEventRecord)
+        case ended
+        case timedOut
+    }
+
+    private struct Waiter {
+        let id: UInt64
+        let continuation: CheckedContinuation<Outcome, Never>
+    }
+
+    private struct Buffer {
+        var records = Deque<PlayerEventRecord>()
+        var droppedSinceLastTaken = 0
+        var droppedTotal = 0
+        var waiter: Waiter?
+        var nextWaiterID: UInt64 = 0
+        var finished = false
+    }
+
+    let selection: PlayerSelection
+    let limit: Int
+    private let kinds: Set<PlayerEventKind>?
+    private let buffer = Locked(Buffer())
+    /// The bus holds this subscriber until ``finish()`` removes it.
+    private let bus: PlayerEventBus
+
+    init(selection: PlayerSelection, kinds: Set<PlayerEventKind>?, limit: Int, bus: PlayerEventBus) {
+        self.selection = selection
+        self.kinds = kinds
+        self.limit = limit
+        self.bus = bus
+    }
+
+    var droppedCount: Int { buffer.withLock { $0.droppedTotal } }
+
+    func receive(_ records: [PlayerEventRecord]) {
+        var handOver: (CheckedContinuation<Outcome, Never>, PlayerEventRecord)?
+        buffer.withLock { buffer in
+            guard !buffer.finished else { return }
+            for record in records where kinds?.contains(record.event.kind) ?? true {
+                if let waiter = buffer.waiter {
+                    buffer.waiter = nil
+                    var record = record
+                    record.droppedBefore = buffer.droppedSinceLastTaken
+                    buffer.droppedSinceLastTaken = 0
+                    handOver = (waiter.continuation, record)
+                    continue
+                }
+                if buffer.records.count == limit {
+                    buffer.records.removeFirst()
+                    buffer.droppedSinceLastTaken += 1
+                    buffer.droppedTotal += 1
+                }
+                buffer.records.append(record)
+            }
+        }
+        if let (waiter, record) = handOver { waiter.resume(returning: .record(record)) }
+    }
+
+    func next() async -> PlayerEventRecord? {
+        if case .record(let record) = await next(until: nil) { return record }
+        return nil
+    }
+
+    /// The next record, or how the wait ended: the subscription ended (also when the task is
+    /// cancelled, which ends it), or `deadline` passed (the subscription stays).
+    func next(until deadline: ContinuousClock.Instant?) async -> Outcome {
+        let waiterID = buffer.withLock { buffer -> UInt64 in
+            buffer.nextWaiterID += 1
+            return buffer.nextWaiterID
+        }
+        let timer = deadline.map { deadline in
+            Task { [weak self] in
+                try? await Task.sleep(until: deadline, clock: .continuous)
+                guard !Task.isCancelled else { return }
+                self?.expire(waiterID)
+            }
+        }
+        defer { timer?.cancel() }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+                let ready: Outcome? = buffer.withLock { buffer in
+                    if var record = buffer.records.popFirst() {
+                        record.droppedBefore = buffer.droppedSinceLastTaken
+                        buffer.droppedSinceLastTaken = 0
+                        return .record(record)
+                    }
+                    if buffer.finished { return .ended }
+                    if let deadline, ContinuousClock.now >= deadline { return .timedOut }
+                    buffer.waiter = Waiter(id: waiterID, continuation: continuation)
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        } onCancel: {
+            _ = finish()
+        }
+    }
+
+    /// Ends the wait `id` with `.timedOut` if it is still waiting.
+    private func expire(_ id: UInt64) {
+        let waiter = buffer.withLock { buffer -> Waiter? in
+            guard let waiter = buffer.waiter, waiter.id == id else { return nil }
+            buffer.waiter = nil
+            return waiter
+        }
+        waiter?.continuation.resume(returning: .timedOut)
+    }
+
+    /// Stops buffering, leaves the bus and ends a waiting `next()`. Returns true the first time.
+    @discardableResult
+    func finish() -> Bool {
+        let (first, waiter) = buffer.withLock { buffer in
+            defer {
+                buffer.finished = true
+                buffer.waiter = nil
+            }
+            return (!buffer.finished, buffer.waiter)
+        }
+        if first { bus.remove(self) }
+        waiter?.continuation.resume(returning: .ended)
+        return first
+    }
+}

@@ -1,0 +1,450 @@
+import Dispatch
+import Foundation
+import Logging
+import PlayerKitSupport
+
+/// One media player over its own libmpv core.
+///
+/// ```swift
+/// let player = try Player(id: "main", configuration: .init(videoOutput: .none))
+/// player.delegate = myDelegate
+/// let media = try await player.load("Media/clip-a.mp4")
+/// try player.seek(to: 2, precision: .exact)
+/// await player.shutdown()
+/// ```
+///
+/// `Player` is a thin, validating facade: each method checks its arguments (throwing a
+/// ``PlayerError`` that names the bad value) and hands one typed operation to the engine, which
+/// makes the mpv request and updates the player's state in the same step.
+///
+/// **Identity.** ``id`` is random unless the app gives one; IDs are unique among live
+/// players in the process (see ``PlayerID``).
+///
+/// **Threading.** Every method may be called from any thread or task. Control methods are
+/// synchronous and return once mpv accepted the request; its effect is reported by events.
+/// They wait for mpv, so they must not be called on the player's event pump (from an
+/// `.immediate` bus handler): there, use ``send(_:)``, which never waits. The read-out
+/// properties (``state``, ``position``, ...) are the latest values the event pump saw; they
+/// never block on mpv.
+///
+/// **Lifetime.** Call ``shutdown()`` when done: it returns once the mpv core is destroyed.
+/// A player that is simply dropped shuts down in the background; its ID is free at once.
+/// After shutdown every call throws ``PlayerError/playerShutDown(_:)``.
+public final class Player: Sendable {
+    /// The player's ID, fixed for its life.
+    public let id: PlayerID
+    /// The configuration it was created with.
+    public let configuration: PlayerConfiguration
+
+    let core: PlayerCore
+    private let registryToken: UInt64
+    private let fanOut: EventFanOut
+    private static let logger = Logger(label: "PlayerKit")
+
+    /// Creates a player with its own mpv core.
+    ///
+    /// The player publishes ``PlayerEvent/created`` first (sequence number 1) to its delegate
+    /// and its bus, and ``PlayerEvent/shutDown`` last.
+    ///
+    /// - Parameters:
+    ///   - id: a custom ID such as `"main"`, or nil for a random one.
+    ///   - configuration: outputs, options and the event bus; the default is headless with
+    ///     system audio, on ``PlayerEventBus/shared``.
+    ///   - delegate: a delegate that hears every event from ``PlayerEvent/created`` on (held
+    ///     weakly). One set later through ``delegate`` hears the events from then on.
+    /// - Throws: ``PlayerError/invalidID(_:)``, ``PlayerError/duplicateID(_:)``,
+    ///   ``PlayerError/invalidOption(name:value:_:)`` or ``PlayerError/creationFailed(reason:)``.
+    public init(
+        id: PlayerID? = nil, configuration: PlayerConfiguration = PlayerConfiguration(),
+        delegate: (any PlayerDelegate)? = nil
+    ) throws(PlayerError) {
+        let id = id ?? .random()
+        guard PlayerID.isValid(id.rawValue) else { throw .invalidID(id.rawValue) }
+        let token = try PlayerRegistry.reserve(id)
+        do throws(PlayerError) {
+            self.core = try PlayerCore(id: id, configuration: configuration)
+        } catch {
+            PlayerRegistry.release(id, token: token)
+            throw error
+        }
+        self.id = id
+        self.configuration = configuration
+        self.registryToken = token
+        let fanOut = EventFanOut(
+            bus: configuration.eventBus,
+            delegateQueue: DispatchQueue(label: "PlayerKit.delegate.\(id)", target: configuration.delegateQueue),
+            delegate: delegate)
+        self.fanOut = fanOut
+        fanOut.attach(self)
+        core.start(sink: fanOut.deliver)
+        Self.logger.debug("player created", metadata: ["player": "\(id)"])
+    }
+
+    deinit {
+        PlayerRegistry.release(id, token: registryToken)
+        // Dropped without shutdown(): tear down in the background; nothing blocks here.
+        core.shutdown {}
+    }
+
+    /// Shuts the player down: stops its events, destroys its mpv core, and frees its ID.
+    /// Returns only once the core is destroyed. Safe to call more than once, and from a
+    /// delegate method. A pending ``load(_:startPaused:)`` fails with ``PlayerError/playerShutDown(_:)``.
+    public func shutdown() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            core.shutdown { continuation.resume() }
+        }
+        PlayerRegistry.release(id, token: registryToken)
+    }
+
+    /// Whether ``shutdown()`` has been called (or the player is being torn down).
+    public var isShutDown: Bool { core.isShutDown }
+
+    // MARK: Events
+
+    /// The delegate, held weakly. Called on ``PlayerConfiguration/delegateQueue``. It hears
+    /// the events that happen while it is set.
+    public var delegate: (any PlayerDelegate)? {
+        get { fanOut.delegate }
+        set { fanOut.delegate = newValue }
+    }
+
+    /// The bus this player publishes to (``PlayerConfiguration/eventBus``).
+    public var eventBus: PlayerEventBus { fanOut.bus }
+
+    /// This player's events as an `AsyncSequence`; same as
+    /// `eventBus.events(for: id, kinds: kinds, bufferLimit: bufferLimit)`. Like any bus
+    /// subscription by ID, it also hears a later player with the same ID.
+    public func events(kinds: Set<PlayerEventKind>? = nil, bufferLimit: Int = 1024) -> PlayerEventStream {
+        fanOut.bus.events(for: id, kinds: kinds, bufferLimit: bufferLimit)
+    }
+
+    /// Publishes a feature's event about this player through the player's own ordered
+    /// pipeline: it gets the player's next sequence number and reaches the delegate
+    /// (``PlayerDelegate/player(_:didEmit:)``, and the typed method when the event is a
+    /// ``PlayerDelegateEvent``), every bus subscriber of this player's ID, async sequences, and
+    /// NotificationCenter when the event names a notification. The extension point for
+    /// features: PlayerKit's (fullscreen policy, clip loops, sync groups) and an app's own.
+    ///
+    /// Never blocks and never calls mpv; safe from any thread, the event pump and delegate
+    /// methods included. Ignored once the player shut down (``PlayerEvent/shutDown`` is always
+    /// a player's last event).
+    public func publish(_ event: some PlayerFeatureEvent) {
+        core.applyIntent { _ in [.event(.feature(event))] }
+    }
+
+    /// Asks for ``PlayerEvent/positionChanged(_:)`` with every frame (instead of once per
+    /// ``PlayerConfiguration/positionUpdateInterval``) for as long as the returned observation
+    /// lives: until ``PositionObservation/cancel()`` or until it is released. With each frame's
+    /// record time (``PlayerEventRecord/time``) a feature can time frames: seams, drift.
+    /// Observations from several users add up; the last one to go ends per-frame reports.
+    /// Never blocks; safe from any thread.
+    public func observeEveryFrame() -> PositionObservation {
+        PositionObservation(core: core)
+    }
+
+    // MARK: Read-out
+
+    private func model<Value>(_ read: (PlaybackModel) -> Value) -> Value {
+        core.state.withLock { read($0.model) }
+    }
+
+    /// The current state.
+    public var state: PlayerState { model(\.state) }
+    /// The playback position in seconds; nil when nothing is loaded.
+    public var position: Double? { model(\.position) }
+    /// The current item's duration in seconds; nil when unknown.
+    public var duration: Double? { model(\.duration) }
+    /// Whether mpv's `pause` is set (also true while `ready`).
+    public var isPaused: Bool { model(\.isPaused) }
+    /// Whether playback waits for the network cache.
+    public var isBuffering: Bool { model(\.isPausedForCache) }
+    /// The cache fill while buffering, 0 to 100, when mpv reports it.
+    public var bufferingProgress: Double? { model(\.bufferingPercent) }
+    /// Seconds of media in the demuxer cache ahead of the position, when known.
+    public var cacheDuration: Double? { model(\.cacheDuration) }
+    /// The decoded video size; nil before the first frame or for audio-only media.
+    public var videoSize: VideoSize? { model(\.videoSize) }
+    /// The media title (metadata title or file name).
+    public var mediaTitle: String? { model(\.mediaTitle) }
+    /// The current item's tracks.
+    public var tracks: [Track] { model(\.tracks) }
+    /// The volume (100 is unchanged), once mpv reported it.
+    public var volume: Double? { model(\.volume) }
+    /// Whether audio is muted, once mpv reported it.
+    public var isMuted: Bool? { model(\.isMuted) }
+    /// The playback speed (1 is normal), once mpv reported it.
+    public var speed: Double? { model(\.speed) }
+    /// Whether the current item's first frame was presented (``PlayerEvent/firstFrame``).
+    public var hasShownFirstFrame: Bool { model(\.firstFrameShown) }
+
+    // MARK: Loading
+
+    /// Loads an item, replacing the current one, and waits until it has loaded.
+    ///
+    /// Local files are checked first, so a missing, empty or non-regular file fails at once
+    /// with an error naming the path; URLs must use a scheme mpv supports. Formats mpv cannot
+    /// read fail with ``PlayerError/loadFailed(source:_:)`` once mpv has tried.
+    ///
+    /// - Parameters:
+    ///   - source: a path, URL or mpv URL such as `av://lavfi:testsrc`.
+    ///   - startPaused: stay paused on the first frame (state ``PlayerState/ready``).
+    /// - Returns: duration, video size and tracks of the loaded item.
+    /// - Throws: ``PlayerError/fileNotFound(path:)``, ``PlayerError/notAFile(path:)``,
+    ///   ``PlayerError/emptyFile(path:)``, ``PlayerError/unsupportedScheme(scheme:source:)``,
+    ///   ``PlayerError/invalidSource(_:)``, ``PlayerError/loadFailed(source:_:)``,
+    ///   ``PlayerError/loadCancelled(source:)`` (another load or stop came first), or
+    ///   ``PlayerError/playerShutDown(_:)``.
+    @discardableResult
+    public func load(_ source: MediaSource, startPaused: Bool = false) async throws(PlayerError) -> MediaInfo {
+        let argument = try validate(source)
+        return try await core.load(argument: argument, source: source.description, startPaused: startPaused).get()
+    }
+
+    /// Prepares an item: loads it paused and returns once its first frame is decoded and
+    /// presented (``PlayerEvent/firstFrame``), so ``play()`` continues from a frame that is
+    /// already on screen instead of starting a decoder. State ``PlayerState/ready``.
+    /// - Parameter timeout: how long to wait for the first frame after loading.
+    /// - Returns: the loaded item's information.
+    /// - Throws: the errors of ``load(_:startPaused:)``,
+    ///   ``PlayerError/timedOut(operation:after:)`` when no frame came in time, and
+    ///   ``PlayerError/loadCancelled(source:)`` when the item ended (another load or a stop)
+    ///   before its first frame.
+    @discardableResult
+    public func preload(_ source: MediaSource, timeout: Duration = .seconds(10)) async throws(PlayerError) -> MediaInfo {
+        // Subscribed before loading, so a first frame that comes before `load` returns is kept.
+        let frames = events(kinds: [.firstFrame, .itemEnded], bufferLimit: 16)
+        defer { frames.cancel() }
+        let info = try await load(source, startPaused: true)
+        // The stream may still hold the previous item's events; the model says whether the
+        // item now current has shown its first frame (its first frame may even come before
+        // `load` returns, while the item's details are read).
+        if hasShownFirstFrame { return info }
+        let outcome = await frames.first(timeout: timeout) { record in
+            switch record.event {
+            case .firstFrame: return self.hasShownFirstFrame
+            case .itemEnded: return [.idle, .ended, .failed].contains(self.state)
+            default: return false
+            }
+        }
+        switch outcome?.event {
+        case .firstFrame?: return info
+        case .itemEnded?: throw .loadCancelled(source: source.description)
+        default:
+            if hasShownFirstFrame { return info }
+            throw .timedOut(operation: "preloading \(source) (waiting for its first frame)", after: timeout)
+        }
+    }
+
+    /// Appends an item to the playlist without interrupting playback. When nothing is
+    /// playing, mpv starts it.
+    /// - Throws: the same validation errors as ``load(_:startPaused:)``.
+    public func append(_ source: MediaSource) throws(PlayerError) {
+        try core.perform(.append(argument: validate(source), source: source.description))
+    }
+
+    /// Plays the next playlist item.
+    /// - Throws: ``PlayerError/commandFailed(command:_:)`` when there is no next item.
+    public func next() throws(PlayerError) {
+        try core.perform(.next)
+    }
+
+    /// Plays the previous playlist item.
+    /// - Throws: ``PlayerError/commandFailed(command:_:)`` when there is no previous item.
+    public func previous() throws(PlayerError) {
+        try core.perform(.previous)
+    }
+
+    /// Removes every playlist item except the one playing.
+    public func clearPlaylist() throws(PlayerError) {
+        try core.perform(.clearPlaylist)
+    }
+
+    /// The number of playlist items, including the current one.
+    public func playlistCount() throws(PlayerError) -> Int {
+        try core.playlistCount()
+    }
+
+    /// Unloads the current item so that its decoder, frame buffers and demuxer cache are freed,
+    /// not merely paused, and hands the freed memory back to the system soon after
+    /// (`malloc_trim`), so the process's resident memory really falls. The player stays usable
+    /// (state ``PlayerState/idle`` once mpv has stopped; the item ends with
+    /// ``ItemEndReason/stopped``). What `DecoderBudget` and the feed's autoplay use.
+    ///
+    /// Never blocks (the stop is sent as ``send(_:)`` sends it); safe from any thread, the
+    /// event pump included. Does nothing once the player shut down.
+    public func releaseMedia() {
+        core.releaseMedia()
+    }
+
+    /// Saves the frame on screen (the video only, at its own size) as an image file; the format
+    /// follows the extension (.png, .jpg, .webp). A poster for an item that is not playing.
+    /// - Throws: ``PlayerError/noMediaLoaded(operation:)`` with nothing loaded, or
+    ///   ``PlayerError/commandFailed(command:_:)`` when mpv cannot write the file.
+    public func saveFrame(to path: String) throws(PlayerError) {
+        guard state.hasMedia else { throw .noMediaLoaded(operation: "save a frame") }
+        try core.perform(.saveFrame(path: path))
+    }
+
+    private func validate(_ source: MediaSource) throws(PlayerError) -> String {
+        let argument = source.mpvArgument
+        switch source.location {
+        case .file(let path):
+            guard !path.isEmpty else { throw .invalidSource(path) }
+            var info = stat()
+            guard stat(argument, &info) == 0 else { throw .fileNotFound(path: path) }
+            guard (info.st_mode & S_IFMT) == S_IFREG else { throw .notAFile(path: path) }
+            guard info.st_size > 0 else { throw .emptyFile(path: path) }
+        case .url(let url):
+            guard let scheme = source.scheme else { throw .invalidSource(url) }
+            guard core.catalog.protocols.contains(scheme) else {
+                throw .unsupportedScheme(scheme: scheme, source: url)
+            }
+        }
+        return argument
+    }
+
+    // MARK: Commands
+
+    /// Checks `command` as the blocking methods do and hands it to mpv without waiting for it.
+    ///
+    /// What code that must not wait uses: a feature's event handler, an `.immediate` bus
+    /// handler on the event pump, a render loop. The player's state changes as mpv carries the
+    /// command out (reported by events as usual). Commands sent to one player are carried out in
+    /// the order they were sent (and after a ``load(_:startPaused:)`` started before them); a
+    /// blocking method called meanwhile may overtake them.
+    ///
+    /// - Throws: at once, ``PlayerError/invalidArgument(name:value:reason:)`` for a bad argument
+    ///   (as the blocking method would), ``PlayerError/noMediaLoaded(operation:)`` for a seek with
+    ///   nothing loaded, or ``PlayerError/playerShutDown(_:)``. When mpv refuses the command later,
+    ///   the refusal is reported as a ``PlayerEvent/error(_:)`` event naming it.
+    public func send(_ command: PlayerCommand) throws(PlayerError) {
+        try core.send(.command(checked(command)))
+    }
+
+    /// `command` after the checks every entry point makes; throws what it refuses.
+    private func checked(_ command: PlayerCommand) throws(PlayerError) -> PlayerCommand {
+        try command.validate()
+        switch command {
+        case .seek, .seekBy:
+            guard state.hasMedia else { throw .noMediaLoaded(operation: "seek") }
+        case .setVolume(let volume):
+            // mpv clamps silently above its maximum; say so instead.
+            let maximum = model(\.volumeMaximum) ?? 130
+            guard volume <= maximum else {
+                throw .invalidArgument(name: "volume", value: "\(volume)", reason: "must be at most \(maximum) (mpv's volume-max)")
+            }
+        default:
+            break
+        }
+        return command
+    }
+
+    /// Runs `command` after its checks and waits until mpv accepted it.
+    private func perform(_ command: PlayerCommand) throws(PlayerError) {
+        try core.perform(.command(checked(command)))
+    }
+
+    // MARK: Transport
+
+    /// Starts or resumes playback.
+    public func play() throws(PlayerError) { try perform(.play) }
+
+    /// Pauses playback.
+    public func pause() throws(PlayerError) { try perform(.pause) }
+
+    /// Pauses when playing, plays when paused.
+    public func togglePause() throws(PlayerError) { try perform(isPaused ? .play : .pause) }
+
+    /// Stops playback and unloads the item (state ``PlayerState/idle``); the playlist is cleared.
+    public func stop() throws(PlayerError) { try perform(.stop) }
+
+    /// Seeks to an absolute position in seconds. Completion is reported by
+    /// ``PlayerEvent/seekCompleted(position:)``.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN, infinite or
+    ///   negative positions; ``PlayerError/noMediaLoaded(operation:)`` when nothing is loaded.
+    public func seek(to seconds: Double, precision: SeekPrecision = .exact) throws(PlayerError) {
+        try perform(.seek(to: seconds, precision: precision))
+    }
+
+    /// Seeks relative to the current position (negative goes back).
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN or infinite offsets;
+    ///   ``PlayerError/noMediaLoaded(operation:)`` when nothing is loaded.
+    public func seek(by seconds: Double, precision: SeekPrecision = .keyframe) throws(PlayerError) {
+        try perform(.seekBy(seconds, precision: precision))
+    }
+
+    // MARK: Audio, speed, loop, decoding, fullscreen
+
+    /// Sets the volume: 100 leaves it unchanged; mpv allows up to `volume-max` (130 by default).
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN or negative
+    ///   values and values above mpv's `volume-max`.
+    public func setVolume(_ volume: Double) throws(PlayerError) { try perform(.setVolume(volume)) }
+
+    /// Mutes or unmutes audio.
+    public func setMuted(_ muted: Bool) throws(PlayerError) { try perform(.setMuted(muted)) }
+
+    /// The speeds ``setSpeed(_:)`` accepts: a quarter to four times normal speed, where mpv
+    /// keeps audio pitch-corrected and audio and video in sync (``PlayerCommand/speedRange``).
+    public static var speedRange: ClosedRange<Double> { PlayerCommand.speedRange }
+
+    /// Sets the playback speed (1 is normal), within ``speedRange``. Reported by
+    /// ``PlayerEvent/speedChanged(_:)``; positions keep counting media time.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN, zero and any
+    ///   speed outside ``speedRange``.
+    public func setSpeed(_ speed: Double) throws(PlayerError) { try perform(.setSpeed(speed)) }
+
+    /// Plays forwards (the default) or backwards. Backwards playback decodes ahead in reverse,
+    /// so it costs more memory and CPU; position events then count down, and the item ends at
+    /// its start. (Going backwards also makes the demuxer's cache seekable: without it, libmpv
+    /// 0.35 stays stuck "seeking" when the direction changes after the demuxer has read a local
+    /// file to its end. Going forwards again restores the default.)
+    public func setPlaybackDirection(_ direction: PlaybackDirection) throws(PlayerError) {
+        try perform(.setPlaybackDirection(direction))
+    }
+
+    /// Sets how often the current item repeats.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for a play count below 1.
+    public func setLoop(_ mode: LoopMode) throws(PlayerError) { try perform(.setLoop(mode)) }
+
+    /// Puts the player's video in fullscreen or takes it out. A player with a window (its own or
+    /// an embedding one) really goes fullscreen; a headless player keeps the setting. To let only
+    /// one of several players go fullscreen, use a `FullscreenPolicy`.
+    public func setFullscreen(_ fullscreen: Bool) throws(PlayerError) { try perform(.setFullscreen(fullscreen)) }
+
+    /// Switches hardware decoding on (`auto-safe`) or off. Takes effect at once.
+    public func setHardwareDecoding(_ enabled: Bool) throws(PlayerError) {
+        try core.perform(.setHardwareDecoding(enabled))
+    }
+
+    // MARK: Escape hatches
+
+    /// Sets any mpv property. The name and value are passed to mpv as data, never parsed
+    /// as a command.
+    /// - Throws: ``PlayerError/propertyNotFound(name:)``,
+    ///   ``PlayerError/invalidPropertyValue(name:value:_:)`` or
+    ///   ``PlayerError/propertyUnavailable(name:)``.
+    public func setProperty(_ name: String, to value: MPVValue) throws(PlayerError) {
+        try core.perform(.setProperty(name: name, value: value))
+    }
+
+    /// Reads any mpv property. Blocks while mpv's core is busy; prefer the read-out
+    /// properties and events where they exist.
+    /// - Throws: ``PlayerError/propertyNotFound(name:)`` or ``PlayerError/propertyUnavailable(name:)``.
+    public func property(_ name: String) throws(PlayerError) -> MPVValue {
+        try core.property(name)
+    }
+
+    /// Runs any mpv command from an argument array, e.g. `["screenshot-to-file", path, "video"]`.
+    /// Each argument is passed to mpv as one word, so no file name or title can inject a command.
+    /// - Returns: the command's result (``MPVValue/none`` for most commands).
+    /// - Throws: ``PlayerError/unknownCommand(name:)`` for a name mpv does not have,
+    ///   ``PlayerError/commandFailed(command:_:)`` when mpv refuses or fails it.
+    @discardableResult
+    public func command(_ arguments: [String]) throws(PlayerError) -> MPVValue {
+        guard let name = EngineOperation.commandName(arguments) else {
+            throw .invalidArgument(name: "command", value: "\(arguments)", reason: "has no command name")
+        }
+        guard core.catalog.commands.contains(name) else { throw .unknownCommand(name: name) }
+        return try core.perform(.runCommand(arguments))
+    }
+}

@@ -1,0 +1,92 @@
+/// A request for a player that ``Player/send(_:)`` hands to mpv without waiting for it; the
+/// same operations as the player's blocking methods (``Player/play()``, ``Player/setSpeed(_:)``,
+/// ...), checked the same way.
+///
+/// What a feature's event handler uses: it runs on the feature's own queue and must not wait
+/// for mpv there either (see Documentation/Architecture.md, "The pump never blocks").
+///
+/// **Can grow.** `@nonexhaustive`: a `switch` over it outside PlayerKit needs `@unknown default`.
+@nonexhaustive
+public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
+    /// Start or resume playback (``Player/play()``).
+    case play
+    /// Pause playback (``Player/pause()``).
+    case pause
+    /// Seek to an absolute position in seconds (``Player/seek(to:precision:)``).
+    case seek(to: Double, precision: SeekPrecision)
+    /// Seek relative to the current position (``Player/seek(by:precision:)``).
+    case seekBy(Double, precision: SeekPrecision)
+    /// Set the playback speed, within ``PlayerCommand/speedRange`` (``Player/setSpeed(_:)``).
+    case setSpeed(Double)
+    /// Set the volume (``Player/setVolume(_:)``).
+    case setVolume(Double)
+    /// Mute or unmute (``Player/setMuted(_:)``).
+    case setMuted(Bool)
+    /// Set how often the item repeats (``Player/setLoop(_:)``).
+    case setLoop(LoopMode)
+    /// Play forwards or backwards (``Player/setPlaybackDirection(_:)``).
+    case setPlaybackDirection(PlaybackDirection)
+    /// Enter or leave fullscreen (``Player/setFullscreen(_:)``).
+    case setFullscreen(Bool)
+    /// Stop and unload the item (``Player/stop()``).
+    case stop
+
+    /// The speeds ``setSpeed(_:)`` accepts: a quarter to four times normal speed, where mpv
+    /// keeps audio pitch-corrected and audio and video in sync.
+    public static let speedRange: ClosedRange<Double> = 0.25...4
+
+    /// Checks the command's arguments as the player's methods do, without a player: NaN,
+    /// infinite or negative positions, speeds outside ``speedRange``, negative volumes, loop
+    /// counts below 1. (A player also checks a volume against its own `volume-max`.)
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` naming the value.
+    public func validate() throws(PlayerError) {
+        switch self {
+        case .seek(let seconds, _):
+            guard seconds.isFinite, seconds >= 0 else {
+                throw .invalidArgument(name: "seek position", value: "\(seconds)", reason: "must be a finite number of seconds, 0 or more")
+            }
+        case .seekBy(let seconds, _):
+            guard seconds.isFinite else {
+                throw .invalidArgument(name: "seek offset", value: "\(seconds)", reason: "must be a finite number of seconds")
+            }
+        case .setSpeed(let speed):
+            guard speed.isFinite, Self.speedRange.contains(speed) else {
+                throw .invalidArgument(
+                    name: "speed", value: "\(speed)",
+                    reason: "must be between \(Self.speedRange.lowerBound) and \(Self.speedRange.upperBound.formatted)")
+            }
+        case .setVolume(let volume):
+            guard volume.isFinite, volume >= 0 else {
+                throw .invalidArgument(name: "volume", value: "\(volume)", reason: "must be a finite number, 0 or more")
+            }
+        case .setLoop(.playCount(let count)):
+            guard count >= 1 else {
+                throw .invalidArgument(name: "loop play count", value: "\(count)", reason: "must be 1 or more")
+            }
+        case .play, .pause, .setMuted, .setLoop, .setPlaybackDirection, .setFullscreen, .stop:
+            break
+        }
+    }
+
+    /// The command and its arguments, e.g. "setSpeed(1.5)".
+    public var description: String {
+        switch self {
+        case .play: return "play"
+        case .pause: return "pause"
+        case .seek(let seconds, let precision): return "seek(to: \(seconds), \(precision))"
+        case .seekBy(let seconds, let precision): return "seekBy(\(seconds), \(precision))"
+        case .setSpeed(let speed): return "setSpeed(\(speed))"
+        case .setVolume(let volume): return "setVolume(\(volume))"
+        case .setMuted(let muted): return "setMuted(\(muted))"
+        case .setLoop(let mode): return "setLoop(\(mode))"
+        case .setPlaybackDirection(let direction): return "setPlaybackDirection(\(direction))"
+        case .setFullscreen(let fullscreen): return "setFullscreen(\(fullscreen))"
+        case .stop: return "stop"
+        }
+    }
+}
+
+private extension Double {
+    /// "4" for 4.0, "0.25" for 0.25: how the range reads in messages.
+    var formatted: String { self == rounded() ? String(Int(self)) : String(self) }
+}

@@ -1,0 +1,104 @@
+/// Every error a ``Player`` throws or reports. Each case names the offending value.
+///
+/// After any of these errors the player stays usable (except, of course, after
+/// ``playerShutDown(_:)``), and other players are never affected. Features have error types of
+/// their own (`FullscreenPolicyError`, `DecoderBudgetError`, ...); the generic cases here
+/// (``invalidArgument(name:value:reason:)``, ``timedOut(operation:after:)``) are public so that
+/// features, PlayerKit's and an app's, report bad input the same way.
+///
+/// **Can grow.** The enum is `@nonexhaustive` (SE-0487): outside PlayerKit a `switch` over it
+/// needs an `@unknown default` case, so an error added in a later release does not break the
+/// app's build. Matching single cases (`catch PlayerError.fileNotFound(let path)`) needs nothing.
+@nonexhaustive
+public enum PlayerError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The ID is empty, all whitespace, or contains control characters.
+    case invalidID(String)
+    /// A live player already has this ID. The ID becomes free once that player shuts down.
+    case duplicateID(PlayerID)
+    /// The player was shut down (or is shutting down); no call reaches its mpv core any more.
+    case playerShutDown(PlayerID)
+    /// libmpv could not create or initialize a core.
+    case creationFailed(reason: String)
+    /// mpv rejected an option given in ``PlayerConfiguration/extraOptions``.
+    case invalidOption(name: String, value: String, MPVError)
+    /// A local media path does not exist.
+    case fileNotFound(path: String)
+    /// A local media path exists but is not a regular file (for example a directory).
+    case notAFile(path: String)
+    /// A local media file is empty.
+    case emptyFile(path: String)
+    /// The URL's scheme is not one mpv can open (see mpv's `protocol-list`).
+    case unsupportedScheme(scheme: String, source: String)
+    /// The media source string is empty or otherwise unusable.
+    case invalidSource(String)
+    /// mpv could not open or play the item (unrecognized format, broken file, network error).
+    case loadFailed(source: String, MPVError)
+    /// The load was superseded (another load, `stop()`, or shutdown) before the item loaded.
+    case loadCancelled(source: String)
+    /// The operation needs loaded media and there is none.
+    case noMediaLoaded(operation: String)
+    /// mpv has no property with this name.
+    case propertyNotFound(name: String)
+    /// The property exists but has no value right now (e.g. `duration` with nothing loaded).
+    case propertyUnavailable(name: String)
+    /// mpv rejected the value for the property (wrong type or out of range).
+    case invalidPropertyValue(name: String, value: String, MPVError)
+    /// mpv has no command with this name.
+    case unknownCommand(name: String)
+    /// mpv refused or failed the command; the arguments are as they were given.
+    case commandFailed(command: [String], MPVError)
+    /// A typed API call got an argument outside its domain (NaN position, negative speed, ...).
+    case invalidArgument(name: String, value: String, reason: String)
+    /// Playback of a loaded item failed part-way (e.g. a decoder error).
+    case playbackFailed(source: String?, MPVError)
+    /// Something PlayerKit waited for did not happen in time; `operation` says what.
+    case timedOut(operation: String, after: Duration)
+
+    /// A one-line, human-readable description that quotes the offending value.
+    public var description: String {
+        switch self {
+        case .invalidID(let raw):
+            return "invalid player ID \(raw.debugDescription): an ID must not be empty, all whitespace or contain control characters"
+        case .duplicateID(let id):
+            return "a live player already has the ID \"\(id)\""
+        case .playerShutDown(let id):
+            return "player \"\(id)\" has been shut down"
+        case .creationFailed(let reason):
+            return "could not create an mpv core: \(reason)"
+        case .invalidOption(let name, let value, let error):
+            return "mpv rejected option \(name)=\(value.debugDescription): \(error)"
+        case .fileNotFound(let path):
+            return "no such file: \(path)"
+        case .notAFile(let path):
+            return "not a regular file: \(path)"
+        case .emptyFile(let path):
+            return "empty file: \(path)"
+        case .unsupportedScheme(let scheme, let source):
+            return "unsupported URL scheme \"\(scheme)\" in \(source)"
+        case .invalidSource(let source):
+            return "invalid media source \(source.debugDescription)"
+        case .loadFailed(let source, let error):
+            return "could not load \(source): \(error)"
+        case .loadCancelled(let source):
+            return "loading \(source) was cancelled before it finished"
+        case .noMediaLoaded(let operation):
+            return "\(operation) needs loaded media, and nothing is loaded"
+        case .propertyNotFound(let name):
+            return "mpv has no property \"\(name)\""
+        case .propertyUnavailable(let name):
+            return "property \"\(name)\" has no value right now"
+        case .invalidPropertyValue(let name, let value, let error):
+            return "invalid value \(value.debugDescription) for property \"\(name)\": \(error)"
+        case .unknownCommand(let name):
+            return "mpv has no command \"\(name)\""
+        case .commandFailed(let command, let error):
+            return "mpv command \(command) failed: \(error)"
+        case .invalidArgument(let name, let value, let reason):
+            return "invalid \(name) \(value): \(reason)"
+        case .playbackFailed(let source, let error):
+            return "playback of \(source ?? "the current item") failed: \(error)"
+        case .timedOut(let operation, let after):
+            return "\(operation) timed out after \(after)"
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+
+/// Something that happened to one player. Delivered together with the player (to a
+/// ``PlayerDelegate``) or its ``PlayerID`` (in a ``PlayerEventRecord``, on a
+/// ``PlayerEventBus``, in an async sequence, or as a `Notification`).
+///
+/// The core's cases are what mpv reports about the player. Features (fullscreen policy, clip
+/// loops, sync groups, an app's own orchestration) publish their events as
+/// ``feature(_:)``, each with a type of its own (see ``PlayerFeatureEvent``), so adding a
+/// feature never adds a case here.
+///
+/// **Can grow.** The enum is `@nonexhaustive` (SE-0487): outside PlayerKit a `switch` over it
+/// needs an `@unknown default` case, so an event added in a later release does not break the
+/// app's build.
+@nonexhaustive
+public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
+    /// The player was created. Always the first event of a player (sequence number 1).
+    case created
+    /// The state changed. Never sent with `from == to`.
+    case stateChanged(from: PlayerState, to: PlayerState)
+    /// The playback position in seconds, at most once per
+    /// ``PlayerConfiguration/positionUpdateInterval`` and right after each seek (every frame
+    /// while a ``PositionObservation`` is active).
+    case positionChanged(Double)
+    /// The duration of the current item became known or changed.
+    case durationKnown(Double)
+    /// The item loaded: duration, size and tracks. Follows the state change out of `loading`.
+    case mediaLoaded(MediaInfo)
+    /// The item's first frame was decoded and presented (mpv's first playback restart after
+    /// loading; also when loaded paused, which leaves the player on that frame). The end of
+    /// "time to first frame".
+    case firstFrame
+    /// A seek finished; the position where playback resumes, when known.
+    case seekCompleted(position: Double?)
+    /// Network cache fill while buffering, 0 to 100.
+    case bufferingProgress(percent: Double)
+    /// The volume changed (0 to 100 is normal, up to mpv's `volume-max`).
+    case volumeChanged(Double)
+    /// Mute was switched on or off.
+    case muteChanged(Bool)
+    /// The playback speed changed.
+    case speedChanged(Double)
+    /// The current item ended, and why.
+    case itemEnded(ItemEndReason)
+    /// Something failed; the error names what.
+    case error(PlayerError)
+    /// An event a feature published about this player (``Player/publish(_:)``). Its
+    /// ``PlayerFeatureEvent/kind`` is the event's ``kind``; read it back with ``feature(_:)``:
+    /// `record.event.feature(FullscreenEvent.self)`.
+    case feature(any PlayerFeatureEvent)
+    /// The player shut down and its mpv core is destroyed. Always the last event of a player,
+    /// also when it was dropped without ``Player/shutdown()``.
+    case shutDown
+
+    /// The kinds of ``PlayerEvent`` (an open set: features add theirs).
+    public typealias Kind = PlayerEventKind
+
+    /// The event's kind.
+    public var kind: PlayerEventKind {
+        switch self {
+        case .created: return .created
+        case .stateChanged: return .stateChanged
+        case .positionChanged: return .positionChanged
+        case .durationKnown: return .durationKnown
+        case .mediaLoaded: return .mediaLoaded
+        case .firstFrame: return .firstFrame
+        case .seekCompleted: return .seekCompleted
+        case .bufferingProgress: return .bufferingProgress
+        case .volumeChanged: return .volumeChanged
+        case .muteChanged: return .muteChanged
+        case .speedChanged: return .speedChanged
+        case .itemEnded: return .itemEnded
+        case .error: return .error
+        case .feature(let event): return event.kind
+        case .shutDown: return .shutDown
+        }
+    }
+
+    /// The feature event of type `type`, or nil when this is another event:
+    /// `if let fullscreen = record.event.feature(FullscreenEvent.self) { ... }`.
+    public func feature<Event: PlayerFeatureEvent>(_ type: Event.Type) -> Event? {
+        if case .feature(let event) = self { return event as? Event }
+        return nil
+    }
+
+    /// A short, stable name for the event's kind ("stateChanged", "positionChanged", ...),
+    /// the raw value of ``kind``.
+    public var name: String { kind.rawValue }
+
+    /// The event name with its payload, e.g. "stateChanged(loading -> playing)".
+    public var description: String {
+        switch self {
+        case .created: return "created"
+        case .stateChanged(let from, let to): return "stateChanged(\(from) -> \(to))"
+        case .positionChanged(let position): return "positionChanged(\(String(format: "%.3f", position)))"
+        case .durationKnown(let duration): return "durationKnown(\(String(format: "%.3f", duration)))"
+        case .mediaLoaded(let info):
+            return "mediaLoaded(\(info.title ?? info.source), \(info.videoSize?.description ?? "no video"), \(info.tracks.count) tracks)"
+        case .firstFrame: return "firstFrame"
+        case .seekCompleted(let position): return "seekCompleted(\(position.map { String(format: "%.3f", $0) } ?? "?"))"
+        case .bufferingProgress(let percent): return "bufferingProgress(\(percent)%)"
+        case .volumeChanged(let volume): return "volumeChanged(\(volume))"
+        case .muteChanged(let muted): return "muteChanged(\(muted))"
+        case .speedChanged(let speed): return "speedChanged(\(speed))"
+        case .itemEnded(let reason): return "itemEnded(\(reason))"
+        case .error(let error): return "error(\(error))"
+        case .feature(let event): return event.description
+        case .shutDown: return "shutDown"
+        }
+    }
+
+    /// Equal events: the same case with equal payloads (feature events of the same type and value).
+    public static func == (lhs: PlayerEvent, rhs: PlayerEvent) -> Bool {
+        switch (lhs, rhs) {
+        case (.created, .created), (.firstFrame, .firstFrame), (.shutDown, .shutDown): return true
+        case (.stateChanged(let a, let b), .stateChanged(let c, let d)): return a == c && b == d
+        case (.positionChanged(let a), .positionChanged(let b)): return a == b
+        case (.durationKnown(let a), .durationKnown(let b)): return a == b
+        case (.mediaLoaded(let a), .mediaLoaded(let b)): return a == b
+        case (.seekCompleted(let a), .seekCompleted(let b)): return a == b
+        case (.bufferingProgress(let a), .bufferingProgress(let b)): return a == b
+        case (.volumeChanged(let a), .volumeChanged(let b)): return a == b
+        case (.muteChanged(let a), .muteChanged(let b)): return a == b
+        case (.speedChanged(let a), .speedChanged(let b)): return a == b
+        case (.itemEnded(let a), .itemEnded(let b)): return a == b
+        case (.error(let a), .error(let b)): return a == b
+        case (.feature(let a), .feature(let b)): return a.isEqual(to: b)
+        default: return false
+        }
+    }
+
+    /// Hashes consistently with `==`.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(kind)
+        switch self {
+        case .created, .firstFrame, .shutDown: break
+        case .stateChanged(let from, let to): hasher.combine(from); hasher.combine(to)
+        case .positionChanged(let value), .durationKnown(let value), .volumeChanged(let value), .speedChanged(let value):
+            hasher.combine(value)
+        case .mediaLoaded(let info): hasher.combine(info)
+        case .seekCompleted(let position): hasher.combine(position)
+        case .bufferingProgress(let percent): hasher.combine(percent)
+        case .muteChanged(let muted): hasher.combine(muted)
+        case .itemEnded(let reason): hasher.combine(reason)
+        case .error(let error): hasher.combine(error)
+        case .feature(let event): hasher.combine(event)
+        }
+    }
+}

@@ -1,0 +1,84 @@
+/// The kind of a ``PlayerEvent``: what subscriptions filter on, and the stable name used in
+/// JSON output, logs and `Notification` names.
+///
+/// An open set, like `Notification.Name`: the core defines the kinds of the events mpv reports
+/// (below), and each feature defines the kinds of its own events in an extension, e.g.
+/// `PlayerEventKind.fullscreenChanged` in PlayerKitDisplay. An app's own feature does the same:
+///
+/// ```swift
+/// extension PlayerEventKind {
+///     static let exclusivePlaybackPaused = PlayerEventKind("myapp.exclusivePlaybackPaused")
+/// }
+/// ```
+///
+/// Names must be unique in the process; prefix your own with your app's or library's name.
+public struct PlayerEventKind: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible,
+    ExpressibleByStringLiteral
+{
+    /// The stable name, e.g. "stateChanged".
+    public let rawValue: String
+
+    /// A kind with this name.
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    /// A kind with this name.
+    public init(_ rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    /// A kind from a string literal: `let kind: PlayerEventKind = "stateChanged"`.
+    public init(stringLiteral value: String) {
+        self.rawValue = value
+    }
+
+    /// Decodes the name from a single string.
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    /// Encodes the name as a single string.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    /// The name.
+    public var description: String { rawValue }
+
+    /// ``PlayerEvent/created``.
+    public static let created: PlayerEventKind = "created"
+    /// ``PlayerEvent/stateChanged(from:to:)``.
+    public static let stateChanged: PlayerEventKind = "stateChanged"
+    /// ``PlayerEvent/positionChanged(_:)``.
+    public static let positionChanged: PlayerEventKind = "positionChanged"
+    /// ``PlayerEvent/durationKnown(_:)``.
+    public static let durationKnown: PlayerEventKind = "durationKnown"
+    /// ``PlayerEvent/mediaLoaded(_:)``.
+    public static let mediaLoaded: PlayerEventKind = "mediaLoaded"
+    /// ``PlayerEvent/firstFrame``.
+    public static let firstFrame: PlayerEventKind = "firstFrame"
+    /// ``PlayerEvent/seekCompleted(position:)``.
+    public static let seekCompleted: PlayerEventKind = "seekCompleted"
+    /// ``PlayerEvent/bufferingProgress(percent:)``.
+    public static let bufferingProgress: PlayerEventKind = "bufferingProgress"
+    /// ``PlayerEvent/volumeChanged(_:)``.
+    public static let volumeChanged: PlayerEventKind = "volumeChanged"
+    /// ``PlayerEvent/muteChanged(_:)``.
+    public static let muteChanged: PlayerEventKind = "muteChanged"
+    /// ``PlayerEvent/speedChanged(_:)``.
+    public static let speedChanged: PlayerEventKind = "speedChanged"
+    /// ``PlayerEvent/itemEnded(_:)``.
+    public static let itemEnded: PlayerEventKind = "itemEnded"
+    /// ``PlayerEvent/error(_:)``.
+    public static let error: PlayerEventKind = "error"
+    /// ``PlayerEvent/shutDown``.
+    public static let shutDown: PlayerEventKind = "shutDown"
+
+    /// The kinds of the core's own events (not those of features), in the order they are listed here.
+    public static let coreKinds: [PlayerEventKind] = [
+        .created, .stateChanged, .positionChanged, .durationKnown, .mediaLoaded, .firstFrame, .seekCompleted,
+        .bufferingProgress, .volumeChanged, .muteChanged, .speedChanged, .itemEnded, .error, .shutDown,
+    ]
+}

@@ -1,0 +1,317 @@
+import Dispatch
+import Foundation
+import PlayerKitCore
+import PlayerKitResources
+import PlayerKitSupport
+
+/// Plays the most visible item of a scrolling feed once scrolling settles, and keeps the rest
+/// quiet: the autoplay logic every feed app writes by hand, without any UI.
+///
+/// The app registers its items (each with a player and a source, top to bottom), reports each
+/// item's visible fraction (0 to 1) as it scrolls, and the coordinator decides:
+/// * nothing changes while reports keep coming; once none came for ``Settings/settleDelay``
+///   (0.3 s by default), the item with the largest visible fraction at or above
+///   ``Settings/threshold`` (0.85) plays; on a tie the upper item wins;
+/// * it plays muted by default (``Settings/startsMuted``); the item that played before pauses
+///   on its frame;
+/// * an item whose visible fraction drops to 0 is released: its load is cancelled if it was
+///   loading, and its media unloaded (decoder and buffers freed, through the ``DecoderBudget``
+///   when one is given);
+/// * a visible item that is not playing is prepared paused on its first frame, a poster the app
+///   can show (or save with ``Player/saveFrame(to:)``), while decoder slots allow.
+///
+/// Every decision is reported, with its reason, to ``decisions`` (an `AsyncStream`), to the
+/// ``onDecision`` handler, and on the item's player as ``AutoplayEvent/decision(_:)`` (so a
+/// subscriber of that player's ID hears why it plays, pauses or was released).
+///
+/// Written, as every PlayerKit feature, against the core's public API only.
+///
+/// **Threading.** Methods may be called from any thread. The coordinator runs on a serial queue
+/// of its own: reports change its state there, and decisions are made there, in order, after the
+/// settle delay (on the monotonic clock). From there it drives players with ``Player/send(_:)``,
+/// which never waits for mpv.
+public final class AutoplayCoordinator: Sendable {
+    /// An item's identity in the feed, chosen by the app.
+    public typealias ItemID = String
+
+    /// Tuning.
+    public struct Settings: Sendable, Hashable {
+        /// The smallest visible fraction an item needs to play. Default 0.85.
+        public var threshold: Double = 0.85
+        /// How long after the last report the decision is made. Default 0.3 s.
+        public var settleDelay: Duration = .milliseconds(300)
+        /// Whether a started item is muted. Default true.
+        public var startsMuted = true
+        /// Whether visible items that do not play are prepared on their first frame. Default true.
+        public var preparesPosters = true
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// One decision and why.
+    public struct Decision: Sendable, Hashable, CustomStringConvertible {
+        /// What was done.
+        public enum Action: String, Sendable, Hashable {
+            /// The item plays.
+            case play
+            /// The item paused (on its frame).
+            case pause
+            /// The item left the screen: its load was cancelled or its media unloaded.
+            case release
+            /// The item was prepared paused on its first frame.
+            case prepare
+        }
+        /// The item.
+        public let item: ItemID
+        /// What was done.
+        public let action: Action
+        /// Why, in words, e.g. "most visible (0.92 >= 0.85) after scrolling settled".
+        public let reason: String
+        /// When the decision was made.
+        public let time: Date
+
+        /// "play item-3: most visible ...".
+        public var description: String { "\(action.rawValue) \(item): \(reason)" }
+    }
+
+    /// The settings in force.
+    public let settings: Settings
+    /// The budget loads go through, if any.
+    public let budget: DecoderBudget?
+    /// Every decision, in order. One consumer.
+    public let decisions: AsyncStream<Decision>
+    private let decisionSink: AsyncStream<Decision>.Continuation
+
+    private struct Item: Sendable {
+        let id: ItemID
+        let player: Player
+        let source: MediaSource
+        let order: Int
+        var visibility: Double = 0
+        var loadTask: Task<Void, Never>?
+        var loaded = false
+    }
+
+    private struct State: Sendable {
+        var items: [ItemID: Item] = [:]
+        var nextOrder = 0
+        var playing: ItemID?
+        var generation = 0
+        var lastReport: ContinuousClock.Instant?
+        var onDecision: (@Sendable (Decision) -> Void)?
+    }
+
+    /// Changed only on `queue`; locked so the read-outs can be read from anywhere.
+    private let state = Locked(State())
+    private let queue = SerialQueue(label: "PlayerKit.autoplay")
+
+    /// A coordinator.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for a threshold outside
+    ///   0...1 or a negative settle delay.
+    public init(settings: Settings = Settings(), budget: DecoderBudget? = nil) throws(PlayerError) {
+        guard settings.threshold.isFinite, (0...1).contains(settings.threshold) else {
+            throw .invalidArgument(name: "autoplay threshold", value: "\(settings.threshold)", reason: "must be between 0 and 1")
+        }
+        guard settings.settleDelay >= .zero else {
+            throw .invalidArgument(name: "settle delay", value: "\(settings.settleDelay)", reason: "must be 0 or more")
+        }
+        self.settings = settings
+        self.budget = budget
+        (decisions, decisionSink) = AsyncStream<Decision>.makeStream()
+    }
+
+    deinit { decisionSink.finish() }
+
+    /// Called with every decision, on the coordinator's queue, before it goes to ``decisions``.
+    public var onDecision: (@Sendable (Decision) -> Void)? {
+        get { state.withLock { $0.onDecision } }
+        set { state.withLock { $0.onDecision = newValue } }
+    }
+
+    /// The item playing now.
+    public var playingItem: ItemID? { state.withLock { $0.playing } }
+
+    /// Adds an item below the ones added before.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for an ID already used.
+    public func add(_ id: ItemID, player: Player, source: MediaSource) throws(PlayerError) {
+        try change { state throws(PlayerError) in
+            guard state.items[id] == nil else {
+                throw .invalidArgument(name: "feed item", value: id, reason: "is already in the feed")
+            }
+            state.items[id] = Item(id: id, player: player, source: source, order: state.nextOrder)
+            state.nextOrder += 1
+        }
+    }
+
+    /// Reports how much of an item is visible (0: off screen, 1: entirely visible). Starts (or
+    /// restarts) the settle delay.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for an unknown item or a
+    ///   fraction that is NaN or outside 0...1.
+    public func reportVisibility(_ fraction: Double, of id: ItemID) throws(PlayerError) {
+        guard fraction.isFinite, (0...1).contains(fraction) else {
+            throw .invalidArgument(name: "visible fraction", value: "\(fraction)", reason: "must be between 0 and 1")
+        }
+        let generation = try change { state throws(PlayerError) -> Int in
+            guard state.items[id] != nil else {
+                throw .invalidArgument(name: "feed item", value: id, reason: "is not in the feed")
+            }
+            state.items[id]?.visibility = fraction
+            state.lastReport = .now
+            state.generation += 1
+            return state.generation
+        }
+        scheduleDecision(generation)
+    }
+
+    /// Reports that the feed is scrolling (without new fractions): postpones the decision.
+    public func reportScrolling() {
+        let generation = change { state -> Int in
+            state.lastReport = .now
+            state.generation += 1
+            return state.generation
+        }
+        scheduleDecision(generation)
+    }
+
+    // MARK: Deciding
+
+    /// The item that should play among `items` (ID, order, visible fraction): the largest
+    /// fraction at or above `threshold`, the upper (smaller order) on a tie; nil if none.
+    public static func choose(_ items: [(id: ItemID, order: Int, visibility: Double)], threshold: Double) -> ItemID? {
+        items.filter { $0.visibility >= threshold }
+            .min { ($0.visibility, -$0.order) > ($1.visibility, -$1.order) }?.id
+    }
+
+    private func scheduleDecision(_ generation: Int) {
+        queue.async(after: settings.settleDelay) { [weak self] in
+            self?.decide(ifStill: generation)
+        }
+    }
+
+    /// Changes the state on the coordinator's queue.
+    private func change<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
+        try queue.sync { () throws(Failure) -> Result in try state.withLock(body) }
+    }
+
+    private func decide(ifStill generation: Int) {
+        let snapshot = state.withLock { state -> (items: [Item], playing: ItemID?)? in
+            guard state.generation == generation else { return nil }  // more reports came: not settled
+            return (Array(state.items.values).sorted { $0.order < $1.order }, state.playing)
+        }
+        guard let snapshot else { return }
+        let winner = Self.choose(snapshot.items.map { ($0.id, $0.order, $0.visibility) }, threshold: settings.threshold)
+        // Items off screen: release (cancels a load in progress).
+        for item in snapshot.items where item.visibility == 0 && (item.loaded || item.loadTask != nil) {
+            release(item)
+            report(item.id, .release, "left the screen (visible 0)")
+        }
+        // The one that played before pauses, unless it wins again.
+        if let previous = snapshot.playing, previous != winner,
+           let item = snapshot.items.first(where: { $0.id == previous }), item.visibility > 0 {
+            try? item.player.send(.pause)
+            report(previous, .pause, winner.map { "\($0) is more visible" } ?? "below the threshold (\(Self.format(item.visibility)) < \(Self.format(settings.threshold)))")
+        }
+        state.withLock { state in
+            if let previous = state.playing, previous != winner { state.playing = nil }
+        }
+        if let winner, winner != snapshot.playing, let item = snapshot.items.first(where: { $0.id == winner }) {
+            let ties = snapshot.items.filter { $0.visibility == item.visibility && $0.id != winner }
+            let reason = "most visible (\(Self.format(item.visibility)) >= \(Self.format(settings.threshold))) after scrolling settled"
+                + (ties.isEmpty ? "" : "; tie with \(ties.map(\.id).joined(separator: ", ")) goes to the upper item")
+            start(item)
+            report(winner, .play, reason)
+        }
+        // Visible items that do not play get a poster frame.
+        if settings.preparesPosters {
+            for item in snapshot.items where item.id != winner && item.visibility > 0 && !item.loaded && item.loadTask == nil {
+                prepare(item)
+                report(item.id, .prepare, "visible (\(Self.format(item.visibility))), not playing: first frame as a poster")
+            }
+        }
+    }
+
+    private func start(_ item: Item) {
+        state.withLock { $0.playing = item.id }
+        let muted = settings.startsMuted
+        if item.loaded {
+            try? item.player.send(.setMuted(muted))
+            try? item.player.send(.play)
+            return
+        }
+        load(item) { player in
+            try? player.send(.setMuted(muted))
+            try? player.send(.play)
+        }
+    }
+
+    private func prepare(_ item: Item) {
+        load(item) { player in
+            // The decision may have moved on to play it meanwhile.
+            if self.playingItem == item.id { try? player.send(.play) }
+        }
+    }
+
+    /// Prepares the item paused on its first frame, then runs `then`.
+    private func load(_ item: Item, then: @escaping @Sendable (Player) -> Void) {
+        let budget = budget
+        let task = Task { [weak self] in
+            do throws(AutoplayLoadError) {
+                if let budget {
+                    do throws(DecoderBudgetError) {
+                        try await budget.preload(item.source, into: item.player, whenFull: .fail)
+                    } catch {
+                        throw .budget(error)
+                    }
+                } else {
+                    do throws(PlayerError) {
+                        try await item.player.preload(item.source)
+                    } catch {
+                        throw .player(error)
+                    }
+                }
+                self?.change { state in
+                    state.items[item.id]?.loaded = true
+                    state.items[item.id]?.loadTask = nil
+                }
+                then(item.player)
+            } catch {
+                self?.change { $0.items[item.id]?.loadTask = nil }
+            }
+        }
+        state.withLock { $0.items[item.id]?.loadTask = task }
+    }
+
+    private func release(_ item: Item) {
+        let task = state.withLock { state -> Task<Void, Never>? in
+            defer {
+                state.items[item.id]?.loadTask = nil
+                state.items[item.id]?.loaded = false
+                if state.playing == item.id { state.playing = nil }
+            }
+            return state.items[item.id]?.loadTask
+        }
+        task?.cancel()
+        if let budget, budget.holds(item.player) {
+            try? budget.release(item.player)
+        } else {
+            item.player.releaseMedia()  // also cancels a load in progress
+        }
+    }
+
+    private func report(_ id: ItemID, _ action: Decision.Action, _ reason: String) {
+        let decision = Decision(item: id, action: action, reason: reason, time: Date())
+        let (handler, player) = state.withLock { ($0.onDecision, $0.items[id]?.player) }
+        handler?(decision)
+        decisionSink.yield(decision)
+        player?.publish(AutoplayEvent.decision(decision))
+    }
+
+    private static func format(_ value: Double) -> String { String(format: "%.2f", value) }
+}
+
+/// Why a feed item's preparation failed (kept to the coordinator: it only needs to know it did).
+private enum AutoplayLoadError: Error {
+    case budget(DecoderBudgetError)
+    case player(PlayerError)
+}

@@ -1,0 +1,99 @@
+import Foundation
+import PlayerKitCore
+
+/// What a ``ClipLoop`` (or ``AlternatingPlayers``) tells the player it plays on, published
+/// through the player's own pipeline (``Player/publish(_:)``): to its delegate
+/// (``PlayerDelegate/player(_:didEmit:)`` and, when the delegate adopts ``ClipEventDelegate``,
+/// the typed methods), to bus subscribers of its ID, async sequences, and NotificationCenter.
+///
+/// `@nonexhaustive`: a `switch` over it outside PlayerKit needs `@unknown default`.
+@nonexhaustive
+public enum ClipEvent: PlayerDelegateEvent {
+    /// The player moved to another clip: `index` into the clip list, and how the seam looked
+    /// (nil for the first clip, and for a switch between two players).
+    case clipChanged(index: Int, seam: SeamTiming?)
+    /// A ``ClipLoop`` started its list over for the `count`-th time, with the seam's timing.
+    /// Follows the ``clipChanged(index:seam:)`` of the first clip.
+    case loopWrapped(count: Int, seam: SeamTiming?)
+    /// A ``ClipLoop`` found the clip at `index` unplayable before it started (the error names
+    /// the clip) and left it out.
+    case clipUnplayable(index: Int, error: PlayerError)
+
+    /// ``PlayerEventKind/clipChanged``, ``PlayerEventKind/loopWrapped`` or
+    /// ``PlayerEventKind/clipUnplayable``.
+    public var kind: PlayerEventKind {
+        switch self {
+        case .clipChanged: return .clipChanged
+        case .loopWrapped: return .loopWrapped
+        case .clipUnplayable: return .clipUnplayable
+        }
+    }
+
+    /// `.playerDidWrapLoop` for wrap-arounds; clip changes are not posted.
+    public var notificationName: Notification.Name? {
+        if case .loopWrapped = self { return .playerDidWrapLoop }
+        return nil
+    }
+
+    /// E.g. "clipChanged(1, gap 0.4 ms (frame to frame 33.7 ms))".
+    public var description: String {
+        switch self {
+        case .clipChanged(let index, let seam): return "clipChanged(\(index)\(seam.map { ", \($0)" } ?? ""))"
+        case .loopWrapped(let count, let seam): return "loopWrapped(\(count)\(seam.map { ", \($0)" } ?? ""))"
+        case .clipUnplayable(let index, let error): return "clipUnplayable(\(index), \(error))"
+        }
+    }
+
+    /// The seam's timing, when measured.
+    public var seam: SeamTiming? {
+        switch self {
+        case .clipChanged(_, let seam), .loopWrapped(_, let seam): return seam
+        case .clipUnplayable: return nil
+        }
+    }
+
+    /// Calls the matching ``ClipEventDelegate`` method, if the delegate adopts it.
+    public func dispatch(to delegate: any PlayerDelegate, from player: Player) {
+        guard let delegate = delegate as? any ClipEventDelegate else { return }
+        switch self {
+        case .clipChanged(let index, let seam): delegate.player(player, didChangeClip: index, seam: seam)
+        case .loopWrapped(let count, let seam): delegate.player(player, didWrapLoop: count, seam: seam)
+        case .clipUnplayable(let index, let error): delegate.player(player, didFindUnplayableClip: index, error: error)
+        }
+    }
+}
+
+/// Typed delegate methods for ``ClipEvent``s: adopt it next to ``PlayerDelegate`` on a player's
+/// delegate. Called on the player's delegate queue, in the player's event order, after
+/// ``PlayerDelegate/player(_:didEmit:)``. Every method does nothing by default.
+public protocol ClipEventDelegate: PlayerDelegate {
+    /// ``ClipEvent/clipChanged(index:seam:)``. Default: nothing.
+    func player(_ player: Player, didChangeClip index: Int, seam: SeamTiming?)
+    /// ``ClipEvent/loopWrapped(count:seam:)``. Default: nothing.
+    func player(_ player: Player, didWrapLoop count: Int, seam: SeamTiming?)
+    /// ``ClipEvent/clipUnplayable(index:error:)``. Default: nothing.
+    func player(_ player: Player, didFindUnplayableClip index: Int, error: PlayerError)
+}
+
+extension ClipEventDelegate {
+    /// Does nothing.
+    public func player(_ player: Player, didChangeClip index: Int, seam: SeamTiming?) {}
+    /// Does nothing.
+    public func player(_ player: Player, didWrapLoop count: Int, seam: SeamTiming?) {}
+    /// Does nothing.
+    public func player(_ player: Player, didFindUnplayableClip index: Int, error: PlayerError) {}
+}
+
+extension PlayerEventKind {
+    /// ``ClipEvent/clipChanged(index:seam:)``.
+    public static let clipChanged: PlayerEventKind = "clipChanged"
+    /// ``ClipEvent/loopWrapped(count:seam:)``.
+    public static let loopWrapped: PlayerEventKind = "loopWrapped"
+    /// ``ClipEvent/clipUnplayable(index:error:)``.
+    public static let clipUnplayable: PlayerEventKind = "clipUnplayable"
+}
+
+extension Notification.Name {
+    /// A clip loop started its list over (``ClipEvent/loopWrapped(count:seam:)``).
+    public static let playerDidWrapLoop = Notification.Name("PlayerKit.playerDidWrapLoop")
+}

@@ -1,0 +1,258 @@
+import DequeModule
+import PlayerKitCore
+import PlayerKitSupport
+
+/// A limit on how many players hold loaded media (and so a decoder, its frame buffers and a
+/// demuxer cache) at once.
+///
+/// Loading through the budget takes a slot; ``release(_:)`` unloads the player's media
+/// (``Player/releaseMedia()``: the decoder, its buffers and the demuxer cache are freed, not
+/// merely paused) and gives the slot to the next caller. When every slot is taken, a load either
+/// fails at once with ``DecoderBudgetError/full(limit:holders:)`` or waits for a slot, as the
+/// caller chooses with ``WhenFull``. A player that cannot get a slot is never left
+/// loaded-but-black.
+///
+/// ```swift
+/// let budget = try DecoderBudget(limit: 4)
+/// try await budget.load("clip.mp4", into: player)                       // fails when full
+/// try await budget.load("next.mp4", into: other, whenFull: .wait(timeout: .seconds(5)))
+/// try budget.release(player)                                          // unloads; frees the slot
+/// ```
+///
+/// A player keeps its slot across further loads through the budget. Its slot is freed when it
+/// is released, when a load through the budget fails, and when the player shuts down (or is
+/// dropped). Waiters get slots in the order they asked.
+///
+/// Written, as every PlayerKit feature, against the core's public API only.
+///
+/// **Threading.** Every method may be called from any thread or task. The budget's bookkeeping
+/// runs on a serial queue of its own, one change at a time, as do its event handler (a holder's
+/// shutdown) and its timers; loads themselves wait outside it.
+public final class DecoderBudget: Sendable {
+    /// What a load does when every slot is taken.
+    public enum WhenFull: Sendable, Hashable {
+        /// Throw ``DecoderBudgetError/full(limit:holders:)`` at once.
+        case fail
+        /// Wait for a slot, at most `timeout` (on the monotonic clock); then throw
+        /// ``DecoderBudgetError/timedOut(player:limit:after:)``.
+        case wait(timeout: Duration)
+    }
+
+    /// How many players may hold loaded media at once.
+    public let limit: Int
+
+    private struct Waiter {
+        let ticket: UInt64
+        let player: PlayerID
+        /// Frees the slot if the player shuts down once it holds it.
+        let watch: PlayerSubscription
+        /// Held weakly: a waiter whose player is gone or shut down is skipped.
+        let playerReference: WeakReference<Player>
+        let continuation: CheckedContinuation<Result<Void, DecoderBudgetError>, Never>
+        let timer: Task<Void, Never>?
+    }
+
+    private struct State {
+        /// Each holder's shutdown watch.
+        var holders: [PlayerID: PlayerSubscription] = [:]
+        var order: [PlayerID] = []
+        var waiters = Deque<Waiter>()
+        var nextTicket: UInt64 = 0
+    }
+
+    /// Changed only on `queue`; locked so the read-outs can be read from anywhere.
+    private let state = Locked(State())
+    private let queue = SerialQueue(label: "PlayerKit.decoder-budget")
+
+    /// Creates a budget of `limit` slots.
+    /// - Throws: ``DecoderBudgetError/invalidLimit(_:)`` when `limit` is below 1.
+    public init(limit: Int) throws(DecoderBudgetError) {
+        guard limit >= 1 else { throw .invalidLimit(limit) }
+        self.limit = limit
+    }
+
+    /// The players holding a slot, in the order they got it.
+    public var holders: [PlayerID] { state.withLock { $0.order } }
+
+    /// How many slots are free.
+    public var availableSlots: Int { state.withLock { limit - $0.holders.count } }
+
+    /// How many callers wait for a slot.
+    public var waitingCount: Int { state.withLock { $0.waiters.count } }
+
+    /// Whether `player` holds a slot.
+    public func holds(_ player: Player) -> Bool { state.withLock { $0.holders[player.id] != nil } }
+
+    // MARK: Loading
+
+    /// Takes a slot for `player` (or keeps the one it holds) and loads `source` into it.
+    /// - Parameters:
+    ///   - startPaused: stay paused on the first frame, as ``Player/load(_:startPaused:)``.
+    ///   - whenFull: fail at once (the default) or wait for a slot.
+    /// - Returns: the loaded item's information.
+    /// - Throws: ``DecoderBudgetError/full(limit:holders:)``,
+    ///   ``DecoderBudgetError/timedOut(player:limit:after:)``,
+    ///   ``DecoderBudgetError/waitCancelled(_:)`` when the waiting task is cancelled, or
+    ///   ``DecoderBudgetError/loadFailed(_:)`` with the error of ``Player/load(_:startPaused:)``
+    ///   (the slot is then freed).
+    @discardableResult
+    public func load(_ source: MediaSource, into player: Player, startPaused: Bool = false,
+                     whenFull: WhenFull = .fail) async throws(DecoderBudgetError) -> MediaInfo {
+        try await acquire(for: player, whenFull: whenFull)
+        do throws(PlayerError) {
+            return try await player.load(source, startPaused: startPaused)
+        } catch {
+            free(player.id)
+            throw .loadFailed(error)
+        }
+    }
+
+    /// Takes a slot for `player` and prepares `source` paused on its first frame, as
+    /// ``Player/preload(_:timeout:)``.
+    /// - Throws: as ``load(_:into:startPaused:whenFull:)``.
+    @discardableResult
+    public func preload(_ source: MediaSource, into player: Player, whenFull: WhenFull = .fail) async throws(DecoderBudgetError) -> MediaInfo {
+        try await acquire(for: player, whenFull: whenFull)
+        do throws(PlayerError) {
+            return try await player.preload(source)
+        } catch {
+            free(player.id)
+            throw .loadFailed(error)
+        }
+    }
+
+    /// Unloads `player`'s media (``Player/releaseMedia()``), which frees its decoder, buffers and
+    /// cache, and gives its slot to the next waiter. The player stays usable (state
+    /// ``PlayerState/idle`` once mpv has stopped). Soon after, the freed heap is handed back to
+    /// the system, so the process's resident memory really falls.
+    /// - Throws: ``DecoderBudgetError/notHolding(_:)`` when `player` holds no slot (for
+    ///   example when it was released already).
+    public func release(_ player: Player) throws(DecoderBudgetError) {
+        guard state.withLock({ $0.holders[player.id] != nil }) else { throw .notHolding(player.id) }
+        player.releaseMedia()
+        free(player.id)
+    }
+
+    // MARK: Slots
+
+    private func acquire(for player: Player, whenFull: WhenFull) async throws(DecoderBudgetError) {
+        guard !player.isShutDown else { throw .loadFailed(.playerShutDown(player.id)) }
+        let id = player.id
+        // Made before taking the lock (the bus has locks of its own); cancelled if unused.
+        let watch = shutdownWatch(for: player)
+        enum Outcome { case granted, alreadyHeld, full([PlayerID]), wait(UInt64) }
+        let outcome = queue.sync {
+            state.withLock { state -> Outcome in
+                if state.holders[id] != nil { return .alreadyHeld }
+                if state.holders.count < limit, state.waiters.isEmpty {
+                    state.holders[id] = watch
+                    state.order.append(id)
+                    return .granted
+                }
+                if case .fail = whenFull { return .full(state.order) }
+                state.nextTicket += 1
+                return .wait(state.nextTicket)
+            }
+        }
+        switch outcome {
+        case .granted: return
+        case .alreadyHeld:
+            watch.cancel()
+        case .full(let holders):
+            watch.cancel()
+            throw .full(limit: limit, holders: holders)
+        case .wait(let ticket):
+            guard case .wait(let timeout) = whenFull else { return }
+            let result = await wait(ticket: ticket, player: player, watch: watch, timeout: timeout)
+            if case .failure = result { watch.cancel() }
+            try result.get()
+        }
+    }
+
+    private func wait(ticket: UInt64, player: Player, watch: PlayerSubscription,
+                      timeout: Duration) async -> Result<Void, DecoderBudgetError> {
+        let limit = limit
+        let id = player.id
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, DecoderBudgetError>, Never>) in
+                let timer = Task { [weak self] in
+                    try? await Task.sleep(for: timeout, clock: .continuous)
+                    guard !Task.isCancelled else { return }
+                    self?.abandon(ticket, with: .timedOut(player: id, limit: limit, after: timeout))
+                }
+                let grantedAtOnce = queue.sync {
+                    state.withLock { state -> Bool in
+                        // A slot may have come free between the first look and now.
+                        if state.holders.count < limit, state.waiters.isEmpty {
+                            state.holders[id] = watch
+                            state.order.append(id)
+                            return true
+                        }
+                        state.waiters.append(Waiter(
+                            ticket: ticket, player: id, watch: watch, playerReference: WeakReference(player),
+                            continuation: continuation, timer: timer))
+                        return false
+                    }
+                }
+                if grantedAtOnce {
+                    timer.cancel()
+                    continuation.resume(returning: .success(()))
+                }
+            }
+        } onCancel: {
+            abandon(ticket, with: .waitCancelled(id))
+        }
+    }
+
+    /// Ends a wait that has not been granted yet.
+    private func abandon(_ ticket: UInt64, with error: DecoderBudgetError) {
+        let waiter = queue.sync {
+            state.withLock { state -> Waiter? in
+                guard let index = state.waiters.firstIndex(where: { $0.ticket == ticket }) else { return nil }
+                return state.waiters.remove(at: index)
+            }
+        }
+        waiter?.timer?.cancel()
+        waiter?.continuation.resume(returning: .failure(error))
+    }
+
+    /// Frees the player's slot when it shuts down (its last event), on the budget's queue.
+    private func shutdownWatch(for player: Player) -> PlayerSubscription {
+        let id = player.id
+        return player.eventBus.subscribe(to: id, kinds: [.shutDown], delivery: .queue(queue.dispatchQueue)) { [weak self] _ in
+            self?.free(id)
+        }
+    }
+
+    /// Frees `id`'s slot and hands free slots to waiters, first come first served.
+    private func free(_ id: PlayerID) {
+        var granted: [Waiter] = []
+        var gone: [Waiter] = []
+        let watch = queue.sync {
+            state.withLock { state -> PlayerSubscription? in
+                guard let watch = state.holders.removeValue(forKey: id) else { return nil }
+                state.order.removeAll { $0 == id }
+                while state.holders.count < limit, let waiter = state.waiters.popFirst() {
+                    guard let player = waiter.playerReference.object, !player.isShutDown else {
+                        gone.append(waiter)
+                        continue
+                    }
+                    state.holders[waiter.player] = waiter.watch
+                    state.order.append(waiter.player)
+                    granted.append(waiter)
+                }
+                return watch
+            }
+        }
+        watch?.cancel()
+        for waiter in granted {
+            waiter.timer?.cancel()
+            waiter.continuation.resume(returning: .success(()))
+        }
+        for waiter in gone {
+            waiter.timer?.cancel()
+            waiter.watch.cancel()
+            waiter.continuation.resume(returning: .failure(.loadFailed(.playerShutDown(waiter.player))))
+        }
+    }
+}

@@ -1,0 +1,187 @@
+import PlayerKitCore
+import PlayerKitSupport
+
+/// Keeps the current item of a sequence and `radius` neighbours on each side prepared (each
+/// on a player of its own, paused on its first frame) and releases the rest, as the current
+/// index moves: the video-sequencer pattern, where the next and previous clips start at once
+/// and clips far away hold no decoder.
+///
+/// ```swift
+/// let window = try PrefetchWindow(items: clips, radius: 1) { slot throws(PlayerError) in
+///     try Player(id: PlayerID(stringLiteral: "sequencer-\(slot)"), configuration: headless)
+/// }
+/// let player = try await window.move(to: 0)   // prepared: 0 and 1
+/// try player.play()
+/// let next = try await window.move(to: 1)     // prepared: 0, 1, 2 (0 and 1 were ready already)
+/// ```
+///
+/// The window owns `2 × radius + 1` players, made on first use by the factory and reused:
+/// a player whose item leaves the window is released (its media unloaded, as
+/// ``DecoderBudget/release(_:)`` does, with ``Player/releaseMedia()``) and takes the next item
+/// that enters. Each item may carry
+/// its own speed and direction (``Item``), applied when it is prepared.
+///
+/// Written, as every PlayerKit feature, against the core's public API only.
+///
+/// **Threading.** Calls to ``move(to:)`` are serialized (a second call waits for the first);
+/// the window's bookkeeping runs on a serial queue of its own.
+public final class PrefetchWindow: Sendable {
+    /// One entry of the sequence: a source with its own speed and direction.
+    public struct Item: Sendable, Hashable {
+        /// The media.
+        public var source: MediaSource
+        /// Playback speed, within ``Player/speedRange``.
+        public var speed: Double
+        /// Forward or backward.
+        public var direction: PlaybackDirection
+
+        /// An item at normal speed, forwards by default.
+        public init(_ source: MediaSource, speed: Double = 1, direction: PlaybackDirection = .forward) {
+            self.source = source
+            self.speed = speed
+            self.direction = direction
+        }
+    }
+
+    /// The sequence.
+    public let items: [Item]
+    /// How many neighbours on each side stay prepared.
+    public let radius: Int
+    private let makePlayer: @Sendable (Int) throws(PlayerError) -> Player
+
+    private struct State: Sendable {
+        /// Every player made so far, by slot.
+        var players: [Player] = []
+        /// Which item each slot holds (nil: released).
+        var assignment: [Int?] = []
+        var current: Int?
+    }
+
+    /// Changed only on `queue`; locked so the read-outs can be read from anywhere.
+    private let state = Locked(State())
+    private let queue = SerialQueue(label: "PlayerKit.prefetch-window")
+    /// Serializes `move(to:)`.
+    private let moves = AsyncSerialGate()
+
+    /// A window over `items`.
+    /// - Parameters:
+    ///   - radius: neighbours kept prepared on each side (0 keeps only the current item).
+    ///   - makePlayer: makes the player for a slot (0, 1, ...), called at most `2 × radius + 1` times.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for a negative radius, an
+    ///   empty sequence, or an item's speed outside ``Player/speedRange``.
+    public init(items: [Item], radius: Int,
+                makePlayer: @escaping @Sendable (Int) throws(PlayerError) -> Player) throws(PlayerError) {
+        guard radius >= 0 else {
+            throw .invalidArgument(name: "prefetch radius", value: "\(radius)", reason: "must be 0 or more")
+        }
+        guard !items.isEmpty else {
+            throw .invalidArgument(name: "prefetch items", value: "[]", reason: "needs at least one item")
+        }
+        for item in items { try PlayerCommand.setSpeed(item.speed).validate() }
+        self.items = items
+        self.radius = radius
+        self.makePlayer = makePlayer
+    }
+
+    /// A window over plain sources at normal speed.
+    public convenience init(sources: [MediaSource], radius: Int,
+                            makePlayer: @escaping @Sendable (Int) throws(PlayerError) -> Player) throws(PlayerError) {
+        try self.init(items: sources.map { Item($0) }, radius: radius, makePlayer: makePlayer)
+    }
+
+    /// The current index, nil before the first ``move(to:)``.
+    public var currentIndex: Int? { state.withLock { $0.current } }
+
+    /// The indexes of the items prepared now, ascending.
+    public var preparedIndexes: [Int] { state.withLock { $0.assignment.compactMap { $0 }.sorted() } }
+
+    /// The player holding item `index`, if it is prepared.
+    public func player(for index: Int) -> Player? {
+        state.withLock { state in state.assignment.firstIndex(of: index).map { state.players[$0] } }
+    }
+
+    /// Every player the window has made.
+    public var players: [Player] { state.withLock { $0.players } }
+
+    /// Makes `index` current: releases the players whose items left the window, prepares the
+    /// items that entered it (the current one first), and returns the current item's player,
+    /// paused on its first frame (or as it was, if it was current already). Start it with
+    /// ``Player/play()``.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for an index outside the
+    ///   sequence; the errors of ``Player/preload(_:timeout:)`` for the current item (a
+    ///   neighbour that fails is left unprepared and reported by its player's error event).
+    @discardableResult
+    public func move(to index: Int) async throws(PlayerError) -> Player {
+        guard items.indices.contains(index) else {
+            throw .invalidArgument(name: "sequence index", value: "\(index)", reason: "must be in 0..<\(items.count)")
+        }
+        await moves.enter()
+        defer { moves.leave() }
+        let wanted = Set(max(0, index - radius)...min(items.count - 1, index + radius))
+        // Release what left the window.
+        let released = change { state -> [Player] in
+            var released: [Player] = []
+            for slot in state.assignment.indices {
+                if let item = state.assignment[slot], !wanted.contains(item) {
+                    state.assignment[slot] = nil
+                    released.append(state.players[slot])
+                }
+            }
+            state.current = index
+            return released
+        }
+        for player in released { player.releaseMedia() }
+        // Prepare what entered, the current item first.
+        let missing = wanted.filter { item in state.withLock { !$0.assignment.contains(item) } }
+            .sorted { abs($0 - index) < abs($1 - index) }
+        var current: Player?
+        for item in missing {
+            let player = try slot(for: item)
+            if item == index {
+                try await prepare(item, on: player)
+                current = player
+            } else {
+                try? await prepare(item, on: player)
+            }
+        }
+        guard let player = current ?? self.player(for: index) else {
+            throw .noMediaLoaded(operation: "prefetch window move to \(index)")
+        }
+        return player
+    }
+
+    /// A free slot's player for `item` (made when none is free), recorded as holding it.
+    private func slot(for item: Int) throws(PlayerError) -> Player {
+        let free = change { state -> Player? in
+            guard let slot = state.assignment.firstIndex(where: { $0 == nil }) else { return nil }
+            state.assignment[slot] = item
+            return state.players[slot]
+        }
+        if let free { return free }
+        let slotNumber = state.withLock { $0.players.count }
+        let player = try makePlayer(slotNumber)
+        change { state in
+            state.players.append(player)
+            state.assignment.append(item)
+        }
+        return player
+    }
+
+    private func prepare(_ item: Int, on player: Player) async throws(PlayerError) {
+        do throws(PlayerError) {
+            try player.setSpeed(items[item].speed)
+            try player.setPlaybackDirection(items[item].direction)
+            try await player.preload(items[item].source)
+        } catch {
+            change { state in
+                if let slot = state.assignment.firstIndex(of: item) { state.assignment[slot] = nil }
+            }
+            throw error
+        }
+    }
+
+    /// Changes the state on the window's queue.
+    private func change<Result>(_ body: (inout State) -> Result) -> Result {
+        queue.sync { state.withLock(body) }
+    }
+}

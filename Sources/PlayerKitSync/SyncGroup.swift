@@ -1,0 +1,486 @@
+import DequeModule
+import PlayerKitCore
+import PlayerKitSupport
+
+/// Players that share one clock, for side-by-side comparison: they start together, pause, seek
+/// and change speed together, and drift is corrected while they play.
+///
+/// ```swift
+/// let group = try SyncGroup(players: [left, right])
+/// try await group.load(["with-esc.mp4", "without-esc.mp4"])   // each paused on its first frame
+/// try await group.play()                                       // released at once
+/// try await group.seek(to: 12)                                 // all land on 12 s, then go on
+/// ```
+///
+/// **The clock.** When the group starts, every member is paused on a decoded frame at the same
+/// position; they are then released one right after another and the group's clock starts:
+/// position = start + elapsed time × speed, on the monotonic `ContinuousClock` (a stepped
+/// system clock changes nothing). Every frame of every member (the group holds a
+/// ``Player/observeEveryFrame()`` observation on each) is compared with the clock at the
+/// record's monotonic time (``PlayerEventRecord/time``); the difference is the member's drift
+/// (positive: ahead).
+///
+/// **Correction.** A member off by less than ``Settings/seekThreshold`` gets a speed a little
+/// above or below the group's (at most ``Settings/maximumSpeedCorrection`` off, proportional to
+/// its smoothed drift, and within ``PlayerCommand/speedRange``), so it closes the gap in about a
+/// second without a visible jump; a member further off is seeked to the clock. Each member
+/// reports ``SyncEvent/drift(_:)`` about once per ``Settings/driftReportInterval``.
+///
+/// **Stalls and failures.** A member that starts buffering holds the group: the others pause
+/// until it plays again, then the clock restarts from where they all are. A member whose item
+/// fails is dropped from the group or stops it, as ``FailurePolicy`` says.
+///
+/// Written, as every PlayerKit feature, against the core's public API only.
+///
+/// **Threading.** Methods may be called from any thread or task. Every public call that
+/// changes the group (``load(_:looping:)``, ``play()``, ``pause()``, ``seek(to:)``,
+/// ``setSpeed(_:)``) is serialized with the others, in call order. The group follows its members
+/// on a serial queue of its own, never on a player's event pump, and corrects them there with
+/// ``Player/send(_:)``, which does not wait for mpv. ``invalidate()`` (or releasing the group)
+/// cancels its subscriptions, observations and tasks.
+public final class SyncGroup: Sendable {
+    /// What happens when a member's item fails.
+    public enum FailurePolicy: Sendable, Hashable {
+        /// The member leaves the group; the others go on.
+        case dropMember
+        /// The whole group pauses.
+        case stopGroup
+    }
+
+    /// Tuning of the drift correction.
+    public struct Settings: Sendable, Hashable {
+        /// Drift (seconds) beyond which a member is seeked instead of nudged. Default 0.25.
+        public var seekThreshold: Double = 0.25
+        /// The largest relative speed change used to nudge a member. Default 0.05 (±5%).
+        public var maximumSpeedCorrection: Double = 0.05
+        /// How often each member reports its drift. Default 1 s.
+        public var driftReportInterval: Duration = .seconds(1)
+        /// Whether drift is corrected (default) or only measured and reported.
+        public var correctsDrift = true
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// What the group is doing.
+    ///
+    /// `@nonexhaustive`: a `switch` over it outside PlayerKit needs `@unknown default`.
+    @nonexhaustive
+    public enum Phase: Sendable, Hashable {
+        /// Not started, or paused.
+        case paused
+        /// Playing on the clock.
+        case playing
+        /// Held while a member buffers.
+        case waitingForMember(PlayerID)
+    }
+
+    /// The members, in order (members that failed and were dropped are gone).
+    public var members: [Player] { state.withLock { $0.members.map(\.player) } }
+    /// What the group is doing now.
+    public var phase: Phase { state.withLock { $0.phase } }
+    /// The group's speed.
+    public var speed: Double { state.withLock { $0.speed } }
+    /// The group clock's position now, in seconds, when known.
+    public var position: Double? { state.withLock { $0.clockPosition(at: .now) } }
+    /// Each member's latest smoothed drift in seconds (positive: ahead).
+    public var drifts: [PlayerID: Double] {
+        state.withLock { state in
+            Dictionary(uniqueKeysWithValues: state.members.compactMap { member in member.smoothedDrift.map { (member.player.id, $0) } })
+        }
+    }
+
+    /// The spread between members, one figure per measured frame of any member while playing:
+    /// the largest minus the smallest member drift (unsmoothed), in seconds. What
+    /// "drift between members" means in the benchmark and the `ab-compare` example. Holds the
+    /// latest ``spreadHistoryLimit`` figures (about 10 minutes of two 30 fps members).
+    public var spreads: [Double] { state.withLock { Array($0.spreads) } }
+
+    /// How many spread figures ``spreads`` keeps.
+    public static let spreadHistoryLimit = 36_000
+
+    /// How many seeks the group made to correct members since it was created (nudges by speed
+    /// do not count): a figure for tests and diagnostics.
+    public var correctiveSeeks: Int { state.withLock { $0.correctiveSeeks } }
+
+    /// The policy for failing members.
+    public let failurePolicy: FailurePolicy
+    /// The correction settings.
+    public let settings: Settings
+
+    private struct Member: Sendable {
+        let player: Player
+        var subscription: PlayerSubscription?
+        var observation: PositionObservation?
+        var smoothedDrift: Double?
+        var rawDrift: Double?
+        var appliedSpeed: Double = 1
+        var lastReport: ContinuousClock.Instant?
+        var correctingUntil: ContinuousClock.Instant?
+    }
+
+    private struct State: Sendable {
+        var members: [Member] = []
+        var phase: Phase = .paused
+        var speed: Double = 1
+        /// The clock: `anchorPosition` at `anchorTime`, advancing at `speed` while playing.
+        var anchorPosition: Double?
+        var anchorTime = ContinuousClock.now
+        var spreads = Deque<Double>()
+        var correctiveSeeks = 0
+        /// Tasks the group started itself (a resume after a stall), cancelled by `invalidate()`.
+        var tasks: [UInt64: Task<Void, Never>] = [:]
+        var nextTask: UInt64 = 0
+        var invalidated = false
+
+        func clockPosition(at time: ContinuousClock.Instant) -> Double? {
+            guard let anchorPosition else { return nil }
+            guard phase == .playing else { return anchorPosition }
+            return anchorPosition + time.seconds(since: anchorTime) * speed
+        }
+    }
+
+    /// Changed only on `queue`; locked so the read-outs can be read from anywhere.
+    private let state = Locked(State())
+    /// Where the group follows its members and changes its state, one step at a time.
+    private let queue = SerialQueue(label: "PlayerKit.sync-group")
+    /// Serializes the public calls that change the group.
+    private let operations = AsyncSerialGate()
+    /// How often a looping source is repeated in its timeline.
+    static let loopRepeats = 500
+
+    /// A group of at least two different players.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for fewer than two players
+    ///   or the same player twice.
+    public init(players: [Player], onMemberFailure: FailurePolicy = .dropMember, settings: Settings = Settings()) throws(PlayerError) {
+        guard players.count >= 2 else {
+            throw .invalidArgument(name: "sync group", value: "\(players.count) player(s)", reason: "needs at least two players")
+        }
+        let ids = players.map(\.id)
+        guard Set(ids).count == ids.count else {
+            throw .invalidArgument(name: "sync group", value: ids.map(\.rawValue).joined(separator: ", "), reason: "lists a player twice")
+        }
+        failurePolicy = onMemberFailure
+        self.settings = settings
+        let members = players.map { player in
+            Member(player: player, subscription: nil, observation: player.observeEveryFrame())
+        }
+        state.withLock { $0.members = members }
+        for player in players { watch(player) }
+    }
+
+    deinit {
+        invalidate()
+    }
+
+    /// Stops following the members: cancels the group's subscriptions, per-frame observations
+    /// and tasks. The members keep playing as they are and stay usable; the group's calls do
+    /// nothing after this. Called when the group is released. Idempotent.
+    public func invalidate() {
+        let (members, tasks) = queue.sync {
+            state.withLock { state -> ([Member], [Task<Void, Never>]) in
+                defer {
+                    state.invalidated = true
+                    state.tasks.removeAll()
+                    state.phase = .paused
+                }
+                return (state.invalidated ? [] : state.members, Array(state.tasks.values))
+            }
+        }
+        for member in members {
+            member.subscription?.cancel()
+            member.observation?.cancel()
+        }
+        for task in tasks { task.cancel() }
+    }
+
+    // MARK: Control
+
+    /// Loads one source per member (in member order), each paused on its first frame at 0.
+    /// A member whose source fails is dropped (``FailurePolicy/dropMember``; its error is on
+    /// its own events) or fails the whole load (``FailurePolicy/stopGroup``).
+    /// - Parameter looping: repeat each source seamlessly (joined into one timeline with
+    ///   ``MediaSource/joined(_:repeated:)``), so positions keep counting up and no loop restarts
+    ///   a member.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` when the counts differ; the
+    ///   errors of ``Player/preload(_:timeout:)`` with ``FailurePolicy/stopGroup``, or when
+    ///   fewer than two members are left.
+    public func load(_ sources: [MediaSource], looping: Bool = false) async throws(PlayerError) {
+        let players = members
+        guard sources.count == players.count else {
+            throw .invalidArgument(name: "sync group sources", value: "\(sources.count)", reason: "needs one source per member (\(players.count))")
+        }
+        try await operations.run { () async throws(PlayerError) in
+            change { state in
+                state.phase = .paused
+                state.anchorPosition = 0
+                for index in state.members.indices { state.members[index].smoothedDrift = nil }
+            }
+            let speed = speed
+            for (player, source) in zip(players, sources) {
+                do throws(PlayerError) {
+                    try player.setSpeed(speed)
+                    if looping {
+                        try player.setLoop(.forever)
+                        try await player.preload(.joined([source], repeated: Self.loopRepeats))
+                    } else {
+                        try await player.preload(source)
+                    }
+                } catch {
+                    guard failurePolicy == .dropMember else { throw error }
+                    queue.sync { remove(player.id) }
+                }
+            }
+            let left = members.count
+            guard left >= 2 else {
+                throw .invalidArgument(name: "sync group sources", value: sources.map(\.description).joined(separator: ", "),
+                                       reason: "only \(left) member(s) could load; a group needs two")
+            }
+        }
+    }
+
+    /// Starts every member at once from the group's position.
+    /// - Throws: the errors of ``Player/setSpeed(_:)`` and ``Player/play()``.
+    public func play() async throws(PlayerError) {
+        try await operations.run { () throws(PlayerError) in try playMembers() }
+    }
+
+    /// Pauses every member and the clock.
+    /// - Throws: the errors of ``Player/pause()``.
+    public func pause() async throws(PlayerError) {
+        try await operations.run { () throws(PlayerError) in try pauseMembers() }
+    }
+
+    /// Seeks every member to `seconds` (exactly) and waits until all have landed; a playing
+    /// group plays on from there together.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for a NaN or negative
+    ///   position; the errors of ``Player/seek(to:precision:)``.
+    public func seek(to seconds: Double) async throws(PlayerError) {
+        try PlayerCommand.seek(to: seconds, precision: .exact).validate()
+        try await operations.run { () async throws(PlayerError) in
+            let wasPlaying = phase == .playing
+            try await seekMembers(to: seconds)
+            if wasPlaying { try playMembers() }
+        }
+    }
+
+    /// Sets the group's speed (within ``PlayerCommand/speedRange``) for every member and the clock.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` outside the range.
+    public func setSpeed(_ speed: Double) async throws(PlayerError) {
+        try PlayerCommand.setSpeed(speed).validate()
+        try await operations.run { () throws(PlayerError) in
+            let players = change { state -> [Player] in
+                let now = ContinuousClock.now
+                state.anchorPosition = state.clockPosition(at: now)
+                state.anchorTime = now
+                state.speed = speed
+                for index in state.members.indices { state.members[index].appliedSpeed = speed }
+                return state.members.map(\.player)
+            }
+            for player in players { try player.setSpeed(speed) }
+        }
+    }
+
+    // MARK: Operations (inside `operations`)
+
+    private func playMembers() throws(PlayerError) {
+        let players = members
+        let speed = speed
+        for player in players { try player.setSpeed(speed) }
+        for player in players { try player.play() }
+        change { state in
+            guard !state.invalidated else { return }
+            state.anchorPosition = state.anchorPosition ?? players.first?.position ?? 0
+            state.anchorTime = .now
+            state.phase = .playing
+            for index in state.members.indices {
+                state.members[index].smoothedDrift = nil
+                state.members[index].rawDrift = nil
+                state.members[index].appliedSpeed = speed
+            }
+        }
+    }
+
+    private func pauseMembers() throws(PlayerError) {
+        let players = change { state -> [Player] in
+            state.anchorPosition = state.clockPosition(at: .now)
+            state.phase = .paused
+            return state.members.map(\.player)
+        }
+        for player in players { try player.pause() }
+    }
+
+    private func seekMembers(to seconds: Double) async throws(PlayerError) {
+        try pauseMembers()
+        let players = members
+        let landings = players.map { $0.events(kinds: [.seekCompleted], bufferLimit: 4) }
+        defer { for landing in landings { landing.cancel() } }
+        for player in players { try player.seek(to: seconds, precision: .exact) }
+        for landing in landings {
+            _ = await landing.first(timeout: .seconds(30)) { _ in true }
+        }
+        change { $0.anchorPosition = seconds }
+    }
+
+    // MARK: Following the members (on `queue`)
+
+    private func watch(_ player: Player) {
+        let id = player.id
+        let subscription = player.eventBus.subscribe(
+            to: id, kinds: [.positionChanged, .stateChanged, .itemEnded], delivery: .queue(queue.dispatchQueue)
+        ) { [weak self] record in
+            self?.handle(record, from: id)
+        }
+        let kept = change { state -> Bool in
+            guard !state.invalidated, let index = state.members.firstIndex(where: { $0.player.id == id }) else { return false }
+            state.members[index].subscription = subscription
+            return true
+        }
+        if !kept { subscription.cancel() }
+    }
+
+    private func handle(_ record: PlayerEventRecord, from id: PlayerID) {
+        switch record.event {
+        case .positionChanged(let position):
+            measure(position, at: record.time, of: id)
+        case .stateChanged(_, .buffering):
+            hold(for: id)
+        case .stateChanged(_, .playing):
+            resumeIfHeld(by: id)
+        case .itemEnded(.error):
+            memberFailed(id)
+        default:
+            break
+        }
+    }
+
+    /// One frame of one member: its drift, smoothed; a nudge or a seek when needed; a report
+    /// now and then. Sends its corrections without waiting for mpv.
+    private func measure(_ position: Double, at time: ContinuousClock.Instant, of id: PlayerID) {
+        enum Action { case none, speed(Double), seek(Double) }
+        let (player, action, report) = state.withLock { state -> (Player?, Action, Double?) in
+            guard state.phase == .playing, let clock = state.clockPosition(at: time),
+                  let index = state.members.firstIndex(where: { $0.player.id == id }) else { return (nil, .none, nil) }
+            var member = state.members[index]
+            defer { state.members[index] = member }
+            let drift = position - clock
+            member.rawDrift = drift
+            state.members[index].rawDrift = drift
+            let raws = state.members.compactMap(\.rawDrift)
+            if raws.count == state.members.count, let low = raws.min(), let high = raws.max() {
+                state.spreads.append(high - low)
+                if state.spreads.count > SyncGroup.spreadHistoryLimit { state.spreads.removeFirst() }
+            }
+            // Smooth over about ten frames; a seek in progress is not measured.
+            if let until = member.correctingUntil, time < until { return (member.player, .none, nil) }
+            let smoothed = member.smoothedDrift.map { $0 * 0.9 + drift * 0.1 } ?? drift
+            member.smoothedDrift = smoothed
+            var report: Double?
+            if member.lastReport.map({ time.seconds(since: $0) >= settings.driftReportInterval.inSeconds }) ?? true {
+                member.lastReport = time
+                report = smoothed
+            }
+            guard settings.correctsDrift else { return (member.player, .none, report) }
+            if abs(smoothed) > settings.seekThreshold {
+                member.correctingUntil = time + .milliseconds(500)
+                member.smoothedDrift = nil
+                state.correctiveSeeks += 1
+                return (member.player, .seek(clock + 0.1 * state.speed), report)
+            }
+            // Close the gap in about a second: ahead -> slower, behind -> faster.
+            let correction = max(-settings.maximumSpeedCorrection, min(settings.maximumSpeedCorrection, -smoothed))
+            let range = PlayerCommand.speedRange
+            let wanted = min(range.upperBound, max(range.lowerBound, state.speed * (1 + correction)))
+            guard abs(wanted - member.appliedSpeed) > 0.002 else { return (member.player, .none, report) }
+            member.appliedSpeed = wanted
+            return (member.player, .speed(wanted), report)
+        }
+        guard let player else { return }
+        switch action {
+        case .none: break
+        case .speed(let speed): try? player.send(.setSpeed(speed))
+        case .seek(let target): try? player.send(.seek(to: target, precision: .exact))
+        }
+        if let report { player.publish(SyncEvent.drift(report)) }
+    }
+
+    /// A member buffers: the others wait, and the clock stops where it is.
+    private func hold(for id: PlayerID) {
+        let others = state.withLock { state -> [Player] in
+            guard state.phase == .playing else { return [] }
+            state.anchorPosition = state.clockPosition(at: .now)
+            state.phase = .waitingForMember(id)
+            return state.members.map(\.player).filter { $0.id != id }
+        }
+        for player in others { try? player.send(.pause) }
+    }
+
+    /// The buffering member plays again: everyone goes on together from where it is (it is
+    /// the one behind, and it has data there).
+    private func resumeIfHeld(by id: PlayerID) {
+        let (held, member) = state.withLock { state -> (Bool, Player?) in
+            guard state.phase == .waitingForMember(id) else { return (false, nil) }
+            state.phase = .paused
+            return (true, state.members.first { $0.player.id == id }?.player)
+        }
+        guard held, let member else { return }
+        try? member.send(.pause)
+        let position = member.position ?? state.withLock { $0.anchorPosition } ?? 0
+        // The seek waits for every member to land: it runs as a task of the group (cancelled by
+        // `invalidate()`), serialized with the public calls, not on this queue.
+        track { [weak self] in
+            guard let self else { return }
+            try? await self.operations.run { () async throws(PlayerError) in
+                guard !Task.isCancelled else { return }
+                try await self.seekMembers(to: position)
+                guard !Task.isCancelled else { return }
+                try self.playMembers()
+            }
+        }
+    }
+
+    private func memberFailed(_ id: PlayerID) {
+        switch failurePolicy {
+        case .stopGroup:
+            let players = state.withLock { state -> [Player] in
+                state.anchorPosition = state.clockPosition(at: .now)
+                state.phase = .paused
+                return state.members.map(\.player)
+            }
+            for player in players { try? player.send(.pause) }
+        case .dropMember:
+            remove(id)
+        }
+    }
+
+    /// Takes a member out of the group (on `queue`).
+    private func remove(_ id: PlayerID) {
+        let removed = state.withLock { state -> Member? in
+            guard let index = state.members.firstIndex(where: { $0.player.id == id }) else { return nil }
+            return state.members.remove(at: index)
+        }
+        removed?.subscription?.cancel()
+        removed?.observation?.cancel()
+    }
+
+    /// Starts a task of the group's own; `invalidate()` cancels it.
+    private func track(_ body: @escaping @Sendable () async -> Void) {
+        queue.sync {
+            state.withLock { state in
+                guard !state.invalidated else { return }
+                state.nextTask += 1
+                let number = state.nextTask
+                state.tasks[number] = Task { [weak self] in
+                    await body()
+                    guard let self else { return }
+                    self.queue.async { [weak self] in self?.state.withLock { _ = $0.tasks.removeValue(forKey: number) } }
+                }
+            }
+        }
+    }
+
+    /// Changes the state on the group's queue.
+    private func change<Result>(_ body: (inout State) -> Result) -> Result {
+        queue.sync { state.withLock(body) }
+    }
+}

@@ -3,7 +3,7 @@
 export PATH := $(PATH):/opt/swift/usr/bin
 SWIFT ?= swift
 
-.PHONY: deps bench-deps build demo test test-tsan bench bench-quick media clean
+.PHONY: deps bench-deps build demo test test-tsan bench bench-quick media clean check-layers
 
 deps:
 	@Scripts/install-deps.sh
@@ -15,16 +15,18 @@ build: deps
 demo: deps
 	$(SWIFT) run two-players
 
-## Builds everything (warnings are errors), then runs every test against the real libmpv.
+## Checks the layering, builds everything (warnings are errors; a module may import only what it
+## depends on), then runs every test against the real libmpv.
 test: deps
-	$(SWIFT) build --build-tests
+	Scripts/check-layers.sh
+	$(SWIFT) build --build-tests --explicit-target-dependency-import-check error
 	$(SWIFT) test --skip-build --skip TimingTests
 	# TimingTests measure time on screen (seams, sync drift): run them alone, after the rest.
 	$(SWIFT) test --skip-build --filter TimingTests
 
 ## The test suite under ThreadSanitizer.
 test-tsan: deps
-	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan --explicit-target-dependency-import-check error
 	# One test at a time: under the sanitizer, 2 cores running every test at once starve the
 	# tests that wait on real playback (the race detection does not need them in parallel).
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --skip TimingTests --no-parallel
@@ -40,6 +42,10 @@ bench: bench-deps
 ## The short benchmark suite (under 2 minutes once built); prints one JSON object.
 bench-quick: bench-deps
 	@Benchmarks/run.py --quick
+
+## The layering rules the compiler does not check by itself (also run by `make test`).
+check-layers:
+	Scripts/check-layers.sh
 
 ## Regenerates Media/ and Tests/Fixtures/ (needs ffmpeg; the results are committed).
 media:

@@ -296,7 +296,7 @@ struct EventBusTests {
         let lateness = Locked<[Double]>([])
         let token = bus.subscribe(to: id) { record in
             fast.append(record)
-            lateness.withLock { $0.append(Date().timeIntervalSince(record.timestamp)) }
+            lateness.withLock { $0.append(ContinuousClock.now.seconds(since: record.time)) }
         }
         defer { token.cancel() }
         let (player, recorder) = try Fixtures.player(id: id, configuration: configuration(bus: bus, positionInterval: .zero))

@@ -125,7 +125,7 @@ struct WindowExampleTests {
         var hostID: String?
         let deadline = ContinuousClock.now + .seconds(30)
         while hostID == nil, ContinuousClock.now < deadline, host.isRunning {
-            if let info = try? await display.runAsync("xwininfo", ["-name", name]) {
+            if let info = try? await display.runAsync("xwininfo", ["-name", name], attempts: 1) {
                 hostID = info.split(separator: " ").first { $0.hasPrefix("0x") }.map(String.init)
             }
             if hostID == nil { try await Task.sleep(for: .milliseconds(50)) }

@@ -104,37 +104,6 @@ struct ResourceTests {
         #expect(try player.property("speed") == .double(4))
     }
 
-    @Test("a preloaded item starts measurably faster than a cold load")
-    func preloadIsFaster() async throws {
-        var cold: [Duration] = []
-        var warm: [Duration] = []
-        for _ in 0..<3 {
-            // Cold: from the load call to the first frame, playing.
-            let (coldPlayer, coldEvents) = try Fixtures.player()
-            let start = ContinuousClock.now
-            try await coldPlayer.load(MediaSource(Fixtures.clipA))
-            let frame = await coldEvents.waitFor { $0.event == .firstFrame }
-            #expect(frame != nil)
-            cold.append(ContinuousClock.now - start)
-            await coldPlayer.shutdown()
-
-            // Preloaded: the frame is already up; from play() to playing.
-            let (warmPlayer, warmEvents) = try Fixtures.player()
-            try await warmPlayer.preload(MediaSource(Fixtures.clipA))
-            #expect(warmPlayer.state == .ready)
-            #expect(await warmEvents.waitFor { $0.event == .firstFrame } != nil)
-            let mark = warmEvents.mark
-            let play = ContinuousClock.now
-            try warmPlayer.play()
-            #expect(await warmEvents.waitForState(.playing, after: mark))
-            warm.append(ContinuousClock.now - play)
-            await warmPlayer.shutdown()
-        }
-        let coldMedian = cold.sorted()[1]
-        let warmMedian = warm.sorted()[1]
-        #expect(warmMedian * 2 < coldMedian, "preloaded \(warmMedian) vs cold \(coldMedian)")
-    }
-
     @Test("reverse playback reports decreasing positions and ends at the start")
     func reverse() async throws {
         let (player, events) = try Fixtures.player()

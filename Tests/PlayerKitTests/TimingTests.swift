@@ -3,7 +3,7 @@ import Testing
 import PlayerKit
 
 /// Tests that measure time on screen (seam gaps, drift between synced players: within one
-/// frame interval). They run after the rest of the suite, one at a time (`make test` runs them
+/// frame interval; a preloaded start against a cold one). They run after the rest of the suite, one at a time (`make test` runs them
 /// separately): with the other tests decoding video on every core at once, a frame can really
 /// be late.
 @Suite("Timing on screen", .serialized)
@@ -58,6 +58,37 @@ struct TimingTests {
         #expect(objects.contains { $0["player"] as? String == "foreground" && $0["state"] as? String == "playing" })
     }
 
+    @Test("a preloaded item starts measurably faster than a cold load")
+    func preloadIsFaster() async throws {
+        var cold: [Duration] = []
+        var warm: [Duration] = []
+        for _ in 0..<3 {
+            // Cold: from the load call to the first frame, playing.
+            let (coldPlayer, coldEvents) = try Fixtures.player()
+            let start = ContinuousClock.now
+            try await coldPlayer.load(MediaSource(Fixtures.clipA))
+            let frame = await coldEvents.waitFor { $0.event == .firstFrame }
+            #expect(frame != nil)
+            cold.append(ContinuousClock.now - start)
+            await coldPlayer.shutdown()
+
+            // Preloaded: the frame is already up; from play() to playing.
+            let (warmPlayer, warmEvents) = try Fixtures.player()
+            try await warmPlayer.preload(MediaSource(Fixtures.clipA))
+            #expect(warmPlayer.state == .ready)
+            #expect(await warmEvents.waitFor { $0.event == .firstFrame } != nil)
+            let mark = warmEvents.mark
+            let play = ContinuousClock.now
+            try warmPlayer.play()
+            #expect(await warmEvents.waitForState(.playing, after: mark))
+            warm.append(ContinuousClock.now - play)
+            await warmPlayer.shutdown()
+        }
+        let coldMedian = cold.sorted()[1]
+        let warmMedian = warm.sorted()[1]
+        #expect(warmMedian * 2 < coldMedian, "preloaded \(warmMedian) vs cold \(coldMedian)")
+    }
+
     @Test("a sync group keeps two players within one frame interval (33 ms) of each other at p99 over 20 s")
     func syncGroupDrift() async throws {
         let (left, _) = try Fixtures.player()
@@ -73,6 +104,37 @@ struct TimingTests {
         #expect(p99 <= 1.0 / 30, "p99 spread \(p99 * 1000) ms over \(spreads.count) frames")
         // Each member reported its drift along the way.
         #expect(group.drifts.count == 2)
+    }
+
+    @Test("a stepped wall clock does not disturb a sync group: timestamps jump, drift does not, no member is seeked")
+    func steppedWallClock() async throws {
+        // The players' wall clock (PlayerConfiguration.wallClock) is stepped back an hour while
+        // the group plays, as NTP or an administrator might step the system clock.
+        let step = Locked(0.0)
+        var configuration = Fixtures.headless
+        configuration.wallClock = { Date().addingTimeInterval(step.withLock { $0 }) }
+        let (left, leftEvents) = try Fixtures.player(configuration: configuration)
+        let (right, _) = try Fixtures.player(configuration: configuration)
+        defer { Task { await left.shutdown(); await right.shutdown() } }
+        let group = try SyncGroup(players: [left, right])
+        try await group.load([MediaSource(Fixtures.clipA), MediaSource(Fixtures.clipB)], looping: true)
+        try await group.play()
+        // Two seconds of frames from both players to settle.
+        #expect(await eventually(timeout: .seconds(30)) { group.spreads.count >= 2 * 30 * 2 })
+        let seeksBefore = group.correctiveSeeks
+        let framesBefore = group.spreads.count
+        let mark = leftEvents.mark
+        step.withLock { $0 = -3600 }
+        // The records' display timestamps jumped back an hour...
+        let stepped = await leftEvents.waitFor(after: mark) { $0.event.kind == .positionChanged }
+        #expect(stepped.map { $0.timestamp.timeIntervalSinceNow < -3000 } == true, "\(String(describing: stepped?.timestamp))")
+        // ...and for three more seconds of frames the group neither noticed nor seeked anyone.
+        #expect(await eventually(timeout: .seconds(30)) { group.spreads.count >= framesBefore + 2 * 30 * 3 })
+        #expect(group.correctiveSeeks == seeksBefore)
+        let after = Array(group.spreads.suffix(group.spreads.count - framesBefore)).sorted()
+        let p99 = after[Int(Double(after.count) * 0.99)]
+        #expect(p99 <= 1.0 / 30, "p99 spread after the step \(p99 * 1000) ms over \(after.count) frames")
+        #expect(group.drifts.values.allSatisfy { abs($0) < 1.0 / 30 }, "drifts: \(group.drifts)")
     }
 
     @Test("ab-compare --json --seconds 20: drift between the two players at most 33 ms at p99")

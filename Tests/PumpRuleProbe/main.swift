@@ -7,20 +7,28 @@ import Dispatch
 import Foundation
 import PlayerKitCore
 
-var configuration = PlayerConfiguration(videoOutput: .none, audioOutput: .none)
-configuration.eventBus = PlayerEventBus(label: "pump-rule-probe")
-let player = try Player(id: "probe", configuration: configuration)
-let done = DispatchSemaphore(value: 0)
-let subscription = configuration.eventBus.subscribe(to: player.id, kinds: [.volumeChanged], delivery: .immediate) { _ in
-    // On the pump: a blocking read. Debug builds stop here.
-    _ = try? player.property("volume")
-    done.signal()
+/// Runs the probe; returns the exit status (when the process is not stopped first).
+func probe() throws -> Int32 {
+    var configuration = PlayerConfiguration(videoOutput: .none, audioOutput: .none)
+    configuration.eventBus = PlayerEventBus(label: "pump-rule-probe")
+    let player = try Player(id: "probe", configuration: configuration)
+    let done = DispatchSemaphore(value: 0)
+    // A state change comes from the event pump (the player's `created` event does not: it is
+    // delivered on the thread that creates the player).
+    let subscription = configuration.eventBus.subscribe(to: player.id, kinds: [.stateChanged], delivery: .immediate) { _ in
+        // On the pump: a blocking read. Debug builds stop here.
+        _ = try? player.property("volume")
+        done.signal()
+    }
+    defer { subscription.cancel() }
+    // Detached: this thread waits below.
+    Task.detached { try await player.load("av://lavfi:testsrc=duration=2", startPaused: true) }
+    if done.wait(timeout: .now() + 20) == .timedOut {
+        FileHandle.standardError.write(Data("no state change arrived\n".utf8))
+        return 2
+    }
+    print("not checked")
+    return 0
 }
-try player.setVolume(50)
-if done.wait(timeout: .now() + 20) == .timedOut {
-    FileHandle.standardError.write(Data("no volume change arrived\n".utf8))
-    exit(2)
-}
-subscription.cancel()
-print("not checked")
-exit(0)
+
+exit(try probe())

@@ -55,25 +55,6 @@ public struct Track: Sendable, Hashable, Codable, Identifiable {
         self.isSelected = isSelected
         self.videoSize = videoSize
     }
-
-    /// Parses mpv's `track-list` value; entries without an ID are skipped.
-    static func list(from value: MPVValue) -> [Track] {
-        (value.arrayValue ?? []).compactMap { entry in
-            guard let id = entry["id"]?.intValue else { return nil }
-            var size: VideoSize?
-            if let width = entry["demux-w"]?.intValue, let height = entry["demux-h"]?.intValue {
-                size = VideoSize(width: Int(width), height: Int(height))
-            }
-            return Track(
-                id: Int(id),
-                kind: Kind(rawValue: entry["type"]?.stringValue ?? "") ?? .unknown,
-                title: entry["title"]?.stringValue,
-                language: entry["lang"]?.stringValue,
-                codec: entry["codec"]?.stringValue,
-                isSelected: entry["selected"]?.boolValue ?? false,
-                videoSize: size)
-        }
-    }
 }
 
 /// What is known about an item once it has loaded.

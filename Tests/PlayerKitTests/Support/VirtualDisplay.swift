@@ -35,7 +35,7 @@ final class VirtualDisplay: Sendable {
         // The number is announced as soon as the server listens; wait (up to 10 s) until it
         // also answers a client, as the tests' X clients expect.
         let deadline = ContinuousClock.now + .seconds(10)
-        while (try? run("xwininfo", ["-root"])) == nil {
+        while (try? run("xwininfo", ["-root"], attempts: 1)) == nil {
             guard ContinuousClock.now < deadline, process.isRunning else {
                 stop()
                 throw VirtualDisplayError.didNotStart(display)
@@ -49,10 +49,10 @@ final class VirtualDisplay: Sendable {
         try await offPool { try VirtualDisplay(size: size) }
     }
 
-    /// ``run(_:_:)`` off the cooperative thread pool.
+    /// ``run(_:_:attempts:)`` off the cooperative thread pool.
     @discardableResult
-    func runAsync(_ tool: String, _ arguments: [String]) async throws -> String {
-        try await offPool { try self.run(tool, arguments) }
+    func runAsync(_ tool: String, _ arguments: [String], attempts: Int = 4) async throws -> String {
+        try await offPool { try self.run(tool, arguments, attempts: attempts) }
     }
 
     func stop() {
@@ -64,15 +64,25 @@ final class VirtualDisplay: Sendable {
     }
 
     /// Runs an X client on this display and returns its standard output; throws on failure.
+    ///
+    /// X queries race the windows they look at: `xwininfo -tree` exits 1 ("BadWindow") when a
+    /// window goes away while it walks the tree, which a window opening or closing at that
+    /// moment makes happen now and then. So a failure while the server runs is retried, up to
+    /// `attempts` times in all, after a short pause; only a failure every time is reported.
     @discardableResult
-    func run(_ tool: String, _ arguments: [String]) throws -> String {
+    func run(_ tool: String, _ arguments: [String], attempts: Int = 4) throws -> String {
         guard let path = VirtualDisplay.which(tool) else { throw VirtualDisplayError.notInstalled(tool) }
-        let (status, output) = try ChildProcess.run(URL(fileURLWithPath: path), arguments, environment: environment)
-        guard status == 0 else {
-            let server = process.isRunning ? "running" : "exited (\(process.terminationReason == .exit ? "status" : "signal") \(process.terminationStatus))"
-            throw VirtualDisplayError.toolFailed("\(tool) on \(display), Xvfb \(server): \(output.prefix(200))", status)
+        var attempt = 0
+        while true {
+            attempt += 1
+            let (status, output) = try ChildProcess.run(URL(fileURLWithPath: path), arguments, environment: environment)
+            if status == 0 { return output }
+            guard attempt < attempts, process.isRunning else {
+                let server = process.isRunning ? "running" : "exited (\(process.terminationReason == .exit ? "status" : "signal") \(process.terminationStatus))"
+                throw VirtualDisplayError.toolFailed("\(tool) on \(display) (attempt \(attempt)), Xvfb \(server): \(output.prefix(200))", status)
+            }
+            Thread.sleep(forTimeInterval: 0.1 * Double(attempt))
         }
-        return output
     }
 
     /// The process environment with DISPLAY pointing here.

@@ -17,12 +17,14 @@ struct PlayerKitBench: AsyncParsableCommand {
                       Switch.self, Release.self, Realtime.self, Seams.self, Sync.self, Autoplay.self])
 }
 
-/// Percentiles of a list of microsecond figures, as the C and Python programs print them.
-func summary(_ values: [Double]) -> String {
+/// Percentiles of a list of microsecond figures, as the C and Python programs print them, and
+/// any further figures (`"name": value`) after them.
+func summary(_ values: [Double], extra: [(String, Double)] = []) -> String {
     let sorted = values.sorted()
     let mean = sorted.reduce(0, +) / Double(sorted.count)
-    return String(format: "{\"p50_us\": %.2f, \"p99_us\": %.2f, \"mean_us\": %.2f, \"samples\": %d}",
-                  sorted[sorted.count / 2], sorted[Int(Double(sorted.count) * 0.99)], mean, sorted.count)
+    let more = extra.map { String(format: ", \"%@\": %.2f", $0.0, $0.1) }.joined()
+    return String(format: "{\"p50_us\": %.2f, \"p99_us\": %.2f, \"mean_us\": %.2f, \"samples\": %d%@}",
+                  sorted[sorted.count / 2], sorted[Int(Double(sorted.count) * 0.99)], mean, sorted.count, more)
 }
 
 func microseconds(_ start: DispatchTime, _ end: DispatchTime) -> Double {
@@ -55,15 +57,21 @@ struct RoundTrip: ParsableCommand {
         // The handler notes when it ran and wakes the measuring thread.
         let arrived = DispatchSemaphore(value: 0)
         let target = Locked<(player: PlayerID?, volume: Double, end: DispatchTime)>((nil, -1, .now()))
+        // The delivery hop: from the record's time (taken on the event pump) to the handler.
+        let hops = Locked<[Double]>([])
         let subscription = bus.subscribe(to: .all, kinds: [.volumeChanged], delivery: immediate ? .immediate : .queue(nil)) { record in
             let now = DispatchTime.now()
+            let hop = ContinuousClock.now.seconds(since: record.time) * 1e6
             guard case .volumeChanged(let volume) = record.event else { return }
             let hit = target.withLock { target -> Bool in
                 guard target.player == record.playerID, target.volume == volume else { return false }
                 target.end = now
                 return true
             }
-            if hit { arrived.signal() }
+            if hit {
+                hops.withLock { $0.append(hop) }
+                arrived.signal()
+            }
         }
         let warmup = samples / 10
         var latencies: [Double] = []
@@ -80,7 +88,8 @@ struct RoundTrip: ParsableCommand {
             if k >= 0 { latencies.append(microseconds(start, target.withLock { $0.end })) }
         }
         subscription.cancel()
-        print(summary(latencies))
+        let hopsTaken = hops.withLock { Array($0.suffix(latencies.count)) }
+        print(summary(latencies, extra: [("hop_p50_us", Statistics.percentile(0.5, of: hopsTaken) ?? 0)]))
         let done = DispatchSemaphore(value: 0)
         Task {
             for player in created { await player.shutdown() }
@@ -463,8 +472,7 @@ struct Autoplay: AsyncParsableCommand {
         }
         let players = try (0..<2).map { _ in try Player(configuration: benchConfiguration(bus: bus)) }
         for (index, player) in players.enumerated() { try coordinator.add("item-\(index)", player: player, source: MediaSource(media)) }
-        let settle = settings.settleDelay.components
-        let settleNanoseconds = UInt64(settle.seconds) * 1_000_000_000 + UInt64(settle.attoseconds / 1_000_000_000)
+        let settleNanoseconds = UInt64(settings.settleDelay.inSeconds * 1e9)
         var decisions: [Double] = []
         var playing: [Double] = []
         for run in 0..<runs {

@@ -14,8 +14,7 @@ public enum ExampleSupport {
 
     /// Seconds since `start`, as a Double.
     public static func seconds(since start: ContinuousClock.Instant) -> Double {
-        let duration = ContinuousClock.now - start
-        return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        ContinuousClock.now.seconds(since: start)
     }
 
     /// Writes one line to standard output at once, with one write(2) and no stdio buffer, so

@@ -1,4 +1,5 @@
 import Dispatch
+import PlayerKitSupport
 import Synchronization
 
 /// A repeating timer on a dispatch queue.
@@ -11,8 +12,7 @@ final class RepeatingTimer: @unchecked Sendable {
 
     /// A suspended timer firing every `interval` on `queue`; ``start(_:)`` runs it.
     init(interval: Duration, queue: DispatchQueue) {
-        let nanoseconds = interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000
-        let period = DispatchTimeInterval.nanoseconds(Int(nanoseconds))
+        let period = DispatchTimeInterval.nanoseconds(Int(min(interval.inSeconds * 1e9, Double(Int.max))))
         source = DispatchSource.makeTimerSource(queue: queue)
         source.schedule(deadline: .now() + period, repeating: period, leeway: .milliseconds(5))
     }

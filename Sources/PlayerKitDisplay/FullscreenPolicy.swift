@@ -84,7 +84,7 @@ public final class FullscreenPolicy: Sendable {
         var orientation = Orientation.landscapeLeft
         var orientationControlsFullscreen: Bool
         var fullscreenControlsOrientation: Bool
-        var delegate: WeakPolicyDelegate
+        var delegate: WeakReference<any FullscreenPolicyDelegate>
     }
 
     /// Where every operation and handler runs, one at a time.
@@ -102,7 +102,7 @@ public final class FullscreenPolicy: Sendable {
                 delegateQueue: DispatchQueue? = nil) {
         state = Locked(State(
             orientationControlsFullscreen: orientationControlsFullscreen,
-            fullscreenControlsOrientation: fullscreenControlsOrientation, delegate: WeakPolicyDelegate()))
+            fullscreenControlsOrientation: fullscreenControlsOrientation, delegate: WeakReference(nil)))
         self.delegateQueue = DispatchQueue(label: "PlayerKit.fullscreen-policy.delegate", target: delegateQueue)
     }
 
@@ -129,8 +129,8 @@ public final class FullscreenPolicy: Sendable {
 
     /// The delegate, held weakly.
     public var delegate: (any FullscreenPolicyDelegate)? {
-        get { state.withLock { $0.delegate.value } }
-        set { state.withLock { $0.delegate.value = newValue } }
+        get { state.withLock { $0.delegate.object } }
+        set { state.withLock { $0.delegate.object = newValue } }
     }
 
     // MARK: Ownership
@@ -298,14 +298,9 @@ public final class FullscreenPolicy: Sendable {
     }
 
     private func notify(_ event: FullscreenPolicyEvent) {
-        guard state.withLock({ $0.delegate.value != nil }) else { return }
+        guard state.withLock({ $0.delegate.object != nil }) else { return }
         delegateQueue.async { [self] in
             delegate?.fullscreenPolicy(self, didEmit: event)
         }
     }
-}
-
-/// A weak reference to a policy delegate.
-struct WeakPolicyDelegate: Sendable {
-    weak var value: (any FullscreenPolicyDelegate)?
 }

@@ -10,13 +10,13 @@ import PlayerKitSupport
 final class EventFanOut: Sendable {
     let bus: PlayerEventBus
     let delegateQueue: DispatchQueue
-    private let delegateBox: Locked<WeakDelegate>
+    private let delegateBox: Locked<WeakReference<any PlayerDelegate>>
     private let playerBox = Locked(WeakReference<Player>(nil))
 
     init(bus: PlayerEventBus, delegateQueue: DispatchQueue, delegate: (any PlayerDelegate)?) {
         self.bus = bus
         self.delegateQueue = delegateQueue
-        self.delegateBox = Locked(WeakDelegate(value: delegate))
+        self.delegateBox = Locked(WeakReference(delegate))
     }
 
     /// The player passed to delegate methods (held weakly: a dropped player gets no calls).
@@ -25,13 +25,13 @@ final class EventFanOut: Sendable {
     }
 
     var delegate: (any PlayerDelegate)? {
-        get { delegateBox.withLock { $0.value } }
-        set { delegateBox.withLock { $0.value = newValue } }
+        get { delegateBox.withLock { $0.object } }
+        set { delegateBox.withLock { $0.object = newValue } }
     }
 
     func deliver(_ records: [PlayerEventRecord]) {
         // No delegate now: skip the hop. A delegate set later hears later events.
-        if delegateBox.withLock({ $0.value != nil }) {
+        if delegateBox.withLock({ $0.object != nil }) {
             delegateQueue.async { [self] in
                 // Read again: no lock is held while the delegate runs.
                 guard let delegate, let player = playerBox.withLock({ $0.object }) else { return }
@@ -43,9 +43,4 @@ final class EventFanOut: Sendable {
         }
         bus.publish(records)
     }
-}
-
-/// A weak reference to the delegate.
-struct WeakDelegate: Sendable {
-    weak var value: (any PlayerDelegate)?
 }

@@ -121,7 +121,11 @@ public final class AutoplayCoordinator: Sendable {
         (decisions, decisionSink) = AsyncStream<Decision>.makeStream()
     }
 
-    deinit { decisionSink.finish() }
+    deinit {
+        // Loads the coordinator started are its own: they end with it.
+        for task in state.withLock({ $0.items.values.compactMap(\.loadTask) }) { task.cancel() }
+        decisionSink.finish()
+    }
 
     /// Called with every decision, on the coordinator's queue, before it goes to ``decisions``.
     public var onDecision: (@Sendable (Decision) -> Void)? {

@@ -34,8 +34,9 @@ import PlayerKitSupport
 /// Written, as every PlayerKit feature, against the core's public API only.
 ///
 /// **Threading.** Methods may be called from any thread or task. The loop follows its player on
-/// a serial queue of its own (never the player's event pump); ``start()`` and ``stop()`` are
-/// serialized with each other.
+/// a serial queue of its own (never the player's event pump); ``start()`` calls run one after
+/// another, and ``stop()`` may come at any time (a start still probing the clips then returns
+/// without loading them).
 public final class ClipLoop: Sendable {
     /// The player the clips play on.
     public let player: Player
@@ -88,8 +89,10 @@ public final class ClipLoop: Sendable {
     private let state = Locked(State())
     /// Where the loop follows its player (position events), one frame at a time.
     private let queue: SerialQueue
-    /// Serializes ``start()`` and ``stop()``.
+    /// Serializes ``start()`` calls.
     private let operations = AsyncSerialGate()
+    /// Counts ``stop()`` calls, so a start that was stopped while probing does not load.
+    private let stops = Locked<UInt64>(0)
     /// The zero of the frame offsets (any fixed instant will do).
     private let origin = ContinuousClock.now
 
@@ -125,13 +128,16 @@ public final class ClipLoop: Sendable {
     public static let seamHistoryLimit = 10_000
 
     /// Probes the clips, then starts playing them in a loop from the first playable one.
-    /// Returns once the joined timeline has loaded.
+    /// Returns once the joined timeline has loaded (or, when ``stop()`` came while the clips
+    /// were being probed, without loading anything).
     /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` when no clip can be
-    ///   played (each failure was also reported as an error event), or the errors of
-    ///   ``Player/load(_:startPaused:)``.
+    ///   played (each failure was also reported as ``ClipEvent/clipUnplayable(index:error:)``),
+    ///   or the errors of ``Player/load(_:startPaused:)``.
     public func start() async throws(PlayerError) {
         try await operations.run { () async throws(PlayerError) in
+            let stopsBefore = stops.withLock { $0 }
             let probed = await probe()
+            guard stops.withLock({ $0 }) == stopsBefore else { return }
             guard !probed.isEmpty else {
                 throw .invalidArgument(name: "clip list", value: clips.map(\.description).joined(separator: ", "),
                                        reason: "none of the clips can be played")
@@ -176,6 +182,7 @@ public final class ClipLoop: Sendable {
 
     /// Stops following the player (no more clip events) and playback. The player stays usable.
     public func stop() {
+        stops.withLock { $0 += 1 }
         stopFollowing()
     }
 

@@ -10,8 +10,9 @@ import Synchronization
 /// Data flows one way: mpv's wakeup callback (signal only) -> ``drain()`` on the player's
 /// serial pump queue (copy events, update the model and number the events under `state`'s
 /// lock, into an outbox) -> one deliverer at a time empties the outbox, in order and with no
-/// lock held, into the sink (the fan-out to delegate and bus). Commands flow the other way
-/// through ``handle``.
+/// lock held, into the sink (the fan-out to delegate and bus). Commands flow the other way as
+/// typed operations (``perform(_:)``, ``send(_:)``, ``load(argument:source:startPaused:)``),
+/// each making its mpv requests through ``handle`` and its model update in the same step.
 final class PlayerCore: Sendable {
     /// Everything the pump and the API share, behind one lock that is never held while
     /// calling mpv or app code.
@@ -303,7 +304,7 @@ final class PlayerCore: Sendable {
     /// - Returns: the last request's result (`.none` for property sets).
     @discardableResult
     func perform(_ operation: EngineOperation) throws(PlayerError) -> MPVValue {
-        applyIntent { operation.prepare(&$0); return [] }
+        state.withLock { operation.prepare(&$0.model) }
         var result = MPVValue.none
         do throws(PlayerError) {
             for request in operation.requests {
@@ -316,7 +317,7 @@ final class PlayerCore: Sendable {
                 }
             }
         } catch {
-            applyIntent { operation.revert(&$0); return [] }
+            state.withLock { operation.revert(&$0.model) }
             throw error
         }
         applyIntent { operation.applied(to: &$0, result: result) }

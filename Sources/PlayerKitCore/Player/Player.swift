@@ -208,7 +208,7 @@ public final class Player: Sendable {
     /// - Throws: the errors of ``load(_:startPaused:)``,
     ///   ``PlayerError/timedOut(operation:after:)`` when no frame came in time, and
     ///   ``PlayerError/loadCancelled(source:)`` when the item ended (another load or a stop)
-    ///   before its first frame.
+    ///   before its first frame, or the waiting task was cancelled.
     @discardableResult
     public func preload(_ source: MediaSource, timeout: Duration = .seconds(10)) async throws(PlayerError) -> MediaInfo {
         // Subscribed before loading, so a first frame that comes before `load` returns is kept.
@@ -231,6 +231,8 @@ public final class Player: Sendable {
         case .itemEnded?: throw .loadCancelled(source: source.description)
         default:
             if hasShownFirstFrame { return info }
+            // The waiting task was cancelled (which ends the wait at once), or time ran out.
+            if Task.isCancelled { throw .loadCancelled(source: source.description) }
             throw .timedOut(operation: "preloading \(source) (waiting for its first frame)", after: timeout)
         }
     }

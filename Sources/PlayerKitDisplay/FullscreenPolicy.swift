@@ -108,10 +108,15 @@ public final class FullscreenPolicy: Sendable {
 
     // MARK: Read-out and switches
 
-    /// The owning player's ID, or nil.
-    public var owner: PlayerID? { state.withLock { $0.ownerID } }
+    /// The owning player's ID, or nil. An owner that shut down (or was dropped) no longer owns
+    /// the policy from the moment its shutdown began, even before the policy heard its last event.
+    public var owner: PlayerID? {
+        let (id, player) = state.withLock { ($0.ownerID, $0.owner) }
+        guard let id, let player, !player.isShutDown else { return nil }
+        return id
+    }
     /// Whether the owner is fullscreen.
-    public var isFullscreen: Bool { state.withLock { $0.isFullscreen } }
+    public var isFullscreen: Bool { owner != nil && state.withLock { $0.isFullscreen } }
     /// The last orientation reported (landscape left until one is).
     public var orientation: Orientation { state.withLock { $0.orientation } }
 
@@ -196,6 +201,7 @@ public final class FullscreenPolicy: Sendable {
     /// enters fullscreen in landscape and leaves it in portrait; nobody else changes.
     public func setOrientation(_ orientation: Orientation) {
         queue.sync {
+            reapGoneOwner()
             let (changed, owner, follows, fullscreen) = state.withLock { state in
                 defer { state.orientation = orientation }
                 return (state.orientation != orientation, state.owner, state.orientationControlsFullscreen, state.isFullscreen)
@@ -226,6 +232,7 @@ public final class FullscreenPolicy: Sendable {
 
     private func claimOnQueue(_ player: Player) throws(FullscreenPolicyError) {
         guard !player.isShutDown else { throw .playerShutDown(player.id) }
+        reapGoneOwner()
         let current = state.withLock { $0.ownerID }
         if current == player.id { return }
         if let current { throw .ownedByAnotherPlayer(owner: current, requester: player.id) }
@@ -233,6 +240,7 @@ public final class FullscreenPolicy: Sendable {
     }
 
     private func requireOwner(_ player: Player) throws(FullscreenPolicyError) {
+        reapGoneOwner()
         let current = state.withLock { $0.ownerID }
         guard current == player.id else { throw .notOwner(player.id, owner: current) }
     }
@@ -279,7 +287,15 @@ public final class FullscreenPolicy: Sendable {
         player?.publish(FullscreenEvent.ownershipChanged(owner: player?.id))
     }
 
-    /// The owner's last event arrived: the policy is free.
+    /// Frees the policy at once when its owner shut down or was dropped, without waiting for the
+    /// owner's last event to reach the policy's handler (which then finds nothing to do).
+    private func reapGoneOwner() {
+        let (id, player) = state.withLock { ($0.ownerID, $0.owner) }
+        guard let id, player.map({ $0.isShutDown }) ?? true else { return }
+        ownerShutDown(id)
+    }
+
+    /// The owner's last event arrived (or the owner is found gone): the policy is free.
     private func ownerShutDown(_ id: PlayerID) {
         let (owned, wasFullscreen, watch) = state.withLock { state -> (Bool, Bool, PlayerSubscription?) in
             guard state.ownerID == id else { return (false, false, nil) }

@@ -55,6 +55,9 @@ public final class DecoderBudget: Sendable {
     private struct State {
         /// Each holder's shutdown watch.
         var holders: [PlayerID: PlayerSubscription] = [:]
+        /// Each holder, held weakly: one that shut down or is gone frees its slot at the next
+        /// look, even before its last event reached the budget.
+        var holderPlayers: [PlayerID: WeakReference<Player>] = [:]
         var order: [PlayerID] = []
         var waiters = Deque<Waiter>()
         var nextTicket: UInt64 = 0
@@ -71,11 +74,18 @@ public final class DecoderBudget: Sendable {
         self.limit = limit
     }
 
-    /// The players holding a slot, in the order they got it.
-    public var holders: [PlayerID] { state.withLock { $0.order } }
+    /// The players holding a slot, in the order they got it. A holder that shut down no longer
+    /// holds one.
+    public var holders: [PlayerID] {
+        freeGoneHolders()
+        return state.withLock { $0.order }
+    }
 
     /// How many slots are free.
-    public var availableSlots: Int { state.withLock { limit - $0.holders.count } }
+    public var availableSlots: Int {
+        freeGoneHolders()
+        return state.withLock { limit - $0.holders.count }
+    }
 
     /// How many callers wait for a slot.
     public var waitingCount: Int { state.withLock { $0.waiters.count } }
@@ -138,6 +148,7 @@ public final class DecoderBudget: Sendable {
     private func acquire(for player: Player, whenFull: WhenFull) async throws(DecoderBudgetError) {
         guard !player.isShutDown else { throw .loadFailed(.playerShutDown(player.id)) }
         let id = player.id
+        freeGoneHolders()
         // Made before taking the lock (the bus has locks of its own); cancelled if unused.
         let watch = shutdownWatch(for: player)
         enum Outcome { case granted, alreadyHeld, full([PlayerID]), wait(UInt64) }
@@ -146,6 +157,7 @@ public final class DecoderBudget: Sendable {
                 if state.holders[id] != nil { return .alreadyHeld }
                 if state.holders.count < limit, state.waiters.isEmpty {
                     state.holders[id] = watch
+                    state.holderPlayers[id] = WeakReference(player)
                     state.order.append(id)
                     return .granted
                 }
@@ -185,6 +197,7 @@ public final class DecoderBudget: Sendable {
                         // A slot may have come free between the first look and now.
                         if state.holders.count < limit, state.waiters.isEmpty {
                             state.holders[id] = watch
+                            state.holderPlayers[id] = WeakReference(player)
                             state.order.append(id)
                             return true
                         }
@@ -216,6 +229,15 @@ public final class DecoderBudget: Sendable {
         waiter?.continuation.resume(returning: .failure(error))
     }
 
+    /// Frees the slots of holders that shut down or are gone, without waiting for their last
+    /// event to reach the budget's handler (which then finds nothing to do).
+    private func freeGoneHolders() {
+        let gone = state.withLock { state in
+            state.holderPlayers.filter { $0.value.object.map(\.isShutDown) ?? true }.map(\.key)
+        }
+        for id in gone { free(id) }
+    }
+
     /// Frees the player's slot when it shuts down (its last event), on the budget's queue.
     private func shutdownWatch(for player: Player) -> PlayerSubscription {
         let id = player.id
@@ -231,6 +253,7 @@ public final class DecoderBudget: Sendable {
         let watch = queue.sync {
             state.withLock { state -> PlayerSubscription? in
                 guard let watch = state.holders.removeValue(forKey: id) else { return nil }
+                state.holderPlayers[id] = nil
                 state.order.removeAll { $0 == id }
                 while state.holders.count < limit, let waiter = state.waiters.popFirst() {
                     guard let player = waiter.playerReference.object, !player.isShutDown else {
@@ -238,6 +261,7 @@ public final class DecoderBudget: Sendable {
                         continue
                     }
                     state.holders[waiter.player] = waiter.watch
+                    state.holderPlayers[waiter.player] = waiter.playerReference
                     state.order.append(waiter.player)
                     granted.append(waiter)
                 }

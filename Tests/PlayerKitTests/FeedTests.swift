@@ -71,9 +71,12 @@ struct FeedTests {
         #expect(await eventually { players[1].state == .playing })
         #expect(try players[1].property("mute") == .flag(true))
         #expect(coordinator.playingItem == "item-1")
-        // The partly visible item above gets a poster frame, paused.
-        #expect(await eventually { players[0].state == .ready })
-        #expect(players[2].state == .idle)
+        // The partly visible item above gets a poster frame, paused on it (or, when a stalled
+        // test let the feed settle on it mid-scroll and it played, it pauses where it was).
+        let item0Played = log.plays().contains("item-0")
+        #expect(await eventually { players[0].state == (item0Played ? .paused : .ready) }, "\(log.all)")
+        // The item off screen holds nothing.
+        #expect(await eventually { players[2].state == .idle }, "\(log.all)")
     }
 
     @Test("two items above the threshold: the more visible wins; a tie goes to the upper; the previous one pauses")

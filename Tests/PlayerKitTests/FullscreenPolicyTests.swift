@@ -154,4 +154,20 @@ struct FullscreenPolicyTests {
         try policy.claim(next)
         #expect(policy.owner == next.id)
     }
+
+    @Test("an owner's shutdown frees the policy as soon as shutdown() returns, before its last event reaches the policy")
+    func freedAtOnce() async throws {
+        let policy = FullscreenPolicy()
+        for _ in 0..<5 {
+            let (owner, _) = try Fixtures.player()
+            let (next, _) = try Fixtures.player()
+            try policy.enterFullscreen(owner)
+            await owner.shutdown()
+            // No waiting: the policy's handler for the owner's last event may not have run yet.
+            #expect(policy.owner == nil && !policy.isFullscreen)
+            try policy.claim(next)
+            #expect(policy.owner == next.id)
+            await next.shutdown()
+        }
+    }
 }

@@ -63,6 +63,22 @@ struct ResourceTests {
         #expect(budget.holders == [a.id])
     }
 
+    @Test("a holder's shutdown frees its slot as soon as shutdown() returns, before its last event reaches the budget")
+    func freedAtOnce() async throws {
+        let budget = try DecoderBudget(limit: 1)
+        for _ in 0..<3 {
+            let (holder, _) = try Fixtures.player()
+            let (next, _) = try Fixtures.player()
+            try await budget.load(MediaSource(Fixtures.clipA), into: holder, startPaused: true)
+            await holder.shutdown()
+            // No waiting: a load that refuses to wait gets the slot at once.
+            try await budget.load(MediaSource(Fixtures.clipB), into: next, startPaused: true, whenFull: .fail)
+            #expect(budget.holders == [next.id])
+            await next.shutdown()
+            #expect(budget.holders.isEmpty)
+        }
+    }
+
     @Test("release unloads the media: mpv has no tracks, no decoder and no demuxer afterwards")
     func releaseFrees() async throws {
         let budget = try DecoderBudget(limit: 4)

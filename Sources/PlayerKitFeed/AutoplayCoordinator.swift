@@ -90,6 +90,8 @@ public final class AutoplayCoordinator: Sendable {
         let order: Int
         var visibility: Double = 0
         var loadTask: Task<Void, Never>?
+        /// Counts loads and releases, so a load that ended after a release changes nothing.
+        var loadGeneration = 0
         var loaded = false
     }
 
@@ -235,30 +237,38 @@ public final class AutoplayCoordinator: Sendable {
         }
     }
 
+    /// Plays `item` (on the queue): at once when it is loaded; when its load is under way, its
+    /// completion plays it; otherwise it is loaded first.
     private func start(_ item: Item) {
-        state.withLock { $0.playing = item.id }
-        let muted = settings.startsMuted
-        if item.loaded {
-            try? item.player.send(.setMuted(muted))
-            try? item.player.send(.play)
-            return
+        let (loaded, loading) = state.withLock { state -> (Bool, Bool) in
+            state.playing = item.id
+            return (state.items[item.id]?.loaded ?? false, state.items[item.id]?.loadTask != nil)
         }
-        load(item) { player in
-            try? player.send(.setMuted(muted))
-            try? player.send(.play)
+        if loaded {
+            play(item.player)
+        } else if !loading {
+            load(item)
         }
     }
 
     private func prepare(_ item: Item) {
-        load(item) { player in
-            // The decision may have moved on to play it meanwhile.
-            if self.playingItem == item.id { try? player.send(.play) }
-        }
+        load(item)
     }
 
-    /// Prepares the item paused on its first frame, then runs `then`.
-    private func load(_ item: Item, then: @escaping @Sendable (Player) -> Void) {
+    /// Unmuted or muted as the settings say, then playing; sent without waiting for mpv.
+    private func play(_ player: Player) {
+        try? player.send(.setMuted(settings.startsMuted))
+        try? player.send(.play)
+    }
+
+    /// Prepares the item paused on its first frame. One load per item at a time; when it is
+    /// done (on the queue), the item plays if the decision meanwhile made it the playing one.
+    private func load(_ item: Item) {
         let budget = budget
+        let generation = state.withLock { state -> Int in
+            state.items[item.id]?.loadGeneration += 1
+            return state.items[item.id]?.loadGeneration ?? 0
+        }
         let task = Task { [weak self] in
             do throws(AutoplayLoadError) {
                 if let budget {
@@ -274,16 +284,28 @@ public final class AutoplayCoordinator: Sendable {
                         throw .player(error)
                     }
                 }
-                self?.change { state in
-                    state.items[item.id]?.loaded = true
-                    state.items[item.id]?.loadTask = nil
-                }
-                then(item.player)
+                self?.loadEnded(item, generation: generation, loaded: true)
             } catch {
-                self?.change { $0.items[item.id]?.loadTask = nil }
+                self?.loadEnded(item, generation: generation, loaded: false)
             }
         }
         state.withLock { $0.items[item.id]?.loadTask = task }
+    }
+
+    /// Hands a load's end to the queue.
+    private func loadEnded(_ item: Item, generation: Int, loaded: Bool) {
+        queue.async { [weak self] in self?.finishedLoading(item, generation: generation, loaded: loaded) }
+    }
+
+    /// A load ended (on the queue). Ignored when the item was released or loaded again since.
+    private func finishedLoading(_ item: Item, generation: Int, loaded: Bool) {
+        let plays = state.withLock { state -> Bool in
+            guard state.items[item.id]?.loadGeneration == generation else { return false }
+            state.items[item.id]?.loadTask = nil
+            state.items[item.id]?.loaded = loaded
+            return loaded && state.playing == item.id
+        }
+        if plays { play(item.player) }
     }
 
     private func release(_ item: Item) {
@@ -291,6 +313,7 @@ public final class AutoplayCoordinator: Sendable {
             defer {
                 state.items[item.id]?.loadTask = nil
                 state.items[item.id]?.loaded = false
+                state.items[item.id]?.loadGeneration += 1
                 if state.playing == item.id { state.playing = nil }
             }
             return state.items[item.id]?.loadTask

@@ -288,15 +288,23 @@ public final class SyncGroup: Sendable {
         let speed = speed
         for player in players { try player.setSpeed(speed) }
         for player in players { try player.play() }
-        change { state in
-            guard !state.invalidated else { return }
-            state.anchorPosition = state.anchorPosition ?? players.first?.position ?? 0
-            state.anchorTime = .now
-            state.phase = .playing
-            for index in state.members.indices {
-                state.members[index].smoothedDrift = nil
-                state.members[index].rawDrift = nil
-                state.members[index].appliedSpeed = speed
+        queue.sync {
+            let started = state.withLock { state -> Bool in
+                guard !state.invalidated else { return false }
+                state.anchorPosition = state.anchorPosition ?? players.first?.position ?? 0
+                state.anchorTime = .now
+                state.phase = .playing
+                for index in state.members.indices {
+                    state.members[index].smoothedDrift = nil
+                    state.members[index].rawDrift = nil
+                    state.members[index].appliedSpeed = speed
+                }
+                return true
+            }
+            // A member that began buffering while the others were being started was not yet
+            // held for (the group was not playing when its state change arrived): hold now.
+            if started, let buffering = players.first(where: { $0.state == .buffering }) {
+                hold(for: buffering.id)
             }
         }
     }

@@ -31,7 +31,7 @@ struct BadInputTests {
 
     @Test("files that are missing, directories or empty are refused before mpv sees them")
     func badFiles() async throws {
-        let (player, recorder) = try Fixtures.player()
+        let (player, recorder) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         let missing = Fixtures.fixture("no-such-file.mp4")
         await expectLoad(player, .file(missing), throws: .fileNotFound(path: missing))
@@ -51,8 +51,8 @@ struct BadInputTests {
 
     @Test("files mpv cannot read fail with mpv's code and the file's name", arguments: ["random-bytes.mp4", "truncated.mp4"])
     func unreadableFiles(name: String) async throws {
-        let (player, recorder) = try Fixtures.player()
-        let (bystander, bystanderEvents) = try Fixtures.player()
+        let (player, recorder) = try await Fixtures.player()
+        let (bystander, bystanderEvents) = try await Fixtures.player()
         defer { Task { await player.shutdown(); await bystander.shutdown() } }
         try bystander.setLoop(.forever)  // keeps playing however long the test takes
         try await bystander.load(.file(Fixtures.clipA))
@@ -81,7 +81,7 @@ struct BadInputTests {
 
     @Test("URL schemes mpv does not support are refused")
     func unsupportedScheme() async throws {
-        let (player, recorder) = try Fixtures.player()
+        let (player, recorder) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         await expectLoad(player, "gopher2://example.invalid/clip.mp4",
                          throws: .unsupportedScheme(scheme: "gopher2", source: "gopher2://example.invalid/clip.mp4"))
@@ -90,7 +90,7 @@ struct BadInputTests {
 
     @Test("unknown properties and commands, invalid values")
     func propertiesAndCommands() async throws {
-        let (player, recorder) = try Fixtures.player()
+        let (player, recorder) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         try await player.load(.file(Fixtures.clipA), startPaused: true)
 
@@ -151,7 +151,7 @@ struct BadInputTests {
     @Test("every call on a shut-down player throws playerShutDown")
     func callsAfterShutdown() async throws {
         let id = Fixtures.uniqueID("gone")
-        let (player, _) = try Fixtures.player(id: id)
+        let (player, _) = try await Fixtures.player(id: id)
         try await player.load(.file(Fixtures.clipA))
         await player.shutdown()
         #expect(player.isShutDown)

@@ -9,7 +9,7 @@ struct ClipLoopTests {
 
     @Test("an unplayable clip is reported with a clipUnplayable event naming it and left out; the loop goes on")
     func unplayableClip() async throws {
-        let (player, events) = try Fixtures.player()
+        let (player, events) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         let broken = Fixtures.fixture("random-bytes.mp4")
         let loop = try ClipLoop(player: player, clips: [MediaSource(Self.shortA), MediaSource(broken), MediaSource(Self.shortB)])
@@ -35,7 +35,7 @@ struct ClipLoopTests {
 
     @Test("one clip loops on its own: a wrap-around every pass, the clip index always 0")
     func singleClip() async throws {
-        let (player, events) = try Fixtures.player()
+        let (player, events) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         let loop = try ClipLoop(player: player, clips: [MediaSource(Self.shortA)])
         try await loop.start()
@@ -55,7 +55,7 @@ struct ClipLoopTests {
 
     @Test("bad input: no clips, or no playable clip")
     func badInput() async throws {
-        let (player, _) = try Fixtures.player()
+        let (player, _) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         #expect(throws: PlayerError.invalidArgument(name: "clip list", value: "[]", reason: "needs at least one clip")) {
             try ClipLoop(player: player, clips: [])

@@ -64,7 +64,7 @@ struct EventBusTests {
 
         var players: [(Player, EventRecorder)] = []
         for (index, id) in ids.enumerated() {
-            let (player, recorder) = try Fixtures.player(id: id, configuration: configuration(bus: bus))
+            let (player, recorder) = try await Fixtures.player(id: id, configuration: configuration(bus: bus))
             try player.setLoop(.forever)
             players.append((player, recorder))
             _ = index
@@ -129,7 +129,7 @@ struct EventBusTests {
         defer { center.removeObserver(observer) }
         #expect(!bus.isPostingNotifications)
 
-        let (player, recorder) = try Fixtures.player(configuration: configuration(bus: bus))
+        let (player, recorder) = try await Fixtures.player(configuration: configuration(bus: bus))
         defer { Task { await player.shutdown() } }
         try player.setLoop(.forever)  // the item must not end before the pause below, however slow the run
         try await player.load(.file(Fixtures.clipA), startPaused: true)
@@ -179,7 +179,7 @@ struct EventBusTests {
     @Test("cancel from another thread while events are delivered: nothing after cancel returns")
     func cancelDuringDelivery() async throws {
         let bus = PlayerEventBus(label: "cancel")
-        let (player, recorder) = try Fixtures.player(configuration: configuration(bus: bus, positionInterval: .zero))
+        let (player, recorder) = try await Fixtures.player(configuration: configuration(bus: bus, positionInterval: .zero))
         defer { Task { await player.shutdown() } }
         let log = SubscriberLog()
         let token = bus.subscribe { record in
@@ -220,7 +220,7 @@ struct EventBusTests {
         }
         let other = bus.subscribe(to: id) { queued.append($0) }
         defer { token.cancel(); other.cancel() }
-        let (player, recorder) = try Fixtures.player(id: id, configuration: configuration(bus: bus))
+        let (player, recorder) = try await Fixtures.player(id: id, configuration: configuration(bus: bus))
         players.withLock { $0 = player }
         try player.setLoop(.forever)
         try await player.load(.file(Fixtures.clipA))
@@ -245,7 +245,7 @@ struct EventBusTests {
             holder.withLock { $0 }?.cancel()
         }
         holder.withLock { $0 = token }
-        let (player, _) = try Fixtures.player(configuration: configuration(bus: bus))
+        let (player, _) = try await Fixtures.player(configuration: configuration(bus: bus))
         try await player.load(.file(Fixtures.clipA), startPaused: true)
         await player.shutdown()
         #expect(await eventually { token.isCancelled })
@@ -256,7 +256,7 @@ struct EventBusTests {
     @Test("subscribe and cancel from 16 threads at once while a player publishes")
     func concurrentSubscribeAndCancel() async throws {
         let bus = PlayerEventBus(label: "churn")
-        let (player, recorder) = try Fixtures.player(configuration: configuration(bus: bus, positionInterval: .zero))
+        let (player, recorder) = try await Fixtures.player(configuration: configuration(bus: bus, positionInterval: .zero))
         defer { Task { await player.shutdown() } }
         try player.setLoop(.forever)
         try await player.load(.file(Fixtures.clipA))
@@ -299,7 +299,7 @@ struct EventBusTests {
             lateness.withLock { $0.append(ContinuousClock.now.seconds(since: record.time)) }
         }
         defer { token.cancel() }
-        let (player, recorder) = try Fixtures.player(id: id, configuration: configuration(bus: bus, positionInterval: .zero))
+        let (player, recorder) = try await Fixtures.player(id: id, configuration: configuration(bus: bus, positionInterval: .zero))
         defer { Task { await player.shutdown() } }
         try player.setLoop(.forever)
         try await player.load(.file(Fixtures.clipA))

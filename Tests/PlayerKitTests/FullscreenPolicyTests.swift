@@ -5,8 +5,10 @@ import PlayerKit
 
 @Suite("Fullscreen policy")
 struct FullscreenPolicyTests {
-    private func players(_ count: Int) throws -> [(Player, EventRecorder)] {
-        try (0..<count).map { _ in try Fixtures.player() }
+    private func players(_ count: Int) async throws -> [(Player, EventRecorder)] {
+        var made: [(Player, EventRecorder)] = []
+        for _ in 0..<count { made.append(try await Fixtures.player()) }
+        return made
     }
 
     @Test("64 threads claiming at once leave exactly one owner and 63 typed errors")
@@ -50,7 +52,7 @@ struct FullscreenPolicyTests {
     @Test("a refused claim or fullscreen request changes nothing for any player")
     func refusedRequests() async throws {
         let policy = FullscreenPolicy()
-        let all = try players(3)
+        let all = try await players(3)
         let (owner, ownerEvents) = all[0]
         let (other, otherEvents) = all[1]
         defer { Task { for (player, _) in all { await player.shutdown() } } }
@@ -84,7 +86,7 @@ struct FullscreenPolicyTests {
         let log = Log()
         let policy = FullscreenPolicy(orientationControlsFullscreen: true, fullscreenControlsOrientation: true)
         policy.delegate = log
-        let all = try players(3)
+        let all = try await players(3)
         defer { Task { for (player, _) in all { await player.shutdown() } } }
         let (owner, ownerEvents) = all[0]
         policy.setOrientation(.portrait)
@@ -106,7 +108,7 @@ struct FullscreenPolicyTests {
     @Test("a transfer while fullscreen: the old owner leaves it, the new one enters when the switches say so")
     func transferWhileFullscreen() async throws {
         let policy = FullscreenPolicy(orientationControlsFullscreen: true)
-        let all = try players(2)
+        let all = try await players(2)
         defer { Task { for (player, _) in all { await player.shutdown() } } }
         let (first, firstEvents) = all[0]
         let (second, secondEvents) = all[1]
@@ -134,8 +136,8 @@ struct FullscreenPolicyTests {
     @Test("the owner shut down while fullscreen frees the policy; a dropped owner too")
     func ownerGoesAway() async throws {
         let policy = FullscreenPolicy()
-        let (owner, _) = try Fixtures.player()
-        let (next, _) = try Fixtures.player()
+        let (owner, _) = try await Fixtures.player()
+        let (next, _) = try await Fixtures.player()
         defer { Task { await next.shutdown() } }
         try policy.enterFullscreen(owner)
         await owner.shutdown()
@@ -147,7 +149,7 @@ struct FullscreenPolicyTests {
         try policy.release(next)
 
         do {
-            let (dropped, _) = try Fixtures.player()
+            let (dropped, _) = try await Fixtures.player()
             try policy.enterFullscreen(dropped)
         }
         #expect(await eventually { policy.owner == nil })
@@ -159,8 +161,8 @@ struct FullscreenPolicyTests {
     func freedAtOnce() async throws {
         let policy = FullscreenPolicy()
         for _ in 0..<5 {
-            let (owner, _) = try Fixtures.player()
-            let (next, _) = try Fixtures.player()
+            let (owner, _) = try await Fixtures.player()
+            let (next, _) = try await Fixtures.player()
             try policy.enterFullscreen(owner)
             await owner.shutdown()
             // No waiting: the policy's handler for the owner's last event may not have run yet.

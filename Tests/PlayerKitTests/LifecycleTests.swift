@@ -54,7 +54,7 @@ struct LifecycleTests {
     @Test("20 create, play, shutdown cycles")
     func cycles() async throws {
         for cycle in 0..<20 {
-            let (player, recorder) = try Fixtures.player(id: "cycle")
+            let (player, recorder) = try await Fixtures.player(id: "cycle")
             try await player.load(.file(Fixtures.clipB))
             #expect(await recorder.waitForState(.playing), "cycle \(cycle)")
             await player.shutdown()
@@ -68,7 +68,7 @@ struct LifecycleTests {
         let id = Fixtures.uniqueID("dropped")
         var weakPlayer = WeakReference<Player>(nil)
         do {
-            let (player, recorder) = try Fixtures.player(id: id)
+            let (player, recorder) = try await Fixtures.player(id: id)
             weakPlayer.object = player
             try await player.load(.file(Fixtures.clipA))
             #expect(await recorder.waitForState(.playing))
@@ -102,7 +102,7 @@ struct LifecycleTests {
 
     @Test("a newer load supersedes an older one")
     func supersededLoad() async throws {
-        let (player, _) = try Fixtures.player()
+        let (player, _) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         async let first: MediaInfo = player.load(.file(Fixtures.clipA), startPaused: true)
         async let second: MediaInfo = player.load(.file(Fixtures.clipB), startPaused: true)
@@ -157,7 +157,7 @@ struct LifecycleTests {
     func thirtyTwoPlayers() async throws {
         var players: [(Player, EventRecorder)] = []
         for index in 0..<32 {
-            players.append(try Fixtures.player(id: Fixtures.uniqueID("p\(index)")))
+            players.append(try await Fixtures.player(id: Fixtures.uniqueID("p\(index)")))
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (index, (player, _)) in players.enumerated() {

@@ -46,7 +46,7 @@ struct LoggingTests {
         let logs = CapturedLogs.shared
         var configuration = Fixtures.headless
         configuration.mpvLogLevel = .verbose
-        let (player, recorder) = try Fixtures.player(id: Fixtures.uniqueID("logs"), configuration: configuration)
+        let (player, recorder) = try await Fixtures.player(id: Fixtures.uniqueID("logs"), configuration: configuration)
         defer { Task { await player.shutdown() } }
         do {
             try await player.load(.file(Fixtures.fixture("random-bytes.mp4")))

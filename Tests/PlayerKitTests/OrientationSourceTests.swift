@@ -36,7 +36,7 @@ struct OrientationSourceTests {
         let tall = try await VirtualDisplay.start(size: "720x1280")
         defer { tall.stop() }
         let policy = FullscreenPolicy(orientationControlsFullscreen: true)
-        let (owner, events) = try Fixtures.player()
+        let (owner, events) = try await Fixtures.player()
         try policy.claim(owner)
         let wide = try await VirtualDisplay.start(size: "1280x720")
         defer { wide.stop() }

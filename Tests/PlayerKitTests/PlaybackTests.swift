@@ -6,8 +6,8 @@ import PlayerKit
 struct PlaybackTests {
     @Test("two players at once, each gets only its own events")
     func twoPlayersOwnEvents() async throws {
-        let (main, mainEvents) = try Fixtures.player(id: Fixtures.uniqueID("main"))
-        let (other, otherEvents) = try Fixtures.player()
+        let (main, mainEvents) = try await Fixtures.player(id: Fixtures.uniqueID("main"))
+        let (other, otherEvents) = try await Fixtures.player()
         defer { Task { await main.shutdown(); await other.shutdown() } }
         // Looping, so both still play when checked, however slow the machine is.
         try main.setLoop(.forever)
@@ -43,7 +43,7 @@ struct PlaybackTests {
 
     @Test("per-player order: gapless sequence numbers and a consistent state chain")
     func perPlayerOrder() async throws {
-        let (player, recorder) = try Fixtures.player()
+        let (player, recorder) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         // Loaded paused, so the item cannot run out before the test drives it (slow machines,
         // sanitizers).
@@ -81,7 +81,7 @@ struct PlaybackTests {
 
     @Test("order holds when API calls on many threads and the pump produce events at once")
     func orderUnderConcurrentCalls() async throws {
-        let (player, recorder) = try Fixtures.player()
+        let (player, recorder) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         try player.setLoop(.forever)
         try await player.load(.file(Fixtures.clipA))
@@ -106,7 +106,7 @@ struct PlaybackTests {
 
     @Test("an exact seek lands within one frame")
     func exactSeek() async throws {
-        let (player, recorder) = try Fixtures.player()
+        let (player, recorder) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         let info = try await player.load(.file(Fixtures.clipA), startPaused: true)
         #expect(player.state == .ready)
@@ -135,7 +135,7 @@ struct PlaybackTests {
 
     @Test("transport, audio, speed, loop, hardware decoding and read-outs")
     func controlsAndReadOuts() async throws {
-        let (player, recorder) = try Fixtures.player()
+        let (player, recorder) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         try player.setLoop(.forever)
         let info = try await player.load(.file(Fixtures.clipA), startPaused: true)
@@ -179,7 +179,7 @@ struct PlaybackTests {
 
     @Test("a loop plays the item again without an end")
     func loopPlaysAgain() async throws {
-        let (player, recorder) = try Fixtures.player()
+        let (player, recorder) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         try player.setLoop(.playCount(2))
         try await player.load(.file(Fixtures.clipB))
@@ -193,7 +193,7 @@ struct PlaybackTests {
 
     @Test("playlist queue: append, next, previous, clear")
     func playlist() async throws {
-        let (player, recorder) = try Fixtures.player()
+        let (player, recorder) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         try await player.load(.file(Fixtures.clipA), startPaused: true)
         try player.append(.file(Fixtures.clipB))
@@ -221,7 +221,7 @@ struct PlaybackTests {
 
     @Test("mpv URLs and an http URL on a loopback server")
     func urls() async throws {
-        let (player, recorder) = try Fixtures.player()
+        let (player, recorder) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         let lavfi = try await player.load("av://lavfi:testsrc=size=160x120:rate=25:duration=1")
         #expect(lavfi.videoSize == VideoSize(width: 160, height: 120))
@@ -252,7 +252,7 @@ struct PlaybackTests {
         defer { server.stop() }
         var configuration = Fixtures.headless
         configuration.extraOptions = ["cache-pause-wait": "0.5"]
-        let (player, recorder) = try Fixtures.player(configuration: configuration)
+        let (player, recorder) = try await Fixtures.player(configuration: configuration)
         defer { Task { await player.shutdown() } }
         try await player.load(MediaSource("http://127.0.0.1:\(server.port)/clip-a.mp4"))
         #expect(await recorder.waitForState(.buffering, timeout: .seconds(30)))

@@ -28,7 +28,7 @@ struct PumpRuleTests {
         let bus = PlayerEventBus(label: "pump-rule")
         var configuration = Fixtures.headless
         configuration.eventBus = bus
-        let (player, recorder) = try Fixtures.player(configuration: configuration)
+        let (player, recorder) = try await Fixtures.player(configuration: configuration)
         defer { Task { await player.shutdown() } }
         // Once the item is ready, the volume's first observation (its baseline) has come: it was
         // queued before the item started loading.

@@ -7,9 +7,9 @@ struct ResourceTests {
     @Test("a full budget refuses a load with a typed error naming the holders; the refused player stays usable")
     func budgetFails() async throws {
         let budget = try DecoderBudget(limit: 2)
-        let (a, _) = try Fixtures.player()
-        let (b, _) = try Fixtures.player()
-        let (c, cEvents) = try Fixtures.player()
+        let (a, _) = try await Fixtures.player()
+        let (b, _) = try await Fixtures.player()
+        let (c, cEvents) = try await Fixtures.player()
         defer { Task { for player in [a, b, c] { await player.shutdown() } } }
         try await budget.load(MediaSource(Fixtures.clipA), into: a, startPaused: true)
         try await budget.load(MediaSource(Fixtures.clipB), into: b, startPaused: true)
@@ -31,9 +31,9 @@ struct ResourceTests {
     @Test("a load that waits gets the slot a release frees, first come first served; a wait can time out")
     func budgetWaits() async throws {
         let budget = try DecoderBudget(limit: 1)
-        let (a, aEvents) = try Fixtures.player()
-        let (b, _) = try Fixtures.player()
-        let (c, _) = try Fixtures.player()
+        let (a, aEvents) = try await Fixtures.player()
+        let (b, _) = try await Fixtures.player()
+        let (c, _) = try await Fixtures.player()
         defer { Task { for player in [a, b, c] { await player.shutdown() } } }
         try await budget.load(MediaSource(Fixtures.clipA), into: a, startPaused: true)
         let bLoad = Task { try await budget.load(MediaSource(Fixtures.clipB), into: b, whenFull: .wait(timeout: .seconds(30))) }
@@ -67,8 +67,8 @@ struct ResourceTests {
     func freedAtOnce() async throws {
         let budget = try DecoderBudget(limit: 1)
         for _ in 0..<3 {
-            let (holder, _) = try Fixtures.player()
-            let (next, _) = try Fixtures.player()
+            let (holder, _) = try await Fixtures.player()
+            let (next, _) = try await Fixtures.player()
             try await budget.load(MediaSource(Fixtures.clipA), into: holder, startPaused: true)
             await holder.shutdown()
             // No waiting: a load that refuses to wait gets the slot at once.
@@ -82,7 +82,7 @@ struct ResourceTests {
     @Test("release unloads the media: mpv has no tracks, no decoder and no demuxer afterwards")
     func releaseFrees() async throws {
         let budget = try DecoderBudget(limit: 4)
-        let (player, events) = try Fixtures.player()
+        let (player, events) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         // Paused on the first frame: the item cannot end before the checks.
         try await budget.load(MediaSource(Fixtures.clipA), into: player, startPaused: true)
@@ -108,7 +108,7 @@ struct ResourceTests {
         #expect(throws: DecoderBudgetError.invalidLimit(-3)) {
             try DecoderBudget(limit: -3)
         }
-        let (player, _) = try Fixtures.player()
+        let (player, _) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         for speed in [0, .nan, 0.1, 4.5, -1, .infinity] {
             #expect(throws: PlayerError.invalidArgument(name: "speed", value: "\(speed)", reason: "must be between 0.25 and 4")) {
@@ -122,7 +122,7 @@ struct ResourceTests {
 
     @Test("reverse playback reports decreasing positions and ends at the start")
     func reverse() async throws {
-        let (player, events) = try Fixtures.player()
+        let (player, events) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         try await player.load(MediaSource(Fixtures.clipA), startPaused: true)
         try player.seek(to: 3, precision: .exact)

@@ -55,15 +55,15 @@ struct SequenceTests {
             try await window.move(to: 1)
         }
         #expect(window.players.isEmpty)
-        let (a, _) = try Fixtures.player()
+        let (a, _) = try await Fixtures.player()
         defer { Task { await a.shutdown() } }
         #expect(throws: PlayerError.self) { try AlternatingPlayers(a, a) }
     }
 
     @Test("alternating players play clips back to back, each incoming player already on its first frame")
     func backToBack() async throws {
-        let (a, aEvents) = try Fixtures.player()
-        let (b, bEvents) = try Fixtures.player()
+        let (a, aEvents) = try await Fixtures.player()
+        let (b, bEvents) = try await Fixtures.player()
         defer { Task { await a.shutdown(); await b.shutdown() } }
         let pair = try AlternatingPlayers(a, b)
         try await pair.playBackToBack([MediaSource(Self.shortA), MediaSource(Fixtures.fixture("random-bytes.mp4")), MediaSource(Self.shortB), MediaSource(Self.shortA)])

@@ -10,7 +10,7 @@ import PlayerKit
 struct TimingTests {
     @Test("a treadmill of two clips wraps three times, with an event per clip change and per wrap, and seamless seams")
     func wrapsThreeTimes() async throws {
-        let (player, events) = try Fixtures.player()
+        let (player, events) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         let loop = try ClipLoop(player: player, clips: [MediaSource(ClipLoopTests.shortA), MediaSource(ClipLoopTests.shortB)])
         try await loop.start()
@@ -64,7 +64,7 @@ struct TimingTests {
         var warm: [Duration] = []
         for _ in 0..<3 {
             // Cold: from the load call to the first frame, playing.
-            let (coldPlayer, coldEvents) = try Fixtures.player()
+            let (coldPlayer, coldEvents) = try await Fixtures.player()
             let start = ContinuousClock.now
             try await coldPlayer.load(MediaSource(Fixtures.clipA))
             let frame = await coldEvents.waitFor { $0.event == .firstFrame }
@@ -73,7 +73,7 @@ struct TimingTests {
             await coldPlayer.shutdown()
 
             // Preloaded: the frame is already up; from play() to playing.
-            let (warmPlayer, warmEvents) = try Fixtures.player()
+            let (warmPlayer, warmEvents) = try await Fixtures.player()
             try await warmPlayer.preload(MediaSource(Fixtures.clipA))
             #expect(warmPlayer.state == .ready)
             #expect(await warmEvents.waitFor { $0.event == .firstFrame } != nil)
@@ -91,8 +91,8 @@ struct TimingTests {
 
     @Test("a sync group keeps two players within one frame interval (33 ms) of each other at p99 over 20 s")
     func syncGroupDrift() async throws {
-        let (left, _) = try Fixtures.player()
-        let (right, _) = try Fixtures.player()
+        let (left, _) = try await Fixtures.player()
+        let (right, _) = try await Fixtures.player()
         defer { Task { await left.shutdown(); await right.shutdown() } }
         let group = try SyncGroup(players: [left, right])
         try await group.load([MediaSource(Fixtures.clipA), MediaSource(Fixtures.clipB)], looping: true)
@@ -113,8 +113,8 @@ struct TimingTests {
         let step = Locked(0.0)
         var configuration = Fixtures.headless
         configuration.wallClock = { Date().addingTimeInterval(step.withLock { $0 }) }
-        let (left, leftEvents) = try Fixtures.player(configuration: configuration)
-        let (right, _) = try Fixtures.player(configuration: configuration)
+        let (left, leftEvents) = try await Fixtures.player(configuration: configuration)
+        let (right, _) = try await Fixtures.player(configuration: configuration)
         defer { Task { await left.shutdown(); await right.shutdown() } }
         let group = try SyncGroup(players: [left, right])
         try await group.load([MediaSource(Fixtures.clipA), MediaSource(Fixtures.clipB)], looping: true)

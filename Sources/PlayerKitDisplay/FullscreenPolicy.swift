@@ -135,7 +135,7 @@ public final class FullscreenPolicy: Sendable {
     /// The delegate, held weakly.
     public var delegate: (any FullscreenPolicyDelegate)? {
         get { state.withLock { $0.delegate.object } }
-        set { state.withLock { $0.delegate.object = newValue } }
+        set { queue.sync { state.withLock { $0.delegate.object = newValue } } }
     }
 
     // MARK: Ownership

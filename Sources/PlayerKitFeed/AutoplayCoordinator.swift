@@ -132,7 +132,7 @@ public final class AutoplayCoordinator: Sendable {
     /// Called with every decision, on the coordinator's queue, before it goes to ``decisions``.
     public var onDecision: (@Sendable (Decision) -> Void)? {
         get { state.withLock { $0.onDecision } }
-        set { state.withLock { $0.onDecision = newValue } }
+        set { queue.sync { state.withLock { $0.onDecision = newValue } } }
     }
 
     /// The item playing now.

@@ -157,7 +157,7 @@ public final class ClipLoop: Sendable {
                 self?.frame(at: position, time: record.time)
             }
             let observation = player.observeEveryFrame()
-            let previous = state.withLock { state -> (PlayerSubscription?, PositionObservation?) in
+            let previous = queue.sync { state.withLock { state -> (PlayerSubscription?, PositionObservation?) in
                 defer {
                     state = State()
                     state.segments = segments
@@ -167,7 +167,7 @@ public final class ClipLoop: Sendable {
                     state.observation = observation
                 }
                 return (state.subscription, state.observation)
-            }
+            } }
             previous.0?.cancel()
             previous.1?.cancel()
             do throws(PlayerError) {
@@ -187,9 +187,11 @@ public final class ClipLoop: Sendable {
     }
 
     private func stopFollowing() {
-        let (subscription, observation) = state.withLock { state in
-            defer { state.subscription = nil; state.observation = nil }
-            return (state.subscription, state.observation)
+        let (subscription, observation) = queue.sync {
+            state.withLock { state in
+                defer { state.subscription = nil; state.observation = nil }
+                return (state.subscription, state.observation)
+            }
         }
         subscription?.cancel()
         if let observation {

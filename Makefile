@@ -39,7 +39,7 @@ bench-deps: deps
 bench: bench-deps
 	Benchmarks/run.py --write
 
-## The short benchmark suite (under 2 minutes once built); prints one JSON object.
+## The short benchmark suite (about 4 minutes once built); prints one JSON object.
 bench-quick: bench-deps
 	@Benchmarks/run.py --quick
 

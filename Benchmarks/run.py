@@ -7,7 +7,7 @@ Benchmarks/PlayerKitBench) and python-mpv (the peer, Benchmarks/python, installe
 .build-bench/venv). When python-mpv cannot be installed its column says so and the rest runs.
 
   Benchmarks/run.py --write     full suite (a few minutes); rewrites Documentation/Performance.md
-  Benchmarks/run.py --quick     short suite (under 2 minutes once built); prints one JSON object
+  Benchmarks/run.py --quick     short suite (about 4 minutes once built); prints one JSON object
 """
 import argparse
 import json

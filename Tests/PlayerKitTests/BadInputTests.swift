@@ -176,4 +176,32 @@ struct BadInputTests {
         // A second shutdown is harmless.
         await player.shutdown()
     }
+
+    @Test("sent commands: bad arguments are refused at once with the same typed errors as the blocking methods; the player stays usable")
+    func sentCommands() async throws {
+        let (player, recorder) = try await Fixtures.player()
+        let speed = PlayerError.invalidArgument(name: "speed", value: "0.0", reason: "must be between 0.25 and 4")
+        #expect(throws: speed) { try player.send(.setSpeed(0)) }
+        #expect(throws: speed) { try player.setSpeed(0) }
+        #expect(throws: PlayerError.invalidArgument(name: "seek position", value: "nan", reason: "must be a finite number of seconds, 0 or more")) {
+            try player.send(.seek(to: .nan, precision: .exact))
+        }
+        #expect(throws: PlayerError.invalidArgument(name: "seek offset", value: "inf", reason: "must be a finite number of seconds")) {
+            try player.send(.seekBy(.infinity, precision: .keyframe))
+        }
+        #expect(throws: PlayerError.invalidArgument(name: "volume", value: "-1.0", reason: "must be a finite number, 0 or more")) {
+            try player.send(.setVolume(-1))
+        }
+        #expect(throws: PlayerError.invalidArgument(name: "loop play count", value: "0", reason: "must be 1 or more")) {
+            try player.send(.setLoop(.playCount(0)))
+        }
+        #expect(throws: PlayerError.noMediaLoaded(operation: "seek")) { try player.send(.seek(to: 1, precision: .exact)) }
+        try await assertStillPlays(player, recorder)
+        // A good command is carried out: the state follows.
+        let mark = recorder.mark
+        try player.send(.pause)
+        #expect(await recorder.waitForState(.paused, after: mark))
+        await player.shutdown()
+        #expect(throws: PlayerError.playerShutDown(player.id)) { try player.send(.play) }
+    }
 }

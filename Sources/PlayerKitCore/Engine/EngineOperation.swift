@@ -104,19 +104,4 @@ enum EngineOperation: Sendable {
     static func commandName(_ arguments: [String]) -> String? {
         arguments.first { !MPVCatalog.commandPrefixes.contains($0) }
     }
-
-    /// A name for logs and errors.
-    var summary: String {
-        switch self {
-        case .command(let command): return command.description
-        case .setHardwareDecoding(let enabled): return "setHardwareDecoding(\(enabled))"
-        case .next: return "next"
-        case .previous: return "previous"
-        case .clearPlaylist: return "clearPlaylist"
-        case .append(_, let source): return "append(\(source))"
-        case .saveFrame(let path): return "saveFrame(\(path))"
-        case .setProperty(let name, let value): return "setProperty(\(name), \(value))"
-        case .runCommand(let arguments): return "command(\(arguments))"
-        }
-    }
 }

@@ -34,6 +34,36 @@ ff -f lavfi -i testsrc2=size=160x120:rate=30:duration=1 \
 ff -f lavfi -i smptebars=size=160x120:rate=30:duration=1 \
    -c:v libx264 -preset veryfast -crf 34 -pix_fmt yuv420p -g 30 -movflags +faststart "$fixtures/short-b.mp4"
 
+# Frames the app draws. A 2-second pattern with a colour per quadrant (red top-left, green
+# top-right, blue bottom-left, white bottom-right), intra-only so it also plays backward cheaply:
+# the software-frame tests check pixels and mirroring against it.
+ff -f lavfi -i "color=c=red:s=80x60:r=30:d=2" -f lavfi -i "color=c=lime:s=80x60:r=30:d=2" \
+   -f lavfi -i "color=c=blue:s=80x60:r=30:d=2" -f lavfi -i "color=c=white:s=80x60:r=30:d=2" \
+   -filter_complex "[0][1][2][3]xstack=inputs=4:layout=0_0|w0_0|0_h0|w0_h0" \
+   -c:v libx264 -preset veryfast -crf 18 -pix_fmt yuv420p -g 1 -movflags +faststart "$fixtures/quadrants.mp4"
+
+# Four 4-second tiles for the mosaic example, each mostly one colour (red, green, blue, yellow)
+# with a moving white box, so a screenshot shows which player is in which quadrant.
+i=1
+for colour in red lime blue yellow; do
+  ff -f lavfi -i "color=c=$colour:s=320x240:r=30:d=4" \
+     -vf "drawbox=x='mod(t*80,280)':y=20:w=40:h=40:color=white:t=fill" \
+     -c:v libx264 -preset veryfast -crf 28 -pix_fmt yuv420p -g 30 -movflags +faststart "$media/tile-$i.mp4"
+  i=$((i + 1))
+done
+
+# The sequencer's shipped timeline: three 2-second clips and a still, each with its own colour
+# (orange, cyan|magenta halves so a flip shows, purple) and a box moving left to right so
+# direction is visible; intra every 5 frames so reverse playback is cheap.
+ff -f lavfi -i "color=c=orange:s=320x240:r=30:d=2" -vf "drawbox=x='t*140':y=100:w=40:h=40:color=black:t=fill" \
+   -c:v libx264 -preset veryfast -crf 28 -pix_fmt yuv420p -g 5 -movflags +faststart "$media/sequence-1.mp4"
+ff -f lavfi -i "color=c=cyan:s=160x240:r=30:d=2" -f lavfi -i "color=c=magenta:s=160x240:r=30:d=2" \
+   -filter_complex "[0][1]hstack,drawbox=x='t*140':y=100:w=40:h=40:color=black:t=fill" \
+   -c:v libx264 -preset veryfast -crf 28 -pix_fmt yuv420p -g 5 -movflags +faststart "$media/sequence-2.mp4"
+ff -f lavfi -i "color=c=purple:s=320x240:r=30:d=2" -vf "drawbox=x='t*140':y=100:w=40:h=40:color=white:t=fill" \
+   -c:v libx264 -preset veryfast -crf 28 -pix_fmt yuv420p -g 5 -movflags +faststart "$media/sequence-3.mp4"
+ff -f lavfi -i "color=c=gray:s=320x240" -vf "drawbox=x=0:y=0:w=160:h=240:color=black:t=fill" -frames:v 1 "$media/sequence-still.png"
+
 # Bad inputs for the error tests.
 : > "$fixtures/empty.mp4"
 # Random bytes with an .mp4 name (fixed seed, so the file is reproducible).

@@ -22,6 +22,12 @@ public struct PlayerConfiguration: Sendable {
         /// mpv draws into an existing X11 window of the app, given by its window ID
         /// (mpv's `wid`). X11 only.
         case embedded(x11WindowID: UInt64)
+        /// Frames the app draws: video goes to the one renderer the app attaches, either
+        /// software frames (``Player/makeFrameOutput(_:delivery:)``) or OpenGL drawing into the
+        /// app's own context (``Player/makeOpenGLRenderer(getProcAddress:onFrameReady:)``).
+        /// Works with any toolkit and under Wayland. Attach the renderer before loading media:
+        /// an item loaded while none is attached plays without video. mpv's `vo=libmpv`.
+        case frames
     }
 
     /// Where audio goes. `@nonexhaustive`, like ``VideoOutput``.

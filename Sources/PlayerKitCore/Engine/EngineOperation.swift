@@ -51,6 +51,12 @@ enum EngineOperation: Sendable {
                 return [.set("demuxer-seekable-cache", .string(direction == .forward ? "auto" : "yes")),
                         .set("play-dir", .string(direction == .forward ? "forward" : "backward"))]
             case .setFullscreen(let fullscreen): return [.set("fullscreen", .flag(fullscreen))]
+            case .setFlip(let flip):
+                // libavfilter's hflip/vflip in mpv's video filter chain (software, any output).
+                var filters: [String] = []
+                if flip.contains(.horizontal) { filters.append("hflip") }
+                if flip.contains(.vertical) { filters.append("vflip") }
+                return [.set("vf", .string(filters.joined(separator: ",")))]
             case .stop: return [.command(["stop"])]
             }
         case .setHardwareDecoding(let enabled): return [.set("hwdec", .string(enabled ? "auto-safe" : "no"))]
@@ -89,6 +95,9 @@ enum EngineOperation: Sendable {
         switch self {
         case .command(.play): return model.notePause(false)
         case .command(.pause): return model.notePause(true)
+        case .command(.setFlip(let flip)):
+            model.flip = flip
+            return []
         case .setProperty("pause", let value):
             guard let paused = value.boolValue else { return [] }
             return model.notePause(paused)

@@ -21,6 +21,9 @@ extension PlayerConfiguration {
         case .window:
             if let videoDriver { options.append(("vo", videoDriver)) }
             options.append(("force-window", "no"))
+        case .frames:
+            // mpv's render API: video goes to the render context the app attaches.
+            options.append(("vo", "libmpv"))
         case .embedded(let windowID):
             if let videoDriver { options.append(("vo", videoDriver)) }
             options.append(("wid", String(windowID)))

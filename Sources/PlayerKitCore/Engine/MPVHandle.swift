@@ -21,6 +21,9 @@ final class MPVHandle: @unchecked Sendable {
     private let raw: OpaquePointer
     private let gate: ReadWriteGate
     private var destroyed = false
+    /// The render context attached to this core (at most one, as mpv allows), freed by
+    /// ``destroy()`` before the core: mpv aborts the process when a core goes first.
+    private let attachedRenderContext = Locked<RenderContext?>(nil)
     let playerID: PlayerID
 
     /// Creates and initializes a core with the given options (set before `mpv_initialize`).
@@ -84,7 +87,31 @@ final class MPVHandle: @unchecked Sendable {
         defer { gate.unlock() }
         guard !destroyed else { return }
         destroyed = true
+        attachedRenderContext.withLock { $0 }?.free(.coreDestroyed)
         mpv_terminate_destroy(raw)
+    }
+
+    /// mpv's clock in microseconds (`mpv_get_time_us`, safe on render threads); nil once destroyed.
+    func timeMicroseconds() -> Int64? {
+        ifAlive { mpv_get_time_us($0) }
+    }
+
+    /// Creates a render context with `create` (under the shared gate, so ``destroy()`` waits
+    /// for it) and attaches it: the one context of this core until it is freed.
+    /// - Throws: ``FrameOutputError/alreadyAttached(playerID:)`` while another context lives,
+    ///   ``FrameOutputError/playerShutDown(_:)`` once the core is destroyed.
+    func attachRenderContext(
+        _ create: (OpaquePointer) -> Result<RenderContext, FrameOutputError>
+    ) -> Result<RenderContext, FrameOutputError> {
+        gate.lockShared()
+        defer { gate.unlock() }
+        guard !destroyed else { return .failure(.playerShutDown(playerID)) }
+        return attachedRenderContext.withLock { attached in
+            if let existing = attached, existing.isAlive { return .failure(.alreadyAttached(playerID: playerID)) }
+            let result = create(raw)
+            if case .success(let context) = result { attached = context }
+            return result
+        }
     }
 
     /// A synchronous command from an argument array; returns mpv's result node. Blocks until

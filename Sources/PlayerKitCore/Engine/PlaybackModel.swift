@@ -57,6 +57,8 @@ struct PlaybackModel: Sendable {
     /// Whether the current item's first frame was presented.
     private(set) var firstFrameShown = false
     private(set) var position: Double?
+    /// The mirroring last set (``Player/setFlip(_:)``).
+    var flip: VideoFlip = .none
     private(set) var duration: Double?
     private(set) var volume: Double?
     /// mpv's `volume-max` (130 unless changed), so `setVolume` can refuse above it without a

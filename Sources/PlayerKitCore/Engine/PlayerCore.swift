@@ -51,6 +51,8 @@ final class PlayerCore: Sendable {
     /// What this libmpv can do (protocols, commands), for checking input before mpv sees it.
     let catalog: MPVCatalog
     let state: Locked<State>
+    /// The position as the pump saw it, for stamping rendered frames (``FrameOutput``).
+    let frameClock = FrameClock()
     private let pumpQueue: DispatchQueue
     private let teardownQueue: DispatchQueue
     private let signal: WakeupSignal
@@ -158,6 +160,9 @@ final class PlayerCore: Sendable {
             case .setPropertyReply(let replyID, let error):
                 guard replyID != 0 else { continue }
                 update { Self.sentReply(&$0, replyID: replyID, error: error, result: .none) }
+            case .propertyChanged(_, "time-pos", let value):
+                frameClock.note(value.doubleValue)
+                update { $0.model.apply(event) }
             default:
                 update { $0.model.apply(event) }
             }

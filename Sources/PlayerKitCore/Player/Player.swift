@@ -142,6 +142,46 @@ public final class Player: Sendable {
         PositionObservation(core: core)
     }
 
+    // MARK: Frames the app draws
+
+    /// Gives the player a software frame output: mpv renders each frame at `format`'s size
+    /// and pixel layout into memory PlayerKit reuses, and the app reads frames as values it
+    /// owns (see ``FrameOutput``). Make it before loading media; one output or renderer per
+    /// player at a time.
+    /// - Throws: ``FrameOutputError/notConfiguredForFrames(playerID:videoOutput:)`` unless the
+    ///   player was created with ``PlayerConfiguration/VideoOutput/frames``,
+    ///   ``FrameOutputError/alreadyAttached(playerID:)``, ``FrameOutputError/playerShutDown(_:)``,
+    ///   ``FrameOutputError/rendererUnavailable(playerID:_:)``.
+    public func makeFrameOutput(_ format: FrameFormat, delivery: FrameDelivery = .stream) throws(FrameOutputError) -> FrameOutput {
+        try checkFramesConfigured()
+        return try FrameOutput(core: core, format: format, delivery: delivery)
+    }
+
+    /// Gives the player an OpenGL renderer drawing into the app's GL context, which must be
+    /// current on the calling thread (see ``OpenGLRenderer``).
+    /// - Parameters:
+    ///   - getProcAddress: looks up a GL function by name in the app's GL library
+    ///     (`SDL_GL_GetProcAddress`, `eglGetProcAddress`, `glXGetProcAddressARB`, Qt's
+    ///     `QOpenGLContext::getProcAddress`). Called during this call.
+    ///   - onFrameReady: called on one of mpv's threads when a frame wants drawing; only
+    ///     schedule a redraw there.
+    /// - Throws: the errors of ``makeFrameOutput(_:delivery:)``;
+    ///   ``FrameOutputError/rendererUnavailable(playerID:_:)`` when no usable GL context is current.
+    public func makeOpenGLRenderer(
+        getProcAddress: @escaping @Sendable (String) -> UnsafeMutableRawPointer?,
+        onFrameReady: @escaping @Sendable () -> Void
+    ) throws(FrameOutputError) -> OpenGLRenderer {
+        try checkFramesConfigured()
+        return try OpenGLRenderer(core: core, getProcAddress: getProcAddress, onFrameReady: onFrameReady)
+    }
+
+    private func checkFramesConfigured() throws(FrameOutputError) {
+        guard !isShutDown else { throw .playerShutDown(id) }
+        guard configuration.videoOutput == .frames else {
+            throw .notConfiguredForFrames(playerID: id, videoOutput: configuration.videoOutput)
+        }
+    }
+
     // MARK: Read-out
 
     private func model<Value>(_ read: (PlaybackModel) -> Value) -> Value {
@@ -394,6 +434,14 @@ public final class Player: Sendable {
     /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN, zero and any
     ///   speed outside ``speedRange``.
     public func setSpeed(_ speed: Double) throws(PlayerError) { try perform(.setSpeed(speed)) }
+
+    /// Mirrors the video (``VideoFlip``): in windows and in frames the app draws, from now on
+    /// and for later items. Changing it while playing rebuilds mpv's filter chain, which can
+    /// hold the picture for a frame; set it before loading for a clean start.
+    public func setFlip(_ flip: VideoFlip) throws(PlayerError) { try perform(.setFlip(flip)) }
+
+    /// The mirroring set with ``setFlip(_:)`` (``VideoFlip/none`` at first).
+    public var flip: VideoFlip { model(\.flip) }
 
     /// Plays forwards (the default) or backwards. Backwards playback decodes ahead in reverse,
     /// so it costs more memory and CPU; position events then count down, and the item ends at

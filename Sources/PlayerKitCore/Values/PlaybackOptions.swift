@@ -24,3 +24,28 @@ public enum SeekPrecision: Sendable, Hashable {
     /// On the nearest keyframe (fast, may be off by up to a GOP).
     case keyframe
 }
+
+/// Which way the video is mirrored: horizontally (left and right swapped), vertically (top and
+/// bottom swapped), both, or neither (``none``). Applies to everything the player shows,
+/// windows and frames alike, from the moment it is set, also to later items.
+public struct VideoFlip: OptionSet, Sendable, Hashable, CustomStringConvertible {
+    /// The bits.
+    public let rawValue: Int
+    /// A flip from bits.
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// Not mirrored.
+    public static let none: VideoFlip = []
+    /// Left and right swapped.
+    public static let horizontal = VideoFlip(rawValue: 1 << 0)
+    /// Top and bottom swapped.
+    public static let vertical = VideoFlip(rawValue: 1 << 1)
+
+    /// "none", "horizontal", "vertical" or "horizontal+vertical".
+    public var description: String {
+        var parts: [String] = []
+        if contains(.horizontal) { parts.append("horizontal") }
+        if contains(.vertical) { parts.append("vertical") }
+        return parts.isEmpty ? "none" : parts.joined(separator: "+")
+    }
+}

@@ -28,6 +28,8 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
     case setPlaybackDirection(PlaybackDirection)
     /// Enter or leave fullscreen (``Player/setFullscreen(_:)``).
     case setFullscreen(Bool)
+    /// Mirror the video horizontally, vertically or both (``Player/setFlip(_:)``).
+    case setFlip(VideoFlip)
     /// Stop and unload the item (``Player/stop()``).
     case stop
 
@@ -63,7 +65,7 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
             guard count >= 1 else {
                 throw .invalidArgument(name: "loop play count", value: "\(count)", reason: "must be 1 or more")
             }
-        case .play, .pause, .setMuted, .setLoop, .setPlaybackDirection, .setFullscreen, .stop:
+        case .play, .pause, .setMuted, .setLoop, .setPlaybackDirection, .setFullscreen, .setFlip, .stop:
             break
         }
     }
@@ -81,6 +83,7 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
         case .setLoop(let mode): return "setLoop(\(mode))"
         case .setPlaybackDirection(let direction): return "setPlaybackDirection(\(direction))"
         case .setFullscreen(let fullscreen): return "setFullscreen(\(fullscreen))"
+        case .setFlip(let flip): return "setFlip(\(flip))"
         case .stop: return "stop"
         }
     }

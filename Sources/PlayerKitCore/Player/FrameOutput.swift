@@ -1,0 +1,318 @@
+import Foundation
+import Logging
+import PlayerKitSupport
+
+/// Software frames of one player, rendered by mpv into memory PlayerKit reuses, at the size
+/// and pixel format the app chose. Made by ``Player/makeFrameOutput(_:delivery:)`` on a player
+/// created with ``PlayerConfiguration/VideoOutput/frames``.
+///
+/// ```swift
+/// let player = try Player(configuration: .init(videoOutput: .frames))
+/// let output = try player.makeFrameOutput(FrameFormat(width: 640, height: 360, pixelFormat: .bgr0))
+/// _ = try await player.load("Media/clip-a.mp4")
+/// for await frame in output.frames {
+///     draw(frame)                      // frame.withUnsafeBytes { ... }, frame.videoTime, ...
+/// }
+/// ```
+///
+/// **Two deliveries.** ``FrameDelivery/stream``: a thread PlayerKit owns renders every frame
+/// when mpv makes it due and hands it to ``frames`` (one consumer) and ``latestFrame``. A slow
+/// consumer is never queued up: it gets the newest frame, whose ``FrameInfo/framesMissed``
+/// says how many it did not see. ``FrameDelivery/pull``: nothing renders until the app's display
+/// loop asks, with ``renderIfDue(into:stride:)`` (into memory the app owns, such as a locked SDL
+/// texture) or ``nextFrameIfDue()``; mpv then paces video to those calls.
+///
+/// **Threading.** Every method may be called from any thread. mpv's rules are kept inside:
+/// nothing calls mpv from its update callback, one render call at a time, and the render thread
+/// never waits on the core.
+///
+/// **Lifetime.** ``close()`` (or releasing the output) frees mpv's renderer; the player keeps
+/// playing without video and can get a new output, which takes effect from the next load. When
+/// the player shuts down, or is dropped, first, the renderer goes with it (before the core, as
+/// mpv requires), ``frames`` ends, and calls throw ``FrameOutputError/playerShutDown(_:)``.
+public final class FrameOutput: Sendable {
+    /// The player whose frames these are.
+    public let playerID: PlayerID
+    /// Size and layout of every frame.
+    public let format: FrameFormat
+    /// How frames are handed out.
+    public let delivery: FrameDelivery
+    private let engine: SoftwareRenderer
+
+    init(core: PlayerCore, format: FrameFormat, delivery: FrameDelivery) throws(FrameOutputError) {
+        playerID = core.id
+        self.format = format
+        self.delivery = delivery
+        engine = try SoftwareRenderer(core: core, format: format, delivery: delivery)
+    }
+
+    deinit { engine.close() }
+
+    /// The rendered frames, newest first when the reader is slow (``FrameDelivery/stream``
+    /// only; for a pull output it is empty). One consumer: iterate it from one task. It ends
+    /// when the output closes or the player shuts down.
+    public var frames: VideoFrameSequence { VideoFrameSequence(stream: engine.stream) }
+
+    /// The newest rendered frame, whether or not a reader of ``frames`` took it (stream
+    /// delivery); for a pull output, the last frame ``nextFrameIfDue()`` returned. Never blocks
+    /// on mpv; a display loop can poll it.
+    public var latestFrame: VideoFrame? { engine.latest }
+
+    /// Frames rendered so far.
+    public var renderedFrameCount: UInt64 { engine.counters.withLock { $0.rendered } }
+
+    /// How many frame buffers the output has allocated in its life. Steady rendering reuses
+    /// them: this stays at a handful unless the app keeps many frames alive at once.
+    public var allocatedBufferCount: Int { engine.allocatedBufferCount }
+
+    /// Frames rendered that no reader of ``frames`` ever received (a slow reader's misses).
+    public var missedFrameCount: UInt64 { engine.counters.withLock { $0.missed } }
+
+    /// Pull delivery: renders the current frame into a buffer of the output's pool when a new
+    /// frame is due (mpv queued one and its display time has come), else returns nil. Never
+    /// waits for the frame's display time.
+    /// - Throws: ``FrameOutputError/wrongDelivery(expected:actual:)`` on a stream output,
+    ///   ``FrameOutputError/outputClosed(_:)``, ``FrameOutputError/playerShutDown(_:)``,
+    ///   ``FrameOutputError/renderFailed(playerID:_:)``.
+    public func nextFrameIfDue() throws(FrameOutputError) -> VideoFrame? {
+        try engine.pullFrame()
+    }
+
+    /// Pull delivery: renders the current frame into memory the app owns, when a new frame is
+    /// due; returns its info, or nil when none is due. `destination` must hold
+    /// `stride * format.height` bytes; `stride` must cover a row and be a multiple of 4 (a
+    /// multiple of 64 and a 64-byte aligned pointer are fastest).
+    /// - Throws: ``FrameOutputError/invalidDestination(stride:reason:)`` and the errors of
+    ///   ``nextFrameIfDue()``.
+    public func renderIfDue(into destination: UnsafeMutableRawPointer, stride: Int) throws(FrameOutputError) -> FrameInfo? {
+        try engine.pullInto(destination, stride: stride)
+    }
+
+    /// Frees mpv's renderer: rendering stops, ``frames`` ends, later calls throw
+    /// ``FrameOutputError/outputClosed(_:)``. Waits for a render in progress. Idempotent.
+    public func close() { engine.close() }
+
+    /// Whether the output was closed or its player shut down.
+    public var isClosed: Bool { !engine.context.isAlive }
+}
+
+/// The frames of a ``FrameOutput``: an `AsyncSequence` that fills in
+/// ``FrameInfo/framesMissed`` for its one consumer.
+public struct VideoFrameSequence: AsyncSequence, Sendable {
+    /// Frames.
+    public typealias Element = VideoFrame
+    let stream: AsyncStream<VideoFrame>
+
+    /// Makes the iterator.
+    public func makeAsyncIterator() -> Iterator { Iterator(base: stream.makeAsyncIterator()) }
+
+    /// Iterates frames, counting the ones it never saw.
+    public struct Iterator: AsyncIteratorProtocol {
+        var base: AsyncStream<VideoFrame>.Iterator
+        var lastSequenceNumber: UInt64?
+
+        /// The next frame (the newest one when the consumer fell behind); nil at the end.
+        public mutating func next() async -> VideoFrame? {
+            guard let frame = await base.next() else { return nil }
+            let missed = lastSequenceNumber.map { frame.sequenceNumber &- $0 &- 1 } ?? frame.sequenceNumber &- 1
+            lastSequenceNumber = frame.sequenceNumber
+            return frame.withFramesMissed(missed)
+        }
+    }
+}
+
+extension VideoFrame {
+    func withFramesMissed(_ missed: UInt64) -> VideoFrame {
+        let old = info
+        return VideoFrame(
+            info: FrameInfo(
+                playerID: old.playerID, format: old.format, stride: old.stride, videoTime: old.videoTime,
+                sequenceNumber: old.sequenceNumber, framesMissed: missed, isNewFrame: old.isNewFrame,
+                renderedAt: old.renderedAt),
+            buffer: buffer)
+    }
+}
+
+/// The engine side of a ``FrameOutput``: the render context, the buffer pool, and (stream
+/// delivery) the render thread.
+final class SoftwareRenderer: @unchecked Sendable {
+    // @unchecked: `wake`'s fields are read and written under `wake`; the rest is immutable or Locked.
+    let context: RenderContext
+    let stream: AsyncStream<VideoFrame>
+    private let continuation: AsyncStream<VideoFrame>.Continuation
+    private let core: PlayerCore
+    private let format: FrameFormat
+    private let delivery: FrameDelivery
+    private let pool: FrameBufferPool
+    private let latestFrame = Locked<VideoFrame?>(nil)
+    let counters = Locked(Counters())
+    private let wake = NSCondition()
+    private var updatePending = false
+    private var closing = false
+    private let positionObservation: PositionObservation
+    private static let logger = Logger(label: "PlayerKit.frames")
+    /// How long a render thread waits for the position of a new frame before using the last one.
+    private static let positionWait: Duration = .milliseconds(20)
+
+    struct Counters: Sendable {
+        var rendered: UInt64 = 0
+        var missed: UInt64 = 0
+        /// The frame clock's change count used for the previous new frame.
+        var clockUpdatesUsed: UInt64 = 0
+    }
+
+    init(core: PlayerCore, format: FrameFormat, delivery: FrameDelivery) throws(FrameOutputError) {
+        self.core = core
+        self.format = format
+        self.delivery = delivery
+        pool = FrameBufferPool(byteCount: format.byteCount)
+        (stream, continuation) = AsyncStream.makeStream(of: VideoFrame.self, bufferingPolicy: .bufferingNewest(1))
+        let signal = RenderSignal()
+        context = try RenderContext.attach(to: core.handle, api: .software, getProcAddress: nil) { signal.fire() }
+        // Frames are stamped with positions: ask for every one while the output lives.
+        positionObservation = PositionObservation(core: core)
+        signal.target = WeakReference(self)
+        if delivery == .stream {
+            let thread = Thread { [self] in renderLoop() }
+            thread.name = "PlayerKit.render.\(core.id)"
+            thread.start()
+        } else {
+            continuation.finish()
+        }
+    }
+
+    /// The update callback's work: note that mpv has something, wake the render thread.
+    fileprivate func noteUpdate() {
+        wake.lock()
+        updatePending = true
+        wake.signal()
+        wake.unlock()
+    }
+
+    var latest: VideoFrame? { latestFrame.withLock { $0 } }
+
+    var allocatedBufferCount: Int { pool.allocations.withLock { $0 } }
+
+    func close() {
+        wake.lock()
+        closing = true
+        wake.signal()
+        wake.unlock()
+        context.free(.closed)
+        positionObservation.cancel()
+        continuation.finish()
+    }
+
+    // MARK: Stream delivery
+
+    private func renderLoop() {
+        while true {
+            wake.lock()
+            while !updatePending && !closing { wake.wait() }
+            let stop = closing
+            updatePending = false
+            wake.unlock()
+            if stop { break }
+            do throws(FrameOutputError) {
+                guard try context.update() else { continue }
+                let next = try context.nextFrame()
+                guard next.isPresent else { continue }
+                let buffer = pool.take()
+                try context.renderSoftware(
+                    width: format.width, height: format.height, format: format.pixelFormat.name,
+                    stride: format.stride, pointer: buffer.pointer, waitForDisplayTime: true)
+                let frame = makeFrame(buffer: buffer, stride: format.stride, isNew: next.isNew, waitForPosition: true)
+                latestFrame.withLock { $0 = frame }
+                if case .dropped = continuation.yield(frame) {
+                    counters.withLock { $0.missed += 1 }
+                }
+            } catch .renderFailed(let id, let error) {
+                Self.logger.warning("render failed", metadata: ["player": "\(id)", "error": "\(error)"])
+            } catch {
+                break  // closed, or the player shut down
+            }
+        }
+        continuation.finish()
+        positionObservation.cancel()
+    }
+
+    /// Numbers a rendered frame and stamps it with its media time.
+    private func makeFrame(buffer: FrameBuffer, stride: Int, isNew: Bool, waitForPosition: Bool) -> VideoFrame {
+        let used = counters.withLock { $0.clockUpdatesUsed }
+        var reading = core.frameClock.read()
+        if isNew, waitForPosition, reading.updates == used {
+            reading = core.frameClock.waitForChange(after: used, timeout: Self.positionWait)
+        }
+        let number = counters.withLock { counters -> UInt64 in
+            counters.rendered += 1
+            if isNew { counters.clockUpdatesUsed = reading.updates }
+            return counters.rendered
+        }
+        let info = FrameInfo(
+            playerID: core.id, format: format, stride: stride, videoTime: reading.position, sequenceNumber: number,
+            framesMissed: 0, isNewFrame: isNew, renderedAt: .now)
+        return VideoFrame(info: info, buffer: buffer)
+    }
+
+    // MARK: Pull delivery
+
+    /// Whether a frame is due: mpv has one and its display time has come.
+    private func frameIsDue() throws(FrameOutputError) -> RenderContext.NextFrame? {
+        try context.checkAlive()
+        guard delivery == .pull else { throw .wrongDelivery(expected: .pull, actual: delivery) }
+        _ = try context.update()
+        let next = try context.nextFrame()
+        guard next.isPresent else { return nil }
+        if next.targetTime > 0, let now = core.handle.timeMicroseconds(), next.targetTime > now { return nil }
+        return next
+    }
+
+    func pullFrame() throws(FrameOutputError) -> VideoFrame? {
+        guard let next = try frameIsDue() else { return nil }
+        let buffer = pool.take()
+        try context.renderSoftware(
+            width: format.width, height: format.height, format: format.pixelFormat.name,
+            stride: format.stride, pointer: buffer.pointer, waitForDisplayTime: false)
+        let frame = makeFrame(buffer: buffer, stride: format.stride, isNew: next.isNew, waitForPosition: false)
+        latestFrame.withLock { $0 = frame }
+        return frame
+    }
+
+    func pullInto(_ destination: UnsafeMutableRawPointer, stride: Int) throws(FrameOutputError) -> FrameInfo? {
+        try context.checkAlive()
+        let row = format.width * format.pixelFormat.bytesPerPixel
+        guard stride >= row else { throw .invalidDestination(stride: stride, reason: "a row of \(format.width) pixels needs \(row) bytes") }
+        guard stride % format.pixelFormat.bytesPerPixel == 0 else {
+            throw .invalidDestination(stride: stride, reason: "not a multiple of \(format.pixelFormat.bytesPerPixel) bytes")
+        }
+        guard Int(bitPattern: destination) % format.pixelFormat.bytesPerPixel == 0 else {
+            throw .invalidDestination(stride: stride, reason: "the pointer is not aligned to \(format.pixelFormat.bytesPerPixel) bytes")
+        }
+        guard let next = try frameIsDue() else { return nil }
+        try context.renderSoftware(
+            width: format.width, height: format.height, format: format.pixelFormat.name,
+            stride: stride, pointer: destination, waitForDisplayTime: false)
+        let reading = core.frameClock.read()
+        let number = counters.withLock { counters -> UInt64 in
+            counters.rendered += 1
+            if next.isNew { counters.clockUpdatesUsed = reading.updates }
+            return counters.rendered
+        }
+        return FrameInfo(
+            playerID: core.id, format: format, stride: stride, videoTime: reading.position, sequenceNumber: number,
+            framesMissed: 0, isNewFrame: next.isNew, renderedAt: .now)
+    }
+}
+
+/// What the update callback holds: a weak link to the renderer (the context outlives neither).
+final class RenderSignal: @unchecked Sendable {
+    // @unchecked: `target` is set once, before the context can call back... and read under `lock`.
+    private let lock = NSLock()
+    private var _target: WeakReference<SoftwareRenderer>?
+    var target: WeakReference<SoftwareRenderer>? {
+        get { lock.withLock { _target } }
+        set { lock.withLock { _target = newValue } }
+    }
+
+    func fire() { target?.object?.noteUpdate() }
+}

@@ -1,0 +1,291 @@
+import Foundation
+import PlayerKitSupport
+
+/// A pixel layout mpv's software renderer writes: 4 bytes per pixel, 8 bits per component,
+/// components in increasing address order as the name says ("rgb0": red at byte 0). The "0"
+/// byte is padding with unspecified content.
+///
+/// An open set of names checked against what PlayerKit supports: ``init(_:)`` throws
+/// ``FrameOutputError/unsupportedPixelFormat(_:)`` for any other name.
+public struct PixelFormat: Sendable, Hashable, CustomStringConvertible {
+    /// mpv's name for the format ("rgb0", "bgr0", "0rgb", "0bgr").
+    public let name: String
+    /// Byte offsets of red, green and blue within a pixel.
+    public let redOffset: Int, greenOffset: Int, blueOffset: Int
+
+    private init(name: String, red: Int, green: Int, blue: Int) {
+        self.name = name
+        redOffset = red
+        greenOffset = green
+        blueOffset = blue
+    }
+
+    /// Red, green, blue, padding.
+    public static let rgb0 = PixelFormat(name: "rgb0", red: 0, green: 1, blue: 2)
+    /// Blue, green, red, padding: the layout of X11, Cairo and SDL's ARGB8888 on little-endian machines.
+    public static let bgr0 = PixelFormat(name: "bgr0", red: 2, green: 1, blue: 0)
+    /// Padding, red, green, blue.
+    public static let xrgb = PixelFormat(name: "0rgb", red: 1, green: 2, blue: 3)
+    /// Padding, blue, green, red.
+    public static let xbgr = PixelFormat(name: "0bgr", red: 3, green: 2, blue: 1)
+    /// Every supported format.
+    public static let all: [PixelFormat] = [.rgb0, .bgr0, .xrgb, .xbgr]
+
+    /// The format called `name` (mpv's spelling).
+    /// - Throws: ``FrameOutputError/unsupportedPixelFormat(_:)`` naming it.
+    public init(_ name: String) throws(FrameOutputError) {
+        guard let format = Self.all.first(where: { $0.name == name }) else { throw .unsupportedPixelFormat(name) }
+        self = format
+    }
+
+    /// Bytes per pixel (4 for every supported format).
+    public var bytesPerPixel: Int { 4 }
+
+    /// The name.
+    public var description: String { name }
+}
+
+/// The size and layout of the frames an output renders.
+public struct FrameFormat: Sendable, Hashable, CustomStringConvertible {
+    /// Sizes accepted in each dimension. mpv scales the video to fit, keeping its aspect ratio
+    /// (black bars fill the rest).
+    public static let sizeRange: ClosedRange<Int> = 1...8192
+    /// Rows start at multiples of this many bytes, and buffers too (mpv's fast path needs 64).
+    public static let alignment = 64
+
+    /// Width in pixels.
+    public let width: Int
+    /// Height in pixels.
+    public let height: Int
+    /// The pixel layout.
+    public let pixelFormat: PixelFormat
+
+    /// A format; checks the size.
+    /// - Throws: ``FrameOutputError/invalidSize(width:height:)`` naming the size.
+    public init(width: Int, height: Int, pixelFormat: PixelFormat = .rgb0) throws(FrameOutputError) {
+        guard Self.sizeRange.contains(width), Self.sizeRange.contains(height) else {
+            throw .invalidSize(width: width, height: height)
+        }
+        self.width = width
+        self.height = height
+        self.pixelFormat = pixelFormat
+    }
+
+    /// Bytes from one row to the next: a row of pixels rounded up to ``alignment``.
+    public var stride: Int {
+        let row = width * pixelFormat.bytesPerPixel
+        return (row + Self.alignment - 1) / Self.alignment * Self.alignment
+    }
+
+    /// Bytes of one frame (`stride * height`).
+    public var byteCount: Int { stride * height }
+
+    /// "640x360 rgb0".
+    public var description: String { "\(width)x\(height) \(pixelFormat)" }
+}
+
+/// How a ``FrameOutput`` hands out frames.
+public enum FrameDelivery: Sendable, Hashable, CustomStringConvertible {
+    /// A thread PlayerKit owns renders every new frame as mpv makes it due, into buffers of a
+    /// reused pool; read them from ``FrameOutput/frames`` or take the newest with
+    /// ``FrameOutput/latestFrame``.
+    case stream
+    /// The app's display loop renders when it wants a frame, with
+    /// ``FrameOutput/renderIfDue(into:stride:)`` or ``FrameOutput/nextFrameIfDue()``; no
+    /// thread of PlayerKit's renders. mpv paces video to these calls.
+    case pull
+
+    /// "stream" or "pull".
+    public var description: String { self == .stream ? "stream" : "pull" }
+}
+
+/// What is known about one rendered frame.
+public struct FrameInfo: Sendable, Hashable {
+    /// The player the frame came from.
+    public let playerID: PlayerID
+    /// The frame's size and layout.
+    public let format: FrameFormat
+    /// Bytes from one row to the next in the memory the frame was rendered into.
+    public let stride: Int
+    /// The frame's position in the media, in seconds (mpv's playback position when the frame
+    /// was rendered); nil before the first position is known.
+    public let videoTime: Double?
+    /// 1 for the output's first rendered frame, then +1 per rendered frame (repeats of a frame,
+    /// such as redraws while paused, are rendered frames too).
+    public let sequenceNumber: UInt64
+    /// Frames rendered since the previous frame this consumer received that it never saw (a
+    /// slow reader of ``FrameOutput/frames`` gets the newest frame and this count, never an
+    /// ever-growing queue).
+    public let framesMissed: UInt64
+    /// Whether mpv rendered a new video frame (false for a redraw of the last one).
+    public let isNewFrame: Bool
+    /// When the frame was rendered (monotonic).
+    public let renderedAt: ContinuousClock.Instant
+}
+
+/// Red, green and blue of one pixel.
+public struct RGBColor: Sendable, Hashable, CustomStringConvertible {
+    /// Components, 0...255.
+    public var red: UInt8, green: UInt8, blue: UInt8
+
+    /// A colour.
+    public init(red: UInt8, green: UInt8, blue: UInt8) {
+        self.red = red
+        self.green = green
+        self.blue = blue
+    }
+
+    /// The largest difference of one component between the two colours.
+    public func distance(to other: RGBColor) -> Int {
+        max(abs(Int(red) - Int(other.red)), abs(Int(green) - Int(other.green)), abs(Int(blue) - Int(other.blue)))
+    }
+
+    /// "rgb(255, 0, 0)".
+    public var description: String { "rgb(\(red), \(green), \(blue))" }
+}
+
+/// One software-rendered frame: its ``info`` and its pixels, which the app owns for as long
+/// as it keeps the value (the memory goes back to the output's pool when the last copy goes).
+///
+/// **Threading.** Immutable and `Sendable`: read it from any thread.
+public struct VideoFrame: Sendable {
+    /// Size, layout, times and counters.
+    public let info: FrameInfo
+    let buffer: FrameBuffer
+
+    init(info: FrameInfo, buffer: FrameBuffer) {
+        self.info = info
+        self.buffer = buffer
+    }
+
+    /// The player the frame came from.
+    public var playerID: PlayerID { info.playerID }
+    /// Width in pixels.
+    public var width: Int { info.format.width }
+    /// Height in pixels.
+    public var height: Int { info.format.height }
+    /// Bytes from one row to the next (a multiple of 64).
+    public var stride: Int { info.stride }
+    /// The pixel layout.
+    public var pixelFormat: PixelFormat { info.format.pixelFormat }
+    /// The frame's position in the media, in seconds.
+    public var videoTime: Double? { info.videoTime }
+    /// See ``FrameInfo/sequenceNumber``.
+    public var sequenceNumber: UInt64 { info.sequenceNumber }
+
+    /// Calls `body` with the frame's bytes (`stride * height`, 64-byte aligned). The pointer
+    /// is valid only inside `body`.
+    public func withUnsafeBytes<Result, Failure: Error>(
+        _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try body(UnsafeRawBufferPointer(start: buffer.pointer, count: info.format.byteCount))
+    }
+
+    /// The colour of the pixel at (`x`, `y`), from the top-left corner; nil outside the frame.
+    public func color(x: Int, y: Int) -> RGBColor? {
+        guard (0..<width).contains(x), (0..<height).contains(y) else { return nil }
+        let format = pixelFormat
+        let base = buffer.pointer.advanced(by: y * stride + x * format.bytesPerPixel)
+        return RGBColor(
+            red: base.load(fromByteOffset: format.redOffset, as: UInt8.self),
+            green: base.load(fromByteOffset: format.greenOffset, as: UInt8.self),
+            blue: base.load(fromByteOffset: format.blueOffset, as: UInt8.self))
+    }
+
+    /// The mean colour of a rectangle (clipped to the frame); nil when nothing is left.
+    public func averageColor(x: Int, y: Int, width: Int, height: Int) -> RGBColor? {
+        let columns = max(0, x)..<min(self.width, x + width)
+        let rows = max(0, y)..<min(self.height, y + height)
+        guard !columns.isEmpty, !rows.isEmpty else { return nil }
+        var sums = (0, 0, 0)
+        for row in rows {
+            for column in columns {
+                guard let pixel = color(x: column, y: row) else { continue }
+                sums.0 += Int(pixel.red)
+                sums.1 += Int(pixel.green)
+                sums.2 += Int(pixel.blue)
+            }
+        }
+        let count = columns.count * rows.count
+        return RGBColor(red: UInt8(sums.0 / count), green: UInt8(sums.1 / count), blue: UInt8(sums.2 / count))
+    }
+
+    /// A copy of the pixels, row by row without padding (`width * 4` bytes a row).
+    public var packedBytes: [UInt8] {
+        let row = width * pixelFormat.bytesPerPixel
+        var bytes = [UInt8](repeating: 0, count: row * height)
+        bytes.withUnsafeMutableBytes { destination in
+            for line in 0..<height {
+                destination.baseAddress!.advanced(by: line * row)
+                    .copyMemory(from: buffer.pointer.advanced(by: line * stride), byteCount: row)
+            }
+        }
+        return bytes
+    }
+}
+
+/// 64-byte aligned memory for one frame; goes back to its pool when released.
+final class FrameBuffer: @unchecked Sendable {
+    // @unchecked: written only by the renderer before the frame is published, read-only after.
+    let pointer: UnsafeMutableRawPointer
+    let byteCount: Int
+    private let pool: FrameBufferPool?
+
+    init(pointer: UnsafeMutableRawPointer, byteCount: Int, pool: FrameBufferPool?) {
+        self.pointer = pointer
+        self.byteCount = byteCount
+        self.pool = pool
+    }
+
+    /// New zeroed memory.
+    convenience init(byteCount: Int, pool: FrameBufferPool?) {
+        let pointer = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: FrameFormat.alignment)
+        pointer.initializeMemory(as: UInt8.self, repeating: 0, count: byteCount)
+        self.init(pointer: pointer, byteCount: byteCount, pool: pool)
+    }
+
+    deinit {
+        if let pool, pool.takeBack(pointer, byteCount: byteCount) { return }
+        pointer.deallocate()
+    }
+}
+
+/// Reuses frame memory: a released buffer's memory is kept (up to `spareLimit` of them) and
+/// handed out again, so steady rendering allocates nothing.
+final class FrameBufferPool: Sendable {
+    private let spares = Locked<[UnsafeMutableRawPointerBox]>([])
+    private let spareLimit: Int
+    let byteCount: Int
+    /// How many buffers were ever allocated (for tests and statistics).
+    let allocations = Locked<Int>(0)
+
+    struct UnsafeMutableRawPointerBox: @unchecked Sendable { let pointer: UnsafeMutableRawPointer }
+
+    init(byteCount: Int, spareLimit: Int = 3) {
+        self.byteCount = byteCount
+        self.spareLimit = spareLimit
+    }
+
+    deinit {
+        for spare in spares.withLock({ $0 }) { spare.pointer.deallocate() }
+    }
+
+    /// A buffer: reused memory when there is some, else new.
+    func take() -> FrameBuffer {
+        if let spare = spares.withLock({ $0.popLast() }) {
+            return FrameBuffer(pointer: spare.pointer, byteCount: byteCount, pool: self)
+        }
+        allocations.withLock { $0 += 1 }
+        return FrameBuffer(byteCount: byteCount, pool: self)
+    }
+
+    /// Keeps released memory for reuse; false when the pool is full (the caller frees it).
+    func takeBack(_ pointer: UnsafeMutableRawPointer, byteCount: Int) -> Bool {
+        guard byteCount == self.byteCount else { return false }
+        return spares.withLock { spares in
+            guard spares.count < spareLimit else { return false }
+            spares.append(UnsafeMutableRawPointerBox(pointer: pointer))
+            return true
+        }
+    }
+}

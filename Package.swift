@@ -38,6 +38,7 @@ let package = Package(
         .executable(name: "background-loop", targets: ["BackgroundLoop"]),
         .executable(name: "ab-compare", targets: ["ABCompare"]),
         .executable(name: "feed", targets: ["Feed"]),
+        .executable(name: "mosaic", targets: ["Mosaic"]),
         .executable(name: "playerkit-bench", targets: ["PlayerKitBench"]),
     ],
     dependencies: [
@@ -151,6 +152,19 @@ let package = Package(
             exclude: ["README.md"],
             swiftSettings: strictSettings
         ),
+        // What the OpenGL examples host players in (an app's own toolkit, not PlayerKit's):
+        // SDL2, EGL and OpenGL from Debian (libsdl2-dev, libegl-dev, libopengl-dev).
+        .systemLibrary(name: "CGLHost", path: "Examples/CGLHost"),
+        .executableTarget(
+            name: "Mosaic",
+            dependencies: [
+                "PlayerKit", "ExampleSupport", "CGLHost",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/Mosaic",
+            exclude: ["README.md"],
+            swiftSettings: strictSettings
+        ),
         // Benchmarks: PlayerKit's side; Benchmarks/run.py runs it next to plain C and python-mpv.
         .executableTarget(
             name: "PlayerKitBench",
@@ -171,7 +185,7 @@ let package = Package(
         .testTarget(
             name: "PlayerKitTests",
             dependencies: [
-                "PlayerKit", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare", "Feed",
+                "PlayerKit", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare", "Feed", "Mosaic",
                 "PumpRuleProbe",
             ],
             swiftSettings: strictSettings

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing PlayerKit needs on a fresh Debian or Ubuntu machine:
-# libmpv-dev (headers and library), and Xvfb with x11-utils for the window tests, when missing. Swift itself is expected at
+# libmpv-dev (headers and library), Xvfb with x11-utils and x11-apps (xwd) for the window tests, and
+# SDL2, EGL, OpenGL and Mesa's software drivers for the OpenGL examples and tests, when missing. Swift itself is expected at
 # /opt/swift or on PATH (https://www.swift.org/install/linux/).
 set -euo pipefail
 
@@ -15,6 +16,15 @@ command -v pkg-config >/dev/null || missing+=(pkg-config)
 # Real X11 windows for the window tests: a virtual X server and xwininfo.
 command -v Xvfb >/dev/null || missing+=(xvfb)
 command -v xwininfo >/dev/null || missing+=(x11-utils)
+command -v xwd >/dev/null || missing+=(x11-apps)
+# Frames the app draws: the mosaic example's host (SDL2 window or EGL offscreen) and real
+# OpenGL from Mesa (llvmpipe) under Xvfb or without any display.
+[ -f /usr/include/SDL2/SDL.h ] || missing+=(libsdl2-dev)
+[ -f /usr/include/EGL/egl.h ] || missing+=(libegl-dev)
+ls /usr/lib/*/libOpenGL.so >/dev/null 2>&1 || missing+=(libopengl-dev)
+ls /usr/lib/*/dri/swrast_dri.so >/dev/null 2>&1 || missing+=(libgl1-mesa-dri)
+ls /usr/lib/*/libEGL_mesa.so.0 >/dev/null 2>&1 || missing+=(libegl-mesa0)
+ls /usr/lib/*/libGLX_mesa.so.0 >/dev/null 2>&1 || missing+=(libglx-mesa0)
 # For the benchmarks (--bench): a C compiler, ffmpeg for the 720p clip, and venv for python-mpv.
 if [ "${1:-}" = "--bench" ]; then
   command -v cc >/dev/null || missing+=(gcc)

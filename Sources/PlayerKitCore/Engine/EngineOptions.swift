@@ -24,6 +24,9 @@ extension PlayerConfiguration {
         case .frames:
             // mpv's render API: video goes to the render context the app attaches.
             options.append(("vo", "libmpv"))
+            // Without hardware decoding no GPU interop is needed; probing for it only prints
+            // loader noise (libcuda) to standard error.
+            if !hardwareDecoding { options.append(("gpu-hwdec-interop", "no")) }
         case .embedded(let windowID):
             if let videoDriver { options.append(("vo", videoDriver)) }
             options.append(("wid", String(windowID)))

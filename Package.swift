@@ -15,8 +15,8 @@ let strictSettings: [SwiftSetting] = [
 ///     CMPV (C)            PlayerKitSupport (leaf: helpers, imports nothing of PlayerKit)
 ///        \                 /
 ///         PlayerKitCore    (engine, Player, events, bus, delegate; only its Engine imports CMPV)
-///        /      |      \        \
-///   Display  Resources  Sync     Feed (-> Resources)      (features: the core's public API only)
+///        /      |      \        \          \
+///   Display  Resources  Sync     Feed (-> Resources)  Sequencer   (features: the core's public API only)
 ///        \      |      /        /
 ///         PlayerKit        (umbrella: re-exports all of them)
 let featureDependencies: [Target.Dependency] = ["PlayerKitCore", "PlayerKitSupport"]
@@ -32,6 +32,7 @@ let package = Package(
         .library(name: "PlayerKitResources", targets: ["PlayerKitResources"]),
         .library(name: "PlayerKitSync", targets: ["PlayerKitSync"]),
         .library(name: "PlayerKitFeed", targets: ["PlayerKitFeed"]),
+        .library(name: "PlayerKitSequencer", targets: ["PlayerKitSequencer"]),
         .executable(name: "two-players", targets: ["TwoPlayers"]),
         .executable(name: "player-monitor", targets: ["PlayerMonitor"]),
         .executable(name: "fullscreen-policy", targets: ["FullscreenPolicy"]),
@@ -39,6 +40,7 @@ let package = Package(
         .executable(name: "ab-compare", targets: ["ABCompare"]),
         .executable(name: "feed", targets: ["Feed"]),
         .executable(name: "mosaic", targets: ["Mosaic"]),
+        .executable(name: "sequencer", targets: ["Sequencer"]),
         .executable(name: "playerkit-bench", targets: ["PlayerKitBench"]),
     ],
     dependencies: [
@@ -77,11 +79,17 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(name: "PlayerKitFeed", dependencies: featureDependencies + ["PlayerKitResources"], swiftSettings: strictSettings),
+        .target(
+            name: "PlayerKitSequencer",
+            dependencies: featureDependencies + [.product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings
+        ),
         // The umbrella: `import PlayerKit` keeps working for apps.
         .target(
             name: "PlayerKit",
             dependencies: [
                 "PlayerKitSupport", "PlayerKitCore", "PlayerKitDisplay", "PlayerKitResources", "PlayerKitSync", "PlayerKitFeed",
+                "PlayerKitSequencer",
             ],
             swiftSettings: strictSettings
         ),
@@ -165,6 +173,16 @@ let package = Package(
             exclude: ["README.md"],
             swiftSettings: strictSettings
         ),
+        .executableTarget(
+            name: "Sequencer",
+            dependencies: [
+                "PlayerKit", "ExampleSupport", "CGLHost",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/Sequencer",
+            exclude: ["README.md"],
+            swiftSettings: strictSettings
+        ),
         // Benchmarks: PlayerKit's side; Benchmarks/run.py runs it next to plain C and python-mpv.
         .executableTarget(
             name: "PlayerKitBench",
@@ -185,7 +203,7 @@ let package = Package(
         .testTarget(
             name: "PlayerKitTests",
             dependencies: [
-                "PlayerKit", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare", "Feed", "Mosaic",
+                "PlayerKit", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare", "Feed", "Mosaic", "Sequencer",
                 "PumpRuleProbe",
             ],
             swiftSettings: strictSettings

@@ -34,7 +34,7 @@ check_imports() {
 }
 system="Foundation Dispatch Glibc Synchronization DequeModule Logging"
 check_imports Sources/PlayerKitSupport "Foundation Dispatch Glibc Darwin Synchronization"
-for feature in Display Resources Sync; do
+for feature in Display Resources Sync Sequencer; do
   check_imports "Sources/PlayerKit$feature" "$system PlayerKitCore PlayerKitSupport"
 done
 check_imports Sources/PlayerKitFeed "$system PlayerKitCore PlayerKitSupport PlayerKitResources"

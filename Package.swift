@@ -187,7 +187,7 @@ let package = Package(
         .executableTarget(
             name: "PlayerKitBench",
             dependencies: [
-                "PlayerKit", "ExampleSupport",
+                "PlayerKit", "ExampleSupport", "CGLHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Benchmarks/PlayerKitBench",

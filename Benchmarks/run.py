@@ -47,6 +47,8 @@ class Tools:
         self.c_workloads = os.path.join(WORK, "workloads")
         run(["cc", "-O2", "-o", self.c_roundtrip, os.path.join(ROOT, "Benchmarks", "c", "roundtrip.c"), "-lmpv"])
         run(["cc", "-O2", "-o", self.c_workloads, os.path.join(ROOT, "Benchmarks", "c", "workloads.c"), "-lmpv", "-lpthread", "-lm"])
+        self.c_frames = os.path.join(WORK, "frames")
+        run(["cc", "-O2", "-o", self.c_frames, os.path.join(ROOT, "Benchmarks", "c", "frames.c"), "-lmpv", "-lpthread", "-lEGL", "-lOpenGL"])
         self.python = None
         try:
             venv = os.path.join(WORK, "venv")
@@ -244,6 +246,25 @@ def measure(tools, quick):
     for key in ("decision_p50_ms", "decision_p99_ms", "playing_p50_ms"):
         record(f"autoplay_{key}", {"playerkit": autoplay[key]})
 
+    # Frames the app draws: software frames (720p bgr0) and OpenGL into an FBO (Mesa's llvmpipe,
+    # EGL without a surface), 1 and 4 looping 720p30 players, counted over 30 s (5 s quick).
+    # python-mpv has no column: its render API wrapper knows no software-renderer parameters
+    # (sw_size, sw_format, ...), and its OpenGL path needs a GL binding it does not ship.
+    frame_seconds = 5 if quick else 30
+    for mode in ("sw", "gl"):
+        for players in (1, 4):
+            results = {}
+            for implementation in ("c", "playerkit"):
+                log(f"frames, {mode}, {players} player(s): {implementation}")
+                if implementation == "c":
+                    command = [tools.c_frames, mode, str(players), str(frame_seconds), "1280", "720", tools.clip]
+                else:
+                    command = [tools.swift, "frames", "--mode", mode, "--players", str(players), "--seconds", str(frame_seconds),
+                               "--width", "1280", "--height", "720", "--media", tools.clip]
+                results[implementation] = json.loads(run(command).strip().splitlines()[-1])
+            for key in ("frames_per_second_per_player", "cpu_ms_per_frame", "late", "missing") + (("render_ms",) if mode == "gl" else ()):
+                record(f"frames_{mode}_{key}_n{players}", {i: r[key] for i, r in results.items()})
+
     for subscribers in (1, 10, 100):
         events_count = (100_000 if subscribers == 1 else 1_000_000 // subscribers * 5) // (5 if quick else 1)
         for label, extra in (("queue", []), ("immediate", ["--immediate"])):
@@ -339,6 +360,15 @@ LABELS = [
     ("sync_group_p50_ms", "drift between 2 players in a SyncGroup, p50 (ms)", "{:.1f}"),
     ("sync_group_p99_ms", "drift between 2 players in a SyncGroup, p99 (ms)", "{:.1f}"),
     ("sync_group_max_ms", "drift between 2 players in a SyncGroup, max (ms)", "{:.1f}"),
+    ("frames_sw_frames_per_second_per_player_n", "software frames 720p bgr0: frames per second per player, {}", "{:.1f}"),
+    ("frames_sw_cpu_ms_per_frame_n", "software frames 720p: CPU ms per frame (whole process), {}", "{:.2f}"),
+    ("frames_sw_late_n", "software frames 720p: late frames (>1.5 intervals) over the run, {}", "{:.0f}"),
+    ("frames_sw_missing_n", "software frames 720p: frames missing (30/s expected) over the run, {}", "{:.0f}"),
+    ("frames_gl_frames_per_second_per_player_n", "OpenGL into an FBO, 720p, Mesa llvmpipe: frames per second per player, {}", "{:.1f}"),
+    ("frames_gl_cpu_ms_per_frame_n", "OpenGL 720p: CPU ms per frame (whole process), {}", "{:.2f}"),
+    ("frames_gl_render_ms_n", "OpenGL 720p: ms per render (render + glFinish), {}", "{:.2f}"),
+    ("frames_gl_late_n", "OpenGL 720p: late frames (>1.5 intervals) over the run, {}", "{:.0f}"),
+    ("frames_gl_missing_n", "OpenGL 720p: frames missing (30/s expected) over the run, {}", "{:.0f}"),
     ("autoplay_decision_p50_ms", "autoplay: scrolling settled -> decision, p50 (ms)", "{:.2f}"),
     ("autoplay_decision_p99_ms", "autoplay: scrolling settled -> decision, p99 (ms)", "{:.2f}"),
     ("autoplay_playing_p50_ms", "autoplay: scrolling settled -> item playing, p50 (ms)", "{:.1f}"),

@@ -97,9 +97,11 @@ struct FrameOutputTests {
         defer { Task { await player.shutdown() } }
         let output = try player.makeFrameOutput(FrameFormat(width: 64, height: 48))
         _ = try await player.load(MediaSource(Self.quadrants))
-        // A reader on a busy machine may miss frames (it gets the newest): ten are enough.
+        // A reader on a busy machine (the whole suite runs on two cores) may miss frames: it
+        // gets the newest. Whatever it got must be in order; the renderer itself rendered them all.
         let forward = await Self.collect(output, count: 30, timeout: .seconds(8)).filter(\.info.isNewFrame)
-        try #require(forward.count >= 10)
+        try #require(forward.count >= 3)
+        #expect(output.renderedFrameCount >= 30, "rendered \(output.renderedFrameCount)")
         let times = forward.compactMap(\.videoTime)
         #expect(times.count == forward.count)
         #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "times \(times)")
@@ -114,7 +116,8 @@ struct FrameOutputTests {
         try reverse.setPlaybackDirection(.backward)
         _ = try await reverse.load(MediaSource(Self.quadrants))
         let backward = await Self.collect(reverseOutput, count: 30, timeout: .seconds(8)).filter(\.info.isNewFrame)
-        try #require(backward.count >= 10)
+        try #require(backward.count >= 3)
+        #expect(reverseOutput.renderedFrameCount >= 30, "rendered \(reverseOutput.renderedFrameCount)")
         let backTimes = backward.compactMap(\.videoTime)
         #expect(backTimes.count == backward.count)
         #expect(zip(backTimes, backTimes.dropFirst()).allSatisfy { $0 > $1 }, "times \(backTimes)")
@@ -204,12 +207,18 @@ struct FrameOutputTests {
         defer { Task { await streamOutputPlayer.shutdown() } }
         let streamOutput = try streamOutputPlayer.makeFrameOutput(format)
         #expect(throws: FrameOutputError.wrongDelivery(expected: .pull, actual: .stream)) { try streamOutput.nextFrameIfDue() }
-        // Paused and shown: nothing new is due until something changes.
+        // Paused: once the paused picture is drawn, no new video frame is due any more (mpv may
+        // still ask for redraws of the same one).
         try player.pause()
-        _ = try? output.nextFrameIfDue()
-        try await Task.sleep(for: .milliseconds(100))
-        _ = try? output.nextFrameIfDue()
-        #expect(try output.nextFrameIfDue() == nil)
+        #expect(await eventually { player.isPaused })
+        for _ in 0..<20 {
+            _ = try output.nextFrameIfDue()
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        for _ in 0..<10 {
+            if let frame = try output.nextFrameIfDue() { #expect(!frame.info.isNewFrame) }
+            try await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     @Test("bad input gets typed errors naming it, and the player stays usable")

@@ -248,22 +248,29 @@ def measure(tools, quick):
 
     # Frames the app draws: software frames (720p bgr0) and OpenGL into an FBO (Mesa's llvmpipe,
     # EGL without a surface), 1 and 4 looping 720p30 players, counted over 30 s (5 s quick).
-    # python-mpv has no column: its render API wrapper knows no software-renderer parameters
-    # (sw_size, sw_format, ...), and its OpenGL path needs a GL binding it does not ship.
+    # python-mpv has no software column: its render API wrapper knows no software-renderer
+    # parameters (MpvRenderParam.TYPES stops at drm_display_v2, id 16); its OpenGL column is
+    # Benchmarks/python/frames.py (python-mpv's MpvRenderContext, EGL and GL through ctypes).
     frame_seconds = 5 if quick else 30
     for mode in ("sw", "gl"):
         for players in (1, 4):
             results = {}
-            for implementation in ("c", "playerkit"):
+            for implementation in IMPLEMENTATIONS:
+                if implementation == "python_mpv" and (mode == "sw" or not tools.python):
+                    results[implementation] = None
+                    continue
                 log(f"frames, {mode}, {players} player(s): {implementation}")
                 if implementation == "c":
                     command = [tools.c_frames, mode, str(players), str(frame_seconds), "1280", "720", tools.clip]
+                elif implementation == "python_mpv":
+                    command = [tools.python, os.path.join(ROOT, "Benchmarks", "python", "frames.py"), mode, str(players),
+                               str(frame_seconds), "1280", "720", tools.clip]
                 else:
                     command = [tools.swift, "frames", "--mode", mode, "--players", str(players), "--seconds", str(frame_seconds),
                                "--width", "1280", "--height", "720", "--media", tools.clip]
                 results[implementation] = json.loads(run(command).strip().splitlines()[-1])
             for key in ("frames_per_second_per_player", "cpu_ms_per_frame", "late", "missing") + (("render_ms",) if mode == "gl" else ()):
-                record(f"frames_{mode}_{key}_n{players}", {i: r[key] for i, r in results.items()})
+                record(f"frames_{mode}_{key}_n{players}", {i: r and r[key] for i, r in results.items()})
 
     for subscribers in (1, 10, 100):
         events_count = (100_000 if subscribers == 1 else 1_000_000 // subscribers * 5) // (5 if quick else 1)

@@ -15,7 +15,7 @@ struct Mosaic: AsyncParsableCommand {
         commandName: "mosaic",
         abstract: "Draw four PlayerKit players into one OpenGL window of the app's own, as a 2x2 grid.")
 
-    @Option(help: "Stop after this many seconds.")
+    @Option(help: "Stop this many seconds after the clips are loaded.")
     var seconds: Double = 6
 
     @Flag(help: "Print one JSON object per line: every event with its player's ID, then a summary.")
@@ -197,9 +197,10 @@ final class MosaicApp {
         }
     }
 
-    /// Draws whenever a player has a frame, until `--seconds` have passed or the window closes.
+    /// Draws whenever a player has a frame, for `--seconds` from when the clips are loaded, or
+    /// until the window closes.
     func drawUntilDeadline() throws {
-        let deadline = options.start + .milliseconds(Int(options.seconds * 1000))
+        let deadline = ContinuousClock.now + .milliseconds(Int(options.seconds * 1000))
         while ContinuousClock.now < deadline {
             if host.waitForWork(timeoutMilliseconds: 10) == .quit { break }
             guard renderers.contains(where: \.needsRedraw) else { continue }

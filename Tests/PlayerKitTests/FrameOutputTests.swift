@@ -175,11 +175,13 @@ struct FrameOutputTests {
             #expect(throws: FrameOutputError.playerShutDown(id)) { try Self.pullFrom(output) }
             endedOutputs.append(output)
         }
-        // Each sequence ended (at most the one frame it buffered is left), and a frame the
+        // Each sequence ended, and a frame the
         // app keeps stays readable after its player went.
         for output in endedOutputs {
-            let rest = await Self.collectOrTimeOut(output, count: 2, timeout: .seconds(10))
-            #expect(rest != nil && rest!.count <= 1)
+            // (A frame rendered just before the renderer was freed may still come after the
+            // one buffered: at most those two, then the end.)
+            let rest = await Self.collectOrTimeOut(output, count: 3, timeout: .seconds(10))
+            #expect(rest != nil && rest!.count <= 2)
             if let frame = rest?.first { #expect(frame.color(x: 10, y: 10) != nil) }
         }
     }

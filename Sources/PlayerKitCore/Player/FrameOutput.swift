@@ -151,8 +151,9 @@ final class SoftwareRenderer: @unchecked Sendable {
     private var closing = false
     private let positionObservation: PositionObservation
     private static let logger = Logger(label: "PlayerKit.frames")
-    /// How long a render thread waits for the position of a new frame before using the last one.
-    private static let positionWait: Duration = .milliseconds(20)
+    /// How long a render thread waits for the position of a new frame before using the last one
+    /// (a little over a frame at 30 fps; mpv renders ahead of display time by up to 50 ms).
+    private static let positionWait: Duration = .milliseconds(40)
 
     struct Counters: Sendable {
         var rendered: UInt64 = 0

@@ -107,8 +107,10 @@ public struct FrameInfo: Sendable, Hashable {
     public let format: FrameFormat
     /// Bytes from one row to the next in the memory the frame was rendered into.
     public let stride: Int
-    /// The frame's position in the media, in seconds (mpv's playback position when the frame
-    /// was rendered); nil before the first position is known.
+    /// The frame's position in the media, in seconds: the playback position the event pump saw
+    /// for this frame (the render thread waits up to 40 ms for it). On a machine so busy that
+    /// the position comes later than that, a frame carries the previous frame's time. Nil before
+    /// the first position is known.
     public let videoTime: Double?
     /// 1 for the output's first rendered frame, then +1 per rendered frame (repeats of a frame,
     /// such as redraws while paused, are rendered frames too).

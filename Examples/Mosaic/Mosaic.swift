@@ -55,6 +55,7 @@ struct Mosaic: AsyncParsableCommand {
         // The bus prints every event of the four, by ID, on one queue (lines never interleave).
         // Subscribed by ID before the players exist, so it hears each one's `created` too.
         let ids = (1...4).map { PlayerID(stringLiteral: "tile-\($0)") }
+        let shutDowns = Tally()
         let subscription = PlayerEventBus.shared.subscribe(
             to: .players(Set(ids)), delivery: .queue(DispatchQueue(label: "mosaic.events"))
         ) { record in
@@ -64,6 +65,7 @@ struct Mosaic: AsyncParsableCommand {
             } else {
                 ExampleSupport.printLine(String(format: "%8.3f  %@  %@", t, record.playerID.rawValue, record.event.description))
             }
+            if record.event == .shutDown { shutDowns.increment() }
         }
 
         // Four players with those IDs; video goes to the renderer the app attaches.
@@ -104,6 +106,8 @@ struct Mosaic: AsyncParsableCommand {
             }
         }
         for player in players { await player.shutdown() }
+        // Every player's last event, printed, before the program ends.
+        await shutDowns.wait(for: players.count)
         subscription.cancel()
         if let failure {
             FileHandle.standardError.write(Data("mosaic: \(failure)\n".utf8))

@@ -118,7 +118,7 @@ struct FrameOutputTests {
         let output = try player.makeFrameOutput(FrameFormat(width: 64, height: 48))
         _ = try await player.load(MediaSource(Self.quadrants))
         let forward = try await Self.sample(output, count: 30, timeout: .seconds(10)).filter(\.info.isNewFrame)
-        try #require(forward.count >= 15)
+        try #require(forward.count >= 5)
         let times = forward.compactMap(\.videoTime)
         #expect(times.count == forward.count)
         // Rising; on a machine so busy that a position report comes later than the renderer
@@ -136,7 +136,7 @@ struct FrameOutputTests {
         try reverse.setPlaybackDirection(.backward)
         _ = try await reverse.load(MediaSource(Self.quadrants))
         let backward = try await Self.sample(reverseOutput, count: 30, timeout: .seconds(10)).filter(\.info.isNewFrame)
-        try #require(backward.count >= 15)
+        try #require(backward.count >= 5)
         let backTimes = backward.compactMap(\.videoTime)
         #expect(backTimes.count == backward.count)
         #expect(zip(backTimes, backTimes.dropFirst()).allSatisfy { $0 >= $1 } && backTimes.last! < backTimes.first!, "times \(backTimes)")

@@ -47,12 +47,18 @@ struct FrameOutputTests {
     /// Distinct frames as the renderer produces them (its `latestFrame`), sampled by a thread of
     /// the test's own every millisecond: unlike a task reading `frames`, this does not depend on
     /// Swift's cooperative pool, which the rest of the suite keeps busy on two cores.
-    static func sample(_ output: FrameOutput, count: Int, timeout: Duration = .seconds(20)) async throws -> [VideoFrame] {
+    static func sample(
+        _ output: FrameOutput, count: Int, timeout: Duration = .seconds(20), newFramesOnly: Bool = false
+    ) async throws -> [VideoFrame] {
         try await offPool {
             var frames: [VideoFrame] = []
+            var lastSeen: UInt64?
             let deadline = ContinuousClock.now + timeout
             while frames.count < count, ContinuousClock.now < deadline {
-                if let frame = output.latestFrame, frame.sequenceNumber != frames.last?.sequenceNumber { frames.append(frame) }
+                if let frame = output.latestFrame, frame.sequenceNumber != lastSeen {
+                    lastSeen = frame.sequenceNumber
+                    if !newFramesOnly || frame.info.isNewFrame { frames.append(frame) }
+                }
                 Thread.sleep(forTimeInterval: 0.001)
             }
             return frames
@@ -117,8 +123,9 @@ struct FrameOutputTests {
         defer { Task { await player.shutdown() } }
         let output = try player.makeFrameOutput(FrameFormat(width: 64, height: 48))
         _ = try await player.load(MediaSource(Self.quadrants))
-        let forward = try await Self.sample(output, count: 30, timeout: .seconds(10)).filter(\.info.isNewFrame)
-        try #require(forward.count >= 5)
+        // New frames only: on a busy machine mpv also redraws the current frame now and then.
+        let forward = try await Self.sample(output, count: 30, timeout: .seconds(10), newFramesOnly: true)
+        try #require(forward.count >= 15)
         let times = forward.compactMap(\.videoTime)
         #expect(times.count == forward.count)
         // Rising; on a machine so busy that a position report comes later than the renderer
@@ -135,8 +142,8 @@ struct FrameOutputTests {
         let reverseOutput = try reverse.makeFrameOutput(FrameFormat(width: 64, height: 48))
         try reverse.setPlaybackDirection(.backward)
         _ = try await reverse.load(MediaSource(Self.quadrants))
-        let backward = try await Self.sample(reverseOutput, count: 30, timeout: .seconds(10)).filter(\.info.isNewFrame)
-        try #require(backward.count >= 5)
+        let backward = try await Self.sample(reverseOutput, count: 30, timeout: .seconds(10), newFramesOnly: true)
+        try #require(backward.count >= 15)
         let backTimes = backward.compactMap(\.videoTime)
         #expect(backTimes.count == backward.count)
         #expect(zip(backTimes, backTimes.dropFirst()).allSatisfy { $0 >= $1 } && backTimes.last! < backTimes.first!, "times \(backTimes)")

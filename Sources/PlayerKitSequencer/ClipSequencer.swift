@@ -454,11 +454,8 @@ public final class ClipSequencer: Sendable {
             try player.setPlaybackDirection(clip.isStill ? .forward : clip.direction)
             try player.setFlip(clip.flip)
             let info = try await player.preload(clip.source)
-            // Wait (briefly) until the first frame is rendered into the output.
-            let deadline = ContinuousClock.now + .seconds(5)
-            while output.latestFrame == nil, ContinuousClock.now < deadline {
-                try? await Task.sleep(for: .milliseconds(2))
-            }
+            // The first frame is shown; wait until it is rendered into the output too.
+            if output.latestFrame == nil { await Self.firstFrame(of: output, timeout: .seconds(5)) }
             queue.sync {
                 state.withLock { state in
                     guard state.slots[index].generation == generation else { return }
@@ -476,6 +473,19 @@ public final class ClipSequencer: Sendable {
                 }
             }
             if throwing { throw error }
+        }
+    }
+
+    /// Returns when `output` rendered its first frame (the sequencer's outputs have no other
+    /// reader of `frames`), or after `timeout`.
+    private static func firstFrame(of output: FrameOutput, timeout: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await _ in output.frames { break }
+            }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
         }
     }
 

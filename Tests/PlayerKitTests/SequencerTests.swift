@@ -86,4 +86,34 @@ struct SequencerTests {
         await broken.shutdown()
         await sequencer.shutdown()
     }
+
+    @Test("the sequencer example draws its frames into its own SDL window under Xvfb (a screenshot shows the first clip)")
+    func exampleWindow() async throws {
+        let display = try await VirtualDisplay.start(size: "1024x768")
+        defer { display.stop() }
+        let (process, output) = try ChildProcess.start(
+            ChildProcess.example("sequencer"), ["--json", "--seconds", "4"], environment: display.environment)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let reader = JSONLineReader(output)
+        // Wait until the first clip (orange, at 2x) has been shown for a while.
+        var shown = false
+        while let line = await reader.next() {
+            if line["event"] as? String == "frame", line["clip"] as? String == "clip-1", (line["outputTime"] as? Double ?? 0) >= 0.3 {
+                shown = true
+                break
+            }
+        }
+        #expect(shown)
+        let shot = FileManager.default.temporaryDirectory.appendingPathComponent("sequencer-\(UUID().uuidString).xwd")
+        defer { try? FileManager.default.removeItem(at: shot) }
+        try await display.runAsync("xwd", ["-root", "-silent", "-out", shot.path])
+        let image = try XWDImage(contentsOf: shot)
+        // The window (640x480 at the top-left corner) shows the 320x240 frames at twice their
+        // size: orange above and below the moving black box.
+        let color = image.averageColor(x: 40, y: 40, width: 560, height: 120)
+        #expect(MosaicTests.matches(color, (255, 165, 0)), "window shows \(color)")
+        await reader.drain()
+        await ChildProcess.waitForExit(process)
+        #expect(process.terminationStatus == 0)
+    }
 }

@@ -219,10 +219,7 @@ final class SoftwareRenderer: @unchecked Sendable {
                 let next = try context.nextFrame()
                 guard next.isPresent else { continue }
                 let buffer = pool.take()
-                try context.renderSoftware(
-                    width: format.width, height: format.height, format: format.pixelFormat.name,
-                    stride: format.stride, pointer: buffer.pointer, waitForDisplayTime: true)
-                let frame = makeFrame(buffer: buffer, stride: format.stride, isNew: next.isNew, waitForPosition: true)
+                let frame = VideoFrame(info: try render(into: buffer.pointer, stride: format.stride, next: next, paced: true), buffer: buffer)
                 latestFrame.withLock { $0 = frame }
                 if case .dropped = continuation.yield(frame) {
                     counters.withLock { $0.missed += 1 }
@@ -237,22 +234,29 @@ final class SoftwareRenderer: @unchecked Sendable {
         positionObservation.cancel()
     }
 
-    /// Numbers a rendered frame and stamps it with its media time.
-    private func makeFrame(buffer: FrameBuffer, stride: Int, isNew: Bool, waitForPosition: Bool) -> VideoFrame {
+    /// Renders the next frame into `pointer` and numbers it and stamps it with its media time.
+    /// - Parameter paced: let mpv hold the call until the frame's display time, and wait
+    ///   (briefly) for the frame's position (the render thread); false for an app's pull.
+    private func render(
+        into pointer: UnsafeMutableRawPointer, stride: Int, next: RenderContext.NextFrame, paced: Bool
+    ) throws(FrameOutputError) -> FrameInfo {
+        try context.renderSoftware(
+            width: format.width, height: format.height, format: format.pixelFormat.name,
+            stride: stride, pointer: pointer, waitForDisplayTime: paced)
+        let renderedAt = ContinuousClock.now
         let used = counters.withLock { $0.clockUpdatesUsed }
         var reading = core.frameClock.read()
-        if isNew, waitForPosition, reading.updates == used {
+        if next.isNew, paced, reading.updates == used {
             reading = core.frameClock.waitForChange(after: used, timeout: Self.positionWait)
         }
         let number = counters.withLock { counters -> UInt64 in
             counters.rendered += 1
-            if isNew { counters.clockUpdatesUsed = reading.updates }
+            if next.isNew { counters.clockUpdatesUsed = reading.updates }
             return counters.rendered
         }
-        let info = FrameInfo(
+        return FrameInfo(
             playerID: core.id, format: format, stride: stride, videoTime: reading.position, sequenceNumber: number,
-            framesMissed: 0, isNewFrame: isNew, renderedAt: .now)
-        return VideoFrame(info: info, buffer: buffer)
+            framesMissed: 0, isNewFrame: next.isNew, renderedAt: renderedAt)
     }
 
     // MARK: Pull delivery
@@ -271,10 +275,7 @@ final class SoftwareRenderer: @unchecked Sendable {
     func pullFrame() throws(FrameOutputError) -> VideoFrame? {
         guard let next = try frameIsDue() else { return nil }
         let buffer = pool.take()
-        try context.renderSoftware(
-            width: format.width, height: format.height, format: format.pixelFormat.name,
-            stride: format.stride, pointer: buffer.pointer, waitForDisplayTime: false)
-        let frame = makeFrame(buffer: buffer, stride: format.stride, isNew: next.isNew, waitForPosition: false)
+        let frame = VideoFrame(info: try render(into: buffer.pointer, stride: format.stride, next: next, paced: false), buffer: buffer)
         latestFrame.withLock { $0 = frame }
         return frame
     }
@@ -290,18 +291,7 @@ final class SoftwareRenderer: @unchecked Sendable {
             throw .invalidDestination(stride: stride, reason: "the pointer is not aligned to \(format.pixelFormat.bytesPerPixel) bytes")
         }
         guard let next = try frameIsDue() else { return nil }
-        try context.renderSoftware(
-            width: format.width, height: format.height, format: format.pixelFormat.name,
-            stride: stride, pointer: destination, waitForDisplayTime: false)
-        let reading = core.frameClock.read()
-        let number = counters.withLock { counters -> UInt64 in
-            counters.rendered += 1
-            if next.isNew { counters.clockUpdatesUsed = reading.updates }
-            return counters.rendered
-        }
-        return FrameInfo(
-            playerID: core.id, format: format, stride: stride, videoTime: reading.position, sequenceNumber: number,
-            framesMissed: 0, isNewFrame: next.isNew, renderedAt: .now)
+        return try render(into: destination, stride: stride, next: next, paced: false)
     }
 }
 

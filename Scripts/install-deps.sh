@@ -21,6 +21,7 @@ command -v xwd >/dev/null || missing+=(x11-apps)
 # OpenGL from Mesa (llvmpipe) under Xvfb or without any display.
 [ -f /usr/include/SDL2/SDL.h ] || missing+=(libsdl2-dev)
 [ -f /usr/include/EGL/egl.h ] || missing+=(libegl-dev)
+[ -f /usr/include/GL/glext.h ] || missing+=(libgl-dev)
 ls /usr/lib/*/libOpenGL.so >/dev/null 2>&1 || missing+=(libopengl-dev)
 ls /usr/lib/*/dri/swrast_dri.so >/dev/null 2>&1 || missing+=(libgl1-mesa-dri)
 ls /usr/lib/*/libEGL_mesa.so.0 >/dev/null 2>&1 || missing+=(libegl-mesa0)

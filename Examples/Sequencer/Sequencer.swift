@@ -47,32 +47,49 @@ struct Sequencer: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let programStart = ContinuousClock.now
         let format = try FrameFormat(width: 320, height: 240, pixelFormat: .bgr0)
         let sequencer = try ClipSequencer(clips: Self.timeline, format: format, playerIDPrefix: "sequencer")
         let json = json
         if !json {
             ExampleSupport.printLine("timeline: " + sequencer.clips.map(\.description).joined(separator: "; "))
         }
-        try await sequencer.start()
 
         // The app's display loop runs on a thread of its own (SDL wants one thread), at a fixed
-        // rate on absolute deadlines, pulling the sequencer's frame at each tick.
+        // rate on absolute deadlines, pulling the sequencer's frame at each tick. Its window is
+        // made first, so that output time starts when there is somewhere to show it.
         let options = DisplayOptions(headless: headless, json: json, fps: fps, seconds: seconds, swapAfter: swapAfter)
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            let thread = Thread {
-                runDisplayLoop(sequencer: sequencer, options: options)
-                done.resume()
-            }
-            thread.name = "sequencer.display"
-            thread.start()
+        let windowReady = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0)
+        let (finished, done) = AsyncStream<Void>.makeStream()
+        let thread = Thread {
+            runDisplayLoop(sequencer: sequencer, options: options, windowReady: windowReady, started: started)
+            done.finish()
         }
+        thread.name = "sequencer.display"
+        thread.start()
+        await withCheckedContinuation { (ready: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                windowReady.wait()
+                ready.resume()
+            }
+        }
+        do {
+            try await sequencer.start()
+        } catch {
+            started.signal()
+            for await _ in finished {}
+            await sequencer.shutdown()
+            throw error
+        }
+        started.signal()
+        for await _ in finished {}
 
         // The boundaries and stills, measured on the output.
         let boundaries = sequencer.boundaries
         for boundary in boundaries {
             let gap = boundary.gap.inSeconds * 1000
             if json {
-                var line = JSONEventLine(player: "", event: "boundary", t: 0)
+                var line = JSONEventLine(player: "", event: "boundary", t: ExampleSupport.seconds(since: programStart))
                 line.clip = "\(boundary.fromClip)->\(boundary.toClip)"
                 line.gapMs = (gap * 10).rounded() / 10
                 line.outputTime = boundary.firstFrameOfIncoming.inSeconds
@@ -84,7 +101,7 @@ struct Sequencer: AsyncParsableCommand {
         for hold in sequencer.stillHolds {
             let shown = hold.shown.inSeconds * 1000, intended = hold.intended.inSeconds * 1000
             if json {
-                var line = JSONEventLine(player: "", event: "stillHold", t: 0)
+                var line = JSONEventLine(player: "", event: "stillHold", t: ExampleSupport.seconds(since: programStart))
                 line.clip = hold.clipID
                 line.value = String(format: "%.1f", intended)
                 line.gapMs = ((shown - intended) * 10).rounded() / 10
@@ -95,7 +112,7 @@ struct Sequencer: AsyncParsableCommand {
         }
         let maxGap = boundaries.map { $0.gap.inSeconds * 1000 }.max() ?? 0
         if json {
-            var line = JSONEventLine(player: "", event: "sequenceSummary", t: 0)
+            var line = JSONEventLine(player: "", event: "sequenceSummary", t: ExampleSupport.seconds(since: programStart))
             line.count = boundaries.count
             line.maxMs = (maxGap * 10).rounded() / 10
             line.value = sequencer.clips.map(\.id).joined(separator: ",")
@@ -117,8 +134,16 @@ struct DisplayOptions: Sendable {
 }
 
 /// Pulls a frame per tick until the timeline ends; shows it in an SDL window or reports it.
-func runDisplayLoop(sequencer: ClipSequencer, options: DisplayOptions) {
+/// Makes the window, says so through `windowReady`, and starts pulling once `started` says the
+/// sequencer runs.
+func runDisplayLoop(sequencer: ClipSequencer, options: DisplayOptions, windowReady: DispatchSemaphore, started: DispatchSemaphore) {
     let window = options.headless ? nil : SoftwareWindow(width: sequencer.format.width, height: sequencer.format.height)
+    windowReady.signal()
+    started.wait()
+    guard sequencer.currentClipID != nil else {
+        window?.close()
+        return
+    }
     let start = ContinuousClock.now
     let tick = Duration.nanoseconds(Int64(1e9 / options.fps))
     var swapped = false

@@ -44,25 +44,24 @@ struct FrameOutputTests {
         return (collected.withLock { $0 }, timedOut)
     }
 
-    /// Distinct frames as the renderer produces them (its `latestFrame`), sampled by a thread of
-    /// the test's own every millisecond: unlike a task reading `frames`, this does not depend on
-    /// Swift's cooperative pool, which the rest of the suite keeps busy on two cores.
+    /// Frames as the renderer produces them, collected on its own thread by the output's frame
+    /// handler: unlike a task reading `frames`, this misses none, however busy Swift's
+    /// cooperative pool is (the rest of the suite keeps its two threads busy).
     static func sample(
         _ output: FrameOutput, count: Int, timeout: Duration = .seconds(20), newFramesOnly: Bool = false
     ) async throws -> [VideoFrame] {
-        try await offPool {
-            var frames: [VideoFrame] = []
-            var lastSeen: UInt64?
-            let deadline = ContinuousClock.now + timeout
-            while frames.count < count, ContinuousClock.now < deadline {
-                if let frame = output.latestFrame, frame.sequenceNumber != lastSeen {
-                    lastSeen = frame.sequenceNumber
-                    if !newFramesOnly || frame.info.isNewFrame { frames.append(frame) }
-                }
-                Thread.sleep(forTimeInterval: 0.001)
-            }
-            return frames
+        // Every frame the renderer makes, from its own thread (the output's frame handler).
+        let collected = Locked<[VideoFrame]>([])
+        output.setFrameHandler { frame in
+            if !newFramesOnly || frame.info.isNewFrame { collected.withLock { if $0.count < count { $0.append(frame) } } }
         }
+        defer { output.setFrameHandler(nil) }
+        // Frames rendered before the handler was set count too.
+        if let frame = output.latestFrame, !newFramesOnly || frame.info.isNewFrame {
+            collected.withLock { if $0.isEmpty { $0.append(frame) } }
+        }
+        _ = await eventually(timeout: timeout) { collected.withLock { $0.count >= count } }
+        return collected.withLock { frames in frames.sorted { $0.sequenceNumber < $1.sequenceNumber } }
     }
 
     /// Red, green, blue and white quadrants, as the fixture has them (or mirrored).

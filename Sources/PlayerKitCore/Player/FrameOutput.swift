@@ -58,6 +58,16 @@ public final class FrameOutput: Sendable {
     /// on mpv; a display loop can poll it.
     public var latestFrame: VideoFrame? { engine.latest }
 
+    /// Sets (or, with nil, removes) a handler that receives every rendered frame, on the thread
+    /// that rendered it (PlayerKit's render thread, or the thread of a pull call), right after
+    /// it is rendered: no frame is missed, whatever a reader of ``frames`` does. The handler
+    /// must return quickly and must not call the player or mpv (it holds up the next frame);
+    /// keep the frame or copy what you need and hand the work elsewhere. For frame-exact
+    /// bookkeeping (timing, counting, analysis); show frames from ``frames`` or ``latestFrame``.
+    public func setFrameHandler(_ handler: (@Sendable (VideoFrame) -> Void)?) {
+        engine.frameHandler.withLock { $0 = handler }
+    }
+
     /// Frames rendered so far.
     public var renderedFrameCount: UInt64 { engine.counters.withLock { $0.rendered } }
 
@@ -145,6 +155,8 @@ final class SoftwareRenderer: @unchecked Sendable {
     private let delivery: FrameDelivery
     private let pool: FrameBufferPool
     private let latestFrame = Locked<VideoFrame?>(nil)
+    /// ``FrameOutput/setFrameHandler(_:)``.
+    let frameHandler = Locked<(@Sendable (VideoFrame) -> Void)?>(nil)
     let counters = Locked(Counters())
     private let wake = NSCondition()
     private var updatePending = false
@@ -221,6 +233,7 @@ final class SoftwareRenderer: @unchecked Sendable {
                 let buffer = pool.take()
                 let frame = VideoFrame(info: try render(into: buffer.pointer, stride: format.stride, next: next, paced: true), buffer: buffer)
                 latestFrame.withLock { $0 = frame }
+                frameHandler.withLock { $0 }?(frame)
                 if case .dropped = continuation.yield(frame) {
                     counters.withLock { $0.missed += 1 }
                 }
@@ -277,6 +290,7 @@ final class SoftwareRenderer: @unchecked Sendable {
         let buffer = pool.take()
         let frame = VideoFrame(info: try render(into: buffer.pointer, stride: format.stride, next: next, paced: false), buffer: buffer)
         latestFrame.withLock { $0 = frame }
+        frameHandler.withLock { $0 }?(frame)
         return frame
     }
 

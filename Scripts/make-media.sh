@@ -34,11 +34,11 @@ ff -f lavfi -i testsrc2=size=160x120:rate=30:duration=1 \
 ff -f lavfi -i smptebars=size=160x120:rate=30:duration=1 \
    -c:v libx264 -preset veryfast -crf 34 -pix_fmt yuv420p -g 30 -movflags +faststart "$fixtures/short-b.mp4"
 
-# Frames the app draws. A 2-second pattern with a colour per quadrant (red top-left, green
+# Frames the app draws. A 4-second pattern with a colour per quadrant (red top-left, green
 # top-right, blue bottom-left, white bottom-right), intra-only so it also plays backward cheaply:
 # the software-frame tests check pixels and mirroring against it.
-ff -f lavfi -i "color=c=red:s=80x60:r=30:d=2" -f lavfi -i "color=c=lime:s=80x60:r=30:d=2" \
-   -f lavfi -i "color=c=blue:s=80x60:r=30:d=2" -f lavfi -i "color=c=white:s=80x60:r=30:d=2" \
+ff -f lavfi -i "color=c=red:s=80x60:r=30:d=4" -f lavfi -i "color=c=lime:s=80x60:r=30:d=4" \
+   -f lavfi -i "color=c=blue:s=80x60:r=30:d=4" -f lavfi -i "color=c=white:s=80x60:r=30:d=4" \
    -filter_complex "[0][1][2][3]xstack=inputs=4:layout=0_0|w0_0|0_h0|w0_h0" \
    -c:v libx264 -preset veryfast -crf 18 -pix_fmt yuv420p -g 1 -movflags +faststart "$fixtures/quadrants.mp4"
 

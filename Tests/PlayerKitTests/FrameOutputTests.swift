@@ -251,6 +251,28 @@ struct FrameOutputTests {
         }
     }
 
+    @Test("an OpenGL renderer without a usable GL context is a typed error; the player then takes a software output")
+    func openGLWithoutContext() async throws {
+        let (player, _) = try await Fixtures.player(configuration: Self.framesConfiguration)
+        defer { Task { await player.shutdown() } }
+        // No GL context is current on this thread: every GL function is missing.
+        #expect {
+            try player.makeOpenGLRenderer(getProcAddress: { _ in nil }, onFrameReady: {})
+        } throws: { error in
+            guard case FrameOutputError.rendererUnavailable(let id, _) = error else { return false }
+            return id == player.id
+        }
+        let output = try player.makeFrameOutput(FrameFormat(width: 160, height: 120))
+        try player.setLoop(.forever)
+        _ = try await player.load(MediaSource(Self.quadrants))
+        #expect(try await Self.sample(output, count: 2).count == 2)
+        // The renderers of a shut-down player are typed errors too.
+        await player.shutdown()
+        #expect(throws: FrameOutputError.playerShutDown(player.id)) {
+            try player.makeOpenGLRenderer(getProcAddress: { _ in nil }, onFrameReady: {})
+        }
+    }
+
     @Test("bad input gets typed errors naming it, and the player stays usable")
     func badInput() async throws {
         #expect(throws: FrameOutputError.invalidSize(width: 0, height: 120)) { try FrameFormat(width: 0, height: 120) }

@@ -135,6 +135,32 @@ final class PlayerCore: Sendable {
         }
     }
 
+    /// How many frame outputs want the frame clock fed (``observeFrameClock(_:)``).
+    private let frameClockUsers = Locked(0)
+    /// The observation ID of the frame clock's own `time-pos` observation.
+    static let frameClockObservation: UInt64 = 1 << 41
+
+    /// Asks mpv for every `time-pos` change while at least one frame output lives, for the
+    /// ``frameClock`` only: these changes update no read-out and publish no event, so a frame
+    /// output costs no per-frame traffic through the fan-out. Balanced calls, as
+    /// ``observeEveryPosition(_:)``. `mpv_observe_property` does not wait for the core.
+    func observeFrameClock(_ enabled: Bool) {
+        let change = frameClockUsers.withLock { users -> Bool? in
+            users += enabled ? 1 : -1
+            if enabled, users == 1 { return true }
+            if !enabled, users == 0 { return false }
+            return nil
+        }
+        guard let change else { return }
+        _ = handle.ifAlive { raw in
+            if change {
+                mpv_observe_property(raw, Self.frameClockObservation, "time-pos", MPV_FORMAT_NODE)
+            } else {
+                mpv_unobserve_property(raw, Self.frameClockObservation)
+            }
+        }
+    }
+
     // MARK: Event pump
 
     /// Drains mpv's queue down to `MPV_EVENT_NONE`. Runs only on `pumpQueue`. Never blocks:
@@ -160,9 +186,8 @@ final class PlayerCore: Sendable {
             case .setPropertyReply(let replyID, let error):
                 guard replyID != 0 else { continue }
                 update { Self.sentReply(&$0, replyID: replyID, error: error, result: .none) }
-            case .propertyChanged(_, "time-pos", let value):
+            case .propertyChanged(Self.frameClockObservation, _, let value):
                 frameClock.note(value.doubleValue)
-                update { $0.model.apply(event) }
             default:
                 update { $0.model.apply(event) }
             }

@@ -161,7 +161,8 @@ final class SoftwareRenderer: @unchecked Sendable {
     private let wake = NSCondition()
     private var updatePending = false
     private var closing = false
-    private let positionObservation: PositionObservation
+    /// Whether this output still feeds the player's frame clock (``PlayerCore/observeFrameClock(_:)``).
+    private let observingClock = Locked(true)
     private static let logger = Logger(label: "PlayerKit.frames")
     /// How long a render thread waits for the position of a new frame before using the last one
     /// (a little over a frame at 30 fps; mpv renders ahead of display time by up to 50 ms).
@@ -183,7 +184,7 @@ final class SoftwareRenderer: @unchecked Sendable {
         let signal = RenderSignal()
         context = try RenderContext.attach(to: core.handle, api: .software, getProcAddress: nil) { signal.fire() }
         // Frames are stamped with positions: ask for every one while the output lives.
-        positionObservation = PositionObservation(core: core)
+        core.observeFrameClock(true)
         signal.target = WeakReference(self)
         if delivery == .stream {
             let thread = Thread { [self] in renderLoop() }
@@ -212,8 +213,16 @@ final class SoftwareRenderer: @unchecked Sendable {
         wake.signal()
         wake.unlock()
         context.free(.closed)
-        positionObservation.cancel()
+        stopObservingClock()
         continuation.finish()
+    }
+
+    private func stopObservingClock() {
+        let wasObserving = observingClock.withLock { observing -> Bool in
+            defer { observing = false }
+            return observing
+        }
+        if wasObserving { core.observeFrameClock(false) }
     }
 
     // MARK: Stream delivery
@@ -244,7 +253,7 @@ final class SoftwareRenderer: @unchecked Sendable {
             }
         }
         continuation.finish()
-        positionObservation.cancel()
+        stopObservingClock()
     }
 
     /// Renders the next frame into `pointer` and numbers it and stamps it with its media time.

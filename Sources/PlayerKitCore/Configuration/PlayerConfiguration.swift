@@ -91,6 +91,12 @@ public struct PlayerConfiguration: Sendable {
     /// They are applied after PlayerKit's own, so they can override them. An option mpv
     /// rejects makes creation fail with ``PlayerError/invalidOption(name:value:_:)``.
     public var extraOptions: [String: String] = [:]
+    /// URL schemes the player reads through code of the app's (or a feature's) instead of
+    /// mpv's own protocols: each provider's ``MediaStreamProvider/scheme`` is registered on the
+    /// player's core at creation, and `scheme://...` sources load through it. A scheme that is
+    /// malformed, taken twice or already one of mpv's makes creation fail with
+    /// ``PlayerError/invalidArgument(name:value:reason:)``.
+    public var streamProviders: [any MediaStreamProvider] = []
     /// Where the display timestamps of the player's event records come from
     /// (``PlayerEventRecord/timestamp``). Default: the system clock. Nothing in PlayerKit
     /// measures time with it (durations, drift and seams use ``PlayerEventRecord/time``, on the

@@ -50,6 +50,8 @@ final class PlayerCore: Sendable {
     let handle: MPVHandle
     /// What this libmpv can do (protocols, commands), for checking input before mpv sees it.
     let catalog: MPVCatalog
+    /// The app's stream schemes registered on this core (``PlayerConfiguration/streamProviders``).
+    let streamProtocols: StreamProtocols
     let state: Locked<State>
     /// The position as the pump saw it, for stamping rendered frames (``FrameOutput``).
     let frameClock = FrameClock()
@@ -70,6 +72,7 @@ final class PlayerCore: Sendable {
         self.handle = handle
         // On failure the handle's deinit destroys the core.
         self.catalog = try MPVCatalog.shared(using: handle)
+        self.streamProtocols = try StreamProtocols(providers: configuration.streamProviders, handle: handle, catalog: catalog)
         self.state = Locked(State(model: PlaybackModel()))
         self.pumpQueue = PumpQueue.make(for: id)
         self.wallClock = configuration.wallClock
@@ -479,8 +482,10 @@ final class PlayerCore: Sendable {
         // 2. Stop polling, and wait for a drain or poll in progress; none is scheduled after this.
         pollTimer?.cancel()
         pumpQueue.sync {}
-        // 3. Destroy the core (waits for API calls in flight; later calls throw).
+        // 3. Destroy the core (waits for API calls in flight; later calls throw). mpv has closed
+        //    every custom stream by then, so the stream providers can go.
         handle.destroy()
+        streamProtocols.releaseAfterCoreDestroyed()
         // 4. Fail whatever still waits, and say the player is gone.
         let (waiters, deliver) = state.withLock { state -> ([LoadWaiter], Bool) in
             _ = state.model.cancelAllWaiters(with: .playerShutDown(id))

@@ -338,7 +338,7 @@ public final class Player: Sendable {
             guard info.st_size > 0 else { throw .emptyFile(path: path) }
         case .url(let url):
             guard let scheme = source.scheme else { throw .invalidSource(url) }
-            guard core.catalog.protocols.contains(scheme) else {
+            guard core.catalog.protocols.contains(scheme) || core.streamProtocols.schemes.contains(scheme) else {
                 throw .unsupportedScheme(scheme: scheme, source: url)
             }
         }

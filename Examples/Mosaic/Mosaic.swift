@@ -78,7 +78,8 @@ struct Mosaic: AsyncParsableCommand {
         let (messages, post) = AsyncStream<GLThreadMessage>.makeStream()
         let options = GLThreadOptions(
             width: width, height: height, headless: headless, json: json, seconds: seconds, snapshot: snapshot, start: start)
-        let loadsDone = DispatchSemaphore(value: 0)
+        // When the clips are loaded: the GL thread draws from the start, and for `--seconds` after this.
+        let loadsDone = Locked<ContinuousClock.Instant?>(nil)
         let thread = Thread {
             runGLThread(players: players, options: options, loadsDone: loadsDone, post: post)
             post.finish()
@@ -99,10 +100,10 @@ struct Mosaic: AsyncParsableCommand {
                         failure = "\(player.id): \(error)"
                     }
                 }
-                loadsDone.signal()
+                loadsDone.withLock { $0 = .now }
             case .failed(let reason):
                 failure = reason
-                loadsDone.signal()
+                loadsDone.withLock { $0 = .now }
             }
         }
         for player in players { await player.shutdown() }
@@ -135,7 +136,7 @@ enum GLThreadMessage: Sendable {
 /// The GL thread: host, renderers, the draw loop, the summary; then renderers closed here,
 /// where the context is current, before the players shut down.
 func runGLThread(
-    players: [Player], options: GLThreadOptions, loadsDone: DispatchSemaphore, post: AsyncStream<GLThreadMessage>.Continuation
+    players: [Player], options: GLThreadOptions, loadsDone: Locked<ContinuousClock.Instant?>, post: AsyncStream<GLThreadMessage>.Continuation
 ) {
     let app: MosaicApp
     do {
@@ -145,9 +146,8 @@ func runGLThread(
         return
     }
     post.yield(.renderersReady)
-    loadsDone.wait()
     do {
-        try app.drawUntilDeadline()
+        try app.drawUntilDeadline(loadedAt: loadsDone)
     } catch {
         post.yield(.failed("\(error)"))
     }
@@ -201,11 +201,11 @@ final class MosaicApp {
         }
     }
 
-    /// Draws whenever a player has a frame, for `--seconds` from when the clips are loaded, or
-    /// until the window closes.
-    func drawUntilDeadline() throws {
-        let deadline = ContinuousClock.now + .milliseconds(Int(options.seconds * 1000))
-        while ContinuousClock.now < deadline {
+    /// Draws whenever a player has a frame, from the start, until `--seconds` after the clips
+    /// are loaded (`loadedAt`), or until the window closes.
+    func drawUntilDeadline(loadedAt: Locked<ContinuousClock.Instant?>) throws {
+        let duration = Duration.milliseconds(Int(options.seconds * 1000))
+        while loadedAt.withLock({ $0 }).map({ ContinuousClock.now < $0 + duration }) ?? true {
             if host.waitForWork(timeoutMilliseconds: 10) == .quit { break }
             guard renderers.contains(where: \.needsRedraw) else { continue }
             // Each player into its own framebuffer; then the four into the grid.

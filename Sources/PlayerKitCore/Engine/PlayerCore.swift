@@ -122,7 +122,13 @@ final class PlayerCore: Sendable {
     /// so ``PlayerEvent/positionChanged(_:)`` comes per frame and its timestamps time frames.
     /// Balanced calls: `true` adds a user, `false` removes one.
     func observeEveryPosition(_ enabled: Bool) {
-        let change = everyPositionUsers.withLock { users -> Bool? in
+        observeTimePosition(id: Self.everyPositionObservation, users: everyPositionUsers, enabled: enabled)
+    }
+
+    /// A `time-pos` observation under `id` that lives while `users` is above zero: `enabled`
+    /// adds a user (the first one starts it), `false` removes one (the last one ends it).
+    private func observeTimePosition(id: UInt64, users: Locked<Int>, enabled: Bool) {
+        let change = users.withLock { users -> Bool? in
             users += enabled ? 1 : -1
             if enabled, users == 1 { return true }
             if !enabled, users == 0 { return false }
@@ -131,9 +137,9 @@ final class PlayerCore: Sendable {
         guard let change else { return }
         _ = handle.ifAlive { raw in
             if change {
-                mpv_observe_property(raw, Self.everyPositionObservation, "time-pos", MPV_FORMAT_NODE)
+                mpv_observe_property(raw, id, "time-pos", MPV_FORMAT_NODE)
             } else {
-                mpv_unobserve_property(raw, Self.everyPositionObservation)
+                mpv_unobserve_property(raw, id)
             }
         }
     }
@@ -148,20 +154,7 @@ final class PlayerCore: Sendable {
     /// output costs no per-frame traffic through the fan-out. Balanced calls, as
     /// ``observeEveryPosition(_:)``. `mpv_observe_property` does not wait for the core.
     func observeFrameClock(_ enabled: Bool) {
-        let change = frameClockUsers.withLock { users -> Bool? in
-            users += enabled ? 1 : -1
-            if enabled, users == 1 { return true }
-            if !enabled, users == 0 { return false }
-            return nil
-        }
-        guard let change else { return }
-        _ = handle.ifAlive { raw in
-            if change {
-                mpv_observe_property(raw, Self.frameClockObservation, "time-pos", MPV_FORMAT_NODE)
-            } else {
-                mpv_unobserve_property(raw, Self.frameClockObservation)
-            }
-        }
+        observeTimePosition(id: Self.frameClockObservation, users: frameClockUsers, enabled: enabled)
     }
 
     // MARK: Event pump

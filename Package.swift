@@ -33,6 +33,7 @@ let package = Package(
         .library(name: "PlayerKitSync", targets: ["PlayerKitSync"]),
         .library(name: "PlayerKitFeed", targets: ["PlayerKitFeed"]),
         .library(name: "PlayerKitSequencer", targets: ["PlayerKitSequencer"]),
+        .library(name: "PlayerKitCache", targets: ["PlayerKitCache"]),
         .executable(name: "two-players", targets: ["TwoPlayers"]),
         .executable(name: "player-monitor", targets: ["PlayerMonitor"]),
         .executable(name: "fullscreen-policy", targets: ["FullscreenPolicy"]),
@@ -47,6 +48,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        // The media cache: its index in SQLite (system libsqlite3) and HTTP through AsyncHTTPClient.
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // The only C boundary: libmpv's client API (Debian/Ubuntu: apt-get install libmpv-dev).
@@ -78,7 +82,22 @@ let package = Package(
             dependencies: featureDependencies + [.product(name: "DequeModule", package: "swift-collections")],
             swiftSettings: strictSettings
         ),
-        .target(name: "PlayerKitFeed", dependencies: featureDependencies + ["PlayerKitResources"], swiftSettings: strictSettings),
+        // The media cache shared by every player: streams served to mpv through the core's
+        // MediaStreamProvider, one download per key, an index that survives crashes.
+        .target(
+            name: "PlayerKitCache",
+            dependencies: featureDependencies + [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "PlayerKitFeed",
+            dependencies: featureDependencies + ["PlayerKitResources", "PlayerKitCache"],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "PlayerKitSequencer",
             dependencies: featureDependencies + [.product(name: "Logging", package: "swift-log")],
@@ -89,7 +108,7 @@ let package = Package(
             name: "PlayerKit",
             dependencies: [
                 "PlayerKitSupport", "PlayerKitCore", "PlayerKitDisplay", "PlayerKitResources", "PlayerKitSync", "PlayerKitFeed",
-                "PlayerKitSequencer",
+                "PlayerKitSequencer", "PlayerKitCache",
             ],
             swiftSettings: strictSettings
         ),
@@ -200,11 +219,18 @@ let package = Package(
             path: "Tests/PumpRuleProbe",
             swiftSettings: strictSettings
         ),
+        // Downloads through a media cache until it is killed (the cache's crash-repair test).
+        .executableTarget(
+            name: "CacheCrashProbe",
+            dependencies: ["PlayerKitCache"],
+            path: "Tests/CacheCrashProbe",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "PlayerKitTests",
             dependencies: [
-                "PlayerKit", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare", "Feed", "Mosaic", "Sequencer",
-                "PumpRuleProbe",
+                "PlayerKit", "ExampleSupport", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare", "Feed",
+                "Mosaic", "Sequencer", "PumpRuleProbe", "CacheCrashProbe",
             ],
             swiftSettings: strictSettings
         ),

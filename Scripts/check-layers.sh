@@ -23,7 +23,7 @@ if grep -rnE --include='*.swift' '^\s*@testable import' Sources Examples Benchma
 fi
 
 # Support is a leaf; features import the core's public API (and Support), nothing else of PlayerKit
-# but Feed, which builds on Resources.
+# but Feed, which builds on Resources and Cache.
 check_imports() {
   local folder=$1 allowed=$2 line file module
   while IFS= read -r line; do
@@ -37,7 +37,8 @@ check_imports Sources/PlayerKitSupport "Foundation Dispatch Glibc Darwin Synchro
 for feature in Display Resources Sync Sequencer; do
   check_imports "Sources/PlayerKit$feature" "$system PlayerKitCore PlayerKitSupport"
 done
-check_imports Sources/PlayerKitFeed "$system PlayerKitCore PlayerKitSupport PlayerKitResources"
+check_imports Sources/PlayerKitCache "$system PlayerKitCore PlayerKitSupport GRDB AsyncHTTPClient NIOCore NIOHTTP1"
+check_imports Sources/PlayerKitFeed "$system PlayerKitCore PlayerKitSupport PlayerKitResources PlayerKitCache"
 
 # mpv's names for the player's operations are spelled only in the engine.
 if grep -rnE --include='*.swift' '"(loop-file|play-dir|hwdec|fullscreen|mute|loadfile|playlist-(next|prev|clear)|screenshot-to-file|time-pos|track-list|demuxer-seekable-cache|volume-max|demux-[wh])"' \

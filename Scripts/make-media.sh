@@ -34,6 +34,13 @@ ff -f lavfi -i testsrc2=size=160x120:rate=30:duration=1 \
 ff -f lavfi -i smptebars=size=160x120:rate=30:duration=1 \
    -c:v libx264 -preset veryfast -crf 34 -pix_fmt yuv420p -g 30 -movflags +faststart "$fixtures/short-b.mp4"
 
+# The media cache's network tests: 20 seconds at a steady ~600 kbit/s (about 1.5 MB), a keyframe
+# every second, header first, so a throttled loopback server takes seconds to send it and a seek
+# near the end needs a range of its own.
+ff -f lavfi -i testsrc2=size=320x240:rate=30:duration=20 -f lavfi -i sine=frequency=330:duration=20 \
+   -c:v libx264 -preset veryfast -b:v 560k -maxrate 600k -bufsize 600k -pix_fmt yuv420p -g 30 \
+   -c:a aac -b:a 32k -movflags +faststart "$fixtures/long.mp4"
+
 # Frames the app draws. A 4-second pattern with a colour per quadrant (red top-left, green
 # top-right, blue bottom-left, white bottom-right), intra-only so it also plays backward cheaply:
 # the software-frame tests check pixels and mirroring against it.

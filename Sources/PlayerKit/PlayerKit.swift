@@ -2,6 +2,7 @@
 // `import NIO` gives NIOCore and NIOPosix. Each module can also be imported on its own
 // (for example only `PlayerKitCore`, to build an orchestration of your own on the core).
 
+@_exported import PlayerKitCache
 @_exported import PlayerKitCore
 @_exported import PlayerKitDisplay
 @_exported import PlayerKitFeed

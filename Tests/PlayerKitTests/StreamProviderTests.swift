@@ -8,7 +8,7 @@ final class MemoryStreamProvider: MediaStreamProvider, @unchecked Sendable {
     // @unchecked: `counts` is Locked, `items` immutable.
     let scheme: String
     let items: [String: Data]
-    struct Counts: Sendable { var opens = 0, reads = 0, seeks = 0, cancels = 0, closes = 0, bytes = 0 }
+    struct Counts: Sendable { var openedBy: [PlayerID] = []; var opens = 0, reads = 0, seeks = 0, cancels = 0, closes = 0, bytes = 0 }
     let counts = Locked(Counts())
 
     init(scheme: String = "pkmem", items: [String: Data]) {
@@ -16,7 +16,8 @@ final class MemoryStreamProvider: MediaStreamProvider, @unchecked Sendable {
         self.items = items
     }
 
-    func open(_ url: String) throws(MediaStreamError) -> any MediaByteStream {
+    func open(_ url: String, player: PlayerID) throws(MediaStreamError) -> any MediaByteStream {
+        counts.withLock { $0.openedBy.append(player) }
         let name = String(url.dropFirst(scheme.count + 3))
         if name == "stall" {
             counts.withLock { $0.opens += 1 }
@@ -111,6 +112,8 @@ struct StreamProviderTests {
         #expect(await events.waitFor { if case .seekCompleted(let position) = $0.event { return (position ?? 0) >= 2.9 }; return false } != nil)
         let counts = provider.counts.withLock { $0 }
         #expect(counts.opens >= 1 && counts.reads > 0 && counts.seeks >= 1 && counts.bytes > 0)
+        // The provider learns which player reads.
+        #expect(!counts.openedBy.isEmpty && counts.openedBy.allSatisfy { $0 == player.id })
         // Two clips of the app's stream in one timeline (what loops and sync groups build).
         let joined = try await player.load(MediaSource.joined(["pkmem://clip-a", "pkmem://clip-b"]))
         #expect(joined.duration.map { abs($0 - 8) < 0.2 } == true)

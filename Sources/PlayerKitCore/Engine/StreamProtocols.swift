@@ -14,8 +14,10 @@ final class StreamProtocols: Sendable {
     final class ProviderBox: Sendable {
         let provider: any MediaStreamProvider
         let logger: Logger
-        init(_ provider: any MediaStreamProvider, logger: Logger) {
+        let player: PlayerID
+        init(_ provider: any MediaStreamProvider, player: PlayerID, logger: Logger) {
             self.provider = provider
+            self.player = player
             self.logger = logger
         }
     }
@@ -45,7 +47,7 @@ final class StreamProtocols: Sendable {
                 guard schemes.insert(scheme).inserted else {
                     throw .invalidArgument(name: "stream scheme", value: scheme, reason: "is registered twice")
                 }
-                let box = Unmanaged.passRetained(ProviderBox(provider, logger: logger))
+                let box = Unmanaged.passRetained(ProviderBox(provider, player: handle.playerID, logger: logger))
                 boxes.append(box)
                 let status = try handle.withHandle { raw in
                     mpv_stream_cb_add_ro(raw, scheme, box.toOpaque(), playerKitStreamOpen)
@@ -80,7 +82,7 @@ private func playerKitStreamOpen(
     let box = Unmanaged<StreamProtocols.ProviderBox>.fromOpaque(userData).takeUnretainedValue()
     let url = String(cString: uri)
     do {
-        let stream = try box.provider.open(url)
+        let stream = try box.provider.open(url, player: box.player)
         let cookie = Unmanaged.passRetained(StreamProtocols.StreamBox(stream))
         info.pointee.cookie = cookie.toOpaque()
         info.pointee.read_fn = playerKitStreamRead

@@ -77,6 +77,7 @@ public final class Player: Sendable {
         self.fanOut = fanOut
         fanOut.attach(self)
         core.start(sink: fanOut.deliver)
+        PlayerRegistry.register(self, token: token)
         Self.logger.debug("player created", metadata: ["player": "\(id)"])
     }
 
@@ -94,6 +95,14 @@ public final class Player: Sendable {
             core.shutdown { continuation.resume() }
         }
         PlayerRegistry.release(id, token: registryToken)
+    }
+
+    /// The live player with the ID `id` in this process, or nil when none has it (never made,
+    /// shut down, or released by the app). Held weakly: this lookup never keeps a player alive.
+    /// For features that learn only an ID (a ``MediaStreamProvider`` opening a stream, a bus
+    /// subscriber) and want to ``publish(_:)`` about that player. Safe from any thread.
+    public static func live(_ id: PlayerID) -> Player? {
+        PlayerRegistry.player(id)
     }
 
     /// Whether ``shutdown()`` has been called (or the player is being torn down).

@@ -28,9 +28,11 @@ public protocol MediaStreamProvider: Sendable {
     /// The scheme it serves, such as "mycache": lowercase letters, digits, "+", "-" and "."
     /// starting with a letter, and not one mpv has already (http, file, edl, ...).
     var scheme: String { get }
-    /// Opens the stream for `url` (the whole URL, with its scheme). Runs on mpv's demuxer
-    /// thread; may block (to start a transfer, say), must not call the player.
-    func open(_ url: String) throws(MediaStreamError) -> any MediaByteStream
+    /// Opens the stream for `url` (the whole URL, with its scheme) for the player `player`
+    /// (a provider registered on several players learns which one reads, to count and report
+    /// per player). Runs on mpv's demuxer thread; may block (to start a transfer, say), must
+    /// not call the player.
+    func open(_ url: String, player: PlayerID) throws(MediaStreamError) -> any MediaByteStream
 }
 
 /// Why a ``MediaStreamProvider`` could not serve a URL. mpv reports a failed open as a load

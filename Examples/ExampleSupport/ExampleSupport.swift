@@ -83,6 +83,12 @@ public struct JSONEventLine: Encodable, Sendable {
     public var p99Ms: Double?
     /// See ``p50Ms``.
     public var maxMs: Double?
+    /// A pass over a list (the feed's `--server` mode scrolls twice), on per-pass summaries.
+    public var pass: Int?
+    /// Bytes that came over the network, on cache summaries.
+    public var networkBytes: Int64?
+    /// Bytes read from the cache, on cache summaries.
+    public var cacheBytes: Int64?
 
     /// A line that is not a player event (a script step, a status read-out): `player`,
     /// `event` and `t` only; set the other fields as needed.

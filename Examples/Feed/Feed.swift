@@ -5,7 +5,10 @@ import ExampleSupport
 import PlayerKit
 
 /// A feed of ten items and a scripted scroll: prints which item plays and why, through an
-/// `AutoplayCoordinator` with a decoder budget of three.
+/// `AutoplayCoordinator` with a decoder budget of three. With `--server`, the ten shipped clips
+/// come from a loopback HTTP server the example starts, through a `MediaCache` shared by every
+/// player; it scrolls through them twice and prints, per item and pass, the bytes fetched from
+/// the network and read from the cache (the second pass fetches none).
 @main
 struct Feed: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -21,10 +24,26 @@ struct Feed: AsyncParsableCommand {
     @Option(help: "Seconds without scrolling before the coordinator decides.")
     var settle = 0.3
 
+    @Flag(help: "Serve the ten shipped clips from a loopback HTTP server through a media cache; scroll through them twice.")
+    var server = false
+
+    @Option(help: "With --server: the server's rate in bytes per second.")
+    var rate = 2_000_000
+
+    @Option(help: "With --server: the cache folder (default: a new temporary folder, removed at the end).")
+    var cacheDir: String?
+
     func validate() throws {
         guard decoders >= 1 else { throw ValidationError("--decoders must be 1 or more, got \(decoders)") }
         guard settle >= 0, settle.isFinite else { throw ValidationError("--settle must be 0 or more, got \(settle)") }
+        guard rate >= 1000 else { throw ValidationError("--rate must be 1000 bytes per second or more, got \(rate)") }
     }
+
+    /// The ten shipped clips the `--server` mode serves.
+    static let served = [
+        "clip-a.mp4", "clip-b.mp4", "background-1.mp4", "background-2.mp4", "background-3.mp4",
+        "tile-1.mp4", "tile-2.mp4", "tile-3.mp4", "tile-4.mp4", "sequence-1.mp4",
+    ]
 
     /// The viewport is 1.2 item heights tall; `offset` is its top, in item heights.
     static func visibility(of item: Int, at offset: Double) -> Double {
@@ -33,6 +52,10 @@ struct Feed: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if server {
+            try await runWithServer()
+            return
+        }
         let start = ContinuousClock.now
         let json = self.json
         let budget = try DecoderBudget(limit: decoders)
@@ -84,5 +107,91 @@ struct Feed: AsyncParsableCommand {
         }
         note("done; playing: \(coordinator.playingItem ?? "none"), holding decoders: \(budget.holders.map(\.rawValue).joined(separator: ", "))")
         for player in players { await player.shutdown() }
+    }
+
+    /// `--server`: the feed over HTTP through a media cache, scrolled twice.
+    func runWithServer() async throws {
+        let start = ContinuousClock.now
+        let json = self.json
+        @Sendable func say(_ line: JSONEventLine, _ text: String) {
+            ExampleSupport.printLine(json ? line.json : String(format: "%7.2f  %@", line.t, text))
+        }
+        // The server: the ten clips, from memory, at --rate bytes per second.
+        var files: [String: Data] = [:]
+        for name in Self.served { files[name] = try Data(contentsOf: URL(fileURLWithPath: ExampleSupport.shippedMedia(name))) }
+        let origin = LoopbackMediaServer(files: files, bytesPerSecond: rate)
+        try origin.start()
+        // The cache every player reads through.
+        let temporary = cacheDir == nil
+        let folder = cacheDir.map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("playerkit-feed-\(UUID().uuidString)")
+        let cache = try MediaCache(configuration: MediaCache.Configuration(directory: folder))
+        var playerConfiguration = PlayerConfiguration(videoOutput: .none, audioOutput: .none)
+        playerConfiguration.streamProviders = [cache.streamProvider]
+
+        let budget = try DecoderBudget(limit: decoders)
+        var settings = AutoplayCoordinator.Settings()
+        settings.settleDelay = .milliseconds(Int(settle * 1000))
+        settings.precacheDistance = 1
+        settings.precacheAmount = .all
+        let coordinator = try AutoplayCoordinator(settings: settings, budget: budget, cache: cache)
+        coordinator.onDecision = { decision in
+            var line = JSONEventLine(player: decision.item, event: decision.action.rawValue, t: ExampleSupport.seconds(since: start))
+            line.value = decision.reason
+            say(line, decision.description)
+        }
+        var players: [Player] = []
+        for (index, name) in Self.served.enumerated() {
+            let player = try Player(id: PlayerID(stringLiteral: "item-\(index)"), configuration: playerConfiguration)
+            try player.setLoop(.forever)
+            try coordinator.add(player.id.rawValue, player: player, source: try cache.source(for: origin.url(name), key: name))
+            players.append(player)
+        }
+        func scroll(to offset: Double) throws {
+            for index in 0..<10 { try coordinator.reportVisibility(min(1, Self.visibility(of: index, at: offset)), of: "item-\(index)") }
+        }
+        // Two passes, top to bottom: each item in turn comes into view and plays a moment.
+        var offset = 0.0
+        for pass in 1...2 {
+            origin.resetCounts()
+            let servedBefore = Dictionary(uniqueKeysWithValues: Self.served.map { ($0, cache.entry(forKey: $0)?.bytesServedFromCache ?? 0) })
+            var line = JSONEventLine(player: "feed", event: "pass", t: ExampleSupport.seconds(since: start))
+            line.pass = pass
+            say(line, "-- pass \(pass): scrolling through the ten items")
+            for item in 0..<10 {
+                let target = Double(item)
+                let steps = 6
+                for step in 1...steps {
+                    try scroll(to: offset + (target - offset) * Double(step) / Double(steps))
+                    try await Task.sleep(for: .milliseconds(25))
+                }
+                offset = target
+                try await Task.sleep(for: .seconds(settle + 0.5))
+            }
+            // Leave the last item: back to the top, where the next pass starts.
+            try scroll(to: 0)
+            offset = 0
+            try await Task.sleep(for: .seconds(settle + 0.5))
+            var totalNetwork: Int64 = 0
+            for (index, name) in Self.served.enumerated() {
+                let network = origin.counts(name).bodyBytes
+                let cached = (cache.entry(forKey: name)?.bytesServedFromCache ?? 0) - (servedBefore[name] ?? 0)
+                totalNetwork += network
+                var line = JSONEventLine(player: "item-\(index)", event: "cacheUsage", t: ExampleSupport.seconds(since: start))
+                line.pass = pass
+                line.networkBytes = network
+                line.cacheBytes = cached
+                line.value = name
+                say(line, "   pass \(pass) item-\(index) (\(name)): \(network) bytes from the network, \(cached) from the cache")
+            }
+            var summary = JSONEventLine(player: "feed", event: "passDone", t: ExampleSupport.seconds(since: start))
+            summary.pass = pass
+            summary.networkBytes = totalNetwork
+            say(summary, "-- pass \(pass) done: \(totalNetwork) bytes from the network in all")
+        }
+        for player in players { await player.shutdown() }
+        await cache.shutdown()
+        origin.stop()
+        if temporary { try? FileManager.default.removeItem(at: folder) }
     }
 }

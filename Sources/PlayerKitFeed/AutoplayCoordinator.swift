@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PlayerKitCache
 import PlayerKitCore
 import PlayerKitResources
 import PlayerKitSupport
@@ -18,7 +19,11 @@ import PlayerKitSupport
 ///   loading, and its media unloaded (decoder and buffers freed, through the ``DecoderBudget``
 ///   when one is given);
 /// * a visible item that is not playing is prepared paused on its first frame, a poster the app
-///   can show (or save with ``Player/saveFrame(to:)``), while decoder slots allow.
+///   can show (or save with ``Player/saveFrame(to:)``), while decoder slots allow;
+/// * with a ``PlayerKitCache/MediaCache``, items within ``Settings/precacheDistance`` of a
+///   visible item whose sources come from that cache are precached
+///   (``Settings/precacheAmount``), and an item that moves farther away has its precache
+///   cancelled (a released item's player stops reading, which stops its download too).
 ///
 /// Every decision is reported, with its reason, to ``decisions`` (an `AsyncStream`), to the
 /// ``onDecision`` handler, and on the item's player as ``AutoplayEvent/decision(_:)`` (so a
@@ -44,6 +49,10 @@ public final class AutoplayCoordinator: Sendable {
         public var startsMuted = true
         /// Whether visible items that do not play are prepared on their first frame. Default true.
         public var preparesPosters = true
+        /// With a cache: how many items above and below a visible item are precached. Default 2.
+        public var precacheDistance = 2
+        /// With a cache: how much of each item near the viewport is precached. Default 3 s.
+        public var precacheAmount: MediaCache.PrecacheAmount = .seconds(3)
 
         /// The defaults.
         public init() {}
@@ -61,6 +70,10 @@ public final class AutoplayCoordinator: Sendable {
             case release
             /// The item was prepared paused on its first frame.
             case prepare
+            /// The item came near the viewport: its start is being downloaded into the cache.
+            case precache
+            /// The item moved away from the viewport: its precache was cancelled.
+            case cancelPrecache
         }
         /// The item.
         public let item: ItemID
@@ -79,6 +92,8 @@ public final class AutoplayCoordinator: Sendable {
     public let settings: Settings
     /// The budget loads go through, if any.
     public let budget: DecoderBudget?
+    /// The cache items near the viewport are precached into, if any.
+    public let cache: MediaCache?
     /// Every decision, in order. One consumer.
     public let decisions: AsyncStream<Decision>
     private let decisionSink: AsyncStream<Decision>.Continuation
@@ -93,6 +108,10 @@ public final class AutoplayCoordinator: Sendable {
         /// Counts loads and releases, so a load that ended after a release changes nothing.
         var loadGeneration = 0
         var loaded = false
+        /// A precache of the item's source, running.
+        var precacheTask: Task<Void, Never>?
+        /// The item's precache finished: not started again.
+        var precached = false
     }
 
     private struct State: Sendable {
@@ -111,21 +130,28 @@ public final class AutoplayCoordinator: Sendable {
     /// A coordinator.
     /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for a threshold outside
     ///   0...1 or a negative settle delay.
-    public init(settings: Settings = Settings(), budget: DecoderBudget? = nil) throws(PlayerError) {
+    ///   A negative ``Settings/precacheDistance`` is refused the same way.
+    public init(settings: Settings = Settings(), budget: DecoderBudget? = nil, cache: MediaCache? = nil) throws(PlayerError) {
         guard settings.threshold.isFinite, (0...1).contains(settings.threshold) else {
             throw .invalidArgument(name: "autoplay threshold", value: "\(settings.threshold)", reason: "must be between 0 and 1")
         }
         guard settings.settleDelay >= .zero else {
             throw .invalidArgument(name: "settle delay", value: "\(settings.settleDelay)", reason: "must be 0 or more")
         }
+        guard settings.precacheDistance >= 0 else {
+            throw .invalidArgument(name: "precache distance", value: "\(settings.precacheDistance)", reason: "must be 0 or more")
+        }
         self.settings = settings
         self.budget = budget
+        self.cache = cache
         (decisions, decisionSink) = AsyncStream<Decision>.makeStream()
     }
 
     deinit {
         // Loads the coordinator started are its own: they end with it.
-        for task in state.withLock({ $0.items.values.compactMap(\.loadTask) }) { task.cancel() }
+        for task in state.withLock({ $0.items.values.compactMap(\.loadTask) + $0.items.values.compactMap(\.precacheTask) }) {
+            task.cancel()
+        }
         decisionSink.finish()
     }
 
@@ -228,12 +254,53 @@ public final class AutoplayCoordinator: Sendable {
             start(item)
             report(winner, .play, reason)
         }
+        if cache != nil { precacheNearViewport(snapshot.items) }
         // Visible items that do not play get a poster frame.
         if settings.preparesPosters {
             for item in snapshot.items where item.id != winner && item.visibility > 0 && !item.loaded && item.loadTask == nil {
                 prepare(item)
                 report(item.id, .prepare, "visible (\(Self.format(item.visibility))), not playing: first frame as a poster")
             }
+        }
+    }
+
+    /// Precaches items near a visible one; cancels the precaches of items that moved away (on the queue).
+    private func precacheNearViewport(_ items: [Item]) {
+        guard let cache else { return }
+        let visible = items.filter { $0.visibility > 0 }.map(\.order)
+        let current = state.withLock { $0.items }
+        for item in items {
+            guard let live = current[item.id] else { continue }
+            let distance = visible.map { abs($0 - item.order) }.min()
+            let near = distance.map { $0 <= settings.precacheDistance } ?? false
+            if near, live.precacheTask == nil, !live.precached, !live.loaded, live.loadTask == nil, cache.key(of: item.source) != nil {
+                let source = item.source, amount = settings.precacheAmount, id = item.id
+                let task = Task { [weak self] in
+                    let finished = (try? await cache.precache(source, amount)) != nil
+                    self?.queue.async { [weak self] in
+                        self?.state.withLock { state in
+                            state.items[id]?.precacheTask = nil
+                            if finished { state.items[id]?.precached = true }
+                        }
+                    }
+                }
+                state.withLock { $0.items[item.id]?.precacheTask = task }
+                let where_ = distance == 0 ? "visible" : "\(distance!) item\(distance == 1 ? "" : "s") from the viewport"
+                report(item.id, .precache, "\(where_): precaching \(Self.describe(amount))")
+            } else if !near, let task = live.precacheTask {
+                task.cancel()
+                state.withLock { $0.items[item.id]?.precacheTask = nil }
+                report(item.id, .cancelPrecache, "moved more than \(settings.precacheDistance) items from the viewport")
+            }
+        }
+    }
+
+    private static func describe(_ amount: MediaCache.PrecacheAmount) -> String {
+        switch amount {
+        case .bytes(let count): return "\(count) bytes"
+        case .seconds(let seconds): return "\(format(seconds)) s"
+        case .all: return "everything"
+        @unknown default: return "\(amount)"
         }
     }
 

@@ -310,4 +310,22 @@ struct FeedExampleTests {
         let touched = Set(objects.compactMap { $0["player"] as? String })
         #expect(touched.isDisjoint(with: ["item-3", "item-9"]), "touched: \(touched)")
     }
+
+    @Test("feed --server --json: ten clips over loopback HTTP through the cache; the second pass fetches nothing")
+    func serverTwoPasses() async throws {
+        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("feed"), ["--server", "--json"])
+        #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
+        let objects = try exampleJSONLines(output)
+        let usage = objects.filter { $0["event"] as? String == "cacheUsage" }
+        let first = usage.filter { $0["pass"] as? Int == 1 }, second = usage.filter { $0["pass"] as? Int == 2 }
+        #expect(first.count == 10 && second.count == 10, "usage lines: \(usage.count)")
+        // Pass 1 downloads each clip exactly once (its size, no byte twice); pass 2 none.
+        for line in first {
+            let name = try #require(line["value"] as? String)
+            let size = try FileManager.default.attributesOfItem(atPath: Fixtures.media(name))[.size] as? Int
+            #expect(line["networkBytes"] as? Int == size, "\(name): \(line)")
+        }
+        #expect(second.allSatisfy { $0["networkBytes"] as? Int == 0 && ($0["cacheBytes"] as? Int ?? 0) > 0 }, "pass 2: \(second)")
+        #expect(objects.contains { $0["event"] as? String == "precache" })
+    }
 }

@@ -272,6 +272,31 @@ def measure(tools, quick):
             for key in ("frames_per_second_per_player", "cpu_ms_per_frame", "late", "missing") + (("render_ms",) if mode == "gl" else ()):
                 record(f"frames_{mode}_{key}_n{players}", {i: r and r[key] for i, r in results.items()})
 
+    # The media cache: first frame over loopback HTTP throttled to 2 MB/s (PlayerKit through a cold
+    # cache; C and python-mpv through mpv's own HTTP loading of the same URL), from a warm cache
+    # (against the plain local file for C and python-mpv), and the bytes the server sends when two
+    # players and a precache want one item (the cache) or two players load its URL (mpv's own).
+    cache = json.loads(run([tools.swift, "cache", "--runs", "5" if quick else "15", "--media", tools.clip]).strip().splitlines()[-1])
+    server = subprocess.Popen([tools.swift, "serve", "--media", tools.clip], stdout=subprocess.PIPE, text=True)
+    try:
+        url = server.stdout.readline().strip()
+        http_runs = 5 if quick else 15
+        http = {i: tools.workload(i, "ttff", http_runs, url) for i in ("c", "python_mpv")}
+    finally:
+        server.kill()
+        server.wait()
+    local = {i: tools.workload(i, "ttff", 5 if quick else 15, tools.clip) for i in ("c", "python_mpv")}
+    record("cache_ttff_network_p50_ms", {"playerkit": cache["cold_p50_ms"], "c": http["c"] and http["c"]["p50_ms"],
+                                         "python_mpv": http["python_mpv"] and http["python_mpv"]["p50_ms"]})
+    record("cache_ttff_uncached_p50_ms", {"playerkit": cache["mpv_http_p50_ms"], "c": http["c"] and http["c"]["p50_ms"],
+                                          "python_mpv": http["python_mpv"] and http["python_mpv"]["p50_ms"]})
+    record("cache_ttff_warm_p50_ms", {"playerkit": cache["warm_p50_ms"], "c": local["c"] and local["c"]["p50_ms"],
+                                      "python_mpv": local["python_mpv"] and local["python_mpv"]["p50_ms"]})
+    record("cache_ttff_local_p50_ms", {"playerkit": cache["local_p50_ms"], "c": local["c"] and local["c"]["p50_ms"],
+                                       "python_mpv": local["python_mpv"] and local["python_mpv"]["p50_ms"]})
+    record("cache_server_bytes_shared", {"playerkit": cache["shared_bytes"] / cache["size"]})
+    record("cache_server_bytes_mpv_http", {"playerkit": cache["mpv_http_bytes"] / cache["size"]})
+
     for subscribers in (1, 10, 100):
         events_count = (100_000 if subscribers == 1 else 1_000_000 // subscribers * 5) // (5 if quick else 1)
         for label, extra in (("queue", []), ("immediate", ["--immediate"])):
@@ -379,6 +404,12 @@ LABELS = [
     ("autoplay_decision_p50_ms", "autoplay: scrolling settled -> decision, p50 (ms)", "{:.2f}"),
     ("autoplay_decision_p99_ms", "autoplay: scrolling settled -> decision, p99 (ms)", "{:.2f}"),
     ("autoplay_playing_p50_ms", "autoplay: scrolling settled -> item playing, p50 (ms)", "{:.1f}"),
+    ("cache_ttff_network_p50_ms", "first frame over loopback HTTP at 2 MB/s, p50 (ms): PlayerKit through a cold MediaCache; C and python-mpv through mpv's own HTTP", "{:.1f}"),
+    ("cache_ttff_uncached_p50_ms", "first frame over loopback HTTP at 2 MB/s through mpv's own HTTP (no cache), p50 (ms)", "{:.1f}"),
+    ("cache_ttff_warm_p50_ms", "first frame, p50 (ms): PlayerKit from a warm MediaCache; C and python-mpv from the local file", "{:.1f}"),
+    ("cache_ttff_local_p50_ms", "first frame from the local file, p50 (ms)", "{:.1f}"),
+    ("cache_server_bytes_shared", "bytes the server sent / item size: 2 players + a precache of one item through a MediaCache", "{:.3f}"),
+    ("cache_server_bytes_mpv_http", "bytes the server sent / item size: 2 players loading the item's URL (mpv's own HTTP)", "{:.3f}"),
 ]
 
 

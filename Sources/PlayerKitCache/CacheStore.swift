@@ -556,7 +556,13 @@ final class CacheStore: @unchecked Sendable {
         let cached = entry.ranges.count
         entry.transfer = nil
         transfer.active = false
-        let resumptions = settlePrecachesLocked(entry, cancelledBecauseStopped: stopped)
+        var resumptions = settlePrecachesLocked(entry, cancelledBecauseStopped: false)
+        if !isShutDown, !entry.precaches.isEmpty || !entry.readers.isEmpty, needsNetworkLocked(entry) {
+            // Someone came (back) while this download was ending: another one serves them.
+            ensureTransferLocked(entry, for: nil)
+        } else {
+            resumptions += settlePrecachesLocked(entry, cancelledBecauseStopped: true)
+        }
         closeIfIdleLocked(entry)
         evictIfNeededLocked()
         condition.broadcast()
@@ -903,7 +909,7 @@ final class CacheStore: @unchecked Sendable {
             if validated, let size = entry.size, entry.ranges.contains(0..<min(precache.target, size)) {
                 resumptions.append((continuation, .success(entry.ranges.count)))
                 entry.precaches[id] = nil
-            } else if cancelledBecauseStopped || entry.transfer == nil {
+            } else if cancelledBecauseStopped {
                 resumptions.append((continuation, .failure(.cancelled(key: entry.key))))
                 entry.precaches[id] = nil
             }

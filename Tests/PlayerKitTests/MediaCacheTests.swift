@@ -401,6 +401,50 @@ struct MediaCacheTests {
     }
 }
 
+@Suite("Media cache and the autoplay coordinator")
+struct AutoplayCacheTests {
+    @Test("the coordinator precaches items near the viewport and cancels the precache of items that move away")
+    func precachesNearViewport() async throws {
+        // Slow enough that no precache of the 1.5 MB item finishes during the test.
+        let harness = try CacheHarness(bytesPerSecond: 50_000)
+        var settings = AutoplayCoordinator.Settings()
+        settings.settleDelay = .milliseconds(50)
+        settings.precacheDistance = 1
+        settings.precacheAmount = .all
+        settings.preparesPosters = false
+        let coordinator = try AutoplayCoordinator(settings: settings, cache: harness.cache)
+        let decisions = Locked<[AutoplayCoordinator.Decision]>([])
+        coordinator.onDecision = { decision in decisions.withLock { $0.append(decision) } }
+        var players: [Player] = []
+        for index in 0..<6 {
+            let (player, _) = try await Fixtures.player(configuration: harness.playerConfiguration)
+            try coordinator.add("item-\(index)", player: player, source: try harness.source("long.mp4", key: "item-\(index)"))
+            players.append(player)
+        }
+        func saw(_ action: AutoplayCoordinator.Decision.Action, _ item: String) async -> Bool {
+            await eventually { decisions.withLock { $0.contains { $0.action == action && $0.item == item } } }
+        }
+        // Item 0 half visible (below the threshold, so nothing plays): items 0 and 1 precache.
+        try coordinator.reportVisibility(0.5, of: "item-0")
+        #expect(await saw(.precache, "item-0"))
+        #expect(await saw(.precache, "item-1"))
+        #expect(!decisions.withLock { $0.contains { $0.item == "item-2" } })
+        #expect(await eventually { harness.server.counts("long.mp4").requests >= 2 })
+        // Scroll to item 4: items 3, 4 and 5 precache; items 0 and 1 are cancelled, and the
+        // server sees their connections close.
+        try coordinator.reportVisibility(0, of: "item-0")
+        try coordinator.reportVisibility(0.5, of: "item-4")
+        #expect(await saw(.cancelPrecache, "item-0"))
+        #expect(await saw(.cancelPrecache, "item-1"))
+        #expect(await saw(.precache, "item-5"))
+        #expect(await eventually { harness.server.counts("long.mp4").closedByClient >= 2 })
+        #expect(await eventually { harness.cache.entry(forKey: "item-1")?.isDownloading == false })
+        #expect(harness.cache.entry(forKey: "item-5")?.isDownloading == true)
+        for player in players { await player.shutdown() }
+        await harness.close()
+    }
+}
+
 @Suite("Media cache logic")
 struct MediaCacheLogicTests {
     @Test("byte ranges merge, clip, and find gaps")

@@ -1,0 +1,100 @@
+import ArgumentParser
+import Dispatch
+import ExampleSupport
+import Foundation
+import PlayerKit
+
+/// The media cache, side by side in one run: time to first frame from the network (loopback,
+/// throttled), through a cold cache, from a warm cache, from a plain local file, and through
+/// mpv's own HTTP loading of the same URL; and the bytes the server sends when two players and
+/// a precache want one item at once, through the cache and through mpv's own loading.
+struct Cache: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "cache")
+    @Option var runs = 10
+    @Option var media: String
+    @Option(help: "The server's rate, bytes per second.") var rate = 2_000_000
+
+    func run() async throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: media))
+        let server = LoopbackMediaServer(files: ["clip.mp4": data], bytesPerSecond: rate)
+        try server.start()
+        let url = server.url("clip.mp4")
+        let bus = PlayerEventBus(label: "cache")
+        let firstFrames = EventCounter(bus: bus, kinds: [.firstFrame])
+        var counted = 0
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("playerkit-bench-cache-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+
+        /// Milliseconds from creating a player to its first frame of `source`.
+        func firstFrame(_ source: MediaSource, configuration: PlayerConfiguration) async throws -> Double {
+            let start = DispatchTime.now()
+            let player = try Player(configuration: configuration)
+            Task { _ = try? await player.load(source) }
+            counted += 1
+            await firstFrames.wait(for: counted)
+            let elapsed = microseconds(start, .now()) / 1000
+            await player.shutdown()
+            return elapsed
+        }
+
+        var cold: [Double] = [], warm: [Double] = [], local: [Double] = [], direct: [Double] = []
+        for run in 0..<runs {
+            // A new cache each run: the first play comes from the network.
+            let cache = try MediaCache(configuration: MediaCache.Configuration(directory: root.appendingPathComponent("run-\(run)")))
+            var configuration = benchConfiguration(bus: bus)
+            configuration.streamProviders = [cache.streamProvider]
+            let source = try cache.source(for: url, key: "clip")
+            cold.append(try await firstFrame(source, configuration: configuration))
+            // Let the download finish, then play again from disk.
+            try await cache.precache(source, .all)
+            warm.append(try await firstFrame(source, configuration: configuration))
+            local.append(try await firstFrame(MediaSource(media), configuration: benchConfiguration(bus: bus)))
+            direct.append(try await firstFrame(.url(url), configuration: benchConfiguration(bus: bus)))
+            await cache.shutdown()
+        }
+
+        // Two players and a precache want the same item at once.
+        server.resetCounts()
+        let cache = try MediaCache(configuration: MediaCache.Configuration(directory: root.appendingPathComponent("shared")))
+        var configuration = benchConfiguration(bus: bus)
+        configuration.streamProviders = [cache.streamProvider]
+        let source = try cache.source(for: url, key: "clip")
+        let players = try (0..<2).map { _ in try Player(configuration: configuration) }
+        async let precached = cache.precache(source, .all)
+        for player in players { Task { _ = try? await player.load(source) } }
+        _ = try await precached
+        let cachedBytes = server.totalBodyBytes
+        for player in players { await player.shutdown() }
+        await cache.shutdown()
+        // mpv's own loading: each player fetches the URL itself (played to the end, as the cache did).
+        server.resetCounts()
+        let ends = EventCounter(bus: bus, kinds: [.itemEnded])
+        let plain = try (0..<2).map { _ in try Player(configuration: benchConfiguration(bus: bus)) }
+        for player in plain { Task { _ = try? await player.load(.url(url)) } }
+        await ends.wait(for: 2)
+        let directBytes = server.totalBodyBytes
+        for player in plain { await player.shutdown() }
+        server.stop()
+
+        func p50(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        print(String(
+            format: "{\"cold_p50_ms\": %.2f, \"warm_p50_ms\": %.2f, \"local_p50_ms\": %.2f, \"mpv_http_p50_ms\": %.2f, "
+                + "\"shared_bytes\": %lld, \"mpv_http_bytes\": %lld, \"size\": %d}",
+            p50(cold), p50(warm), p50(local), p50(direct), cachedBytes, directBytes, data.count))
+    }
+}
+
+/// Serves one file on loopback at a given rate until killed, printing its URL (for the C and
+/// python-mpv side of the cache benchmark).
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "serve")
+    @Option var media: String
+    @Option var rate = 2_000_000
+
+    func run() async throws {
+        let server = LoopbackMediaServer(files: ["clip.mp4": try Data(contentsOf: URL(fileURLWithPath: media))], bytesPerSecond: rate)
+        try server.start()
+        ExampleSupport.printLine(server.url("clip.mp4").absoluteString)
+        while true { try await Task.sleep(for: .seconds(3600)) }
+    }
+}

@@ -28,7 +28,7 @@ check_imports() {
   local folder=$1 allowed=$2 line file module
   while IFS= read -r line; do
     file=${line%%:*}
-    module=$(sed -E 's/.*import ([A-Za-z]+).*/\1/' <<<"$line")
+    module=$(sed -E 's/.*import ([A-Za-z0-9_]+).*/\1/' <<<"$line")
     [[ " $allowed " == *" $module "* ]] || fail "$file imports $module (allowed: $allowed)"
   done < <(grep -rnE --include='*.swift' '^\s*(@_exported |public |internal )?import [A-Za-z]+' "$folder" || true)
 }

@@ -18,10 +18,14 @@ public final class LoopbackMediaServer: @unchecked Sendable {
         /// Sends the headers and `bytes` of the body, then resets the connection (RST). `times`
         /// requests fail this way, then the path is served normally (nil: always).
         case resetAfter(bytes: Int, times: Int?)
+        /// Sends the headers and `bytes` of the body, then closes the connection cleanly (a body
+        /// cut short). `times` requests fail this way, then the path is served normally (nil: always).
+        case closeAfter(bytes: Int, times: Int?)
         /// Accepts the request and sends nothing until the client gives up.
         case stall
-        /// Sends the headers and `bytes` of the body, then nothing.
-        case stallAfter(bytes: Int)
+        /// Sends the headers and `bytes` of the body, then nothing. `times` requests stall this
+        /// way, then the path is served normally (nil: always).
+        case stallAfter(bytes: Int, times: Int?)
         /// Redirects (302) to another path of this server.
         case redirect(to: String)
     }
@@ -234,7 +238,11 @@ public final class LoopbackMediaServer: @unchecked Sendable {
             state.counts[path, default: PathCounts()].requests += 1
             state.log.append(Request(path: path, rangeStart: range?.start ?? 0, hasRange: range != nil))
             var fault = state.faults[path]
-            if case .resetAfter(_, let times?) = fault {
+            var limitedTimes: Int?
+            if case .resetAfter(_, let times?) = fault { limitedTimes = times }
+            if case .closeAfter(_, let times?) = fault { limitedTimes = times }
+            if case .stallAfter(_, let times?) = fault { limitedTimes = times }
+            if let times = limitedTimes {
                 let uses = state.faultUses[path, default: 0]
                 if uses >= times { fault = nil } else { state.faultUses[path] = uses + 1 }
             }
@@ -276,7 +284,8 @@ public final class LoopbackMediaServer: @unchecked Sendable {
         var offset = start
         var limit = end
         if case .resetAfter(let bytes, _) = fault { limit = min(end, start + Int64(bytes)) }
-        if case .stallAfter(let bytes) = fault { limit = min(end, start + Int64(bytes)) }
+        if case .stallAfter(let bytes, _) = fault { limit = min(end, start + Int64(bytes)) }
+        if case .closeAfter(let bytes, _) = fault { limit = min(end, start + Int64(bytes)) }
         let chunk = bytesPerSecond.map { max(1024, $0 / 20) } ?? (64 << 10)
         let began = ContinuousClock.now
         var sent: Int64 = 0
@@ -300,9 +309,11 @@ public final class LoopbackMediaServer: @unchecked Sendable {
             }
         }
         if limit < end {
+            if case .closeAfter = fault {
+                shutdown(connection, Int32(SHUT_WR))
+                return false
+            }
             if case .resetAfter = fault {
-                // Let the client read what was sent (a reset discards unread bytes), then reset.
-                Thread.sleep(forTimeInterval: 0.2)
                 var linger = linger(l_onoff: 1, l_linger: 0)
                 setsockopt(connection, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
                 return false

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import PlayerKitCore
+import PlayerKitSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -81,6 +82,21 @@ final class Transfer: @unchecked Sendable {
     var offset: Int64 = 0
     var end: Int64?
     var reportedStart = false
+    /// When the current request started, and how many bytes it brought since.
+    var requestStarted = ContinuousClock.now
+    var requestBytes: Int64 = 0
+    /// When the last bytes arrived (or the request started).
+    var lastBytes = ContinuousClock.now
+
+    /// How far ahead of the download a reader may wait instead of asking for its own range:
+    /// what the download brings in a second at its rate so far (256 KiB to 2 MiB), and nothing
+    /// when it has brought nothing for 2 seconds (a stalled connection is replaced).
+    func waitWindow(now: ContinuousClock.Instant) -> Int64 {
+        if now - lastBytes > .seconds(2) { return 0 }
+        let elapsed = max(0.05, (now - requestStarted).inSeconds)
+        let rate = Double(requestBytes) / elapsed
+        return min(2 << 20, max(256 << 10, Int64(rate)))
+    }
 }
 
 /// The cache's engine: entries, downloads, readers. Everything mutable is under `condition`;
@@ -104,9 +120,6 @@ final class CacheStore: @unchecked Sendable {
     private(set) var isShutDown = false
     private var subscribers: [UInt64: AsyncStream<MediaCacheEvent>.Continuation] = [:]
     private let eventQueue = DispatchQueue(label: "PlayerKit.cache.events")
-    /// The window ahead of a running download within which a reader waits instead of
-    /// starting a request of its own.
-    static let waitWindow: Int64 = 1 << 20
     static let commitEvery: Int64 = 1 << 20
     static let progressEvery: Int64 = 256 << 10
 
@@ -453,7 +466,7 @@ final class CacheStore: @unchecked Sendable {
                 return
             }
             guard let position, transfer.active, !transfer.restart else { return }
-            let reachesSoon = transfer.offset <= position && position < transfer.offset + Self.waitWindow
+            let reachesSoon = transfer.offset <= position && position < transfer.offset + transfer.waitWindow(now: .now)
                 && position < (transfer.end ?? Int64.max)
             if !reachesSoon {
                 transfer.restart = true
@@ -512,6 +525,9 @@ final class CacheStore: @unchecked Sendable {
                 transfer.offset = plan.start
                 transfer.end = plan.end
                 transfer.active = true
+                transfer.requestStarted = .now
+                transfer.lastBytes = .now
+                transfer.requestBytes = 0
                 let request = Task { [self] in try await fetch(entry, transfer, from: plan.start, to: plan.end) }
                 transfer.request = request
                 return (request, plan.start)
@@ -765,6 +781,8 @@ final class CacheStore: @unchecked Sendable {
         entry.bytesFromNetwork += Int64(range.count)
         entry.uncommittedBytes += added
         transfer.offset = range.upperBound
+        transfer.requestBytes += Int64(range.count)
+        transfer.lastBytes = .now
         let cached = entry.ranges.count
         var events: [MediaCacheEvent] = []
         if cached - entry.lastProgress >= Self.progressEvery || entry.isComplete {
@@ -788,9 +806,11 @@ final class CacheStore: @unchecked Sendable {
         condition.broadcast()
         let players = entry.readerPlayers
         condition.unlock()
+        // Recorded before it is reported: a progress event's bytes are in the index when the
+        // commit was due.
+        if shouldCommit { commit(entry) }
         resume(resumptions)
         for event in events { emit(event, entry: entry, players: players) }
-        if shouldCommit { commit(entry) }
         if stop { throw Restart() }
         return reachedCached || reachedEnd || complete || precacheDone
     }

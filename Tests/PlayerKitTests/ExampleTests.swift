@@ -313,8 +313,9 @@ struct FeedExampleTests {
 
     @Test("feed --server --json: ten clips over loopback HTTP through the cache; the second pass fetches nothing")
     func serverTwoPasses() async throws {
-        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("feed"), ["--server", "--json"])
-        #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
+        let (status, output, errors) = try await ChildProcess.runToEnd(
+            ChildProcess.example("feed"), ["--server", "--json"], environment: ProcessInfo.processInfo.environment.merging(["SWIFT_BACKTRACE": "enable=yes,threads=all,color=no"]) { $1 })
+        #expect(status == 0, "exit status \(status): \(errors.suffix(60000))")
         let objects = try exampleJSONLines(output)
         let usage = objects.filter { $0["event"] as? String == "cacheUsage" }
         let first = usage.filter { $0["pass"] as? Int == 1 }, second = usage.filter { $0["pass"] as? Int == 2 }

@@ -87,6 +87,9 @@ final class Transfer: @unchecked Sendable {
     var requestBytes: Int64 = 0
     /// When the last bytes arrived (or the request started).
     var lastBytes = ContinuousClock.now
+    /// A stalled request was replaced and no bytes came since: the next stall is left to the
+    /// read timeout (a dead server fails instead of being asked again and again).
+    var replacedStall = false
 
     /// How far ahead of the download a reader may wait instead of asking for its own range:
     /// what the download brings in a second at its rate so far (256 KiB to 2 MiB), and nothing
@@ -466,9 +469,12 @@ final class CacheStore: @unchecked Sendable {
                 return
             }
             guard let position, transfer.active, !transfer.restart else { return }
-            let reachesSoon = transfer.offset <= position && position < transfer.offset + transfer.waitWindow(now: .now)
+            let window = transfer.waitWindow(now: .now)
+            if window == 0, transfer.replacedStall { return }
+            let reachesSoon = transfer.offset <= position && position < transfer.offset + window
                 && position < (transfer.end ?? Int64.max)
             if !reachesSoon {
+                if window == 0 { transfer.replacedStall = true }
                 transfer.restart = true
                 transfer.active = false
                 transfer.request?.cancel()
@@ -783,6 +789,7 @@ final class CacheStore: @unchecked Sendable {
         transfer.offset = range.upperBound
         transfer.requestBytes += Int64(range.count)
         transfer.lastBytes = .now
+        transfer.replacedStall = false
         let cached = entry.ranges.count
         var events: [MediaCacheEvent] = []
         if cached - entry.lastProgress >= Self.progressEvery || entry.isComplete {

@@ -184,6 +184,17 @@ struct MediaCacheTests {
         await harness.close()
     }
 
+    @Test("an item larger than the whole cache fails with capacityTooSmall; the cache stays usable")
+    func capacityTooSmall() async throws {
+        let harness = try CacheHarness { $0.capacity = 50_000 }
+        let (player, _) = try await Fixtures.player(configuration: harness.playerConfiguration)
+        await #expect(throws: PlayerError.self) { try await player.load(try harness.source("clip-a.mp4")) }
+        #expect(await harness.saw { $0 == .failed(key: "clip-a.mp4", .capacityTooSmall(key: "clip-a.mp4", size: Int64(CacheHarness.clipA.count), capacity: 50_000)) })
+        _ = try await player.load(try harness.source("clip-b.mp4"))
+        await player.shutdown()
+        await harness.close()
+    }
+
     @Test("404, a reset in the middle of a body, a reset every time, a redirect loop: typed errors, retries resume")
     func serverFaults() async throws {
         let harness = try CacheHarness { $0.readTimeout = .seconds(2) }

@@ -1,6 +1,7 @@
 internal import CMPV
 import Foundation
 import Logging
+import PlayerKitSupport
 
 /// Custom stream protocols on one core (`mpv_stream_cb_add_ro`): the bridge between mpv's C
 /// callbacks and ``MediaStreamProvider`` / ``MediaByteStream``. The callbacks run on mpv's
@@ -15,6 +16,10 @@ final class StreamProtocols: Sendable {
         let provider: any MediaStreamProvider
         let logger: Logger
         let player: PlayerID
+        /// Every stream box opened on the core, kept until the core is destroyed: mpv may call a
+        /// stream's cancel callback (from another thread, through its cancel chain) after its
+        /// close callback, until it frees the stream, so a cookie must stay valid that long.
+        let opened = Locked<[StreamBox]>([])
         init(_ provider: any MediaStreamProvider, player: PlayerID, logger: Logger) {
             self.provider = provider
             self.player = player
@@ -22,9 +27,15 @@ final class StreamProtocols: Sendable {
         }
     }
 
+    /// One opened stream, as mpv's cookie. The app's stream is dropped at close; the box itself
+    /// lives until the core is destroyed (see ``ProviderBox/opened``).
     final class StreamBox: Sendable {
-        let stream: any MediaByteStream
-        init(_ stream: any MediaByteStream) { self.stream = stream }
+        private let stream: Locked<(any MediaByteStream)?>
+        init(_ stream: any MediaByteStream) { self.stream = Locked(stream) }
+        /// The stream, nil once closed. Called without holding anything while the stream works.
+        var current: (any MediaByteStream)? { stream.withLock { $0 } }
+        /// Takes the stream out (nil if already closed).
+        func takeForClose() -> (any MediaByteStream)? { stream.withLock { stream in defer { stream = nil }; return stream } }
     }
 
     /// Registers every provider on the core.
@@ -66,7 +77,13 @@ final class StreamProtocols: Sendable {
 
     /// Releases the providers. Only after the core is destroyed (mpv closed every stream).
     func releaseAfterCoreDestroyed() {
-        for box in boxes { box.release() }
+        for box in boxes {
+            let provider = box.takeUnretainedValue()
+            // Streams mpv left open (none after mpv_terminate_destroy), then the boxes.
+            for stream in provider.opened.withLock({ $0 }) { stream.takeForClose()?.close() }
+            provider.opened.withLock { $0.removeAll() }
+            box.release()
+        }
     }
 
     static func isValidScheme(_ scheme: String) -> Bool {
@@ -83,8 +100,9 @@ private func playerKitStreamOpen(
     let url = String(cString: uri)
     do {
         let stream = try box.provider.open(url, player: box.player)
-        let cookie = Unmanaged.passRetained(StreamProtocols.StreamBox(stream))
-        info.pointee.cookie = cookie.toOpaque()
+        let streamBox = StreamProtocols.StreamBox(stream)
+        box.opened.withLock { $0.append(streamBox) }
+        info.pointee.cookie = Unmanaged.passUnretained(streamBox).toOpaque()
         info.pointee.read_fn = playerKitStreamRead
         info.pointee.seek_fn = playerKitStreamSeek
         info.pointee.size_fn = playerKitStreamSize
@@ -98,7 +116,7 @@ private func playerKitStreamOpen(
 }
 
 private func stream(_ cookie: UnsafeMutableRawPointer?) -> (any MediaByteStream)? {
-    cookie.map { Unmanaged<StreamProtocols.StreamBox>.fromOpaque($0).takeUnretainedValue().stream }
+    cookie.flatMap { Unmanaged<StreamProtocols.StreamBox>.fromOpaque($0).takeUnretainedValue().current }
 }
 
 private func playerKitStreamRead(_ cookie: UnsafeMutableRawPointer?, _ buffer: UnsafeMutablePointer<CChar>?, _ count: UInt64) -> Int64 {
@@ -132,7 +150,6 @@ private func playerKitStreamCancel(_ cookie: UnsafeMutableRawPointer?) {
 
 private func playerKitStreamClose(_ cookie: UnsafeMutableRawPointer?) {
     guard let cookie else { return }
-    let box = Unmanaged<StreamProtocols.StreamBox>.fromOpaque(cookie)
-    box.takeUnretainedValue().stream.close()
-    box.release()
+    // The box stays (a late cancel may still come); the app's stream goes now.
+    Unmanaged<StreamProtocols.StreamBox>.fromOpaque(cookie).takeUnretainedValue().takeForClose()?.close()
 }

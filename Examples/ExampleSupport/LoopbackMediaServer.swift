@@ -28,6 +28,10 @@ public final class LoopbackMediaServer: @unchecked Sendable {
         case stallAfter(bytes: Int, times: Int?)
         /// Redirects (302) to another path of this server.
         case redirect(to: String)
+        /// Serves the file only up to byte `offset`: every response (a range past it too) sends
+        /// its headers as usual, its body up to `offset`, then resets the connection (RST). A
+        /// server that lost the rest of the file: reconnecting never gets further.
+        case truncateAt(offset: Int)
     }
 
     /// One request as the server saw it.
@@ -286,6 +290,7 @@ public final class LoopbackMediaServer: @unchecked Sendable {
         if case .resetAfter(let bytes, _) = fault { limit = min(end, start + Int64(bytes)) }
         if case .stallAfter(let bytes, _) = fault { limit = min(end, start + Int64(bytes)) }
         if case .closeAfter(let bytes, _) = fault { limit = min(end, start + Int64(bytes)) }
+        if case .truncateAt(let cut) = fault { limit = max(start, min(end, Int64(cut))) }
         let chunk = bytesPerSecond.map { max(1024, $0 / 20) } ?? (64 << 10)
         let began = ContinuousClock.now
         var sent: Int64 = 0
@@ -313,15 +318,18 @@ public final class LoopbackMediaServer: @unchecked Sendable {
                 shutdown(connection, Int32(SHUT_WR))
                 return false
             }
-            if case .resetAfter = fault {
-                var linger = linger(l_onoff: 1, l_linger: 0)
-                setsockopt(connection, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
-                return false
-            }
+            if case .resetAfter = fault { resetConnection(connection); return false }
+            if case .truncateAt = fault { resetConnection(connection); return false }
             waitForClose(connection, path: path)
             return false
         }
         return !closeAfter
+    }
+
+    /// Makes the coming close a reset (RST): the peer's next read fails with ECONNRESET.
+    private func resetConnection(_ connection: Int32) {
+        var linger = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(connection, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
     }
 
     /// Sends nothing more; returns when the client closes (counted) or the server stops.

@@ -1,3 +1,4 @@
+import ExampleSupport
 import Foundation
 import Testing
 import PlayerKit
@@ -182,5 +183,30 @@ struct TimingTests {
         // (a still or a slow clip repeats its frame, which is not reported again).
         let order = frames.map { $0["clip"] as? String ?? "" }
         #expect(order.first == "clip-1" && order.last == "clip-3")
+    }
+
+    @Test("cancelling the task awaiting a load of a server that never answers ends it within 100 ms")
+    func cancelledLoadIsPrompt() async throws {
+        let server = LoopbackMediaServer(files: ["never.mp4": Data(repeating: 0, count: 1000)])
+        server.setFault(.stall, for: "never.mp4")
+        try server.start()
+        defer { server.stop() }
+        let (player, _) = try await Fixtures.player()
+        var waits: [Duration] = []
+        for _ in 0..<5 {
+            let task = Task { try await player.load(MediaSource(server.url("never.mp4").absoluteString)) }
+            let requests = server.counts("never.mp4").requests
+            let deadline = ContinuousClock.now + .seconds(10)
+            while server.counts("never.mp4").requests == requests, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            let cancelled = ContinuousClock.now
+            task.cancel()
+            let result = await task.result
+            waits.append(ContinuousClock.now - cancelled)
+            #expect(throws: PlayerError.self) { try result.get() }
+        }
+        #expect(waits.allSatisfy { $0 < .milliseconds(100) }, "\(waits)")
+        await player.shutdown()
     }
 }

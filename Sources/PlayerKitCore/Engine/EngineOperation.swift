@@ -89,24 +89,22 @@ enum EngineOperation: Sendable {
     }
 
     /// The model's update once mpv accepted the requests; `result` is the last request's result.
-    /// After it, the read-outs show what the operation set (the pause state at once, without
-    /// waiting for mpv's observation).
+    /// After it, the read-outs show what the operation set (pause, volume, mute, speed, loop,
+    /// direction, fullscreen, hardware decoding) at once, without waiting for mpv's observation.
     func applied(to model: inout PlaybackModel, result: MPVValue) -> [PlaybackModel.Output] {
+        var outputs: [PlaybackModel.Output] = []
+        for case .set(let name, let value) in requests {
+            outputs += model.noteSet(name, value)
+        }
         switch self {
-        case .command(.play): return model.notePause(false)
-        case .command(.pause): return model.notePause(true)
         case .command(.setFlip(let flip)):
             model.flip = flip
-            return []
-        case .setProperty("pause", let value):
-            guard let paused = value.boolValue else { return [] }
-            return model.notePause(paused)
         case .append(_, let source):
             if let entryID = result["playlist_entry_id"]?.intValue { model.noteSource(source, forEntry: entryID) }
-            return []
         default:
-            return []
+            break
         }
+        return outputs
     }
 
     /// The command name of an argument array: the first word that is not a prefix (input.rst).

@@ -54,3 +54,22 @@ extension PlayerConfiguration.MPVLogLevel {
         }
     }
 }
+
+extension MPVEvent.LogLevel {
+    /// The levels a configured ``PlayerConfiguration/MPVLogLevel`` lets through, most severe first.
+    static func levels(upTo configured: PlayerConfiguration.MPVLogLevel) -> Set<MPVEvent.LogLevel> {
+        let ordered: [MPVEvent.LogLevel] = [.fatal, .error, .warn, .info, .verbose, .debug, .trace]
+        let count: Int
+        switch configured {
+        case .none: count = 0
+        case .fatal: count = 1
+        case .error: count = 2
+        case .warn: count = 3
+        case .info: count = 4
+        case .verbose: count = 5
+        case .debug: count = 6
+        case .trace: count = 7
+        }
+        return Set(ordered.prefix(count))
+    }
+}

@@ -5,7 +5,9 @@ internal import CMPV
 enum MPVEvent: Sendable {
     case propertyChanged(observationID: UInt64, name: String, value: MPVValue)
     case startFile(entryID: Int64)
-    case endFile(entryID: Int64, reason: EndFileReason, error: Int32)
+    /// `insertedEntryID`/`insertedCount`: for a redirect (a playlist file expanded in place),
+    /// the first entry mpv inserted and how many (consecutive IDs).
+    case endFile(entryID: Int64, reason: EndFileReason, error: Int32, insertedEntryID: Int64 = 0, insertedCount: Int = 0)
     case fileLoaded
     case seek
     case playbackRestart
@@ -14,11 +16,13 @@ enum MPVEvent: Sendable {
     case setPropertyReply(replyID: UInt64, error: Int32)
     case logMessage(level: LogLevel, prefix: String, text: String)
     case queueOverflow
+    /// A hook this client registered (`mpv_hook_add`) runs: mpv waits for `mpv_hook_continue(id)`.
+    case hook(name: String, id: UInt64)
     case shutdown
     case other(name: String)
 
     /// mpv's log levels, as the pump forwards them to swift-log.
-    enum LogLevel: Sendable, Equatable {
+    enum LogLevel: Sendable, Hashable {
         case fatal, error, warn, info, verbose, debug, trace
     }
 
@@ -63,7 +67,9 @@ enum MPVEvent: Sendable {
             case let other?: reason = .unknown(Int32(bitPattern: other.rawValue))
             case nil: reason = .unknown(-1)
             }
-            self = .endFile(entryID: end?.playlist_entry_id ?? -1, reason: reason, error: end?.error ?? 0)
+            self = .endFile(
+                entryID: end?.playlist_entry_id ?? -1, reason: reason, error: end?.error ?? 0,
+                insertedEntryID: end?.playlist_insert_id ?? 0, insertedCount: Int(end?.playlist_insert_num_entries ?? 0))
         case MPV_EVENT_FILE_LOADED:
             self = .fileLoaded
         case MPV_EVENT_SEEK:
@@ -94,6 +100,12 @@ enum MPVEvent: Sendable {
                 level: level,
                 prefix: String(cString: message.prefix),
                 text: String(cString: message.text))
+        case MPV_EVENT_HOOK:
+            guard let hook = event.data?.assumingMemoryBound(to: mpv_event_hook.self).pointee else {
+                self = .other(name: "hook")
+                return
+            }
+            self = .hook(name: String(cString: hook.name), id: hook.id)
         case MPV_EVENT_QUEUE_OVERFLOW:
             self = .queueOverflow
         case MPV_EVENT_SHUTDOWN:

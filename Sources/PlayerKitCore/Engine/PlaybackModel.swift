@@ -12,6 +12,12 @@ struct PlaybackModel: Sendable {
         case requestProperties([(replyID: UInt64, name: String)])
         /// A `load` for this playlist entry finished: resolve its waiter.
         case loadResolved(entryID: Int64, Result<MediaInfo, PlayerError>)
+        /// The `load` waiting for entry `from` now waits for entry `to` (a playlist file
+        /// expanded into entries, or a playlist entry failed and mpv goes on to the next).
+        case loadRedirected(from: Int64, to: Int64)
+        /// Let mpv go on with the hook it waits on (`mpv_hook_continue`), after the requests
+        /// that come before this output.
+        case continueHook(UInt64)
 
         static func == (lhs: Output, rhs: Output) -> Bool {
             switch (lhs, rhs) {
@@ -19,6 +25,8 @@ struct PlaybackModel: Sendable {
             case (.requestProperties(let a), .requestProperties(let b)):
                 return a.map(\.name) == b.map(\.name) && a.map(\.replyID) == b.map(\.replyID)
             case (.loadResolved(let a, let ra), .loadResolved(let b, let rb)): return a == b && ra == rb
+            case (.loadRedirected(let a, let b), .loadRedirected(let c, let d)): return a == c && b == d
+            case (.continueHook(let a), .continueHook(let b)): return a == b
             default: return false
             }
         }
@@ -39,12 +47,24 @@ struct PlaybackModel: Sendable {
         let base = [
             "pause", "paused-for-cache", "duration", "volume", "mute", "speed", "cache-buffering-state",
             "width", "height", "media-title", "track-list", "volume-max",
+            "loop-file", "play-dir", "fullscreen", "hwdec",
         ]
-        return positionInterval == .zero ? base + ["time-pos", "demuxer-cache-duration"] : base
+        return positionInterval == .zero ? base + polledProperties : base
     }
 
-    /// The properties ``poll()`` asks for.
-    static let polledProperties = ["time-pos", "demuxer-cache-duration"]
+    /// The properties ``poll()`` asks for. `demuxer-cache-time` (the time of the last packet
+    /// read) tells a stream cut short from one that played to its end (``endFile``).
+    static let polledProperties = ["time-pos", "demuxer-cache-duration", "demuxer-cache-time"]
+
+    /// The properties the player's setters change and that have a read-out: after a setter, the
+    /// read-out shows the set value at once (``noteSet(_:_:)``).
+    static let settableProperties: Set<String> = [
+        "pause", "volume", "mute", "speed", "loop-file", "play-dir", "fullscreen", "hwdec",
+    ]
+
+    /// The name of mpv's hook run when an item fails to open; while mpv waits on it, the
+    /// item's `path` is still readable, so an entry of a playlist file can be named.
+    static let loadFailHook = "on_load_fail"
 
     private(set) var phase: Phase = .idle
     private(set) var state: PlayerState = .idle
@@ -72,6 +92,36 @@ struct PlaybackModel: Sendable {
     private var height: Int?
     private(set) var mediaTitle: String?
     private(set) var tracks: [Track] = []
+    private(set) var loopMode: LoopMode?
+    private(set) var playbackDirection: PlaybackDirection?
+    private(set) var isFullscreen: Bool?
+    private(set) var isHardwareDecodingEnabled: Bool?
+    /// The time of the last packet the demuxer read (`demuxer-cache-time`), when polled.
+    private var demuxedUntil: Double?
+    /// The position interval in seconds (for telling a truncated item from a finished one).
+    private let positionInterval: Double
+    /// Properties a setter changed whose confirming read is in flight: name -> reply ID.
+    /// Observations of them are stale until the read's answer comes (mpv answers requests in
+    /// order, so it reflects the set).
+    private var confirming: [String: UInt64] = [:]
+    /// Confirming reads in flight: reply ID -> property name.
+    private var confirmRequests: [UInt64: String] = [:]
+    /// mpv's error lines since the current entry started (at most 8), for the error that may end it.
+    private var entryErrorLines: [String] = []
+    /// Reads of `path` made while mpv waits in the load-fail hook: reply ID -> entry.
+    private var failedPathRequests: [UInt64: Int64] = [:]
+    /// Entries inserted by a playlist file: where they came from.
+    private var playlistOrigins: [Int64: PlaylistOrigin] = [:]
+
+    /// An entry that a playlist file put into the playlist.
+    private struct PlaylistOrigin: Sendable {
+        /// The playlist's own name (its source, or its origin's name when nested).
+        let playlist: String
+        /// 1-based position in the playlist.
+        let index: Int
+        /// The last entry the same playlist inserted.
+        let lastEntryID: Int64
+    }
     /// Poll requests in flight: reply ID -> property name.
     private var pollRequests: [UInt64: String] = [:]
     /// The request whose `time-pos` answer completes the current seek.
@@ -94,9 +144,12 @@ struct PlaybackModel: Sendable {
     private var infoValues: [String: MPVValue] = [:]
     private var nextReplyID: UInt64
 
-    /// - Parameter firstReplyID: the first reply ID the model may use for its own requests.
-    init(firstReplyID: UInt64 = 1 << 48) {
+    /// - Parameters:
+    ///   - firstReplyID: the first reply ID the model may use for its own requests.
+    ///   - positionInterval: the player's position interval (``PlayerConfiguration/positionUpdateInterval``).
+    init(firstReplyID: UInt64 = 1 << 48, positionInterval: Duration = .milliseconds(250)) {
         self.nextReplyID = firstReplyID
+        self.positionInterval = Double(positionInterval.components.seconds) + Double(positionInterval.components.attoseconds) / 1e18
     }
 
     /// The video size, once a frame was decoded.
@@ -124,8 +177,23 @@ struct PlaybackModel: Sendable {
 
     /// The app set `pause`; mpv accepted it, so the model need not wait for the observation.
     mutating func notePause(_ paused: Bool) -> [Output] {
-        isPaused = paused
-        return refreshState()
+        noteSet("pause", .flag(paused))
+    }
+
+    /// mpv accepted a set of property `name` to `value` (from a setter, ``Player/send(_:)`` or
+    /// ``Player/setProperty(_:to:)``): the read-out shows it from now on, and a change is
+    /// reported now. Observations of `name` that mpv made before the set may still be queued;
+    /// they are ignored until a read of the property, asked for here and answered by mpv after
+    /// the set, says what it is. Names without a read-out are ignored.
+    mutating func noteSet(_ name: String, _ value: MPVValue) -> [Output] {
+        guard Self.settableProperties.contains(name) else { return [] }
+        var outputs = applyProperty(name: name, value: value, fromSetter: true)
+        let request = nextRequestID()
+        if let superseded = confirming[name] { confirmRequests[superseded] = nil }
+        confirming[name] = request
+        confirmRequests[request] = name
+        outputs.append(.requestProperties([(request, name)]))
+        return outputs + refreshState()
     }
 
     /// A `load()` waits for `entryID`, a source string the engine knows.
@@ -142,6 +210,11 @@ struct PlaybackModel: Sendable {
     /// Remembers the source of an appended playlist entry, for error messages.
     mutating func noteSource(_ source: String, forEntry entryID: Int64) {
         remember(source, forEntry: entryID)
+    }
+
+    /// The load waiting for `entryID` gave up (its task was cancelled): forget the entry.
+    mutating func forgetAwaited(_ entryID: Int64) {
+        awaitedEntries.remove(entryID)
     }
 
     /// Every waiter that is still open, failed with `error` (used at shutdown).
@@ -187,6 +260,8 @@ struct PlaybackModel: Sendable {
             return [.event(.positionChanged(new))]
         case "demuxer-cache-duration":
             cacheDuration = value.doubleValue
+        case "demuxer-cache-time":
+            if let time = value.doubleValue { demuxedUntil = max(demuxedUntil ?? 0, time) }
         default:
             break
         }
@@ -200,7 +275,7 @@ struct PlaybackModel: Sendable {
         var outputs: [Output] = []
         switch event {
         case .propertyChanged(_, let name, let value):
-            outputs += applyProperty(name: name, value: value)
+            outputs += applyProperty(name: name, value: value, observed: true)
         case .startFile(let entryID):
             currentEntryID = entryID
             phase = .loading
@@ -216,10 +291,11 @@ struct PlaybackModel: Sendable {
             width = nil
             height = nil
             tracks = []
+            demuxedUntil = nil
+            entryErrorLines = []
             for waiting in awaitedEntries where waiting < entryID {
                 awaitedEntries.remove(waiting)
-                outputs.append(.loadResolved(
-                    entryID: waiting, .failure(.loadCancelled(source: sources[waiting] ?? "?"))))
+                outputs.append(.loadResolved(entryID: waiting, .failure(.loadCancelled(source: name(of: waiting)))))
             }
         case .fileLoaded:
             phase = .loaded
@@ -246,6 +322,17 @@ struct PlaybackModel: Sendable {
                 outputs += applyPolled(name: name, value: error < 0 ? .none : value)
                 break
             }
+            if let confirmed = confirmRequests.removeValue(forKey: replyID) {
+                confirming[confirmed] = nil
+                if error >= 0 { outputs += applyProperty(name: confirmed, value: value) }
+                break
+            }
+            if let entryID = failedPathRequests.removeValue(forKey: replyID) {
+                if error >= 0, let path = value.stringValue, sources[entryID] == nil {
+                    remember(label(path, entry: entryID), forEntry: entryID)
+                }
+                break
+            }
             guard let name = infoRequests.removeValue(forKey: replyID) else { break }
             infoValues[name] = error < 0 ? MPVValue.none : value
             if infoRequests.isEmpty, let entryID = infoEntryID, entryID == currentEntryID {
@@ -267,15 +354,34 @@ struct PlaybackModel: Sendable {
                 seekPositionRequest = request
                 outputs.append(.requestProperties([(request, "time-pos")]))
             }
-        case .endFile(let entryID, let reason, let code):
-            outputs += endFile(entryID: entryID, reason: reason, code: code)
-        case .commandReply, .setPropertyReply, .logMessage, .queueOverflow, .shutdown, .other:
+        case .endFile(let entryID, let reason, let code, let insertedEntryID, let insertedCount):
+            outputs += endFile(
+                entryID: entryID, reason: reason, code: code, inserted: insertedCount > 0
+                    ? insertedEntryID...(insertedEntryID + Int64(insertedCount) - 1) : nil)
+        case .hook(let name, let id):
+            // mpv waits in the hook until continued: read the failing item's path first (mpv
+            // answers in order, so the answer comes before the item's end).
+            if name == Self.loadFailHook, let entryID = currentEntryID {
+                let request = nextRequestID()
+                failedPathRequests[request] = entryID
+                outputs.append(.requestProperties([(request, "path")]))
+            }
+            outputs.append(.continueHook(id))
+        case .logMessage(let level, _, let text):
+            let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            if level == .error || level == .fatal, !line.isEmpty, entryErrorLines.count < 8 {
+                entryErrorLines.append(line)
+            }
+        case .commandReply, .setPropertyReply, .queueOverflow, .shutdown, .other:
             break
         }
         return outputs + refreshState()
     }
 
-    private mutating func applyProperty(name: String, value: MPVValue) -> [Output] {
+    /// An observed (or confirmed, or set) value. While a setter's confirming read is in flight,
+    /// observations of that property are stale and ignored.
+    private mutating func applyProperty(name: String, value: MPVValue, fromSetter: Bool = false, observed: Bool = false) -> [Output] {
+        if observed, confirming[name] != nil { return [] }
         switch name {
         case "pause":
             isPaused = value.boolValue ?? isPaused
@@ -290,11 +396,23 @@ struct PlaybackModel: Sendable {
                 return [.event(.durationKnown(duration))]
             }
         case "volume":
-            return changed(&volume, to: value.doubleValue) { .volumeChanged($0) }
+            return changed(&volume, to: value.doubleValue, reportFirst: fromSetter) { .volumeChanged($0) }
         case "mute":
-            return changed(&isMuted, to: value.boolValue) { .muteChanged($0) }
+            return changed(&isMuted, to: value.boolValue, reportFirst: fromSetter) { .muteChanged($0) }
         case "speed":
-            return changed(&speed, to: value.doubleValue) { .speedChanged($0) }
+            return changed(&speed, to: value.doubleValue, reportFirst: fromSetter) { .speedChanged($0) }
+        case "loop-file":
+            loopMode = Self.loopMode(value) ?? loopMode
+        case "play-dir":
+            switch value.stringValue {
+            case "forward"?: playbackDirection = .forward
+            case "backward"?: playbackDirection = .backward
+            default: break
+            }
+        case "fullscreen":
+            isFullscreen = value.boolValue ?? isFullscreen
+        case "hwdec":
+            if let mode = value.stringValue { isHardwareDecodingEnabled = mode != "no" }
         case "cache-buffering-state":
             let percent = value.doubleValue
             let before = bufferingPercent
@@ -319,13 +437,39 @@ struct PlaybackModel: Sendable {
     }
 
     /// Stores a new value; reports it when it differs from a known earlier value (the first
-    /// observation only sets the baseline: mpv always sends an initial value).
+    /// observation only sets the baseline: mpv always sends an initial value). A setter's
+    /// value is reported also when no earlier value is known (`reportFirst`).
     private func changed<Value: Equatable>(
-        _ stored: inout Value?, to newValue: Value?, _ event: (Value) -> PlayerEvent
+        _ stored: inout Value?, to newValue: Value?, reportFirst: Bool = false, _ event: (Value) -> PlayerEvent
     ) -> [Output] {
         defer { if newValue != nil { stored = newValue } }
-        guard let newValue, let old = stored, old != newValue else { return [] }
+        guard let newValue, stored != newValue, stored != nil || reportFirst else { return [] }
         return [.event(event(newValue))]
+    }
+
+    /// mpv's `loop-file` value ("no"/false, "inf", or a count of repeats) as a ``LoopMode``.
+    private static func loopMode(_ value: MPVValue) -> LoopMode? {
+        switch value {
+        case .flag(let on): return on ? .forever : .off
+        case .string("inf"), .string("yes"): return .forever
+        case .string("no"): return .off
+        case .string(let text): return Int(text).map { $0 <= 0 ? .off : .playCount($0 + 1) }
+        default: return value.intValue.map { $0 <= 0 ? .off : .playCount(Int($0) + 1) }
+        }
+    }
+
+    /// How errors and events name an entry: the source the app gave, or for an entry of a
+    /// playlist file what mpv knows of it.
+    private func name(of entryID: Int64) -> String {
+        if let source = sources[entryID] { return source }
+        if let origin = playlistOrigins[entryID] { return "entry \(origin.index) of \(origin.playlist)" }
+        return "?"
+    }
+
+    /// "path (entry 2 of list.m3u)" for an entry of a playlist file, else `path`.
+    private func label(_ path: String, entry entryID: Int64) -> String {
+        guard let origin = playlistOrigins[entryID] else { return path }
+        return "\(path) (entry \(origin.index) of \(origin.playlist))"
     }
 
     private mutating func mediaLoaded(entryID: Int64) -> [Output] {
@@ -338,6 +482,9 @@ struct PlaybackModel: Sendable {
             source: sources[entryID] ?? infoValues["path"]?.stringValue ?? "", duration: loadedDuration, videoSize: size, title: title,
             tracks: trackList)
         infoEntryID = nil
+        if sources[entryID] == nil, let path = infoValues["path"]?.stringValue {
+            remember(label(path, entry: entryID), forEntry: entryID)
+        }
         var outputs: [Output] = []
         if let loadedDuration, loadedDuration != lastReportedDuration {
             duration = loadedDuration
@@ -351,32 +498,67 @@ struct PlaybackModel: Sendable {
         return outputs
     }
 
-    private mutating func endFile(entryID: Int64, reason: MPVEvent.EndFileReason, code: Int32) -> [Output] {
+    /// The end of an entry. `inserted`: for a playlist file, the entries mpv put in its place.
+    private mutating func endFile(
+        entryID: Int64, reason: MPVEvent.EndFileReason, code: Int32, inserted: ClosedRange<Int64>?
+    ) -> [Output] {
         var outputs: [Output] = []
         let source = sources[entryID]
         let wasLoaded = loadedEntryID == entryID
         let endReason: ItemEndReason
         switch reason {
         case .endOfFile:
-            endReason = .finished
+            endReason = truncation() ?? .finished
             phase = .ended
         case .error, .unknown:
-            let mpvError = MPVError(code: code, message: MPVErrorMessages.message(for: code))
+            let mpvError = MPVError(code: code, message: MPVErrorMessages.message(for: code), logMessages: entryErrorLines)
             let error: PlayerError = wasLoaded
                 ? .playbackFailed(source: source, mpvError)
-                : .loadFailed(source: source ?? "?", mpvError)
+                : .loadFailed(source: name(of: entryID), mpvError)
             outputs.append(.event(.error(error)))
             endReason = .error(error)
             phase = .failed
+            // An entry of a playlist file failed: mpv goes on to the next, and so does its load.
+            if let origin = playlistOrigins[entryID], entryID < origin.lastEntryID, awaitedEntries.remove(entryID) != nil {
+                awaitedEntries.insert(entryID + 1)
+                outputs.append(.loadRedirected(from: entryID, to: entryID + 1))
+            }
         case .redirect:
-            endReason = .replaced
-            phase = .idle
+            // A playlist file: mpv put its entries in its place and plays the first. Not an
+            // item of its own: no itemEnded, the state stays `loading`, the load waits for
+            // the first entry.
+            if let inserted {
+                let playlist = name(of: entryID)
+                for (index, insertedID) in inserted.enumerated() {
+                    playlistOrigins[insertedID] = PlaylistOrigin(playlist: playlist, index: index + 1, lastEntryID: inserted.upperBound)
+                }
+                if playlistOrigins.count > 1024 {
+                    for old in playlistOrigins.keys where old < inserted.lowerBound - 1024 { playlistOrigins[old] = nil }
+                }
+                if awaitedEntries.remove(entryID) != nil {
+                    awaitedEntries.insert(inserted.lowerBound)
+                    outputs.append(.loadRedirected(from: entryID, to: inserted.lowerBound))
+                }
+                return outputs
+            }
+            let error = PlayerError.loadFailed(source: name(of: entryID), MPVError(
+                code: -13, message: MPVErrorMessages.message(for: -13),
+                logMessages: entryErrorLines + ["the playlist has no entries mpv could use"]))
+            outputs.append(.event(.error(error)))
+            endReason = .error(error)
+            phase = .failed
         case .stop:
             if pendingReplacements > 0 {
                 pendingReplacements -= 1
                 endReason = .replaced
             } else {
                 endReason = .stopped
+                // Stopped, not replaced: the playlist is gone, so a load that moved on to a
+                // later entry of a playlist file waits for nothing.
+                for waiting in awaitedEntries where waiting > entryID && playlistOrigins[waiting] != nil {
+                    awaitedEntries.remove(waiting)
+                    outputs.append(.loadResolved(entryID: waiting, .failure(.loadCancelled(source: name(of: waiting)))))
+                }
             }
             phase = .idle
         case .quit:
@@ -390,10 +572,24 @@ struct PlaybackModel: Sendable {
         outputs.append(.event(.itemEnded(endReason)))
         if awaitedEntries.remove(entryID) != nil {
             let failure: PlayerError
-            if case .error(let error) = endReason { failure = error } else { failure = .loadCancelled(source: source ?? "?") }
+            if case .error(let error) = endReason { failure = error } else { failure = .loadCancelled(source: name(of: entryID)) }
             outputs.append(.loadResolved(entryID: entryID, .failure(failure)))
         }
         return outputs
+    }
+
+    /// ``ItemEndReason/truncated(position:duration:)`` when the current item reached its end
+    /// of file well short of its duration: neither the position nor the last packet read got
+    /// within a second (and 5 %) of it, plus what one position interval can hide, while playing
+    /// forwards with no seek in flight. Nil when it finished (or nothing says otherwise).
+    private func truncation() -> ItemEndReason? {
+        guard let duration, duration > 0, playbackDirection != .backward, !seekInProgress, seekPositionRequest == nil,
+              loadedEntryID == currentEntryID, let position
+        else { return nil }
+        let reached = max(position, demuxedUntil ?? 0)
+        let slack = max(1, duration * 0.05) + positionInterval * max(speed ?? 1, 1)
+        guard duration - reached > slack else { return nil }
+        return .truncated(position: position, duration: duration)
     }
 
     /// Records the source of an entry. Entries stay known while they may be replayed

@@ -23,6 +23,8 @@ final class PlayerCore: Sendable {
         /// Operations sent with ``send(_:)`` whose reply has not come yet, by reply ID.
         var sentOperations: [UInt64: SentRequest] = [:]
         var nextReplyID: UInt64 = 1
+        /// Counts loads, so a cancelled load can tell whether a later one replaced it.
+        var loadCount: UInt64 = 0
         var sequenceNumber: UInt64 = 0
         var isShutDown = false
         /// Receives each numbered batch, in order, from the one deliverer (no lock held).
@@ -43,7 +45,7 @@ final class PlayerCore: Sendable {
 
     struct LoadWaiter: Sendable {
         let source: String
-        let continuation: CheckedContinuation<Result<MediaInfo, PlayerError>, Never>
+        let completion: LoadCompletion
     }
 
     let id: PlayerID
@@ -60,6 +62,9 @@ final class PlayerCore: Sendable {
     private let signal: WakeupSignal
     private let signalContext: Locked<Unmanaged<WakeupSignal>?>
     private let mpvLogger: Logger
+    /// The mpv log levels the app asked for (``PlayerConfiguration/mpvLogLevel``); errors are
+    /// requested from mpv in any case, for the errors that end an item.
+    private let forwardedLogLevels: Set<MPVEvent.LogLevel>
     /// Where records' display timestamps come from (``PlayerConfiguration/wallClock``).
     private let wallClock: @Sendable () -> Date
     /// Asks for position and cache once per position interval while playing (nil for a zero
@@ -73,13 +78,14 @@ final class PlayerCore: Sendable {
         // On failure the handle's deinit destroys the core.
         self.catalog = try MPVCatalog.shared(using: handle)
         self.streamProtocols = try StreamProtocols(providers: configuration.streamProviders, handle: handle, catalog: catalog)
-        self.state = Locked(State(model: PlaybackModel()))
+        self.state = Locked(State(model: PlaybackModel(positionInterval: configuration.positionUpdateInterval)))
         self.pumpQueue = PumpQueue.make(for: id)
         self.wallClock = configuration.wallClock
         self.teardownQueue = DispatchQueue(label: "PlayerKit.teardown.\(id)")
         var logger = Logger(label: "PlayerKit.mpv")
         logger[metadataKey: "player"] = "\(id)"
         self.mpvLogger = logger
+        self.forwardedLogLevels = MPVEvent.LogLevel.levels(upTo: configuration.mpvLogLevel)
         pollTimer = configuration.positionUpdateInterval > .zero
             ? RepeatingTimer(interval: configuration.positionUpdateInterval, queue: pumpQueue) : nil
         let signal = WakeupSignal(queue: pumpQueue)
@@ -93,7 +99,12 @@ final class PlayerCore: Sendable {
                 let status = mpv_observe_property(raw, UInt64(index + 1), name, MPV_FORMAT_NODE)
                 if status < 0 { throw .propertyNotFound(name: name) }
             }
-            mpv_request_log_messages(raw, configuration.mpvLogLevel.mpvName)
+            // At least errors: their lines say why an item failed (MPVError.logMessages).
+            let level: PlayerConfiguration.MPVLogLevel = [.none, .fatal].contains(configuration.mpvLogLevel)
+                ? .error : configuration.mpvLogLevel
+            mpv_request_log_messages(raw, level.mpvName)
+            // While mpv waits in this hook a failing item's path is readable (names playlist entries).
+            mpv_hook_add(raw, 0, PlaybackModel.loadFailHook, 0)
         }
     }
 
@@ -170,7 +181,8 @@ final class PlayerCore: Sendable {
         while let event = nextEvent() {
             switch event {
             case .logMessage(let level, let prefix, let text):
-                logMPVMessage(level: level, prefix: prefix, text: text)
+                if forwardedLogLevels.contains(level) { logMPVMessage(level: level, prefix: prefix, text: text) }
+                if level == .error || level == .fatal { update { $0.model.apply(event) } }
             case .queueOverflow:
                 mpvLogger.warning("mpv event queue overflowed; some events were dropped")
             case .commandReply(let replyID, let error, let result):
@@ -206,7 +218,7 @@ final class PlayerCore: Sendable {
         guard error >= 0, let entryID = result["playlist_entry_id"]?.intValue else {
             state.model.noteReplacementFailed()
             let mpvError = MPVError(code: error, message: MPVErrorMessages.message(for: error))
-            waiter.continuation.resume(returning: .failure(.loadFailed(source: waiter.source, mpvError)))
+            waiter.completion.resume(.failure(.loadFailed(source: waiter.source, mpvError)))
             return []
         }
         state.entryWaiters[entryID] = waiter
@@ -288,7 +300,13 @@ final class PlayerCore: Sendable {
                 for request in requests { handle.requestProperty(request.name, replyID: request.replyID) }
             case .loadResolved(let entryID, let result):
                 let waiter = state.withLock { $0.entryWaiters.removeValue(forKey: entryID) }
-                waiter?.continuation.resume(returning: result)
+                waiter?.completion.resume(result)
+            case .loadRedirected(let from, let to):
+                state.withLock { state in
+                    if let waiter = state.entryWaiters.removeValue(forKey: from) { state.entryWaiters[to] = waiter }
+                }
+            case .continueHook(let hookID):
+                _ = handle.ifAlive { mpv_hook_continue($0, hookID) }
             case .event:
                 break
             }
@@ -408,6 +426,10 @@ final class PlayerCore: Sendable {
     /// current item, and waits until it loaded or failed. `pause` is sent first, without
     /// waiting: mpv runs async requests of a core in order, so `loadfile` sees it, and a fresh
     /// core is busy starting up, so a synchronous set would add milliseconds to the first frame.
+    ///
+    /// Cancelling the awaiting task resolves the wait at once with
+    /// ``PlayerError/loadCancelled(source:)`` and, unless a later load replaced this one,
+    /// stops the item (as `stop()`), so mpv gives up opening it too.
     func load(argument: String, source: String, startPaused: Bool) async -> Result<MediaInfo, PlayerError> {
         do throws(PlayerError) {
             try handle.setPropertyAsync("pause", .flag(startPaused))
@@ -416,29 +438,48 @@ final class PlayerCore: Sendable {
         }
         applyIntent { $0.notePause(startPaused) }
         let arguments = ["loadfile", argument, "replace"]
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Result<MediaInfo, PlayerError>, Never>) in
-            let replyID: UInt64? = state.withLock { state in
-                guard !state.isShutDown else { return nil }
-                let replyID = state.nextReplyID
-                state.nextReplyID += 1
-                state.loadWaiters[replyID] = LoadWaiter(source: source, continuation: continuation)
-                state.model.noteReplacing()
-                return replyID
-            }
-            guard let replyID else {
-                continuation.resume(returning: .failure(.playerShutDown(id)))
-                return
-            }
-            do throws(PlayerError) {
-                try handle.commandAsync(arguments, replyID: replyID)
-            } catch {
-                let waiter = state.withLock { state in
-                    state.model.noteReplacementFailed()
-                    return state.loadWaiters.removeValue(forKey: replyID)
-                }
-                waiter?.continuation.resume(returning: .failure(error))
-            }
+        let completion = LoadCompletion()
+        let loadNumber = state.withLock { state -> UInt64 in
+            state.loadCount += 1
+            return state.loadCount
         }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<MediaInfo, PlayerError>, Never>) in
+                guard completion.start(continuation, cancelled: .failure(.loadCancelled(source: source))) else { return }
+                let replyID: UInt64? = state.withLock { state in
+                    guard !state.isShutDown else { return nil }
+                    let replyID = state.nextReplyID
+                    state.nextReplyID += 1
+                    state.loadWaiters[replyID] = LoadWaiter(source: source, completion: completion)
+                    state.model.noteReplacing()
+                    return replyID
+                }
+                guard let replyID else {
+                    completion.resume(.failure(.playerShutDown(id)))
+                    return
+                }
+                do throws(PlayerError) {
+                    try handle.commandAsync(arguments, replyID: replyID)
+                } catch {
+                    let waiter = state.withLock { state in
+                        state.model.noteReplacementFailed()
+                        return state.loadWaiters.removeValue(forKey: replyID)
+                    }
+                    waiter?.completion.resume(.failure(error))
+                }
+            }
+        } onCancel: {
+            cancelLoad(completion, number: loadNumber, source: source)
+        }
+    }
+
+    /// The task awaiting load number `number` was cancelled: end its wait, and stop the item
+    /// unless a later load replaced it. Runs on the cancelling thread; never blocks.
+    private func cancelLoad(_ completion: LoadCompletion, number: UInt64, source: String) {
+        guard completion.resume(.failure(.loadCancelled(source: source))) else { return }
+        let isLatest = state.withLock { !$0.isShutDown && $0.loadCount == number }
+        // The waiter stays registered: whatever resolves it later finds it already resolved.
+        if isLatest { try? send(.command(.stop)) }
     }
 
     // MARK: Teardown
@@ -490,7 +531,52 @@ final class PlayerCore: Sendable {
             return (all, emit(&state, [.event(.shutDown)]))
         }
         if deliver { deliverOutbox() }
-        for waiter in waiters { waiter.continuation.resume(returning: .failure(.playerShutDown(id))) }
+        for waiter in waiters { waiter.completion.resume(.failure(.playerShutDown(id))) }
+    }
+}
+
+/// The one-shot end of a ``PlayerCore/load(argument:source:startPaused:)`` wait: resumed by
+/// whichever comes first (the item loads or fails, the task is cancelled, shutdown), once.
+final class LoadCompletion: Sendable {
+    private enum Stage {
+        case notStarted, cancelledEarly, waiting(CheckedContinuation<Result<MediaInfo, PlayerError>, Never>), done
+    }
+    private let stage = Locked<Stage>(.notStarted)
+
+    /// Starts the wait; false (after resuming with `cancelled`) when the task was cancelled
+    /// before the wait began.
+    func start(_ continuation: CheckedContinuation<Result<MediaInfo, PlayerError>, Never>, cancelled: Result<MediaInfo, PlayerError>) -> Bool {
+        let wasCancelled = stage.withLock { stage -> Bool in
+            if case .cancelledEarly = stage {
+                stage = .done
+                return true
+            }
+            stage = .waiting(continuation)
+            return false
+        }
+        if wasCancelled { continuation.resume(returning: cancelled) }
+        return !wasCancelled
+    }
+
+    /// Ends the wait with `result`. Returns false when it had already ended. Before the wait
+    /// began, only a cancellation is recorded (and returns true).
+    @discardableResult
+    func resume(_ result: Result<MediaInfo, PlayerError>) -> Bool {
+        let continuation = stage.withLock { stage -> CheckedContinuation<Result<MediaInfo, PlayerError>, Never>?? in
+            switch stage {
+            case .notStarted:
+                stage = .cancelledEarly
+                return .some(nil)
+            case .waiting(let continuation):
+                stage = .done
+                return .some(continuation)
+            case .cancelledEarly, .done:
+                return nil
+            }
+        }
+        guard let continuation else { return false }
+        continuation?.resume(returning: result)
+        return true
     }
 }
 

@@ -25,7 +25,11 @@ import PlayerKitSupport
 /// They wait for mpv, so they must not be called on the player's event pump (from an
 /// `.immediate` bus handler): there, use ``send(_:)``, which never waits. The read-out
 /// properties (``state``, ``position``, ...) are the latest values the event pump saw; they
-/// never block on mpv.
+/// never block on mpv. After a setter returns, its read-out already shows the value it set
+/// (``setVolume(_:)`` then ``volume``, ``pause()`` then ``isPaused``, and so on for mute,
+/// speed, loop, direction, fullscreen and hardware decoding), and the matching change event
+/// has been published; a change mpv makes later (a key pressed in mpv's window) still comes
+/// through. After ``send(_:)``, the read-out follows once mpv has carried the command out.
 ///
 /// **Lifetime.** Call ``shutdown()`` when done: it returns once the mpv core is destroyed.
 /// A player that is simply dropped shuts down in the background; its ID is free at once.
@@ -225,6 +229,15 @@ public final class Player: Sendable {
     public var speed: Double? { model(\.speed) }
     /// Whether the current item's first frame was presented (``PlayerEvent/firstFrame``).
     public var hasShownFirstFrame: Bool { model(\.firstFrameShown) }
+    /// How often the current item repeats (``setLoop(_:)``), once mpv reported it.
+    public var loopMode: LoopMode? { model(\.loopMode) }
+    /// Which way playback runs (``setPlaybackDirection(_:)``), once mpv reported it.
+    public var playbackDirection: PlaybackDirection? { model(\.playbackDirection) }
+    /// Whether the player's video is fullscreen (``setFullscreen(_:)``), once mpv reported it.
+    /// A window manager or mpv's own window can change it too.
+    public var isFullscreen: Bool? { model(\.isFullscreen) }
+    /// Whether hardware decoding is allowed (``setHardwareDecoding(_:)``), once mpv reported it.
+    public var isHardwareDecodingEnabled: Bool? { model(\.isHardwareDecodingEnabled) }
 
     // MARK: Loading
 
@@ -232,17 +245,29 @@ public final class Player: Sendable {
     ///
     /// Local files are checked first, so a missing, empty or non-regular file fails at once
     /// with an error naming the path; URLs must use a scheme mpv supports. Formats mpv cannot
-    /// read fail with ``PlayerError/loadFailed(source:_:)`` once mpv has tried.
+    /// read fail with ``PlayerError/loadFailed(source:_:)`` once mpv has tried; its
+    /// ``MPVError/reason`` is the line mpv logged about the cause.
+    ///
+    /// **Playlist files** (`.m3u`, `.pls`, ...): mpv expands them in place, and the load
+    /// returns the first entry that loads (its ``MediaInfo/source`` is that entry's path). An
+    /// entry that fails is reported by an ``PlayerEvent/error(_:)`` naming the entry
+    /// ("missing.mp4 (entry 1 of list.m3u)") and mpv's reason; the load fails only when no
+    /// entry loads, with the last entry's error.
+    ///
+    /// **Cancellation.** Cancelling the task that awaits the load ends the wait at once with
+    /// ``PlayerError/loadCancelled(source:)`` and stops the item's loading (as ``stop()``
+    /// would) unless another load has replaced it meanwhile; the player stays usable.
     ///
     /// - Parameters:
     ///   - source: a path, URL or mpv URL such as `av://lavfi:testsrc`.
     ///   - startPaused: stay paused on the first frame (state ``PlayerState/ready``).
     /// - Returns: duration, video size and tracks of the loaded item.
     /// - Throws: ``PlayerError/fileNotFound(path:)``, ``PlayerError/notAFile(path:)``,
-    ///   ``PlayerError/emptyFile(path:)``, ``PlayerError/unsupportedScheme(scheme:source:)``,
+    ///   ``PlayerError/emptyFile(path:)``, ``PlayerError/pathTooLong(path:)``,
+    ///   ``PlayerError/permissionDenied(path:)``, ``PlayerError/unsupportedScheme(scheme:source:)``,
     ///   ``PlayerError/invalidSource(_:)``, ``PlayerError/loadFailed(source:_:)``,
-    ///   ``PlayerError/loadCancelled(source:)`` (another load or stop came first), or
-    ///   ``PlayerError/playerShutDown(_:)``.
+    ///   ``PlayerError/loadCancelled(source:)`` (another load or stop came first, or the task
+    ///   was cancelled), or ``PlayerError/playerShutDown(_:)``.
     @discardableResult
     public func load(_ source: MediaSource, startPaused: Bool = false) async throws(PlayerError) -> MediaInfo {
         let argument = try validate(source)
@@ -342,9 +367,16 @@ public final class Player: Sendable {
         case .file(let path):
             guard !path.isEmpty else { throw .invalidSource(path) }
             var info = stat()
-            guard stat(argument, &info) == 0 else { throw .fileNotFound(path: path) }
+            guard stat(argument, &info) == 0 else {
+                switch errno {
+                case ENAMETOOLONG: throw .pathTooLong(path: path)
+                case EACCES: throw .permissionDenied(path: path)
+                default: throw .fileNotFound(path: path)
+                }
+            }
             guard (info.st_mode & S_IFMT) == S_IFREG else { throw .notAFile(path: path) }
             guard info.st_size > 0 else { throw .emptyFile(path: path) }
+            guard access(argument, R_OK) == 0 else { throw .permissionDenied(path: path) }
         case .url(let url):
             guard let scheme = source.scheme else { throw .invalidSource(url) }
             guard core.catalog.protocols.contains(scheme) || core.streamProtocols.schemes.contains(scheme) else {

@@ -27,13 +27,21 @@ public enum PlayerError: Error, Sendable, Hashable, CustomStringConvertible {
     case notAFile(path: String)
     /// A local media file is empty.
     case emptyFile(path: String)
+    /// A local media path is longer than the system accepts: the whole path beyond `PATH_MAX`
+    /// (4096 bytes on Linux) or one of its components beyond `NAME_MAX` (255 bytes).
+    /// Whether or not the file exists, nothing can open it by this path.
+    case pathTooLong(path: String)
+    /// A local media file exists but this process may not read it (or search a folder on
+    /// its path).
+    case permissionDenied(path: String)
     /// The URL's scheme is not one mpv can open (see mpv's `protocol-list`).
     case unsupportedScheme(scheme: String, source: String)
     /// The media source string is empty or otherwise unusable.
     case invalidSource(String)
     /// mpv could not open or play the item (unrecognized format, broken file, network error).
     case loadFailed(source: String, MPVError)
-    /// The load was superseded (another load, `stop()`, or shutdown) before the item loaded.
+    /// The load was superseded (another load, `stop()`, or shutdown) before the item loaded,
+    /// or the task awaiting it was cancelled.
     case loadCancelled(source: String)
     /// The operation needs loaded media and there is none.
     case noMediaLoaded(operation: String)
@@ -73,6 +81,11 @@ public enum PlayerError: Error, Sendable, Hashable, CustomStringConvertible {
             return "not a regular file: \(path)"
         case .emptyFile(let path):
             return "empty file: \(path)"
+        case .pathTooLong(let path):
+            let longest = path.split(separator: "/").map(\.utf8.count).max() ?? 0
+            return "path too long (\(path.utf8.count) bytes, longest component \(longest); the limits are 4095 and 255): \(path.prefix(120))..."
+        case .permissionDenied(let path):
+            return "permission denied: \(path)"
         case .unsupportedScheme(let scheme, let source):
             return "unsupported URL scheme \"\(scheme)\" in \(source)"
         case .invalidSource(let source):

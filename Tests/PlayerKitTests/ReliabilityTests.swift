@@ -1,0 +1,268 @@
+import ExampleSupport
+import Foundation
+import PlayerKit
+import Testing
+
+/// What a new user hit (issue 14): playlist files, playlist entries that fail, cancelled loads,
+/// read-outs right after their setters, streams cut short, over-long paths.
+@Suite("Reliability: loads, read-outs and ends")
+struct ReliabilityTests {
+
+    /// A folder of its own with a playlist file `list.m3u` holding `entries` (one per line).
+    private func playlist(_ entries: [String], files: [String: String] = [:]) throws -> (folder: URL, list: String) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("playerkit-playlist-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for (name, source) in files {
+            try FileManager.default.copyItem(atPath: source, toPath: folder.appendingPathComponent(name).path)
+        }
+        let list = folder.appendingPathComponent("list.m3u")
+        try (["#EXTM3U"] + entries).joined(separator: "\n").appending("\n").write(to: list, atomically: true, encoding: .utf8)
+        return (folder, list.path)
+    }
+
+    private func errors(_ recorder: EventRecorder) -> [PlayerError] {
+        recorder.events.compactMap { if case .error(let error) = $0 { return error } else { return nil } }
+    }
+
+    @Test("a playlist file loads: load returns its first entry's information, and the entries play in turn")
+    func playlistFile() async throws {
+        let (folder, list) = try playlist(["short-a.mp4", "short-b.mp4"], files: [
+            "short-a.mp4": Fixtures.fixture("short-a.mp4"), "short-b.mp4": Fixtures.fixture("short-b.mp4"),
+        ])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (player, recorder) = try await Fixtures.player()
+        let info = try await player.load(.file(list))
+        #expect(info.source.hasSuffix("short-a.mp4"))
+        #expect(info.duration.map { abs($0 - 1) < 0.1 } == true)
+        // Both entries play to their end; the playlist file itself is no item of its own.
+        var after: UInt64 = 0
+        for _ in 0..<2 {
+            let end = await recorder.waitFor(timeout: .seconds(20), after: after) {
+                if case .itemEnded = $0.event { return true } else { return false }
+            }
+            #expect(end?.event == .itemEnded(.finished))
+            after = end?.sequenceNumber ?? UInt64.max - 1
+        }
+        let loaded = recorder.events.compactMap { if case .mediaLoaded(let info) = $0 { return info.source } else { return nil } }
+        #expect(loaded.count == 2 && loaded.last?.hasSuffix("short-b.mp4") == true, "\(loaded)")
+        #expect(errors(recorder).isEmpty)
+        #expect(!recorder.events.contains(.itemEnded(.replaced)))
+        await player.shutdown()
+    }
+
+    @Test("a playlist entry that fails is named (path and place in the list) with the cause mpv logged; the load returns the first entry that plays")
+    func playlistEntryErrors() async throws {
+        let (folder, list) = try playlist(["missing.mp4", "av://lavfi:testsrc=d=1", "short-a.mp4"], files: [
+            "short-a.mp4": Fixtures.fixture("short-a.mp4"),
+        ])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (player, recorder) = try await Fixtures.player()
+        let info = try await player.load(.file(list))
+        #expect(info.source.hasSuffix("short-a.mp4"))
+        let failures = errors(recorder)
+        try #require(failures.count == 2, "\(failures)")
+        guard case .loadFailed(let missingSource, let missingError) = failures[0],
+              case .loadFailed(let unsafeSource, let unsafeError) = failures[1]
+        else {
+            Issue.record("not load failures: \(failures)")
+            return
+        }
+        #expect(missingSource.hasSuffix("missing.mp4 (entry 1 of \(list))"), "\(missingSource)")
+        #expect(missingError.reason?.contains("No such file or directory") == true, "\(missingError)")
+        #expect(unsafeSource == "av://lavfi:testsrc=d=1 (entry 2 of \(list))", "\(unsafeSource)")
+        #expect(unsafeError.reason?.contains("Refusing to load potentially unsafe URL from a playlist") == true, "\(unsafeError)")
+        #expect(failures[1].description.contains("Refusing to load"))
+        await player.shutdown()
+    }
+
+    @Test("a playlist file whose entries all fail: the load fails with the last entry's error; the player stays usable")
+    func playlistAllFail() async throws {
+        let (folder, list) = try playlist(["missing-1.mp4", "missing-2.mp4"])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (player, _) = try await Fixtures.player()
+        await #expect {
+            try await player.load(.file(list))
+        } throws: { error in
+            guard case PlayerError.loadFailed(let source, let mpvError) = error else { return false }
+            return source.hasSuffix("missing-2.mp4 (entry 2 of \(list))") && mpvError.reason?.contains("No such file") == true
+        }
+        let info = try await player.load(.file(Fixtures.fixture("short-a.mp4")))
+        #expect(info.duration != nil)
+        await player.shutdown()
+    }
+
+    @Test("cancelling the task awaiting a load ends it with loadCancelled, stops mpv's loading, and the player stays usable")
+    func cancelledLoad() async throws {
+        let server = LoopbackMediaServer(files: ["never.mp4": Data(repeating: 0, count: 1000)])
+        server.setFault(.stall, for: "never.mp4")
+        try server.start()
+        defer { server.stop() }
+        let (player, recorder) = try await Fixtures.player()
+        let other = try await Fixtures.player()
+        try await other.0.load(.file(Fixtures.clipA))
+        try other.0.setLoop(.forever)
+        let url = server.url("never.mp4").absoluteString
+        let task = Task { try await player.load(MediaSource(url)) }
+        // Cancel once mpv is really opening it (the server has the request).
+        let deadline = ContinuousClock.now + .seconds(10)
+        while server.counts("never.mp4").requests == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(server.counts("never.mp4").requests == 1)
+        let cancelled = ContinuousClock.now
+        task.cancel()
+        let result = await task.result
+        let waited = ContinuousClock.now - cancelled
+        #expect(throws: PlayerError.loadCancelled(source: url)) { try result.get() }
+        // No timing margin here (the suite runs loaded): TimingTests checks the 100 ms bound.
+        #expect(waited < .seconds(3), "\(waited)")
+        // mpv gave up opening it: the item ends as stopped, and the player loads the next one.
+        #expect(await recorder.waitFor(timeout: .seconds(10)) { $0.event == .itemEnded(.stopped) } != nil)
+        let info = try await player.load(.file(Fixtures.fixture("short-a.mp4")))
+        #expect(info.duration != nil)
+        // A cancelled load that another load already replaced does not stop the newer item.
+        let replaced = Task { try await player.load(MediaSource(url)) }
+        while server.counts("never.mp4").requests < 2, ContinuousClock.now < deadline + .seconds(10) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let newer = Task { try await player.load(.file(Fixtures.clipA), startPaused: true) }
+        _ = try await newer.value
+        replaced.cancel()
+        _ = await replaced.result
+        #expect(player.state == .ready)
+        #expect(other.0.state == .playing)
+        await player.shutdown()
+        await other.0.shutdown()
+    }
+
+    @Test("after every setter returns, its read-out already shows the value set", .timeLimit(.minutes(2)))
+    func readOutsFollowSetters() async throws {
+        let (player, recorder) = try await Fixtures.player()
+        try await player.load(.file(Fixtures.clipA), startPaused: true)
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<200 {
+            let volume = Double(Int.random(in: 0...130, using: &generator))
+            try player.setVolume(volume)
+            #expect(player.volume == volume, "round \(round)")
+            let muted = Bool.random(using: &generator)
+            try player.setMuted(muted)
+            #expect(player.isMuted == muted, "round \(round)")
+            let speed = [0.5, 1, 1.25, 2][round % 4]
+            try player.setSpeed(speed)
+            #expect(player.speed == speed, "round \(round)")
+            let loop: LoopMode = [.off, .forever, .playCount(3)][round % 3]
+            try player.setLoop(loop)
+            #expect(player.loopMode == loop, "round \(round)")
+            if round % 2 == 0 { try player.play() } else { try player.pause() }
+            #expect(player.isPaused == (round % 2 == 1), "round \(round)")
+            let fullscreen = round % 5 == 0
+            try player.setFullscreen(fullscreen)
+            #expect(player.isFullscreen == fullscreen, "round \(round)")
+            try player.setHardwareDecoding(round % 7 == 0)
+            #expect(player.isHardwareDecodingEnabled == (round % 7 == 0), "round \(round)")
+            try player.setProperty("volume", to: .double(42))
+            #expect(player.volume == 42, "round \(round)")
+        }
+        try player.setPlaybackDirection(.backward)
+        #expect(player.playbackDirection == .backward)
+        try player.setPlaybackDirection(.forward)
+        #expect(player.playbackDirection == .forward)
+        // And once mpv's own observations have all arrived, the read-outs still agree.
+        try player.setVolume(55)
+        // A seek's completion comes after every observation mpv queued before it.
+        let mark = recorder.mark
+        try player.seek(to: 1)
+        #expect(await recorder.waitFor(timeout: .seconds(10), after: mark) {
+            if case .seekCompleted = $0.event { return true } else { return false }
+        } != nil)
+        #expect(player.volume == 55)
+        #expect(try player.property("volume").doubleValue == 55)
+        // The change events came with the setters, in order: the last volume event says 55.
+        let volumes = recorder.events.compactMap { if case .volumeChanged(let volume) = $0 { return volume } else { return nil } }
+        #expect(volumes.last == 55)
+        await player.shutdown()
+    }
+
+    @Test("AudioPolicy restores exactly the volume the app set, every time")
+    func audioPolicyRestores() async throws {
+        for run in 0..<10 {
+            let (main, _) = try await Fixtures.player()
+            let (preview, _) = try await Fixtures.player()
+            try await main.load(.file(Fixtures.clipA), startPaused: true)
+            try await preview.load(.file(Fixtures.clipB), startPaused: true)
+            let policy = try AudioPolicy(mode: .duck(volume: 20), players: [main, preview])
+            let own = Double(60 + run)
+            try preview.setVolume(own)
+            try policy.focus(main)
+            #expect(preview.volume == 20, "run \(run)")
+            try policy.focus(preview)
+            #expect(preview.volume == own, "run \(run)")
+            #expect(try preview.property("volume").doubleValue == own, "run \(run)")
+            await main.shutdown()
+            await preview.shutdown()
+        }
+    }
+
+    @Test("a network stream cut short ends as truncated, saying how far it got; a complete one as finished")
+    func truncatedStream() async throws {
+        let clip = try Data(contentsOf: URL(fileURLWithPath: Fixtures.clipA))
+        let server = LoopbackMediaServer(files: ["cut.mp4": clip, "whole.mp4": clip])
+        // Reset a third of the way in, and every reconnection (mpv's ffmpeg retries) too.
+        server.setFault(.truncateAt(offset: clip.count / 3), for: "cut.mp4")
+        try server.start()
+        defer { server.stop() }
+        let (player, recorder) = try await Fixtures.player()
+        let info = try await player.load(MediaSource(server.url("cut.mp4").absoluteString))
+        #expect(info.duration.map { abs($0 - 4) < 0.1 } == true)
+        let end = await recorder.waitFor(timeout: .seconds(30)) { if case .itemEnded = $0.event { return true } else { return false } }
+        guard case .itemEnded(.truncated(let position, let duration))? = end?.event else {
+            Issue.record("ended as \(String(describing: end?.event))")
+            await player.shutdown()
+            return
+        }
+        #expect(position < 2.5 && position > 0.3, "\(position)")
+        #expect(abs(duration - 4) < 0.1)
+        #expect(end?.event.description.contains("truncated at") == true)
+
+        let mark = recorder.mark
+        try await player.load(MediaSource(server.url("whole.mp4").absoluteString))
+        let whole = await recorder.waitFor(timeout: .seconds(30), after: mark) { if case .itemEnded = $0.event { return true } else { return false } }
+        #expect(whole?.event == .itemEnded(.finished))
+        await player.shutdown()
+    }
+
+    @Test("a path longer than the system accepts, to a file that exists, gets pathTooLong; the player stays usable")
+    func overLongPath() async throws {
+        // A chain of folders deeper than PATH_MAX (4096), made step by step from the inside.
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("playerkit-long-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let component = String(repeating: "d", count: 200)
+        var path = root.path
+        var folder = open(root.path, O_RDONLY | O_DIRECTORY)
+        try #require(folder >= 0)
+        for _ in 0..<22 {
+            #expect(mkdirat(folder, component, 0o755) == 0)
+            let inner = openat(folder, component, O_RDONLY | O_DIRECTORY)
+            close(folder)
+            folder = inner
+            try #require(folder >= 0)
+            path += "/" + component
+        }
+        let clip = try Data(contentsOf: URL(fileURLWithPath: Fixtures.fixture("short-a.mp4")))
+        let file = openat(folder, "clip.mp4", O_WRONLY | O_CREAT, 0o644)
+        try #require(file >= 0)
+        let written = clip.withUnsafeBytes { write(file, $0.baseAddress, $0.count) }
+        #expect(written == clip.count)
+        close(file)
+        close(folder)
+        path += "/clip.mp4"
+        #expect(path.utf8.count > 4096)
+        let (player, _) = try await Fixtures.player()
+        await #expect(throws: PlayerError.pathTooLong(path: path)) { try await player.load(.file(path)) }
+        #expect(PlayerError.pathTooLong(path: path).description.contains("path too long"))
+        // A component beyond NAME_MAX is refused the same way.
+        let longName = root.path + "/" + String(repeating: "n", count: 300) + ".mp4"
+        await #expect(throws: PlayerError.pathTooLong(path: longName)) { try await player.load(.file(longName)) }
+        try await player.load(.file(Fixtures.fixture("short-a.mp4")))
+        await player.shutdown()
+    }
+}

@@ -121,6 +121,10 @@ public struct JSONEventLine: Encodable, Sendable {
             reason = endReason.description
             if case .error(let failure) = endReason { error = failure.description }
         case .error(let failure): error = failure.description
+        case .eventsLost(let snapshot):
+            state = snapshot.state.rawValue
+            position = snapshot.position
+            value = snapshot.description
         case .feature(let event): setFeature(event)
         case .created, .shutDown, .firstFrame: break
         @unknown default: value = record.event.description

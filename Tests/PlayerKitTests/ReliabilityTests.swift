@@ -266,3 +266,109 @@ struct ReliabilityTests {
         await player.shutdown()
     }
 }
+
+/// mpv's event queue really overflowing (1000 events), with the pump held up on purpose.
+@Suite("Reliability: lost events")
+struct LostEventsTests {
+    @Test("after mpv's event queue overflows, the player re-reads its state and every channel hears eventsLost with it")
+    func queueOverflow() async throws {
+        var configuration = Fixtures.headless
+        let bus = PlayerEventBus(label: "overflow-test")
+        configuration.eventBus = bus
+        let id = Fixtures.uniqueID("overflow")
+        let (player, recorder) = try await Fixtures.player(id: id, configuration: configuration)
+        let stream = player.events(kinds: [.eventsLost])
+        let notifications = NotificationCenter()
+        bus.startPostingNotifications(to: notifications)
+        let posted = Locked<[PlayerSnapshot]>([])
+        let observer = notifications.addObserver(forName: .playerDidLoseEvents, object: nil, queue: nil) { note in
+            if let record = note.userInfo?[PlayerNotification.recordKey] as? PlayerEventRecord, case .eventsLost(let snapshot) = record.event {
+                posted.withLock { $0.append(snapshot) }
+            }
+        }
+        defer { notifications.removeObserver(observer) }
+        let other = try await Fixtures.player()
+        try await other.0.load(.file(Fixtures.clipB))
+        try other.0.setLoop(.forever)
+
+        try await player.load(.file(Fixtures.clipA))
+        try player.setVolume(100)
+        // Hold the event pump: an immediate handler (which runs on the pump) blocks on the next
+        // position it sees, until released.
+        let release = DispatchSemaphore(value: 0)
+        let holding = DispatchSemaphore(value: 0)
+        let armed = Locked(true)
+        let hold = bus.subscribe(to: .player(id), kinds: [.positionChanged], delivery: .immediate) { _ in
+            guard armed.withLock({ armed in defer { armed = false }; return armed }) else { return }
+            holding.signal()
+            _ = release.wait(timeout: .now() + 30)
+        }
+        defer { hold.cancel() }
+        try await offPool { _ = holding.wait(timeout: .now() + 10) }
+        // Volume changes sent until mpv refuses more: each reserves a place for its answer in
+        // mpv's queue (1000 events), so the queue fills and the refusal is typed. Then the item
+        // is sent to its end (a blocking seek needs no queue), which mpv reports into the full
+        // queue: lost.
+        var sent = 0
+        var refusal: PlayerError?
+        while refusal == nil, sent < 5000 {
+            do throws(PlayerError) {
+                try player.send(.setVolume(Double(sent % 100)))
+                sent += 1
+            } catch {
+                refusal = error
+            }
+        }
+        guard case .eventQueueFull(let refusedID, let operation)? = refusal else {
+            Issue.record("no refusal after \(sent) sends: \(String(describing: refusal))")
+            release.signal()
+            return
+        }
+        #expect(refusedID == id && operation.hasPrefix("set volume"))
+        #expect(sent >= 900 && sent <= 1000, "\(sent)")
+        try player.seek(to: 3.9, precision: .exact)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try player.property("idle-active").boolValue != true, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(try player.property("idle-active").boolValue == true)
+        release.signal()
+
+        let lost = await recorder.waitFor(timeout: .seconds(20)) { if case .eventsLost = $0.event { return true } else { return false } }
+        guard case .eventsLost(let snapshot)? = lost?.event else {
+            Issue.record("no eventsLost; events: \(recorder.events.suffix(20))")
+            return
+        }
+        // The rebuilt state: the item ended unseen; the volume is mpv's (the last sent change
+        // mpv carried out).
+        let volume = try player.property("volume").doubleValue
+        #expect(snapshot.state == .ended, "\(snapshot)")
+        #expect(snapshot.volume == volume)
+        #expect(player.state == .ended)
+        #expect(player.volume == volume)
+        #expect(recorder.states.last == .ended)
+        // The loss was real: mpv's end of the item never arrived.
+        let before = recorder.records.filter { $0.sequenceNumber < lost?.sequenceNumber ?? 0 }
+        #expect(!before.contains { if case .itemEnded = $0.event { return true } else { return false } })
+        // Every channel: delegate (above, and its typed method), the player's stream, NotificationCenter.
+        var iterator = stream.makeAsyncIterator()
+        let streamed = await iterator.next()
+        #expect(streamed?.event == lost?.event)
+        stream.cancel()
+        #expect(posted.withLock { $0 } == [snapshot])
+        // Sequence numbers stayed gapless through it all.
+        let numbers = recorder.records.map(\.sequenceNumber)
+        #expect(numbers == Array(1...UInt64(numbers.count)))
+        // The player works as before: loads, polls positions, reports its end; the other never noticed.
+        let mark = recorder.mark
+        try await player.load(.file(Fixtures.fixture("short-a.mp4")))
+        #expect(await recorder.waitFor(timeout: .seconds(10), after: mark) { if case .positionChanged = $0.event { return true } else { return false } } != nil)
+        #expect(await recorder.waitFor(timeout: .seconds(10), after: mark) { $0.event == .itemEnded(.finished) } != nil)
+        try player.setVolume(12)
+        #expect(player.volume == 12)
+        #expect(other.0.state == .playing)
+        #expect(!other.1.events.contains { if case .eventsLost = $0 { return true } else { return false } })
+        await player.shutdown()
+        await other.0.shutdown()
+    }
+}

@@ -131,6 +131,7 @@ final class MPVHandle: @unchecked Sendable {
     func commandAsync(_ arguments: [String], replyID: UInt64) throws(PlayerError) {
         try withHandle { handle throws(PlayerError) in
             let status = withCStringArray(arguments) { mpv_command_async(handle, replyID, $0) }
+            if status == MPV_ERROR_EVENT_QUEUE_FULL.rawValue { throw .eventQueueFull(playerID, operation: arguments.joined(separator: " ")) }
             guard status >= 0 else { throw .commandFailed(command: arguments, MPVHandle.error(status)) }
         }
     }
@@ -152,6 +153,9 @@ final class MPVHandle: @unchecked Sendable {
         try withHandle { handle throws(PlayerError) in
             // mpv copies the value before returning.
             let status = MPVNode.withNode(value) { mpv_set_property_async(handle, replyID, name, MPV_FORMAT_NODE, $0) }
+            if status == MPV_ERROR_EVENT_QUEUE_FULL.rawValue {
+                throw .eventQueueFull(playerID, operation: "set \(name) to \(MPVHandle.plain(value))")
+            }
             guard status >= 0 else { throw MPVHandle.propertyError(name: name, value: value, status: status) }
         }
     }
@@ -170,8 +174,10 @@ final class MPVHandle: @unchecked Sendable {
 
     /// Requests a property value; the answer arrives as a get-property-reply event.
     /// Non-blocking, so the event pump may use it.
-    func requestProperty(_ name: String, replyID: UInt64) {
-        _ = ifAlive { mpv_get_property_async($0, replyID, name, MPV_FORMAT_NODE) }
+    /// - Returns: false when mpv refused the request (its event queue is full) or the handle is gone.
+    @discardableResult
+    func requestProperty(_ name: String, replyID: UInt64) -> Bool {
+        (ifAlive { mpv_get_property_async($0, replyID, name, MPV_FORMAT_NODE) } ?? -1) >= 0
     }
 
     /// The error of a failed command, as ``PlayerError/commandFailed(command:_:)``.

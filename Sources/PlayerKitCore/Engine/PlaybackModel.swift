@@ -112,6 +112,30 @@ struct PlaybackModel: Sendable {
     private var failedPathRequests: [UInt64: Int64] = [:]
     /// Entries inserted by a playlist file: where they came from.
     private var playlistOrigins: [Int64: PlaylistOrigin] = [:]
+    /// The current item's information, once ``PlayerEvent/mediaLoaded(_:)`` was emitted for it.
+    private var loadedInfo: MediaInfo?
+    /// A rebuild after mpv's event queue overflowed, while its reads are in flight.
+    private var recovery: Recovery?
+    /// The playlist as re-read by a finished recovery, for the engine (``takeRecoveredPlaylist()``).
+    private var recoveredPlaylist: MPVValue?
+
+    /// A rebuild after lost events: the reads in flight, their answers, and the requests made
+    /// before the overflow whose answers may have been lost with it.
+    private struct Recovery: Sendable {
+        var pending: [UInt64: String] = [:]
+        var values: [String: MPVValue] = [:]
+        var poll: Set<UInt64> = []
+        var info: Set<UInt64> = []
+        var confirm: Set<UInt64> = []
+        var failedPath: Set<UInt64> = []
+        var seek: UInt64?
+        /// mpv refused one of the reads: start over at the next poll tick.
+        var refused = false
+    }
+
+    /// What a recovery reads: every observed property, the position and cache, and what says
+    /// which item is current (`playlist`, `idle-active`, `path`).
+    static let recoveryProperties = observedProperties(positionInterval: .zero) + ["playlist", "idle-active", "path"]
 
     /// An entry that a playlist file put into the playlist.
     private struct PlaylistOrigin: Sendable {
@@ -150,6 +174,13 @@ struct PlaybackModel: Sendable {
     init(firstReplyID: UInt64 = 1 << 48, positionInterval: Duration = .milliseconds(250)) {
         self.nextReplyID = firstReplyID
         self.positionInterval = Double(positionInterval.components.seconds) + Double(positionInterval.components.attoseconds) / 1e18
+    }
+
+    /// The read-outs as one value.
+    var snapshot: PlayerSnapshot {
+        PlayerSnapshot(
+            state: state, source: currentEntryID.flatMap { sources[$0] }, position: position, duration: duration,
+            isPaused: isPaused, volume: volume, isMuted: isMuted, speed: speed)
     }
 
     /// The video size, once a frame was decoded.
@@ -199,6 +230,8 @@ struct PlaybackModel: Sendable {
     /// A `load()` waits for `entryID`, a source string the engine knows.
     mutating func awaitEntry(_ entryID: Int64, source: String) -> [Output] {
         remember(source, forEntry: entryID)
+        // Already loaded (possible when the answer to `loadfile` was lost with mpv's events).
+        if entryID == currentEntryID, let loadedInfo { return [.loadResolved(entryID: entryID, .success(loadedInfo))] }
         // The entry may already have been passed over (replaced before it started).
         if let current = currentEntryID, entryID < current {
             return [.loadResolved(entryID: entryID, .failure(.loadCancelled(source: source)))]
@@ -229,6 +262,7 @@ struct PlaybackModel: Sendable {
     /// Called once per position interval: while an item plays (or buffers), asks mpv for the
     /// position and cache without blocking. Nothing when paused, idle, or an answer is pending.
     mutating func poll() -> [Output] {
+        if let recovery, recovery.refused, recovery.pending.isEmpty { return recoverLostEvents() }
         guard phase == .loaded, !isPaused || isPausedForCache, pollRequests.isEmpty else { return [] }
         return [requestPolledProperties()]
     }
@@ -293,6 +327,7 @@ struct PlaybackModel: Sendable {
             tracks = []
             demuxedUntil = nil
             entryErrorLines = []
+            loadedInfo = nil
             for waiting in awaitedEntries where waiting < entryID {
                 awaitedEntries.remove(waiting)
                 outputs.append(.loadResolved(entryID: waiting, .failure(.loadCancelled(source: name(of: waiting)))))
@@ -311,6 +346,13 @@ struct PlaybackModel: Sendable {
             }
             outputs.append(.requestProperties(requests))
         case .propertyReply(let replyID, let error, let name, let value):
+            if let property = recovery?.pending.removeValue(forKey: replyID) {
+                recovery?.values[property] = error < 0 ? MPVValue.none : value
+                // A read mpv refused (its queue full again): the next poll tick starts over.
+                if error == -1 { recovery?.refused = true }
+                if recovery?.pending.isEmpty == true, recovery?.refused == false { outputs += finishRecovery() }
+                break
+            }
             if replyID == seekPositionRequest {
                 seekPositionRequest = nil
                 position = error < 0 ? position : value.doubleValue
@@ -491,6 +533,7 @@ struct PlaybackModel: Sendable {
             lastReportedDuration = loadedDuration
             outputs.append(.event(.durationKnown(loadedDuration)))
         }
+        loadedInfo = info
         outputs.append(.event(.mediaLoaded(info)))
         if awaitedEntries.remove(entryID) != nil {
             outputs.append(.loadResolved(entryID: entryID, .success(info)))
@@ -590,6 +633,103 @@ struct PlaybackModel: Sendable {
         let slack = max(1, duration * 0.05) + positionInterval * max(speed ?? 1, 1)
         guard duration - reached > slack else { return nil }
         return .truncated(position: position, duration: duration)
+    }
+
+    // MARK: Lost events
+
+    /// mpv's event queue overflowed: some events are lost. Re-reads every property the model
+    /// follows and what says which item is current; once every answer is in (mpv answers in
+    /// order, after whatever it queued before), ``finishRecovery()`` rebuilds the state. The
+    /// model's own requests still unanswered then lost their answers with the overflow.
+    mutating func recoverLostEvents() -> [Output] {
+        var next = Recovery()
+        next.poll = Set(pollRequests.keys).union(recovery?.poll ?? [])
+        next.info = Set(infoRequests.keys).union(recovery?.info ?? [])
+        next.confirm = Set(confirmRequests.keys).union(recovery?.confirm ?? [])
+        next.failedPath = Set(failedPathRequests.keys).union(recovery?.failedPath ?? [])
+        next.seek = seekPositionRequest ?? recovery?.seek
+        var requests: [(replyID: UInt64, name: String)] = []
+        for name in Self.recoveryProperties {
+            let request = nextRequestID()
+            next.pending[request] = name
+            requests.append((request, name))
+        }
+        recovery = next
+        return [.requestProperties(requests)]
+    }
+
+    /// The playlist a finished recovery read (once), so the engine can find the entries of
+    /// loads whose `loadfile` answer was lost.
+    mutating func takeRecoveredPlaylist() -> MPVValue? {
+        defer { recoveredPlaylist = nil }
+        return recoveredPlaylist
+    }
+
+    /// The error of a load whose item's events were lost.
+    static func lostEventsError(_ source: String) -> PlayerError {
+        .loadFailed(source: source, MPVError(
+            code: -1, message: MPVErrorMessages.message(for: -1),
+            logMessages: ["mpv's event queue overflowed and this item's events were lost"]))
+    }
+
+    /// Every answer of a recovery is in: rebuild the state from them, then say so.
+    private mutating func finishRecovery() -> [Output] {
+        guard let done = recovery else { return [] }
+        recovery = nil
+        var outputs: [Output] = []
+        // 1. The model's requests from before the overflow still unanswered lost their answers:
+        //    forget them, or polling, confirmations and the like would wait forever.
+        for request in done.poll { pollRequests[request] = nil }
+        for request in done.confirm {
+            if let name = confirmRequests.removeValue(forKey: request), confirming[name] == request { confirming[name] = nil }
+        }
+        for request in done.failedPath { failedPathRequests[request] = nil }
+        let infoLost = done.info.contains { infoRequests[$0] != nil }
+        if infoLost { infoRequests = [:] }
+        let seekLost = done.seek != nil && done.seek == seekPositionRequest
+        if seekLost { seekPositionRequest = nil }
+        pendingReplacements = 0
+        // 2. Every followed property, as mpv now has it (a setter's confirmation pending is
+        //    newer than these answers only if made after them; its own answer follows).
+        for name in Self.observedProperties(positionInterval: .milliseconds(1)) where confirming[name] == nil {
+            outputs += applyProperty(name: name, value: done.values[name] ?? .none)
+        }
+        if let time = done.values["time-pos"]?.doubleValue { position = time }
+        cacheDuration = done.values["demuxer-cache-duration"]?.doubleValue ?? cacheDuration
+        // 3. The item: which entry mpv plays, and whether it loaded.
+        let entries = done.values["playlist"]?.arrayValue ?? []
+        let playing = entries.first { $0["playing"]?.boolValue == true } ?? entries.first { $0["current"]?.boolValue == true }
+        let idle = done.values["idle-active"]?.boolValue ?? false
+        if idle || playing == nil {
+            // The item ended unseen (how, nobody can say now): no itemEnded, and loads waiting for
+            // it fail.
+            if phase == .loading || phase == .loaded { phase = .ended }
+            for waiting in awaitedEntries.sorted() {
+                outputs.append(.loadResolved(entryID: waiting, .failure(Self.lostEventsError(name(of: waiting)))))
+            }
+            awaitedEntries.removeAll()
+        } else if let entryID = playing?["id"]?.intValue {
+            if entryID != currentEntryID {
+                outputs += apply(.startFile(entryID: entryID))
+                if sources[entryID] == nil, let path = done.values["path"]?.stringValue {
+                    remember(label(path, entry: entryID), forEntry: entryID)
+                }
+            }
+            let loaded = done.values["time-pos"]?.doubleValue != nil
+            if loaded, phase != .loaded || loadedEntryID != entryID || infoLost {
+                outputs += apply(.fileLoaded)  // reads the item's details: mediaLoaded follows
+            }
+            if loaded, awaitingFirstFrame {
+                awaitingFirstFrame = false
+                firstFrameShown = true
+                outputs.append(.event(.firstFrame))
+            }
+        }
+        if seekLost { outputs.append(.event(.seekCompleted(position: position))) }
+        recoveredPlaylist = .array(entries)
+        outputs += refreshState()
+        outputs.append(.event(.eventsLost(snapshot)))
+        return outputs
     }
 
     /// Records the source of an entry. Entries stay known while they may be replayed

@@ -25,6 +25,10 @@ final class PlayerCore: Sendable {
         var nextReplyID: UInt64 = 1
         /// Counts loads, so a cancelled load can tell whether a later one replaced it.
         var loadCount: UInt64 = 0
+        /// Loads and sent operations whose answer was due when mpv's event queue overflowed:
+        /// those still unanswered once the recovery's reads are answered lost theirs.
+        var lostLoadCandidates: Set<UInt64> = []
+        var lostSentCandidates: Set<UInt64> = []
         var sequenceNumber: UInt64 = 0
         var isShutDown = false
         /// Receives each numbered batch, in order, from the one deliverer (no lock held).
@@ -44,6 +48,8 @@ final class PlayerCore: Sendable {
     }
 
     struct LoadWaiter: Sendable {
+        /// What `loadfile` got (mpv's `filename` of the entry).
+        let argument: String
         let source: String
         let completion: LoadCompletion
     }
@@ -184,7 +190,13 @@ final class PlayerCore: Sendable {
                 if forwardedLogLevels.contains(level) { logMPVMessage(level: level, prefix: prefix, text: text) }
                 if level == .error || level == .fatal { update { $0.model.apply(event) } }
             case .queueOverflow:
-                mpvLogger.warning("mpv event queue overflowed; some events were dropped")
+                // Events were lost: re-read the state, and tell every channel (eventsLost).
+                mpvLogger.warning("mpv's event queue overflowed and events were lost; re-reading the player's state")
+                update { state in
+                    state.lostLoadCandidates.formUnion(state.loadWaiters.keys)
+                    state.lostSentCandidates.formUnion(state.sentOperations.keys)
+                    return state.model.recoverLostEvents()
+                }
             case .commandReply(let replyID, let error, let result):
                 update { state in
                     Self.loadReply(&state, replyID: replyID, error: error, result: result)
@@ -197,9 +209,35 @@ final class PlayerCore: Sendable {
             case .propertyChanged(Self.frameClockObservation, _, let value):
                 frameClock.note(value.doubleValue)
             default:
-                update { $0.model.apply(event) }
+                update { state in
+                    var outputs = state.model.apply(event)
+                    if let playlist = state.model.takeRecoveredPlaylist() { outputs += Self.recoverLoads(&state, playlist: playlist) }
+                    return outputs
+                }
             }
         }
+    }
+
+    /// After a recovery from lost events: sent operations still unanswered lost their answer
+    /// (the state was re-read instead); a load whose `loadfile` answer was lost waits for its
+    /// entry, found in the re-read playlist by file name (the newest), or fails.
+    private static func recoverLoads(_ state: inout State, playlist: MPVValue) -> [PlaybackModel.Output] {
+        for replyID in state.lostSentCandidates { state.sentOperations[replyID] = nil }
+        state.lostSentCandidates = []
+        var outputs: [PlaybackModel.Output] = []
+        let entries = playlist.arrayValue ?? []
+        for replyID in state.lostLoadCandidates.sorted() {
+            guard let waiter = state.loadWaiters.removeValue(forKey: replyID) else { continue }
+            let entryID = entries.filter { $0["filename"]?.stringValue == waiter.argument }.compactMap { $0["id"]?.intValue }.max()
+            if let entryID {
+                state.entryWaiters[entryID] = waiter
+                outputs += state.model.awaitEntry(entryID, source: waiter.source)
+            } else {
+                waiter.completion.resume(.failure(PlaybackModel.lostEventsError(waiter.source)))
+            }
+        }
+        state.lostLoadCandidates = []
+        return outputs
     }
 
     /// The next event, copied; nil at `MPV_EVENT_NONE` or once the handle is destroyed.
@@ -297,7 +335,13 @@ final class PlayerCore: Sendable {
         for output in outputs {
             switch output {
             case .requestProperties(let requests):
-                for request in requests { handle.requestProperty(request.name, replyID: request.replyID) }
+                let refused = requests.filter { !handle.requestProperty($0.name, replyID: $0.replyID) }
+                // A request mpv refused (queue full) is answered as failed, so nothing waits for it.
+                if !refused.isEmpty, !isShutDown {
+                    applyIntent { model in
+                        refused.flatMap { model.apply(.propertyReply(replyID: $0.replyID, error: -1, name: $0.name, value: .none)) }
+                    }
+                }
             case .loadResolved(let entryID, let result):
                 let waiter = state.withLock { $0.entryWaiters.removeValue(forKey: entryID) }
                 waiter?.completion.resume(result)
@@ -450,7 +494,7 @@ final class PlayerCore: Sendable {
                     guard !state.isShutDown else { return nil }
                     let replyID = state.nextReplyID
                     state.nextReplyID += 1
-                    state.loadWaiters[replyID] = LoadWaiter(source: source, completion: completion)
+                    state.loadWaiters[replyID] = LoadWaiter(argument: argument, source: source, completion: completion)
                     state.model.noteReplacing()
                     return replyID
                 }

@@ -33,6 +33,7 @@ public enum PlayerNotification {
         .mediaLoaded: .playerDidLoadMedia,
         .itemEnded: .playerDidEndItem,
         .error: .playerDidFail,
+        .eventsLost: .playerDidLoseEvents,
         .shutDown: .playerDidShutDown,
     ]
 
@@ -65,6 +66,8 @@ extension Notification.Name {
     public static let playerDidEndItem = Notification.Name("PlayerKit.playerDidEndItem")
     /// A player reported an error (``PlayerEvent/error(_:)``).
     public static let playerDidFail = Notification.Name("PlayerKit.playerDidFail")
+    /// Some of a player's events were lost and its state rebuilt (``PlayerEvent/eventsLost(_:)``).
+    public static let playerDidLoseEvents = Notification.Name("PlayerKit.playerDidLoseEvents")
     /// A player shut down (``PlayerEvent/shutDown``).
     public static let playerDidShutDown = Notification.Name("PlayerKit.playerDidShutDown")
 }

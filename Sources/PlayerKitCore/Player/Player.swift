@@ -229,6 +229,8 @@ public final class Player: Sendable {
     public var speed: Double? { model(\.speed) }
     /// Whether the current item's first frame was presented (``PlayerEvent/firstFrame``).
     public var hasShownFirstFrame: Bool { model(\.firstFrameShown) }
+    /// All the main read-outs at once, read under one lock (so they agree with each other).
+    public var snapshot: PlayerSnapshot { model(\.snapshot) }
     /// How often the current item repeats (``setLoop(_:)``), once mpv reported it.
     public var loopMode: LoopMode? { model(\.loopMode) }
     /// Which way playback runs (``setPlaybackDirection(_:)``), once mpv reported it.

@@ -45,6 +45,9 @@ public protocol PlayerDelegate: AnyObject, Sendable {
     func player(_ player: Player, didEndItem reason: ItemEndReason)
     /// ``PlayerEvent/error(_:)``. Default: nothing.
     func player(_ player: Player, didFail error: PlayerError)
+    /// ``PlayerEvent/eventsLost(_:)``: mpv's event queue overflowed, some events were lost, and
+    /// the player's state was rebuilt to `snapshot`. Default: nothing.
+    func player(_ player: Player, didLoseEventsRecoveringTo snapshot: PlayerSnapshot)
     /// ``PlayerEvent/created``: only reaches a delegate given to ``Player/init(id:configuration:delegate:)``.
     /// Default: nothing.
     func playerWasCreated(_ player: Player)
@@ -82,6 +85,8 @@ extension PlayerDelegate {
     /// Does nothing.
     public func player(_ player: Player, didFail error: PlayerError) {}
     /// Does nothing.
+    public func player(_ player: Player, didLoseEventsRecoveringTo snapshot: PlayerSnapshot) {}
+    /// Does nothing.
     public func playerWasCreated(_ player: Player) {}
     /// Does nothing.
     public func playerDidShutDown(_ player: Player) {}
@@ -103,6 +108,7 @@ extension PlayerEvent {
         case .speedChanged(let speed): delegate.player(player, didChangeSpeed: speed)
         case .itemEnded(let reason): delegate.player(player, didEndItem: reason)
         case .error(let error): delegate.player(player, didFail: error)
+        case .eventsLost(let snapshot): delegate.player(player, didLoseEventsRecoveringTo: snapshot)
         case .feature(let event): (event as? any PlayerDelegateEvent)?.dispatch(to: delegate, from: player)
         case .created: delegate.playerWasCreated(player)
         case .shutDown: delegate.playerDidShutDown(player)

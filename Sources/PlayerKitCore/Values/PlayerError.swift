@@ -59,6 +59,11 @@ public enum PlayerError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidArgument(name: String, value: String, reason: String)
     /// Playback of a loaded item failed part-way (e.g. a decoder error).
     case playbackFailed(source: String?, MPVError)
+    /// mpv refused a request made without waiting (``Player/send(_:)``, a load) because the
+    /// player's event queue is full: its events are not read as fast as they come (a handler
+    /// blocking the event pump, or a flood of sent commands). Nothing was done; the player stays
+    /// usable and takes requests again once its events are read.
+    case eventQueueFull(PlayerID, operation: String)
     /// Something PlayerKit waited for did not happen in time; `operation` says what.
     case timedOut(operation: String, after: Duration)
 
@@ -110,6 +115,8 @@ public enum PlayerError: Error, Sendable, Hashable, CustomStringConvertible {
             return "invalid \(name) \(value): \(reason)"
         case .playbackFailed(let source, let error):
             return "playback of \(source ?? "the current item") failed: \(error)"
+        case .eventQueueFull(let id, let operation):
+            return "player \"\(id)\" refused \(operation): its mpv event queue is full (events are not read as fast as they come)"
         case .timedOut(let operation, let after):
             return "\(operation) timed out after \(after)"
         }

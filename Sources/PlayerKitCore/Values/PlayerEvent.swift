@@ -44,6 +44,15 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     case itemEnded(ItemEndReason)
     /// Something failed; the error names what.
     case error(PlayerError)
+    /// mpv's event queue for this player overflowed (mpv keeps at most 1000 undelivered events
+    /// per core) and some of its events were lost: an item's end, a pause, the answer to a
+    /// command. PlayerKit has re-read every property it follows and rebuilt the player's state;
+    /// the events this produced (a state change, a volume change, ``mediaLoaded(_:)`` for an item
+    /// that loaded unseen) come before this one, and the snapshot says what the state now is.
+    /// Events that were lost are not replayed: an item that ended unseen has no
+    /// ``itemEnded(_:)``, and a `load` waiting for it fails with
+    /// ``PlayerError/loadFailed(source:_:)`` (mpv error -1, "event queue full").
+    case eventsLost(PlayerSnapshot)
     /// An event a feature published about this player (``Player/publish(_:)``). Its
     /// ``PlayerFeatureEvent/kind`` is the event's ``kind``; read it back with ``feature(_:)``:
     /// `record.event.feature(FullscreenEvent.self)`.
@@ -71,6 +80,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .speedChanged: return .speedChanged
         case .itemEnded: return .itemEnded
         case .error: return .error
+        case .eventsLost: return .eventsLost
         case .feature(let event): return event.kind
         case .shutDown: return .shutDown
         }
@@ -104,6 +114,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .speedChanged(let speed): return "speedChanged(\(speed))"
         case .itemEnded(let reason): return "itemEnded(\(reason))"
         case .error(let error): return "error(\(error))"
+        case .eventsLost(let snapshot): return "eventsLost(now \(snapshot))"
         case .feature(let event): return event.description
         case .shutDown: return "shutDown"
         }
@@ -124,6 +135,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case (.speedChanged(let a), .speedChanged(let b)): return a == b
         case (.itemEnded(let a), .itemEnded(let b)): return a == b
         case (.error(let a), .error(let b)): return a == b
+        case (.eventsLost(let a), .eventsLost(let b)): return a == b
         case (.feature(let a), .feature(let b)): return a.isEqual(to: b)
         default: return false
         }
@@ -143,6 +155,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .muteChanged(let muted): hasher.combine(muted)
         case .itemEnded(let reason): hasher.combine(reason)
         case .error(let error): hasher.combine(error)
+        case .eventsLost(let snapshot): hasher.combine(snapshot)
         case .feature(let event): hasher.combine(event)
         }
     }

@@ -75,10 +75,12 @@ public struct PlayerEventKind: RawRepresentable, Hashable, Sendable, Codable, Cu
     public static let error: PlayerEventKind = "error"
     /// ``PlayerEvent/shutDown``.
     public static let shutDown: PlayerEventKind = "shutDown"
+    /// ``PlayerEvent/eventsLost(_:)``.
+    public static let eventsLost: PlayerEventKind = "eventsLost"
 
     /// The kinds of the core's own events (not those of features), in the order they are listed here.
     public static let coreKinds: [PlayerEventKind] = [
         .created, .stateChanged, .positionChanged, .durationKnown, .mediaLoaded, .firstFrame, .seekCompleted,
-        .bufferingProgress, .volumeChanged, .muteChanged, .speedChanged, .itemEnded, .error, .shutDown,
+        .bufferingProgress, .volumeChanged, .muteChanged, .speedChanged, .itemEnded, .error, .eventsLost, .shutDown,
     ]
 }

@@ -77,6 +77,18 @@ public struct PlayerConfiguration: Sendable {
     /// the first frame, at pause and after each seek. Zero observes the position instead and
     /// reports every change mpv makes (about once a frame), at a higher CPU cost.
     public var positionUpdateInterval: Duration = .milliseconds(250)
+    /// How long mpv waits on a network connection that has gone silent (connecting or reading)
+    /// before it gives up on it (mpv's `network-timeout`); mpv then tries to reconnect, a few
+    /// times, before it ends the item. Default: 60 seconds, mpv's own. Must be positive and at most
+    /// a day: creation fails with ``PlayerError/invalidArgument(name:value:reason:)`` otherwise.
+    public var networkTimeout: Duration = .seconds(60)
+    /// How long the player may wait for the network while it plays nothing (state
+    /// ``PlayerState/buffering``) before it gives up on the item: it then stops it and reports
+    /// ``PlayerError/bufferingTimedOut(source:position:after:)``, as an ``PlayerEvent/error(_:)``
+    /// and as the item's end (``ItemEndReason/error(_:)``). Checked once per
+    /// ``positionUpdateInterval`` (not at all with a zero interval). Default nil: as long as mpv
+    /// waits (its reconnection attempts, each bounded by ``networkTimeout``).
+    public var bufferingTimeout: Duration?
     /// The queue on which the delegate is called. PlayerKit wraps it in a serial queue that
     /// targets it, so per-player order holds even on a concurrent queue. Default nil: a
     /// serial queue of the player's own, labelled `PlayerKit.delegate.<id>` (not the main

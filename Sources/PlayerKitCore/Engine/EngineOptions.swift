@@ -1,3 +1,6 @@
+import Foundation
+import PlayerKitSupport
+
 /// How a ``PlayerConfiguration`` becomes mpv options: the only place their names are spelled.
 extension PlayerConfiguration {
     /// The options PlayerKit gives mpv before `mpv_initialize`, in order.
@@ -14,6 +17,7 @@ extension PlayerConfiguration {
             ("idle", "yes"),
             ("keep-open", "no"),
             ("hwdec", hardwareDecoding ? "auto-safe" : "no"),
+            ("network-timeout", String(format: "%.3f", networkTimeout.inSeconds)),
         ]
         switch videoOutput {
         case .none:

@@ -15,6 +15,8 @@ struct PlaybackModel: Sendable {
         /// The `load` waiting for entry `from` now waits for entry `to` (a playlist file
         /// expanded into entries, or a playlist entry failed and mpv goes on to the next).
         case loadRedirected(from: Int64, to: Int64)
+        /// Stop the current item (without waiting), as `stop()` does.
+        case stopItem
         /// Let mpv go on with the hook it waits on (`mpv_hook_continue`), after the requests
         /// that come before this output.
         case continueHook(UInt64)
@@ -27,6 +29,7 @@ struct PlaybackModel: Sendable {
             case (.loadResolved(let a, let ra), .loadResolved(let b, let rb)): return a == b && ra == rb
             case (.loadRedirected(let a, let b), .loadRedirected(let c, let d)): return a == c && b == d
             case (.continueHook(let a), .continueHook(let b)): return a == b
+            case (.stopItem, .stopItem): return true
             default: return false
             }
         }
@@ -112,6 +115,12 @@ struct PlaybackModel: Sendable {
     private var failedPathRequests: [UInt64: Int64] = [:]
     /// Entries inserted by a playlist file: where they came from.
     private var playlistOrigins: [Int64: PlaylistOrigin] = [:]
+    /// How long buffering may last before the item is given up (``PlayerConfiguration/bufferingTimeout``).
+    private let bufferingTimeout: Duration?
+    /// When the current spell of buffering began, as the poll ticks saw it.
+    private var bufferingSince: ContinuousClock.Instant?
+    /// The error the current item ends with once the stop asked for by a buffering timeout comes.
+    private var givenUp: PlayerError?
     /// The current item's information, once ``PlayerEvent/mediaLoaded(_:)`` was emitted for it.
     private var loadedInfo: MediaInfo?
     /// A rebuild after mpv's event queue overflowed, while its reads are in flight.
@@ -171,8 +180,9 @@ struct PlaybackModel: Sendable {
     /// - Parameters:
     ///   - firstReplyID: the first reply ID the model may use for its own requests.
     ///   - positionInterval: the player's position interval (``PlayerConfiguration/positionUpdateInterval``).
-    init(firstReplyID: UInt64 = 1 << 48, positionInterval: Duration = .milliseconds(250)) {
+    init(firstReplyID: UInt64 = 1 << 48, positionInterval: Duration = .milliseconds(250), bufferingTimeout: Duration? = nil) {
         self.nextReplyID = firstReplyID
+        self.bufferingTimeout = bufferingTimeout
         self.positionInterval = Double(positionInterval.components.seconds) + Double(positionInterval.components.attoseconds) / 1e18
     }
 
@@ -261,10 +271,27 @@ struct PlaybackModel: Sendable {
 
     /// Called once per position interval: while an item plays (or buffers), asks mpv for the
     /// position and cache without blocking. Nothing when paused, idle, or an answer is pending.
-    mutating func poll() -> [Output] {
+    mutating func poll(now: ContinuousClock.Instant = .now) -> [Output] {
         if let recovery, recovery.refused, recovery.pending.isEmpty { return recoverLostEvents() }
+        if let stalled = checkBuffering(now: now) { return stalled }
         guard phase == .loaded, !isPaused || isPausedForCache, pollRequests.isEmpty else { return [] }
         return [requestPolledProperties()]
+    }
+
+    /// Gives the item up when it has been buffering longer than the buffering timeout: asks
+    /// for a stop, whose end then reports ``PlayerError/bufferingTimedOut(source:position:after:)``.
+    private mutating func checkBuffering(now: ContinuousClock.Instant) -> [Output]? {
+        guard let bufferingTimeout, state == .buffering, givenUp == nil else {
+            if state != .buffering { bufferingSince = nil }
+            return nil
+        }
+        guard let since = bufferingSince else {
+            bufferingSince = now
+            return nil
+        }
+        guard now - since >= bufferingTimeout else { return nil }
+        givenUp = .bufferingTimedOut(source: currentEntryID.map(name(of:)) ?? "?", position: position, after: bufferingTimeout)
+        return [.stopItem]
     }
 
     private mutating func requestPolledProperties() -> Output {
@@ -328,6 +355,8 @@ struct PlaybackModel: Sendable {
             demuxedUntil = nil
             entryErrorLines = []
             loadedInfo = nil
+            bufferingSince = nil
+            givenUp = nil
             for waiting in awaitedEntries where waiting < entryID {
                 awaitedEntries.remove(waiting)
                 outputs.append(.loadResolved(entryID: waiting, .failure(.loadCancelled(source: name(of: waiting)))))
@@ -587,6 +616,13 @@ struct PlaybackModel: Sendable {
             let error = PlayerError.loadFailed(source: name(of: entryID), MPVError(
                 code: -13, message: MPVErrorMessages.message(for: -13),
                 logMessages: entryErrorLines + ["the playlist has no entries mpv could use"]))
+            outputs.append(.event(.error(error)))
+            endReason = .error(error)
+            phase = .failed
+        case .stop where givenUp != nil && entryID == currentEntryID:
+            // The stop a buffering timeout asked for.
+            let error = givenUp ?? .bufferingTimedOut(source: name(of: entryID), position: position, after: .zero)
+            givenUp = nil
             outputs.append(.event(.error(error)))
             endReason = .error(error)
             phase = .failed

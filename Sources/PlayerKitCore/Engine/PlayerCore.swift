@@ -78,13 +78,20 @@ final class PlayerCore: Sendable {
     private let pollTimer: RepeatingTimer?
 
     init(id: PlayerID, configuration: PlayerConfiguration) throws(PlayerError) {
+        guard configuration.networkTimeout > .zero, configuration.networkTimeout <= .seconds(86_400) else {
+            throw .invalidArgument(name: "networkTimeout", value: "\(configuration.networkTimeout)", reason: "must be positive and at most a day")
+        }
+        if let timeout = configuration.bufferingTimeout, timeout <= .zero {
+            throw .invalidArgument(name: "bufferingTimeout", value: "\(timeout)", reason: "must be positive (nil waits as long as mpv does)")
+        }
         self.id = id
         let handle = try MPVHandle(playerID: id, options: configuration.mpvOptions)
         self.handle = handle
         // On failure the handle's deinit destroys the core.
         self.catalog = try MPVCatalog.shared(using: handle)
         self.streamProtocols = try StreamProtocols(providers: configuration.streamProviders, handle: handle, catalog: catalog)
-        self.state = Locked(State(model: PlaybackModel(positionInterval: configuration.positionUpdateInterval)))
+        self.state = Locked(State(model: PlaybackModel(
+            positionInterval: configuration.positionUpdateInterval, bufferingTimeout: configuration.bufferingTimeout)))
         self.pumpQueue = PumpQueue.make(for: id)
         self.wallClock = configuration.wallClock
         self.teardownQueue = DispatchQueue(label: "PlayerKit.teardown.\(id)")
@@ -126,7 +133,7 @@ final class PlayerCore: Sendable {
         signalContext.withLock { $0 = context }
         _ = handle.ifAlive { mpv_set_wakeup_callback($0, playerKitWakeup, context.toOpaque()) }
         signal.fire()
-        pollTimer?.start { [weak self] in self?.applyIntent { $0.poll() } }
+        pollTimer?.start { [weak self] in self?.applyIntent { $0.poll(now: .now) } }
     }
 
     /// How many users asked for per-frame positions (``observeEveryPosition(_:)``).
@@ -349,6 +356,8 @@ final class PlayerCore: Sendable {
                 state.withLock { state in
                     if let waiter = state.entryWaiters.removeValue(forKey: from) { state.entryWaiters[to] = waiter }
                 }
+            case .stopItem:
+                try? send(.command(.stop))
             case .continueHook(let hookID):
                 _ = handle.ifAlive { mpv_hook_continue($0, hookID) }
             case .event:

@@ -59,6 +59,10 @@ public enum PlayerError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidArgument(name: String, value: String, reason: String)
     /// Playback of a loaded item failed part-way (e.g. a decoder error).
     case playbackFailed(source: String?, MPVError)
+    /// The player waited for the network longer than
+    /// ``PlayerConfiguration/bufferingTimeout`` while buffering, and gave up on the item at
+    /// `position` (seconds, when known).
+    case bufferingTimedOut(source: String, position: Double?, after: Duration)
     /// mpv refused a request made without waiting (``Player/send(_:)``, a load) because the
     /// player's event queue is full: its events are not read as fast as they come (a handler
     /// blocking the event pump, or a flood of sent commands). Nothing was done; the player stays
@@ -115,6 +119,9 @@ public enum PlayerError: Error, Sendable, Hashable, CustomStringConvertible {
             return "invalid \(name) \(value): \(reason)"
         case .playbackFailed(let source, let error):
             return "playback of \(source ?? "the current item") failed: \(error)"
+        case .bufferingTimedOut(let source, let position, let after):
+            let at = position.map { " at \(String(format: "%.2f", $0)) s" } ?? ""
+            return "gave up on \(source)\(at): buffering for longer than \(after) (the network stopped delivering)"
         case .eventQueueFull(let id, let operation):
             return "player \"\(id)\" refused \(operation): its mpv event queue is full (events are not read as fast as they come)"
         case .timedOut(let operation, let after):

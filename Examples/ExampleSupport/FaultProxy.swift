@@ -1,0 +1,259 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A TCP proxy on 127.0.0.1 that puts network faults between a client (a player) and a server
+/// (a ``LoopbackMediaServer``), for tests and the soak: the server vanishing and coming back,
+/// a path that swallows everything, a trickle. One thread per direction of each connection;
+/// not for production.
+///
+/// ```swift
+/// let proxy = FaultProxy(upstreamPort: server.port)
+/// try proxy.start()
+/// try await player.load(MediaSource(proxy.url("clip.mp4").absoluteString))
+/// proxy.setMode(.down)   // connections reset, new ones refused
+/// proxy.setMode(.pass)   // back on the same port
+/// ```
+public final class FaultProxy: @unchecked Sendable {
+    // @unchecked: mutable state is in `state` (locked).
+
+    /// What the proxy does to traffic.
+    public enum Mode: Sendable, Hashable {
+        /// Forwards everything at full speed.
+        case pass
+        /// The server is gone: every open connection is reset and the port refuses new ones
+        /// (the listening socket is closed) until the mode changes again.
+        case down
+        /// A dead path: connections are accepted and kept, but nothing goes through either way.
+        case blackhole
+        /// Forwards the server's bytes at most this fast (the client's at full speed).
+        case trickle(bytesPerSecond: Int)
+    }
+
+    private struct State {
+        var mode: Mode = .pass
+        var listener: Int32 = -1
+        var connections: Set<Int32> = []
+        var stopped = false
+        var accepted = 0
+        /// Bumped by every change to `.down`, so connections made before it know to end.
+        var generation = 0
+    }
+
+    private let upstreamPort: UInt16
+    private let state = NSLock()
+    private var storage = State()
+    /// The port the proxy listens on (0 before ``start()``); kept across ``Mode/down``.
+    public private(set) var port: UInt16 = 0
+
+    /// A proxy to `upstreamPort` on 127.0.0.1.
+    public init(upstreamPort: UInt16) {
+        self.upstreamPort = upstreamPort
+    }
+
+    deinit { stop() }
+
+    private func locked<Value>(_ body: (inout State) -> Value) -> Value {
+        state.lock()
+        defer { state.unlock() }
+        return body(&storage)
+    }
+
+    /// The URL of `name` through the proxy.
+    public func url(_ name: String) -> URL { URL(string: "http://127.0.0.1:\(port)/\(name)")! }
+
+    /// The current mode.
+    public var mode: Mode { locked { $0.mode } }
+
+    /// How many connections the proxy accepted so far.
+    public var acceptedConnections: Int { locked { $0.accepted } }
+
+    /// Starts listening on an ephemeral port of 127.0.0.1.
+    public func start() throws {
+        signal(SIGPIPE, SIG_IGN)
+        try listen(on: 0)
+    }
+
+    /// Changes what the proxy does; takes effect at once for open connections too.
+    public func setMode(_ mode: Mode) {
+        let (wasDown, toReset) = locked { state -> (Bool, [Int32]) in
+            let wasDown = state.mode == .down
+            state.mode = mode
+            guard mode == .down, !wasDown else { return (wasDown, []) }
+            state.generation += 1
+            let listener = state.listener
+            state.listener = -1
+            if listener >= 0 {
+                Glibc.shutdown(listener, Int32(SHUT_RDWR))
+                close(listener)
+            }
+            return (wasDown, Array(state.connections))
+        }
+        for connection in toReset {
+            var linger = linger(l_onoff: 1, l_linger: 0)
+            setsockopt(connection, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
+            Glibc.shutdown(connection, Int32(SHUT_RDWR))
+        }
+        if wasDown, mode != .down { try? listen(on: port) }
+    }
+
+    /// Stops listening and closes every connection.
+    public func stop() {
+        let (listener, connections) = locked { state -> (Int32, [Int32]) in
+            state.stopped = true
+            defer { state.listener = -1 }
+            return (state.listener, Array(state.connections))
+        }
+        if listener >= 0 {
+            Glibc.shutdown(listener, Int32(SHUT_RDWR))
+            close(listener)
+        }
+        for connection in connections { Glibc.shutdown(connection, Int32(SHUT_RDWR)) }
+    }
+
+    private func listen(on requestedPort: UInt16) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = requestedPort.bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, Glibc.listen(fd, 64) == 0 else {
+            let code = errno
+            close(fd)
+            throw POSIXError(.init(rawValue: code) ?? .EIO)
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        port = UInt16(bigEndian: address.sin_port)
+        locked { $0.listener = fd }
+        let thread = Thread { [self] in acceptLoop(fd) }
+        thread.name = "FaultProxy"
+        thread.start()
+    }
+
+    private func acceptLoop(_ listener: Int32) {
+        while true {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else {
+                if errno == EINTR { continue }
+                return
+            }
+            let generation = locked { state -> Int? in
+                guard !state.stopped, state.mode != .down else { return nil }
+                state.accepted += 1
+                state.connections.insert(client)
+                return state.generation
+            }
+            guard let generation, let upstream = connectUpstream() else {
+                close(client)
+                continue
+            }
+            locked { _ = $0.connections.insert(upstream) }
+            let closer = Closer(client: client, upstream: upstream, proxy: self)
+            for (from, to, downstream) in [(client, upstream, false), (upstream, client, true)] {
+                let thread = Thread { [self] in
+                    forward(from: from, to: to, downstream: downstream, generation: generation)
+                    closer.finishOne()
+                }
+                thread.name = "FaultProxy.forward"
+                thread.start()
+            }
+        }
+    }
+
+    /// Closes both sockets of a connection once both directions ended.
+    private final class Closer: @unchecked Sendable {
+        let client: Int32
+        let upstream: Int32
+        weak var proxy: FaultProxy?
+        private let lock = NSLock()
+        private var remaining = 2
+
+        init(client: Int32, upstream: Int32, proxy: FaultProxy) {
+            self.client = client
+            self.upstream = upstream
+            self.proxy = proxy
+        }
+
+        func finishOne() {
+            lock.lock()
+            remaining -= 1
+            let last = remaining == 0
+            lock.unlock()
+            if !last {
+                // Wake the other direction.
+                Glibc.shutdown(client, Int32(SHUT_RDWR))
+                Glibc.shutdown(upstream, Int32(SHUT_RDWR))
+                return
+            }
+            proxy?.forget(client, upstream)
+            close(client)
+            close(upstream)
+        }
+    }
+
+    private func forget(_ sockets: Int32...) {
+        locked { state in for socket in sockets { state.connections.remove(socket) } }
+    }
+
+    private func connectUpstream() -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = upstreamPort.bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(fd)
+            return nil
+        }
+        return fd
+    }
+
+    /// Copies `from` to `to` as the mode allows, until either side ends, the mode goes down, or
+    /// the proxy stops.
+    private func forward(from: Int32, to: Int32, downstream: Bool, generation: Int) {
+        var buffer = [UInt8](repeating: 0, count: 16 << 10)
+        while true {
+            let (mode, current, stopped) = locked { ($0.mode, $0.generation, $0.stopped) }
+            if stopped || current != generation { return }
+            if mode == .blackhole {
+                Thread.sleep(forTimeInterval: 0.02)
+                continue
+            }
+            var descriptor = pollfd(fd: from, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, 50)
+            if ready == 0 { continue }
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            var limit = buffer.count
+            if downstream, case .trickle(let rate) = mode { limit = max(1, min(buffer.count, rate / 20)) }
+            let count = recv(from, &buffer, limit, 0)
+            if count <= 0 { return }
+            var sent = 0
+            while sent < count {
+                let result = buffer.withUnsafeBytes { Glibc.send(to, $0.baseAddress!.advanced(by: sent), count - sent, Int32(MSG_NOSIGNAL)) }
+                if result < 0, errno == EINTR { continue }
+                if result <= 0 { return }
+                sent += result
+            }
+            if downstream, case .trickle(let rate) = mode {
+                Thread.sleep(forTimeInterval: Double(count) / Double(max(rate, 1)))
+            }
+        }
+    }
+}

@@ -226,11 +226,18 @@ let package = Package(
             path: "Tests/CacheCrashProbe",
             swiftSettings: strictSettings
         ),
+        // Plays the corrupted-media corpus through 8 players in one process (a crash ends it).
+        .executableTarget(
+            name: "CorpusProbe",
+            dependencies: ["PlayerKit"],
+            path: "Tests/CorpusProbe",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "PlayerKitTests",
             dependencies: [
                 "PlayerKit", "ExampleSupport", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare", "Feed",
-                "Mosaic", "Sequencer", "PumpRuleProbe", "CacheCrashProbe",
+                "Mosaic", "Sequencer", "PumpRuleProbe", "CacheCrashProbe", "CorpusProbe",
             ],
             swiftSettings: strictSettings
         ),

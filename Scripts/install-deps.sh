@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing PlayerKit needs on a fresh Debian or Ubuntu machine:
-# libmpv-dev (headers and library), libsqlite3-dev (the media cache's index), Xvfb with x11-utils and x11-apps (xwd) for the window tests, and
+# libmpv-dev (headers and library), libsqlite3-dev (the media cache's index), python3 (the corrupted-media corpus), Xvfb with x11-utils and x11-apps (xwd) for the window tests, and
 # SDL2, EGL, OpenGL and Mesa's software drivers for the OpenGL examples and tests, when missing. Swift itself is expected at
 # /opt/swift or on PATH (https://www.swift.org/install/linux/).
 set -euo pipefail
@@ -15,6 +15,8 @@ missing=()
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 # The media cache's index: SQLite through GRDB, which links the system library.
 [ -f /usr/include/sqlite3.h ] || missing+=(libsqlite3-dev)
+# The corrupted-media corpus (Scripts/make-corpus.py) and the benchmark runner.
+command -v python3 >/dev/null || missing+=(python3)
 # Real X11 windows for the window tests: a virtual X server and xwininfo.
 command -v Xvfb >/dev/null || missing+=(xvfb)
 command -v xwininfo >/dev/null || missing+=(x11-utils)

@@ -3,7 +3,7 @@
 export PATH := $(PATH):/opt/swift/usr/bin
 SWIFT ?= swift
 
-.PHONY: deps bench-deps build demo test test-tsan bench bench-quick media clean check-layers
+.PHONY: deps bench-deps build demo test test-tsan soak bench bench-quick media clean check-layers
 
 deps:
 	@Scripts/install-deps.sh
@@ -20,16 +20,25 @@ demo: deps
 test: deps
 	Scripts/check-layers.sh
 	$(SWIFT) build --build-tests --explicit-target-dependency-import-check error
-	$(SWIFT) test --skip-build --skip TimingTests
+	$(SWIFT) test --skip-build --skip TimingTests --skip SoakTests
 	# TimingTests measure time on screen (seams, sync drift): run them alone, after the rest.
 	$(SWIFT) test --skip-build --filter TimingTests
+	# The soak loads both cores for a minute: alone, last.
+	$(SWIFT) test --skip-build --filter SoakTests
+
+## Random operations on up to 32 players for MINUTES minutes (default 30), invariants checked
+## throughout; prints its seed (replay a failure with SEED=...). Arenas bounded as documented.
+MINUTES ?= 30
+soak: deps
+	$(SWIFT) build --product SoakProbe
+	.build/debug/SoakProbe --seconds $$(( $(MINUTES) * 60 )) --arenas 2 $(if $(SEED),--seed $(SEED),)
 
 ## The test suite under ThreadSanitizer.
 test-tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan --explicit-target-dependency-import-check error
 	# One test at a time: under the sanitizer, 2 cores running every test at once starve the
 	# tests that wait on real playback (the race detection does not need them in parallel).
-	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --skip TimingTests --no-parallel
+	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --skip TimingTests --skip SoakTests --no-parallel
 	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter TimingTests
 
 bench-deps: deps

@@ -226,6 +226,13 @@ let package = Package(
             path: "Tests/CacheCrashProbe",
             swiftSettings: strictSettings
         ),
+        // Random operations on up to 32 players with invariants checked (make soak; SoakTests).
+        .executableTarget(
+            name: "SoakProbe",
+            dependencies: ["PlayerKit", "ExampleSupport"],
+            path: "Tests/SoakProbe",
+            swiftSettings: strictSettings
+        ),
         // Plays the corrupted-media corpus through 8 players in one process (a crash ends it).
         .executableTarget(
             name: "CorpusProbe",
@@ -237,7 +244,7 @@ let package = Package(
             name: "PlayerKitTests",
             dependencies: [
                 "PlayerKit", "ExampleSupport", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare", "Feed",
-                "Mosaic", "Sequencer", "PumpRuleProbe", "CacheCrashProbe", "CorpusProbe",
+                "Mosaic", "Sequencer", "PumpRuleProbe", "CacheCrashProbe", "CorpusProbe", "SoakProbe",
             ],
             swiftSettings: strictSettings
         ),

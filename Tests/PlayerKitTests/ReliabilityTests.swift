@@ -113,7 +113,7 @@ struct ReliabilityTests {
         let waited = ContinuousClock.now - cancelled
         #expect(throws: PlayerError.loadCancelled(source: url)) { try result.get() }
         // No timing margin here (the suite runs loaded): TimingTests checks the 100 ms bound.
-        #expect(waited < .seconds(3), "\(waited)")
+        #expect(waited < .seconds(15), "\(waited)")
         // mpv gave up opening it: the item ends as stopped, and the player loads the next one.
         #expect(await recorder.waitFor(timeout: .seconds(10)) { $0.event == .itemEnded(.stopped) } != nil)
         let info = try await player.load(.file(Fixtures.fixture("short-a.mp4")))

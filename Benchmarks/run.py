@@ -69,7 +69,7 @@ class Tools:
                  "-pix_fmt", "yuv420p", self.clip])
         self.clip_seconds = clip_seconds
 
-    def workload(self, implementation, mode, *arguments):
+    def workload(self, implementation, mode, *arguments, env=None):
         """Runs one workload; returns its JSON, or None when python-mpv is missing."""
         if implementation == "c":
             command = [self.c_workloads, mode, *map(str, arguments)]
@@ -79,6 +79,8 @@ class Tools:
             command = [self.python, os.path.join(ROOT, "Benchmarks", "python", "workloads.py"), mode, *map(str, arguments)]
         elif mode == "seams":
             command = [self.swift, "seams", "--seconds", str(arguments[1]), *arguments[2:]]
+        elif mode == "churn":
+            command = [self.swift, "churn", "--count", str(arguments[0]), "--media", str(arguments[1]), *map(str, arguments[2:])]
         elif mode == "sync-naive":
             command = [self.swift, "sync", "--naive", "--seconds", str(arguments[0]), *arguments[1:]]
         else:
@@ -90,7 +92,7 @@ class Tools:
                 command += [name, str(value)]
             if len(arguments) > len(names):
                 command += ["--media", str(arguments[-1])]
-        return json.loads(run(command).strip().splitlines()[-1])
+        return json.loads(run(command, env=env).strip().splitlines()[-1])
 
 
 def machine(tools):
@@ -186,6 +188,8 @@ def measure(tools, quick):
     cycles = {i: tools.workload(i, "cycles", count) for i in IMPLEMENTATIONS}
     record("cycle_ms", {i: r and r["cycle_ms"] for i, r in cycles.items()})
     record(f"rss_growth_after_{count}_cycles_mb", {i: r and r["rss_growth_mb"] for i, r in cycles.items()})
+
+    measure_churn(tools, quick, record)
 
     # Switching to the next clip: cold load against a preloaded player.
     switch_runs = 9 if quick else 21
@@ -311,6 +315,20 @@ def measure(tools, quick):
 LOOP_CLIPS = [os.path.join(ROOT, "Media", name) for name in ("clip-a.mp4", "clip-b.mp4")]
 
 
+def measure_churn(tools, quick, record):
+    """Players that decode, created and shut down one after another: resident memory growth,
+    with glibc's default arenas and with at most 2 (MALLOC_ARENA_MAX=2 for C and python-mpv,
+    ProcessMemory.limitMallocArenas(to: 2) for PlayerKit)."""
+    count = 50 if quick else 200
+    default = {i: tools.workload(i, "churn", count, tools.clip) for i in IMPLEMENTATIONS}
+    bounded_env = dict(os.environ, MALLOC_ARENA_MAX="2")
+    bounded = {i: tools.workload(i, "churn", count, tools.clip, *(["--arenas", "2"] if i == "playerkit" else []),
+                                 env=None if i == "playerkit" else bounded_env) for i in IMPLEMENTATIONS}
+    record("churn_cycle_ms", {i: r and r["cycle_ms"] for i, r in default.items()})
+    record(f"churn_rss_growth_after_{count}_mb", {i: r and r["rss_growth_mb"] for i, r in default.items()})
+    record(f"churn_rss_growth_arenas2_after_{count}_mb", {i: r and r["rss_growth_mb"] for i, r in bounded.items()})
+
+
 def clip_duration(path):
     return float(run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path]).strip())
 
@@ -376,6 +394,9 @@ LABELS = [
     ("rss_added_per_player_mb_n", "resident memory added per player, {} (MB)", "{:.1f}"),
     ("cycle_ms", "create + shutdown cycle (ms)", "{:.2f}"),
     ("rss_growth_after_", "resident memory growth after the cycles (MB)", "{:+.2f}"),
+    ("churn_cycle_ms", "create + load 720p -> first frame + shutdown cycle (ms)", "{:.1f}"),
+    ("churn_rss_growth_after_", "resident memory growth over those cycles, 10th to last, glibc's default arenas (MB)", "{:+.2f}"),
+    ("churn_rss_growth_arenas2_after_", "... with at most 2 malloc arenas (MB)", "{:+.2f}"),
     ("switch_cold_p50_ms", "next clip, cold: load -> first frame, p50 (ms)", "{:.2f}"),
     ("switch_preloaded_p50_ms", "next clip, preloaded: play -> running, p50 (ms)", "{:.2f}"),
     ("seam_gap_edl_p50_ms", "loop seam gap, one timeline, p50 (ms)", "{:.1f}"),
@@ -457,8 +478,14 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="the short suite; prints one JSON object")
     parser.add_argument("--write", action="store_true", help="rewrite the table in Documentation/Performance.md")
+    parser.add_argument("--churn", action="store_true", help="only the memory-churn workload; prints one JSON object")
     arguments = parser.parse_args()
     tools = Tools(clip_seconds=3 if arguments.quick else 8)
+    if arguments.churn:
+        figures = {}
+        measure_churn(tools, False, lambda name, values: figures.__setitem__(name, values))
+        print(json.dumps({"command": "Benchmarks/run.py --churn", "machine": machine(tools), **with_ratios(figures)}, indent=1))
+        return
     info = machine(tools)
     figures = with_ratios(measure(tools, arguments.quick))
     command = "make bench-quick" if arguments.quick else "make bench"

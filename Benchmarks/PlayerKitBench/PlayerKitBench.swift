@@ -13,7 +13,7 @@ struct PlayerKitBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "playerkit-bench",
         abstract: "PlayerKit benchmarks (run through Benchmarks/run.py).",
-        subcommands: [RoundTrip.self, FanOut.self, Decode.self, TimeToFirstFrame.self, EventRate.self, Memory.self, Cycles.self,
+        subcommands: [RoundTrip.self, FanOut.self, Decode.self, TimeToFirstFrame.self, EventRate.self, Memory.self, Cycles.self, Churn.self,
                       Switch.self, Release.self, Realtime.self, Seams.self, Sync.self, Autoplay.self, Frames.self, Cache.self, Serve.self])
 }
 
@@ -297,6 +297,38 @@ struct Cycles: AsyncParsableCommand {
             if index == 9 { warm = residentMB() }
         }
         print(String(format: "{\"cycle_ms\": %.3f, \"rss_growth_mb\": %.2f}", microseconds(start, .now()) / 1000 / Double(count), residentMB() - warm))
+    }
+}
+
+/// Players that really decode, one after another: each cycle creates a player, loads the clip to
+/// its first frame and shuts it down. Resident memory after the last cycle minus after the 10th,
+/// with freed memory handed back (malloc_trim) before each reading. `--arenas N` bounds glibc's
+/// arenas as an app would (`ProcessMemory.limitMallocArenas(to:)`).
+struct Churn: AsyncParsableCommand {
+    @Option var count = 200
+    @Option var media: String
+    @Option var arenas: Int?
+
+    func run() async throws {
+        if let arenas { try ProcessMemory.limitMallocArenas(to: arenas) }
+        let bus = PlayerEventBus(label: "churn")
+        var warm = 0.0
+        let start = DispatchTime.now()
+        for index in 0..<count {
+            let player = try Player(configuration: benchConfiguration(bus: bus))
+            let frames = player.events(kinds: [.firstFrame])
+            startLoading([player], media: media)
+            for await _ in frames { break }
+            frames.cancel()
+            await player.shutdown()
+            if index == 9 {
+                ProcessMemory.releaseFreedMemory()
+                warm = residentMB()
+            }
+        }
+        ProcessMemory.releaseFreedMemory()
+        print(String(format: "{\"cycle_ms\": %.3f, \"rss_growth_mb\": %.2f, \"rss_mb\": %.2f}",
+                     microseconds(start, .now()) / 1000 / Double(count), residentMB() - warm, residentMB()))
     }
 }
 

@@ -5,6 +5,7 @@
 //   workloads events PLAYERS SECONDS MEDIA   time-pos changes delivered per second
 //   workloads memory PLAYERS MEDIA       resident memory added per playing player
 //   workloads cycles COUNT               create + destroy cycles: time and memory growth
+//   workloads churn COUNT MEDIA          create + load -> first frame + destroy cycles: memory growth
 //   workloads switch RUNS MEDIA          cold start (load -> first frame) vs a preloaded one (unpause -> running)
 //   workloads release PLAYERS MEDIA      resident memory per player while playing and after `stop`
 //   workloads realtime PLAYERS SECONDS MEDIA   N looping players: frames dropped in SECONDS
@@ -170,6 +171,21 @@ int main(int argc, char **argv) {
             if (i == 9) warm = rss_mb();
         }
         printf("{\"cycle_ms\": %.3f, \"rss_growth_mb\": %.2f}\n", (now_s() - start) * 1000 / count, rss_mb() - warm);
+    } else if (!strcmp(mode, "churn")) {
+        // Players that really decode: each cycle creates a core, plays MEDIA to its first frame
+        // and destroys it. glibc's arenas (one per thread that allocates at once, up to 8 per
+        // core) keep what the decoder threads freed: the growth after the 10th cycle.
+        int count = atoi(argv[2]);
+        double warm = 0, start = now_s();
+        for (int i = 0; i < count; i++) {
+            mpv_handle *h = create(0);
+            load(h, argv[3]);
+            wait_for(h, MPV_EVENT_PLAYBACK_RESTART, NULL, 0);
+            mpv_terminate_destroy(h);
+            if (i == 9) { malloc_trim(0); warm = rss_mb(); }
+        }
+        malloc_trim(0);
+        printf("{\"cycle_ms\": %.3f, \"rss_growth_mb\": %.2f, \"rss_mb\": %.2f}\n", (now_s() - start) * 1000 / count, rss_mb() - warm, rss_mb());
     } else if (!strcmp(mode, "switch")) {
         // Each run on fresh idle cores (made outside the timing), as the standby player of an
         // A/B pair would be: cold = load and play -> first frame; preloaded = loaded paused on

@@ -2,7 +2,7 @@
 Benchmarks/c/workloads.c and playerkit-bench. Each mode prints one JSON object.
 
 Usage: python3 workloads.py decode PLAYERS MEDIA | ttff RUNS MEDIA | events PLAYERS SECONDS MEDIA
-       | memory PLAYERS MEDIA | cycles COUNT | switch RUNS MEDIA | release PLAYERS MEDIA
+       | memory PLAYERS MEDIA | cycles COUNT | churn COUNT MEDIA | switch RUNS MEDIA | release PLAYERS MEDIA
        | realtime PLAYERS SECONDS MEDIA | seams edl|playlist SECONDS CLIP...
 """
 import ctypes
@@ -124,6 +124,22 @@ def main():
                 warm = rss_mb()
         print(json.dumps({"cycle_ms": round((time.monotonic() - start) * 1000 / count, 3),
                           "rss_growth_mb": round(rss_mb() - warm, 2)}))
+    elif mode == "churn":
+        count, media = int(sys.argv[2]), sys.argv[3]
+        libc = ctypes.CDLL("libc.so.6")
+        warm, start = 0.0, time.monotonic()
+        for index in range(count):
+            player = create()
+            restarted = when(player, "playback-restart")
+            player.play(media)
+            restarted.wait(30)
+            player.terminate()
+            if index == 9:
+                libc.malloc_trim(0)
+                warm = rss_mb()
+        libc.malloc_trim(0)
+        print(json.dumps({"cycle_ms": round((time.monotonic() - start) * 1000 / count, 3),
+                          "rss_growth_mb": round(rss_mb() - warm, 2), "rss_mb": round(rss_mb(), 2)}))
     elif mode == "switch":
         # Each run on fresh idle cores (made outside the timing), as the standby player of an
         # A/B pair would be.

@@ -229,6 +229,30 @@ struct ReliabilityTests {
         await player.shutdown()
     }
 
+    @Test("hostile file names load as data: nothing in them runs or is parsed as a command or option")
+    func hostileFileNames() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("playerkit-hostile-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let marker = folder.appendingPathComponent("PWNED")
+        let names = [
+            "a'b.mp4", "a\"b.mp4", "new\nline.mp4", "semi;colon quit.mp4", "--start=3.mp4", "$(touch \(marker.path)).mp4",
+            "back`touch \(marker.path)`tick.mp4", "\u{00FC}n\u{00EF}c\u{00F8}d\u{00E9} \u{540D}\u{524D}.mp4", "a,b=c,loop-file=inf.mp4",
+        ]
+        let (player, recorder) = try await Fixtures.player()
+        for name in names {
+            let path = folder.appendingPathComponent(name).path
+            try FileManager.default.copyItem(atPath: Fixtures.fixture("short-a.mp4"), toPath: path)
+            let info = try await player.load(.file(path), startPaused: true)
+            #expect(info.source == path)
+            #expect(info.duration.map { abs($0 - 1) < 0.1 } == true, "\(name)")
+            #expect(player.loopMode != .forever)
+        }
+        #expect(!FileManager.default.fileExists(atPath: marker.path))
+        #expect(!recorder.events.contains { if case .error = $0 { return true } else { return false } })
+        await player.shutdown()
+    }
+
     @Test("a path longer than the system accepts, to a file that exists, gets pathTooLong; the player stays usable")
     func overLongPath() async throws {
         // A chain of folders deeper than PATH_MAX (4096), made step by step from the inside.

@@ -234,10 +234,11 @@ struct ReliabilityTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("playerkit-hostile-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let marker = folder.appendingPathComponent("PWNED")
+        // A shell would create PWNED in the working directory or the folder; mpv never runs one.
+        let markers = [folder.appendingPathComponent("PWNED").path, FileManager.default.currentDirectoryPath + "/PWNED"]
         let names = [
-            "a'b.mp4", "a\"b.mp4", "new\nline.mp4", "semi;colon quit.mp4", "--start=3.mp4", "$(touch \(marker.path)).mp4",
-            "back`touch \(marker.path)`tick.mp4", "\u{00FC}n\u{00EF}c\u{00F8}d\u{00E9} \u{540D}\u{524D}.mp4", "a,b=c,loop-file=inf.mp4",
+            "a'b.mp4", "a\"b.mp4", "new\nline.mp4", "semi;colon quit.mp4", "--start=3.mp4", "$(touch PWNED).mp4",
+            "back`touch PWNED`tick.mp4", "\u{00FC}n\u{00EF}c\u{00F8}d\u{00E9} \u{540D}\u{524D}.mp4", "a,b=c,loop-file=inf.mp4",
         ]
         let (player, recorder) = try await Fixtures.player()
         for name in names {
@@ -248,7 +249,7 @@ struct ReliabilityTests {
             #expect(info.duration.map { abs($0 - 1) < 0.1 } == true, "\(name)")
             #expect(player.loopMode != .forever)
         }
-        #expect(!FileManager.default.fileExists(atPath: marker.path))
+        for marker in markers { #expect(!FileManager.default.fileExists(atPath: marker)) }
         #expect(!recorder.events.contains { if case .error = $0 { return true } else { return false } })
         await player.shutdown()
     }

@@ -79,12 +79,13 @@ struct SyncGroupTests {
         try await group.load([MediaSource(Fixtures.clipA), MediaSource("http://127.0.0.1:\(server.port)/clip-a.mp4")])
         try await group.play()
         // The network member buffers; the group waits for it, and the local member pauses.
+        // (The hold is seen through the local member's pause, an event: under a loaded machine a
+        // poll of `group.phase` can miss a hold that lasts half a second.)
         #expect(await remoteEvents.waitForState(.buffering, timeout: .seconds(30)))
-        #expect(await eventually(timeout: .seconds(30)) { group.phase == .waitingForMember(remote.id) })
-        #expect(await localEvents.waitForState(.paused, timeout: .seconds(10)))
-        // It recovers: both play on, from the same place.
-        #expect(await eventually(timeout: .seconds(60)) { group.phase == .playing })
-        #expect(await eventually(timeout: .seconds(10)) { local.state == .playing })
+        #expect(await localEvents.waitForState(.paused, timeout: .seconds(30)))
+        // It recovers: both play on, from the same place (the slow member may run dry again, and
+        // the group hold again, before both are seen playing).
+        #expect(await eventually(timeout: .seconds(90)) { group.phase == .playing && local.state == .playing })
         let positions = [local.position ?? -1, remote.position ?? -1]
         #expect(abs(positions[0] - positions[1]) < 0.3, "positions: \(positions)")
     }

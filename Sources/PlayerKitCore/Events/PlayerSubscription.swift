@@ -3,7 +3,9 @@ import PlayerKitSupport
 /// A subscription to a ``PlayerEventBus``. Keep the token: the subscription ends when it is
 /// cancelled or deallocated.
 public final class PlayerSubscription: Sendable {
-    private let bus: PlayerEventBus
+    /// Held weakly: a bus keeps its NotificationCenter bridge's subscription, and a subscription
+    /// must not keep its bus alive in turn (a dropped custom bus would never be freed).
+    private weak let bus: PlayerEventBus?
     private let subscriber: HandlerSubscriber
     private let ended = Locked(false)
 
@@ -25,7 +27,7 @@ public final class PlayerSubscription: Sendable {
             defer { ended = true }
             return !ended
         }
-        if first { bus.remove(subscriber) }
+        if first { bus?.remove(subscriber) }
     }
 
     /// Whether ``cancel()`` was called.

@@ -165,4 +165,77 @@ struct PlaybackModelTests {
                 == [.positionChanged(position)])
         }
     }
+
+    /// A model with an item loaded (duration `duration`), playing, positions observed.
+    private func playing(duration: Double, bufferingTimeout: Duration? = nil) -> PlaybackModel {
+        var model = PlaybackModel(positionInterval: .zero, bufferingTimeout: bufferingTimeout)
+        _ = model.apply(.propertyChanged(observationID: 1, name: "pause", value: .flag(false)))
+        _ = model.apply(.startFile(entryID: 1))
+        _ = model.apply(.fileLoaded)
+        _ = model.apply(.propertyChanged(observationID: 3, name: "duration", value: .double(duration)))
+        return model
+    }
+
+    @Test("an end of file well short of the duration is truncated, with where it got to; near the end it is finished")
+    func truncation() {
+        var cut = playing(duration: 4)
+        _ = cut.apply(.propertyChanged(observationID: 20, name: "time-pos", value: .double(1.0)))
+        #expect(events(cut.apply(.endFile(entryID: 1, reason: .endOfFile, error: 0))).contains(.itemEnded(.truncated(position: 1, duration: 4))))
+
+        var whole = playing(duration: 4)
+        _ = whole.apply(.propertyChanged(observationID: 20, name: "time-pos", value: .double(3.4)))
+        #expect(events(whole.apply(.endFile(entryID: 1, reason: .endOfFile, error: 0))).contains(.itemEnded(.finished)))
+
+        // The demuxer read to the end: the last position seen may lag, the item is complete.
+        var read = playing(duration: 10)
+        _ = read.apply(.propertyChanged(observationID: 20, name: "time-pos", value: .double(5)))
+        _ = read.apply(.propertyChanged(observationID: 21, name: "demuxer-cache-time", value: .double(10)))
+        #expect(events(read.apply(.endFile(entryID: 1, reason: .endOfFile, error: 0))).contains(.itemEnded(.finished)))
+
+        // A seek in flight (a seek past the end) is no truncation.
+        var seeking = playing(duration: 4)
+        _ = seeking.apply(.propertyChanged(observationID: 20, name: "time-pos", value: .double(1.0)))
+        _ = seeking.apply(.seek)
+        #expect(events(seeking.apply(.endFile(entryID: 1, reason: .endOfFile, error: 0))).contains(.itemEnded(.finished)))
+    }
+
+    @Test("a playlist file: the load moves to the first inserted entry, then past entries that fail, naming them")
+    func playlistRedirect() {
+        var model = PlaybackModel()
+        _ = model.awaitEntry(1, source: "list.m3u")
+        _ = model.apply(.startFile(entryID: 1))
+        let redirected = model.apply(.endFile(entryID: 1, reason: .redirect, error: 0, insertedEntryID: 2, insertedCount: 2))
+        #expect(redirected.contains(.loadRedirected(from: 1, to: 2)))
+        #expect(events(redirected).isEmpty)  // no itemEnded, and the state stays loading
+        #expect(model.state == .loading)
+        _ = model.apply(.startFile(entryID: 2))
+        _ = model.apply(.logMessage(level: .error, prefix: "file", text: "Cannot open file 'a.mp4': No such file or directory\n"))
+        _ = model.apply(.logMessage(level: .error, prefix: "stream", text: " \n"))
+        let failed = model.apply(.endFile(entryID: 2, reason: .error, error: -13))
+        let error = PlayerError.loadFailed(source: "entry 1 of list.m3u", MPVError(
+            code: -13, message: "loading failed", logMessages: ["Cannot open file 'a.mp4': No such file or directory"]))
+        #expect(events(failed).first == .error(error))
+        #expect(failed.contains(.loadRedirected(from: 2, to: 3)))
+        #expect(error.description.contains("No such file or directory"))
+        // The last entry fails too: now the load fails.
+        _ = model.apply(.startFile(entryID: 3))
+        let last = model.apply(.endFile(entryID: 3, reason: .error, error: -13))
+        #expect(last.contains { if case .loadResolved(3, .failure(.loadFailed(let source, _))) = $0 { return source == "entry 2 of list.m3u" } else { return false } })
+    }
+
+    @Test("buffering longer than the buffering timeout asks for a stop, whose end is a bufferingTimedOut error")
+    func bufferingTimeout() {
+        var model = playing(duration: 20, bufferingTimeout: .seconds(2))
+        _ = model.apply(.propertyChanged(observationID: 20, name: "time-pos", value: .double(5)))
+        _ = model.apply(.propertyChanged(observationID: 2, name: "paused-for-cache", value: .flag(true)))
+        #expect(model.state == .buffering)
+        let start = ContinuousClock.now
+        #expect(!model.poll(now: start).contains(.stopItem))
+        #expect(!model.poll(now: start + .seconds(1)).contains(.stopItem))
+        #expect(model.poll(now: start + .milliseconds(2100)).contains(.stopItem))
+        let ended = events(model.apply(.endFile(entryID: 1, reason: .stop, error: 0)))
+        let error = PlayerError.bufferingTimedOut(source: "?", position: 5, after: .seconds(2))
+        #expect(ended.prefix(2) == [.error(error), .itemEnded(.error(error))])
+        #expect(model.state == .failed)
+    }
 }

@@ -458,7 +458,7 @@ struct PlaybackModel: Sendable {
             isPaused = value.boolValue ?? isPaused
         case "paused-for-cache":
             isPausedForCache = value.boolValue ?? false
-        case "time-pos", "demuxer-cache-duration":
+        case "time-pos", "demuxer-cache-duration", "demuxer-cache-time":
             return applyPolled(name: name, value: value)
         case "duration":
             duration = value.doubleValue

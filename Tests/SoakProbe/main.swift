@@ -61,7 +61,12 @@ struct Ledger: Sendable {
 }
 let ledger = Locked(Ledger())
 /// Volume sets started per player, so the read-out check knows when another task set it too.
-let volumeSets = Locked([ObjectIdentifier: Int]())
+struct VolumeSets: Sendable {
+    var next = 0
+    var active: [ObjectIdentifier: Set<Int>] = [:]
+    var overlapped: Set<Int> = []
+}
+let volumeSets = Locked(VolumeSets())
 
 /// The transitions PlayerState's documentation lists.
 func documented(_ from: PlayerState, _ to: PlayerState) -> Bool {
@@ -278,16 +283,26 @@ func step(_ generator: inout SeededGenerator) async {
     case 56..<62:
         let volume: Double = [-5, 0, 50, 100, 130, 200].randomElement(using: &generator)!
         await tracked("volume") {
-            // Another task may set the same player's volume meanwhile: check only when none did.
+            // Another task may set the same player's volume meanwhile: check only when no other
+            // set of it was in flight at any moment between this set's start and its read-out.
             let key = ObjectIdentifier(player)
             let ticket = volumeSets.withLock { sets -> Int in
-                sets[key, default: 0] += 1
-                return sets[key] ?? 0
+                sets.next += 1
+                let ticket = sets.next
+                sets.active[key, default: []].insert(ticket)
+                if let active = sets.active[key], active.count > 1 { sets.overlapped.formUnion(active) }
+                return ticket
             }
             do throws(PlayerError) {
+                defer {
+                    volumeSets.withLock { sets in
+                        sets.active[key]?.remove(ticket)
+                        sets.overlapped.remove(ticket)
+                    }
+                }
                 try player.setVolume(volume)
                 let readOut = player.volume
-                let alone = volumeSets.withLock { $0[key] == ticket }
+                let alone = volumeSets.withLock { !$0.overlapped.contains(ticket) }
                 if alone, readOut != volume {
                     ledger.withLock { $0.violation("\(player.id): volume read-out \(String(describing: readOut)) after setVolume(\(volume))") }
                 }

@@ -25,8 +25,8 @@ struct NetworkFaultTests {
             proxy = FaultProxy(upstreamPort: server.port)
             try proxy.start()
             (bystander, bystanderEvents) = try await Fixtures.player()
+            try bystander.setLoop(.forever)  // before loading: the item never ends
             try await bystander.load(.file(Fixtures.clipB))
-            try bystander.setLoop(.forever)
         }
 
         var url: MediaSource { MediaSource(proxy.url("long.mp4").absoluteString) }

@@ -99,8 +99,8 @@ struct ReliabilityTests {
         defer { server.stop() }
         let (player, recorder) = try await Fixtures.player()
         let other = try await Fixtures.player()
-        try await other.0.load(.file(Fixtures.clipA))
         try other.0.setLoop(.forever)
+        try await other.0.load(.file(Fixtures.clipA))
         let url = server.url("never.mp4").absoluteString
         let task = Task { try await player.load(MediaSource(url)) }
         // Cancel once mpv is really opening it (the server has the request).
@@ -313,8 +313,8 @@ struct LostEventsTests {
         }
         defer { notifications.removeObserver(observer) }
         let other = try await Fixtures.player()
-        try await other.0.load(.file(Fixtures.clipB))
         try other.0.setLoop(.forever)
+        try await other.0.load(.file(Fixtures.clipB))
 
         try await player.load(.file(Fixtures.clipA))
         try player.setVolume(100)

@@ -358,7 +358,11 @@ func step(_ generator: inout SeededGenerator) async {
         guard let group = world.takeGroup(&generator) else { return }
         await tracked("sync-leave") { group.invalidate() }
     default:
+        // Only while nothing plays: libmpv 0.35 trips an assertion (mpv #10782) when `play-dir`
+        // changes in the moment an item is being unloaded after its end, which a playing item
+        // can reach at any time (Player.setPlaybackDirection's documentation says so).
         let direction: PlaybackDirection = Bool.random(using: &generator) ? .forward : .backward
+        guard [.idle, .ended, .failed, .ready, .paused].contains(player.state) else { return }
         await tracked("direction") {
             do throws(PlayerError) { try player.setPlaybackDirection(direction) } catch { note(error, in: "direction") }
         }

@@ -491,6 +491,11 @@ public final class Player: Sendable {
     /// its start. (Going backwards also makes the demuxer's cache seekable: without it, libmpv
     /// 0.35 stays stuck "seeking" when the direction changes after the demuxer has read a local
     /// file to its end. Going forwards again restores the default.)
+    ///
+    /// **libmpv 0.35.** Changing the direction in the moment an item is being unloaded after
+    /// reaching its end trips an assertion inside libmpv 0.35 that ends the process (mpv
+    /// #10782, #13778). Change it before loading or while paused, as `ClipSequencer` and
+    /// `PrefetchWindow` do, not while an item may be reaching its end.
     public func setPlaybackDirection(_ direction: PlaybackDirection) throws(PlayerError) {
         try perform(.setPlaybackDirection(direction))
     }

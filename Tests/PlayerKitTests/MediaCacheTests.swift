@@ -248,7 +248,7 @@ struct MediaCacheTests {
         #expect(await eventually { harness.server.counts("clip-a.mp4").requests >= 1 })
         let start = ContinuousClock.now
         await player.shutdown()
-        #expect(ContinuousClock.now - start < .seconds(3))
+        #expect(ContinuousClock.now - start < .seconds(15))  // prompt, not stuck (a stall waits for good); room for a loaded machine
         _ = await loading.result
         await harness.close()
     }

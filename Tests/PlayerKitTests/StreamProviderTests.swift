@@ -138,7 +138,7 @@ struct StreamProviderTests {
         let began = ContinuousClock.now
         try player.stop()
         _ = await stalled.result
-        #expect(ContinuousClock.now - began < .seconds(3))
+        #expect(ContinuousClock.now - began < .seconds(15))  // prompt, not stuck (a stall waits for good); room for a loaded machine
         #expect(await eventually { provider.counts.withLock { $0.cancels } > 0 })
         // Usable: the next load plays.
         _ = try await player.load("pkmem://clip-b", startPaused: true)
@@ -149,7 +149,7 @@ struct StreamProviderTests {
         let shutdownBegan = ContinuousClock.now
         await player.shutdown()
         _ = await again.result
-        #expect(ContinuousClock.now - shutdownBegan < .seconds(3))
+        #expect(ContinuousClock.now - shutdownBegan < .seconds(15))  // prompt, not stuck (a stall waits for good); room for a loaded machine
         let counts = provider.counts.withLock { $0 }
         #expect(counts.closes == counts.opens)
     }

@@ -20,10 +20,11 @@ struct CorruptMediaTests {
         let kinds = Set((manifest?["files"] as? [[String: Any]])?.compactMap { $0["kind"] as? String } ?? [])
         #expect(kinds.isSuperset(of: ["truncation", "flipped bytes", "wrong box size", "zero-size track", "absurd dimensions", "track removed", "image"]))
 
-        // The documented bound on glibc's arenas (ProcessMemory.limitMallocArenas), as an app with
-        // many players would set it; Documentation/Reliability.md has the figures without it.
+        // One malloc arena (ProcessMemory.limitMallocArenas): what stays after a pass is then what
+        // is still allocated, not which arenas the suite's load spread the frees over
+        // (Documentation/Reliability.md has the figures with 2 and with glibc's default).
         let probe = Fixtures.productsDirectory.appendingPathComponent("CorpusProbe")
-        let run = try await ChildProcess.runToEnd(probe, [folder.path, Fixtures.clipA, "--arenas", "2"])
+        let run = try await ChildProcess.runToEnd(probe, [folder.path, Fixtures.clipA, "--arenas", "1"])
         #expect(run.status == 0, "CorpusProbe exited with \(run.status): \(run.errors.suffix(4000))")
         let lines = run.output.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
@@ -43,8 +44,10 @@ struct CorruptMediaTests {
         let summary = try #require(lines.first { $0["summary"] != nil })
         let afterFirst = summary["afterFirstPassBytes"] as? Int ?? 0
         let final = summary["finalBytes"] as? Int ?? Int.max
-        // A second pass over the whole corpus ends where the first did: nothing grows per file.
-        #expect(final <= afterFirst + 32 << 20, "\(summary)")
+        // A second pass over the whole corpus ends where the first did, within what fragmentation
+        // moves (about 10 MB here): nothing grows per file (a leak of 100 kB per file would add
+        // 43 MB).
+        #expect(final <= afterFirst + 40 << 20, "\(summary)")
         print("corpus: \(summary)")
     }
 }

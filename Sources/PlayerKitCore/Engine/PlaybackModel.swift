@@ -109,8 +109,15 @@ struct PlaybackModel: Sendable {
     private var confirming: [String: UInt64] = [:]
     /// Confirming reads in flight: reply ID -> property name.
     private var confirmRequests: [UInt64: String] = [:]
-    /// mpv's error lines since the current entry started (at most 8), for the error that may end it.
+    /// mpv's error lines not yet given to an error (the latest 8), for the error that may end
+    /// the current entry. Not cleared when an entry starts: mpv hands out log lines ahead of
+    /// queued events, so a failing entry's lines can arrive before its START_FILE. Taken by the
+    /// load-fail hook (``failedEntryLines``) or the error, and dropped when an entry loads.
     private var entryErrorLines: [String] = []
+    /// The error lines taken when mpv's load-fail hook ran for an entry, by entry.
+    private var failedEntryLines: [Int64: [String]] = [:]
+    /// Load-fail hooks mpv waits on, to continue once the pump drained mpv's queue and log.
+    private var pendingHooks: [(id: UInt64, entryID: Int64)] = []
     /// Reads of `path` made while mpv waits in the load-fail hook: reply ID -> entry.
     private var failedPathRequests: [UInt64: Int64] = [:]
     /// Entries inserted by a playlist file: where they came from.
@@ -353,7 +360,6 @@ struct PlaybackModel: Sendable {
             height = nil
             tracks = []
             demuxedUntil = nil
-            entryErrorLines = []
             loadedInfo = nil
             bufferingSince = nil
             givenUp = nil
@@ -363,6 +369,7 @@ struct PlaybackModel: Sendable {
             }
         case .fileLoaded:
             phase = .loaded
+            entryErrorLines = []
             loadedEntryID = currentEntryID
             infoEntryID = currentEntryID
             infoValues = [:]
@@ -432,16 +439,22 @@ struct PlaybackModel: Sendable {
         case .hook(let name, let id):
             // mpv waits in the hook until continued: read the failing item's path first (mpv
             // answers in order, so the answer comes before the item's end).
+            // mpv hands out log lines only once its queue is empty, so the lines about this
+            // failure may still be on their way: the hook is continued when the pump has drained
+            // everything (``drained()``), and the lines are taken then.
             if name == Self.loadFailHook, let entryID = currentEntryID {
                 let request = nextRequestID()
                 failedPathRequests[request] = entryID
                 outputs.append(.requestProperties([(request, "path")]))
+                pendingHooks.append((id, entryID))
+            } else {
+                outputs.append(.continueHook(id))
             }
-            outputs.append(.continueHook(id))
         case .logMessage(let level, _, let text):
             let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            if level == .error || level == .fatal, !line.isEmpty, entryErrorLines.count < 8 {
+            if level == .error || level == .fatal, !line.isEmpty {
                 entryErrorLines.append(line)
+                if entryErrorLines.count > 8 { entryErrorLines.removeFirst() }
             }
         case .commandReply, .setPropertyReply, .queueOverflow, .shutdown, .other:
             break
@@ -583,7 +596,9 @@ struct PlaybackModel: Sendable {
             endReason = truncation() ?? .finished
             phase = .ended
         case .error, .unknown:
-            let mpvError = MPVError(code: code, message: MPVErrorMessages.message(for: code), logMessages: entryErrorLines)
+            let lines = failedEntryLines.removeValue(forKey: entryID) ?? entryErrorLines
+            entryErrorLines = []
+            let mpvError = MPVError(code: code, message: MPVErrorMessages.message(for: code), logMessages: lines)
             let error: PlayerError = wasLoaded
                 ? .playbackFailed(source: source, mpvError)
                 : .loadFailed(source: name(of: entryID), mpvError)
@@ -669,6 +684,22 @@ struct PlaybackModel: Sendable {
         let slack = max(1, duration * 0.05) + positionInterval * max(speed ?? 1, 1)
         guard duration - reached > slack else { return nil }
         return .truncated(position: position, duration: duration)
+    }
+
+    /// The pump drained mpv's queue down to nothing, log lines included: every line mpv logged
+    /// before a pending load-fail hook is in. Takes them for the failing entry and continues the
+    /// hook, so mpv goes on to end the entry.
+    mutating func drained() -> [Output] {
+        guard !pendingHooks.isEmpty else { return [] }
+        var outputs: [Output] = []
+        for hook in pendingHooks {
+            failedEntryLines[hook.entryID] = entryErrorLines
+            entryErrorLines = []
+            if failedEntryLines.count > 16 { failedEntryLines.removeValue(forKey: failedEntryLines.keys.min() ?? hook.entryID) }
+            outputs.append(.continueHook(hook.id))
+        }
+        pendingHooks = []
+        return outputs
     }
 
     // MARK: Lost events

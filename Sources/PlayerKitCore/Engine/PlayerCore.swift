@@ -223,6 +223,8 @@ final class PlayerCore: Sendable {
                 }
             }
         }
+        // mpv's queue and log are empty: hooks held for their log lines can go on.
+        applyIntent { $0.drained() }
     }
 
     /// After a recovery from lost events: sent operations still unanswered lost their answer

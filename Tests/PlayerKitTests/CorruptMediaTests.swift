@@ -47,7 +47,13 @@ struct CorruptMediaTests {
         // A second pass over the whole corpus ends where the first did, within what fragmentation
         // moves (about 10 MB here): nothing grows per file (a leak of 100 kB per file would add
         // 43 MB).
-        #expect(final <= afterFirst + 40 << 20, "\(summary)")
+        // Only with glibc's heap bounded as asked: under AddressSanitizer's allocator (which
+        // refuses the bound and holds freed memory in quarantine) the figures say nothing.
+        let underSanitizer = ProcessInfo.processInfo.environment["ASAN_OPTIONS"] != nil
+        #expect(summary["arenasLimited"] as? Bool == true || underSanitizer, "glibc refused the arena bound: \(summary)")
+        if summary["arenasLimited"] as? Bool == true {
+            #expect(final <= afterFirst + 40 << 20, "\(summary)")
+        }
         print("corpus: \(summary)")
     }
 }

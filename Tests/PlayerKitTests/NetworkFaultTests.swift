@@ -55,10 +55,12 @@ struct NetworkFaultTests {
 
     @Test("the server vanishes mid-play and comes back: the player buffers, then plays on to the end")
     func serverVanishesAndReturns() async throws {
-        let rig = try await Rig(bytesPerSecond: 150_000)
+        // 90 kB/s for a 75 kB/s stream: it plays, but never gets far ahead, so the whole file is
+        // not in mpv's cache when the server goes (however slowly a loaded machine plays).
+        let rig = try await Rig(bytesPerSecond: 90_000)
         let (player, recorder) = try await Fixtures.player()
         try await player.load(rig.url)
-        #expect(await position(recorder, atLeast: 1.5))
+        #expect(await position(recorder, atLeast: 0.5))
         let mark = recorder.mark
         rig.proxy.setMode(.down)
         #expect(await waitForState(recorder, .buffering, after: mark), "\(recorder.events.suffix(10))")
@@ -73,12 +75,12 @@ struct NetworkFaultTests {
 
     @Test("the server vanishes for good: with a buffering timeout set, the player gives up on the item with a typed error and stays usable")
     func serverGoneBufferingTimeout() async throws {
-        let rig = try await Rig(bytesPerSecond: 150_000)
+        let rig = try await Rig(bytesPerSecond: 90_000)  // as above: never the whole file ahead
         var configuration = Fixtures.headless
         configuration.bufferingTimeout = .seconds(2)
         let (player, recorder) = try await Fixtures.player(configuration: configuration)
         try await player.load(rig.url)
-        #expect(await position(recorder, atLeast: 1.5))
+        #expect(await position(recorder, atLeast: 0.5))
         let mark = recorder.mark
         rig.proxy.setMode(.down)
         let end = await recorder.waitFor(timeout: .seconds(30), after: mark) { if case .itemEnded = $0.event { return true } else { return false } }
@@ -89,7 +91,7 @@ struct NetworkFaultTests {
             return
         }
         #expect(source == rig.url.description)
-        #expect(position.map { $0 > 1 && $0 < 19 } == true, "\(String(describing: position))")
+        #expect(position.map { $0 >= 0.5 && $0 < 19 } == true, "\(String(describing: position))")
         #expect(after == .seconds(2))
         #expect(player.state == .failed)
         #expect(recorder.events.contains { if case .error(.bufferingTimedOut) = $0 { return true } else { return false } })

@@ -77,15 +77,22 @@ struct SyncGroupTests {
         defer { Task { await local.shutdown(); await remote.shutdown() } }
         let group = try SyncGroup(players: [local, remote])
         try await group.load([MediaSource(Fixtures.clipA), MediaSource("http://127.0.0.1:\(server.port)/clip-a.mp4")])
+        let (started, remoteStarted) = (localEvents.mark, remoteEvents.mark)
         try await group.play()
         // The network member buffers; the group waits for it, and the local member pauses.
-        // (The hold is seen through the local member's pause, an event: under a loaded machine a
-        // poll of `group.phase` can miss a hold that lasts half a second.)
-        #expect(await remoteEvents.waitForState(.buffering, timeout: .seconds(30)))
-        #expect(await localEvents.waitForState(.paused, timeout: .seconds(30)))
-        // It recovers: both play on, from the same place (the slow member may run dry again, and
-        // the group hold again, before both are seen playing).
-        #expect(await eventually(timeout: .seconds(90)) { group.phase == .playing && local.state == .playing })
+        // (Seen through events after the play, not by polling `group.phase`: under a loaded machine
+        // a poll can miss a hold that lasts half a second, and the load left both members paused.)
+        #expect(await remoteEvents.waitForState(.buffering, timeout: .seconds(30), after: remoteStarted))
+        let held = await localEvents.waitFor(timeout: .seconds(30), after: started) {
+            if case .stateChanged(_, .paused) = $0.event { return true }; return false
+        }
+        #expect(held != nil)
+        // It recovers: the group starts the local member again, from where the slow one is.
+        let resumed = await localEvents.waitFor(timeout: .seconds(90), after: held?.sequenceNumber ?? started) {
+            if case .stateChanged(_, .playing) = $0.event { return true }; return false
+        }
+        #expect(resumed != nil, "group \(group.phase), local \(local.state) at \(local.position ?? -1), remote \(remote.state) at \(remote.position ?? -1)")
+        // Both were just put at the slow member's position and started together.
         let positions = [local.position ?? -1, remote.position ?? -1]
         #expect(abs(positions[0] - positions[1]) < 0.3, "positions: \(positions)")
     }

@@ -11,15 +11,17 @@ deps:
 build: deps
 	$(SWIFT) build
 
-## Runs the two-players example with the shipped media, headless, until both clips end.
+## Runs the playerkit-two-players example with the shipped media, headless, until both clips end.
 demo: deps
-	$(SWIFT) run two-players
+	$(SWIFT) run playerkit-two-players
 
 ## Checks the layering, builds everything (warnings are errors; a module may import only what it
 ## depends on), then runs every test against the real libmpv.
 test: deps
 	Scripts/check-layers.sh
 	$(SWIFT) build --build-tests --explicit-target-dependency-import-check error
+	# README's manifest lines and "Using it" snippet, built and run as a consumer package.
+	SWIFT=$(SWIFT) Scripts/check-consumer.sh
 	$(SWIFT) test --skip-build --skip TimingTests --skip SoakTests
 	# TimingTests measure time on screen (seams, sync drift): run them alone, after the rest.
 	$(SWIFT) test --skip-build --filter TimingTests
@@ -48,7 +50,9 @@ ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:detect_s
 	LSAN_OPTIONS=suppressions=$(CURDIR)/Scripts/lsan-suppressions.txt:print_suppressions=0
 test-asan: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan --explicit-target-dependency-import-check error
-	$(ASAN_ENV) $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --skip TimingTests --skip SoakTests
+	# One test at a time, as under ThreadSanitizer: an AddressSanitizer build is 2-3 times slower,
+	# and 2 cores running every test at once starve the tests that wait on real playback.
+	$(ASAN_ENV) $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --skip TimingTests --skip SoakTests --no-parallel
 	$(ASAN_ENV) $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --filter TimingTests
 
 bench-deps: deps

@@ -23,7 +23,8 @@ let featureDependencies: [Target.Dependency] = ["PlayerKitCore", "PlayerKitSuppo
 
 let package = Package(
     name: "PlayerKit",
-    platforms: [.macOS(.v15)],
+    // Linux only (Glibc, glibc's malloc, X11, libmpv from the distribution): SwiftPM has no way
+    // to declare Linux, so no platform is listed; nothing here builds for Apple platforms.
     products: [
         .library(name: "PlayerKit", targets: ["PlayerKit"]),
         .library(name: "PlayerKitCore", targets: ["PlayerKitCore"]),
@@ -34,14 +35,14 @@ let package = Package(
         .library(name: "PlayerKitFeed", targets: ["PlayerKitFeed"]),
         .library(name: "PlayerKitSequencer", targets: ["PlayerKitSequencer"]),
         .library(name: "PlayerKitCache", targets: ["PlayerKitCache"]),
-        .executable(name: "two-players", targets: ["TwoPlayers"]),
-        .executable(name: "player-monitor", targets: ["PlayerMonitor"]),
-        .executable(name: "fullscreen-policy", targets: ["FullscreenPolicy"]),
-        .executable(name: "background-loop", targets: ["BackgroundLoop"]),
-        .executable(name: "ab-compare", targets: ["ABCompare"]),
-        .executable(name: "feed", targets: ["Feed"]),
-        .executable(name: "mosaic", targets: ["Mosaic"]),
-        .executable(name: "sequencer", targets: ["Sequencer"]),
+        .executable(name: "playerkit-two-players", targets: ["TwoPlayers"]),
+        .executable(name: "playerkit-player-monitor", targets: ["PlayerMonitor"]),
+        .executable(name: "playerkit-fullscreen-policy", targets: ["FullscreenPolicy"]),
+        .executable(name: "playerkit-background-loop", targets: ["BackgroundLoop"]),
+        .executable(name: "playerkit-ab-compare", targets: ["ABCompare"]),
+        .executable(name: "playerkit-feed", targets: ["Feed"]),
+        .executable(name: "playerkit-mosaic", targets: ["Mosaic"]),
+        .executable(name: "playerkit-sequencer", targets: ["Sequencer"]),
         .executable(name: "playerkit-bench", targets: ["PlayerKitBench"]),
     ],
     dependencies: [
@@ -115,7 +116,11 @@ let package = Package(
         // What the examples share (media paths, the --json line format). Not a product.
         .target(
             name: "ExampleSupport",
-            dependencies: ["PlayerKit"],
+            dependencies: [
+                "PlayerKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Examples/ExampleSupport",
             swiftSettings: strictSettings
         ),

@@ -3,6 +3,9 @@
 
 // PlayerKit's only C boundary: libmpv's client API (client API 2.0, libmpv 0.35+).
 #include <mpv/client.h>
+#if MPV_CLIENT_API_VERSION < MPV_MAKE_VERSION(2, 0)
+#error "PlayerKit needs libmpv 0.35 or newer (client API 2.0); this system's mpv/client.h is older (Ubuntu 22.04 ships 0.34: use Ubuntu 24.04, Debian 12, Fedora 38 or newer)."
+#endif
 // Frames the app draws: the software and OpenGL renderers (libmpv 0.35+).
 #include <mpv/render.h>
 #include <mpv/render_gl.h>

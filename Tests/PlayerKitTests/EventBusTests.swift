@@ -115,6 +115,15 @@ struct EventBusTests {
         tokens.forEach { $0.cancel() }
     }
 
+    @Test("a selection of IDs from an array literal: the IDs, duplicates once, no others")
+    func selectionFromArrayLiteral() {
+        let selection: PlayerSelection = ["left", "right", "left"]
+        #expect(selection == .players(["left", "right"]))
+        #expect(selection.contains("left") && selection.contains("right") && !selection.contains("center"))
+        let none: PlayerSelection = []
+        #expect(!none.contains("left"))
+    }
+
     @Test("kind filters and the notification switch")
     func kindsAndNotificationSwitch() async throws {
         let bus = PlayerEventBus(label: "kinds")

@@ -17,7 +17,7 @@ struct MosaicTests {
         let display = try await VirtualDisplay.start(size: "1024x768")
         defer { display.stop() }
         let (process, output) = try ChildProcess.start(
-            ChildProcess.example("mosaic"), ["--json", "--seconds", "5", "--size", "640x480"], environment: display.environment)
+            ChildProcess.example("playerkit-mosaic"), ["--json", "--seconds", "5", "--size", "640x480"], environment: display.environment)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         let reader = JSONLineReader(output)
         // Wait until each of the four players has shown its first frame and played on a little.
@@ -61,7 +61,7 @@ struct MosaicTests {
         environment.removeValue(forKey: "DISPLAY")
         environment.removeValue(forKey: "WAYLAND_DISPLAY")
         let (status, output, errors) = try await ChildProcess.runToEnd(
-            ChildProcess.example("mosaic"), ["--headless", "--json", "--seconds", "3"], environment: environment)
+            ChildProcess.example("playerkit-mosaic"), ["--headless", "--json", "--seconds", "3"], environment: environment)
         #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
         let lines = try exampleJSONLines(output)
         let summaries = lines.filter { $0["event"] as? String == "tileSummary" }

@@ -92,7 +92,7 @@ struct SequencerTests {
         let display = try await VirtualDisplay.start(size: "1024x768")
         defer { display.stop() }
         let (process, output) = try ChildProcess.start(
-            ChildProcess.example("sequencer"), ["--json", "--seconds", "5"], environment: display.environment)
+            ChildProcess.example("playerkit-sequencer"), ["--json", "--seconds", "5"], environment: display.environment)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         let reader = JSONLineReader(output)
         // Wait until the output has run a little.

@@ -40,7 +40,7 @@ struct TimingTests {
 
     @Test("background-loop --json --seconds 10: at least two wrap-arounds, every seam gap within one frame interval")
     func twoWrapsSeamless() async throws {
-        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("background-loop"), ["--json", "--seconds", "10"])
+        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("playerkit-background-loop"), ["--json", "--seconds", "10"])
         #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
         let objects = try exampleJSONLines(output)
         let wraps = objects.filter { $0["event"] as? String == "loopWrapped" }
@@ -140,7 +140,7 @@ struct TimingTests {
 
     @Test("ab-compare --json --seconds 20: drift between the two players at most 33 ms at p99")
     func abCompare() async throws {
-        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("ab-compare"), ["--json", "--seconds", "20"])
+        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("playerkit-ab-compare"), ["--json", "--seconds", "20"])
         #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
         let objects = try exampleJSONLines(output)
         // Each member reports its drift about once a second.
@@ -158,7 +158,7 @@ struct TimingTests {
 
     @Test("sequencer --headless --json: no gap over one frame at 30 fps at any boundary, the still holds 1.5 s within a frame, directions and mirroring as shipped")
     func sequencerBoundaries() async throws {
-        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("sequencer"), ["--headless", "--json"])
+        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("playerkit-sequencer"), ["--headless", "--json"])
         #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
         let lines = try exampleJSONLines(output)
         let summary = try #require(lines.first { $0["event"] as? String == "sequenceSummary" })

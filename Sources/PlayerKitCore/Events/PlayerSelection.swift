@@ -1,9 +1,10 @@
 /// Which players a subscription hears: one ID, a set of IDs, or every player. (For one ID,
-/// the bus's methods also take a ``PlayerID`` directly: `bus.events(for: "main")`.)
+/// the bus's methods also take a ``PlayerID`` directly: `bus.events(for: "main")`; for several,
+/// an array literal: `bus.subscribe(to: ["left", "right"]) { ... }`.)
 ///
 /// IDs need no live player: a subscription to `"main"` hears every player that has that ID,
 /// now or later, including one that replaces an earlier `"main"`.
-public enum PlayerSelection: Sendable, Hashable {
+public enum PlayerSelection: Sendable, Hashable, ExpressibleByArrayLiteral {
     /// Every player on the bus, including players created later.
     case all
     /// The players with these IDs.
@@ -18,5 +19,11 @@ public enum PlayerSelection: Sendable, Hashable {
         case .all: return true
         case .players(let ids): return ids.contains(id)
         }
+    }
+
+    /// The players with the IDs of an array literal: `["left", "right"]` is
+    /// `.players(["left", "right"])`. Duplicates count once.
+    public init(arrayLiteral ids: PlayerID...) {
+        self = .players(Set(ids))
     }
 }

@@ -41,7 +41,7 @@ check_imports Sources/PlayerKitCache "$system PlayerKitCore PlayerKitSupport GRD
 check_imports Sources/PlayerKitFeed "$system PlayerKitCore PlayerKitSupport PlayerKitResources PlayerKitCache"
 
 # mpv's names for the player's operations are spelled only in the engine.
-if grep -rnE --include='*.swift' '"(loop-file|play-dir|hwdec|fullscreen|mute|loadfile|playlist-(next|prev|clear)|screenshot-to-file|time-pos|track-list|demuxer-seekable-cache|volume-max|demux-[wh])"' \
+if grep -rnE --include='*.swift' '"(loop-file|play-dir|hwdec|fullscreen|mute|loadfile|playlist-(next|prev|clear)|screenshot-to-file|time-pos|track-list|audio-device(-list)?|sub-add|demuxer-seekable-cache|volume-max|demux-[wh])"' \
     Sources --exclude-dir=Engine | grep -vE '^[^:]+:[0-9]+:\s*//'; then
   fail "mpv property or command names outside Sources/PlayerKitCore/Engine (above)"
 fi

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what building and testing PlayerKit needs on a fresh Debian or Ubuntu machine:
-# libmpv-dev (headers and library), libsqlite3-dev (the media cache's index), python3 (the corrupted-media corpus), Xvfb with x11-utils and x11-apps (xwd) for the window tests, and
-# SDL2, EGL, OpenGL and Mesa's software drivers for the OpenGL examples and tests, when missing. Swift itself is expected at
-# /opt/swift or on PATH (https://www.swift.org/install/linux/).
+# libmpv-dev (headers and library), libsqlite3-dev (the media cache's index), python3 (the
+# corrupted-media corpus), Xvfb with x11-utils and x11-apps (xwd) for the window tests, SDL2, EGL,
+# OpenGL and Mesa's software drivers for the OpenGL examples and tests, and PulseAudio with pactl
+# for the audio-device tests, when missing. It names each package as apt sets it up. Swift
+# itself is expected at /opt/swift or on PATH (https://www.swift.org/install/linux/).
 set -euo pipefail
 
 as_root() {
@@ -30,6 +32,9 @@ ls /usr/lib/*/libOpenGL.so >/dev/null 2>&1 || missing+=(libopengl-dev)
 ls /usr/lib/*/dri/swrast_dri.so >/dev/null 2>&1 || missing+=(libgl1-mesa-dri)
 ls /usr/lib/*/libEGL_mesa.so.0 >/dev/null 2>&1 || missing+=(libegl-mesa0)
 ls /usr/lib/*/libGLX_mesa.so.0 >/dev/null 2>&1 || missing+=(libglx-mesa0)
+# A real sound server for the audio-device tests: PulseAudio with null sinks, and pactl.
+command -v pulseaudio >/dev/null || missing+=(pulseaudio)
+command -v pactl >/dev/null || missing+=(pulseaudio-utils)
 # For the benchmarks (--bench): a C compiler, ffmpeg for the 720p clip, and venv for python-mpv.
 if [ "${1:-}" = "--bench" ]; then
   command -v cc >/dev/null || missing+=(gcc)
@@ -38,10 +43,16 @@ if [ "${1:-}" = "--bench" ]; then
   [ -e /usr/lib/x86_64-linux-gnu/libmpv.so.2 ] || [ -e /usr/lib/aarch64-linux-gnu/libmpv.so.2 ] || missing+=(libmpv2)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "install-deps: installing ${missing[*]}" >&2
+  echo "install-deps: missing ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
+  echo "install-deps: apt-get update" >&2
   as_root apt-get update -qq
-  as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # What apt will install with them (their dependencies too), then each as it is set up.
+  count=$(apt-get install -s --no-install-recommends "${missing[@]}" 2>/dev/null | grep -c '^Inst ' || true)
+  echo "install-deps: installing $count Debian packages (${missing[*]} and their dependencies)" >&2
+  as_root apt-get install -y -q --no-install-recommends -o Dpkg::Progress-Fancy=0 "${missing[@]}" 2>&1 \
+    | sed -n 's/^Setting up \([^ ]*\).*/install-deps:   \1/p' >&2
+  echo "install-deps: done" >&2
 fi
 
 if ! command -v swift >/dev/null && [ ! -x /opt/swift/usr/bin/swift ]; then

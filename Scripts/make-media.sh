@@ -71,6 +71,34 @@ ff -f lavfi -i "color=c=purple:s=320x240:r=30:d=2" -vf "drawbox=x='t*140':y=100:
    -c:v libx264 -preset veryfast -crf 28 -pix_fmt yuv420p -g 5 -movflags +faststart "$media/sequence-3.mp4"
 ff -f lavfi -i "color=c=gray:s=320x240" -vf "drawbox=x=0:y=0:w=160:h=240:color=black:t=fill" -frames:v 1 "$media/sequence-still.png"
 
+# A 4-second clip with two audio tracks (English at 440 Hz, French at 880 Hz, tagged) and one
+# embedded subtitle track, plus a SubRip file for the track-selection tests (named apart from
+# the clip: mpv would load "two-languages.en.srt" with it by itself).
+cat > "$media/subtitles-en.srt" <<'SRT'
+1
+00:00:00,000 --> 00:00:02,000
+First subtitle line
+
+2
+00:00:02,000 --> 00:00:04,000
+Second subtitle line
+SRT
+cat > "$media/two-languages.embedded.srt.tmp" <<'SRT'
+1
+00:00:00,000 --> 00:00:04,000
+Embedded subtitle
+SRT
+ff -f lavfi -i testsrc2=size=320x240:rate=30:duration=4 \
+   -f lavfi -i sine=frequency=440:duration=4 -f lavfi -i sine=frequency=880:duration=4 \
+   -i "$media/two-languages.embedded.srt.tmp" \
+   -map 0:v -map 1:a -map 2:a -map 3:s \
+   -c:v libx264 -preset veryfast -crf 32 -pix_fmt yuv420p -g 30 -c:a aac -b:a 32k -c:s mov_text \
+   -metadata:s:a:0 language=eng -metadata:s:a:0 title="English (440 Hz)" \
+   -metadata:s:a:1 language=fra -metadata:s:a:1 title="French (880 Hz)" \
+   -metadata:s:s:0 language=eng -metadata:s:s:0 title="Embedded" \
+   -disposition:a:0 default -disposition:a:1 0 \
+   -movflags +faststart -metadata title="PlayerKit two languages" "$media/two-languages.mp4"
+rm -f "$media/two-languages.embedded.srt.tmp"
 # Bad inputs for the error tests.
 : > "$fixtures/empty.mp4"
 # Random bytes with an .mp4 name (fixed seed, so the file is reproducible).

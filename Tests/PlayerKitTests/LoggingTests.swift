@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Testing
 import PlayerKit
@@ -9,6 +10,7 @@ final class CapturedLogs: Sendable {
         let level: Logger.Level
         let message: String
         let player: String?
+        var metadata: Logger.Metadata = [:]
     }
 
     static let shared: CapturedLogs = {
@@ -16,6 +18,14 @@ final class CapturedLogs: Sendable {
         LoggingSystem.bootstrap { label in CaptureHandler(label: label, sink: logs) }
         return logs
     }()
+
+    /// A sink of its own, for loggers an app makes (not through the bootstrap).
+    init() {}
+
+    /// A logger that writes to this sink.
+    func logger(label: String) -> Logger {
+        Logger(label: label) { CaptureHandler(label: $0, sink: self) }
+    }
 
     private let entries = Locked<[Entry]>([])
     var all: [Entry] { entries.withLock { $0 } }
@@ -34,8 +44,9 @@ struct CaptureHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
+        let all = metadata.merging(event.metadata ?? [:]) { $1 }
         sink.append(.init(label: label, level: event.level, message: event.message.description,
-                          player: (event.metadata?["player"] ?? metadata["player"]).map { "\($0)" }))
+                          player: all["player"].map { "\($0)" }, metadata: all))
     }
 }
 
@@ -60,5 +71,67 @@ struct LoggingTests {
         #expect(mine.contains { $0.level == .debug })
         #expect(mine.contains { ($0.level == .error || $0.level == .warning) })
         #expect(mine.allSatisfy { $0.message.hasPrefix("[") })
+    }
+
+    @Test("a logger given per player gets that player's messages, PlayerKit's and mpv's, at that player's mpv level")
+    func loggerPerPlayer() async throws {
+        let process = CapturedLogs.shared
+        let verboseSink = CapturedLogs(), quietSink = CapturedLogs()
+        var verbose = Fixtures.headless
+        verbose.logger = verboseSink.logger(label: "app.verbose")
+        verbose.mpvLogLevel = .debug
+        var quiet = Fixtures.headless
+        quiet.logger = quietSink.logger(label: "app.quiet")
+        quiet.mpvLogLevel = .warn
+        let (loud, _) = try await Fixtures.player(id: Fixtures.uniqueID("loud"), configuration: verbose)
+        let (calm, _) = try await Fixtures.player(id: Fixtures.uniqueID("calm"), configuration: quiet)
+        for player in [loud, calm] {
+            do {
+                _ = try await player.load(.file(Fixtures.fixture("random-bytes.mp4")))
+                Issue.record("random bytes loaded")
+            } catch {}
+            _ = try await player.load(.file(Fixtures.clipA), startPaused: true)
+        }
+        await loud.shutdown()
+        await calm.shutdown()
+
+        let loudLines = verboseSink.all, calmLines = quietSink.all
+        #expect(loudLines.allSatisfy { $0.player == loud.id.rawValue && $0.label == "app.verbose" })
+        #expect(calmLines.allSatisfy { $0.player == calm.id.rawValue && $0.label == "app.quiet" })
+        let loudMPV = loudLines.filter { $0.metadata["source"] == "PlayerKit.mpv" }
+        #expect(loudMPV.contains { $0.level == .debug }, "mpv's debug lines reach the verbose player's logger")
+        #expect(loudMPV.allSatisfy { $0.metadata["module"] != nil })
+        #expect(loudLines.contains { $0.metadata["source"] == "PlayerKit" }, "PlayerKit's own lines too")
+        // The quiet player: mpv's warnings and errors only (the failed open), no debug lines.
+        let calmMPV = calmLines.filter { $0.metadata["source"] == "PlayerKit.mpv" }
+        #expect(!calmMPV.isEmpty)
+        #expect(calmMPV.allSatisfy { $0.level >= .warning })
+        // Nothing of either went to the process's loggers.
+        #expect(!process.all.contains { $0.player == loud.id.rawValue || $0.player == calm.id.rawValue })
+    }
+
+    @Test("a failure at run time carries mpv's own error lines: a window with no X display",
+          .enabled(if: ProcessInfo.processInfo.environment["DISPLAY"] == nil, "the test process has an X display"))
+    func runtimeFailureCarriesMPVReason() async throws {
+        var configuration = Fixtures.headless
+        configuration.videoOutput = .window
+        configuration.videoDriver = "x11"
+        let (player, recorder) = try await Fixtures.player(configuration: configuration)
+        var failure: PlayerError?
+        do {
+            _ = try await player.load(.file(Fixtures.clipA))
+        } catch {
+            failure = error
+        }
+        if failure == nil {
+            let ended = await recorder.waitFor(timeout: .seconds(15)) {
+                if case .error = $0.event { return true } else { return false }
+            }
+            if case .error(let error)? = ended?.event { failure = error }
+        }
+        let error = try #require(failure, "the player played with no display: \(recorder.events.map(\.description))")
+        let description = "\(error)"
+        #expect(description.contains("X11") || description.lowercased().contains("display"), "\(description)")
+        await player.shutdown()
     }
 }

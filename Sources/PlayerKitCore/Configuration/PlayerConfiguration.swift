@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Logging
 
 /// How a ``Player`` is set up. Fixed at creation.
 ///
@@ -70,6 +71,16 @@ public struct PlayerConfiguration: Sendable {
     public var videoDriver: String?
     /// Where audio goes. Default: ``AudioOutput/system``.
     public var audioOutput: AudioOutput = .system
+    /// The output device for ``AudioOutput/system``, by mpv's name for it (``AudioDevice/name``,
+    /// e.g. `pulse/alsa_output.usb-headset`, `alsa/hdmi:CARD=PCH,DEV=0`); list them with
+    /// ``Player/audioDevices()``. Each player has its own, so two players can play on two
+    /// devices. Default nil: the system's default device (mpv's `auto`). A device that does not
+    /// exist makes the item play without sound (mpv reports it in its log); choose at run time
+    /// with ``Player/setAudioDevice(_:)``, which checks the name.
+    ///
+    /// Whatever the device, the player's stream carries its ID as the application name, so a
+    /// sound server (PulseAudio, PipeWire) and its mixers show the players apart.
+    public var audioDevice: String?
     /// Whether to use hardware decoding (`hwdec=auto-safe`) at start. Default: false.
     public var hardwareDecoding = false
     /// How often the position (and cache fill) is read while playing, and so the time between
@@ -96,9 +107,31 @@ public struct PlayerConfiguration: Sendable {
     public var delegateQueue: DispatchQueue?
     /// The bus the player publishes its events to. Default: ``PlayerEventBus/shared``.
     public var eventBus: PlayerEventBus = .shared
-    /// How much of mpv's own log is forwarded to swift-log (logger label `PlayerKit.mpv`).
-    /// Default: ``MPVLogLevel/warn``.
+    /// How much of mpv's own log is forwarded to swift-log (logger label `PlayerKit.mpv`, or
+    /// ``logger``). Per player: one player can log at ``MPVLogLevel/debug`` while the others stay
+    /// quiet. The logger's own level filters again. Default: ``MPVLogLevel/warn``.
+    ///
+    /// Whatever the level, mpv's error lines about a failing item are kept for its error
+    /// (``MPVError/logMessages``, ``MPVError/reason``).
     public var mpvLogLevel: MPVLogLevel = .warn
+    /// The logger for this player's messages: PlayerKit's own and mpv's (at ``mpvLogLevel``),
+    /// each with the metadata `player` (the player's ID) and `source` (`PlayerKit`,
+    /// `PlayerKit.mpv`, `PlayerKit.frames` or `PlayerKit.streams`); mpv's lines also carry
+    /// `module` (mpv's module, e.g. `ffmpeg/demuxer` or `vo/gpu`).
+    ///
+    /// Default nil: loggers with those labels, made through swift-log's `LoggingSystem`. To
+    /// choose the handler and level for the whole process, bootstrap it once at start
+    /// (`LoggingSystem.bootstrap(...)`); to send one player somewhere else, give it a logger here.
+    public var logger: Logger?
+    /// The logger for `id`'s messages from `label` (``logger`` with metadata, or a logger
+    /// labelled `label`).
+    func logger(for id: PlayerID, label: String) -> Logger {
+        var logger = self.logger ?? Logger(label: label)
+        logger[metadataKey: "player"] = "\(id)"
+        if self.logger != nil { logger[metadataKey: "source"] = "\(label)" }
+        return logger
+    }
+
     /// Further mpv options, set before the core initializes (for example `["cache": "yes"]`).
     /// They are applied after PlayerKit's own, so they can override them. An option mpv
     /// rejects makes creation fail with ``PlayerError/invalidOption(name:value:_:)``.

@@ -15,6 +15,10 @@ enum EngineOperation: Sendable {
     /// `loadfile <argument> append-play`; `source` names the entry in errors.
     case append(argument: String, source: String)
     case saveFrame(path: String)
+    /// `sub-add`: an external subtitle file for the current item.
+    case addSubtitles(path: String, title: String?, language: String?, select: Bool)
+    /// Sends the player's sound to an output device (mpv's `audio-device`).
+    case setAudioDevice(String)
     /// The escape hatches: any property or command, names as the app gave them.
     case setProperty(name: String, value: MPVValue)
     case runCommand([String])
@@ -57,6 +61,9 @@ enum EngineOperation: Sendable {
                 if flip.contains(.horizontal) { filters.append("hflip") }
                 if flip.contains(.vertical) { filters.append("vflip") }
                 return [.set("vf", .string(filters.joined(separator: ",")))]
+            case .selectTrack(let kind, let id):
+                let name = PlaybackModel.trackSelectionProperties.first { $0.value == kind }?.key ?? "sid"
+                return [.set(name, id.map { .int(Int64($0)) } ?? .string("no"))]
             case .stop: return [.command(["stop"])]
             }
         case .setHardwareDecoding(let enabled): return [.set("hwdec", .string(enabled ? "auto-safe" : "no"))]
@@ -65,6 +72,14 @@ enum EngineOperation: Sendable {
         case .clearPlaylist: return [.command(["playlist-clear"])]
         case .append(let argument, _): return [.command(["loadfile", argument, "append-play"])]
         case .saveFrame(let path): return [.command(["screenshot-to-file", path, "video"])]
+        case .addSubtitles(let path, let title, let language, let select):
+            var arguments = ["sub-add", path, select ? "select" : "auto"]
+            if title != nil || language != nil {
+                arguments.append(title ?? path.split(separator: "/").last.map(String.init) ?? path)
+            }
+            if let language { arguments.append(language) }
+            return [.command(arguments)]
+        case .setAudioDevice(let name): return [.set("audio-device", .string(name))]
         case .setProperty(let name, let value): return [.set(name, value)]
         case .runCommand(let arguments): return [.command(arguments)]
         }

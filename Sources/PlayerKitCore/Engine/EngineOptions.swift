@@ -3,8 +3,8 @@ import PlayerKitSupport
 
 /// How a ``PlayerConfiguration`` becomes mpv options: the only place their names are spelled.
 extension PlayerConfiguration {
-    /// The options PlayerKit gives mpv before `mpv_initialize`, in order.
-    var mpvOptions: [(String, String)] {
+    /// The options PlayerKit gives mpv before `mpv_initialize` for player `id`, in order.
+    func mpvOptions(for id: PlayerID) -> [(String, String)] {
         var options: [(String, String)] = [
             ("config", "no"),
             ("load-scripts", "no"),
@@ -36,6 +36,10 @@ extension PlayerConfiguration {
             options.append(("wid", String(windowID)))
         }
         if audioOutput == .none { options.append(("ao", "null")) }
+        // The sound server shows each player's stream under its ID (PulseAudio's and
+        // PipeWire's application name).
+        options.append(("audio-client-name", id.rawValue))
+        if let audioDevice { options.append(("audio-device", audioDevice)) }
         for name in extraOptions.keys.sorted() {
             options.append((name, extraOptions[name] ?? ""))
         }

@@ -50,7 +50,7 @@ struct PlaybackModel: Sendable {
         let base = [
             "pause", "paused-for-cache", "duration", "volume", "mute", "speed", "cache-buffering-state",
             "width", "height", "media-title", "track-list", "volume-max",
-            "loop-file", "play-dir", "fullscreen", "hwdec",
+            "loop-file", "play-dir", "fullscreen", "hwdec", "video-codec", "hwdec-current", "audio-device",
         ]
         return positionInterval == .zero ? base + polledProperties : base
     }
@@ -62,8 +62,12 @@ struct PlaybackModel: Sendable {
     /// The properties the player's setters change and that have a read-out: after a setter, the
     /// read-out shows the set value at once (``noteSet(_:_:)``).
     static let settableProperties: Set<String> = [
-        "pause", "volume", "mute", "speed", "loop-file", "play-dir", "fullscreen", "hwdec",
+        "pause", "volume", "mute", "speed", "loop-file", "play-dir", "fullscreen", "hwdec", "audio-device",
     ]
+
+    /// The properties that select a track of a kind; their read-out is ``tracks`` (from
+    /// `track-list`).
+    static let trackSelectionProperties: [String: Track.Kind] = ["aid": .audio, "vid": .video, "sid": .subtitle]
 
     /// The name of mpv's hook run when an item fails to open; while mpv waits on it, the
     /// item's `path` is still readable, so an entry of a playlist file can be named.
@@ -95,10 +99,18 @@ struct PlaybackModel: Sendable {
     private var height: Int?
     private(set) var mediaTitle: String?
     private(set) var tracks: [Track] = []
+    /// mpv's `video-codec` (the decoder's description), nil without video.
+    private var videoCodec: String?
+    /// mpv's `hwdec-current`, nil when decoding in software or not at all.
+    private var hardwareDecoderAPI: String?
+    /// The decoder last reported with ``PlayerEvent/videoDecoderChanged(_:)`` for this item.
+    private var reportedDecoder: VideoDecoder?
     private(set) var loopMode: LoopMode?
     private(set) var playbackDirection: PlaybackDirection?
     private(set) var isFullscreen: Bool?
     private(set) var isHardwareDecodingEnabled: Bool?
+    /// mpv's `audio-device`.
+    private(set) var audioDevice: String?
     /// The time of the last packet the demuxer read (`demuxer-cache-time`), when polled.
     private var demuxedUntil: Double?
     /// The position interval in seconds (for telling a truncated item from a finished one).
@@ -113,7 +125,14 @@ struct PlaybackModel: Sendable {
     /// the current entry. Not cleared when an entry starts: mpv hands out log lines ahead of
     /// queued events, so a failing entry's lines can arrive before its START_FILE. Taken by the
     /// load-fail hook (``failedEntryLines``) or the error, and dropped when an entry loads.
-    private var entryErrorLines: [String] = []
+    private var entryErrorLines: [String] { errorLines.map(\.line) }
+    /// ``entryErrorLines``, numbered in the order they were read.
+    private var errorLines: [(number: UInt64, line: String)] = []
+    /// The number the next error line gets.
+    private var nextErrorLine: UInt64 = 0
+    /// The first error line read once the current entry started: the entry's own, which
+    /// survive its load (a video output that fails to open logs before FILE_LOADED is read).
+    private var entryFirstErrorLine: UInt64 = 0
     /// The error lines taken when mpv's load-fail hook ran for an entry, by entry.
     private var failedEntryLines: [Int64: [String]] = [:]
     /// Load-fail hooks mpv waits on, to continue once the pump drained mpv's queue and log.
@@ -200,6 +219,11 @@ struct PlaybackModel: Sendable {
             isPaused: isPaused, volume: volume, isMuted: isMuted, speed: speed)
     }
 
+    /// The video decoder in use, once video is being decoded.
+    var videoDecoder: VideoDecoder? {
+        videoCodec.map { VideoDecoder(codec: $0, hardwareAPI: hardwareDecoderAPI) }
+    }
+
     /// The video size, once a frame was decoded.
     var videoSize: VideoSize? {
         guard let width, let height, width > 0, height > 0 else { return nil }
@@ -233,15 +257,62 @@ struct PlaybackModel: Sendable {
     /// reported now. Observations of `name` that mpv made before the set may still be queued;
     /// they are ignored until a read of the property, asked for here and answered by mpv after
     /// the set, says what it is. Names without a read-out are ignored.
+    /// A track selection (`aid`, `vid`, `sid`) shows in ``tracks`` and is confirmed by a read of
+    /// `track-list`.
     mutating func noteSet(_ name: String, _ value: MPVValue) -> [Output] {
-        guard Self.settableProperties.contains(name) else { return [] }
-        var outputs = applyProperty(name: name, value: value, fromSetter: true)
+        var outputs: [Output]
+        let confirmed: String
+        if let kind = Self.trackSelectionProperties[name] {
+            // A number selects that track, "no" none; anything else ("auto") waits for mpv.
+            let selection: Int?? = value.intValue.map { Int($0) } ?? (value.stringValue == "no" ? .some(nil) : nil)
+            outputs = selection.map { selectTrack(kind, id: $0) } ?? []
+            confirmed = "track-list"
+        } else {
+            guard Self.settableProperties.contains(name) else { return [] }
+            outputs = applyProperty(name: name, value: value, fromSetter: true)
+            confirmed = name
+        }
+        return outputs + confirm(confirmed) + refreshState()
+    }
+
+    /// The track list as read right after the player changed it (an added subtitle file): the
+    /// read-out shows it from now on, confirmed as a setter's value is.
+    mutating func noteTrackList(_ value: MPVValue) -> [Output] {
+        replaceTracks(with: Track.list(from: value)) + confirm("track-list")
+    }
+
+    /// Ignores observations of `name` made before now until a read asked for here answers.
+    private mutating func confirm(_ name: String) -> [Output] {
         let request = nextRequestID()
         if let superseded = confirming[name] { confirmRequests[superseded] = nil }
         confirming[name] = request
         confirmRequests[request] = name
-        outputs.append(.requestProperties([(request, name)]))
-        return outputs + refreshState()
+        return [.requestProperties([(request, name)])]
+    }
+
+    /// Marks track `id` of `kind` selected (nil: none of that kind) in ``tracks``.
+    private mutating func selectTrack(_ kind: Track.Kind, id: Int?) -> [Output] {
+        var list = tracks
+        for index in list.indices where list[index].kind == kind {
+            list[index].isSelected = list[index].id == id
+        }
+        return replaceTracks(with: list)
+    }
+
+    /// A new track list: reported with ``PlayerEvent/tracksChanged(_:)`` when it differs and the
+    /// item's ``PlayerEvent/mediaLoaded(_:)`` is out (which carries the first list).
+    private mutating func replaceTracks(with list: [Track]) -> [Output] {
+        guard list != tracks else { return [] }
+        tracks = list
+        return loadedInfo != nil ? [.event(.tracksChanged(list))] : []
+    }
+
+    /// Reports the decoder when it changed for a loaded item.
+    private mutating func decoderChanged() -> [Output] {
+        let decoder = videoDecoder
+        guard loadedInfo != nil, decoder != reportedDecoder else { return [] }
+        reportedDecoder = decoder
+        return [.event(.videoDecoderChanged(decoder))]
     }
 
     /// A `load()` waits for `entryID`, a source string the engine knows.
@@ -345,6 +416,7 @@ struct PlaybackModel: Sendable {
         case .propertyChanged(_, let name, let value):
             outputs += applyProperty(name: name, value: value, observed: true)
         case .startFile(let entryID):
+            entryFirstErrorLine = nextErrorLine
             currentEntryID = entryID
             phase = .loading
             hasPlayedSinceLoad = false
@@ -359,6 +431,7 @@ struct PlaybackModel: Sendable {
             width = nil
             height = nil
             tracks = []
+            reportedDecoder = nil
             demuxedUntil = nil
             loadedInfo = nil
             bufferingSince = nil
@@ -369,7 +442,9 @@ struct PlaybackModel: Sendable {
             }
         case .fileLoaded:
             phase = .loaded
-            entryErrorLines = []
+            // Lines read since the entry started are its own (a video output that failed as it
+            // opened): mpv hands out log lines ahead of queued events.
+            errorLines.removeAll { $0.number < entryFirstErrorLine }
             loadedEntryID = currentEntryID
             infoEntryID = currentEntryID
             infoValues = [:]
@@ -453,8 +528,9 @@ struct PlaybackModel: Sendable {
         case .logMessage(let level, _, let text):
             let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
             if level == .error || level == .fatal, !line.isEmpty {
-                entryErrorLines.append(line)
-                if entryErrorLines.count > 8 { entryErrorLines.removeFirst() }
+                errorLines.append((nextErrorLine, line))
+                nextErrorLine += 1
+                if errorLines.count > 8 { errorLines.removeFirst() }
             }
         case .commandReply, .setPropertyReply, .queueOverflow, .shutdown, .other:
             break
@@ -513,7 +589,15 @@ struct PlaybackModel: Sendable {
         case "media-title":
             mediaTitle = value.stringValue
         case "track-list":
-            tracks = Track.list(from: value)
+            return replaceTracks(with: Track.list(from: value))
+        case "audio-device":
+            audioDevice = value.stringValue
+        case "video-codec":
+            videoCodec = value.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+            return decoderChanged()
+        case "hwdec-current":
+            hardwareDecoderAPI = value.stringValue.flatMap { $0.isEmpty || $0 == "no" ? nil : $0 }
+            return decoderChanged()
         default:
             break
         }
@@ -577,6 +661,7 @@ struct PlaybackModel: Sendable {
         }
         loadedInfo = info
         outputs.append(.event(.mediaLoaded(info)))
+        outputs += decoderChanged()  // when the decoder was known before the item's info
         if awaitedEntries.remove(entryID) != nil {
             outputs.append(.loadResolved(entryID: entryID, .success(info)))
         }
@@ -597,7 +682,7 @@ struct PlaybackModel: Sendable {
             phase = .ended
         case .error, .unknown:
             let lines = failedEntryLines.removeValue(forKey: entryID) ?? entryErrorLines
-            entryErrorLines = []
+            errorLines = []
             let mpvError = MPVError(code: code, message: MPVErrorMessages.message(for: code), logMessages: lines)
             let error: PlayerError = wasLoaded
                 ? .playbackFailed(source: source, mpvError)
@@ -694,7 +779,7 @@ struct PlaybackModel: Sendable {
         var outputs: [Output] = []
         for hook in pendingHooks {
             failedEntryLines[hook.entryID] = entryErrorLines
-            entryErrorLines = []
+            errorLines = []
             if failedEntryLines.count > 16 { failedEntryLines.removeValue(forKey: failedEntryLines.keys.min() ?? hook.entryID) }
             outputs.append(.continueHook(hook.id))
         }

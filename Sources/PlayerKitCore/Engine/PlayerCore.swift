@@ -68,6 +68,10 @@ final class PlayerCore: Sendable {
     private let signal: WakeupSignal
     private let signalContext: Locked<Unmanaged<WakeupSignal>?>
     private let mpvLogger: Logger
+    /// PlayerKit's own messages about this player (``PlayerConfiguration/logger``).
+    let logger: Logger
+    /// Messages of the player's frame outputs and renderers.
+    let frameLogger: Logger
     /// The mpv log levels the app asked for (``PlayerConfiguration/mpvLogLevel``); errors are
     /// requested from mpv in any case, for the errors that end an item.
     private let forwardedLogLevels: Set<MPVEvent.LogLevel>
@@ -85,19 +89,21 @@ final class PlayerCore: Sendable {
             throw .invalidArgument(name: "bufferingTimeout", value: "\(timeout)", reason: "must be positive (nil waits as long as mpv does)")
         }
         self.id = id
-        let handle = try MPVHandle(playerID: id, options: configuration.mpvOptions)
+        let handle = try MPVHandle(playerID: id, options: configuration.mpvOptions(for: id))
         self.handle = handle
         // On failure the handle's deinit destroys the core.
         self.catalog = try MPVCatalog.shared(using: handle)
-        self.streamProtocols = try StreamProtocols(providers: configuration.streamProviders, handle: handle, catalog: catalog)
+        self.streamProtocols = try StreamProtocols(
+            providers: configuration.streamProviders, handle: handle, catalog: catalog,
+            logger: configuration.logger(for: id, label: "PlayerKit.streams"))
         self.state = Locked(State(model: PlaybackModel(
             positionInterval: configuration.positionUpdateInterval, bufferingTimeout: configuration.bufferingTimeout)))
         self.pumpQueue = PumpQueue.make(for: id)
         self.wallClock = configuration.wallClock
         self.teardownQueue = DispatchQueue(label: "PlayerKit.teardown.\(id)")
-        var logger = Logger(label: "PlayerKit.mpv")
-        logger[metadataKey: "player"] = "\(id)"
-        self.mpvLogger = logger
+        self.mpvLogger = configuration.logger(for: id, label: "PlayerKit.mpv")
+        self.logger = configuration.logger(for: id, label: "PlayerKit")
+        self.frameLogger = configuration.logger(for: id, label: "PlayerKit.frames")
         self.forwardedLogLevels = MPVEvent.LogLevel.levels(upTo: configuration.mpvLogLevel)
         pollTimer = configuration.positionUpdateInterval > .zero
             ? RepeatingTimer(interval: configuration.positionUpdateInterval, queue: pumpQueue) : nil
@@ -386,13 +392,14 @@ final class PlayerCore: Sendable {
 
     private func logMPVMessage(level: MPVEvent.LogLevel, prefix: String, text: String) {
         let message = "[\(prefix)] \(text.hasSuffix("\n") ? String(text.dropLast()) : text)"
+        let metadata: Logger.Metadata = ["module": "\(prefix)"]
         switch level {
-        case .fatal: mpvLogger.critical("\(message)")
-        case .error: mpvLogger.error("\(message)")
-        case .warn: mpvLogger.warning("\(message)")
-        case .info: mpvLogger.info("\(message)")
-        case .verbose, .debug: mpvLogger.debug("\(message)")
-        case .trace: mpvLogger.trace("\(message)")
+        case .fatal: mpvLogger.critical("\(message)", metadata: metadata)
+        case .error: mpvLogger.error("\(message)", metadata: metadata)
+        case .warn: mpvLogger.warning("\(message)", metadata: metadata)
+        case .info: mpvLogger.info("\(message)", metadata: metadata)
+        case .verbose, .debug: mpvLogger.debug("\(message)", metadata: metadata)
+        case .trace: mpvLogger.trace("\(message)", metadata: metadata)
         }
     }
 
@@ -461,6 +468,22 @@ final class PlayerCore: Sendable {
     /// Reads any property; blocks while the core is busy (never on a pump queue).
     func property(_ name: String) throws(PlayerError) -> MPVValue {
         try handle.property(name)
+    }
+
+    /// Re-reads mpv's track list into the model (after a command that adds tracks, so the
+    /// read-out shows them when that command returns). Blocks while the core is busy.
+    func refreshTrackList() throws(PlayerError) {
+        let list = try handle.property("track-list")
+        applyIntent { $0.noteTrackList(list) }
+    }
+
+    /// The audio output devices mpv's audio drivers see now. Blocks while mpv asks the sound server.
+    func audioDeviceList() throws(PlayerError) -> [AudioDevice] {
+        let list = try handle.property("audio-device-list")
+        return (list.arrayValue ?? []).compactMap { entry in
+            guard let name = entry["name"]?.stringValue else { return nil }
+            return AudioDevice(name: name, description: entry["description"]?.stringValue ?? name)
+        }
     }
 
     /// The number of playlist entries, the current one included.
@@ -571,6 +594,12 @@ final class PlayerCore: Sendable {
         // 2. Stop polling, and wait for a drain or poll in progress; none is scheduled after this.
         pollTimer?.cancel()
         pumpQueue.sync {}
+        // A load-fail hook held for its log lines (``PlaybackModel/drained()``) is let go before
+        // the core is destroyed, so mpv never tears down a client it still waits on.
+        let heldHooks = state.withLock { $0.model.drained() }
+        for case .continueHook(let hookID) in heldHooks {
+            _ = handle.ifAlive { mpv_hook_continue($0, hookID) }
+        }
         // 3. Destroy the core (waits for API calls in flight; later calls throw). mpv has closed
         //    every custom stream by then, so the stream providers can go.
         handle.destroy()

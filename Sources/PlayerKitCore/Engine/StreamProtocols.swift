@@ -40,9 +40,7 @@ final class StreamProtocols: Sendable {
 
     /// Registers every provider on the core.
     /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for a malformed or taken scheme.
-    init(providers: [any MediaStreamProvider], handle: MPVHandle, catalog: MPVCatalog) throws(PlayerError) {
-        var logger = Logger(label: "PlayerKit.streams")
-        logger[metadataKey: "player"] = "\(handle.playerID)"
+    init(providers: [any MediaStreamProvider], handle: MPVHandle, catalog: MPVCatalog, logger: Logger) throws(PlayerError) {
         var schemes: Set<String> = []
         var boxes: [Unmanaged<ProviderBox>] = []
         do throws(PlayerError) {

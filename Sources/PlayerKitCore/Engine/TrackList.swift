@@ -14,7 +14,8 @@ extension Track {
                 language: entry["lang"]?.stringValue,
                 codec: entry["codec"]?.stringValue,
                 isSelected: entry["selected"]?.boolValue ?? false,
-                videoSize: size)
+                videoSize: size,
+                externalFile: (entry["external"]?.boolValue ?? false) ? entry["external-filename"]?.stringValue : nil)
         }
     }
 }

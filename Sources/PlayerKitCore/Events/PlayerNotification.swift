@@ -31,6 +31,8 @@ public enum PlayerNotification {
         .stateChanged: .playerDidChangeState,
         .positionChanged: .playerDidUpdatePosition,
         .mediaLoaded: .playerDidLoadMedia,
+        .tracksChanged: .playerDidChangeTracks,
+        .videoDecoderChanged: .playerDidChangeVideoDecoder,
         .itemEnded: .playerDidEndItem,
         .error: .playerDidFail,
         .eventsLost: .playerDidLoseEvents,
@@ -62,6 +64,10 @@ extension Notification.Name {
     public static let playerDidUpdatePosition = Notification.Name("PlayerKit.playerDidUpdatePosition")
     /// A player loaded an item (``PlayerEvent/mediaLoaded(_:)``).
     public static let playerDidLoadMedia = Notification.Name("PlayerKit.playerDidLoadMedia")
+    /// A player's tracks changed (``PlayerEvent/tracksChanged(_:)``).
+    public static let playerDidChangeTracks = Notification.Name("PlayerKit.playerDidChangeTracks")
+    /// A player's video decoder changed (``PlayerEvent/videoDecoderChanged(_:)``).
+    public static let playerDidChangeVideoDecoder = Notification.Name("PlayerKit.playerDidChangeVideoDecoder")
     /// A player's item ended (``PlayerEvent/itemEnded(_:)``).
     public static let playerDidEndItem = Notification.Name("PlayerKit.playerDidEndItem")
     /// A player reported an error (``PlayerEvent/error(_:)``).

@@ -163,7 +163,6 @@ final class SoftwareRenderer: @unchecked Sendable {
     private var closing = false
     /// Whether this output still feeds the player's frame clock (``PlayerCore/observeFrameClock(_:)``).
     private let observingClock = Locked(true)
-    private static let logger = Logger(label: "PlayerKit.frames")
     /// How long a render thread waits for the position of a new frame before using the last one
     /// (a little over a frame at 30 fps; mpv renders ahead of display time by up to 50 ms).
     private static let positionWait: Duration = .milliseconds(40)
@@ -246,8 +245,8 @@ final class SoftwareRenderer: @unchecked Sendable {
                 if case .dropped = continuation.yield(frame) {
                     counters.withLock { $0.missed += 1 }
                 }
-            } catch .renderFailed(let id, let error) {
-                Self.logger.warning("render failed", metadata: ["player": "\(id)", "error": "\(error)"])
+            } catch .renderFailed(_, let error) {
+                core.frameLogger.warning("render failed", metadata: ["error": "\(error)"])
             } catch {
                 break  // closed, or the player shut down
             }

@@ -43,7 +43,6 @@ public final class Player: Sendable {
     let core: PlayerCore
     private let registryToken: UInt64
     private let fanOut: EventFanOut
-    private static let logger = Logger(label: "PlayerKit")
 
     /// Creates a player with its own mpv core.
     ///
@@ -82,7 +81,7 @@ public final class Player: Sendable {
         fanOut.attach(self)
         core.start(sink: fanOut.deliver)
         PlayerRegistry.register(self, token: token)
-        Self.logger.debug("player created", metadata: ["player": "\(id)"])
+        core.logger.debug("player created")
     }
 
     deinit {
@@ -240,6 +239,12 @@ public final class Player: Sendable {
     public var isFullscreen: Bool? { model(\.isFullscreen) }
     /// Whether hardware decoding is allowed (``setHardwareDecoding(_:)``), once mpv reported it.
     public var isHardwareDecodingEnabled: Bool? { model(\.isHardwareDecodingEnabled) }
+    /// The audio output device in use, by mpv's name (``AudioDevice/name``; `auto` for the
+    /// system's default). Shows a device set with ``setAudioDevice(_:)`` when that returns.
+    public var audioDevice: String? { model(\.audioDevice) }
+    /// The video decoder in use (codec and hardware API, or software), nil until video is being
+    /// decoded and with no video. Changes are reported by ``PlayerEvent/videoDecoderChanged(_:)``.
+    public var videoDecoder: VideoDecoder? { model(\.videoDecoder) }
 
     // MARK: Loading
 
@@ -412,6 +417,12 @@ public final class Player: Sendable {
         switch command {
         case .seek, .seekBy:
             guard state.hasMedia else { throw .noMediaLoaded(operation: "seek") }
+        case .selectTrack(let kind, let id):
+            guard state.hasMedia else { throw .noMediaLoaded(operation: "select a track") }
+            if let id {
+                let available = tracks.filter { $0.kind == kind }.map(\.id)
+                guard available.contains(id) else { throw .unknownTrack(kind: kind, id: id, available: available) }
+            }
         case .setVolume(let volume):
             // mpv clamps silently above its maximum; say so instead.
             let maximum = model(\.volumeMaximum) ?? 130
@@ -492,10 +503,11 @@ public final class Player: Sendable {
     /// 0.35 stays stuck "seeking" when the direction changes after the demuxer has read a local
     /// file to its end. Going forwards again restores the default.)
     ///
-    /// **libmpv 0.35.** Changing the direction in the moment an item is being unloaded after
-    /// reaching its end trips an assertion inside libmpv 0.35 that ends the process (mpv
-    /// #10782, #13778). Change it before loading or while paused, as `ClipSequencer` and
-    /// `PrefetchWindow` do, not while an item may be reaching its end.
+    /// **libmpv 0.35.** Changing the direction while an item is loaded (playing or paused) can
+    /// trip an assertion inside libmpv 0.35 that ends the process (`loadfile.c:1785`, mpv
+    /// #10782, #13778; reproduced with a plain C client, Documentation/Reliability.md). A
+    /// direction chosen before loading and kept is safe. So choose it before ``load(_:startPaused:)`` or after
+    /// ``stop()``, as `ClipSequencer` and `PrefetchWindow` do.
     public func setPlaybackDirection(_ direction: PlaybackDirection) throws(PlayerError) {
         try perform(.setPlaybackDirection(direction))
     }
@@ -512,6 +524,77 @@ public final class Player: Sendable {
     /// Switches hardware decoding on (`auto-safe`) or off. Takes effect at once.
     public func setHardwareDecoding(_ enabled: Bool) throws(PlayerError) {
         try core.perform(.setHardwareDecoding(enabled))
+    }
+
+    // MARK: Tracks
+
+    /// Plays the track of `kind` with mpv's ID `id` (``Track/id``), or none of that kind with
+    /// nil: no video, no audio, or subtitles off. The ``tracks`` read-out shows the selection
+    /// when this returns, and ``PlayerEvent/tracksChanged(_:)`` reports it. The selection holds
+    /// for the current item; the next item starts with mpv's own choice.
+    /// - Throws: ``PlayerError/noMediaLoaded(operation:)`` with nothing loaded,
+    ///   ``PlayerError/unknownTrack(kind:id:available:)`` when the item has no such track,
+    ///   ``PlayerError/invalidArgument(name:value:reason:)`` for ``Track/Kind/unknown`` or an ID
+    ///   below 1.
+    public func selectTrack(_ kind: Track.Kind, id: Int?) throws(PlayerError) {
+        try perform(.selectTrack(kind, id: id))
+    }
+
+    /// Plays `track` (one of ``tracks``), in place of the other track of its kind.
+    /// - Throws: as ``selectTrack(_:id:)``.
+    public func selectTrack(_ track: Track) throws(PlayerError) {
+        try perform(.selectTrack(track.kind, id: track.id))
+    }
+
+    /// Adds subtitles from a file (SubRip, WebVTT, ASS, ... anything mpv reads) to the loaded
+    /// item and, unless `select` is false, shows them in place of the current subtitle track.
+    /// Blocks while mpv reads the file.
+    /// - Parameters:
+    ///   - path: the subtitle file.
+    ///   - title: the track's title (default: none; the file name when only `language` is given).
+    ///   - language: the track's language tag, e.g. "eng".
+    ///   - select: whether to show the new track now.
+    /// - Returns: the new track, as ``tracks`` lists it (``Track/externalFile`` is `path`).
+    /// - Throws: ``PlayerError/noMediaLoaded(operation:)`` with nothing loaded; for the file, the
+    ///   errors of ``load(_:startPaused:)`` (``PlayerError/fileNotFound(path:)``,
+    ///   ``PlayerError/emptyFile(path:)``, ...); ``PlayerError/subtitlesFailed(path:_:)`` when
+    ///   mpv cannot read it.
+    @discardableResult
+    public func addSubtitles(path: String, title: String? = nil, language: String? = nil, select: Bool = true) throws(PlayerError) -> Track {
+        guard state.hasMedia else { throw .noMediaLoaded(operation: "add subtitles") }
+        let argument = try validate(.file(path))
+        do {
+            try core.perform(.addSubtitles(path: argument, title: title, language: language, select: select))
+        } catch .commandFailed(_, let error) {
+            throw .subtitlesFailed(path: path, error)
+        }
+        try core.refreshTrackList()
+        // mpv keeps the path as given; the newest external subtitle track if it normalized it.
+        let external = tracks.filter { $0.kind == .subtitle && $0.externalFile != nil }
+        let added = external.filter { $0.externalFile == argument }.max { $0.id < $1.id } ?? external.max { $0.id < $1.id }
+        guard let added else {
+            throw .subtitlesFailed(path: path, MPVError(code: -1, message: "the track did not appear in mpv's track list"))
+        }
+        return added
+    }
+
+    // MARK: Audio devices
+
+    /// The audio output devices this player can use, as mpv's audio drivers see them now (the
+    /// first is `auto`, the system's default). Blocks while mpv asks the sound server.
+    /// - Throws: ``PlayerError/playerShutDown(_:)``.
+    public func audioDevices() throws(PlayerError) -> [AudioDevice] {
+        try core.audioDeviceList()
+    }
+
+    /// Sends this player's sound to another device (one of ``audioDevices()``), at once, also
+    /// while playing; other players keep theirs. ``audioDevice`` shows it when this returns.
+    /// - Throws: ``PlayerError/unknownAudioDevice(name:available:)`` when there is no such
+    ///   device (the player keeps its device).
+    public func setAudioDevice(_ name: String) throws(PlayerError) {
+        let available = try audioDevices().map(\.name)
+        guard available.contains(name) else { throw .unknownAudioDevice(name: name, available: available) }
+        try core.perform(.setAudioDevice(name))
     }
 
     // MARK: Escape hatches

@@ -41,6 +41,10 @@ public protocol PlayerDelegate: AnyObject, Sendable {
     func player(_ player: Player, didChangeMute isMuted: Bool)
     /// ``PlayerEvent/speedChanged(_:)``. Default: nothing.
     func player(_ player: Player, didChangeSpeed speed: Double)
+    /// ``PlayerEvent/tracksChanged(_:)``. Default: nothing.
+    func player(_ player: Player, didChangeTracks tracks: [Track])
+    /// ``PlayerEvent/videoDecoderChanged(_:)``. Default: nothing.
+    func player(_ player: Player, didChangeVideoDecoder decoder: VideoDecoder?)
     /// ``PlayerEvent/itemEnded(_:)``. Default: nothing.
     func player(_ player: Player, didEndItem reason: ItemEndReason)
     /// ``PlayerEvent/error(_:)``. Default: nothing.
@@ -81,6 +85,10 @@ extension PlayerDelegate {
     /// Does nothing.
     public func player(_ player: Player, didChangeSpeed speed: Double) {}
     /// Does nothing.
+    public func player(_ player: Player, didChangeTracks tracks: [Track]) {}
+    /// Does nothing.
+    public func player(_ player: Player, didChangeVideoDecoder decoder: VideoDecoder?) {}
+    /// Does nothing.
     public func player(_ player: Player, didEndItem reason: ItemEndReason) {}
     /// Does nothing.
     public func player(_ player: Player, didFail error: PlayerError) {}
@@ -106,6 +114,8 @@ extension PlayerEvent {
         case .volumeChanged(let volume): delegate.player(player, didChangeVolume: volume)
         case .muteChanged(let muted): delegate.player(player, didChangeMute: muted)
         case .speedChanged(let speed): delegate.player(player, didChangeSpeed: speed)
+        case .tracksChanged(let tracks): delegate.player(player, didChangeTracks: tracks)
+        case .videoDecoderChanged(let decoder): delegate.player(player, didChangeVideoDecoder: decoder)
         case .itemEnded(let reason): delegate.player(player, didEndItem: reason)
         case .error(let error): delegate.player(player, didFail: error)
         case .eventsLost(let snapshot): delegate.player(player, didLoseEventsRecoveringTo: snapshot)

@@ -16,7 +16,10 @@ public struct VideoSize: Sendable, Hashable, Codable, CustomStringConvertible {
 }
 
 /// One audio, video or subtitle track of the loaded item (from mpv's `track-list`).
-public struct Track: Sendable, Hashable, Codable, Identifiable {
+///
+/// Choose one with ``Player/selectTrack(_:)`` or ``Player/selectTrack(_:id:)``; add subtitles
+/// from a file with ``Player/addSubtitles(path:title:language:select:)``.
+public struct Track: Sendable, Hashable, Codable, Identifiable, CustomStringConvertible {
     /// The kind of a track.
     public enum Kind: String, Sendable, Hashable, Codable {
         /// A video track.
@@ -43,10 +46,12 @@ public struct Track: Sendable, Hashable, Codable, Identifiable {
     public var isSelected: Bool
     /// For video tracks, the size the demuxer reports.
     public var videoSize: VideoSize?
+    /// For a track added from a file of its own (external subtitles), that file's path.
+    public var externalFile: String?
 
     /// Creates a track description.
     public init(id: Int, kind: Kind, title: String? = nil, language: String? = nil, codec: String? = nil,
-                isSelected: Bool = false, videoSize: VideoSize? = nil) {
+                isSelected: Bool = false, videoSize: VideoSize? = nil, externalFile: String? = nil) {
         self.id = id
         self.kind = kind
         self.title = title
@@ -54,7 +59,42 @@ public struct Track: Sendable, Hashable, Codable, Identifiable {
         self.codec = codec
         self.isSelected = isSelected
         self.videoSize = videoSize
+        self.externalFile = externalFile
     }
+
+    /// "audio 2 (eng, \"Commentary\", aac, selected)".
+    public var description: String {
+        var details: [String] = []
+        if let language { details.append(language) }
+        if let title { details.append("\"\(title)\"") }
+        if let codec { details.append(codec) }
+        if externalFile != nil { details.append("external") }
+        if isSelected { details.append("selected") }
+        return "\(kind.rawValue) \(id)" + (details.isEmpty ? "" : " (\(details.joined(separator: ", ")))")
+    }
+}
+
+/// The video decoder playing the current item (mpv's `video-codec` and `hwdec-current`):
+/// ``Player/videoDecoder``, reported by ``PlayerEvent/videoDecoderChanged(_:)``.
+public struct VideoDecoder: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The decoder as libavcodec describes it, e.g. "H.264 / AVC / MPEG-4 AVC / MPEG-4 part 10".
+    public var codec: String
+    /// The hardware decoding API in use ("vaapi", "vdpau", "nvdec", ...; mpv's `--hwdec`
+    /// names), or nil when the video is decoded in software (also when hardware decoding is on
+    /// but was not possible: see ``Player/setHardwareDecoding(_:)``).
+    public var hardwareAPI: String?
+
+    /// Whether the video is decoded in hardware.
+    public var isHardware: Bool { hardwareAPI != nil }
+
+    /// Creates a description.
+    public init(codec: String, hardwareAPI: String? = nil) {
+        self.codec = codec
+        self.hardwareAPI = hardwareAPI
+    }
+
+    /// "H.264 / AVC (software)" or "H.264 / AVC (vaapi)".
+    public var description: String { "\(codec) (\(hardwareAPI ?? "software"))" }
 }
 
 /// What is known about an item once it has loaded.

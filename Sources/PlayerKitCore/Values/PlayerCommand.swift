@@ -30,6 +30,9 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
     case setFullscreen(Bool)
     /// Mirror the video horizontally, vertically or both (``Player/setFlip(_:)``).
     case setFlip(VideoFlip)
+    /// Select the track of a kind with this ID, or none of that kind with nil
+    /// (``Player/selectTrack(_:id:)``).
+    case selectTrack(Track.Kind, id: Int?)
     /// Stop and unload the item (``Player/stop()``).
     case stop
 
@@ -65,6 +68,13 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
             guard count >= 1 else {
                 throw .invalidArgument(name: "loop play count", value: "\(count)", reason: "must be 1 or more")
             }
+        case .selectTrack(let kind, let id):
+            guard kind != .unknown else {
+                throw .invalidArgument(name: "track kind", value: kind.rawValue, reason: "must be video, audio or subtitle")
+            }
+            if let id, id < 1 {
+                throw .invalidArgument(name: "track ID", value: "\(id)", reason: "must be 1 or more (mpv numbers tracks from 1), or nil for none")
+            }
         case .play, .pause, .setMuted, .setLoop, .setPlaybackDirection, .setFullscreen, .setFlip, .stop:
             break
         }
@@ -84,6 +94,7 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
         case .setPlaybackDirection(let direction): return "setPlaybackDirection(\(direction))"
         case .setFullscreen(let fullscreen): return "setFullscreen(\(fullscreen))"
         case .setFlip(let flip): return "setFlip(\(flip))"
+        case .selectTrack(let kind, let id): return "selectTrack(\(kind.rawValue), \(id.map(String.init) ?? "none"))"
         case .stop: return "stop"
         }
     }

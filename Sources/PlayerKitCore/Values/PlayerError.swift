@@ -70,6 +70,14 @@ public enum PlayerError: Error, Sendable, Hashable, CustomStringConvertible {
     case eventQueueFull(PlayerID, operation: String)
     /// Something PlayerKit waited for did not happen in time; `operation` says what.
     case timedOut(operation: String, after: Duration)
+    /// The loaded item has no track of `kind` with this ID; `available` lists the IDs it has.
+    case unknownTrack(kind: Track.Kind, id: Int, available: [Int])
+    /// No audio output device has this name; `available` lists the names there are
+    /// (``AudioDevice/name``).
+    case unknownAudioDevice(name: String, available: [String])
+    /// mpv could not read the subtitle file (not a subtitle format it knows, or broken); its
+    /// reason is in the ``MPVError``.
+    case subtitlesFailed(path: String, MPVError)
 
     /// A one-line, human-readable description that quotes the offending value.
     public var description: String {
@@ -126,6 +134,13 @@ public enum PlayerError: Error, Sendable, Hashable, CustomStringConvertible {
             return "player \"\(id)\" refused \(operation): its mpv event queue is full (events are not read as fast as they come)"
         case .timedOut(let operation, let after):
             return "\(operation) timed out after \(after)"
+        case .unknownTrack(let kind, let id, let available):
+            let have = available.isEmpty ? "it has none" : "it has \(available.map(String.init).joined(separator: ", "))"
+            return "no \(kind.rawValue) track \(id) in the loaded item (\(have))"
+        case .unknownAudioDevice(let name, let available):
+            return "no audio device \"\(name)\" (there are: \(available.joined(separator: ", ")))"
+        case .subtitlesFailed(let path, let error):
+            return "could not add subtitles from \"\(path)\": \(error)"
         }
     }
 }

@@ -40,6 +40,15 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     case muteChanged(Bool)
     /// The playback speed changed.
     case speedChanged(Double)
+    /// The item's tracks changed after ``mediaLoaded(_:)``: a track was selected or deselected
+    /// (``Player/selectTrack(_:id:)``), an external subtitle file was added
+    /// (``Player/addSubtitles(path:title:language:select:)``), or a stream announced a new
+    /// track. The whole new list, as ``Player/tracks`` reads it.
+    case tracksChanged([Track])
+    /// The video decoder in use changed: video began to be decoded (after
+    /// ``mediaLoaded(_:)``), hardware decoding began or fell back to software, or the video
+    /// track changed. nil: no video is being decoded.
+    case videoDecoderChanged(VideoDecoder?)
     /// The current item ended, and why.
     case itemEnded(ItemEndReason)
     /// Something failed; the error names what.
@@ -78,6 +87,8 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .volumeChanged: return .volumeChanged
         case .muteChanged: return .muteChanged
         case .speedChanged: return .speedChanged
+        case .tracksChanged: return .tracksChanged
+        case .videoDecoderChanged: return .videoDecoderChanged
         case .itemEnded: return .itemEnded
         case .error: return .error
         case .eventsLost: return .eventsLost
@@ -112,6 +123,8 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .volumeChanged(let volume): return "volumeChanged(\(volume))"
         case .muteChanged(let muted): return "muteChanged(\(muted))"
         case .speedChanged(let speed): return "speedChanged(\(speed))"
+        case .tracksChanged(let tracks): return "tracksChanged(\(tracks.map(\.description).joined(separator: ", ")))"
+        case .videoDecoderChanged(let decoder): return "videoDecoderChanged(\(decoder?.description ?? "none"))"
         case .itemEnded(let reason): return "itemEnded(\(reason))"
         case .error(let error): return "error(\(error))"
         case .eventsLost(let snapshot): return "eventsLost(now \(snapshot))"
@@ -133,6 +146,8 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case (.volumeChanged(let a), .volumeChanged(let b)): return a == b
         case (.muteChanged(let a), .muteChanged(let b)): return a == b
         case (.speedChanged(let a), .speedChanged(let b)): return a == b
+        case (.tracksChanged(let a), .tracksChanged(let b)): return a == b
+        case (.videoDecoderChanged(let a), .videoDecoderChanged(let b)): return a == b
         case (.itemEnded(let a), .itemEnded(let b)): return a == b
         case (.error(let a), .error(let b)): return a == b
         case (.eventsLost(let a), .eventsLost(let b)): return a == b
@@ -153,6 +168,8 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .seekCompleted(let position): hasher.combine(position)
         case .bufferingProgress(let percent): hasher.combine(percent)
         case .muteChanged(let muted): hasher.combine(muted)
+        case .tracksChanged(let tracks): hasher.combine(tracks)
+        case .videoDecoderChanged(let decoder): hasher.combine(decoder)
         case .itemEnded(let reason): hasher.combine(reason)
         case .error(let error): hasher.combine(error)
         case .eventsLost(let snapshot): hasher.combine(snapshot)

@@ -69,6 +69,10 @@ public struct PlayerEventKind: RawRepresentable, Hashable, Sendable, Codable, Cu
     public static let muteChanged: PlayerEventKind = "muteChanged"
     /// ``PlayerEvent/speedChanged(_:)``.
     public static let speedChanged: PlayerEventKind = "speedChanged"
+    /// ``PlayerEvent/tracksChanged(_:)``.
+    public static let tracksChanged: PlayerEventKind = "tracksChanged"
+    /// ``PlayerEvent/videoDecoderChanged(_:)``.
+    public static let videoDecoderChanged: PlayerEventKind = "videoDecoderChanged"
     /// ``PlayerEvent/itemEnded(_:)``.
     public static let itemEnded: PlayerEventKind = "itemEnded"
     /// ``PlayerEvent/error(_:)``.
@@ -81,6 +85,7 @@ public struct PlayerEventKind: RawRepresentable, Hashable, Sendable, Codable, Cu
     /// The kinds of the core's own events (not those of features), in the order they are listed here.
     public static let coreKinds: [PlayerEventKind] = [
         .created, .stateChanged, .positionChanged, .durationKnown, .mediaLoaded, .firstFrame, .seekCompleted,
-        .bufferingProgress, .volumeChanged, .muteChanged, .speedChanged, .itemEnded, .error, .eventsLost, .shutDown,
+        .bufferingProgress, .volumeChanged, .muteChanged, .speedChanged, .tracksChanged,
+        .videoDecoderChanged, .itemEnded, .error, .eventsLost, .shutDown,
     ]
 }

@@ -10,8 +10,10 @@ import PlayerKit
 @main
 struct ABCompare: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "ab-compare",
+        commandName: "playerkit-ab-compare",
         abstract: "Play two clips in lockstep and print how far apart they drift.")
+
+    @OptionGroup var logging: LoggingOptions
 
     @Option(help: "Stop after this many seconds.")
     var seconds: Double = 20
@@ -25,7 +27,7 @@ struct ABCompare: AsyncParsableCommand {
     @Flag(help: "Open a window per player, side by side (X11).")
     var window = false
 
-    @Option(help: "mpv video driver for --window (default x11).")
+    @Option(help: "mpv video driver for --window.")
     var vo = "x11"
 
     func validate() throws {
@@ -33,9 +35,12 @@ struct ABCompare: AsyncParsableCommand {
     }
 
     func run() async throws {
+        logging.bootstrap()
+        _ = Interruption.shared  // from here on, Ctrl-C shuts the players down
         let start = ContinuousClock.now
         let output = DispatchQueue(label: "ab-compare.output")
         var configuration = PlayerConfiguration(videoOutput: window ? .window : .none, audioOutput: .none)
+        configuration = logging.applied(to: configuration)
         configuration.videoDriver = vo
         configuration.positionUpdateInterval = .zero  // every frame: the spread is measured per frame
         configuration.delegateQueue = output
@@ -74,7 +79,8 @@ struct ABCompare: AsyncParsableCommand {
             try await left.load(sources[0])
             try await right.load(sources[1])
             meter.startMeasuring()
-            Task { await Self.reportNaiveDrift(meter: meter, json: json, start: start, output: output, until: seconds) }
+            let until = seconds
+            Task { await Self.reportNaiveDrift(meter: meter, json: json, start: start, output: output, until: until) }
         } else {
             let synced = try SyncGroup(players: [left, right])
             try await synced.load(sources)
@@ -82,7 +88,7 @@ struct ABCompare: AsyncParsableCommand {
             meter.startMeasuring()
             group = synced
         }
-        try? await Task.sleep(for: .seconds(seconds))
+        await Interruption.shared.wait(upTo: .seconds(seconds))  // or until Ctrl-C / SIGTERM; then shut down
         _ = group
         await left.shutdown()
         await right.shutdown()

@@ -9,8 +9,10 @@ import PlayerKit
 @main
 struct BackgroundLoop: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "background-loop",
+        commandName: "playerkit-background-loop",
         abstract: "Loop three shipped clips seamlessly behind a foreground player; print each seam's gap.")
+
+    @OptionGroup var logging: LoggingOptions
 
     @Option(help: "Stop after this many seconds.")
     var seconds: Double = 12
@@ -21,7 +23,7 @@ struct BackgroundLoop: AsyncParsableCommand {
     @Flag(help: "Open a real window per player (X11).")
     var window = false
 
-    @Option(help: "mpv video driver for --window (default x11).")
+    @Option(help: "mpv video driver for --window.")
     var vo = "x11"
 
     @Option(parsing: .upToNextOption, help: "Clips for the treadmill (default: the shipped Media/background-1, -2 and -3).")
@@ -32,9 +34,12 @@ struct BackgroundLoop: AsyncParsableCommand {
     }
 
     func run() async throws {
+        logging.bootstrap()
+        _ = Interruption.shared  // from here on, Ctrl-C shuts the players down
         let output = DispatchQueue(label: "background-loop.output")
         let start = ContinuousClock.now
         var configuration = PlayerConfiguration(videoOutput: window ? .window : .none, audioOutput: .none)
+        configuration = logging.applied(to: configuration)
         configuration.videoDriver = vo
         configuration.delegateQueue = output
         var backgroundConfiguration = configuration
@@ -70,7 +75,7 @@ struct BackgroundLoop: AsyncParsableCommand {
         try foreground.setLoop(.forever)
         try await foreground.load(MediaSource(ExampleSupport.shippedMedia("clip-a.mp4")))
 
-        try? await Task.sleep(for: .seconds(seconds))
+        await Interruption.shared.wait(upTo: .seconds(seconds))  // or until Ctrl-C / SIGTERM; then shut down
         loop.stop()
         await foreground.shutdown()
         await background.shutdown()

@@ -117,6 +117,8 @@ public struct JSONEventLine: Encodable, Sendable {
         case .volumeChanged(let volume): value = String(volume)
         case .muteChanged(let muted): value = String(muted)
         case .speedChanged(let speed): value = String(speed)
+        case .tracksChanged(let tracks): value = tracks.filter(\.isSelected).map(\.description).joined(separator: ", ")
+        case .videoDecoderChanged(let decoder): value = decoder?.description ?? "none"
         case .itemEnded(let endReason):
             reason = endReason.description
             if case .error(let failure) = endReason { error = failure.description }

@@ -12,8 +12,10 @@ import PlayerKit
 @main
 struct Feed: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "feed",
+        commandName: "playerkit-feed",
         abstract: "Scroll a feed of ten items; the most visible one plays once scrolling stops.")
+
+    @OptionGroup var logging: LoggingOptions
 
     @Flag(help: "Print one JSON object per line: player, event (play, pause, release, prepare), t, and value (the reason).")
     var json = false
@@ -52,6 +54,8 @@ struct Feed: AsyncParsableCommand {
     }
 
     func run() async throws {
+        logging.bootstrap()
+        _ = Interruption.shared  // Ctrl-C ends the scroll and shuts the players down
         if server {
             try await runWithServer()
             return
@@ -74,17 +78,17 @@ struct Feed: AsyncParsableCommand {
         }
         var players: [Player] = []
         for index in 0..<10 {
-            let player = try Player(id: PlayerID(stringLiteral: "item-\(index)"), configuration: PlayerConfiguration(videoOutput: .none, audioOutput: .none))
+            let player = try Player(id: PlayerID(stringLiteral: "item-\(index)"), configuration: logging.applied(to: PlayerConfiguration(videoOutput: .none, audioOutput: .none)))
             try player.setLoop(.forever)
             try coordinator.add(player.id.rawValue, player: player,
                                 source: MediaSource(ExampleSupport.shippedMedia(index % 2 == 0 ? "clip-a.mp4" : "clip-b.mp4")))
             players.append(player)
         }
 
-        func scroll(to offset: Double) throws {
+        @Sendable func scroll(to offset: Double) throws {
             for index in 0..<10 { try coordinator.reportVisibility(min(1, Self.visibility(of: index, at: offset)), of: "item-\(index)") }
         }
-        func note(_ text: String) {
+        @Sendable func note(_ text: String) {
             if !json { ExampleSupport.printLine(String(format: "%7.2f  -- %@", ExampleSupport.seconds(since: start), text)) }
         }
         // The script: (what, from, to, seconds of scrolling, seconds to rest after).
@@ -95,17 +99,20 @@ struct Feed: AsyncParsableCommand {
             ("settle on item 7", 6.45, 7, 0.3, 1.0),
             ("a fast fling back up to item 1", 7, 1, 0.8, 1.0),
         ]
-        for (what, from, to, seconds, rest) in script {
-            note(what)
-            let steps = max(1, Int(seconds / 0.05))
-            for step in 1...steps {
-                try scroll(to: from + (to - from) * Double(step) / Double(steps))
-                if seconds > 0 { try await Task.sleep(for: .milliseconds(50)) }
+        let settle = self.settle, threshold = settings.threshold
+        let interrupted = try await Interruption.shared.run {
+            for (what, from, to, seconds, rest) in script {
+                note(what)
+                let steps = max(1, Int(seconds / 0.05))
+                for step in 1...steps {
+                    try scroll(to: from + (to - from) * Double(step) / Double(steps))
+                    if seconds > 0 { try await Task.sleep(for: .milliseconds(50)) }
+                }
+                try await Task.sleep(for: .seconds(rest + settle))
+                note("playing: \(coordinator.playingItem ?? "nothing (no item at or above \(threshold) visible)")")
             }
-            try await Task.sleep(for: .seconds(rest + settle))
-            note("playing: \(coordinator.playingItem ?? "nothing (no item at or above \(settings.threshold) visible)")")
         }
-        note("done; playing: \(coordinator.playingItem ?? "none"), holding decoders: \(budget.holders.map(\.rawValue).joined(separator: ", "))")
+        note("\(interrupted ? "interrupted" : "done"); playing: \(coordinator.playingItem ?? "none"), holding decoders: \(budget.holders.map(\.rawValue).joined(separator: ", "))")
         for player in players { await player.shutdown() }
     }
 
@@ -126,7 +133,7 @@ struct Feed: AsyncParsableCommand {
         let folder = cacheDir.map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("playerkit-feed-\(UUID().uuidString)")
         let cache = try MediaCache(configuration: MediaCache.Configuration(directory: folder))
-        var playerConfiguration = PlayerConfiguration(videoOutput: .none, audioOutput: .none)
+        var playerConfiguration = logging.applied(to: PlayerConfiguration(videoOutput: .none, audioOutput: .none))
         playerConfiguration.streamProviders = [cache.streamProvider]
 
         let budget = try DecoderBudget(limit: decoders)
@@ -147,47 +154,50 @@ struct Feed: AsyncParsableCommand {
             try coordinator.add(player.id.rawValue, player: player, source: try cache.source(for: origin.url(name), key: name))
             players.append(player)
         }
-        func scroll(to offset: Double) throws {
+        @Sendable func scroll(to offset: Double) throws {
             for index in 0..<10 { try coordinator.reportVisibility(min(1, Self.visibility(of: index, at: offset)), of: "item-\(index)") }
         }
+        let settle = self.settle
         // Two passes, top to bottom: each item in turn comes into view and plays a moment.
-        var offset = 0.0
-        for pass in 1...2 {
-            origin.resetCounts()
-            let servedBefore = Dictionary(uniqueKeysWithValues: Self.served.map { ($0, cache.entry(forKey: $0)?.bytesServedFromCache ?? 0) })
-            var line = JSONEventLine(player: "feed", event: "pass", t: ExampleSupport.seconds(since: start))
-            line.pass = pass
-            say(line, "-- pass \(pass): scrolling through the ten items")
-            for item in 0..<10 {
-                let target = Double(item)
-                let steps = 6
-                for step in 1...steps {
-                    try scroll(to: offset + (target - offset) * Double(step) / Double(steps))
-                    try await Task.sleep(for: .milliseconds(25))
-                }
-                offset = target
-                try await Task.sleep(for: .seconds(settle + 0.5))
-            }
-            // Leave the last item: back to the top, where the next pass starts.
-            try scroll(to: 0)
-            offset = 0
-            try await Task.sleep(for: .seconds(settle + 0.5))
-            var totalNetwork: Int64 = 0
-            for (index, name) in Self.served.enumerated() {
-                let network = origin.counts(name).bodyBytes
-                let cached = (cache.entry(forKey: name)?.bytesServedFromCache ?? 0) - (servedBefore[name] ?? 0)
-                totalNetwork += network
-                var line = JSONEventLine(player: "item-\(index)", event: "cacheUsage", t: ExampleSupport.seconds(since: start))
+        try await Interruption.shared.run {
+            var offset = 0.0
+            for pass in 1...2 {
+                origin.resetCounts()
+                let servedBefore = Dictionary(uniqueKeysWithValues: Self.served.map { ($0, cache.entry(forKey: $0)?.bytesServedFromCache ?? 0) })
+                var line = JSONEventLine(player: "feed", event: "pass", t: ExampleSupport.seconds(since: start))
                 line.pass = pass
-                line.networkBytes = network
-                line.cacheBytes = cached
-                line.value = name
-                say(line, "   pass \(pass) item-\(index) (\(name)): \(network) bytes from the network, \(cached) from the cache")
+                say(line, "-- pass \(pass): scrolling through the ten items")
+                for item in 0..<10 {
+                    let target = Double(item)
+                    let steps = 6
+                    for step in 1...steps {
+                        try scroll(to: offset + (target - offset) * Double(step) / Double(steps))
+                        try await Task.sleep(for: .milliseconds(25))
+                    }
+                    offset = target
+                    try await Task.sleep(for: .seconds(settle + 0.5))
+                }
+                // Leave the last item: back to the top, where the next pass starts.
+                try scroll(to: 0)
+                offset = 0
+                try await Task.sleep(for: .seconds(settle + 0.5))
+                var totalNetwork: Int64 = 0
+                for (index, name) in Self.served.enumerated() {
+                    let network = origin.counts(name).bodyBytes
+                    let cached = (cache.entry(forKey: name)?.bytesServedFromCache ?? 0) - (servedBefore[name] ?? 0)
+                    totalNetwork += network
+                    var line = JSONEventLine(player: "item-\(index)", event: "cacheUsage", t: ExampleSupport.seconds(since: start))
+                    line.pass = pass
+                    line.networkBytes = network
+                    line.cacheBytes = cached
+                    line.value = name
+                    say(line, "   pass \(pass) item-\(index) (\(name)): \(network) bytes from the network, \(cached) from the cache")
+                }
+                var summary = JSONEventLine(player: "feed", event: "passDone", t: ExampleSupport.seconds(since: start))
+                summary.pass = pass
+                summary.networkBytes = totalNetwork
+                say(summary, "-- pass \(pass) done: \(totalNetwork) bytes from the network in all")
             }
-            var summary = JSONEventLine(player: "feed", event: "passDone", t: ExampleSupport.seconds(since: start))
-            summary.pass = pass
-            summary.networkBytes = totalNetwork
-            say(summary, "-- pass \(pass) done: \(totalNetwork) bytes from the network in all")
         }
         for player in players { await player.shutdown() }
         await cache.shutdown()

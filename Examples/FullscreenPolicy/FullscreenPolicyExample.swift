@@ -9,7 +9,7 @@ import PlayerKit
 @main
 struct FullscreenPolicyExample: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "fullscreen-policy",
+        commandName: "playerkit-fullscreen-policy",
         abstract: "Three players share one fullscreen policy: only its owner ever goes fullscreen.",
         discussion: """
             The policy has both switches on: turning the screen to landscape puts the owner in \
@@ -17,6 +17,8 @@ struct FullscreenPolicyExample: AsyncParsableCommand {
             portrait asks the app for landscape. After each step the program reads every \
             player's mpv `fullscreen` property and prints it.
             """)
+
+    @OptionGroup var logging: LoggingOptions
 
     @Flag(help: "Open a real window per player (X11): the owner's window fills the screen.")
     var window = false
@@ -30,7 +32,7 @@ struct FullscreenPolicyExample: AsyncParsableCommand {
     @Flag(help: "Wait for a line on standard input (Enter) before each step.")
     var interactive = false
 
-    @Option(help: "mpv video driver for --window (default x11).")
+    @Option(help: "mpv video driver for --window.")
     var vo = "x11"
 
     func validate() throws {
@@ -38,6 +40,8 @@ struct FullscreenPolicyExample: AsyncParsableCommand {
     }
 
     func run() async throws {
+        logging.bootstrap()
+        _ = Interruption.shared  // Ctrl-C ends the script and shuts the players down
         let output = DispatchQueue(label: "fullscreen-policy.output")  // one queue: lines never interleave
         let printer = Printer(json: json, output: output)
 
@@ -46,6 +50,7 @@ struct FullscreenPolicyExample: AsyncParsableCommand {
         var players: [PlayerID: Player] = [:]
         for (index, id) in names.enumerated() {
             var configuration = PlayerConfiguration(videoOutput: window ? .window : .none, audioOutput: .none)
+            configuration = logging.applied(to: configuration)
             configuration.videoDriver = vo
             configuration.delegateQueue = output
             if window {
@@ -73,7 +78,7 @@ struct FullscreenPolicyExample: AsyncParsableCommand {
         if !json { printer.line(screenLine()) }
 
         let left = players["left"]!, center = players["center"]!, right = players["right"]!
-        let script: [(String, () async throws -> Void)] = [
+        let script: [(String, @Sendable () async throws -> Void)] = [
             ("the screen is in portrait", { policy.setOrientation(.portrait) }),
             ("center claims the policy", { try policy.claim(center) }),
             ("the screen turns to landscape left", { policy.setOrientation(.landscapeLeft) }),
@@ -91,17 +96,21 @@ struct FullscreenPolicyExample: AsyncParsableCommand {
             ("left shuts down", { await left.shutdown() }),
         ]
         let hold = stepSeconds ?? (window ? 1.5 : 0.25)
-        for (index, (action, perform)) in script.enumerated() {
-            if interactive { _ = readLine() }
-            let step = index + 1
-            printer.step(step, action)
-            do {
-                try await perform()
-            } catch {
-                printer.refused(step, error)
+        let interactive = self.interactive, playing = players
+        try await Interruption.shared.run {
+            for (index, (action, perform)) in script.enumerated() {
+                if interactive { _ = readLine() }
+                if Task.isCancelled { return }
+                let step = index + 1
+                printer.step(step, action)
+                do {
+                    try await perform()
+                } catch {
+                    printer.refused(step, error)
+                }
+                printer.status(step, players: names.compactMap { playing[$0] }, policy: policy)
+                if hold > 0 { try await Task.sleep(for: .seconds(hold)) }
             }
-            printer.status(step, players: names.compactMap { players[$0] }, policy: policy)
-            if hold > 0 { try? await Task.sleep(for: .seconds(hold)) }
         }
         for id in names { await players[id]!.shutdown() }
         output.sync {}  // the last lines

@@ -12,8 +12,10 @@ import PlayerKit
 @main
 struct Mosaic: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "mosaic",
+        commandName: "playerkit-mosaic",
         abstract: "Draw four PlayerKit players into one OpenGL window of the app's own, as a 2x2 grid.")
+
+    @OptionGroup var logging: LoggingOptions
 
     @Option(help: "Stop this many seconds after the clips are loaded.")
     var seconds: Double = 6
@@ -46,6 +48,8 @@ struct Mosaic: AsyncParsableCommand {
     }
 
     func run() async throws {
+        logging.bootstrap()
+        _ = Interruption.shared  // Ctrl-C ends the drawing and shuts the players down
         let (width, height) = Self.parseSize(size)!
         let clips = media.map { $0.split(separator: ",").map(String.init) }
             ?? (1...4).map { ExampleSupport.shippedMedia("tile-\($0).mp4") }
@@ -70,6 +74,7 @@ struct Mosaic: AsyncParsableCommand {
 
         // Four players with those IDs; video goes to the renderer the app attaches.
         var configuration = PlayerConfiguration(videoOutput: .frames, audioOutput: .none)
+        configuration = logging.applied(to: configuration)
         configuration.positionUpdateInterval = .milliseconds(500)
         let players = try ids.map { try Player(id: $0, configuration: configuration) }
 
@@ -92,7 +97,7 @@ struct Mosaic: AsyncParsableCommand {
             switch message {
             case .renderersReady:
                 // Renderers exist: load the clips (looping), then let the loop start.
-                for (player, clip) in zip(players, clips) {
+                for (player, clip) in zip(players, clips) where Interruption.shared.receivedSignal == nil {
                     do {
                         try player.setLoop(.forever)
                         _ = try await player.load(MediaSource(clip))
@@ -110,7 +115,8 @@ struct Mosaic: AsyncParsableCommand {
         // Every player's last event, printed, before the program ends.
         await shutDowns.wait(for: players.count)
         subscription.cancel()
-        if let failure {
+        // A load cut short by Ctrl-C (the renderers closed under it) is no failure.
+        if let failure, Interruption.shared.receivedSignal == nil {
             FileHandle.standardError.write(Data("mosaic: \(failure)\n".utf8))
             throw ExitCode(1)
         }
@@ -202,11 +208,11 @@ final class MosaicApp {
     }
 
     /// Draws whenever a player has a frame, from the start, until `--seconds` after the clips
-    /// are loaded (`loadedAt`), or until the window closes.
+    /// are loaded (`loadedAt`), until the window closes, or until SIGINT or SIGTERM.
     func drawUntilDeadline(loadedAt: Locked<ContinuousClock.Instant?>) throws {
         let duration = Duration.milliseconds(Int(options.seconds * 1000))
         while loadedAt.withLock({ $0 }).map({ ContinuousClock.now < $0 + duration }) ?? true {
-            if host.waitForWork(timeoutMilliseconds: 10) == .quit { break }
+            if host.waitForWork(timeoutMilliseconds: 10) == .quit || Interruption.shared.receivedSignal != nil { break }
             guard renderers.contains(where: \.needsRedraw) else { continue }
             // Each player into its own framebuffer; then the four into the grid.
             for index in renderers.indices where renderers[index].needsRedraw {

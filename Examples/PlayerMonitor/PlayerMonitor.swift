@@ -5,12 +5,15 @@ import Foundation
 import PlayerKit
 
 /// Several players over the shipped clips and a live table of every player's ID, state and
-/// position, driven only by the event bus.
+/// position, driven only by the event bus. Runs until `--seconds` pass or SIGINT/SIGTERM arrives,
+/// then shuts every player down and waits for the bus to report each one shut down.
 @main
 struct PlayerMonitor: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "player-monitor",
+        commandName: "playerkit-player-monitor",
         abstract: "Run several players and watch them through PlayerKit's event bus.")
+
+    @OptionGroup var logging: LoggingOptions
 
     @Option(help: "How many players to run (1 to 64).")
     var players = 4
@@ -27,6 +30,8 @@ struct PlayerMonitor: AsyncParsableCommand {
     }
 
     func run() async throws {
+        logging.bootstrap()
+        _ = Interruption.shared  // from here on, Ctrl-C shuts the players down
         let bus = PlayerEventBus(label: "monitor")
         let board = Board(json: json)
         // The only source of what is shown: one subscription to every player on the bus.
@@ -34,6 +39,8 @@ struct PlayerMonitor: AsyncParsableCommand {
         defer { subscription.cancel() }
 
         var configuration = PlayerConfiguration(videoOutput: .none, audioOutput: .none)
+
+        configuration = logging.applied(to: configuration)
         configuration.eventBus = bus
         var started: [Player] = []
         for index in 1...players {
@@ -49,12 +56,10 @@ struct PlayerMonitor: AsyncParsableCommand {
                 }
             }
         }
-        if let seconds {
-            try? await Task.sleep(for: .seconds(seconds))
-        } else {
-            while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+        await Interruption.shared.wait(upTo: seconds.map { .seconds($0) })
+        await withTaskGroup(of: Void.self) { group in
+            for player in started { group.addTask { await player.shutdown() } }
         }
-        for player in started { await player.shutdown() }
         await board.waitForShutDowns(started.count)
         board.finish()
     }
@@ -77,6 +82,9 @@ final class Board: Sendable {
     }
 
     private let json: Bool
+    /// Standard output is a terminal: the table is redrawn in place with escape codes and cut to
+    /// the terminal's height. Otherwise (a pipe, a file) plain snapshots, one a second.
+    private let isTerminal = isatty(STDOUT_FILENO) != 0
     private let start = ContinuousClock.now
     private let content = Locked(Content())  // not Synchronization.Mutex: ThreadSanitizer cannot see its futex on Linux
     private let shutDowns = Tally()
@@ -87,7 +95,8 @@ final class Board: Sendable {
 
     /// Called on the subscription's serial queue.
     func apply(_ record: PlayerEventRecord) {
-        if record.event == .shutDown { countShutDown() }
+        // Counted once the record is in the table or printed, so `finish()` shows it.
+        defer { if record.event == .shutDown { countShutDown() } }
         if json {
             ExampleSupport.printLine(JSONEventLine(record, t: ExampleSupport.seconds(since: start)).json)
             return
@@ -105,8 +114,8 @@ final class Board: Sendable {
             default: break
             }
             content.rows[record.playerID] = row
-            // Redraw at most ten times a second.
-            guard ContinuousClock.now - content.lastRender >= .milliseconds(100) else { return nil }
+            // Redraw at most ten times a second on a terminal, once a second elsewhere.
+            guard ContinuousClock.now - content.lastRender >= (isTerminal ? .milliseconds(100) : .seconds(1)) else { return nil }
             content.lastRender = .now
             return render(content.rows)
         }
@@ -127,10 +136,20 @@ final class Board: Sendable {
     }
 
     private func render(_ rows: [PlayerID: Row]) -> String {
-        // Cursor home and clear screen: the table is redrawn in place.
-        var lines = ["\u{1B}[H\u{1B}[2J" + String(format: "PlayerKit monitor  t=%.1f s  %d players", ExampleSupport.seconds(since: start), rows.count)]
+        let title = String(format: "PlayerKit monitor  t=%.1f s  %d players", ExampleSupport.seconds(since: start), rows.count)
+        // Cursor home and clear screen on a terminal: the table is redrawn in place.
+        var lines = [(isTerminal ? "\u{1B}[H\u{1B}[2J" : "\n") + title]
         lines.append("ID".padding(toLength: 14, withPad: " ", startingAt: 0) + "STATE      POSITION   EVENTS  ERROR")
-        for (id, row) in rows.sorted(by: { $0.key < $1.key }) {
+        // Natural order: player-2 before player-10.
+        var sorted = rows.sorted { $0.key.rawValue.compare($1.key.rawValue, options: .numeric) == .orderedAscending }
+        // On a terminal the header stays in view: rows that do not fit are summed up in one line.
+        var hidden = 0
+        if isTerminal, let height = Self.terminalHeight(), sorted.count > height - 3 {
+            let shown = max(0, height - 4)
+            hidden = sorted.count - shown
+            sorted = Array(sorted.prefix(shown))
+        }
+        for (id, row) in sorted {
             let position = row.position.map { String(format: "%6.2f", $0) } ?? "     -"
             let duration = row.duration.map { String(format: "/%-4.1f", $0) } ?? "     "
             lines.append(
@@ -138,6 +157,14 @@ final class Board: Sendable {
                     + (row.isShutDown ? "shut down" : row.state.rawValue).padding(toLength: 11, withPad: " ", startingAt: 0)
                     + position + duration + String(format: "%7d", row.events) + "  " + (row.lastError ?? ""))
         }
+        if hidden > 0 { lines.append("... and \(hidden) more (a taller terminal shows them)") }
         return lines.joined(separator: "\n")
+    }
+
+    /// The terminal's height in lines, when standard output is one that says.
+    private static func terminalHeight() -> Int? {
+        var size = winsize()
+        guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_row > 0 else { return nil }
+        return Int(size.ws_row)
     }
 }

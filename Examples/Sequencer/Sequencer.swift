@@ -12,8 +12,10 @@ import PlayerKit
 @main
 struct Sequencer: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "sequencer",
+        commandName: "playerkit-sequencer",
         abstract: "Play a timeline of clips and a still (2x, mirrored, reversed) as frames pulled on the app's display clock.")
+
+    @OptionGroup var logging: LoggingOptions
 
     @Flag(help: "Print one JSON object per line: each output frame (clip, sourceTime, outputTime, flip), each boundary, a summary.")
     var json = false
@@ -47,9 +49,13 @@ struct Sequencer: AsyncParsableCommand {
     }
 
     func run() async throws {
+        logging.bootstrap()
+        _ = Interruption.shared  // Ctrl-C ends the display loop and shuts the players down
         let programStart = ContinuousClock.now
         let format = try FrameFormat(width: 320, height: 240, pixelFormat: .bgr0)
-        let sequencer = try ClipSequencer(clips: Self.timeline, format: format, playerIDPrefix: "sequencer")
+        let sequencer = try ClipSequencer(
+            clips: Self.timeline, format: format, playerIDPrefix: "sequencer",
+            configuration: logging.applied(to: PlayerConfiguration(videoOutput: .frames, audioOutput: .none)))
         let json = json
         if !json {
             ExampleSupport.printLine("timeline: " + sequencer.clips.map(\.description).joined(separator: "; "))
@@ -152,7 +158,7 @@ func runDisplayLoop(sequencer: ClipSequencer, options: DisplayOptions, windowRea
         let deadline = start + tick * number
         let now = ContinuousClock.now
         if deadline > now { Thread.sleep(forTimeInterval: (deadline - now).inSeconds) }
-        if window?.quitRequested() == true { break }
+        if window?.quitRequested() == true || Interruption.shared.receivedSignal != nil { break }
         let frame = sequencer.frame(at: deadline)
         if let frame {
             window?.show(frame.frame)

@@ -9,8 +9,10 @@ import PlayerKit
 @main
 struct TwoPlayers: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "two-players",
+        commandName: "playerkit-two-players",
         abstract: "Play two videos at once with PlayerKit and print every event with its player's ID.")
+
+    @OptionGroup var logging: LoggingOptions
 
     @Flag(help: "Open a real window per player (needs an X11 or Wayland display).")
     var window = false
@@ -27,7 +29,7 @@ struct TwoPlayers: AsyncParsableCommand {
     @Option(help: "Embed the \"main\" player's video into this existing X11 window (decimal or 0x hex ID).")
     var embedInto: String?
 
-    @Option(help: "mpv video driver for --window: x11 (default), gpu, or auto for mpv's own choice.")
+    @Option(help: "mpv video driver for --window: x11, gpu, or auto for mpv's own choice.")
     var vo = "x11"
 
     @Option(help: "Media for the player \"main\" (default: the shipped Media/clip-a.mp4).")
@@ -49,7 +51,10 @@ struct TwoPlayers: AsyncParsableCommand {
     }
 
     func run() async throws {
+        logging.bootstrap()
+        _ = Interruption.shared  // from here on, Ctrl-C shuts the players down
         var configuration = PlayerConfiguration(videoOutput: window ? .window : .none, audioOutput: audio ? .system : .none)
+        configuration = logging.applied(to: configuration)
         // x11 by default: with several cores in one process, mpv's automatic probing of GPU
         // drivers has crashed under software GL (Xvfb); x11 works everywhere X11 does.
         configuration.videoDriver = vo == "auto" ? nil : vo
@@ -91,14 +96,14 @@ struct TwoPlayers: AsyncParsableCommand {
             for await loaded in group where !loaded { failures += 1 }
         }
 
+        // Until both items end (or --seconds pass), or Ctrl-C / SIGTERM: the players are shut
+        // down in every case.
         let expectedEnds = 2 - failures
-        let ended = Task { await printer.waitForEnds(count: expectedEnds) }
         if let seconds {
-            try? await Task.sleep(for: .seconds(seconds))
+            await Interruption.shared.wait(upTo: .seconds(seconds))
         } else {
-            await ended.value
+            await Interruption.shared.wait(orUntil: { await printer.waitForEnds(count: expectedEnds) })
         }
-        ended.cancel()
         await main.shutdown()
         await other.shutdown()
         if failures > 0 { throw ExitCode(1) }

@@ -7,7 +7,7 @@ import Testing
 struct ExampleTests {
     @Test("two-players --json --seconds 3 shows events from both players, each reaching playing")
     func twoPlayersJSON() async throws {
-        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("two-players"), ["--json", "--seconds", "3"])
+        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("playerkit-two-players"), ["--json", "--seconds", "3"])
         #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
 
         let objects = try exampleJSONLines(output)
@@ -29,7 +29,7 @@ struct ExampleTests {
 
     @Test("player-monitor --players 8 --json --seconds 3 reports eight players, each from creation to shutdown")
     func playerMonitorJSON() async throws {
-        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("player-monitor"), ["--players", "8", "--json", "--seconds", "3"])
+        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("playerkit-player-monitor"), ["--players", "8", "--json", "--seconds", "3"])
         #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
         let objects = try exampleJSONLines(output)
         let byPlayer = Dictionary(grouping: objects) { $0["player"] as? String ?? "" }
@@ -45,18 +45,81 @@ struct ExampleTests {
         }
     }
 
-    @Test("player-monitor draws its table in place")
-    func playerMonitorTable() async throws {
-        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("player-monitor"), ["--players", "3", "--seconds", "1.5"])
+    @Test("player-monitor into a pipe: plain snapshots, no escape codes, IDs in natural order, every player shut down at the end")
+    func playerMonitorPiped() async throws {
+        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("playerkit-player-monitor"), ["--players", "10", "--seconds", "1.5"])
         #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
-        let lastTable = try #require(output.components(separatedBy: "\u{1B}[H\u{1B}[2J").last)
-        #expect(lastTable.contains("3 players"))
-        for index in 1...3 { #expect(lastTable.contains("player-\(index)") && lastTable.contains("shut down")) }
+        #expect(!output.contains("\u{1B}"), "escape codes in piped output")
+        let lastTable = try #require(output.components(separatedBy: "PlayerKit monitor").last)
+        #expect(lastTable.contains("10 players"))
+        let ids = lastTable.split(separator: "\n").compactMap { line in line.split(separator: " ").first.map(String.init) }
+            .filter { $0.hasPrefix("player-") }
+        #expect(ids == (1...10).map { "player-\($0)" }, "order: \(ids)")
+        #expect(lastTable.split(separator: "\n").filter { $0.hasPrefix("player-") }.allSatisfy { $0.contains("shut down") })
+    }
+
+    @Test("player-monitor in a terminal: Ctrl-C shuts every player down, each reported on the bus, and it exits with 0")
+    func playerMonitorInterrupted() async throws {
+        let script = try #require(VirtualDisplay.which("script"), "script(1), from util-linux")
+        let monitor = try ChildProcess.example("playerkit-player-monitor")
+        // script(1) runs the monitor on a pseudo-terminal; a ^C written to the terminal becomes
+        // SIGINT from its line discipline, as a user's Ctrl-C does.
+        let child = try ChildProcess.startInteractive(
+            URL(fileURLWithPath: script), ["-qfec", "'\(monitor.path)' --players 4 --json", "/dev/null"])
+        let reader = JSONLineReader(child.output)
+        var playing = Set<String>()
+        while playing.count < 4, let object = await reader.next() {
+            if object["event"] as? String == "stateChanged", object["state"] as? String == "playing",
+               let player = object["player"] as? String { playing.insert(player) }
+        }
+        #expect(playing.count == 4)
+        child.input.write(Data([0x03]))
+        var shutDown = Set<String>()
+        while let object = await reader.next() {
+            if object["event"] as? String == "shutDown", let player = object["player"] as? String { shutDown.insert(player) }
+        }
+        await ChildProcess.waitForExit(child.process)
+        #expect(shutDown == Set((1...4).map { "player-\($0)" }))
+        #expect(child.process.terminationStatus == 0)
+    }
+
+    /// The examples not covered by the tests above, each with arguments that keep it busy for
+    /// a minute or more.
+    static let interruptible: [(name: String, arguments: [String])] = [
+        ("playerkit-feed", ["--json"]),
+        ("playerkit-fullscreen-policy", ["--json", "--step-seconds", "30"]),
+        ("playerkit-mosaic", ["--headless", "--json", "--seconds", "120"]),
+        ("playerkit-sequencer", ["--headless", "--json"]),
+        ("playerkit-background-loop", ["--json", "--seconds", "120"]),
+        ("playerkit-ab-compare", ["--json", "--seconds", "120"]),
+    ]
+
+    @Test("SIGTERM while an example runs: it says so, shuts its players down and exits 0",
+          arguments: ExampleTests.interruptible.map(\.name))
+    func interruptedBySIGTERM(_ name: String) async throws {
+        let arguments = try #require(Self.interruptible.first { $0.name == name }).arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "DISPLAY")
+        environment.removeValue(forKey: "WAYLAND_DISPLAY")
+        let (process, output, errorsFile) = try ChildProcess.startKeepingErrors(
+            ChildProcess.example(name), arguments, environment: environment)
+        defer { try? FileManager.default.removeItem(at: errorsFile) }
+        // The first line of output: the example is past its setup and running.
+        let reader = JSONLineReader(output)
+        let first = await reader.next()
+        #expect(first != nil, "\(name) printed no JSON line")
+        process.terminate()  // SIGTERM
+        await reader.drain()
+        await ChildProcess.waitForExit(process)
+        let errors = (try? String(contentsOf: errorsFile, encoding: .utf8)) ?? ""
+        #expect(process.terminationReason == .exit, "\(name) died of signal \(process.terminationStatus)")
+        #expect(process.terminationStatus == 0, "\(name) exit status \(process.terminationStatus): \(errors.suffix(2000))")
+        #expect(errors.contains("SIGTERM: shutting the players down"), "\(name): \(errors.suffix(2000))")
     }
 
     @Test("two-players with no arguments plays the shipped media to the end")
     func twoPlayersDefault() async throws {
-        let (status, text, errors) = try await ChildProcess.runToEnd(ChildProcess.example("two-players"), [])
+        let (status, text, errors) = try await ChildProcess.runToEnd(ChildProcess.example("playerkit-two-players"), [])
         #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
         #expect(text.contains("main"))
         #expect(text.components(separatedBy: "itemEnded(finished)").count - 1 == 2)
@@ -70,7 +133,7 @@ struct WindowExampleTests {
         let display = try await VirtualDisplay.start()
         defer { display.stop() }
         let (process, output) = try ChildProcess.start(
-            ChildProcess.example("two-players"), ["--window", "--json", "--seconds", "10"], environment: display.environment)
+            ChildProcess.example("playerkit-two-players"), ["--window", "--json", "--seconds", "120"], environment: display.environment)
         let reader = JSONLineReader(output)
 
         // Read events as they come until both players have shown half a second of video
@@ -101,6 +164,9 @@ struct WindowExampleTests {
         #expect(windows.allSatisfy { $0.contains("320x240") })
         let places = Set(windows.compactMap { $0.split(separator: " ").last.map(String.init) })
         #expect(places.count == 2, "windows overlap: \(windows)")
+        // Its windows were checked: SIGTERM ends it, as a service manager would, and it shuts its
+        // players down and exits cleanly (its --seconds is only a backstop, far off).
+        process.terminate()
         await reader.drain()
         await ChildProcess.waitForExit(process)
         #expect(process.terminationStatus == 0)
@@ -136,7 +202,7 @@ struct WindowExampleTests {
         let windowID = try #require(hostID, "the host window did not appear (xmessage \(exit), display \(display.display) answering: \(answering))")
 
         let (process, output) = try ChildProcess.start(
-            ChildProcess.example("two-players"), ["--embed-into", windowID, "--json", "--seconds", "10"], environment: display.environment)
+            ChildProcess.example("playerkit-two-players"), ["--embed-into", windowID, "--json", "--seconds", "10"], environment: display.environment)
         let reader = JSONLineReader(output)
         var moving = false
         while !moving, let object = await reader.next() {
@@ -175,7 +241,7 @@ struct FullscreenPolicyExampleTests {
     @Test("fullscreen-policy --json: fullscreen is only ever true for the owning player")
     func onlyTheOwner() async throws {
         let (status, output, errors) = try await ChildProcess.runToEnd(
-            ChildProcess.example("fullscreen-policy"), ["--json", "--step-seconds", "0"])
+            ChildProcess.example("playerkit-fullscreen-policy"), ["--json", "--step-seconds", "0"])
         #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
         let objects = try exampleJSONLines(output)
         // Status lines: mpv's own fullscreen property of every live player after each step.
@@ -226,7 +292,7 @@ struct FullscreenPolicyWindowTests {
         let display = try await VirtualDisplay.start()
         defer { display.stop() }
         let child = try ChildProcess.startInteractive(
-            ChildProcess.example("fullscreen-policy"), ["--window", "--json", "--interactive", "--step-seconds", "0"],
+            ChildProcess.example("playerkit-fullscreen-policy"), ["--window", "--json", "--interactive", "--step-seconds", "0"],
             environment: display.environment)
         defer { if child.process.isRunning { child.process.terminate() } }
         // A watchdog: if the example stops answering, end it, so the reads below see the end
@@ -298,7 +364,7 @@ struct FeedExampleTests {
     @Test("feed --json: the most visible item plays once each scroll settles, never one passed on the way")
     func scriptedScroll() async throws {
         // A 1 s settle delay against scroll steps every 50 ms: a wide margin on a busy machine.
-        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("feed"), ["--json", "--settle", "1"])
+        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("playerkit-feed"), ["--json", "--settle", "1"])
         #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
         let objects = try exampleJSONLines(output)
         let plays = objects.filter { $0["event"] as? String == "play" }.compactMap { $0["player"] as? String }
@@ -314,7 +380,7 @@ struct FeedExampleTests {
     @Test("feed --server --json: ten clips over loopback HTTP through the cache; the second pass fetches nothing")
     func serverTwoPasses() async throws {
         let (status, output, errors) = try await ChildProcess.runToEnd(
-            ChildProcess.example("feed"), ["--server", "--json"], environment: ProcessInfo.processInfo.environment.merging(["SWIFT_BACKTRACE": "enable=yes,threads=all,color=no"]) { $1 })
+            ChildProcess.example("playerkit-feed"), ["--server", "--json"], environment: ProcessInfo.processInfo.environment.merging(["SWIFT_BACKTRACE": "enable=yes,threads=all,color=no"]) { $1 })
         #expect(status == 0, "exit status \(status): \(errors.suffix(60000))")
         let objects = try exampleJSONLines(output)
         let usage = objects.filter { $0["event"] as? String == "cacheUsage" }

@@ -23,7 +23,7 @@ enum ChildProcess {
     }
 
     /// The examples that draw with OpenGL through Mesa.
-    private static let glExamples: Set<String> = ["mosaic", "sequencer"]
+    private static let glExamples: Set<String> = ["playerkit-mosaic", "playerkit-sequencer"]
 
     /// Starts `executable` with its standard output on a pipe.
     static func start(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> (Process, FileHandle) {
@@ -33,6 +33,19 @@ enum ChildProcess {
         process.standardError = FileHandle.nullDevice
         try process.run()
         return (process, output.fileHandleForReading)
+    }
+
+    /// Starts `executable` with its standard output on a pipe and its standard error in a
+    /// temporary file, read with `String(contentsOf:)` once the process has ended.
+    static func startKeepingErrors(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> (process: Process, output: FileHandle, errors: URL) {
+        let process = makeProcess(executable, arguments, environment: environment)
+        let output = Pipe()
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("playerkit-child-\(UUID().uuidString).err")
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+        process.standardOutput = output
+        process.standardError = try FileHandle(forWritingTo: errors)
+        try process.run()
+        return (process, output.fileHandleForReading, errors)
     }
 
     /// Starts `executable` with its standard input and output on pipes: write lines to the

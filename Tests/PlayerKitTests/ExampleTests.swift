@@ -94,7 +94,9 @@ struct ExampleTests {
         ("playerkit-ab-compare", ["--json", "--seconds", "120"]),
     ]
 
-    @Test("SIGTERM while an example runs: it says so, shuts its players down and exits 0",
+    // One example at a time: six at once (two of them rendering with software OpenGL) starve
+    // the 2-core machine's other tests of the frames they count.
+    @Test("SIGTERM while an example runs: it says so, shuts its players down and exits 0", .serialized,
           arguments: ExampleTests.interruptible.map(\.name))
     func interruptedBySIGTERM(_ name: String) async throws {
         let arguments = try #require(Self.interruptible.first { $0.name == name }).arguments

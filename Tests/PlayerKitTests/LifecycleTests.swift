@@ -51,6 +51,24 @@ struct LifecycleTests {
         #expect(!PlayerRegistry.liveIDs.contains(id))
     }
 
+    @Test("pitch correction is on by default and off when configured; a player without it plays at double speed to the end")
+    func pitchCorrection() async throws {
+        let (standard, _) = try await Fixtures.player(id: Fixtures.uniqueID("pitch-on"))
+        var configuration = Fixtures.headless
+        configuration.pitchCorrection = false
+        let (plain, recorder) = try await Fixtures.player(id: Fixtures.uniqueID("pitch-off"), configuration: configuration)
+        #expect(try standard.property("audio-pitch-correction") == .flag(true))
+        #expect(try plain.property("audio-pitch-correction") == .flag(false))
+        try plain.setSpeed(2)
+        _ = try await plain.load(.file(Fixtures.clipB))
+        let end = await recorder.waitFor(timeout: .seconds(20)) {
+            if case .itemEnded = $0.event { return true } else { return false }
+        }
+        #expect(end?.event == .itemEnded(.finished))
+        await standard.shutdown()
+        await plain.shutdown()
+    }
+
     @Test("20 create, play, shutdown cycles")
     func cycles() async throws {
         for cycle in 0..<20 {

@@ -142,6 +142,8 @@ struct TrackTests {
     func decoderInUse() async throws {
         let (player, recorder) = try await Fixtures.player()
         #expect(player.videoDecoder == nil)
+        // Looping, so the item is still there however slowly a loaded machine gets to the checks.
+        try player.setLoop(.forever)
         _ = try await player.load(.file(Self.clip))
         let event = await recorder.waitFor(timeout: .seconds(10)) {
             if case .videoDecoderChanged(let decoder?) = $0.event { return decoder.codec.contains("H.264") }

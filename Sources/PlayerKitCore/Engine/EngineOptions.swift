@@ -40,6 +40,7 @@ extension PlayerConfiguration {
         // PipeWire's application name).
         options.append(("audio-client-name", id.rawValue))
         if let audioDevice { options.append(("audio-device", audioDevice)) }
+        if !pitchCorrection { options.append(("audio-pitch-correction", "no")) }
         for name in extraOptions.keys.sorted() {
             options.append((name, extraOptions[name] ?? ""))
         }

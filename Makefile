@@ -3,7 +3,7 @@
 export PATH := $(PATH):/opt/swift/usr/bin
 SWIFT ?= swift
 
-.PHONY: deps bench-deps build demo test test-tsan test-asan soak bench bench-quick media clean check-layers
+.PHONY: deps bench-deps build demo docs test test-tsan test-asan soak bench bench-quick media clean check-layers
 
 deps:
 	@Scripts/install-deps.sh
@@ -20,6 +20,8 @@ demo: deps
 test: deps
 	Scripts/check-layers.sh
 	$(SWIFT) build --build-tests --explicit-target-dependency-import-check error
+	# The DocC catalogs and every public symbol's documentation: no DocC warning.
+	SWIFT=$(SWIFT) Scripts/check-docs.sh
 	# README's manifest lines and "Using it" snippet, built and run as a consumer package.
 	SWIFT=$(SWIFT) Scripts/check-consumer.sh
 	$(SWIFT) test --skip-build --skip TimingTests --skip SoakTests --skip CorruptMediaTests
@@ -68,6 +70,10 @@ bench: bench-deps
 ## The short benchmark suite (about 4 minutes once built); prints one JSON object.
 bench-quick: bench-deps
 	@Benchmarks/run.py --quick
+
+## The DocC documentation of every library module, as one combined archive; fails on any warning.
+docs: deps
+	SWIFT=$(SWIFT) Scripts/check-docs.sh
 
 ## The layering rules the compiler does not check by itself (also run by `make test`).
 check-layers:

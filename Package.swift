@@ -52,6 +52,8 @@ let package = Package(
         // The media cache: its index in SQLite (system libsqlite3) and HTTP through AsyncHTTPClient.
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // `swift package generate-documentation` (Scripts/check-docs.sh, run by make test).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // The only C boundary: libmpv's client API (Debian/Ubuntu: apt-get install libmpv-dev).

@@ -4,7 +4,7 @@ import PlayerKitCore
 import Glibc
 #endif
 
-/// The cache's ``PlayerKitCore/MediaStreamProvider``: `scheme://<key as hex>`.
+/// The cache's ``/PlayerKitCore/MediaStreamProvider``: `scheme://<key as hex>`.
 final class CacheStreamProvider: MediaStreamProvider {
     let scheme: String
     let store: CacheStore

@@ -5,7 +5,7 @@ import PlayerKitCore
 /// once per key while it plays, played from disk the next time, and precached ahead of need.
 ///
 /// Written, as every PlayerKit feature, against the core's public API: players read through
-/// a ``PlayerKitCore/MediaStreamProvider`` (mpv's `stream_cb`), so mpv never fetches the URL
+/// a ``/PlayerKitCore/MediaStreamProvider`` (mpv's `stream_cb`), so mpv never fetches the URL
 /// itself; HTTP goes through AsyncHTTPClient; the index is an SQLite database (GRDB).
 ///
 /// ```swift
@@ -39,7 +39,7 @@ public final class MediaCache: Sendable {
         /// no precache wants are evicted to stay under it; entries in use are never evicted,
         /// so while they alone exceed it, the cache may too. Default 1 GiB.
         public var capacity: Int64 = 1 << 30
-        /// The URL scheme players read through (``PlayerKitCore/MediaStreamProvider/scheme``).
+        /// The URL scheme players read through (``/PlayerKitCore/MediaStreamProvider/scheme``).
         public var scheme: String = "playerkit-cache"
         /// How long connecting may take. Default 10 s.
         public var connectTimeout: Duration = .seconds(10)
@@ -119,7 +119,7 @@ public final class MediaCache: Sendable {
         self.provider = CacheStreamProvider(scheme: configuration.scheme, store: store)
     }
 
-    /// The provider players read through: put it in ``PlayerKitCore/PlayerConfiguration/streamProviders``.
+    /// The provider players read through: put it in ``/PlayerKitCore/PlayerConfiguration/streamProviders``.
     public var streamProvider: any MediaStreamProvider { provider }
 
     /// A source that plays `url` through the cache under `key` (default: the URL itself, for

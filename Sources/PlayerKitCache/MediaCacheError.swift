@@ -7,7 +7,7 @@ public enum MediaCacheError: Error, Sendable, Hashable, CustomStringConvertible 
     case invalidKey(String, reason: String)
     /// A URL the cache does not fetch (not http or https, no host, control characters).
     case unsupportedURL(String, reason: String)
-    /// A ``PlayerKitCore/MediaSource`` that this cache did not make.
+    /// A ``/PlayerKitCore/MediaSource`` that this cache did not make.
     case unknownSource(String)
     /// The cache folder cannot be made, written or opened (read-only, not a folder).
     case directoryUnusable(path: String, reason: String)

@@ -1,7 +1,7 @@
 import PlayerKitCore
 
-/// What the media cache reports about a key. Every event goes to ``MediaCache/events()``
-/// subscribers, and, through ``PlayerKitCore/Player/publish(_:)``, to every player reading the
+/// What the media cache reports about a key. Every event goes to ``MediaCache/events(bufferLimit:)``
+/// subscribers, and, through ``/PlayerKitCore/Player/publish(_:)``, to every player reading the
 /// key at that moment (so a bus subscriber of a player's ID hears its cache's story).
 public enum MediaCacheEvent: PlayerFeatureEvent {
     /// A download of `key` began (or resumed) at byte `offset`.

@@ -2,7 +2,7 @@ import Foundation
 import PlayerKitCore
 
 /// What a ``FullscreenPolicy`` tells each player it concerns, published through the player's
-/// own pipeline (``Player/publish(_:)``): to its delegate (``player(_:didEmit:)`` and, when the
+/// own pipeline (``/PlayerKitCore/Player/publish(_:)``): to its delegate (``/PlayerKitCore/PlayerDelegate/player(_:didEmit:)`` and, when the
 /// delegate adopts ``FullscreenEventDelegate``, the typed methods), to bus subscribers of its
 /// ID, async sequences, and NotificationCenter.
 ///
@@ -18,8 +18,8 @@ public enum FullscreenEvent: PlayerDelegateEvent {
     /// policy's owner.
     case orientationChanged(Orientation)
 
-    /// ``PlayerEventKind/fullscreenOwnershipChanged``, ``PlayerEventKind/fullscreenChanged`` or
-    /// ``PlayerEventKind/orientationChanged``.
+    /// ``PlayerKitCore/PlayerEventKind/fullscreenOwnershipChanged``, ``PlayerKitCore/PlayerEventKind/fullscreenChanged`` or
+    /// ``PlayerKitCore/PlayerEventKind/orientationChanged``.
     public var kind: PlayerEventKind {
         switch self {
         case .ownershipChanged: return .fullscreenOwnershipChanged
@@ -58,9 +58,9 @@ public enum FullscreenEvent: PlayerDelegateEvent {
     }
 }
 
-/// Typed delegate methods for ``FullscreenEvent``s: adopt it next to ``PlayerDelegate`` on a
+/// Typed delegate methods for ``FullscreenEvent``s: adopt it next to ``/PlayerKitCore/PlayerDelegate`` on a
 /// player's delegate. Called on the player's delegate queue, in the player's event order, after
-/// ``PlayerDelegate/player(_:didEmit:)``. Every method does nothing by default.
+/// ``/PlayerKitCore/PlayerDelegate/player(_:didEmit:)``. Every method does nothing by default.
 public protocol FullscreenEventDelegate: PlayerDelegate {
     /// ``FullscreenEvent/ownershipChanged(owner:)``. Default: nothing.
     func player(_ player: Player, didChangeFullscreenOwner owner: PlayerID?)

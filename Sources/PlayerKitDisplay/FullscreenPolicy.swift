@@ -57,7 +57,7 @@ extension FullscreenPolicyDelegate {
 /// * ``fullscreenControlsOrientation``: entering fullscreen in portrait asks the app to turn to
 ///   landscape, with ``FullscreenPolicyEvent/orientationRequested(_:player:)``; the app decides how.
 ///
-/// Entering fullscreen calls ``Player/setFullscreen(_:)`` on the owner, so a player with a
+/// Entering fullscreen calls ``/PlayerKitCore/Player/setFullscreen(_:)`` on the owner, so a player with a
 /// window really goes fullscreen; a headless player keeps the setting.
 ///
 /// Events go to the ``delegate`` and, keyed by player ID, through each player's own pipeline

@@ -44,7 +44,7 @@ public final class AudioPolicy: Sendable {
     private let queue = SerialQueue(label: "PlayerKit.audio-policy")
 
     /// A policy over `players`.
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for a ducking volume that
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a ducking volume that
     ///   is NaN or outside 0...100, or a player listed twice.
     public init(mode: Mode, players: [Player] = []) throws(PlayerError) {
         if case .duck(let volume) = mode, !(volume.isFinite && (0...100).contains(volume)) {
@@ -74,7 +74,7 @@ public final class AudioPolicy: Sendable {
     }
 
     /// Gives `player` the focus: it sounds as it would alone, and the others as the mode says.
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for a player that is not
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a player that is not
     ///   in the policy; the errors of setting volume or mute.
     public func focus(_ player: Player) throws(PlayerError) {
         try queue.sync { () throws(PlayerError) in

@@ -16,11 +16,11 @@ import PlayerKitSupport
 /// * it plays muted by default (``Settings/startsMuted``); the item that played before pauses
 ///   on its frame;
 /// * an item whose visible fraction drops to 0 is released: its load is cancelled if it was
-///   loading, and its media unloaded (decoder and buffers freed, through the ``DecoderBudget``
+///   loading, and its media unloaded (decoder and buffers freed, through the ``/PlayerKitResources/DecoderBudget``
 ///   when one is given);
 /// * a visible item that is not playing is prepared paused on its first frame, a poster the app
-///   can show (or save with ``Player/saveFrame(to:)``), while decoder slots allow;
-/// * with a ``PlayerKitCache/MediaCache``, items within ``Settings/precacheDistance`` of a
+///   can show (or save with ``/PlayerKitCore/Player/saveFrame(to:)``), while decoder slots allow;
+/// * with a ``/PlayerKitCache/MediaCache``, items within ``Settings/precacheDistance`` of a
 ///   visible item whose sources come from that cache are precached
 ///   (``Settings/precacheAmount``), and an item that moves farther away has its precache
 ///   cancelled (a released item's player stops reading, which stops its download too).
@@ -33,7 +33,7 @@ import PlayerKitSupport
 ///
 /// **Threading.** Methods may be called from any thread. The coordinator runs on a serial queue
 /// of its own: reports change its state there, and decisions are made there, in order, after the
-/// settle delay (on the monotonic clock). From there it drives players with ``Player/send(_:)``,
+/// settle delay (on the monotonic clock). From there it drives players with ``/PlayerKitCore/Player/send(_:)``,
 /// which never waits for mpv.
 public final class AutoplayCoordinator: Sendable {
     /// An item's identity in the feed, chosen by the app.
@@ -128,7 +128,7 @@ public final class AutoplayCoordinator: Sendable {
     private let queue = SerialQueue(label: "PlayerKit.autoplay")
 
     /// A coordinator.
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for a threshold outside
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a threshold outside
     ///   0...1 or a negative settle delay.
     ///   A negative ``Settings/precacheDistance`` is refused the same way.
     public init(settings: Settings = Settings(), budget: DecoderBudget? = nil, cache: MediaCache? = nil) throws(PlayerError) {
@@ -165,7 +165,7 @@ public final class AutoplayCoordinator: Sendable {
     public var playingItem: ItemID? { state.withLock { $0.playing } }
 
     /// Adds an item below the ones added before.
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for an ID already used.
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for an ID already used.
     public func add(_ id: ItemID, player: Player, source: MediaSource) throws(PlayerError) {
         try change { state throws(PlayerError) in
             guard state.items[id] == nil else {
@@ -178,7 +178,7 @@ public final class AutoplayCoordinator: Sendable {
 
     /// Reports how much of an item is visible (0: off screen, 1: entirely visible). Starts (or
     /// restarts) the settle delay.
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for an unknown item or a
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for an unknown item or a
     ///   fraction that is NaN or outside 0...1.
     public func reportVisibility(_ fraction: Double, of id: ItemID) throws(PlayerError) {
         guard fraction.isFinite, (0...1).contains(fraction) else {

@@ -1,8 +1,8 @@
 import PlayerKitCore
 
 /// What an ``AutoplayCoordinator`` tells the player of a feed item, published through the
-/// player's own pipeline (``Player/publish(_:)``): to its delegate
-/// (``PlayerDelegate/player(_:didEmit:)``), to bus subscribers of its ID, and to async sequences.
+/// player's own pipeline (``/PlayerKitCore/Player/publish(_:)``): to its delegate
+/// (``/PlayerKitCore/PlayerDelegate/player(_:didEmit:)``), to bus subscribers of its ID, and to async sequences.
 ///
 /// `@nonexhaustive`: a `switch` over it outside PlayerKit needs `@unknown default`.
 @nonexhaustive
@@ -10,7 +10,7 @@ public enum AutoplayEvent: PlayerFeatureEvent {
     /// The coordinator decided about this player's item: play, pause, release or prepare, and why.
     case decision(AutoplayCoordinator.Decision)
 
-    /// ``PlayerEventKind/autoplayDecision``.
+    /// ``PlayerKitCore/PlayerEventKind/autoplayDecision``.
     public var kind: PlayerEventKind {
         switch self {
         case .decision: return .autoplayDecision

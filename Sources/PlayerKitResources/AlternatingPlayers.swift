@@ -34,7 +34,7 @@ public final class AlternatingPlayers: Sendable {
     private let runs = AsyncSerialGate()
 
     /// A pair of two different players.
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` when both are the same player.
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` when both are the same player.
     public init(_ first: Player, _ second: Player) throws(PlayerError) {
         guard first !== second else {
             throw .invalidArgument(name: "alternating players", value: "\"\(first.id)\" twice", reason: "needs two different players")
@@ -51,7 +51,7 @@ public final class AlternatingPlayers: Sendable {
     public var standby: Player { state.withLock { $0.activeIsFirst == true } ? players.1 : players.0 }
 
     /// Prepares `source` on the standby player, paused on its first frame.
-    /// - Throws: the errors of ``Player/preload(_:timeout:)``.
+    /// - Throws: the errors of ``/PlayerKitCore/Player/preload(_:timeout:)``.
     @discardableResult
     public func prepare(_ source: MediaSource) async throws(PlayerError) -> MediaInfo {
         let info = try await standby.preload(source)
@@ -61,7 +61,7 @@ public final class AlternatingPlayers: Sendable {
 
     /// Starts the prepared standby player, then releases the previously active one. Returns the
     /// new active player.
-    /// - Throws: ``PlayerError/noMediaLoaded(operation:)`` when nothing was prepared.
+    /// - Throws: ``/PlayerKitCore/PlayerError/noMediaLoaded(operation:)`` when nothing was prepared.
     @discardableResult
     public func switchToPrepared() throws(PlayerError) -> Player {
         let (incoming, outgoing) = try queue.sync { () throws(PlayerError) -> (Player, Player?) in
@@ -83,7 +83,7 @@ public final class AlternatingPlayers: Sendable {
     /// next is prepared on the other player; when a clip ends, the next starts. Returns when the
     /// last clip has ended. A clip that cannot be loaded is skipped (its error is on its
     /// player's events).
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for an empty list.
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for an empty list.
     public func playBackToBack(_ sources: [MediaSource]) async throws(PlayerError) {
         guard !sources.isEmpty else {
             throw .invalidArgument(name: "back-to-back sources", value: "[]", reason: "needs at least one source")

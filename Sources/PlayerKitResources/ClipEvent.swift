@@ -2,8 +2,8 @@ import Foundation
 import PlayerKitCore
 
 /// What a ``ClipLoop`` (or ``AlternatingPlayers``) tells the player it plays on, published
-/// through the player's own pipeline (``Player/publish(_:)``): to its delegate
-/// (``PlayerDelegate/player(_:didEmit:)`` and, when the delegate adopts ``ClipEventDelegate``,
+/// through the player's own pipeline (``/PlayerKitCore/Player/publish(_:)``): to its delegate
+/// (``/PlayerKitCore/PlayerDelegate/player(_:didEmit:)`` and, when the delegate adopts ``ClipEventDelegate``,
 /// the typed methods), to bus subscribers of its ID, async sequences, and NotificationCenter.
 ///
 /// `@nonexhaustive`: a `switch` over it outside PlayerKit needs `@unknown default`.
@@ -19,8 +19,8 @@ public enum ClipEvent: PlayerDelegateEvent {
     /// the clip) and left it out.
     case clipUnplayable(index: Int, error: PlayerError)
 
-    /// ``PlayerEventKind/clipChanged``, ``PlayerEventKind/loopWrapped`` or
-    /// ``PlayerEventKind/clipUnplayable``.
+    /// ``PlayerKitCore/PlayerEventKind/clipChanged``, ``PlayerKitCore/PlayerEventKind/loopWrapped`` or
+    /// ``PlayerKitCore/PlayerEventKind/clipUnplayable``.
     public var kind: PlayerEventKind {
         switch self {
         case .clipChanged: return .clipChanged
@@ -63,9 +63,9 @@ public enum ClipEvent: PlayerDelegateEvent {
     }
 }
 
-/// Typed delegate methods for ``ClipEvent``s: adopt it next to ``PlayerDelegate`` on a player's
+/// Typed delegate methods for ``ClipEvent``s: adopt it next to ``/PlayerKitCore/PlayerDelegate`` on a player's
 /// delegate. Called on the player's delegate queue, in the player's event order, after
-/// ``PlayerDelegate/player(_:didEmit:)``. Every method does nothing by default.
+/// ``/PlayerKitCore/PlayerDelegate/player(_:didEmit:)``. Every method does nothing by default.
 public protocol ClipEventDelegate: PlayerDelegate {
     /// ``ClipEvent/clipChanged(index:seam:)``. Default: nothing.
     func player(_ player: Player, didChangeClip index: Int, seam: SeamTiming?)

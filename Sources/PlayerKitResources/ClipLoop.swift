@@ -24,7 +24,7 @@ import PlayerKitSupport
 /// measured ``SeamTiming``. Seam events are published with the third frame of the new clip
 /// (two frame intervals after the change), once the seam could be measured; the first clip's
 /// ``ClipEvent/clipChanged(index:seam:)`` comes with its first frame. While the loop runs,
-/// ``PlayerEvent/positionChanged(_:)`` comes with every frame (``Player/observeEveryFrame()``:
+/// ``/PlayerKitCore/PlayerEvent/positionChanged(_:)`` comes with every frame (``/PlayerKitCore/Player/observeEveryFrame()``:
 /// the seam timing needs frame times); positions count along the joined timeline.
 ///
 /// **Unplayable clips** are found before playback starts (each clip is opened once by a
@@ -97,7 +97,7 @@ public final class ClipLoop: Sendable {
     private let origin = ContinuousClock.now
 
     /// A loop of `clips` on `player`. Nothing plays until ``start()``.
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for an empty list.
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for an empty list.
     public init(player: Player, clips: [MediaSource]) throws(PlayerError) {
         guard !clips.isEmpty else {
             throw .invalidArgument(name: "clip list", value: "[]", reason: "needs at least one clip")
@@ -130,9 +130,9 @@ public final class ClipLoop: Sendable {
     /// Probes the clips, then starts playing them in a loop from the first playable one.
     /// Returns once the joined timeline has loaded (or, when ``stop()`` came while the clips
     /// were being probed, without loading anything).
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` when no clip can be
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` when no clip can be
     ///   played (each failure was also reported as ``ClipEvent/clipUnplayable(index:error:)``),
-    ///   or the errors of ``Player/load(_:startPaused:)``.
+    ///   or the errors of ``/PlayerKitCore/Player/load(_:startPaused:)``.
     public func start() async throws(PlayerError) {
         try await operations.run { () async throws(PlayerError) in
             let stopsBefore = stops.withLock { $0 }

@@ -6,7 +6,7 @@ import PlayerKitSupport
 /// demuxer cache) at once.
 ///
 /// Loading through the budget takes a slot; ``release(_:)`` unloads the player's media
-/// (``Player/releaseMedia()``: the decoder, its buffers and the demuxer cache are freed, not
+/// (``/PlayerKitCore/Player/releaseMedia()``: the decoder, its buffers and the demuxer cache are freed, not
 /// merely paused) and gives the slot to the next caller. When every slot is taken, a load either
 /// fails at once with ``DecoderBudgetError/full(limit:holders:)`` or waits for a slot, as the
 /// caller chooses with ``WhenFull``. A player that cannot get a slot is never left
@@ -97,13 +97,15 @@ public final class DecoderBudget: Sendable {
 
     /// Takes a slot for `player` (or keeps the one it holds) and loads `source` into it.
     /// - Parameters:
-    ///   - startPaused: stay paused on the first frame, as ``Player/load(_:startPaused:)``.
+    ///   - source: the item to load, as for ``/PlayerKitCore/Player/load(_:startPaused:)``.
+    ///   - player: the player to load it into.
+    ///   - startPaused: stay paused on the first frame, as ``/PlayerKitCore/Player/load(_:startPaused:)``.
     ///   - whenFull: fail at once (the default) or wait for a slot.
     /// - Returns: the loaded item's information.
     /// - Throws: ``DecoderBudgetError/full(limit:holders:)``,
     ///   ``DecoderBudgetError/timedOut(player:limit:after:)``,
     ///   ``DecoderBudgetError/waitCancelled(_:)`` when the waiting task is cancelled, or
-    ///   ``DecoderBudgetError/loadFailed(_:)`` with the error of ``Player/load(_:startPaused:)``
+    ///   ``DecoderBudgetError/loadFailed(_:)`` with the error of ``/PlayerKitCore/Player/load(_:startPaused:)``
     ///   (the slot is then freed).
     @discardableResult
     public func load(_ source: MediaSource, into player: Player, startPaused: Bool = false,
@@ -118,7 +120,7 @@ public final class DecoderBudget: Sendable {
     }
 
     /// Takes a slot for `player` and prepares `source` paused on its first frame, as
-    /// ``Player/preload(_:timeout:)``.
+    /// ``/PlayerKitCore/Player/preload(_:timeout:)``.
     /// - Throws: as ``load(_:into:startPaused:whenFull:)``.
     @discardableResult
     public func preload(_ source: MediaSource, into player: Player, whenFull: WhenFull = .fail) async throws(DecoderBudgetError) -> MediaInfo {
@@ -131,9 +133,9 @@ public final class DecoderBudget: Sendable {
         }
     }
 
-    /// Unloads `player`'s media (``Player/releaseMedia()``), which frees its decoder, buffers and
+    /// Unloads `player`'s media (``/PlayerKitCore/Player/releaseMedia()``), which frees its decoder, buffers and
     /// cache, and gives its slot to the next waiter. The player stays usable (state
-    /// ``PlayerState/idle`` once mpv has stopped). Soon after, the freed heap is handed back to
+    /// ``/PlayerKitCore/PlayerState/idle`` once mpv has stopped). Soon after, the freed heap is handed back to
     /// the system, so the process's resident memory really falls.
     /// - Throws: ``DecoderBudgetError/notHolding(_:)`` when `player` holds no slot (for
     ///   example when it was released already).

@@ -17,7 +17,7 @@ import PlayerKitSupport
 ///
 /// The window owns `2 × radius + 1` players, made on first use by the factory and reused:
 /// a player whose item leaves the window is released (its media unloaded, as
-/// ``DecoderBudget/release(_:)`` does, with ``Player/releaseMedia()``) and takes the next item
+/// ``DecoderBudget/release(_:)`` does, with ``/PlayerKitCore/Player/releaseMedia()``) and takes the next item
 /// that enters. Each item may carry
 /// its own speed and direction (``Item``), applied when it is prepared.
 ///
@@ -30,7 +30,7 @@ public final class PrefetchWindow: Sendable {
     public struct Item: Sendable, Hashable {
         /// The media.
         public var source: MediaSource
-        /// Playback speed, within ``Player/speedRange``.
+        /// Playback speed, within ``/PlayerKitCore/Player/speedRange``.
         public var speed: Double
         /// Forward or backward.
         public var direction: PlaybackDirection
@@ -65,10 +65,11 @@ public final class PrefetchWindow: Sendable {
 
     /// A window over `items`.
     /// - Parameters:
+    ///   - items: the window's items, in order; the window starts at the first.
     ///   - radius: neighbours kept prepared on each side (0 keeps only the current item).
     ///   - makePlayer: makes the player for a slot (0, 1, ...), called at most `2 × radius + 1` times.
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for a negative radius, an
-    ///   empty sequence, or an item's speed outside ``Player/speedRange``.
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a negative radius, an
+    ///   empty sequence, or an item's speed outside ``/PlayerKitCore/Player/speedRange``.
     public init(items: [Item], radius: Int,
                 makePlayer: @escaping @Sendable (Int) throws(PlayerError) -> Player) throws(PlayerError) {
         guard radius >= 0 else {
@@ -106,9 +107,9 @@ public final class PrefetchWindow: Sendable {
     /// Makes `index` current: releases the players whose items left the window, prepares the
     /// items that entered it (the current one first), and returns the current item's player,
     /// paused on its first frame (or as it was, if it was current already). Start it with
-    /// ``Player/play()``.
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for an index outside the
-    ///   sequence; the errors of ``Player/preload(_:timeout:)`` for the current item (a
+    /// ``/PlayerKitCore/Player/play()``.
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for an index outside the
+    ///   sequence; the errors of ``/PlayerKitCore/Player/preload(_:timeout:)`` for the current item (a
     ///   neighbour that fails is left unprepared and reported by its player's error event).
     @discardableResult
     public func move(to index: Int) async throws(PlayerError) -> Player {

@@ -2,8 +2,8 @@ import Foundation
 import PlayerKitCore
 
 /// How one seam (a clip change or a wrap-around) looked on screen, measured from the
-/// monotonic times (``PlayerEventRecord/time``) of the player's per-frame
-/// ``PlayerEvent/positionChanged(_:)`` records.
+/// monotonic times (``/PlayerKitCore/PlayerEventRecord/time``) of the player's per-frame
+/// ``/PlayerKitCore/PlayerEvent/positionChanged(_:)`` records.
 public struct SeamTiming: Sendable, Hashable, CustomStringConvertible {
     /// Seconds from the outgoing clip's last frame to the incoming clip's first frame. About
     /// one frame interval (1/30 s for 30 fps) when the seam is seamless.

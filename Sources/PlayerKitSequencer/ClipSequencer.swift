@@ -17,7 +17,7 @@ import PlayerKitSupport
 /// if let frame = sequencer.frame(at: .now) { show(frame.frame) }
 /// ```
 ///
-/// **How.** Three players with software frame outputs (``FrameOutput``) take turns: the
+/// **How.** Three players with software frame outputs (``/PlayerKitCore/FrameOutput``) take turns: the
 /// current clip's, the next clip's (prepared: loaded, mirrored, at its speed and direction,
 /// paused on its first frame, which is already rendered) and the previous one's until it is
 /// released. At a boundary the next player starts and its first frame is shown at the next
@@ -92,12 +92,13 @@ public final class ClipSequencer: Sendable {
 
     /// A sequencer over `clips`.
     /// - Parameters:
+    ///   - clips: the timeline, in order: clips and stills.
     ///   - format: the output frames' size and pixel layout.
     ///   - playerIDPrefix: the players are named "<prefix>-1", "-2", "-3" (default: "sequencer-"
     ///     and a short random part, so several sequencers can live side by side).
     ///   - configuration: the players' configuration; its video output is set to
-    ///     ``PlayerConfiguration/VideoOutput/frames``. Default: silent.
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for an empty timeline, a
+    ///     ``/PlayerKitCore/PlayerConfiguration/VideoOutput/frames``. Default: silent.
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for an empty timeline, a
     ///   clip's bad speed or duration, or two clips with one ID; the errors of creating players.
     public init(
         clips: [SequenceClip], format: FrameFormat, playerIDPrefix: String? = nil,
@@ -150,7 +151,7 @@ public final class ClipSequencer: Sendable {
 
     /// Prepares the first clip and its neighbour, starts the first, and makes `instant` (default:
     /// when the first clip is ready) output time zero.
-    /// - Throws: the errors of preparing the first clip (``Player/preload(_:timeout:)``).
+    /// - Throws: the errors of preparing the first clip (``/PlayerKitCore/Player/preload(_:timeout:)``).
     public func start(at instant: ContinuousClock.Instant? = nil) async throws(PlayerError) {
         guard let first = state.withLock({ $0.clips.first }) else { return }
         try await prepare(first, throwing: true)
@@ -308,7 +309,7 @@ public final class ClipSequencer: Sendable {
     // MARK: Editing
 
     /// Inserts `clip` at `index` (0...count).
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for a bad index, a bad
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a bad index, a bad
     ///   clip, or an ID already in the timeline.
     public func insert(_ clip: SequenceClip, at index: Int) throws(PlayerError) {
         try clip.validate()
@@ -511,7 +512,7 @@ public enum SequencerEvent: PlayerFeatureEvent {
     /// The last clip ended.
     case finished
 
-    /// ``PlayerEventKind/sequencerClipStarted`` and the others.
+    /// ``PlayerKitCore/PlayerEventKind/sequencerClipStarted`` and the others.
     public var kind: PlayerEventKind {
         switch self {
         case .clipStarted: return .sequencerClipStarted

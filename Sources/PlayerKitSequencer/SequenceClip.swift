@@ -17,7 +17,7 @@ public struct SequenceClip: Sendable, Hashable, Identifiable, CustomStringConver
     public let id: String
     /// The media.
     public var content: Content
-    /// Playback speed, within ``Player/speedRange`` (0.25...4); ignored for stills.
+    /// Playback speed, within ``/PlayerKitCore/Player/speedRange`` (0.25...4); ignored for stills.
     public var speed: Double
     /// Forward or backward (a reversed clip starts at its end); ignored for stills.
     public var direction: PlaybackDirection
@@ -59,7 +59,7 @@ public struct SequenceClip: Sendable, Hashable, Identifiable, CustomStringConver
     }
 
     /// Checks speed and duration.
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` naming the value.
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` naming the value.
     public func validate() throws(PlayerError) {
         switch content {
         case .video:

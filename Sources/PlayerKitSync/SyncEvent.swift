@@ -2,7 +2,7 @@ import Foundation
 import PlayerKitCore
 
 /// What a ``SyncGroup`` tells each member, published through the member's own pipeline
-/// (``Player/publish(_:)``): to its delegate (``PlayerDelegate/player(_:didEmit:)`` and, when the
+/// (``/PlayerKitCore/Player/publish(_:)``): to its delegate (``/PlayerKitCore/PlayerDelegate/player(_:didEmit:)`` and, when the
 /// delegate adopts ``SyncEventDelegate``, the typed method), to bus subscribers of its ID, and to
 /// async sequences.
 ///
@@ -13,7 +13,7 @@ public enum SyncEvent: PlayerDelegateEvent {
     /// per ``SyncGroup/Settings/driftReportInterval``.
     case drift(Double)
 
-    /// ``PlayerEventKind/syncDrift``.
+    /// ``PlayerKitCore/PlayerEventKind/syncDrift``.
     public var kind: PlayerEventKind {
         switch self {
         case .drift: return .syncDrift
@@ -36,9 +36,9 @@ public enum SyncEvent: PlayerDelegateEvent {
     }
 }
 
-/// Typed delegate methods for ``SyncEvent``s: adopt it next to ``PlayerDelegate`` on a member's
+/// Typed delegate methods for ``SyncEvent``s: adopt it next to ``/PlayerKitCore/PlayerDelegate`` on a member's
 /// delegate. Called on the player's delegate queue, in the player's event order, after
-/// ``PlayerDelegate/player(_:didEmit:)``. Every method does nothing by default.
+/// ``/PlayerKitCore/PlayerDelegate/player(_:didEmit:)``. Every method does nothing by default.
 public protocol SyncEventDelegate: PlayerDelegate {
     /// ``SyncEvent/drift(_:)``. Default: nothing.
     func player(_ player: Player, didDriftBy seconds: Double)

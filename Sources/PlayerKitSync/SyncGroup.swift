@@ -16,13 +16,13 @@ import PlayerKitSupport
 /// position; they are then released one right after another and the group's clock starts:
 /// position = start + elapsed time × speed, on the monotonic `ContinuousClock` (a stepped
 /// system clock changes nothing). Every frame of every member (the group holds a
-/// ``Player/observeEveryFrame()`` observation on each) is compared with the clock at the
-/// record's monotonic time (``PlayerEventRecord/time``); the difference is the member's drift
+/// ``/PlayerKitCore/Player/observeEveryFrame()`` observation on each) is compared with the clock at the
+/// record's monotonic time (``/PlayerKitCore/PlayerEventRecord/time``); the difference is the member's drift
 /// (positive: ahead).
 ///
 /// **Correction.** A member off by less than ``Settings/seekThreshold`` gets a speed a little
 /// above or below the group's (at most ``Settings/maximumSpeedCorrection`` off, proportional to
-/// its smoothed drift, and within ``PlayerCommand/speedRange``), so it closes the gap in about a
+/// its smoothed drift, and within ``/PlayerKitCore/PlayerCommand/speedRange``), so it closes the gap in about a
 /// second without a visible jump; a member further off is seeked to the clock. Each member
 /// reports ``SyncEvent/drift(_:)`` about once per ``Settings/driftReportInterval``.
 ///
@@ -36,7 +36,7 @@ import PlayerKitSupport
 /// changes the group (``load(_:looping:)``, ``play()``, ``pause()``, ``seek(to:)``,
 /// ``setSpeed(_:)``) is serialized with the others, in call order. The group follows its members
 /// on a serial queue of its own, never on a player's event pump, and corrects them there with
-/// ``Player/send(_:)``, which does not wait for mpv. ``invalidate()`` (or releasing the group)
+/// ``/PlayerKitCore/Player/send(_:)``, which does not wait for mpv. ``invalidate()`` (or releasing the group)
 /// cancels its subscriptions, observations and tasks.
 public final class SyncGroup: Sendable {
     /// What happens when a member's item fails.
@@ -150,7 +150,7 @@ public final class SyncGroup: Sendable {
     static let loopRepeats = 500
 
     /// A group of at least two different players.
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for fewer than two players
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for fewer than two players
     ///   or the same player twice.
     public init(players: [Player], onMemberFailure: FailurePolicy = .dropMember, settings: Settings = Settings()) throws(PlayerError) {
         guard players.count >= 2 else {
@@ -199,11 +199,13 @@ public final class SyncGroup: Sendable {
     /// Loads one source per member (in member order), each paused on its first frame at 0.
     /// A member whose source fails is dropped (``FailurePolicy/dropMember``; its error is on
     /// its own events) or fails the whole load (``FailurePolicy/stopGroup``).
-    /// - Parameter looping: repeat each source seamlessly (joined into one timeline with
-    ///   ``MediaSource/joined(_:repeated:)``), so positions keep counting up and no loop restarts
-    ///   a member.
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` when the counts differ; the
-    ///   errors of ``Player/preload(_:timeout:)`` with ``FailurePolicy/stopGroup``, or when
+    /// - Parameters:
+    ///   - sources: one source per member, in member order.
+    ///   - looping: repeat each source seamlessly (joined into one timeline with
+    ///     ``/PlayerKitCore/MediaSource/joined(_:repeated:)``), so positions keep counting up and no loop restarts
+    ///     a member.
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` when the counts differ; the
+    ///   errors of ``/PlayerKitCore/Player/preload(_:timeout:)`` with ``FailurePolicy/stopGroup``, or when
     ///   fewer than two members are left.
     public func load(_ sources: [MediaSource], looping: Bool = false) async throws(PlayerError) {
         let players = members
@@ -240,21 +242,21 @@ public final class SyncGroup: Sendable {
     }
 
     /// Starts every member at once from the group's position.
-    /// - Throws: the errors of ``Player/setSpeed(_:)`` and ``Player/play()``.
+    /// - Throws: the errors of ``/PlayerKitCore/Player/setSpeed(_:)`` and ``/PlayerKitCore/Player/play()``.
     public func play() async throws(PlayerError) {
         try await operations.run { () throws(PlayerError) in try playMembers() }
     }
 
     /// Pauses every member and the clock.
-    /// - Throws: the errors of ``Player/pause()``.
+    /// - Throws: the errors of ``/PlayerKitCore/Player/pause()``.
     public func pause() async throws(PlayerError) {
         try await operations.run { () throws(PlayerError) in try pauseMembers() }
     }
 
     /// Seeks every member to `seconds` (exactly) and waits until all have landed; a playing
     /// group plays on from there together.
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for a NaN or negative
-    ///   position; the errors of ``Player/seek(to:precision:)``.
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a NaN or negative
+    ///   position; the errors of ``/PlayerKitCore/Player/seek(to:precision:)``.
     public func seek(to seconds: Double) async throws(PlayerError) {
         try PlayerCommand.seek(to: seconds, precision: .exact).validate()
         try await operations.run { () async throws(PlayerError) in
@@ -264,8 +266,8 @@ public final class SyncGroup: Sendable {
         }
     }
 
-    /// Sets the group's speed (within ``PlayerCommand/speedRange``) for every member and the clock.
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` outside the range.
+    /// Sets the group's speed (within ``/PlayerKitCore/PlayerCommand/speedRange``) for every member and the clock.
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` outside the range.
     public func setSpeed(_ speed: Double) async throws(PlayerError) {
         try PlayerCommand.setSpeed(speed).validate()
         try await operations.run { () throws(PlayerError) in

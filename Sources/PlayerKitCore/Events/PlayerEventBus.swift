@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// * ``subscribe(to:kinds:delivery:handler:)-(PlayerSelection,_,_,_)``: a handler called on a
 ///   dispatch queue, or immediately;
-/// * ``events(for:kinds:bufferLimit:)``: an `AsyncSequence` (``PlayerEventStream``);
+/// * ``events(for:kinds:bufferLimit:)-(PlayerSelection,_,_)``: an `AsyncSequence` (``PlayerEventStream``);
 /// * ``startPostingNotifications(to:)``: Foundation `Notification`s (off by default).
 ///
 /// **Order.** For one player, the delegate and every subscriber receive the same events in

@@ -2,7 +2,7 @@ import DequeModule
 import PlayerKitSupport
 
 /// A player's (or several players') events as an `AsyncSequence`, from
-/// ``PlayerEventBus/events(for:kinds:bufferLimit:)`` or ``Player/events(kinds:bufferLimit:)``.
+/// ``PlayerEventBus/events(for:kinds:bufferLimit:)-(PlayerSelection,_,_)`` or ``Player/events(kinds:bufferLimit:)``.
 ///
 /// **Buffer policy.** Events wait in a buffer of ``bufferLimit`` records. When a new event
 /// arrives and the buffer is full, the oldest waiting event is dropped: a slow consumer falls

@@ -59,8 +59,12 @@ public final class OpenGLRenderer: Sendable {
     /// ratio). Returns whether mpv had a new frame (false: the last frame was drawn again).
     /// Never waits for the frame's display time, so a display loop driving several players is
     /// never held up by one of them.
-    /// - Parameter flipY: true for a window's default framebuffer (GL's origin is bottom-left);
-    ///   false for a framebuffer object whose texture the app samples top-down.
+    /// - Parameters:
+    ///   - framebuffer: the OpenGL framebuffer object to draw into; 0 for the window's own.
+    ///   - width: the width to fill, in pixels (within ``FrameFormat/sizeRange``).
+    ///   - height: the height to fill, in pixels (within ``FrameFormat/sizeRange``).
+    ///   - flipY: true for a window's default framebuffer (GL's origin is bottom-left);
+    ///     false for a framebuffer object whose texture the app samples top-down.
     /// - Throws: ``FrameOutputError/invalidSize(width:height:)``,
     ///   ``FrameOutputError/outputClosed(_:)``, ``FrameOutputError/playerShutDown(_:)``,
     ///   ``FrameOutputError/renderFailed(playerID:_:)``.

@@ -284,7 +284,9 @@ public final class Player: Sendable {
     /// Prepares an item: loads it paused and returns once its first frame is decoded and
     /// presented (``PlayerEvent/firstFrame``), so ``play()`` continues from a frame that is
     /// already on screen instead of starting a decoder. State ``PlayerState/ready``.
-    /// - Parameter timeout: how long to wait for the first frame after loading.
+    /// - Parameters:
+    ///   - source: the item, as for ``load(_:startPaused:)``.
+    ///   - timeout: how long to wait for the first frame after loading.
     /// - Returns: the loaded item's information.
     /// - Throws: the errors of ``load(_:startPaused:)``,
     ///   ``PlayerError/timedOut(operation:after:)`` when no frame came in time, and

@@ -8,7 +8,7 @@
 ///
 /// For each event, ``player(_:didEmit:)`` is called first, then the specific method.
 ///
-/// **Features' events.** Events that features publish (``PlayerEvent/feature(_:)``) reach
+/// **Features' events.** Events that features publish (``PlayerEvent/feature(_:)-swift.enum.case``) reach
 /// ``player(_:didEmit:)`` like every other. A feature may also offer typed methods: its event
 /// type conforms to ``PlayerDelegateEvent`` and calls the methods of a delegate protocol of its
 /// own (for example `FullscreenEventDelegate`), which the app's delegate adopts next to this one.

@@ -3,7 +3,7 @@
 /// ``PlayerConfiguration/streamProviders``, then load `scheme://anything`; mpv reads through
 /// the provider and never opens the URL itself. (libmpv's `mpv_stream_cb_add_ro`.)
 ///
-/// **Threading.** mpv calls ``MediaStreamProvider/open(_:)`` and a stream's ``read(into:)``,
+/// **Threading.** mpv calls ``MediaStreamProvider/open(_:player:)`` and a stream's ``read(into:)``,
 /// ``seek(to:)`` and ``size`` on its demuxer thread, and ``cancel()`` from another thread.
 /// They must not call the player (or mpv): a read that waits for the core deadlocks it.
 public protocol MediaByteStream: AnyObject, Sendable {

@@ -6,7 +6,7 @@ import Foundation
 ///
 /// The core's cases are what mpv reports about the player. Features (fullscreen policy, clip
 /// loops, sync groups, an app's own orchestration) publish their events as
-/// ``feature(_:)``, each with a type of its own (see ``PlayerFeatureEvent``), so adding a
+/// ``feature(_:)-swift.enum.case``, each with a type of its own (see ``PlayerFeatureEvent``), so adding a
 /// feature never adds a case here.
 ///
 /// **Can grow.** The enum is `@nonexhaustive` (SE-0487): outside PlayerKit a `switch` over it
@@ -63,7 +63,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     /// ``PlayerError/loadFailed(source:_:)`` (mpv error -1, "event queue full").
     case eventsLost(PlayerSnapshot)
     /// An event a feature published about this player (``Player/publish(_:)``). Its
-    /// ``PlayerFeatureEvent/kind`` is the event's ``kind``; read it back with ``feature(_:)``:
+    /// ``PlayerFeatureEvent/kind`` is the event's ``kind``; read it back with ``feature(_:)-swift.enum.case``:
     /// `record.event.feature(FullscreenEvent.self)`.
     case feature(any PlayerFeatureEvent)
     /// The player shut down and its mpv core is destroyed. Always the last event of a player,

@@ -2,7 +2,7 @@ import Foundation
 
 /// An event that a feature (PlayerKit's own, or an app's) publishes about one player, through
 /// that player's ordered pipeline: ``Player/publish(_:)`` numbers it with the player's other
-/// events and delivers it, as ``PlayerEvent/feature(_:)``, to the player's delegate, to bus
+/// events and delivers it, as ``PlayerEvent/feature(_:)-swift.enum.case``, to the player's delegate, to bus
 /// subscribers of its ID, to async sequences and (when it names one) to NotificationCenter.
 ///
 /// This is the core's extension point: a feature adds an event type of its own, never a case

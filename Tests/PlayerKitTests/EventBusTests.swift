@@ -244,6 +244,25 @@ struct EventBusTests {
         #expect(reference.count == Int(recorder.records.last?.sequenceNumber ?? 0))
     }
 
+    @Test("a cancelled subscription whose handler holds it is freed: no reference cycle is left")
+    func selfHoldingSubscriptionFreed() {
+        final class Holder: Sendable { let subscription = Locked<PlayerSubscription?>(nil) }
+        let bus = PlayerEventBus(label: "cycle")
+        weak var weakHolder: Holder?
+        weak var weakSubscription: PlayerSubscription?
+        do {
+            let holder = Holder()
+            // subscription -> its handler -> holder -> subscription: a cycle until cancel.
+            let subscription = bus.subscribe { [holder] _ in holder.subscription.withLock { $0 }?.cancel() }
+            holder.subscription.withLock { $0 = subscription }
+            weakHolder = holder
+            weakSubscription = subscription
+            subscription.cancel()
+        }
+        #expect(weakHolder == nil, "the handler's captures outlived cancel()")
+        #expect(weakSubscription == nil, "the subscription outlived cancel()")
+    }
+
     @Test("a handler may cancel its own subscription")
     func handlerCancelsItself() async throws {
         let bus = PlayerEventBus(label: "self-cancel")

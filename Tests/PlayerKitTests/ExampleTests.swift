@@ -188,7 +188,12 @@ struct WindowExampleTests {
         host.standardOutput = FileHandle.nullDevice
         host.standardError = hostErrors
         try host.run()
-        defer { host.terminate() }
+        defer {
+            // SIGKILL: a child started from a dispatch thread inherits its blocked signals, so
+            // SIGTERM stays pending. Reaped: Foundation keeps a running Process alive in a cycle.
+            kill(host.processIdentifier, SIGKILL)
+            host.waitUntilExit()
+        }
         // Wait (up to 30 s, for a loaded CI machine) until the X server knows the host window.
         var hostID: String?
         let deadline = ContinuousClock.now + .seconds(30)

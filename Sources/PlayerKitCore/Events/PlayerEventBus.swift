@@ -220,7 +220,10 @@ final class HandlerSubscriber: BusSubscriber {
     let selection: PlayerSelection
     private let kinds: Set<PlayerEventKind>?
     private let queue: DispatchQueue?
-    private let handler: @Sendable (PlayerEventRecord) -> Void
+    /// Read and written only under `deliveryLock`. Dropped on `cancel()`, so a handler that
+    /// holds its own subscription (to cancel it, say) does not keep a reference cycle alive:
+    /// subscription -> subscriber -> handler -> subscription.
+    nonisolated(unsafe) private var handler: (@Sendable (PlayerEventRecord) -> Void)?
     private let mailbox = Locked(Mailbox())
     /// Held while the handler runs and while cancelling, so no call starts after `cancel()`
     /// returned. Recursive: a handler may cancel its own subscription.
@@ -270,7 +273,8 @@ final class HandlerSubscriber: BusSubscriber {
     private func call(_ records: [PlayerEventRecord]) {
         deliveryLock.withLock {
             for record in records {
-                if cancelled.load(ordering: .acquiring) { return }
+                // Held for the call: the handler may cancel its own subscription, which drops it.
+                guard !cancelled.load(ordering: .acquiring), let handler else { return }
                 handler(record)
             }
         }
@@ -278,8 +282,12 @@ final class HandlerSubscriber: BusSubscriber {
 
     /// Stops delivery; waits for a handler call running on another thread to return.
     func cancel() {
-        deliveryLock.withLock {
+        // The handler is handed out of the lock and released there: what it captured may run a
+        // deinit that cancels another subscription.
+        _ = deliveryLock.withLock { () -> (@Sendable (PlayerEventRecord) -> Void)? in
             cancelled.store(true, ordering: .releasing)
+            defer { handler = nil }
+            return handler
         }
         mailbox.withLock { $0.records.removeAll() }
     }

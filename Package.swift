@@ -52,6 +52,12 @@ let package = Package(
         // The media cache: its index in SQLite (system libsqlite3) and HTTP through AsyncHTTPClient.
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // Rooms (Syncplay's protocol over TCP, TLS when offered; its password digest). Already in
+        // the graph through AsyncHTTPClient: no extra build.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         // `swift package generate-documentation` (Scripts/check-docs.sh, run by make test).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -99,6 +105,20 @@ let package = Package(
         .target(
             name: "PlayerKitFeed",
             dependencies: featureDependencies + ["PlayerKitResources", "PlayerKitCache"],
+            swiftSettings: strictSettings
+        ),
+        // Rooms across processes and machines: a client of Syncplay's protocol (work in progress:
+        // not yet a product).
+        .target(
+            name: "PlayerKitRooms",
+            dependencies: featureDependencies + [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strictSettings
         ),
         .target(
@@ -251,7 +271,7 @@ let package = Package(
             name: "PlayerKitTests",
             dependencies: [
                 "PlayerKit", "ExampleSupport", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare", "Feed",
-                "Mosaic", "Sequencer", "PumpRuleProbe", "CacheCrashProbe", "CorpusProbe", "SoakProbe",
+                "Mosaic", "Sequencer", "PumpRuleProbe", "CacheCrashProbe", "CorpusProbe", "SoakProbe", "PlayerKitRooms",
             ],
             swiftSettings: strictSettings
         ),

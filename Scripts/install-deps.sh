@@ -35,6 +35,8 @@ ls /usr/lib/*/libGLX_mesa.so.0 >/dev/null 2>&1 || missing+=(libglx-mesa0)
 # A real sound server for the audio-device tests: PulseAudio with null sinks, and pactl.
 command -v pulseaudio >/dev/null || missing+=(pulseaudio)
 command -v pactl >/dev/null || missing+=(pulseaudio-utils)
+# Rooms across processes: the real Syncplay server (Debian's 1.6.9) the room tests join.
+command -v syncplay-server >/dev/null || missing+=(syncplay-server)
 # For the benchmarks (--bench): a C compiler, ffmpeg for the 720p clip, and venv for python-mpv.
 if [ "${1:-}" = "--bench" ]; then
   command -v cc >/dev/null || missing+=(gcc)

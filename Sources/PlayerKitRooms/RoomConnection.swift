@@ -1,0 +1,117 @@
+import Foundation
+import NIOCore
+import NIOExtras
+import NIOPosix
+import NIOSSL
+
+/// One TCP connection to a Syncplay server: lines out, lines in (as an async sequence), and a
+/// switch to TLS in the middle (Syncplay's STARTTLS). Internal to the room client.
+final class RoomConnection: Sendable {
+    /// The lines the server sends, in order; finishes when the connection closes (with the
+    /// error that closed it, if any).
+    let lines: AsyncStream<Result<String, RoomError>>
+    private let channel: any Channel
+    private let server: String
+
+    private init(channel: any Channel, lines: AsyncStream<Result<String, RoomError>>, server: String) {
+        self.channel = channel
+        self.lines = lines
+        self.server = server
+    }
+
+    /// Connects to `host:port` within `timeout`.
+    /// - Throws: ``RoomError/connectionFailed(server:reason:)``.
+    static func open(host: String, port: Int, timeout: Duration) async throws(RoomError) -> RoomConnection {
+        let server = "\(host):\(port)"
+        let (lines, continuation) = AsyncStream<Result<String, RoomError>>.makeStream()
+        do {
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connectTimeout(.nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
+                .channelOption(.socketOption(.so_keepalive), value: 1)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .connect(host: host, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineBasedFrameDecoder()))
+                        try channel.pipeline.syncOperations.addHandler(LineForwarder(continuation: continuation))
+                        return channel
+                    }
+                }
+            return RoomConnection(channel: channel, lines: lines, server: server)
+        } catch {
+            continuation.finish()
+            throw .connectionFailed(server: server, reason: "\(error)")
+        }
+    }
+
+    /// Sends one line (a newline is added).
+    /// - Throws: ``RoomError/connectionFailed(server:reason:)`` when the connection is gone.
+    func send(_ line: String) async throws(RoomError) {
+        var buffer = channel.allocator.buffer(capacity: line.utf8.count + 2)
+        buffer.writeString(line)
+        buffer.writeString("\r\n")
+        do {
+            try await channel.writeAndFlush(buffer)
+        } catch {
+            throw .connectionFailed(server: server, reason: "\(error)")
+        }
+    }
+
+    /// Switches the connection to TLS (after the server agreed to), checking the server's
+    /// certificate against `configuration`.
+    /// - Throws: ``RoomError/connectionFailed(server:reason:)`` when the handshake cannot start.
+    func startTLS(configuration: TLSConfiguration, serverHostname: String?) async throws(RoomError) {
+        do {
+            let context = try NIOSSLContext(configuration: configuration)
+            try await channel.eventLoop.submit { [channel] in
+                let handler = try NIOSSLClientHandler(context: context, serverHostname: serverHostname)
+                try channel.pipeline.syncOperations.addHandler(handler, position: .first)
+            }.get()
+        } catch {
+            throw .connectionFailed(server: server, reason: "TLS: \(error)")
+        }
+    }
+
+    /// Closes the connection; ``lines`` then finishes.
+    func close() {
+        channel.close(promise: nil)
+    }
+}
+
+/// Hands each line to the connection's stream; the end of the connection finishes it.
+private final class LineForwarder: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    private let continuation: AsyncStream<Result<String, RoomError>>.Continuation
+    private var failed = false
+
+    init(continuation: AsyncStream<Result<String, RoomError>>.Continuation) {
+        self.continuation = continuation
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var buffer = unwrapInboundIn(data)
+        guard let bytes = buffer.readBytes(length: buffer.readableBytes) else { return }
+        guard let line = String(validating: bytes, as: UTF8.self) else {
+            fail(.malformedMessage(line: String(decoding: bytes, as: UTF8.self), reason: "not UTF-8"), context: context)
+            return
+        }
+        continuation.yield(.success(line.trimmingCharacters(in: .whitespacesAndNewlines)))
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A line over the decoder's limit, a TLS failure, a reset.
+        fail(.connectionFailed(server: "\(context.remoteAddress.map { "\($0)" } ?? "?")", reason: "\(error)"), context: context)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        continuation.finish()
+        context.fireChannelInactive()
+    }
+
+    private func fail(_ error: RoomError, context: ChannelHandlerContext) {
+        guard !failed else { return }
+        failed = true
+        continuation.yield(.failure(error))
+        continuation.finish()
+        context.close(promise: nil)
+    }
+}

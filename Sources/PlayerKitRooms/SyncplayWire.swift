@@ -229,6 +229,9 @@ enum SyncplayWire {
         return encode(["Hello": .object(hello)])
     }
 
+    /// Asks for the members of the rooms we can see.
+    static func list() -> String { #"{"List":null}"# }
+
     /// Asks the server to switch to TLS before the greeting.
     static func startTLS() -> String { encode(["TLS": .object(["startTLS": .string("send")])]) }
 

@@ -162,7 +162,10 @@ struct LifecycleTests {
         let player = try Player(configuration: Fixtures.headless)
         player.delegate = recorder
         try player.setLoop(.forever)
-        try await player.load(.file(Fixtures.clipA))
+        // The delegate may pause and shut the player down before `load` has returned to this task
+        // (seen under ThreadSanitizer): `load` then ends with `playerShutDown`, as documented.
+        // What must hold is below.
+        _ = try? await player.load(.file(Fixtures.clipA))
         #expect(await recorder.waitForState(.paused))
         #expect(calls.withLock { $0.count } == 1)
         #expect(calls.withLock { $0.first?.hasPrefix("paused at") } == true)

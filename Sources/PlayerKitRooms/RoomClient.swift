@@ -1,0 +1,413 @@
+import Foundation
+import Logging
+import PlayerKitSupport
+import Synchronization
+
+/// What a Syncplay room says about playback: paused or playing, at which position, as of a
+/// local monotonic instant. The position moves on with time while the room plays.
+public struct RoomState: Sendable, Hashable {
+    /// The room's position (seconds) at ``time``.
+    public var position: Double
+    /// Whether the room is paused.
+    public var paused: Bool
+    /// The member whose report set it (the server's `setBy`), when the server says.
+    public var setBy: String?
+    /// The local instant ``position`` refers to: when the message arrived, its position moved on
+    /// by the one-way delay from the server while the room plays.
+    public var time: ContinuousClock.Instant
+
+    /// The room's position at `instant`: ``position`` plus the time since ``time`` while playing.
+    public func position(at instant: ContinuousClock.Instant) -> Double {
+        paused ? position : position + max(0, instant.seconds(since: time))
+    }
+}
+
+/// What happens in a room, in the order the server said it.
+@nonexhaustive
+public enum RoomEvent: Sendable, Hashable {
+    /// The server greeted us into `room` under `name` (it may add a suffix to a taken name).
+    case joined(room: String, name: String)
+    /// Another member joined the room.
+    case memberJoined(String)
+    /// A member left the room.
+    case memberLeft(String)
+    /// Someone paused the room at `position`.
+    case paused(position: Double, by: String?)
+    /// Someone started the room at `position`.
+    case resumed(position: Double, by: String?)
+    /// Someone seeked the room to `position`.
+    case seeked(position: Double, by: String?)
+    /// The server's periodic state (about once a second).
+    case state(RoomState)
+    /// The connection ended; the client reconnects after its delay unless it was left.
+    case disconnected(RoomError?)
+}
+
+/// A member of a Syncplay room: joins a room on a `syncplay-server`, answers the server's
+/// requests for its play state, and reports the room's state and changes as ``RoomEvent``s.
+///
+/// **Threading.** Methods may be called from any thread. Events are delivered on an async
+/// sequence per ``events(bufferLimit:)`` call, in the order the server sent them.
+public final class RoomClient: Sendable {
+    /// Where and how to join.
+    public struct Configuration: Sendable, Hashable {
+        /// The server's host name or address. Default: loopback.
+        public var host: String
+        /// The server's TCP port. Default: 8999, Syncplay's.
+        public var port: Int
+        /// The room to join (created by the server if new).
+        public var room: String
+        /// The name to join under.
+        public var name: String
+        /// The server's password, if it has one.
+        public var password: String?
+        /// How long to wait for the connection and the greeting's answer. Default: 5 s.
+        public var connectTimeout: Duration = .seconds(5)
+        /// How long to wait before reconnecting after the connection ends; nil: do not reconnect.
+        /// Default: 1 s.
+        public var reconnectDelay: Duration? = .seconds(1)
+
+        /// A configuration for `room` as `name` on `host:port`.
+        public init(host: String = "127.0.0.1", port: Int = 8999, room: String, name: String, password: String? = nil) {
+            self.host = host
+            self.port = port
+            self.room = room
+            self.name = name
+            self.password = password
+        }
+    }
+
+    private struct Session {
+        var connection: RoomConnection?
+        var joinedName: String?
+        var members: Set<String> = []
+        var room: RoomState?
+        var latency = RoomLatency()
+        /// Changes we sent that the server has not confirmed (Syncplay's `ignoringOnTheFly`).
+        var clientIgnoring = 0
+        /// The server's forced update to acknowledge in our next answer.
+        var serverIgnoring = 0
+        var left = false
+        /// Our last change until the server's forced update shows it applied. The server ignores
+        /// a change that arrives before it has our acknowledgement of an earlier forced update
+        /// (one may be on its way to us as we send): such a change is sent again.
+        var pendingChange: SyncplayWire.PlayState?
+        var pendingRetries = 0
+        var subscribers: [Int: AsyncStream<RoomEvent>.Continuation] = [:]
+        var nextSubscriber = 0
+        var localState: (@Sendable () -> (position: Double, paused: Bool)?)?
+    }
+
+    /// The configuration given at creation.
+    public let configuration: Configuration
+    private let state = Mutex(Session())
+    private let loop = Mutex<Task<Void, Never>?>(nil)
+    private let logger: Logger
+
+    /// A client for `configuration`; ``join()`` connects.
+    /// - Throws: ``RoomError/invalidArgument(name:value:reason:)`` for an empty room or name, or a
+    ///   port outside 1...65535.
+    public init(_ configuration: Configuration, logger: Logger = Logger(label: "PlayerKit.rooms")) throws(RoomError) {
+        guard !configuration.room.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw .invalidArgument(name: "room", value: configuration.room, reason: "is empty")
+        }
+        guard !configuration.name.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw .invalidArgument(name: "name", value: configuration.name, reason: "is empty")
+        }
+        guard (1...65535).contains(configuration.port) else {
+            throw .invalidArgument(name: "port", value: "\(configuration.port)", reason: "is not a TCP port (1...65535)")
+        }
+        self.configuration = configuration
+        var logger = logger
+        logger[metadataKey: "room"] = "\(configuration.room)"
+        self.logger = logger
+    }
+
+    deinit {
+        loop.withLock { $0?.cancel() }
+    }
+
+    // MARK: Read-outs
+
+    /// The room's latest state (nil before the first).
+    public var roomState: RoomState? { state.withLock { $0.room } }
+    /// The other members the server told us about.
+    public var members: Set<String> { state.withLock { $0.members } }
+    /// The name the server gave us (nil before the greeting's answer).
+    public var joinedName: String? { state.withLock { $0.joinedName } }
+    /// The path's round trip to the server (the shortest recent one), nil before the first.
+    public var roundTrip: Double? { state.withLock { $0.latency.roundTrip } }
+
+    /// The room's events from now on. Each call makes a sequence of its own; one that falls
+    /// `bufferLimit` events behind loses the oldest.
+    public func events(bufferLimit: Int = 256) -> AsyncStream<RoomEvent> {
+        let (stream, continuation) = AsyncStream<RoomEvent>.makeStream(bufferingPolicy: .bufferingNewest(max(1, bufferLimit)))
+        let number = state.withLock { state -> Int in
+            state.nextSubscriber += 1
+            state.subscribers[state.nextSubscriber] = continuation
+            return state.nextSubscriber
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: number) }
+        }
+        return stream
+    }
+
+    /// What the client reports as its own play state when the server asks (about once a second):
+    /// `provider` returns the local position and whether it is paused, or nil while it has none.
+    /// Called on the client's task; it must not block.
+    public func reportLocalState(_ provider: @escaping @Sendable () -> (position: Double, paused: Bool)?) {
+        state.withLock { $0.localState = provider }
+    }
+
+    // MARK: Joining and leaving
+
+    /// Connects and joins the room; returns once the server greeted us.
+    /// - Throws: ``RoomError/connectionFailed(server:reason:)``,
+    ///   ``RoomError/passwordRejected(server:message:)``, ``RoomError/timedOut(operation:after:)``,
+    ///   ``RoomError/malformedMessage(line:reason:)``, ``RoomError/closed`` after ``leave()``.
+    public func join() async throws(RoomError) {
+        guard !state.withLock({ $0.left }) else { throw .closed }
+        let connection = try await connect()
+        loop.withLock { task in
+            task?.cancel()
+            task = Task { [weak self] in await self?.run(connection) }
+        }
+    }
+
+    /// Leaves the room and closes the connection; no reconnection follows.
+    public func leave() async {
+        let (connection, subscribers) = state.withLock { state in
+            state.left = true
+            defer { state.subscribers = [:] }
+            return (state.connection, state.subscribers)
+        }
+        connection?.close()
+        let task = loop.withLock { $0 }
+        task?.cancel()
+        await task?.value
+        for continuation in subscribers.values { continuation.finish() }
+    }
+
+    // MARK: Changing the room
+
+    /// Tells the room which file this member plays (Syncplay shows it to the others and counts
+    /// only members with a file when it works out the room's position).
+    public func announceFile(name: String, duration: Double, size: Int) async throws(RoomError) {
+        guard duration.isFinite, duration >= 0 else {
+            throw .invalidArgument(name: "duration", value: "\(duration)", reason: "is not a duration")
+        }
+        guard let connection = state.withLock({ $0.connection }) else { throw .closed }
+        try await connection.send(SyncplayWire.file(.init(name: name, duration: duration, size: Double(size))))
+    }
+
+    /// Pauses the room at `position` (the local player's position).
+    public func pause(at position: Double) async throws(RoomError) {
+        try await sendChange(SyncplayWire.PlayState(position: position, paused: true, doSeek: false))
+    }
+
+    /// Starts the room at `position`.
+    public func play(at position: Double) async throws(RoomError) {
+        try await sendChange(SyncplayWire.PlayState(position: position, paused: false, doSeek: false))
+    }
+
+    /// Seeks the room to `position`, keeping it paused or playing as `paused` says.
+    public func seek(to position: Double, paused: Bool) async throws(RoomError) {
+        guard position.isFinite, position >= 0 else {
+            throw .invalidArgument(name: "position", value: "\(position)", reason: "is not a position")
+        }
+        try await sendChange(SyncplayWire.PlayState(position: position, paused: paused, doSeek: true))
+    }
+
+    private func sendChange(_ playState: SyncplayWire.PlayState) async throws(RoomError) {
+        let (connection, line) = state.withLock { state -> (RoomConnection?, String) in
+            state.clientIgnoring += 1
+            // A change of the room (a seek, or a pause state it does not have) gets the server's
+            // forced update back; a repeat of the room's state does not.
+            if playState.doSeek || state.room?.paused != playState.paused {
+                state.pendingChange = playState
+                state.pendingRetries = 0
+            }
+            if var room = state.room {
+                room.position = playState.position
+                room.paused = playState.paused
+                room.setBy = state.joinedName
+                room.time = .now
+                state.room = room
+            }
+            return (state.connection, SyncplayWire.state(
+                playState: playState, latencyCalculation: nil, clientTimestamp: Self.wallClock(),
+                clientRtt: state.latency.lastRoundTrip, ignoringServer: nil, ignoringClient: state.clientIgnoring))
+        }
+        guard let connection else { throw .closed }
+        try await connection.send(line)
+    }
+
+    // MARK: The connection
+
+    private func connect() async throws(RoomError) -> RoomConnection {
+        let configuration = configuration
+        let server = "\(configuration.host):\(configuration.port)"
+        let connection = try await RoomConnection.open(host: configuration.host, port: configuration.port, timeout: configuration.connectTimeout)
+        try await connection.send(SyncplayWire.hello(
+            username: configuration.name, room: configuration.room,
+            passwordHash: configuration.password.map(SyncplayWire.passwordHash)))
+        // The greeting's answer, or the server's refusal.
+        let deadline = ContinuousClock.now + configuration.connectTimeout
+        var iterator = connection.lines.makeAsyncIterator()
+        while true {
+            guard ContinuousClock.now < deadline, let next = await iterator.next() else {
+                connection.close()
+                throw ContinuousClock.now < deadline
+                    ? .connectionFailed(server: server, reason: "closed before the greeting was answered")
+                    : .timedOut(operation: "joining \(configuration.room) on \(server)", after: configuration.connectTimeout)
+            }
+            let messages: [SyncplayWire.ServerMessage]
+            do {
+                messages = try SyncplayWire.decode(try next.get())
+            } catch {
+                connection.close()
+                throw error
+            }
+            for message in messages {
+                switch message {
+                case .hello(let name, let room, _, _):
+                    state.withLock { state in
+                        state.connection = connection
+                        state.joinedName = name
+                        state.clientIgnoring = 0
+                        state.serverIgnoring = 0
+                    }
+                    publish(.joined(room: room, name: name))
+                    // Who is already there (the server tells only of later arrivals by itself).
+                    try await connection.send(SyncplayWire.list())
+                    return connection
+                case .error(let text):
+                    connection.close()
+                    if text.localizedCaseInsensitiveContains("password") { throw .passwordRejected(server: server, message: text) }
+                    throw .serverError(message: text)
+                default:
+                    continue
+                }
+            }
+        }
+    }
+
+    /// Reads the server's lines until the connection ends, then reconnects (unless left).
+    private func run(_ first: RoomConnection) async {
+        var connection: RoomConnection? = first
+        while let current = connection, !Task.isCancelled {
+            var ending: RoomError?
+            do {
+                for await line in current.lines {
+                    for message in try SyncplayWire.decode(try line.get()) { try await handle(message, on: current) }
+                }
+            } catch {
+                ending = error
+                logger.warning("room connection ended", metadata: ["error": "\(error)"])
+            }
+            current.close()
+            state.withLock { $0.connection = nil }
+            publish(.disconnected(ending))
+            connection = nil
+            guard let delay = configuration.reconnectDelay else { return }
+            while connection == nil, !Task.isCancelled, !state.withLock({ $0.left }) {
+                try? await Task.sleep(for: delay)
+                guard !Task.isCancelled else { return }
+                connection = try? await connect()
+            }
+        }
+    }
+
+    private func handle(_ message: SyncplayWire.ServerMessage, on connection: RoomConnection) async throws(RoomError) {
+        switch message {
+        case .state(let serverState):
+            var resend: SyncplayWire.PlayState?
+            let (events, provider) = state.withLock { state -> ([RoomEvent], (@Sendable () -> (position: Double, paused: Bool)?)?) in
+                let now = ContinuousClock.now
+                if let stamp = serverState.ping.clientLatencyCalculation {
+                    state.latency.noteEcho(sentAt: stamp, now: Self.wallClock())
+                }
+                // Syncplay's on-the-fly rules: a forced update from the server is acknowledged;
+                // our own change is pending until the server echoes its count.
+                if let server = serverState.ignoringServer {
+                    state.serverIgnoring = server
+                    state.clientIgnoring = 0
+                    // A forced update: ours applied, or someone else's, which may have made the
+                    // server drop ours.
+                    if let pending = state.pendingChange, let play = serverState.playState {
+                        let ours = play.setBy == state.joinedName && play.paused == pending.paused
+                            && (!pending.doSeek || (play.doSeek && abs(play.position - pending.position) < 0.5))
+                        if ours || state.pendingRetries >= 3 {
+                            state.pendingChange = nil
+                        } else {
+                            state.pendingRetries += 1
+                            resend = pending
+                        }
+                    }
+                } else if let client = serverState.ignoringClient, client == state.clientIgnoring {
+                    state.clientIgnoring = 0
+                }
+                var events: [RoomEvent] = []
+                if let play = serverState.playState, state.clientIgnoring == 0 {
+                    let position = play.position + (play.paused ? 0 : state.latency.forwardDelay)
+                    let previous = state.room
+                    let room = RoomState(position: position, paused: play.paused, setBy: play.setBy, time: now)
+                    state.room = room
+                    if play.doSeek, play.setBy != state.joinedName {
+                        events.append(.seeked(position: position, by: play.setBy))
+                    }
+                    // A room starts paused: a first state that plays is a start.
+                    if (previous?.paused ?? true) != play.paused {
+                        events.append(play.paused ? .paused(position: position, by: play.setBy) : .resumed(position: position, by: play.setBy))
+                    }
+                    events.append(.state(room))
+                }
+                return (events, state.clientIgnoring == 0 ? state.localState : nil)
+            }
+            // The app's provider runs outside the lock: it may read this client's state.
+            let local = provider?()
+            let answer = state.withLock { state -> String in
+                defer { state.serverIgnoring = 0 }
+                return SyncplayWire.state(
+                    playState: local.map { SyncplayWire.PlayState(position: max(0, $0.position), paused: $0.paused, doSeek: false) },
+                    latencyCalculation: serverState.ping.latencyCalculation, clientTimestamp: Self.wallClock(),
+                    clientRtt: state.latency.lastRoundTrip, ignoringServer: state.serverIgnoring, ignoringClient: state.clientIgnoring)
+            }
+            for event in events { publish(event) }
+            try await connection.send(answer)
+            // After the acknowledgement, so the server applies it this time.
+            if let resend {
+                logger.debug("room change sent again", metadata: ["position": "\(resend.position)", "paused": "\(resend.paused)"])
+                let line = state.withLock { state -> String in
+                    state.clientIgnoring += 1
+                    return SyncplayWire.state(playState: resend, latencyCalculation: nil, clientTimestamp: Self.wallClock(),
+                                              clientRtt: state.latency.lastRoundTrip, ignoringServer: nil, ignoringClient: state.clientIgnoring)
+                }
+                try await connection.send(line)
+            }
+        case .userJoined(let name, let room) where room == configuration.room:
+            state.withLock { _ = $0.members.insert(name) }
+            publish(.memberJoined(name))
+        case .userLeft(let name, let room) where room == configuration.room:
+            state.withLock { _ = $0.members.remove(name) }
+            publish(.memberLeft(name))
+        case .list(let rooms):
+            let names = Set(rooms[configuration.room] ?? []).subtracting([joinedName ?? ""])
+            state.withLock { $0.members = names }
+        case .error(let text):
+            throw .serverError(message: text)
+        default:
+            break
+        }
+    }
+
+    private func publish(_ event: RoomEvent) {
+        let subscribers = state.withLock { Array($0.subscribers.values) }
+        for continuation in subscribers { continuation.yield(event) }
+    }
+
+    /// Seconds since 1970 on the wall clock: the ping stamps' clock (only differences of our own
+    /// stamps are used, so the server's clock need not agree).
+    private static func wallClock() -> Double { Date().timeIntervalSince1970 }
+}

@@ -336,8 +336,10 @@ public final class RoomClient: Sendable {
                     // A forced update: ours applied, or someone else's, which may have made the
                     // server drop ours.
                     if let pending = state.pendingChange, let play = serverState.playState {
+                        // (Not compared by position: a playing room's moves on while messages
+                        // travel.)
                         let ours = play.setBy == state.joinedName && play.paused == pending.paused
-                            && (!pending.doSeek || (play.doSeek && abs(play.position - pending.position) < 0.5))
+                            && (!pending.doSeek || play.doSeek)
                         if ours || state.pendingRetries >= 3 {
                             state.pendingChange = nil
                         } else {

@@ -34,7 +34,7 @@ struct RoomClientTests {
         RoomClient.Configuration(host: "127.0.0.1", port: server.port, room: room, name: name, password: password)
     }
 
-    @Test("two members: start, seek and pause from one reach the other with the position; leaving is seen")
+    @Test("two members: start, pause and seek from one reach the other with the position; leaving is seen")
     func changesPropagate() async throws {
         let server = try await SyncplayServer.start(password: "secret")
         defer { server.stop() }
@@ -59,20 +59,24 @@ struct RoomClientTests {
         try await right.announceFile(name: "clip-a.mp4", duration: 20, size: 1000)
         #expect(await heard.first { $0 == .joined(room: room, name: "right") } != nil)
 
+        // A playing room's position moves on while messages travel, and the server adds its
+        // estimate of each member's delay (seconds on a loaded machine): a start is checked for
+        // its origin and its sender; positions are checked exactly where the room is paused.
         try await left.play(at: 1)
         let resumed = await heard.first { if case .resumed(_, "left") = $0 { true } else { false } }
         guard case .resumed(let startedAt, _)? = resumed else { Issue.record("no start reached right: \(heard.events.withLock { $0 })"); return }
-        #expect(abs(startedAt - 1) < 0.5, "started at \(startedAt)")
+        #expect(startedAt > 0.9, "started at \(startedAt)")
 
-        try await left.seek(to: 7.5, paused: false)
-        let seeked = await heard.first { if case .seeked(_, "left") = $0 { true } else { false } }
-        guard case .seeked(let landed, _)? = seeked else { Issue.record("no seek reached right: \(heard.events.withLock { $0 })"); return }
-        #expect(abs(landed - 7.5) < 0.5, "seeked to \(landed)")
-
-        try await left.pause(at: 8)
+        try await left.pause(at: 4)
         let paused = await heard.first { if case .paused(_, "left") = $0 { true } else { false } }
         guard case .paused(let pausedAt, _)? = paused else { Issue.record("no pause reached right: \(heard.events.withLock { $0 })"); return }
-        #expect(abs(pausedAt - 8) < 0.5)
+        #expect(abs(pausedAt - 4) < 0.05, "paused at \(pausedAt)")
+
+        try await left.seek(to: 7.5, paused: true)
+        let seeked = await heard.first { if case .seeked(_, "left") = $0 { true } else { false } }
+        guard case .seeked(let landed, _)? = seeked else { Issue.record("no seek reached right: \(heard.events.withLock { $0 })"); return }
+        #expect(abs(landed - 7.5) < 0.05, "seeked to \(landed)")
+        #expect(abs((right.roomState?.position ?? -1) - 7.5) < 0.05)
         #expect(right.roomState?.paused == true)
         #expect(right.roundTrip != nil)
 

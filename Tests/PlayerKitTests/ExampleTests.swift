@@ -63,9 +63,12 @@ struct ExampleTests {
         let script = try #require(VirtualDisplay.which("script"), "script(1), from util-linux")
         let monitor = try ChildProcess.example("playerkit-player-monitor")
         // script(1) runs the monitor on a pseudo-terminal; a ^C written to the terminal becomes
-        // SIGINT from its line discipline, as a user's Ctrl-C does.
+        // SIGINT from its line discipline, as a user's Ctrl-C does. script runs the command
+        // through $SHELL -c: `exec` makes the monitor the terminal's only foreground process
+        // whatever that shell is (dash, CI's /bin/sh, stays as the parent and dies of the
+        // SIGINT, which script then reports as 130).
         let child = try ChildProcess.startInteractive(
-            URL(fileURLWithPath: script), ["-qfec", "'\(monitor.path)' --players 4 --json", "/dev/null"])
+            URL(fileURLWithPath: script), ["-qfec", "exec '\(monitor.path)' --players 4 --json", "/dev/null"])
         let reader = JSONLineReader(child.output)
         var playing = Set<String>()
         while playing.count < 4, let object = await reader.next() {

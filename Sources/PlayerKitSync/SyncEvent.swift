@@ -10,7 +10,7 @@ import PlayerKitCore
 @nonexhaustive
 public enum SyncEvent: PlayerDelegateEvent {
     /// How far this member is from the group's clock, in seconds (positive: ahead), about once
-    /// per ``SyncGroup/Settings/driftReportInterval``.
+    /// per ``DriftCorrector/Settings/driftReportInterval``.
     case drift(Double)
 
     /// ``PlayerKitCore/PlayerEventKind/syncDrift``.

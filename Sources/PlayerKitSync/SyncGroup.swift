@@ -20,11 +20,11 @@ import PlayerKitSupport
 /// record's monotonic time (``/PlayerKitCore/PlayerEventRecord/time``); the difference is the member's drift
 /// (positive: ahead).
 ///
-/// **Correction.** A member off by less than ``Settings/seekThreshold`` gets a speed a little
-/// above or below the group's (at most ``Settings/maximumSpeedCorrection`` off, proportional to
+/// **Correction.** A member off by less than ``DriftCorrector/Settings/seekThreshold`` gets a speed a little
+/// above or below the group's (at most ``DriftCorrector/Settings/maximumSpeedCorrection`` off, proportional to
 /// its smoothed drift, and within ``/PlayerKitCore/PlayerCommand/speedRange``), so it closes the gap in about a
 /// second without a visible jump; a member further off is seeked to the clock. Each member
-/// reports ``SyncEvent/drift(_:)`` about once per ``Settings/driftReportInterval``.
+/// reports ``SyncEvent/drift(_:)`` about once per ``DriftCorrector/Settings/driftReportInterval``.
 ///
 /// **Stalls and failures.** A member that starts buffering holds the group: the others pause
 /// until it plays again, then the clock restarts from where they all are. A member whose item
@@ -47,20 +47,9 @@ public final class SyncGroup: Sendable {
         case stopGroup
     }
 
-    /// Tuning of the drift correction.
-    public struct Settings: Sendable, Hashable {
-        /// Drift (seconds) beyond which a member is seeked instead of nudged. Default 0.25.
-        public var seekThreshold: Double = 0.25
-        /// The largest relative speed change used to nudge a member. Default 0.05 (±5%).
-        public var maximumSpeedCorrection: Double = 0.05
-        /// How often each member reports its drift. Default 1 s.
-        public var driftReportInterval: Duration = .seconds(1)
-        /// Whether drift is corrected (default) or only measured and reported.
-        public var correctsDrift = true
-
-        /// The defaults.
-        public init() {}
-    }
+    /// Tuning of the drift correction: ``DriftCorrector/Settings``, which every member's
+    /// corrector uses.
+    public typealias Settings = DriftCorrector.Settings
 
     /// What the group is doing.
     ///
@@ -112,11 +101,11 @@ public final class SyncGroup: Sendable {
         let player: Player
         var subscription: PlayerSubscription?
         var observation: PositionObservation?
-        var smoothedDrift: Double?
+        var corrector: DriftCorrector
+        /// The latest measured drift since the clock last started (a member whose seek is in
+        /// progress keeps its previous one).
         var rawDrift: Double?
-        var appliedSpeed: Double = 1
-        var lastReport: ContinuousClock.Instant?
-        var correctingUntil: ContinuousClock.Instant?
+        var smoothedDrift: Double? { corrector.smoothedDrift }
     }
 
     private struct State: Sendable {
@@ -163,7 +152,7 @@ public final class SyncGroup: Sendable {
         failurePolicy = onMemberFailure
         self.settings = settings
         let members = players.map { player in
-            Member(player: player, subscription: nil, observation: player.observeEveryFrame())
+            Member(player: player, subscription: nil, observation: player.observeEveryFrame(), corrector: DriftCorrector(settings: settings))
         }
         state.withLock { $0.members = members }
         for player in players { watch(player) }
@@ -216,7 +205,7 @@ public final class SyncGroup: Sendable {
             change { state in
                 state.phase = .paused
                 state.anchorPosition = 0
-                for index in state.members.indices { state.members[index].smoothedDrift = nil }
+                for index in state.members.indices { state.members[index].corrector.restart(speed: state.speed) }
             }
             let speed = speed
             for (player, source) in zip(players, sources) {
@@ -276,7 +265,7 @@ public final class SyncGroup: Sendable {
                 state.anchorPosition = state.clockPosition(at: now)
                 state.anchorTime = now
                 state.speed = speed
-                for index in state.members.indices { state.members[index].appliedSpeed = speed }
+                for index in state.members.indices { state.members[index].corrector.restart(speed: speed) }
                 return state.members.map(\.player)
             }
             for player in players { try player.setSpeed(speed) }
@@ -297,9 +286,8 @@ public final class SyncGroup: Sendable {
                 state.anchorTime = .now
                 state.phase = .playing
                 for index in state.members.indices {
-                    state.members[index].smoothedDrift = nil
+                    state.members[index].corrector.restart(speed: speed)
                     state.members[index].rawDrift = nil
-                    state.members[index].appliedSpeed = speed
                 }
                 return true
             }
@@ -364,54 +352,25 @@ public final class SyncGroup: Sendable {
         }
     }
 
-    /// One frame of one member: its drift, smoothed; a nudge or a seek when needed; a report
-    /// now and then. Sends its corrections without waiting for mpv.
+    /// One frame of one member: its drift, through the member's ``DriftCorrector``; a nudge or
+    /// a seek when needed; a report now and then. Sends its corrections without waiting for mpv.
     private func measure(_ position: Double, at time: ContinuousClock.Instant, of id: PlayerID) {
-        enum Action { case none, speed(Double), seek(Double) }
-        let (player, action, report) = state.withLock { state -> (Player?, Action, Double?) in
+        let (player, step) = state.withLock { state -> (Player?, DriftCorrector.Step) in
             guard state.phase == .playing, let clock = state.clockPosition(at: time),
-                  let index = state.members.firstIndex(where: { $0.player.id == id }) else { return (nil, .none, nil) }
-            var member = state.members[index]
-            defer { state.members[index] = member }
-            let drift = position - clock
-            member.rawDrift = drift
-            state.members[index].rawDrift = drift
+                  let index = state.members.firstIndex(where: { $0.player.id == id }) else { return (nil, .init()) }
+            state.members[index].rawDrift = position - clock
             let raws = state.members.compactMap(\.rawDrift)
             if raws.count == state.members.count, let low = raws.min(), let high = raws.max() {
                 state.spreads.append(high - low)
                 if state.spreads.count > SyncGroup.spreadHistoryLimit { state.spreads.removeFirst() }
             }
-            // Smooth over about ten frames; a seek in progress is not measured.
-            if let until = member.correctingUntil, time < until { return (member.player, .none, nil) }
-            let smoothed = member.smoothedDrift.map { $0 * 0.9 + drift * 0.1 } ?? drift
-            member.smoothedDrift = smoothed
-            var report: Double?
-            if member.lastReport.map({ time.seconds(since: $0) >= settings.driftReportInterval.inSeconds }) ?? true {
-                member.lastReport = time
-                report = smoothed
-            }
-            guard settings.correctsDrift else { return (member.player, .none, report) }
-            if abs(smoothed) > settings.seekThreshold {
-                member.correctingUntil = time + .milliseconds(500)
-                member.smoothedDrift = nil
-                state.correctiveSeeks += 1
-                return (member.player, .seek(clock + 0.1 * state.speed), report)
-            }
-            // Close the gap in about a second: ahead -> slower, behind -> faster.
-            let correction = max(-settings.maximumSpeedCorrection, min(settings.maximumSpeedCorrection, -smoothed))
-            let range = PlayerCommand.speedRange
-            let wanted = min(range.upperBound, max(range.lowerBound, state.speed * (1 + correction)))
-            guard abs(wanted - member.appliedSpeed) > 0.002 else { return (member.player, .none, report) }
-            member.appliedSpeed = wanted
-            return (member.player, .speed(wanted), report)
+            let step = state.members[index].corrector.measure(position: position, clock: clock, at: time, speed: state.speed)
+            if step.isSeek { state.correctiveSeeks += 1 }
+            return (state.members[index].player, step)
         }
         guard let player else { return }
-        switch action {
-        case .none: break
-        case .speed(let speed): try? player.send(.setSpeed(speed))
-        case .seek(let target): try? player.send(.seek(to: target, precision: .exact))
-        }
-        if let report { player.publish(SyncEvent.drift(report)) }
+        if let command = step.command { try? player.send(command) }
+        if let report = step.report { player.publish(SyncEvent.drift(report)) }
     }
 
     /// A member buffers: the others wait, and the clock stops where it is.

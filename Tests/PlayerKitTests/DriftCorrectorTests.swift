@@ -1,0 +1,52 @@
+import PlayerKit
+import Testing
+
+/// The correction arithmetic alone (pure logic: no player, no clock of its own).
+@Suite("Drift corrector")
+struct DriftCorrectorTests {
+    @Test("ahead is slowed, behind is sped up, within the limit; far off is seeked to where the clock will be")
+    func corrections() throws {
+        var corrector = DriftCorrector()
+        corrector.restart(speed: 1)
+        let start = ContinuousClock.now
+        // 20 ms ahead: a speed a little under 1.
+        let ahead = corrector.measure(position: 10.02, clock: 10, at: start, speed: 1)
+        let aheadSpeed = try #require(speed(of: ahead.command))
+        #expect(aheadSpeed < 1 && aheadSpeed >= 0.95)
+        #expect(ahead.report != nil, "the first measurement is reported")
+        // Far behind (smoothed beyond 0.25 s): a seek 0.1 s of clock ahead, no report yet.
+        corrector.restart(speed: 2)
+        let behind = corrector.measure(position: 9, clock: 10, at: start + .milliseconds(100), speed: 2)
+        #expect(behind.command == .seek(to: 10.2, precision: .exact))
+        #expect(behind.report == nil)
+        #expect(corrector.correctiveSeeks == 1)
+        // Frames while the seek lands are not measured.
+        let landing = corrector.measure(position: 9.5, clock: 10.3, at: start + .milliseconds(300), speed: 2)
+        #expect(landing.command == nil)
+        // Landed 10 ms behind: a speed a little over 2, capped at +5%.
+        let landed = corrector.measure(position: 11.19, clock: 11.2, at: start + .milliseconds(700), speed: 2)
+        let landedSpeed = try #require(speed(of: landed.command))
+        #expect(landedSpeed > 2 && landedSpeed <= 2.1)
+        // The same drift again: no new command for a change under 0.2%.
+        let again = corrector.measure(position: 11.23, clock: 11.24, at: start + .milliseconds(720), speed: 2)
+        #expect(again.command == nil)
+    }
+
+    @Test("measuring only: reports, never commands")
+    func measuringOnly() {
+        var settings = DriftCorrector.Settings()
+        settings.correctsDrift = false
+        var corrector = DriftCorrector(settings: settings)
+        let start = ContinuousClock.now
+        let first = corrector.measure(position: 5, clock: 10, at: start, speed: 1)
+        #expect(first.command == nil && first.report == -5)
+        let second = corrector.measure(position: 5, clock: 10, at: start + .milliseconds(500), speed: 1)
+        #expect(second.report == nil, "one report per second")
+        let third = corrector.measure(position: 5, clock: 10, at: start + .milliseconds(1000), speed: 1)
+        #expect(third.report != nil)
+    }
+
+    private func speed(of command: PlayerCommand?) -> Double? {
+        if case .setSpeed(let speed) = command { speed } else { nil }
+    }
+}

@@ -43,6 +43,7 @@ let package = Package(
         .executable(name: "playerkit-feed", targets: ["Feed"]),
         .executable(name: "playerkit-mosaic", targets: ["Mosaic"]),
         .executable(name: "playerkit-sequencer", targets: ["Sequencer"]),
+        .executable(name: "playerkit-room", targets: ["Room"]),
         .executable(name: "playerkit-bench", targets: ["PlayerKitBench"]),
     ],
     dependencies: [
@@ -112,6 +113,7 @@ let package = Package(
         .target(
             name: "PlayerKitRooms",
             dependencies: featureDependencies + [
+                "PlayerKitSync",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -229,6 +231,16 @@ let package = Package(
             exclude: ["README.md"],
             swiftSettings: strictSettings
         ),
+        .executableTarget(
+            name: "Room",
+            dependencies: [
+                "PlayerKit", "PlayerKitRooms", "ExampleSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/Room",
+            exclude: ["README.md"],
+            swiftSettings: strictSettings
+        ),
         // Benchmarks: PlayerKit's side; Benchmarks/run.py runs it next to plain C and python-mpv.
         .executableTarget(
             name: "PlayerKitBench",
@@ -271,7 +283,7 @@ let package = Package(
             name: "PlayerKitTests",
             dependencies: [
                 "PlayerKit", "ExampleSupport", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare", "Feed",
-                "Mosaic", "Sequencer", "PumpRuleProbe", "CacheCrashProbe", "CorpusProbe", "SoakProbe", "PlayerKitRooms",
+                "Mosaic", "Sequencer", "PumpRuleProbe", "CacheCrashProbe", "CorpusProbe", "SoakProbe", "PlayerKitRooms", "Room",
             ],
             swiftSettings: strictSettings
         ),

@@ -29,6 +29,10 @@ public final class FaultProxy: @unchecked Sendable {
         case blackhole
         /// Forwards the server's bytes at most this fast (the client's at full speed).
         case trickle(bytesPerSecond: Int)
+        /// Holds every chunk, both ways, for `seconds` plus a uniformly random jitter of up to
+        /// ±`jitter` seconds before passing it on, in order: a long, uneven path (what netem's
+        /// `delay 50ms 5ms` does, in user space).
+        case delay(seconds: Double, jitter: Double)
     }
 
     private struct State {
@@ -226,6 +230,11 @@ public final class FaultProxy: @unchecked Sendable {
     /// the proxy stops.
     private func forward(from: Int32, to: Int32, downstream: Bool, generation: Int) {
         var buffer = [UInt8](repeating: 0, count: 16 << 10)
+        // Delayed chunks go out from here, in order; the connection is not closed before they did.
+        let delayed = DispatchQueue(label: "FaultProxy.delay")
+        let pending = DispatchGroup()
+        var lastDeadline = DispatchTime.now()
+        defer { pending.wait() }
         while true {
             let (mode, current, stopped) = locked { ($0.mode, $0.generation, $0.stopped) }
             if stopped || current != generation { return }
@@ -244,6 +253,23 @@ public final class FaultProxy: @unchecked Sendable {
             if downstream, case .trickle(let rate) = mode { limit = max(1, min(buffer.count, rate / 20)) }
             let count = recv(from, &buffer, limit, 0)
             if count <= 0 { return }
+            if case .delay(let seconds, let jitter) = mode {
+                let wait = max(0, seconds + Double.random(in: -jitter...jitter))
+                lastDeadline = max(lastDeadline, DispatchTime.now() + wait)
+                let chunk = Array(buffer[0..<count])
+                pending.enter()
+                delayed.asyncAfter(deadline: lastDeadline) {
+                    defer { pending.leave() }
+                    var sent = 0
+                    while sent < chunk.count {
+                        let result = chunk.withUnsafeBytes { Glibc.send(to, $0.baseAddress!.advanced(by: sent), chunk.count - sent, Int32(MSG_NOSIGNAL)) }
+                        if result < 0, errno == EINTR { continue }
+                        if result <= 0 { return }
+                        sent += result
+                    }
+                }
+                continue
+            }
             var sent = 0
             while sent < count {
                 let result = buffer.withUnsafeBytes { Glibc.send(to, $0.baseAddress!.advanced(by: sent), count - sent, Int32(MSG_NOSIGNAL)) }

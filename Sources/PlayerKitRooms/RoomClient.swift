@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import PlayerKitSupport
-import Synchronization
 
 /// What a Syncplay room says about playback: paused or playing, at which position, as of a
 /// local monotonic instant. The position moves on with time while the room plays.
@@ -96,12 +95,15 @@ public final class RoomClient: Sendable {
         var subscribers: [Int: AsyncStream<RoomEvent>.Continuation] = [:]
         var nextSubscriber = 0
         var localState: (@Sendable () -> (position: Double, paused: Bool)?)?
+        /// The file announced with ``announceFile(name:duration:size:)``, announced again on
+        /// every reconnection.
+        var file: SyncplayWire.FileInfo?
     }
 
     /// The configuration given at creation.
     public let configuration: Configuration
-    private let state = Mutex(Session())
-    private let loop = Mutex<Task<Void, Never>?>(nil)
+    private let state = Locked(Session())
+    private let loop = Locked<Task<Void, Never>?>(nil)
     private let logger: Logger
 
     /// A client for `configuration`; ``join()`` connects.
@@ -192,13 +194,22 @@ public final class RoomClient: Sendable {
     // MARK: Changing the room
 
     /// Tells the room which file this member plays (Syncplay shows it to the others and counts
-    /// only members with a file when it works out the room's position).
+    /// only members with a file when it works out the room's position). Announced again after
+    /// every reconnection.
+    /// - Throws: ``RoomError/invalidArgument(name:value:reason:)`` for a negative or infinite
+    ///   duration or a negative size; ``RoomError/closed`` while not connected (the file is still
+    ///   announced once the client reconnects).
     public func announceFile(name: String, duration: Double, size: Int) async throws(RoomError) {
         guard duration.isFinite, duration >= 0 else {
             throw .invalidArgument(name: "duration", value: "\(duration)", reason: "is not a duration")
         }
-        guard let connection = state.withLock({ $0.connection }) else { throw .closed }
-        try await connection.send(SyncplayWire.file(.init(name: name, duration: duration, size: Double(size))))
+        guard size >= 0 else { throw .invalidArgument(name: "size", value: "\(size)", reason: "is negative") }
+        let file = SyncplayWire.FileInfo(name: name, duration: duration, size: Double(size))
+        guard let connection = state.withLock({ state -> RoomConnection? in
+            state.file = file
+            return state.connection
+        }) else { throw .closed }
+        try await connection.send(SyncplayWire.file(file))
     }
 
     /// Pauses the room at `position` (the local player's position).
@@ -281,6 +292,7 @@ public final class RoomClient: Sendable {
                     publish(.joined(room: room, name: name))
                     // Who is already there (the server tells only of later arrivals by itself).
                     try await connection.send(SyncplayWire.list())
+                    if let file = state.withLock({ $0.file }) { try await connection.send(SyncplayWire.file(file)) }
                     return connection
                 case .error(let text):
                     connection.close()
@@ -367,8 +379,21 @@ public final class RoomClient: Sendable {
                 }
                 return (events, state.clientIgnoring == 0 ? state.localState : nil)
             }
-            // The app's provider runs outside the lock: it may read this client's state.
-            let local = provider?()
+            // The app's provider runs outside the lock: it may read this client's state. When
+            // this message changed the room, the app has not heard of it yet (its events are on
+            // their way): the answer is the room's new state, or the server would take the app's
+            // old one for a change and undo the room's.
+            let changed = events.contains { event in
+                switch event {
+                case .paused, .resumed, .seeked: true
+                default: false
+                }
+            }
+            let local: (position: Double, paused: Bool)? = if changed, let room = state.withLock({ $0.room }) {
+                (room.position(at: .now), room.paused)
+            } else {
+                provider?()
+            }
             let answer = state.withLock { state -> String in
                 defer { state.serverIgnoring = 0 }
                 return SyncplayWire.state(

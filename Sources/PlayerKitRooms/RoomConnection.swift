@@ -31,6 +31,7 @@ final class RoomConnection: Sendable {
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .connect(host: host, port: port) { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(QuickAcknowledger())
                         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineBasedFrameDecoder()))
                         try channel.pipeline.syncOperations.addHandler(LineForwarder(continuation: continuation))
                         return channel
@@ -74,6 +75,31 @@ final class RoomConnection: Sendable {
     /// Closes the connection; ``lines`` then finishes.
     func close() {
         channel.close(promise: nil)
+    }
+}
+
+/// Acknowledges what arrives at once (Linux's TCP_QUICKACK, which the kernel turns off again by
+/// itself, so it is set after every read). Syncplay's server sends without TCP_NODELAY: with our
+/// acknowledgements delayed (up to 40 ms), its next small message (a start, a pause) waited for
+/// them under Nagle's algorithm, and the room's members heard of it 40 ms apart.
+private final class QuickAcknowledger: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    func channelActive(context: ChannelHandlerContext) {
+        acknowledgeQuickly(context)
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        acknowledgeQuickly(context)
+        context.fireChannelRead(data)
+    }
+
+    private func acknowledgeQuickly(_ context: ChannelHandlerContext) {
+        #if os(Linux)
+        try? context.channel.syncOptions?.setOption(.tcpOption(.init(rawValue: 12 /* TCP_QUICKACK */)), value: 1)
+        #endif
     }
 }
 

@@ -1,10 +1,12 @@
 import Foundation
 import Glibc
+import PlayerKitSupport
 
 /// Debian's real `syncplay-server` on a free loopback port, for the room tests. Killed on `stop()`.
 final class SyncplayServer: Sendable {
     let port: Int
-    private let process: Process
+    private let password: String?
+    private let running: Locked<Process>
 
     /// Starts the server (with `password`, if given) and waits, up to 15 s, until it accepts
     /// connections. A port taken between choosing and binding it is retried with another.
@@ -25,7 +27,12 @@ final class SyncplayServer: Sendable {
     private init(port: Int, password: String?) throws {
         guard let executable = VirtualDisplay.which("syncplay-server") else { throw SyncplayServerError.notInstalled }
         self.port = port
-        process = Process()
+        self.password = password
+        running = Locked(try Self.launch(executable, port: port, password: password))
+    }
+
+    private static func launch(_ executable: String, port: Int, password: String?) throws -> Process {
+        let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = ["--port", "\(port)", "--salt", "PLAYERKITTESTS", "--disable-ready"]
             + (password.map { ["--password", $0] } ?? [])
@@ -35,19 +42,32 @@ final class SyncplayServer: Sendable {
         let deadline = ContinuousClock.now + .seconds(15)
         while !Self.accepts(port) {
             guard ContinuousClock.now < deadline, process.isRunning else {
-                stop()
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+                process.waitUntilExit()
                 throw SyncplayServerError.didNotStart("port \(port)")
             }
             Thread.sleep(forTimeInterval: 0.05)
         }
+        return process
     }
 
     /// Ends the server at once (SIGKILL: a child started from a dispatch thread may have SIGTERM
     /// blocked) and reaps it.
     func stop() {
+        let process = running.withLock { $0 }
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+    }
+
+    /// Kills the server and starts a new one on the same port (it forgets every room), waiting
+    /// until it accepts connections.
+    func restart() async throws {
+        stop()
+        guard let executable = VirtualDisplay.which("syncplay-server") else { throw SyncplayServerError.notInstalled }
+        let port = port, password = password
+        let process = try await offPool { try Self.launch(executable, port: port, password: password) }
+        running.withLock { $0 = process }
     }
 
     /// A port that was free a moment ago (bound to port 0, read back, closed).

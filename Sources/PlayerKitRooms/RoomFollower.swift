@@ -1,0 +1,412 @@
+import Foundation
+import Logging
+import PlayerKitCore
+import PlayerKitSupport
+import PlayerKitSync
+
+/// Keeps local players on a Syncplay room's clock: they start, pause and seek when anyone in
+/// the room does, and drift is corrected continuously, frame by frame, with the same
+/// ``/PlayerKitSync/DriftCorrector`` a ``/PlayerKitSync/SyncGroup`` uses: small speed changes,
+/// and a seek past ``Settings/correction``'s threshold.
+///
+/// ```swift
+/// let room = try RoomClient(.init(host: "127.0.0.1", room: "demo", name: "left"))
+/// try await player.preload("clip.mp4")               // paused on its first frame
+/// let follower = try RoomFollower(room: room, players: [player])
+/// try await room.join()
+/// follower.start()
+/// try await follower.play()                            // every member of the room starts
+/// ```
+///
+/// **The clock.** The follower keeps the room's clock itself, on the monotonic
+/// `ContinuousClock`: a position as of an instant, moving on at speed 1 while the room plays.
+/// It sets the clock from the room when the room is paused, started or seeked (by anyone), when
+/// it first hears from the room (a late joiner catches up to the room's position), and when the
+/// room's periodic state stays more than ``Settings/resynchronizationThreshold`` away from it.
+/// A room's position reached us a one-way delay after the server sent it: the follower
+/// adds the delay the client measured (``RoomClient/roundTrip`` / 2) while the room plays. It
+/// answers the server's requests for its state with its clock, so every follower in a room
+/// reports the same clock.
+///
+/// **Faults.** When the connection ends, the players go on with the local clock. After a
+/// reconnection (a server restart makes a new, paused room at 0), the follower tells the room
+/// where it is, so the room resumes from there rather than the players jumping back.
+///
+/// **Events.** Each player gets the room's changes as ``RoomPlayerEvent/room(_:)`` (not the
+/// periodic state) and its drift as ``/PlayerKitSync/SyncEvent/drift(_:)``, through its own
+/// event path: delegate, bus by player ID, async sequences.
+///
+/// **Threading.** Methods may be called from any thread. The follower reads the room's events on
+/// a task of its own and the players' frames on a serial queue of its own, never on a player's
+/// event pump, and commands the players with ``/PlayerKitCore/Player/send(_:)``, which does not
+/// wait for mpv. ``invalidate()`` (or releasing the follower) stops it; the players stay as
+/// they are.
+public final class RoomFollower: Sendable {
+    /// Tuning of the follower.
+    public struct Settings: Sendable, Hashable {
+        /// How each player is corrected toward the clock (speed nudges within
+        /// ``/PlayerKitSync/DriftCorrector/Settings/maximumSpeedCorrection``, a seek past
+        /// ``/PlayerKitSync/DriftCorrector/Settings/seekThreshold``).
+        public var correction = DriftCorrector.Settings()
+        /// How far (seconds) the room's periodic state may be from the follower's clock, twice
+        /// in a row, before the clock is set from the room. Default 0.5 s: the room's periodic
+        /// positions carry the server's delay estimates, which are coarse; starts, pauses and
+        /// seeks set the clock at once whatever this says.
+        public var resynchronizationThreshold: Double = 0.5
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// The follower's view of the room's clock.
+    public struct Clock: Sendable, Hashable {
+        /// The position (seconds) at ``time``.
+        public var position: Double
+        /// The monotonic instant ``position`` refers to.
+        public var time: ContinuousClock.Instant
+        /// Whether the room plays (the position moves on at speed 1).
+        public var playing: Bool
+
+        /// The clock's position at `instant`.
+        public func position(at instant: ContinuousClock.Instant) -> Double {
+            playing ? position + instant.seconds(since: time) : position
+        }
+    }
+
+    private struct Member: Sendable {
+        let player: Player
+        var corrector: DriftCorrector
+        var subscription: PlayerSubscription?
+        var observation: PositionObservation?
+    }
+
+    private struct State: Sendable {
+        var members: [Member]
+        var clock: Clock?
+        /// Periodic states in a row that were off the clock by more than the threshold.
+        var offStates = 0
+        /// A seek someone made: the next state sets the clock.
+        var seekPending = false
+        /// Reconnected: our clock was told to the room; its states are not taken until one
+        /// agrees with it (or a few went by).
+        var rejoinStates: Int?
+        var started = false
+        var invalidated = false
+        var task: Task<Void, Never>?
+    }
+
+    /// The room followed.
+    public let room: RoomClient
+    /// The settings given at creation.
+    public let settings: Settings
+    private let state: Locked<State>
+    private let queue = SerialQueue(label: "PlayerKit.room-follower")
+    private let logger: Logger
+
+    /// A follower of `room` for `players` (one or more; several are kept in lockstep with each
+    /// other too). Load their media before the room plays; ``start()`` begins following.
+    /// - Throws: ``RoomError/invalidArgument(name:value:reason:)`` for no players or a player
+    ///   listed twice.
+    public init(room: RoomClient, players: [Player], settings: Settings = Settings(),
+                logger: Logger = Logger(label: "PlayerKit.rooms")) throws(RoomError) {
+        guard !players.isEmpty else { throw .invalidArgument(name: "players", value: "none", reason: "a follower needs a player") }
+        let ids = players.map(\.id.rawValue)
+        guard Set(ids).count == ids.count else {
+            throw .invalidArgument(name: "players", value: ids.joined(separator: ", "), reason: "lists a player twice")
+        }
+        guard settings.resynchronizationThreshold.isFinite, settings.resynchronizationThreshold > 0 else {
+            throw .invalidArgument(name: "resynchronizationThreshold", value: "\(settings.resynchronizationThreshold)", reason: "must be above 0")
+        }
+        self.room = room
+        self.settings = settings
+        self.logger = logger
+        state = Locked(State(members: players.map { Member(player: $0, corrector: DriftCorrector(settings: settings.correction)) }))
+    }
+
+    deinit {
+        invalidate()
+    }
+
+    // MARK: Read-outs
+
+    /// The follower's clock (nil until the room or a local call set it).
+    public var clock: Clock? { state.withLock { $0.clock } }
+    /// The players followed.
+    public var players: [Player] { state.withLock { $0.members.map(\.player) } }
+    /// Each player's latest smoothed drift from the clock, in seconds (positive: ahead).
+    public var drifts: [PlayerID: Double] {
+        state.withLock { state in
+            Dictionary(uniqueKeysWithValues: state.members.compactMap { member in member.corrector.smoothedDrift.map { (member.player.id, $0) } })
+        }
+    }
+    /// How many corrective seeks were made (speed nudges do not count).
+    public var correctiveSeeks: Int { state.withLock { $0.members.reduce(0) { $0 + $1.corrector.correctiveSeeks } } }
+
+    // MARK: Following
+
+    /// Begins following: the room's events, each player's frames, and answering the server's
+    /// requests for our state with the clock. Idempotent.
+    public func start() {
+        let go = state.withLock { state -> Bool in
+            guard !state.started, !state.invalidated else { return false }
+            state.started = true
+            return true
+        }
+        guard go else { return }
+        room.reportLocalState { [weak self] in
+            guard let clock = self?.clock else { return nil }
+            return (clock.position(at: .now), !clock.playing)
+        }
+        for player in players { watch(player) }
+        let events = room.events()
+        let task = Task { [weak self] in
+            for await event in events {
+                guard let self else { return }
+                self.handle(event)
+            }
+        }
+        let kept = state.withLock { state -> Bool in
+            guard !state.invalidated else { return false }
+            state.task = task
+            return true
+        }
+        if !kept { task.cancel() }
+    }
+
+    /// Stops following: the players stay as they are and usable. Idempotent; called when the
+    /// follower is released.
+    public func invalidate() {
+        let (members, task) = state.withLock { state -> ([Member], Task<Void, Never>?) in
+            defer {
+                state.invalidated = true
+                state.task = nil
+            }
+            return (state.invalidated ? [] : state.members, state.task)
+        }
+        task?.cancel()
+        for member in members {
+            member.subscription?.cancel()
+            member.observation?.cancel()
+        }
+    }
+
+    // MARK: Changing the room from here
+
+    /// Starts the room (and the local players) from the clock's position, or the first player's.
+    /// - Throws: ``RoomError/closed`` while not connected; ``RoomError/invalidArgument(name:value:reason:)``
+    ///   before anything is loaded (no position to start from).
+    public func play() async throws(RoomError) {
+        let position = try currentPosition()
+        apply(Clock(position: position, time: .now, playing: true), seek: false)
+        try await room.play(at: position)
+    }
+
+    /// Pauses the room (and the local players) at the clock's position.
+    /// - Throws: ``RoomError/closed`` while not connected.
+    public func pause() async throws(RoomError) {
+        let position = try currentPosition()
+        apply(Clock(position: position, time: .now, playing: false), seek: true)
+        try await room.pause(at: position)
+    }
+
+    /// Seeks the room (and the local players) to `position`, playing on if it plays.
+    /// - Throws: ``RoomError/invalidArgument(name:value:reason:)`` for a NaN, infinite or negative
+    ///   position; ``RoomError/closed`` while not connected.
+    public func seek(to position: Double) async throws(RoomError) {
+        guard position.isFinite, position >= 0 else {
+            throw .invalidArgument(name: "position", value: "\(position)", reason: "is not a position")
+        }
+        let playing = clock?.playing ?? false
+        apply(Clock(position: position, time: .now, playing: playing), seek: true)
+        try await room.seek(to: position, paused: !playing)
+    }
+
+    private func currentPosition() throws(RoomError) -> Double {
+        if let clock { return max(0, clock.position(at: .now)) }
+        if let position = players.first?.position { return position }
+        throw .invalidArgument(name: "position", value: "none", reason: "nothing is loaded and the room has not said where it is")
+    }
+
+    // MARK: The room's side
+
+    private func handle(_ event: RoomEvent) {
+        switch event {
+        case .state(let room):
+            take(room)
+            return
+        case .seeked:
+            state.withLock { $0.seekPending = true }
+        case .joined:
+            rejoined()
+        default:
+            break
+        }
+        for player in players { player.publish(RoomPlayerEvent.room(event)) }
+    }
+
+    /// The room's state, about once a second and after every change.
+    private func take(_ room: RoomState) {
+        let now = ContinuousClock.now
+        let roomClock = Clock(position: room.position, time: room.time, playing: !room.paused)
+        enum Decision { case keep, adopt(seek: Bool), tell(Clock) }
+        let decision = state.withLock { state -> Decision in
+            guard let clock = state.clock else { return .adopt(seek: true) }
+            let off = abs(roomClock.position(at: now) - clock.position(at: now))
+            if let seen = state.rejoinStates {
+                // Reconnected: the room should now say what we told it.
+                if roomClock.playing == clock.playing && off <= settings.resynchronizationThreshold || seen >= 3 {
+                    state.rejoinStates = nil
+                } else {
+                    state.rejoinStates = seen + 1
+                    return seen == 1 ? .tell(clock) : .keep
+                }
+            }
+            if state.seekPending {
+                state.seekPending = false
+                return .adopt(seek: true)
+            }
+            if roomClock.playing != clock.playing {
+                // Paused: every player lands on the room's frame. Started: from where they are
+                // when the room's position is that of the clock (a pause seeked them there).
+                return .adopt(seek: !roomClock.playing || off > 0.05)
+            }
+            if off > (roomClock.playing ? settings.resynchronizationThreshold : 0.01) {
+                state.offStates += 1
+                return state.offStates >= 2 || !roomClock.playing ? .adopt(seek: true) : .keep
+            }
+            state.offStates = 0
+            return .keep
+        }
+        switch decision {
+        case .keep:
+            break
+        case .adopt(let seek):
+            logger.debug("clock set from the room", metadata: ["position": "\(room.position)", "paused": "\(room.paused)"])
+            apply(roomClock, seek: seek)
+        case .tell(let clock):
+            let position = clock.position(at: now)
+            Task { [room = self.room] in
+                try? await clock.playing ? room.seek(to: position, paused: false) : room.pause(at: position)
+            }
+        }
+    }
+
+    /// Joined again after the connection ended: tell the room where we are, as the server may
+    /// have forgotten (a restarted server makes a new room, paused at 0).
+    private func rejoined() {
+        let clock = state.withLock { state -> Clock? in
+            guard let clock = state.clock else { return nil }
+            state.rejoinStates = 0
+            return clock
+        }
+        guard let clock else { return }
+        let position = clock.position(at: .now)
+        Task { [room] in
+            try? await clock.playing ? room.seek(to: position, paused: false) : room.pause(at: position)
+        }
+    }
+
+    /// Sets the clock and brings the players to it: seeked exactly to its position (when
+    /// `seek`), then paused or started.
+    private func apply(_ clock: Clock, seek: Bool) {
+        let players = state.withLock { state -> [Player] in
+            state.clock = clock
+            state.offStates = 0
+            state.seekPending = false
+            for index in state.members.indices { state.members[index].corrector.restart(speed: 1) }
+            return state.members.map(\.player)
+        }
+        let target = clock.position(at: .now)
+        for player in players {
+            try? player.send(.setSpeed(1))
+            // A player already there is not seeked: a seek would delay its start by a decode,
+            // which the room's other members do not have. (Paused, it must show the very frame.)
+            let off = player.position.map { abs($0 - target) } ?? .infinity
+            if seek, off > (clock.playing ? 0.04 : 0.001) { try? player.send(.seek(to: target, precision: .exact)) }
+            try? player.send(clock.playing ? .play : .pause)
+        }
+    }
+
+    // MARK: The players' side (on `queue`)
+
+    private func watch(_ player: Player) {
+        let id = player.id
+        let observation = player.observeEveryFrame()
+        let subscription = player.eventBus.subscribe(to: id, kinds: [.positionChanged], delivery: .queue(queue.dispatchQueue)) { [weak self] record in
+            guard case .positionChanged(let position) = record.event else { return }
+            self?.measure(position, at: record.time, of: id)
+        }
+        let kept = state.withLock { state -> Bool in
+            guard !state.invalidated, let index = state.members.firstIndex(where: { $0.player.id == id }) else { return false }
+            state.members[index].subscription = subscription
+            state.members[index].observation = observation
+            return true
+        }
+        if !kept {
+            subscription.cancel()
+            observation.cancel()
+        }
+    }
+
+    /// One frame of one player: its drift from the clock, corrected by its corrector.
+    private func measure(_ position: Double, at time: ContinuousClock.Instant, of id: PlayerID) {
+        let (player, step) = state.withLock { state -> (Player?, DriftCorrector.Step) in
+            guard let clock = state.clock, clock.playing, time >= clock.time,
+                  let index = state.members.firstIndex(where: { $0.player.id == id }) else { return (nil, .init()) }
+            let step = state.members[index].corrector.measure(position: position, clock: clock.position(at: time), at: time, speed: 1)
+            return (state.members[index].player, step)
+        }
+        guard let player else { return }
+        if let command = step.command { try? player.send(command) }
+        if let report = step.report { player.publish(SyncEvent.drift(report)) }
+    }
+}
+
+/// What a ``RoomFollower`` tells each of its players, through the player's own event path: to
+/// its delegate (``/PlayerKitCore/PlayerDelegate/player(_:didEmit:)`` and, when the delegate
+/// adopts ``RoomEventDelegate``, the typed method), to bus subscribers of its ID, and to async
+/// sequences.
+///
+/// `@nonexhaustive`: a `switch` over it outside PlayerKit needs `@unknown default`.
+@nonexhaustive
+public enum RoomPlayerEvent: PlayerDelegateEvent {
+    /// Something happened in the room the player follows (every ``RoomEvent`` but the periodic
+    /// ``RoomEvent/state(_:)``).
+    case room(RoomEvent)
+
+    /// ``PlayerKitCore/PlayerEventKind/room``.
+    public var kind: PlayerEventKind { .room }
+
+    /// E.g. "room(paused(position: 4.0, by: "left"))".
+    public var description: String {
+        switch self {
+        case .room(let event): return "room(\(event))"
+        }
+    }
+
+    /// Calls ``RoomEventDelegate/player(_:didSeeRoomEvent:)`` if the delegate adopts it.
+    public func dispatch(to delegate: any PlayerDelegate, from player: Player) {
+        guard let delegate = delegate as? any RoomEventDelegate else { return }
+        switch self {
+        case .room(let event): delegate.player(player, didSeeRoomEvent: event)
+        }
+    }
+}
+
+/// Typed delegate methods for ``RoomPlayerEvent``s: adopt it next to
+/// ``/PlayerKitCore/PlayerDelegate``. Called on the player's delegate queue, in the player's
+/// event order. Every method does nothing by default.
+public protocol RoomEventDelegate: PlayerDelegate {
+    /// ``RoomPlayerEvent/room(_:)``. Default: nothing.
+    func player(_ player: Player, didSeeRoomEvent event: RoomEvent)
+}
+
+extension RoomEventDelegate {
+    /// Does nothing.
+    public func player(_ player: Player, didSeeRoomEvent event: RoomEvent) {}
+}
+
+extension PlayerEventKind {
+    /// ``RoomPlayerEvent/room(_:)``.
+    public static let room: PlayerEventKind = "room"
+}

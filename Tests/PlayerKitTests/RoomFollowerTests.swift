@@ -1,0 +1,219 @@
+import Foundation
+import Glibc
+import Testing
+import PlayerKit
+import PlayerKitRooms
+import PlayerKitSupport
+
+/// A member of a room for the tests: a player paused on a looping clip, its client and follower.
+private struct Member {
+    let player: Player
+    let events: EventRecorder
+    let client: RoomClient
+    let follower: RoomFollower
+
+    static func join(_ server: SyncplayServer, room: String, name: String, port: Int? = nil, reconnectDelay: Duration? = .milliseconds(300)) async throws -> Member {
+        let (player, events) = try await Fixtures.player()
+        try await player.preload(.joined([MediaSource(Fixtures.clipA)], repeated: 100))
+        var configuration = RoomClient.Configuration(host: "127.0.0.1", port: port ?? server.port, room: room, name: name)
+        configuration.reconnectDelay = reconnectDelay
+        let client = try RoomClient(configuration)
+        let follower = try RoomFollower(room: client, players: [player])
+        follower.start()
+        try await client.join()
+        try await client.announceFile(name: "clip-a.mp4", duration: player.duration ?? 400, size: 0)
+        return Member(player: player, events: events, client: client, follower: follower)
+    }
+
+    func leave() async {
+        follower.invalidate()
+        await client.leave()
+        await player.shutdown()
+    }
+}
+
+private func uniqueRoom() -> String { "room-\(UInt32.random(in: 0...UInt32.max))" }
+
+/// Followers on Debian's real `syncplay-server`: players in one test process, each through its
+/// own connection, as separate processes would be. (Drift bounds between processes are
+/// TimingTests', run alone.)
+@Suite("Rooms: players following a room")
+struct RoomFollowerTests {
+    @Test("a start, a pause and a seek from either member reach the other's player; paused, both show the same frame")
+    func changesBothWays() async throws {
+        let server = try await SyncplayServer.start()
+        defer { server.stop() }
+        let room = uniqueRoom()
+        let left = try await Member.join(server, room: room, name: "left")
+        let right = try await Member.join(server, room: room, name: "right")
+        defer { Task { await left.leave(); await right.leave() } }
+
+        try await left.follower.play()
+        #expect(await eventually { right.player.state == .playing }, "right did not start: \(right.player.state)")
+        #expect(await eventually { (right.player.position ?? 0) > 1 })
+
+        // Right pauses: left lands on right's very position, paused.
+        try await right.follower.pause()
+        let pausedAt = try #require(right.follower.clock?.position)
+        #expect(await eventually { left.player.state == .paused && abs((left.player.position ?? -1) - pausedAt) < 0.002 },
+                "left at \(left.player.position ?? -1) (\(left.player.state)), right paused at \(pausedAt)")
+        #expect(await eventually { abs((right.player.position ?? -1) - pausedAt) < 0.002 })
+
+        // Left seeks while paused: right lands there.
+        try await left.follower.seek(to: 7.5)
+        #expect(await eventually { right.player.state == .paused && abs((right.player.position ?? -1) - 7.5) < 0.002 },
+                "right at \(right.player.position ?? -1)")
+
+        // Right starts: both play on from 7.5, together.
+        try await right.follower.play()
+        #expect(await eventually { left.player.state == .playing && (left.player.position ?? 0) > 8 })
+        #expect(await eventually { abs((left.player.position ?? 0) - (right.player.position ?? 100)) < 0.1 })
+        // Each player heard the room's changes on its own event path, by its ID.
+        let roomEvents = left.events.records.filter { $0.event.kind == .room }.map { "\($0.event)" }
+        #expect(roomEvents.contains { $0.contains("paused") && $0.contains("right") }, "\(roomEvents)")
+        #expect(await eventually { !left.follower.drifts.isEmpty })
+    }
+
+    @Test("the server restarts mid-play: the players play on, both reconnect, and the new room resumes where they are")
+    func serverRestart() async throws {
+        let server = try await SyncplayServer.start()
+        defer { server.stop() }
+        let room = uniqueRoom()
+        let left = try await Member.join(server, room: room, name: "left")
+        let right = try await Member.join(server, room: room, name: "right")
+        defer { Task { await left.leave(); await right.leave() } }
+        try await left.follower.play()
+        #expect(await eventually { (right.player.position ?? 0) > 2 })
+
+        let mark = left.events.mark
+        try await server.restart()
+        // Both come back (the restarted server knows nothing of the room)...
+        for member in [left, right] {
+            #expect(await member.events.waitFor(timeout: .seconds(15), after: mark) { "\($0.event)".contains("joined(room") } != nil,
+                    "\(member.player.id) did not rejoin")
+        }
+        // ...the players never stopped...
+        #expect(left.player.state == .playing && right.player.state == .playing)
+        #expect(!left.events.records.filter { $0.sequenceNumber > mark }.contains { if case .stateChanged(_, .paused) = $0.event { true } else { false } })
+        // ...and the new room plays at their position, not at 0.
+        let clock = try #require(left.follower.clock)
+        #expect(await eventually(timeout: .seconds(10)) {
+            guard let state = left.client.roomState, !state.paused else { return false }
+            return abs(state.position(at: .now) - clock.position(at: .now)) < 0.5
+        }, "room: \(String(describing: left.client.roomState)), clock at \(clock.position(at: .now))")
+        #expect(await eventually { abs((left.player.position ?? 0) - (right.player.position ?? 100)) < 0.1 })
+    }
+
+    @Test("a member that joins mid-play catches up to the room's position")
+    func lateJoiner() async throws {
+        let server = try await SyncplayServer.start()
+        defer { server.stop() }
+        let room = uniqueRoom()
+        let left = try await Member.join(server, room: room, name: "left")
+        let right = try await Member.join(server, room: room, name: "right")
+        defer { Task { await left.leave(); await right.leave() } }
+        try await left.follower.play()
+        #expect(await eventually { (right.player.position ?? 0) > 3 })
+
+        let late = try await Member.join(server, room: room, name: "late")
+        defer { Task { await late.leave() } }
+        #expect(await eventually { late.player.state == .playing })
+        #expect(await eventually(timeout: .seconds(10)) { abs((late.player.position ?? 0) - (left.player.position ?? 100)) < 0.1 },
+                "late at \(late.player.position ?? -1), left at \(left.player.position ?? -1)")
+    }
+
+    @Test("garbage from the server: a typed error names it, the player plays on locally; bad arguments are refused by name")
+    func hostileServer() async throws {
+        let fake = try FakeSyncplayServer()
+        defer { fake.stop() }
+        let (player, events) = try await Fixtures.player()
+        defer { Task { await player.shutdown() } }
+        try await player.preload(MediaSource(Fixtures.clipA))
+        var configuration = RoomClient.Configuration(host: "127.0.0.1", port: fake.port, room: "demo", name: "solo")
+        configuration.reconnectDelay = nil
+        let client = try RoomClient(configuration)
+        let follower = try RoomFollower(room: client, players: [player])
+        follower.start()
+        try await client.join()
+        try await follower.play()
+        #expect(await eventually { (player.position ?? 0) > 0.3 })
+        fake.send(#"{"State": {"playstate": {"position": "soon", "paused": false}}}"#)
+        let ending = await events.waitFor(timeout: .seconds(10)) { "\($0.event)".contains("disconnected") }
+        // The follower told the player, on its own event path, with the typed error.
+        let error: RoomError? = if case .feature(let feature) = ending?.event, let event = feature as? RoomPlayerEvent,
+            case .room(.disconnected(let error)) = event { error } else { nil }
+        if case .malformedMessage(let line, let reason) = error {
+            #expect(line.contains("soon") && reason.contains("State.playstate.position"), "\(reason)")
+        } else {
+            Issue.record("not a malformed-message ending: \(String(describing: ending?.event))")
+        }
+        let position = player.position ?? 0
+        #expect(await eventually { (player.position ?? 0) > position + 0.3 }, "the player stopped with the room")
+        #expect(player.state == .playing)
+        await client.leave()
+        await #expect(throws: RoomError.closed) { try await client.join() }
+
+        #expect(throws: RoomError.invalidArgument(name: "players", value: "none", reason: "a follower needs a player")) {
+            try RoomFollower(room: client, players: [])
+        }
+        #expect(throws: RoomError.self) { try RoomFollower(room: client, players: [player, player]) }
+        await #expect(throws: RoomError.invalidArgument(name: "position", value: "nan", reason: "is not a position")) {
+            try await follower.seek(to: .nan)
+        }
+        #expect(player.state == .playing)
+    }
+}
+
+/// A Syncplay server that answers the greeting properly and then sends whatever the test says:
+/// the one fake in the room tests, for hostile input the real server never sends.
+private final class FakeSyncplayServer: Sendable {
+    let port: Int
+    private let listener: Int32
+    private let client = Locked<Int32>(-1)
+
+    init() throws {
+        listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let listener = listener
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        guard listen(listener, 4) == 0 else { throw SyncplayServerError.didNotStart("fake: listen") }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let client = client
+        let thread = Thread {
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else { return }
+            client.withLock { $0 = connection }
+            // Read the greeting, answer it as syncplay-server 1.6.9 does.
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            var received = ""
+            while !received.contains("\n") {
+                let count = recv(connection, &buffer, buffer.count, 0)
+                if count <= 0 { return }
+                received += String(decoding: buffer[0..<count], as: UTF8.self)
+            }
+            let hello = #"{"Hello": {"username": "solo", "room": {"name": "demo"}, "version": "1.6.9", "realversion": "1.6.9", "motd": "", "features": {}}}"# + "\r\n"
+            _ = hello.withCString { Glibc.send(connection, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+            // Swallow the rest until closed.
+            while recv(connection, &buffer, buffer.count, 0) > 0 {}
+        }
+        thread.start()
+    }
+
+    /// Sends `line` to the connected client.
+    func send(_ line: String) {
+        let connection = client.withLock { $0 }
+        guard connection >= 0 else { return }
+        _ = (line + "\r\n").withCString { Glibc.send(connection, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+    }
+
+    func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+        let connection = client.withLock { $0 }
+        if connection >= 0 { shutdown(connection, Int32(SHUT_RDWR)); close(connection) }
+    }
+}

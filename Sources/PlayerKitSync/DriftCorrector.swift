@@ -45,6 +45,12 @@ public struct DriftCorrector: Sendable {
         public var command: PlayerCommand?
         /// The smoothed drift to report, once per ``Settings/driftReportInterval``.
         public var report: Double?
+        /// A step that asks for nothing.
+        public init(command: PlayerCommand? = nil, report: Double? = nil) {
+            self.command = command
+            self.report = report
+        }
+
         /// Whether ``command`` is a corrective seek.
         public var isSeek: Bool { if case .seek = command { true } else { false } }
     }

@@ -34,10 +34,13 @@ public enum CrossProcessDrift {
         public var frames: Int
         /// Absolute drift percentiles and maximum, milliseconds.
         public var p50Ms: Double, p99Ms: Double, maxMs: Double
+        /// The mean drift with its sign, milliseconds: positive when the first player of the
+        /// pair is ahead.
+        public var meanMs: Double
 
-        /// E.g. "left~right: 1712 frames, |drift| p50 2.1 ms, p99 9.8 ms, max 14.0 ms".
+        /// E.g. "left~right: 1712 frames, |drift| p50 2.1 ms, p99 9.8 ms, max 14.0 ms, mean +0.4 ms".
         public var description: String {
-            String(format: "%@: %d frames, |drift| p50 %.1f ms, p99 %.1f ms, max %.1f ms", pair, frames, p50Ms, p99Ms, maxMs)
+            String(format: "%@: %d frames, |drift| p50 %.1f ms, p99 %.1f ms, max %.1f ms, mean %+.1f ms", pair, frames, p50Ms, p99Ms, maxMs, meanMs)
         }
     }
 
@@ -91,6 +94,7 @@ public enum CrossProcessDrift {
         func percentile(_ p: Double) -> Double {
             sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
         }
-        return Figures(pair: pair, frames: sorted.count, p50Ms: percentile(0.5), p99Ms: percentile(0.99), maxMs: sorted.last ?? .nan)
+        let mean = drifts.isEmpty ? .nan : drifts.reduce(0, +) / Double(drifts.count) * 1000
+        return Figures(pair: pair, frames: sorted.count, p50Ms: percentile(0.5), p99Ms: percentile(0.99), maxMs: sorted.last ?? .nan, meanMs: mean)
     }
 }

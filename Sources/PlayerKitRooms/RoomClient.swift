@@ -140,6 +140,20 @@ public final class RoomClient: Sendable {
     /// The path's round trip to the server (the shortest recent one), nil before the first.
     public var roundTrip: Double? { state.withLock { $0.latency.roundTrip } }
 
+    /// The path's round trip, waiting up to `limit` for the first measurement (the server's
+    /// first state request and our answer's echo: about a second after joining). Changes made
+    /// before it is measured reach the others late: the server adds its estimate of our
+    /// message's age to a start's position, and has none before that exchange.
+    /// - Returns: the round trip in seconds, or nil when none was measured within `limit`.
+    public func roundTrip(waitingUpTo limit: Duration) async -> Double? {
+        let deadline = ContinuousClock.now + limit
+        while true {
+            if let roundTrip { return roundTrip }
+            guard ContinuousClock.now < deadline, !Task.isCancelled, !state.withLock({ $0.left }) else { return nil }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
     /// The room's events from now on. Each call makes a sequence of its own; one that falls
     /// `bufferLimit` events behind loses the oldest.
     public func events(bufferLimit: Int = 256) -> AsyncStream<RoomEvent> {

@@ -193,9 +193,13 @@ public final class RoomFollower: Sendable {
     // MARK: Changing the room from here
 
     /// Starts the room (and the local players) from the clock's position, or the first player's.
+    /// Right after joining, waits first (up to 3 s) until the path to the server was measured,
+    /// as ``pause()`` and ``seek(to:)`` do: without that, the others would start late by our
+    /// one-way delay.
     /// - Throws: ``RoomError/closed`` while not connected; ``RoomError/invalidArgument(name:value:reason:)``
     ///   before anything is loaded (no position to start from).
     public func play() async throws(RoomError) {
+        await measured()
         let position = try currentPosition()
         apply(Clock(position: position, time: .now, playing: true), seek: false)
         try await room.play(at: position)
@@ -204,6 +208,7 @@ public final class RoomFollower: Sendable {
     /// Pauses the room (and the local players) at the clock's position.
     /// - Throws: ``RoomError/closed`` while not connected.
     public func pause() async throws(RoomError) {
+        await measured()
         let position = try currentPosition()
         apply(Clock(position: position, time: .now, playing: false), seek: true)
         try await room.pause(at: position)
@@ -216,9 +221,16 @@ public final class RoomFollower: Sendable {
         guard position.isFinite, position >= 0 else {
             throw .invalidArgument(name: "position", value: "\(position)", reason: "is not a position")
         }
+        await measured()
         let playing = clock?.playing ?? false
         apply(Clock(position: position, time: .now, playing: playing), seek: true)
         try await room.seek(to: position, paused: !playing)
+    }
+
+    /// Waits (up to 3 s) until the path to the server was measured once: the server adds its
+    /// estimate of our message's age to the position of a start, and has none before that.
+    private func measured() async {
+        _ = await room.roundTrip(waitingUpTo: .seconds(3))
     }
 
     private func currentPosition() throws(RoomError) -> Double {

@@ -156,6 +156,54 @@ struct TimingTests {
         #expect((summary["count"] as? Int ?? 0) > 1000)
     }
 
+    /// Two `playerkit-room` processes in one room on the real server, the second starting the
+    /// room; their frame logs give the drift between them (each frame of one against the
+    /// other's position at that instant, on the shared system clock). Returns the figures for
+    /// the pair, from the moment both play.
+    private func roomDrift(seconds: Double, secondThroughPort: Int? = nil, server: SyncplayServer) async throws -> CrossProcessDrift.Figures {
+        let room = "timing-\(UInt32.random(in: 0...UInt32.max))"
+        let common = ["--room", room, "--frames", "--json", "--seconds", "\(seconds + 4)"]
+        let example = try ChildProcess.example("playerkit-room")
+        async let first = ChildProcess.runToEnd(example, ["--server", "127.0.0.1:\(server.port)", "--name", "first"] + common)
+        try await Task.sleep(for: .milliseconds(300))
+        async let second = ChildProcess.runToEnd(
+            example, ["--server", "127.0.0.1:\(secondThroughPort ?? server.port)", "--name", "second", "--start-with", "2"] + common)
+        let results = try await [first, second]
+        for result in results { #expect(result.status == 0, "exit status \(result.status): \(result.errors.suffix(2000))") }
+        let logs = results.map { CrossProcessDrift.frames(in: $0.output) }
+        let from = try #require(logs.compactMap { $0.map(\.wall).min() }.max(), "no frames: \(results.map { $0.errors.suffix(1000) })")
+        let figures = try #require(CrossProcessDrift.compare(logs, from: from, to: from + seconds).first)
+        #expect(Double(figures.frames) >= seconds * 30 * 0.75, "\(figures)")
+        print("room drift between processes: \(figures)")
+        return figures
+    }
+
+    @Test("two playerkit-room processes in a room on the real syncplay-server: drift between them at most 33 ms at p99 over 20 s")
+    func roomDriftBetweenProcesses() async throws {
+        let server = try await SyncplayServer.start()
+        defer { server.stop() }
+        let figures = try await roomDrift(seconds: 20, server: server)
+        #expect(figures.p99Ms <= 33, "\(figures)")
+    }
+
+    @Test("the same with 50 ms ± 5 ms of one-way delay on one member's path: at most 50 ms at p99 over 20 s")
+    func roomDriftOverSlowPath() async throws {
+        // The issue asked for Linux's netem (`tc qdisc … netem delay 50ms 5ms` on a veth pair
+        // between network namespaces). Namespaces can be made here, but this kernel has no
+        // sch_netem ("Specified qdisc kind is unknown") and no modules can be loaded: a
+        // user-space proxy on loopback holds every chunk, both ways, for the same 50 ms ± 5 ms,
+        // in order, which is what the room's latency compensation has to cope with.
+        let server = try await SyncplayServer.start()
+        defer { server.stop() }
+        let proxy = FaultProxy(upstreamPort: UInt16(server.port))
+        try proxy.start()
+        defer { proxy.stop() }
+        proxy.setMode(.delay(seconds: 0.05, jitter: 0.005))
+        print("room drift over a slow path: 50 ms ± 5 ms one-way through a user-space delay proxy (netem: not in this kernel)")
+        let figures = try await roomDrift(seconds: 20, secondThroughPort: Int(proxy.port), server: server)
+        #expect(figures.p99Ms <= 50, "\(figures)")
+    }
+
     @Test("sequencer --headless --json: no gap over one frame at 30 fps at any boundary, the still holds 1.5 s within a frame, directions and mirroring as shipped")
     func sequencerBoundaries() async throws {
         let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("playerkit-sequencer"), ["--headless", "--json"])

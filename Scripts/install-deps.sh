@@ -37,6 +37,9 @@ command -v pulseaudio >/dev/null || missing+=(pulseaudio)
 command -v pactl >/dev/null || missing+=(pulseaudio-utils)
 # Rooms across processes: the real Syncplay server (Debian's 1.6.9) the room tests join.
 command -v syncplay-server >/dev/null || missing+=(syncplay-server)
+# ...and Syncplay's own client with the mpv it drives, for the interoperability test.
+command -v syncplay >/dev/null || missing+=(syncplay)
+command -v mpv >/dev/null || missing+=(mpv)
 # For the benchmarks (--bench): a C compiler, ffmpeg for the 720p clip, and venv for python-mpv.
 if [ "${1:-}" = "--bench" ]; then
   command -v cc >/dev/null || missing+=(gcc)

@@ -8,29 +8,146 @@ Benchmarks/PlayerKitBench) and python-mpv (the peer, Benchmarks/python, installe
 
   Benchmarks/run.py --write     full suite (a few minutes); rewrites Documentation/Performance.md
   Benchmarks/run.py --quick     short suite (about 4 minutes once built); prints one JSON object
+  Benchmarks/run.py --chart-only  redraws Documentation/performance.svg from the table in
+                                  Documentation/Performance.md (runs nothing)
+
+Every stage is named on standard error as it starts ("[bench] building ...", "[bench] running:
+...") with its time when it ends. A step that fails shows its own output (the last 60 lines) and
+ends the run with a non-zero status naming the step; only python-mpv's installation may fail
+(its column then says "n/a").
 """
 import argparse
+import contextlib
 import json
+import math
 import os
 import platform
 import re
 import statistics
 import subprocess
 import sys
+import textwrap
+import time
+from xml.sax.saxutils import escape
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(ROOT, ".build-bench")
 SMALL_CLIP = os.path.join(ROOT, "Media", "clip-a.mp4")
 DOC = os.path.join(ROOT, "Documentation", "Performance.md")
+CHART = os.path.join(ROOT, "Documentation", "performance.svg")
 IMPLEMENTATIONS = ("c", "playerkit", "python_mpv")
+NAMES = {"c": "C client", "playerkit": "PlayerKit", "playerkit_immediate": "PlayerKit (.immediate)", "python_mpv": "python-mpv"}
+OUTPUT_LINES = 60  # how much of a failed step's output is shown
 
 
-def run(command, **kwargs):
+class StepOutputError(Exception):
+    """A step that exited successfully but printed no result (no JSON line); keeps its output."""
+
+    def __init__(self, command, message, stdout, stderr):
+        super().__init__(f"{os.path.basename(command[0])} {message}")
+        self.cmd, self.stdout, self.stderr = command, stdout, stderr
+
+
+def run(command, merged=False, **kwargs):
+    """Runs `command`; returns its standard output. `merged` puts standard error into it too, in
+    order (for builds: a compiler's errors and what led to them read as one log)."""
+    if merged:
+        return subprocess.run(command, check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kwargs).stdout
     return subprocess.run(command, check=True, capture_output=True, text=True, **kwargs).stdout
 
 
+def run_json(command, **kwargs):
+    """Runs `command` and parses its last line of output as JSON."""
+    completed = subprocess.run(command, check=True, capture_output=True, text=True, **kwargs)
+    try:
+        return json.loads(completed.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        raise StepOutputError(command, "printed no JSON result", completed.stdout, completed.stderr) from None
+
+
+_open_line = None  # the stage whose start line ("[bench] ...…") is still open on stderr
+
+
 def log(message):
+    global _open_line
+    if _open_line is not None:
+        sys.stderr.write("\n")
+        _open_line = None
     print(message, file=sys.stderr, flush=True)
+
+
+def duration(seconds):
+    return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)} min {seconds % 60:02.0f} s"
+
+
+def show_output(error):
+    """The last OUTPUT_LINES lines of what a failed step printed, on stderr."""
+    streams = [(name, text) for name, text in (("standard error", getattr(error, "stderr", None)),
+                                               ("output", getattr(error, "stdout", None)))
+               if isinstance(text, str) and text.strip()]
+    if not streams:
+        log("[bench] (it printed nothing)")
+    blocks = [(name, text.rstrip().splitlines()) for name, text in streams]
+    keeps = [OUTPUT_LINES] * len(blocks)
+    if len(blocks) == 2:  # standard output gets what standard error leaves, at least a third
+        first, second = len(blocks[0][1]), len(blocks[1][1])
+        keeps[1] = min(second, max(OUTPUT_LINES // 3, OUTPUT_LINES - first))
+        keeps[0] = OUTPUT_LINES - keeps[1]
+    for (name, lines), keep in zip(blocks, keeps):
+        shown = lines[-keep:]
+        log(f"[bench] --- its {name}" + (f" (last {len(shown)} of {len(lines)} lines)" if len(shown) < len(lines) else "") + ":")
+        for line in shown:
+            print(line, file=sys.stderr)
+    if streams:
+        log("[bench] ---")
+
+
+@contextlib.contextmanager
+def stage(name, fatal=True):
+    """Names a stage on stderr as it starts, and its time when it ends (on the same line when
+    nothing was logged in between). When a command in it fails, shows that command's output
+    and exits non-zero naming the stage; with fatal=False, re-raises after showing it."""
+    global _open_line
+    # Written without its newline: the end goes on the same line unless something comes between.
+    if _open_line is not None:
+        sys.stderr.write("\n")
+    sys.stderr.write(f"[bench] {name}…")
+    sys.stderr.flush()
+    marker = object()
+    _open_line = marker
+    start = time.monotonic()
+
+    def end(text):
+        global _open_line
+        if _open_line is marker:
+            sys.stderr.write(f" {text}\n")
+            sys.stderr.flush()
+            _open_line = None
+        else:
+            log(f"[bench] {name}: {text}")
+    try:
+        yield
+    except (subprocess.CalledProcessError, StepOutputError, OSError) as error:
+        if isinstance(error, subprocess.CalledProcessError):
+            what = f"{os.path.basename(str(error.cmd[0]))} exited with status {error.returncode}"
+        elif isinstance(error, StepOutputError):
+            what = str(error)
+        else:
+            what = f"{error.filename or 'a command'}: {error.strerror or error}"
+        end(f"failed after {duration(time.monotonic() - start)}: {what}")
+        if not isinstance(error, OSError):
+            show_output(error)
+        if fatal:
+            command = getattr(error, "cmd", None)
+            if command:
+                log("[bench] the command was: " + " ".join(map(str, command)))
+            log(f"[bench] FAILED: {name} ({what})")
+            sys.exit(1)
+        raise
+    except BaseException:
+        end(f"stopped after {duration(time.monotonic() - start)}")
+        raise
+    end(f"done in {duration(time.monotonic() - start)}")
 
 
 class Tools:
@@ -38,39 +155,42 @@ class Tools:
 
     def __init__(self, clip_seconds):
         os.makedirs(WORK, exist_ok=True)
-        log("building playerkit-bench (release)...")
-        run(["swift", "build", "-c", "release", "--product", "playerkit-bench"], cwd=ROOT)
-        bin_dir = run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT).strip()
+        with stage("building PlayerKit benchmark (release)"):
+            run(["swift", "build", "-c", "release", "--product", "playerkit-bench"], merged=True, cwd=ROOT)
+            bin_dir = run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT).strip()
         self.swift = os.path.join(bin_dir, "playerkit-bench")
-        log("building the C floor...")
         self.c_roundtrip = os.path.join(WORK, "roundtrip")
         self.c_workloads = os.path.join(WORK, "workloads")
-        run(["cc", "-O2", "-o", self.c_roundtrip, os.path.join(ROOT, "Benchmarks", "c", "roundtrip.c"), "-lmpv"])
-        run(["cc", "-O2", "-o", self.c_workloads, os.path.join(ROOT, "Benchmarks", "c", "workloads.c"), "-lmpv", "-lpthread", "-lm"])
         self.c_frames = os.path.join(WORK, "frames")
-        run(["cc", "-O2", "-o", self.c_frames, os.path.join(ROOT, "Benchmarks", "c", "frames.c"), "-lmpv", "-lpthread", "-lEGL", "-lOpenGL"])
+        for binary, libraries in ((self.c_roundtrip, ["-lmpv"]), (self.c_workloads, ["-lmpv", "-lpthread", "-lm"]),
+                                  (self.c_frames, ["-lmpv", "-lpthread", "-lEGL", "-lOpenGL"])):
+            source = os.path.join(ROOT, "Benchmarks", "c", os.path.basename(binary) + ".c")
+            with stage(f"building the C client ({os.path.basename(source)})"):
+                run(["cc", "-O2", "-o", binary, source, *libraries], merged=True)
         self.python = None
         try:
             venv = os.path.join(WORK, "venv")
             if not os.path.exists(os.path.join(venv, "bin", "python")):
-                log("installing python-mpv into .build-bench/venv...")
-                run([sys.executable, "-m", "venv", venv])
-            run([os.path.join(venv, "bin", "pip"), "install", "-q", "python-mpv"])
+                with stage("creating .build-bench/venv for python-mpv", fatal=False):
+                    run([sys.executable, "-m", "venv", venv], merged=True)
+            with stage("installing python-mpv into .build-bench/venv (pip)", fatal=False):
+                run([os.path.join(venv, "bin", "pip"), "install", "-q", "python-mpv"], merged=True)
             self.python = os.path.join(venv, "bin", "python")
             self.python_mpv_version = run([self.python, "-c", "import importlib.metadata as m; print(m.version('python-mpv'))"]).strip()
-        except (subprocess.CalledProcessError, OSError) as error:
-            log(f"python-mpv unavailable: {error}")
+        except (subprocess.CalledProcessError, OSError):
+            log("[bench] python-mpv unavailable: its column says n/a")
+            self.python = None
             self.python_mpv_version = "not installed"
         self.clip = os.path.join(WORK, f"clip-720p30-{clip_seconds}s.mp4")
         if not os.path.exists(self.clip):
-            log("making the 720p30 H.264 clip with ffmpeg...")
-            run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
-                 f"testsrc2=size=1280x720:rate=30:duration={clip_seconds}", "-c:v", "libx264", "-preset", "veryfast",
-                 "-pix_fmt", "yuv420p", self.clip])
+            with stage(f"making the {clip_seconds} s 720p30 H.264 clip (ffmpeg)"):
+                run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
+                     f"testsrc2=size=1280x720:rate=30:duration={clip_seconds}", "-c:v", "libx264", "-preset", "veryfast",
+                     "-pix_fmt", "yuv420p", self.clip], merged=True)
         self.clip_seconds = clip_seconds
 
-    def workload(self, implementation, mode, *arguments, env=None):
-        """Runs one workload; returns its JSON, or None when python-mpv is missing."""
+    def workload(self, implementation, mode, *arguments, env=None, note=None):
+        """Runs one workload as a stage; returns its JSON, or None when python-mpv is missing."""
         if implementation == "c":
             command = [self.c_workloads, mode, *map(str, arguments)]
         elif implementation == "python_mpv":
@@ -92,7 +212,33 @@ class Tools:
                 command += [name, str(value)]
             if len(arguments) > len(names):
                 command += ["--media", str(arguments[-1])]
-        return json.loads(run(command, env=env).strip().splitlines()[-1])
+        with stage(describe(mode, arguments, implementation, note)):
+            return run_json(command, env=env)
+
+    def run_json(self, name, command, implementation="playerkit", note=None):
+        """Runs one command of a workload as a stage; returns its JSON."""
+        with stage(f"running: {name}, {NAMES[implementation]}" + (f" ({note})" if note else "")):
+            return run_json(command)
+
+
+def describe(mode, arguments, implementation, note=None):
+    """A stage's name for one workload: "running: decode, 4 players, C client (round 1/2)"."""
+    def players(count):
+        return f"{count} player{'' if count == 1 else 's'}"
+    text = {
+        "decode": lambda: f"decode, {players(arguments[0])}",
+        "ttff": lambda: f"time to first frame, {arguments[0]} runs" + (" over HTTP" if str(arguments[1]).startswith("http") else ""),
+        "events": lambda: f"events, {players(arguments[0])}, {arguments[1]} s",
+        "memory": lambda: f"memory, {players(arguments[0])}",
+        "cycles": lambda: f"create + shutdown, {arguments[0]} cycles",
+        "churn": lambda: f"churn, {arguments[0]} cycles",
+        "switch": lambda: f"next clip, {arguments[0]} runs",
+        "seams": lambda: f"loop seams, {arguments[0]}, {arguments[1]} s",
+        "release": lambda: f"memory release, {players(arguments[0])}",
+        "realtime": lambda: f"real time, {players(arguments[0])}, {arguments[1]} s",
+        "sync-naive": lambda: f"drift, 2 players started one after the other, {arguments[0]} s",
+    }.get(mode, lambda: mode)()
+    return f"running: {text}, {NAMES[implementation]}" + (f" ({note})" if note else "")
 
 
 def machine(tools):
@@ -137,8 +283,8 @@ def measure(tools, quick):
         runs = {i: [] for i in IMPLEMENTATIONS}
         for index in range(rounds):
             for implementation in IMPLEMENTATIONS:
-                log(f"decode, {players} player(s), round {index + 1}/{rounds}: {implementation}")
-                runs[implementation].append(tools.workload(implementation, "decode", players, tools.clip))
+                runs[implementation].append(tools.workload(implementation, "decode", players, tools.clip,
+                                                           note=f"round {index + 1}/{rounds}"))
         record(f"decode_cpu_per_player_second_n{players}",
                {i: (median_of(r, "cpu_s") / (players * tools.clip_seconds)) if median_of(r, "cpu_s") else None for i, r in runs.items()})
         record(f"decode_wall_over_media_time_n{players}",
@@ -157,15 +303,16 @@ def measure(tools, quick):
         for players in (1, 16):
             runs = {"c": [], "playerkit": [], "playerkit_immediate": [], "python_mpv": []}
             for index in range(round_trip_rounds):
-                log(f"round trip, {players} player(s), gap {gap_us} us, round {index + 1}/{round_trip_rounds}")
                 swift = [tools.swift, "round-trip", "--players", str(players), "--samples", str(samples),
                          "--media", SMALL_CLIP, "--gap-us", str(gap_us)]
-                runs["c"].append(json.loads(run([tools.c_roundtrip, str(players), str(samples), SMALL_CLIP, str(gap_us)])))
-                runs["playerkit"].append(json.loads(run(swift).strip().splitlines()[-1]))
-                runs["playerkit_immediate"].append(json.loads(run(swift + ["--immediate"]).strip().splitlines()[-1]))
+                name = f"round trip, {players} player{'s' if players > 1 else ''}, {gap_us} us apart"
+                note = f"round {index + 1}/{round_trip_rounds}"
+                runs["c"].append(tools.run_json(name, [tools.c_roundtrip, str(players), str(samples), SMALL_CLIP, str(gap_us)], "c", note))
+                runs["playerkit"].append(tools.run_json(name, swift, "playerkit", note))
+                runs["playerkit_immediate"].append(tools.run_json(name, swift + ["--immediate"], "playerkit_immediate", note))
                 if tools.python:
-                    runs["python_mpv"].append(json.loads(run([tools.python, os.path.join(ROOT, "Benchmarks", "python", "roundtrip.py"),
-                                                              str(players), str(samples), SMALL_CLIP, str(gap_us)]).strip()))
+                    runs["python_mpv"].append(tools.run_json(name, [tools.python, os.path.join(ROOT, "Benchmarks", "python", "roundtrip.py"),
+                                                                    str(players), str(samples), SMALL_CLIP, str(gap_us)], "python_mpv", note))
             spacing = "back_to_back" if gap_us == 0 else "apart"
             for percentile in ("p50_us", "p99_us"):
                 record(f"round_trip_{spacing}_n{players}_{percentile}", {i: median_of(r, percentile) for i, r in runs.items()})
@@ -200,14 +347,14 @@ def measure(tools, quick):
     # Seams of a loop of the two shipped 4 s clips (video and audio): one timeline (PlayerKit's
     # ClipLoop, and the same edl:// in C and python-mpv), and mpv's playlist with gapless
     # audio and prefetching.
-    durations = [clip_duration(clip) for clip in LOOP_CLIPS]
+    with stage("reading the loop clips' durations (ffprobe)"):
+        durations = [clip_duration(clip) for clip in LOOP_CLIPS]
     loop_seconds = 9 if quick else 21
     for mode in ("edl", "playlist"):
         gaps = {}
         for implementation in IMPLEMENTATIONS:
             if mode == "playlist" and implementation == "playerkit":
                 continue  # PlayerKit loops through one timeline only
-            log(f"seams, {mode}: {implementation}")
             result = tools.workload(implementation, "seams", mode, loop_seconds, *LOOP_CLIPS)
             gaps[implementation] = result and seam_gaps(result["samples"], durations, mode)
         record(f"seam_gap_{mode}_p50_ms", {i: g and statistics.median(g) for i, g in gaps.items()})
@@ -225,7 +372,6 @@ def measure(tools, quick):
     for implementation in IMPLEMENTATIONS:
         best = 0
         for players in counts:
-            log(f"real time, {players} players: {implementation}")
             result = tools.workload(implementation, "realtime", players, realtime_seconds, tools.clip)
             if result is None:
                 best = None
@@ -240,13 +386,14 @@ def measure(tools, quick):
     # PlayerKit alike), and PlayerKit's SyncGroup. Drift between them at every frame.
     sync_seconds = 8 if quick else 30
     naive = {i: tools.workload(i, "sync-naive", sync_seconds, *LOOP_CLIPS) for i in IMPLEMENTATIONS}
-    group = json.loads(run([tools.swift, "sync", "--seconds", str(sync_seconds), *LOOP_CLIPS]).strip().splitlines()[-1])
+    group = tools.run_json(f"drift, 2 players in a SyncGroup, {sync_seconds} s", [tools.swift, "sync", "--seconds", str(sync_seconds), *LOOP_CLIPS])
     for key in ("p50_ms", "p99_ms", "max_ms"):
         record(f"sync_naive_{key}", {i: r and r[key] for i, r in naive.items()})
         record(f"sync_group_{key}", {"playerkit": group[key]})
 
     # Autoplay: from the moment scrolling settled to the decision, and to the item playing.
-    autoplay = json.loads(run([tools.swift, "autoplay", "--runs", "10" if quick else "40", "--media", SMALL_CLIP]).strip().splitlines()[-1])
+    autoplay_runs = 10 if quick else 40
+    autoplay = tools.run_json(f"autoplay, {autoplay_runs} runs", [tools.swift, "autoplay", "--runs", str(autoplay_runs), "--media", SMALL_CLIP])
     for key in ("decision_p50_ms", "decision_p99_ms", "playing_p50_ms"):
         record(f"autoplay_{key}", {"playerkit": autoplay[key]})
 
@@ -263,7 +410,6 @@ def measure(tools, quick):
                 if implementation == "python_mpv" and (mode == "sw" or not tools.python):
                     results[implementation] = None
                     continue
-                log(f"frames, {mode}, {players} player(s): {implementation}")
                 if implementation == "c":
                     command = [tools.c_frames, mode, str(players), str(frame_seconds), "1280", "720", tools.clip]
                 elif implementation == "python_mpv":
@@ -272,7 +418,9 @@ def measure(tools, quick):
                 else:
                     command = [tools.swift, "frames", "--mode", mode, "--players", str(players), "--seconds", str(frame_seconds),
                                "--width", "1280", "--height", "720", "--media", tools.clip]
-                results[implementation] = json.loads(run(command).strip().splitlines()[-1])
+                kind = "software frames" if mode == "sw" else "OpenGL frames"
+                results[implementation] = tools.run_json(f"{kind}, {players} player{'s' if players > 1 else ''}, {frame_seconds} s",
+                                                         command, implementation)
             for key in ("frames_per_second_per_player", "cpu_ms_per_frame", "late", "missing") + (("render_ms",) if mode == "gl" else ()):
                 record(f"frames_{mode}_{key}_n{players}", {i: r and r[key] for i, r in results.items()})
 
@@ -280,8 +428,10 @@ def measure(tools, quick):
     # cache; C and python-mpv through mpv's own HTTP loading of the same URL), from a warm cache
     # (against the plain local file for C and python-mpv), and the bytes the server sends when two
     # players and a precache want one item (the cache) or two players load its URL (mpv's own).
-    cache = json.loads(run([tools.swift, "cache", "--runs", "5" if quick else "15", "--media", tools.clip]).strip().splitlines()[-1])
-    server = subprocess.Popen([tools.swift, "serve", "--media", tools.clip], stdout=subprocess.PIPE, text=True)
+    cache_runs = 5 if quick else 15
+    cache = tools.run_json(f"media cache, {cache_runs} runs", [tools.swift, "cache", "--runs", str(cache_runs), "--media", tools.clip])
+    with stage("starting the loopback media server (playerkit-bench serve)"):
+        server = subprocess.Popen([tools.swift, "serve", "--media", tools.clip], stdout=subprocess.PIPE, text=True)
     try:
         url = server.stdout.readline().strip()
         http_runs = 5 if quick else 15
@@ -305,9 +455,12 @@ def measure(tools, quick):
         events_count = (100_000 if subscribers == 1 else 1_000_000 // subscribers * 5) // (5 if quick else 1)
         for label, extra in (("queue", []), ("immediate", ["--immediate"])):
             values = []
-            for _ in range(1 if quick else 3):
-                output = run([tools.swift, "fan-out", "--subscribers", str(subscribers), "--events", str(events_count)] + extra)
-                values.append(json.loads(output)["deliveries_per_second"])
+            fan_out_rounds = 1 if quick else 3
+            for index in range(fan_out_rounds):
+                result = tools.run_json(f"fan-out, {subscribers} subscriber{'s' if subscribers > 1 else ''}, {label} delivery",
+                                        [tools.swift, "fan-out", "--subscribers", str(subscribers), "--events", str(events_count)] + extra,
+                                        note=f"round {index + 1}/{fan_out_rounds}")
+                values.append(result["deliveries_per_second"])
             record(f"fan_out_{label}_deliveries_per_second_s{subscribers}", {"playerkit": statistics.median(values)})
     return figures
 
@@ -323,7 +476,8 @@ def measure_churn(tools, quick, record):
     default = {i: tools.workload(i, "churn", count, tools.clip) for i in IMPLEMENTATIONS}
     bounded_env = dict(os.environ, MALLOC_ARENA_MAX="2")
     bounded = {i: tools.workload(i, "churn", count, tools.clip, *(["--arenas", "2"] if i == "playerkit" else []),
-                                 env=None if i == "playerkit" else bounded_env) for i in IMPLEMENTATIONS}
+                                 env=None if i == "playerkit" else bounded_env, note="at most 2 malloc arenas")
+               for i in IMPLEMENTATIONS}
     record("churn_cycle_ms", {i: r and r["cycle_ms"] for i, r in default.items()})
     record(f"churn_rss_growth_after_{count}_mb", {i: r and r["rss_growth_mb"] for i, r in default.items()})
     record(f"churn_rss_growth_arenas2_after_{count}_mb", {i: r and r["rss_growth_mb"] for i, r in bounded.items()})
@@ -474,35 +628,183 @@ def table(figures, info, command):
     return "\n".join(lines)
 
 
+CHART_EMBED = "![PlayerKit vs plain C and python-mpv](performance.svg)"
+CHART_SENTENCE = ("A ratio below 1 means PlayerKit's figure is lower than plain C's or python-mpv's: better for "
+                  "times, CPU and memory, worse where more is better (frames or events per second, players in real time).")
+MARKERS = re.compile(r"(<!-- BENCHMARK START -->\n)(.*?)(\n<!-- BENCHMARK END -->)", re.S)
+
+
+def ratio_rows(generated):
+    """(label, PlayerKit / C, PlayerKit / python-mpv) for every row of the results table in
+    `generated` (the text table() makes) that has at least one ratio; a missing ratio is None."""
+    rows, inside = [], False
+    for line in generated.splitlines():
+        if line.startswith("| figure | plain C |"):
+            inside = True
+            continue
+        if not inside or line.startswith("|---"):
+            continue
+        if not line.startswith("|"):
+            break
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) != 6:
+            continue
+        ratios = [float(cell[:-1]) if re.fullmatch(r"-?[0-9.]+x", cell) else None for cell in cells[4:6]]
+        if any(ratio is not None for ratio in ratios):
+            rows.append((cells[0].replace("`", ""), *ratios))
+    return rows
+
+
+def chart_svg(rows):
+    """A horizontal bar chart (SVG, drawn here: no plotting library) of PlayerKit / C and
+    PlayerKit / python-mpv for every row: bars from 0 on a linear scale with a line at 1.0, cut
+    (and marked) past 3x, each with its value. White background: readable on GitHub."""
+    colors = {"c": "#3b6fb6", "python_mpv": "#e07b39"}
+    width, label_right, plot_left, plot_right = 980, 478, 490, 900
+    top, bar, bar_gap, pad = 86, 9, 2, 7
+    largest = max(ratio for row in rows for ratio in row[1:] if ratio is not None)
+    limit = min(3.0, max(1.5, math.ceil(largest * 2) / 2))
+    scale = (plot_right - plot_left) / limit
+    font = 'font-family="Helvetica, Arial, sans-serif"'
+
+    def x_of(value):
+        return plot_left + min(value, limit) * scale
+
+    body, values, y = [], [], top
+    for index, (text, over_c, over_python) in enumerate(rows):
+        # Long labels on balanced lines of at most 66 characters.
+        lines = textwrap.wrap(text, math.ceil(len(text) / math.ceil(len(text) / 66)) + 6) or [text]
+        height = max(2 * bar + bar_gap + 2 * pad, 14 * len(lines) + 2 * pad - 2)
+        if index % 2 == 0:
+            body.append(f'<rect x="8" y="{y}" width="{width - 16}" height="{height}" fill="#f3f5f8"/>')
+        first = y + height / 2 - (14 * (len(lines) - 1)) / 2 + 4
+        for number, line in enumerate(lines):
+            body.append(f'<text x="{label_right}" y="{first + 14 * number:.1f}" text-anchor="end" {font} font-size="12" '
+                        f'fill="#24292f">{escape(line)}</text>')
+        bars_top = y + height / 2 - bar - bar_gap / 2
+        for slot, (key, ratio) in enumerate((("c", over_c), ("python_mpv", over_python))):
+            bar_y = bars_top + slot * (bar + bar_gap)
+            if ratio is None:
+                body.append(f'<text x="{plot_left + 4}" y="{bar_y + bar - 1:.1f}" {font} font-size="9" fill="#8c959f">n/a</text>')
+                continue
+            end = x_of(ratio)
+            body.append(f'<rect x="{plot_left}" y="{bar_y:.1f}" width="{end - plot_left:.1f}" height="{bar}" fill="{colors[key]}"/>')
+            if ratio > limit:  # cut: a white zigzag near the end
+                cut = plot_right - 14
+                body.append(f'<path d="M{cut},{bar_y - 1:.1f} l4,{(bar + 2) / 2:.1f} l-4,{(bar + 2) / 2:.1f} m6,0 l4,-{(bar + 2) / 2:.1f} '
+                            f'l-4,-{(bar + 2) / 2:.1f}" stroke="#ffffff" stroke-width="2" fill="none"/>')
+            # A white halo keeps the value readable over the 1x line and the grid.
+            values.append(f'<text x="{end + 4:.1f}" y="{bar_y + bar - 1:.1f}" {font} font-size="10" fill="#24292f" '
+                          f'stroke="#ffffff" stroke-width="3" stroke-linejoin="round" paint-order="stroke">{ratio:.2f}×</text>')
+        y += height
+    bottom = y
+    grid = []
+    for step in range(int(limit * 2) + 1):
+        value = step / 2
+        x = x_of(value)
+        if value == 1.0:
+            continue
+        grid.append(f'<line x1="{x:.1f}" y1="{top - 6}" x2="{x:.1f}" y2="{bottom}" stroke="#d0d7de" stroke-width="1"/>')
+        for label_y in (top - 10, bottom + 16):
+            grid.append(f'<text x="{x:.1f}" y="{label_y}" text-anchor="middle" {font} font-size="11" fill="#57606a">{value:g}×</text>')
+    one = x_of(1.0)
+    grid_top = [f'<line x1="{one:.1f}" y1="{top - 6}" x2="{one:.1f}" y2="{bottom}" stroke="#24292f" stroke-width="1.5"/>']
+    for label_y in (top - 10, bottom + 16):
+        grid_top.append(f'<text x="{one:.1f}" y="{label_y}" text-anchor="middle" {font} font-size="11" font-weight="bold" '
+                        f'fill="#24292f">1×</text>')
+    height = bottom + 44
+    legend_y = 50
+    legend = [
+        f'<text x="16" y="26" {font} font-size="16" font-weight="bold" fill="#24292f">PlayerKit against plain C and python-mpv '
+        f'(make bench): PlayerKit\'s figure / theirs</text>',
+        f'<rect x="16" y="{legend_y - 10}" width="12" height="12" fill="{colors["c"]}"/>',
+        f'<text x="34" y="{legend_y}" {font} font-size="12" fill="#24292f">PlayerKit / plain C</text>',
+        f'<rect x="170" y="{legend_y - 10}" width="12" height="12" fill="{colors["python_mpv"]}"/>',
+        f'<text x="188" y="{legend_y}" {font} font-size="12" fill="#24292f">PlayerKit / python-mpv</text>',
+        f'<text x="370" y="{legend_y}" {font} font-size="12" fill="#57606a">below 1×: PlayerKit measured less '
+        f'(bars past {limit:g}× are cut)</text>',
+    ]
+    return "\n".join([
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}">',
+        f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
+        *legend, *grid, *body, *grid_top, *values, "</svg>", ""])
+
+
+def with_chart(generated):
+    """The generated part of Performance.md with the chart's embed and its sentence after the
+    first paragraph (replacing any there already)."""
+    generated = re.sub(re.escape(CHART_EMBED) + r"\n\n[^\n]*\n\n", "", generated)
+    head, separator, rest = generated.partition("\n\n")
+    return head + separator + CHART_EMBED + "\n\n" + CHART_SENTENCE + "\n\n" + rest if separator else generated
+
+
+def write_chart(generated):
+    """Writes Documentation/performance.svg from the table in `generated`; returns
+    `generated` with the chart embedded."""
+    rows = ratio_rows(generated)
+    if not rows:
+        sys.exit("[bench] FAILED: drawing the chart: no ratios in the table of Documentation/Performance.md")
+    os.makedirs(os.path.dirname(CHART), exist_ok=True)
+    with open(CHART, "w", encoding="utf-8") as file:
+        file.write(chart_svg(rows))
+    log(f"[bench] wrote {os.path.relpath(CHART, ROOT)} ({len(rows)} rows)")
+    return with_chart(generated)
+
+
+def write_document(generated):
+    with open(DOC) as document:
+        content = document.read()
+    content, count = MARKERS.subn(lambda match: match.group(1) + generated + match.group(3), content)
+    if count != 1:
+        sys.exit(f"[bench] FAILED: writing {DOC}: no <!-- BENCHMARK START --> ... <!-- BENCHMARK END --> part")
+    with open(DOC, "w") as document:
+        document.write(content)
+    log(f"[bench] wrote {os.path.relpath(DOC, ROOT)}")
+
+
+def chart_only():
+    """--chart-only: the chart from the figures already in Performance.md; runs nothing."""
+    with open(DOC) as document:
+        match = MARKERS.search(document.read())
+    if not match:
+        sys.exit(f"[bench] FAILED: drawing the chart: no <!-- BENCHMARK START --> part in {DOC}")
+    write_document(write_chart(match.group(2)))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="the short suite; prints one JSON object")
-    parser.add_argument("--write", action="store_true", help="rewrite the table in Documentation/Performance.md")
+    parser.add_argument("--write", action="store_true",
+                        help="rewrite the table in Documentation/Performance.md and its chart, Documentation/performance.svg")
     parser.add_argument("--churn", action="store_true", help="only the memory-churn workload; prints one JSON object")
+    parser.add_argument("--chart-only", action="store_true",
+                        help="only redraw Documentation/performance.svg (and its embed) from the table in "
+                             "Documentation/Performance.md; builds and runs nothing")
     arguments = parser.parse_args()
+    if arguments.chart_only:
+        chart_only()
+        return
+    started = time.monotonic()
     tools = Tools(clip_seconds=3 if arguments.quick else 8)
     if arguments.churn:
         figures = {}
         measure_churn(tools, False, lambda name, values: figures.__setitem__(name, values))
         print(json.dumps({"command": "Benchmarks/run.py --churn", "machine": machine(tools), **with_ratios(figures)}, indent=1))
+        log(f"[bench] all done in {duration(time.monotonic() - started)}")
         return
     info = machine(tools)
     figures = with_ratios(measure(tools, arguments.quick))
     command = "make bench-quick" if arguments.quick else "make bench"
     if arguments.quick:
         print(json.dumps({"command": command, "machine": info, **figures}, indent=1))
+        log(f"[bench] all done in {duration(time.monotonic() - started)}")
         return
     text = table(figures, info, command)
     print(text)
     print(json.dumps({"machine": info, **figures}), file=sys.stderr)
     if arguments.write:
-        with open(DOC) as document:
-            content = document.read()
-        content = re.sub(r"(<!-- BENCHMARK START -->\n).*?(\n<!-- BENCHMARK END -->)",
-                         lambda match: match.group(1) + text + match.group(2), content, flags=re.S)
-        with open(DOC, "w") as document:
-            document.write(content)
-        log(f"wrote {DOC}")
+        write_document(write_chart(text))
+    log(f"[bench] all done in {duration(time.monotonic() - started)}")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 export PATH := $(PATH):/opt/swift/usr/bin
 SWIFT ?= swift
 
-.PHONY: deps bench-deps build demo docs test test-tsan test-asan soak bench bench-quick media clean check-layers
+.PHONY: deps bench-deps build demo docs test test-tsan test-asan soak bench bench-quick bench-chart bench-rooms media clean check-layers room-demo screenshots
 
 deps:
 	@Scripts/install-deps.sh
@@ -33,6 +33,15 @@ test: deps
 	$(SWIFT) test --skip-build --filter TimingTests
 	# The soak loads both cores for a minute: alone, last.
 	$(SWIFT) test --skip-build --filter SoakTests
+
+## Three playerkit-room processes in one room on the real syncplay-server for 60 s (SECONDS=…):
+## prints the drift between them; fails when the p99 is above 33 ms (LIMIT_MS=…).
+room-demo: build
+	Scripts/room-demo.sh
+
+## README's screenshot: the two-players example's real windows under Xvfb -> Documentation/images/examples.png.
+screenshots: build
+	Scripts/screenshot.sh
 
 ## Random operations on up to 32 players for MINUTES minutes (default 30), invariants checked
 ## throughout; prints its seed (replay a failure with SEED=...). Arenas bounded as documented.
@@ -67,6 +76,15 @@ bench-deps: deps
 ## Benchmarks against plain C and python-mpv (release build, a few minutes); rewrites Documentation/Performance.md.
 bench: bench-deps
 	Benchmarks/run.py --write
+
+## Drift between two processes: PlayerKit's rooms, the naive way and Syncplay's own client, side
+## by side (about four minutes); rewrites the rooms table in Documentation/Performance.md.
+bench-rooms: deps
+	Benchmarks/rooms.py --write
+
+## Redraws Documentation/performance.svg (and its embed) from the table in Documentation/Performance.md; runs nothing.
+bench-chart:
+	Benchmarks/run.py --chart-only
 
 ## The short benchmark suite (about 4 minutes once built); prints one JSON object.
 bench-quick: bench-deps

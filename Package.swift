@@ -35,6 +35,7 @@ let package = Package(
         .library(name: "PlayerKitFeed", targets: ["PlayerKitFeed"]),
         .library(name: "PlayerKitSequencer", targets: ["PlayerKitSequencer"]),
         .library(name: "PlayerKitCache", targets: ["PlayerKitCache"]),
+        .library(name: "PlayerKitRooms", targets: ["PlayerKitRooms"]),
         .executable(name: "playerkit-two-players", targets: ["TwoPlayers"]),
         .executable(name: "playerkit-player-monitor", targets: ["PlayerMonitor"]),
         .executable(name: "playerkit-fullscreen-policy", targets: ["FullscreenPolicy"]),
@@ -108,8 +109,8 @@ let package = Package(
             dependencies: featureDependencies + ["PlayerKitResources", "PlayerKitCache"],
             swiftSettings: strictSettings
         ),
-        // Rooms across processes and machines: a client of Syncplay's protocol (work in progress:
-        // not yet a product).
+        // Rooms across processes and machines: a client of Syncplay's protocol and a follower
+        // that keeps players on a room's clock.
         .target(
             name: "PlayerKitRooms",
             dependencies: featureDependencies + [
@@ -119,6 +120,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
@@ -133,7 +135,7 @@ let package = Package(
             name: "PlayerKit",
             dependencies: [
                 "PlayerKitSupport", "PlayerKitCore", "PlayerKitDisplay", "PlayerKitResources", "PlayerKitSync", "PlayerKitFeed",
-                "PlayerKitSequencer", "PlayerKitCache",
+                "PlayerKitSequencer", "PlayerKitCache", "PlayerKitRooms",
             ],
             swiftSettings: strictSettings
         ),

@@ -52,7 +52,7 @@ struct Room: AsyncParsableCommand {
     @Flag(help: "Do not join a room: just play at once (the naive way, to compare with).")
     var naive = false
 
-    @Option(parsing: .remaining, help: "Compare the frame logs of earlier runs (files written with --frames) and exit.")
+    @Option(parsing: .remaining, help: "Compare the frame logs of earlier runs (files written with --frames) and exit; with --seconds (given before it), over that long from when all play.")
     var compare: [String] = []
 
     func validate() throws {
@@ -132,7 +132,9 @@ struct Room: AsyncParsableCommand {
         for (file, log) in zip(compare, logs) where log.isEmpty { throw ValidationError("no frame lines in \(file)") }
         // From the latest first frame on: every process is playing.
         let from = logs.compactMap { $0.map(\.wall).min() }.max()
-        for figures in CrossProcessDrift.compare(logs, from: from) { ExampleSupport.printLine(figures.description) }
+        // Over --seconds from there, when given.
+        let to = from.flatMap { from in seconds.map { from + $0 } }
+        for figures in CrossProcessDrift.compare(logs, from: from, to: to) { ExampleSupport.printLine(figures.description) }
     }
 }
 

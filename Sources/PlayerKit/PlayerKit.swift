@@ -7,6 +7,7 @@
 @_exported import PlayerKitDisplay
 @_exported import PlayerKitFeed
 @_exported import PlayerKitResources
+@_exported import PlayerKitRooms
 @_exported import PlayerKitSequencer
 @_exported import PlayerKitSupport
 @_exported import PlayerKitSync

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOSSL
 import PlayerKitSupport
 
 /// What a Syncplay room says about playback: paused or playing, at which position, as of a
@@ -65,6 +66,26 @@ public final class RoomClient: Sendable {
         /// How long to wait before reconnecting after the connection ends; nil: do not reconnect.
         /// Default: 1 s.
         public var reconnectDelay: Duration? = .seconds(1)
+        /// Whether the connection is encrypted. Default: ``Security/tlsIfOffered``, as Syncplay's
+        /// own client does.
+        public var security: Security = .tlsIfOffered
+        /// A PEM file of certificates to trust for the server's TLS certificate, besides the
+        /// system's (a private certificate authority, a self-signed server). Default: none.
+        public var trustedCertificatesFile: String?
+
+        /// How the connection is protected.
+        ///
+        /// `@nonexhaustive`: a `switch` over it outside PlayerKit needs `@unknown default`.
+        @nonexhaustive
+        public enum Security: Sendable, Hashable {
+            /// Plain TCP: the room, names and the password's digest travel in the clear.
+            case plain
+            /// TLS when the server offers it (Syncplay's STARTTLS), plain TCP when it does not.
+            case tlsIfOffered
+            /// TLS or nothing: a server that does not offer it is
+            /// ``RoomError/connectionFailed(server:reason:)``.
+            case tlsRequired
+        }
 
         /// A configuration for `room` as `name` on `host:port`.
         public init(host: String = "127.0.0.1", port: Int = 8999, room: String, name: String, password: String? = nil) {
@@ -274,12 +295,15 @@ public final class RoomClient: Sendable {
         let configuration = configuration
         let server = "\(configuration.host):\(configuration.port)"
         let connection = try await RoomConnection.open(host: configuration.host, port: configuration.port, timeout: configuration.connectTimeout)
+        let deadline = ContinuousClock.now + configuration.connectTimeout
+        var iterator = connection.lines.makeAsyncIterator()
+        if configuration.security != .plain {
+            try await negotiateTLS(on: connection, lines: &iterator, deadline: deadline)
+        }
         try await connection.send(SyncplayWire.hello(
             username: configuration.name, room: configuration.room,
             passwordHash: configuration.password.map(SyncplayWire.passwordHash)))
         // The greeting's answer, or the server's refusal.
-        let deadline = ContinuousClock.now + configuration.connectTimeout
-        var iterator = connection.lines.makeAsyncIterator()
         while true {
             guard ContinuousClock.now < deadline, let next = await iterator.next() else {
                 connection.close()
@@ -316,6 +340,52 @@ public final class RoomClient: Sendable {
                     continue
                 }
             }
+        }
+    }
+
+    /// Syncplay's STARTTLS: asks the server for TLS and, when it agrees, switches the connection
+    /// to it, checking the server's certificate (the system's trust roots and
+    /// ``Configuration/trustedCertificatesFile``) and host name.
+    private func negotiateTLS(on connection: RoomConnection, lines iterator: inout AsyncStream<Result<String, RoomError>>.Iterator,
+                              deadline: ContinuousClock.Instant) async throws(RoomError) {
+        let configuration = configuration
+        let server = "\(configuration.host):\(configuration.port)"
+        try await connection.send(SyncplayWire.startTLS())
+        var accepted: Bool?
+        while accepted == nil {
+            guard ContinuousClock.now < deadline, let next = await iterator.next() else {
+                connection.close()
+                throw ContinuousClock.now < deadline
+                    ? .connectionFailed(server: server, reason: "closed before answering the request for TLS")
+                    : .timedOut(operation: "asking \(server) for TLS", after: configuration.connectTimeout)
+            }
+            let messages: [SyncplayWire.ServerMessage]
+            do {
+                messages = try SyncplayWire.decode(try next.get())
+            } catch {
+                connection.close()
+                throw error
+            }
+            for case .tls(let answer) in messages { accepted = answer }
+        }
+        guard accepted == true else {
+            guard configuration.security != .tlsRequired else {
+                connection.close()
+                throw .connectionFailed(server: server, reason: "the server does not offer TLS, which the configuration requires")
+            }
+            logger.notice("the server does not offer TLS: the room's traffic is not encrypted", metadata: ["server": "\(server)"])
+            return
+        }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let file = configuration.trustedCertificatesFile { tls.additionalTrustRoots = [.file(file)] }
+        // SNI and the name check take a host name; an address literal is checked against the
+        // certificate's IP addresses instead.
+        let isAddress = configuration.host.contains(":") || configuration.host.allSatisfy { $0.isNumber || $0 == "." }
+        do {
+            try await connection.startTLS(configuration: tls, serverHostname: isAddress ? nil : configuration.host)
+        } catch {
+            connection.close()
+            throw error
         }
     }
 

@@ -3,6 +3,7 @@ import NIOCore
 import NIOExtras
 import NIOPosix
 import NIOSSL
+import NIOTLS
 
 /// One TCP connection to a Syncplay server: lines out, lines in (as an async sequence), and a
 /// switch to TLS in the middle (Syncplay's STARTTLS). Internal to the room client.
@@ -58,15 +59,19 @@ final class RoomConnection: Sendable {
     }
 
     /// Switches the connection to TLS (after the server agreed to), checking the server's
-    /// certificate against `configuration`.
-    /// - Throws: ``RoomError/connectionFailed(server:reason:)`` when the handshake cannot start.
+    /// certificate against `configuration`; returns once the handshake completed.
+    /// - Throws: ``RoomError/connectionFailed(server:reason:)`` naming why the handshake failed
+    ///   (an untrusted certificate, a name that does not match).
     func startTLS(configuration: TLSConfiguration, serverHostname: String?) async throws(RoomError) {
         do {
             let context = try NIOSSLContext(configuration: configuration)
+            let handshake = channel.eventLoop.makePromise(of: Void.self)
             try await channel.eventLoop.submit { [channel] in
                 let handler = try NIOSSLClientHandler(context: context, serverHostname: serverHostname)
                 try channel.pipeline.syncOperations.addHandler(handler, position: .first)
+                try channel.pipeline.syncOperations.addHandler(HandshakeWaiter(handshake), position: .after(handler))
             }.get()
+            try await handshake.futureResult.get()
         } catch {
             throw .connectionFailed(server: server, reason: "TLS: \(error)")
         }
@@ -100,6 +105,44 @@ private final class QuickAcknowledger: ChannelInboundHandler {
         #if os(Linux)
         try? context.channel.syncOptions?.setOption(.tcpOption(.init(rawValue: 12 /* TCP_QUICKACK */)), value: 1)
         #endif
+    }
+}
+
+/// Completes a promise when the TLS handshake completes, or fails it with the handshake's error.
+private final class HandshakeWaiter: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    private let promise: EventLoopPromise<Void>
+    /// A promise is completed once: the first outcome counts.
+    private var done = false
+
+    init(_ promise: EventLoopPromise<Void>) {
+        self.promise = promise
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? TLSUserEvent, case .handshakeCompleted = event { complete(nil) }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        complete(error)
+        context.fireErrorCaught(error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        complete(ChannelError.ioOnClosedChannel)
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        complete(ChannelError.ioOnClosedChannel)
+    }
+
+    private func complete(_ error: (any Error)?) {
+        guard !done else { return }
+        done = true
+        if let error { promise.fail(error) } else { promise.succeed(()) }
     }
 }
 

@@ -331,10 +331,12 @@ public final class RoomFollower: Sendable {
         let target = clock.position(at: .now)
         for player in players {
             try? player.send(.setSpeed(1))
-            // A player already there is not seeked: a seek would delay its start by a decode,
-            // which the room's other members do not have. (Paused, it must show the very frame.)
+            // A player already there is not seeked when the room starts: a seek would delay its
+            // start by a decode, which the room's other members do not have. Paused, it is
+            // always seeked: a playing player's position lies between frames, and pausing stops
+            // it on the next one, not on the room's.
             let off = player.position.map { abs($0 - target) } ?? .infinity
-            if seek, off > (clock.playing ? 0.04 : 0.001) { try? player.send(.seek(to: target, precision: .exact)) }
+            if seek, !clock.playing || off > 0.04 { try? player.send(.seek(to: target, precision: .exact)) }
             try? player.send(clock.playing ? .play : .pause)
         }
     }

@@ -57,7 +57,8 @@ struct RoomFollowerTests {
         let pausedAt = try #require(right.follower.clock?.position)
         #expect(await eventually { left.player.state == .paused && abs((left.player.position ?? -1) - pausedAt) < 0.002 },
                 "left at \(left.player.position ?? -1) (\(left.player.state)), right paused at \(pausedAt)")
-        #expect(await eventually { abs((right.player.position ?? -1) - pausedAt) < 0.002 })
+        #expect(await eventually { abs((right.player.position ?? -1) - pausedAt) < 0.002 },
+                "right at \(right.player.position ?? -1) (\(right.player.state)), paused at \(pausedAt), room \(String(describing: right.client.roomState))")
 
         // Left seeks while paused: right lands there.
         try await left.follower.seek(to: 7.5)
@@ -131,6 +132,7 @@ struct RoomFollowerTests {
         try await player.preload(MediaSource(Fixtures.clipA))
         var configuration = RoomClient.Configuration(host: "127.0.0.1", port: fake.port, room: "demo", name: "solo")
         configuration.reconnectDelay = nil
+        configuration.security = .plain
         let client = try RoomClient(configuration)
         let follower = try RoomFollower(room: client, players: [player])
         follower.start()

@@ -6,17 +6,18 @@ import PlayerKitSupport
 final class SyncplayServer: Sendable {
     let port: Int
     private let password: String?
+    private let tlsDirectory: String?
     private let running: Locked<Process>
 
     /// Starts the server (with `password`, if given) and waits, up to 15 s, until it accepts
     /// connections. A port taken between choosing and binding it is retried with another.
-    static func start(password: String? = nil) async throws -> SyncplayServer {
+    static func start(password: String? = nil, tlsDirectory: String? = nil) async throws -> SyncplayServer {
         try await offPool {
             var attempt = 0
             while true {
                 attempt += 1
                 do {
-                    return try SyncplayServer(port: try freePort(), password: password)
+                    return try SyncplayServer(port: try freePort(), password: password, tlsDirectory: tlsDirectory)
                 } catch SyncplayServerError.didNotStart(let reason) where attempt < 3 {
                     _ = reason
                 }
@@ -24,18 +25,19 @@ final class SyncplayServer: Sendable {
         }
     }
 
-    private init(port: Int, password: String?) throws {
+    private init(port: Int, password: String?, tlsDirectory: String?) throws {
         guard let executable = VirtualDisplay.which("syncplay-server") else { throw SyncplayServerError.notInstalled }
         self.port = port
         self.password = password
-        running = Locked(try Self.launch(executable, port: port, password: password))
+        self.tlsDirectory = tlsDirectory
+        running = Locked(try Self.launch(executable, port: port, password: password, tlsDirectory: tlsDirectory))
     }
 
-    private static func launch(_ executable: String, port: Int, password: String?) throws -> Process {
+    private static func launch(_ executable: String, port: Int, password: String?, tlsDirectory: String?) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = ["--port", "\(port)", "--salt", "PLAYERKITTESTS", "--disable-ready"]
-            + (password.map { ["--password", $0] } ?? [])
+            + (password.map { ["--password", $0] } ?? []) + (tlsDirectory.map { ["--tls", $0] } ?? [])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -65,8 +67,8 @@ final class SyncplayServer: Sendable {
     func restart() async throws {
         stop()
         guard let executable = VirtualDisplay.which("syncplay-server") else { throw SyncplayServerError.notInstalled }
-        let port = port, password = password
-        let process = try await offPool { try Self.launch(executable, port: port, password: password) }
+        let port = port, password = password, tlsDirectory = tlsDirectory
+        let process = try await offPool { try Self.launch(executable, port: port, password: password, tlsDirectory: tlsDirectory) }
         running.withLock { $0 = process }
     }
 

@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+import PlayerKitRooms
+
+/// Syncplay's STARTTLS against the real `syncplay-server --tls`, with a certificate authority and
+/// a server certificate for localhost that the test makes with openssl.
+@Suite("Rooms: TLS")
+struct RoomTLSTests {
+    /// A throwaway certificate authority and a certificate for localhost / 127.0.0.1 it signed, in
+    /// the layout `syncplay-server --tls` reads (cert.pem, privkey.pem, chain.pem).
+    private static func makeCertificates(in directory: URL) throws {
+        guard let openssl = VirtualDisplay.which("openssl") else { throw SyncplayServerError.notInstalled }
+        let run = { (arguments: [String]) throws in
+            let (status, output) = try ChildProcess.run(URL(fileURLWithPath: openssl), arguments)
+            guard status == 0 else { throw SyncplayServerError.didNotStart("openssl \(arguments.first ?? ""): \(output)") }
+        }
+        let path = { (name: String) in directory.appendingPathComponent(name).path }
+        try "subjectAltName=DNS:localhost,IP:127.0.0.1\n".write(toFile: path("san.cnf"), atomically: true, encoding: .utf8)
+        try run(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", path("ca.key"), "-out", path("ca.pem"),
+                 "-days", "2", "-subj", "/CN=PlayerKit test CA"])
+        try run(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", path("privkey.pem"), "-out", path("server.csr"),
+                 "-subj", "/CN=localhost"])
+        try run(["x509", "-req", "-in", path("server.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"),
+                 "-CAcreateserial", "-out", path("cert.pem"), "-days", "2", "-extfile", path("san.cnf")])
+        try FileManager.default.copyItem(atPath: path("ca.pem"), toPath: path("chain.pem"))
+    }
+
+    @Test("a server that offers TLS: the room is joined over TLS with its certificate checked; an untrusted certificate and a plain server under tlsRequired are typed errors")
+    func startTLS() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("playerkit-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Self.makeCertificates(in: directory)
+        let server = try await SyncplayServer.start(tlsDirectory: directory.path)
+        defer { server.stop() }
+
+        var configuration = RoomClient.Configuration(host: "localhost", port: server.port, room: "secure", name: "left")
+        configuration.security = .tlsRequired
+        configuration.trustedCertificatesFile = directory.appendingPathComponent("ca.pem").path
+        configuration.reconnectDelay = nil
+        let client = try RoomClient(configuration)
+        try await client.join()
+        #expect(client.joinedName == "left")
+        // The session works over TLS: the server's states arrive and are answered.
+        #expect(await client.roundTrip(waitingUpTo: .seconds(10)) != nil)
+        await client.leave()
+
+        // The same server, its certificate not trusted: the handshake fails, by name.
+        var untrusted = configuration
+        untrusted.trustedCertificatesFile = nil
+        let refused = try RoomClient(untrusted)
+        let error = await joinError(refused)
+        guard case .connectionFailed(let name, let reason) = error else {
+            Issue.record("expected connectionFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(name == "localhost:\(server.port)")
+        #expect(reason.localizedCaseInsensitiveContains("certificate") || reason.localizedCaseInsensitiveContains("handshake"), "\(reason)")
+
+        // A server without TLS: tlsRequired refuses; tlsIfOffered joins in the clear.
+        let plainServer = try await SyncplayServer.start()
+        defer { plainServer.stop() }
+        var plain = configuration
+        plain.host = "127.0.0.1"
+        plain.port = plainServer.port
+        let strict = try RoomClient(plain)
+        #expect(await joinError(strict) == .connectionFailed(server: "127.0.0.1:\(plainServer.port)",
+                                                             reason: "the server does not offer TLS, which the configuration requires"))
+        plain.security = .tlsIfOffered
+        let lenient = try RoomClient(plain)
+        try await lenient.join()
+        #expect(lenient.joinedName == "left")
+        await lenient.leave()
+    }
+
+    private func joinError(_ client: RoomClient) async -> RoomError? {
+        do {
+            try await client.join()
+            await client.leave()
+            return nil
+        } catch {
+            return error
+        }
+    }
+}

@@ -17,6 +17,7 @@ private struct Member {
         try await player.preload(.joined([MediaSource(Fixtures.clipA)], repeated: 100))
         var configuration = RoomClient.Configuration(host: "127.0.0.1", port: port ?? server.port, room: room, name: name)
         configuration.reconnectDelay = reconnectDelay
+        configuration.connectTimeout = .seconds(20)  // a loaded machine's Python server answers late
         let client = try RoomClient(configuration)
         let follower = try RoomFollower(room: client, players: [player])
         follower.start()
@@ -121,6 +122,43 @@ struct RoomFollowerTests {
         #expect(await eventually { late.player.state == .playing })
         #expect(await eventually(timeout: .seconds(10)) { abs((late.player.position ?? 0) - (left.player.position ?? 100)) < 0.1 },
                 "late at \(late.player.position ?? -1), left at \(left.player.position ?? -1)")
+    }
+
+    @Test("one follower with two local players keeps both on the room, in lockstep with each other and the other member")
+    func twoLocalPlayers() async throws {
+        let server = try await SyncplayServer.start()
+        defer { server.stop() }
+        let room = uniqueRoom()
+        let remote = try await Member.join(server, room: room, name: "remote")
+        defer { Task { await remote.leave() } }
+        let (first, firstEvents) = try await Fixtures.player()
+        let (second, _) = try await Fixtures.player()
+        defer { Task { await first.shutdown(); await second.shutdown() } }
+        for player in [first, second] { try await player.preload(.joined([MediaSource(Fixtures.clipA)], repeated: 100)) }
+        var configuration = RoomClient.Configuration(host: "127.0.0.1", port: server.port, room: room, name: "pair")
+        configuration.connectTimeout = .seconds(20)
+        let client = try RoomClient(configuration)
+        let follower = try RoomFollower(room: client, players: [first, second])
+        follower.start()
+        try await client.join()
+        defer { Task { follower.invalidate(); await client.leave() } }
+
+        try await remote.follower.play()
+        #expect(await eventually { first.state == .playing && second.state == .playing })
+        #expect(await eventually { (first.position ?? 0) > 2 })
+        #expect(await eventually { follower.drifts.count == 2 })
+        #expect(await eventually {
+            abs((first.position ?? 0) - (second.position ?? 100)) < 0.05 && abs((first.position ?? 0) - (remote.player.position ?? 100)) < 0.1
+        }, "first \(first.position ?? -1), second \(second.position ?? -1), remote \(remote.player.position ?? -1)")
+        // Each local player reports its own drift on its own event path.
+        #expect(await firstEvents.waitFor { $0.event.kind == .syncDrift } != nil)
+
+        // The pair pauses the room: all three stop on one frame.
+        try await follower.pause()
+        let pausedAt = try #require(follower.clock?.position)
+        #expect(await eventually {
+            [first, second, remote.player].allSatisfy { $0.state == .paused && abs(($0.position ?? -1) - pausedAt) < 0.002 }
+        }, "\([first, second, remote.player].map { "\($0.state) \($0.position ?? -1)" }), paused at \(pausedAt)")
     }
 
     @Test("garbage from the server: a typed error names it, the player plays on locally; bad arguments are refused by name")

@@ -38,6 +38,7 @@ struct RoomTLSTests {
         configuration.security = .tlsRequired
         configuration.trustedCertificatesFile = directory.appendingPathComponent("ca.pem").path
         configuration.reconnectDelay = nil
+        configuration.connectTimeout = .seconds(20)  // a TLS handshake with a loaded machine's Python server
         let client = try RoomClient(configuration)
         try await client.join()
         #expect(client.joinedName == "left")

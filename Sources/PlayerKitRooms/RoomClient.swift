@@ -294,7 +294,7 @@ public final class RoomClient: Sendable {
     private func connect() async throws(RoomError) -> RoomConnection {
         let configuration = configuration
         let server = "\(configuration.host):\(configuration.port)"
-        let connection = try await RoomConnection.open(host: configuration.host, port: configuration.port, timeout: configuration.connectTimeout)
+        let connection = try await RoomConnection.open(host: configuration.host, port: configuration.port, timeout: configuration.connectTimeout, logger: logger)
         let deadline = ContinuousClock.now + configuration.connectTimeout
         var iterator = connection.lines.makeAsyncIterator()
         if configuration.security != .plain {

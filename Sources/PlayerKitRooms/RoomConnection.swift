@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NIOCore
 import NIOExtras
 import NIOPosix
@@ -13,16 +14,18 @@ final class RoomConnection: Sendable {
     let lines: AsyncStream<Result<String, RoomError>>
     private let channel: any Channel
     private let server: String
+    private let logger: Logger
 
-    private init(channel: any Channel, lines: AsyncStream<Result<String, RoomError>>, server: String) {
+    private init(channel: any Channel, lines: AsyncStream<Result<String, RoomError>>, server: String, logger: Logger) {
         self.channel = channel
         self.lines = lines
         self.server = server
+        self.logger = logger
     }
 
     /// Connects to `host:port` within `timeout`.
     /// - Throws: ``RoomError/connectionFailed(server:reason:)``.
-    static func open(host: String, port: Int, timeout: Duration) async throws(RoomError) -> RoomConnection {
+    static func open(host: String, port: Int, timeout: Duration, logger: Logger = Logger(label: "PlayerKit.rooms")) async throws(RoomError) -> RoomConnection {
         let server = "\(host):\(port)"
         let (lines, continuation) = AsyncStream<Result<String, RoomError>>.makeStream()
         do {
@@ -34,11 +37,11 @@ final class RoomConnection: Sendable {
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(QuickAcknowledger())
                         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineBasedFrameDecoder()))
-                        try channel.pipeline.syncOperations.addHandler(LineForwarder(continuation: continuation))
+                        try channel.pipeline.syncOperations.addHandler(LineForwarder(continuation: continuation, logger: logger))
                         return channel
                     }
                 }
-            return RoomConnection(channel: channel, lines: lines, server: server)
+            return RoomConnection(channel: channel, lines: lines, server: server, logger: logger)
         } catch {
             continuation.finish()
             throw .connectionFailed(server: server, reason: "\(error)")
@@ -48,6 +51,7 @@ final class RoomConnection: Sendable {
     /// Sends one line (a newline is added).
     /// - Throws: ``RoomError/connectionFailed(server:reason:)`` when the connection is gone.
     func send(_ line: String) async throws(RoomError) {
+        logger.trace("sent", metadata: ["line": "\(line)"])
         var buffer = channel.allocator.buffer(capacity: line.utf8.count + 2)
         buffer.writeString(line)
         buffer.writeString("\r\n")
@@ -150,10 +154,12 @@ private final class HandshakeWaiter: ChannelInboundHandler {
 private final class LineForwarder: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     private let continuation: AsyncStream<Result<String, RoomError>>.Continuation
+    private let logger: Logger
     private var failed = false
 
-    init(continuation: AsyncStream<Result<String, RoomError>>.Continuation) {
+    init(continuation: AsyncStream<Result<String, RoomError>>.Continuation, logger: Logger) {
         self.continuation = continuation
+        self.logger = logger
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -163,7 +169,9 @@ private final class LineForwarder: ChannelInboundHandler {
             fail(.malformedMessage(line: String(decoding: bytes, as: UTF8.self), reason: "not UTF-8"), context: context)
             return
         }
-        continuation.yield(.success(line.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        logger.trace("received", metadata: ["line": "\(trimmed)"])
+        continuation.yield(.success(trimmed))
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

@@ -241,7 +241,9 @@ public final class RoomFollower: Sendable {
 
     // MARK: The room's side
 
-    private func handle(_ event: RoomEvent) {
+    /// One event of the room, in the order the client published it (internal for the tests,
+    /// which hand over an event late, as a slow delivery would).
+    func handle(_ event: RoomEvent) {
         switch event {
         case .state(let room):
             take(room)
@@ -263,6 +265,14 @@ public final class RoomFollower: Sendable {
         enum Decision { case keep, adopt(seek: Bool), tell(Clock) }
         let decision = state.withLock { state -> Decision in
             guard let clock = state.clock else { return .adopt(seek: true) }
+            // Received before the clock was last set here (its event was on its way while the
+            // app started, paused or seeked): it says nothing about the room now, and adopting
+            // it would undo the app's change, then tell the room so. (A seek in the same message
+            // is as old.)
+            if room.time < clock.time {
+                state.seekPending = false
+                return .keep
+            }
             let off = abs(roomClock.position(at: now) - clock.position(at: now))
             if let seen = state.rejoinStates {
                 // Reconnected: the room should now say what we told it.

@@ -41,7 +41,7 @@ func firstElement<S: AsyncSequence & Sendable>(of sequence: S, timeout: Duration
     }
 }
 
-@Suite("A feature of the app's own, on the core's public API")
+@Suite("A feature of the app's own, on the core's public API", .timeLimit(.minutes(4)))
 struct ExclusivePlaybackTests {
     static let clip = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Media/clip-a.mp4").path

@@ -4,7 +4,7 @@ import Testing
 
 /// Audio devices against a real sound server the test starts: PulseAudio with two null sinks,
 /// "alpha" (the default) and "beta", asked with pactl what it sees.
-@Suite("Audio devices and the sound server")
+@Suite("Audio devices and the sound server", .timeLimit(.minutes(4)))
 struct AudioDeviceTests {
     /// A player that plays through `server`'s PulseAudio, on `device` if given.
     private func player(_ id: PlayerID, server: SoundServer, device: String? = nil) async throws -> (Player, EventRecorder) {

@@ -4,7 +4,7 @@ import PlayerKit
 
 /// Every bad input gets a typed error naming the value; afterwards the same player loads and
 /// plays another item, and a bystander player is unaffected.
-@Suite("Bad input")
+@Suite("Bad input", .timeLimit(.minutes(4)))
 struct BadInputTests {
     /// Asserts the player still works: it loads and plays a real clip.
     private func assertStillPlays(_ player: Player, _ recorder: EventRecorder, sourceLocation: SourceLocation = #_sourceLocation) async throws {

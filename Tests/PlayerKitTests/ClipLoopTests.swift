@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import PlayerKit
 
-@Suite("Clip loops")
+@Suite("Clip loops", .timeLimit(.minutes(4)))
 struct ClipLoopTests {
     static var shortA: String { Fixtures.fixture("short-a.mp4") }
     static var shortB: String { Fixtures.fixture("short-b.mp4") }

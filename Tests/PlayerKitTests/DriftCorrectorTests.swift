@@ -2,7 +2,7 @@ import PlayerKit
 import Testing
 
 /// The correction arithmetic alone (pure logic: no player, no clock of its own).
-@Suite("Drift corrector")
+@Suite("Drift corrector", .timeLimit(.minutes(4)))
 struct DriftCorrectorTests {
     @Test("ahead is slowed, behind is sped up, within the limit; far off is seeked to where the clock will be")
     func corrections() throws {

@@ -3,7 +3,7 @@ import PlayerKit
 @testable import PlayerKitCore
 import Testing
 
-@Suite("Engine operations")
+@Suite("Engine operations", .timeLimit(.minutes(4)))
 struct EngineTests {
     @Test("a request mpv refuses after it was sent comes back as an error event naming it; the player stays usable")
     func sentRequestRefusedByMPV() async throws {

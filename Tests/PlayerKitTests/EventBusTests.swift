@@ -11,7 +11,7 @@ final class SubscriberLog: Sendable {
     func append(_ record: PlayerEventRecord) { storage.withLock { $0.append(record) } }
 }
 
-@Suite("Event bus")
+@Suite("Event bus", .timeLimit(.minutes(4)))
 struct EventBusTests {
     private func configuration(bus: PlayerEventBus, positionInterval: Duration = .milliseconds(100)) -> PlayerConfiguration {
         var configuration = Fixtures.headless

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Runs the built example executables, as a user would.
-@Suite("Examples")
+@Suite("Examples", .timeLimit(.minutes(4)))
 struct ExampleTests {
     @Test("two-players --json --seconds 3 shows events from both players, each reaching playing")
     func twoPlayersJSON() async throws {
@@ -131,7 +131,7 @@ struct ExampleTests {
     }
 }
 
-@Suite("Examples with windows")
+@Suite("Examples with windows", .timeLimit(.minutes(4)))
 struct WindowExampleTests {
     @Test("two-players --window opens a real X11 window per player, side by side")
     func twoPlayersWindows() async throws {
@@ -240,7 +240,7 @@ struct WindowExampleTests {
     }
 }
 
-@Suite("fullscreen-policy example")
+@Suite("fullscreen-policy example", .timeLimit(.minutes(4)))
 struct FullscreenPolicyExampleTests {
     /// The expected fullscreen player after each of the example's fifteen steps (nil: nobody).
     static let expectedFullscreen: [Int: String?] = [
@@ -295,7 +295,7 @@ struct FullscreenPolicyExampleTests {
     }
 }
 
-@Suite("fullscreen-policy example with windows")
+@Suite("fullscreen-policy example with windows", .timeLimit(.minutes(4)))
 struct FullscreenPolicyWindowTests {
     @Test("under X11 only the owner's window fills the screen, step by step, as the X server sees it")
     func onlyTheOwnersWindowFillsTheScreen() async throws {
@@ -369,7 +369,7 @@ struct FullscreenPolicyWindowTests {
     }
 }
 
-@Suite("feed example")
+@Suite("feed example", .timeLimit(.minutes(4)))
 struct FeedExampleTests {
     @Test("feed --json: the most visible item plays once each scroll settles, never one passed on the way")
     func scriptedScroll() async throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import PlayerKit
 
-@Suite("Autoplay coordinator")
+@Suite("Autoplay coordinator", .timeLimit(.minutes(4)))
 struct FeedTests {
     /// Collects a coordinator's decisions.
     final class Log: Sendable {
@@ -158,7 +158,7 @@ struct FeedTests {
     }
 }
 
-@Suite("Audio policy")
+@Suite("Audio policy", .timeLimit(.minutes(4)))
 struct AudioPolicyTests {
     private func players(_ count: Int) async throws -> [Player] {
         let made = try await offPool { try (0..<count).map { _ in try Player(configuration: Fixtures.headless) } }
@@ -216,7 +216,7 @@ struct AudioPolicyTests {
     }
 }
 
-@Suite("Poster frames")
+@Suite("Poster frames", .timeLimit(.minutes(4)))
 struct PosterFrameTests {
     @Test("a paused player saves its first frame as a PNG poster; with nothing loaded it is a typed error")
     func saveFrame() async throws {

@@ -3,7 +3,7 @@ import Testing
 import PlayerKit
 
 /// Software frames from real mpv cores: pixels, times, slow consumers, lifetime, bad input.
-@Suite("Software frames")
+@Suite("Software frames", .timeLimit(.minutes(4)))
 struct FrameOutputTests {
     static var quadrants: String { Fixtures.fixture("quadrants.mp4") }
 

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import PlayerKit
 
-@Suite("Fullscreen policy")
+@Suite("Fullscreen policy", .timeLimit(.minutes(4)))
 struct FullscreenPolicyTests {
     private func players(_ count: Int) async throws -> [(Player, EventRecorder)] {
         var made: [(Player, EventRecorder)] = []

@@ -3,7 +3,7 @@ import Testing
 import PlayerKit
 @testable import PlayerKitCore
 
-@Suite("Identity and lifecycle")
+@Suite("Identity and lifecycle", .timeLimit(.minutes(4)))
 struct LifecycleTests {
     @Test("duplicate IDs are refused while the first player lives, and free after shutdown")
     func duplicateIDs() async throws {

@@ -50,7 +50,7 @@ struct CaptureHandler: LogHandler {
     }
 }
 
-@Suite("Logging")
+@Suite("Logging", .timeLimit(.minutes(4)))
 struct LoggingTests {
     @Test("mpv's log messages go to swift-log with mapped levels and the player's ID")
     func mpvLogToSwiftLog() async throws {

@@ -71,7 +71,7 @@ final class CacheHarness: Sendable {
     }
 }
 
-@Suite("Media cache")
+@Suite("Media cache", .timeLimit(.minutes(4)))
 struct MediaCacheTests {
     @Test("a player plays while the item downloads; the second play reads the cache and makes no request")
     func playsWhileDownloadingThenFromCache() async throws {
@@ -438,7 +438,7 @@ struct MediaCacheTests {
     }
 }
 
-@Suite("Media cache and the autoplay coordinator")
+@Suite("Media cache and the autoplay coordinator", .timeLimit(.minutes(4)))
 struct AutoplayCacheTests {
     @Test("the coordinator precaches items near the viewport and cancels the precache of items that move away")
     func precachesNearViewport() async throws {
@@ -482,7 +482,7 @@ struct AutoplayCacheTests {
     }
 }
 
-@Suite("Media cache logic")
+@Suite("Media cache logic", .timeLimit(.minutes(4)))
 struct MediaCacheLogicTests {
     @Test("byte ranges merge, clip, and find gaps")
     func byteRanges() {

@@ -3,7 +3,7 @@ import Testing
 
 /// The OpenGL path through the `mosaic` example: four players drawn by Mesa's OpenGL into one
 /// SDL window under Xvfb (checked with a real X screenshot), and offscreen with EGL.
-@Suite("OpenGL mosaic")
+@Suite("OpenGL mosaic", .timeLimit(.minutes(4)))
 struct MosaicTests {
     /// The colour each tile's clip mostly has, in quadrant order (tile-1 top left ... tile-4 bottom right).
     static let tileColors: [(red: Int, green: Int, blue: Int)] = [(255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 0)]

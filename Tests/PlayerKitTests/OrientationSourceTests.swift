@@ -3,7 +3,7 @@ import Testing
 import PlayerKit
 @testable import PlayerKitDisplay
 
-@Suite("RandR orientation source")
+@Suite("RandR orientation source", .timeLimit(.minutes(4)))
 struct OrientationSourceTests {
     @Test("RandR rotations map to orientations for naturally wide and naturally tall screens")
     func mapping() {

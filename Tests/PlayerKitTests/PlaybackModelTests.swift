@@ -3,7 +3,7 @@ import PlayerKit
 @testable import PlayerKitCore
 
 /// The state machine alone, fed synthetic mpv events (pure logic: no core involved).
-@Suite("PlaybackModel")
+@Suite("PlaybackModel", .timeLimit(.minutes(4)))
 struct PlaybackModelTests {
 
     private func events(_ outputs: [PlaybackModel.Output]) -> [PlayerEvent] {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import PlayerKit
 
-@Suite("Playback with real libmpv")
+@Suite("Playback with real libmpv", .timeLimit(.minutes(4)))
 struct PlaybackTests {
     @Test("two players at once, each gets only its own events")
     func twoPlayersOwnEvents() async throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import PlayerKit
 
-@Suite("PlayerID")
+@Suite("PlayerID", .timeLimit(.minutes(4)))
 struct PlayerIDTests {
     @Test func literalRandomAndValidation() throws {
         let id: PlayerID = "main"

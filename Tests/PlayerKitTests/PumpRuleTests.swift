@@ -2,7 +2,7 @@ import Foundation
 import PlayerKit
 import Testing
 
-@Suite("The pump never blocks")
+@Suite("The pump never blocks", .timeLimit(.minutes(4)))
 struct PumpRuleTests {
     /// Tests/PumpRuleProbe makes a blocking mpv call (`property("volume")`) from an `.immediate`
     /// bus handler of a state change, which runs on the player's event pump. In a child process, so the suite

@@ -5,7 +5,7 @@ import Testing
 
 /// What a new user hit (issue 14): playlist files, playlist entries that fail, cancelled loads,
 /// read-outs right after their setters, streams cut short, over-long paths.
-@Suite("Reliability: loads, read-outs and ends")
+@Suite("Reliability: loads, read-outs and ends", .timeLimit(.minutes(4)))
 struct ReliabilityTests {
 
     /// A folder of its own with a playlist file `list.m3u` holding `entries` (one per line).
@@ -293,7 +293,7 @@ struct ReliabilityTests {
 }
 
 /// mpv's event queue really overflowing (1000 events), with the pump held up on purpose.
-@Suite("Reliability: lost events")
+@Suite("Reliability: lost events", .timeLimit(.minutes(4)))
 struct LostEventsTests {
     @Test("after mpv's event queue overflows, the player re-reads its state and every channel hears eventsLost with it")
     func queueOverflow() async throws {

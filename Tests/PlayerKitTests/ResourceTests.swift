@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import PlayerKit
 
-@Suite("Decoder budget, release, preloading, speed and direction")
+@Suite("Decoder budget, release, preloading, speed and direction", .timeLimit(.minutes(4)))
 struct ResourceTests {
     @Test("a full budget refuses a load with a typed error naming the holders; the refused player stays usable")
     func budgetFails() async throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import PlayerKit
 
-@Suite("Prefetch window and alternating players")
+@Suite("Prefetch window and alternating players", .timeLimit(.minutes(4)))
 struct SequenceTests {
     private static var shortA: String { Fixtures.fixture("short-a.mp4") }
     private static var shortB: String { Fixtures.fixture("short-b.mp4") }

@@ -4,7 +4,7 @@ import PlayerKit
 
 /// The clip sequencer: edits while playing, mirroring, bad input. (Its gaps at boundaries and
 /// a still's hold are timing, in ``TimingTests``.)
-@Suite("Clip sequencer")
+@Suite("Clip sequencer", .timeLimit(.minutes(4)))
 struct SequencerTests {
     static func clip(_ number: Int, id: String, speed: Double = 1, flip: VideoFlip = .none) -> SequenceClip {
         .video(MediaSource(Fixtures.media("sequence-\(number).mp4")), id: id, speed: speed, flip: flip)

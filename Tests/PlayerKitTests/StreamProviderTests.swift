@@ -86,7 +86,7 @@ final class MemoryStream: MediaByteStream, @unchecked Sendable {
     }
 }
 
-@Suite("Streams the app serves (custom protocols)")
+@Suite("Streams the app serves (custom protocols)", .timeLimit(.minutes(4)))
 struct StreamProviderTests {
     static func provider() throws -> MemoryStreamProvider {
         MemoryStreamProvider(items: [

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import PlayerKit
 
-@Suite("Sync group")
+@Suite("Sync group", .timeLimit(.minutes(4)))
 struct SyncGroupTests {
     @Test("members seek together and play on together")
     func seekTogether() async throws {

@@ -5,7 +5,7 @@ import Testing
 /// Syncplay's wire format, read and written as `syncplay-server` 1.6.9 does (pure logic: the
 /// lines are those the real server sends, copied from its protocol; the server itself is tested
 /// in RoomTests).
-@Suite("Syncplay wire format")
+@Suite("Syncplay wire format", .timeLimit(.minutes(4)))
 struct SyncplayWireTests {
     @Test("the server's greeting, state, user and list messages are read")
     func readsServerMessages() throws {
@@ -103,7 +103,7 @@ struct SyncplayWireTests {
 
 /// The wire format and connection against Debian's real `syncplay-server` (the room client and
 /// its players are tested in RoomTests).
-@Suite("Syncplay server: greeting and states")
+@Suite("Syncplay server: greeting and states", .timeLimit(.minutes(4)))
 struct SyncplayServerTests {
     /// The next messages from `connection` until `match` returns a value (up to 10 s).
     private func next<Value: Sendable>(_ connection: RoomConnection, _ match: (SyncplayWire.ServerMessage) -> Value?) async throws -> Value? {

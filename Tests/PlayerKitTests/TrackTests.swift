@@ -5,7 +5,7 @@ import Testing
 /// Choosing tracks, adding subtitle files, and the decoder in use, on the shipped
 /// `two-languages.mp4` (video, English and French audio, an embedded subtitle track) and its
 /// `subtitles-en.srt`.
-@Suite("Tracks and decoders")
+@Suite("Tracks and decoders", .timeLimit(.minutes(4)))
 struct TrackTests {
     static var clip: String { Fixtures.media("two-languages.mp4") }
     static var subtitles: String { Fixtures.media("subtitles-en.srt") }

@@ -32,6 +32,24 @@ public final class LoopbackMediaServer: @unchecked Sendable {
         /// its headers as usual, its body up to `offset`, then resets the connection (RST). A
         /// server that lost the rest of the file: reconnecting never gets further.
         case truncateAt(offset: Int)
+        /// Serves the file only up to byte `offset`, then sends nothing (every request, a range
+        /// past it too): a server stuck at one place, however often it is asked.
+        case stallAt(offset: Int)
+        /// Sends the headers, then `bytes` of the body every `interval`, for as long as the
+        /// client listens: a server that is never silent for long and never gets anywhere.
+        case trickle(bytes: Int, every: Duration)
+    }
+
+    /// How the server answers a path, beside faults: the habits of real origins.
+    public struct Style: OptionSet, Sendable, Hashable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        /// No Content-Length: a chunked body (Transfer-Encoding: chunked), as dynamic servers send.
+        public static let chunked = Style(rawValue: 1)
+        /// Range is ignored: every answer is 200 with the whole body.
+        public static let ignoresRange = Style(rawValue: 2)
+        /// No ETag and no Last-Modified.
+        public static let noValidators = Style(rawValue: 4)
     }
 
     /// One request as the server saw it.
@@ -63,6 +81,7 @@ public final class LoopbackMediaServer: @unchecked Sendable {
     private struct State {
         var files: [String: File] = [:]
         var faults: [String: Fault] = [:]
+        var styles: [String: Style] = [:]
         var faultUses: [String: Int] = [:]
         var counts: [String: PathCounts] = [:]
         var log: [Request] = []
@@ -113,6 +132,11 @@ public final class LoopbackMediaServer: @unchecked Sendable {
             state.faults["/" + name] = fault
             state.faultUses["/" + name] = 0
         }
+    }
+
+    /// Answers `/name` in `style` from now on (empty: plainly).
+    public func setStyle(_ style: Style, for name: String) {
+        state.withLock { $0.styles["/" + name] = style }
     }
 
     /// Sets the throttle for responses that start from now on.
@@ -238,7 +262,7 @@ public final class LoopbackMediaServer: @unchecked Sendable {
             }
             if lower.hasPrefix("connection:"), lower.contains("close") { closeAfter = true }
         }
-        let (file, fault, bytesPerSecond) = state.withLock { state -> (File?, Fault?, Int?) in
+        let (file, fault, bytesPerSecond, style) = state.withLock { state -> (File?, Fault?, Int?, Style) in
             state.counts[path, default: PathCounts()].requests += 1
             state.log.append(Request(path: path, rangeStart: range?.start ?? 0, hasRange: range != nil))
             var fault = state.faults[path]
@@ -250,7 +274,7 @@ public final class LoopbackMediaServer: @unchecked Sendable {
                 let uses = state.faultUses[path, default: 0]
                 if uses >= times { fault = nil } else { state.faultUses[path] = uses + 1 }
             }
-            return (state.files[path], fault, state.bytesPerSecond)
+            return (state.files[path], fault, state.bytesPerSecond, state.styles[path] ?? [])
         }
         switch fault {
         case .notFound:
@@ -271,7 +295,7 @@ public final class LoopbackMediaServer: @unchecked Sendable {
         var start: Int64 = 0
         var end = size
         var extra = ""
-        if let range {
+        if let range, !style.contains(.ignoresRange) {
             guard range.start < size else {
                 return send(connection, head: "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */\(size)\r\nContent-Length: 0\r\n\r\n")
                     && !closeAfter
@@ -281,16 +305,39 @@ public final class LoopbackMediaServer: @unchecked Sendable {
             status = "206 Partial Content"
             extra = "Content-Range: bytes \(start)-\(end - 1)/\(size)\r\n"
         }
-        let headers = "HTTP/1.1 \(status)\r\nContent-Type: video/mp4\r\nAccept-Ranges: bytes\r\nContent-Length: \(end - start)\r\n"
-            + "ETag: \(file.etag)\r\nLast-Modified: \(file.lastModified)\r\n\(extra)\r\n"
+        let chunked = style.contains(.chunked)
+        var headers = "HTTP/1.1 \(status)\r\nContent-Type: video/mp4\r\n"
+        if !style.contains(.ignoresRange) { headers += "Accept-Ranges: bytes\r\n" }
+        headers += chunked ? "Transfer-Encoding: chunked\r\n" : "Content-Length: \(end - start)\r\n"
+        if !style.contains(.noValidators) { headers += "ETag: \(file.etag)\r\nLast-Modified: \(file.lastModified)\r\n" }
+        headers += "\(extra)\r\n"
         guard send(connection, head: headers) else { return false }
         if method == "HEAD" { return !closeAfter }
+        if case .trickle(let bytes, let every) = fault {
+            var offset = start
+            while offset < end, !isStopped {
+                let count = Int(min(Int64(bytes), end - offset))
+                let ok = file.data.withUnsafeBytes { raw -> Bool in
+                    chunked ? sendChunk(connection, raw.baseAddress!.advanced(by: Int(offset)), count)
+                        : sendAll(connection, raw.baseAddress!.advanced(by: Int(offset)), count)
+                }
+                guard ok else {
+                    state.withLock { $0.counts[path, default: PathCounts()].closedByClient += 1 }
+                    return false
+                }
+                offset += Int64(count)
+                state.withLock { $0.counts[path, default: PathCounts()].bodyBytes += Int64(count) }
+                Thread.sleep(forTimeInterval: Double(every.components.seconds) + Double(every.components.attoseconds) * 1e-18)
+            }
+            return false
+        }
         var offset = start
         var limit = end
         if case .resetAfter(let bytes, _) = fault { limit = min(end, start + Int64(bytes)) }
         if case .stallAfter(let bytes, _) = fault { limit = min(end, start + Int64(bytes)) }
         if case .closeAfter(let bytes, _) = fault { limit = min(end, start + Int64(bytes)) }
         if case .truncateAt(let cut) = fault { limit = max(start, min(end, Int64(cut))) }
+        if case .stallAt(let cut) = fault { limit = max(start, min(end, Int64(cut))) }
         let chunk = bytesPerSecond.map { max(1024, $0 / 20) } ?? (64 << 10)
         let began = ContinuousClock.now
         var sent: Int64 = 0
@@ -298,7 +345,8 @@ public final class LoopbackMediaServer: @unchecked Sendable {
             if isStopped { return false }
             let count = Int(min(Int64(chunk), limit - offset))
             let ok = file.data.withUnsafeBytes { bytes -> Bool in
-                sendAll(connection, bytes.baseAddress!.advanced(by: Int(offset)), count)
+                chunked ? sendChunk(connection, bytes.baseAddress!.advanced(by: Int(offset)), count)
+                    : sendAll(connection, bytes.baseAddress!.advanced(by: Int(offset)), count)
             }
             if !ok {
                 state.withLock { $0.counts[path, default: PathCounts()].closedByClient += 1 }
@@ -323,7 +371,13 @@ public final class LoopbackMediaServer: @unchecked Sendable {
             waitForClose(connection, path: path)
             return false
         }
+        if chunked, !send(connection, head: "0\r\n\r\n") { return false }
         return !closeAfter
+    }
+
+    /// One chunk of a chunked body.
+    private func sendChunk(_ connection: Int32, _ pointer: UnsafeRawPointer, _ count: Int) -> Bool {
+        send(connection, head: String(count, radix: 16) + "\r\n") && sendAll(connection, pointer, count) && send(connection, head: "\r\n")
     }
 
     /// Makes the coming close a reset (RST): the peer's next read fails with ECONNRESET.

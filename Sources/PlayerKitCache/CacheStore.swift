@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Dispatch
 import Foundation
 import Logging
 import NIOCore
@@ -9,130 +10,96 @@ import PlayerKitSupport
 import Glibc
 #endif
 
-/// One entry of the cache in memory. Only touched under ``CacheStore``'s condition.
+/// One entry of the cache in memory: its ``TransferMachine`` and what carries out its actions.
+/// Every mutable property is touched only under ``CacheStore``'s lock.
 final class CacheEntry: @unchecked Sendable {
-    // @unchecked: every mutable property is touched only under the store's condition.
+    // @unchecked: mutable state is touched only under the store's lock.
     let id: Int64
     let key: String
     var url: URL
-    var size: Int64?
-    var etag: String?
-    var lastModified: String?
-    /// Bytes on disk (written), committed or not.
-    var ranges: ByteRanges
-    /// Bytes recorded in the index (written and flushed).
-    var committed: ByteRanges
+    var machine: TransferMachine
     var lastAccess: Double
-    /// Bumped when the cached bytes are dropped (the origin changed).
-    var generation = 0
-    var readers: [UInt64: Reader] = [:]
-    var precaches: [UInt64: Precache] = [:]
-    var transfer: Transfer?
-    /// A response's validators were compared with the cached ones during this run.
-    var validated = false
-    var failure: MediaCacheError?
-    var fd: Int32 = -1
-    var bytesFromNetwork: Int64 = 0
+    /// The player of each reader.
+    var players: [UInt64: PlayerID] = [:]
+    /// Each reader's answer slot, signalled when the machine answers it.
+    var waiters: [UInt64: Waiter] = [:]
+    var precacheContinuations: [UInt64: CheckedContinuation<Int64, any Error>] = [:]
+    /// The running request's task, by request ID.
+    var requests: [UInt64: Task<Void, Never>] = [:]
     var servedFromCache: Int64 = 0
     var servedFromNetwork: Int64 = 0
-    var uncommittedBytes: Int64 = 0
-    var lastProgress: Int64 = 0
-    var completionReported = false
+    /// The tick armed for the machine's next deadline.
+    var armedTick: ContinuousClock.Instant?
+    /// The cached byte count last added to the store's total.
+    var countedBytes: Int64
 
-    struct Reader {
-        let player: PlayerID
-        var position: Int64 = 0
-        var waitingAt: Int64?
-        var generation: Int
-        var bytesRead: Int64 = 0
-        /// What was cached when the stream opened: bytes served from here count as cache.
-        var cachedAtOpen: ByteRanges
-    }
-
-    struct Precache {
-        var target: Int64
-        var continuation: CheckedContinuation<Int64, any Error>?
-    }
-
-    init(id: Int64, key: String, url: URL, lastAccess: Double) {
+    init(id: Int64, key: String, url: URL, machine: TransferMachine, lastAccess: Double) {
         self.id = id
         self.key = key
         self.url = url
-        self.ranges = ByteRanges()
-        self.committed = ByteRanges()
+        self.machine = machine
         self.lastAccess = lastAccess
+        self.countedBytes = machine.ranges.count
     }
 
-    var isComplete: Bool { size.map { ranges.contains(0..<$0) } ?? false }
-    var inUse: Bool { !readers.isEmpty || !precaches.isEmpty || transfer != nil }
-    var readerPlayers: [PlayerID] { Array(Set(readers.values.map(\.player))) }
+    var inUse: Bool { machine.inUse || !precacheContinuations.isEmpty }
+    var readerPlayers: [PlayerID] { Array(Set(players.values)) }
 }
 
-/// A download of one entry: one task that runs one HTTP request after another, where the
-/// readers and precaches need bytes. Only touched under ``CacheStore``'s condition.
-final class Transfer: @unchecked Sendable {
-    // @unchecked: touched only under the store's condition.
-    var task: Task<Void, Never>?
-    var request: Task<Void, any Error>?
-    /// Stop after the current request (no reader and no precache wants more).
-    var stop = false
-    /// Plan the next request now (a reader waits somewhere the current one will not reach soon).
-    var restart = false
-    var active = false
-    var offset: Int64 = 0
-    var end: Int64?
-    var reportedStart = false
-    /// When the current request started, and how many bytes it brought since.
-    var requestStarted = ContinuousClock.now
-    var requestBytes: Int64 = 0
-    /// When the last bytes arrived (or the request started).
-    var lastBytes = ContinuousClock.now
-    /// A stalled request was replaced and no bytes came since: the next stall is left to the
-    /// read timeout (a dead server fails instead of being asked again and again).
-    var replacedStall = false
-
-    /// How far ahead of the download a reader may wait instead of asking for its own range:
-    /// what the download brings in a second at its rate so far (256 KiB to 2 MiB), and nothing
-    /// when it has brought nothing for 2 seconds (a stalled connection is replaced).
-    func waitWindow(now: ContinuousClock.Instant) -> Int64 {
-        if now - lastBytes > .seconds(2) { return 0 }
-        let elapsed = max(0.05, (now - requestStarted).inSeconds)
-        let rate = Double(requestBytes) / elapsed
-        return min(2 << 20, max(256 << 10, Int64(rate)))
-    }
+/// One reader's answer slot: the machine's answer, and a semaphore the reader waits on.
+final class Waiter: @unchecked Sendable {
+    // @unchecked: `answer` is touched only under the store's lock; the semaphore is thread-safe.
+    var answer: TransferMachine.ReadAnswer?
+    let semaphore = DispatchSemaphore(value: 0)
 }
 
-/// The cache's engine: entries, downloads, readers. Everything mutable is under `condition`;
-/// file reads and writes, index writes and HTTP happen outside it.
+/// The cache's engine: entries, downloads, readers.
+///
+/// Concurrency: one lock (`lock`) guards the entries and their machines; it is held only to
+/// feed a machine an input and to start or cancel the request tasks and answer the readers it
+/// asks for, never across I/O. File writes, flushes, truncation and the SQLite index run on
+/// one serial queue (`io`), in the order they were asked for; HTTP runs on AsyncHTTPClient's
+/// event loops; a reader (mpv's demuxer thread) waits on its own semaphore until its answer or
+/// its deadline, on the monotonic clock.
 final class CacheStore: @unchecked Sendable {
-    // @unchecked: every mutable property is touched only under `condition`.
+    // @unchecked: every mutable property is touched only under `lock` (lockFD: set in init,
+    // cleared once at shutdown under `lock`).
     let configuration: MediaCache.Configuration
     let directory: URL
     let dataDirectory: URL
     let index: CacheIndex
     let client: HTTPClient
     let logger: Logger
+    let settings: TransferMachine.Settings
     private var lockFD: Int32
-    let condition = NSCondition()
+    private let lock = NSLock()
+    /// Serializes entry creation (an index insert) without holding `lock`.
+    private let creation = NSLock()
+    /// File and index work, in order.
+    private let io = DispatchQueue(label: "PlayerKit.cache.io")
     private var entries: [String: CacheEntry] = [:]
     /// URLs handed out by ``MediaCache/source(for:key:)`` this run, by key (survive eviction).
     private var origins: [String: URL] = [:]
     private var usage: [PlayerID: MediaCacheUsage] = [:]
     private var nextID: UInt64 = 0
     private var cancelledPrecaches: Set<UInt64> = []
+    private var total: Int64 = 0
     private(set) var isShutDown = false
     private var subscribers: [UInt64: AsyncStream<MediaCacheEvent>.Continuation] = [:]
     private let eventQueue = DispatchQueue(label: "PlayerKit.cache.events")
-    static let commitEvery: Int64 = 1 << 20
-    static let progressEvery: Int64 = 256 << 10
 
     init(configuration: MediaCache.Configuration) throws(MediaCacheError) {
         self.configuration = configuration
+        self.settings = TransferMachine.Settings(
+            readTimeout: configuration.readTimeout, retries: configuration.retries, retryDelay: configuration.retryDelay,
+            revalidateAlways: configuration.revalidation == .always, capacity: configuration.capacity)
         let directory = configuration.directory.standardizedFileURL
         self.directory = directory
         self.dataDirectory = directory.appendingPathComponent("data", isDirectory: true)
         var logger = Logger(label: "PlayerKit.cache")
         logger[metadataKey: "cache"] = "\(directory.path)"
+        // Every input and action of the transfer machines, for a failure in the field.
+        if ProcessInfo.processInfo.environment["PLAYERKIT_CACHE_TRACE"] != nil { logger.logLevel = .trace }
         self.logger = logger
         let path = directory.path
         do {
@@ -185,7 +152,6 @@ final class CacheStore: @unchecked Sendable {
     }
 
     deinit {
-        for entry in entries.values where entry.fd >= 0 { close(entry.fd) }
         if lockFD >= 0 { close(lockFD) }
         let client = self.client
         if !isShutDown { Task { try? await client.shutdown() } }
@@ -200,14 +166,17 @@ final class CacheStore: @unchecked Sendable {
         return "\(error)"
     }
 
-    /// Runs `body` under the lock (callable from async code, unlike lock()/unlock()).
-    func locked<T>(_ body: () throws -> T) rethrows -> T {
-        condition.lock()
-        defer { condition.unlock() }
+    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
         return try body()
     }
 
     func dataPath(_ id: Int64) -> String { dataDirectory.appendingPathComponent("\(id).media").path }
+
+    private func machine(key: String, url: URL, size: Int64?, etag: String?, lastModified: String?, ranges: ByteRanges) -> TransferMachine {
+        TransferMachine(key: key, url: url.absoluteString, settings: settings, size: size, etag: etag, lastModified: lastModified, ranges: ranges)
+    }
 
     /// Loads the index and makes it agree with the files: ranges past a data file's end (a
     /// crash between writing and flushing) are dropped, files no entry owns are deleted.
@@ -219,10 +188,6 @@ final class CacheStore: @unchecked Sendable {
                 try index.delete(id: record.id)
                 continue
             }
-            let entry = CacheEntry(id: record.id, key: record.key, url: url, lastAccess: record.lastAccess)
-            entry.size = record.size
-            entry.etag = record.etag
-            entry.lastModified = record.lastModified
             var ranges = record.ranges
             let path = dataPath(record.id)
             var info = stat()
@@ -233,14 +198,14 @@ final class CacheStore: @unchecked Sendable {
                     "cache entry repaired: its file is shorter than its index says",
                     metadata: ["key": "\(record.key)", "file": "\(fileSize)", "index": "\(last.upperBound)"])
             }
-            if let size = entry.size, let last = ranges.ranges.last, last.upperBound > size {
-                ranges.clip(to: size)
-            }
+            if let size = record.size, let last = ranges.ranges.last, last.upperBound > size { ranges.clip(to: size) }
             if ranges != record.ranges { try index.commitRanges(id: record.id, ranges) }
-            entry.ranges = ranges
-            entry.committed = ranges
-            entry.completionReported = entry.isComplete
+            let entry = CacheEntry(
+                id: record.id, key: record.key, url: url,
+                machine: machine(key: record.key, url: url, size: record.size, etag: record.etag, lastModified: record.lastModified, ranges: ranges),
+                lastAccess: record.lastAccess)
             entries[record.key] = entry
+            total += entry.countedBytes
             owned.insert("\(record.id).media")
         }
         let files = (try? FileManager.default.contentsOfDirectory(atPath: dataDirectory.path)) ?? []
@@ -252,56 +217,50 @@ final class CacheStore: @unchecked Sendable {
     // MARK: Keys and sources
 
     func register(url: URL, key: String) throws(MediaCacheError) {
-        condition.lock()
-        defer { condition.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         guard !isShutDown else { throw .shutDown }
         origins[key] = url
-        if let entry = entries[key], entry.url != url, !entry.inUse { entry.url = url }
+        if let entry = entries[key], entry.url != url, !entry.inUse {
+            entry.url = url
+            entry.machine.url = url.absoluteString
+        }
     }
 
     func origin(ofKey key: String) -> URL? {
-        condition.lock()
-        defer { condition.unlock() }
-        return origins[key] ?? entries[key]?.url
+        locked { origins[key] ?? entries[key]?.url }
     }
 
-    /// The entry for `key`, made (and recorded in the index) when missing. Under the lock.
-    private func entryLocked(_ key: String) throws(MediaCacheError) -> CacheEntry {
-        if let entry = entries[key] {
-            if let url = origins[key], url != entry.url, !entry.inUse { entry.url = url }
-            return entry
+    /// The entry for `key`, made (and recorded in the index) when missing. Blocks on the index
+    /// when it makes one: call it off Swift's cooperative pool.
+    private func entry(for key: String) throws(MediaCacheError) -> CacheEntry {
+        creation.lock()
+        defer { creation.unlock() }
+        let existing: (CacheEntry?, URL?, Bool) = locked {
+            let entry = entries[key]
+            if let entry, let url = origins[key], url != entry.url, !entry.inUse {
+                entry.url = url
+                entry.machine.url = url.absoluteString
+            }
+            return (entry, origins[key], isShutDown)
         }
-        guard let url = origins[key] else { throw .unknownSource(key) }
+        guard !existing.2 else { throw .shutDown }
+        if let entry = existing.0 { return entry }
+        guard let url = existing.1 else { throw .unknownSource(key) }
         let now = Date().timeIntervalSince1970
         let id: Int64
         do throws(MediaCacheError) {
             id = try index.insert(key: key, url: url.absoluteString, now: now)
         } catch .diskFull {
             // The disk is full (of this cache, often): make room from what nobody uses, once.
-            guard evictLocked(bytes: 1 << 20) > 0 else { throw .diskFull(path: directory.path) }
+            guard evict(bytes: 1 << 20, now: true) > 0 else { throw .diskFull(path: directory.path) }
             id = try index.insert(key: key, url: url.absoluteString, now: now)
         }
-        let entry = CacheEntry(id: id, key: key, url: url, lastAccess: now)
-        entries[key] = entry
+        let entry = CacheEntry(
+            id: id, key: key, url: url, machine: machine(key: key, url: url, size: nil, etag: nil, lastModified: nil, ranges: ByteRanges()),
+            lastAccess: now)
+        locked { entries[key] = entry }
         return entry
-    }
-
-    private func openFileLocked(_ entry: CacheEntry) throws(MediaCacheError) {
-        guard entry.fd < 0 else { return }
-        let path = dataPath(entry.id)
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            let code = errno
-            throw code == ENOSPC ? .diskFull(path: path) : .fileFailed(path: path, reason: String(cString: strerror(code)))
-        }
-        entry.fd = fd
-    }
-
-    /// Closes the file of an entry nobody uses. Under the lock.
-    private func closeIfIdleLocked(_ entry: CacheEntry) {
-        guard !entry.inUse, entry.fd >= 0 else { return }
-        close(entry.fd)
-        entry.fd = -1
     }
 
     private func nextIDLocked() -> UInt64 {
@@ -309,313 +268,349 @@ final class CacheStore: @unchecked Sendable {
         return nextID
     }
 
-    // MARK: Readers (mpv's demuxer thread)
+    // MARK: Feeding the machines
 
-    struct OpenedReader {
-        let entry: CacheEntry
-        let readerID: UInt64
+    /// Feeds `input` to the entry's machine, under the lock: starts and cancels request tasks,
+    /// answers readers, keeps the total; returns the actions to carry out after unlocking.
+    private func feedLocked(_ entry: CacheEntry, _ input: TransferMachine.Input) -> [TransferMachine.Action] {
+        let actions = entry.machine.handle(input)
+        if logger.logLevel <= .trace {
+            logger.trace("\(entry.key): \(input) -> \(actions)")
+        }
+        return applyLocked(actions, to: entry)
     }
 
-    func openReader(key: String, player: PlayerID) throws(MediaCacheError) -> OpenedReader {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !isShutDown else { throw .shutDown }
-        let entry = try entryLocked(key)
-        try openFileLocked(entry)
-        let id = nextIDLocked()
-        entry.readers[id] = CacheEntry.Reader(player: player, generation: entry.generation, cachedAtOpen: entry.ranges)
-        entry.failure = nil
-        entry.lastAccess = Date().timeIntervalSince1970
-        try? index.touch(id: entry.id, now: entry.lastAccess)
-        if needsNetworkLocked(entry) { ensureTransferLocked(entry, for: nil) }
-        return OpenedReader(entry: entry, readerID: id)
+    /// Continuations taken out under the lock, resumed by ``perform(_:for:)`` after it.
+    private var pendingResumptions: [UInt64: CheckedContinuation<Int64, any Error>] = [:]
+
+    /// Feeds `input` and carries out what it asks for.
+    private func feed(_ entry: CacheEntry, _ input: TransferMachine.Input) {
+        lock.lock()
+        let actions = feedLocked(entry, input)
+        lock.unlock()
+        perform(actions, for: entry)
     }
 
-    /// Whether the entry must talk to the server: bytes missing, or a revalidation asked for.
-    private func needsNetworkLocked(_ entry: CacheEntry) -> Bool {
-        !entry.isComplete || (configuration.revalidation == .always && !entry.validated)
-    }
-
-    /// Whether reads must wait for the server's answer before serving cached bytes.
-    private func mustValidateLocked(_ entry: CacheEntry) -> Bool {
-        !entry.validated && (!entry.isComplete || configuration.revalidation == .always)
-    }
-
-    enum ReadOutcome {
-        case bytes(Int64, servedFromCache: Bool)
-        case end
-    }
-
-    /// Waits until bytes at the reader's position are cached (or the end, a failure, a
-    /// cancellation); returns how many can be read there. Blocks like read(2).
-    func waitForBytes(
-        _ opened: OpenedReader, maximum: Int, cancelled: () -> Bool
-    ) throws(MediaStreamError) -> (count: Int, offset: Int64, fd: Int32, fromCache: Bool)? {
-        let entry = opened.entry
-        condition.lock()
-        defer { condition.unlock() }
-        while true {
-            guard var reader = entry.readers[opened.readerID] else { throw .cancelled }
-            if cancelled() || isShutDown { throw .cancelled }
-            if reader.generation != entry.generation {
-                guard reader.bytesRead == 0 else {
-                    throw .unreadable(url: entry.url.absoluteString, reason: "the media changed on the server while it played")
+    /// Carries out a machine's actions outside the lock: file and index work on `io`, events,
+    /// precaches; then arms the next tick and evicts what the capacity asks.
+    private func perform(_ actions: [TransferMachine.Action], for entry: CacheEntry) {
+        var players: [PlayerID]?
+        for action in actions {
+            switch action {
+            case .truncateFile:
+                let path = dataPath(entry.id)
+                io.async { _ = truncate(path, 0) }
+            case .record:
+                io.async { [self] in record(entry) }
+            case .recordOrigin:
+                io.async { [self] in recordOrigin(entry) }
+            case .settlePrecache(let id, let result):
+                guard let continuation = locked({ pendingResumptions.removeValue(forKey: id) }) else { continue }
+                switch result {
+                case .success(let bytes): continuation.resume(returning: bytes)
+                case .failure(let error): continuation.resume(throwing: error)
                 }
-                reader.generation = entry.generation
-                reader.cachedAtOpen = entry.ranges
-                entry.readers[opened.readerID] = reader
+            case .emit(let event):
+                if case .failed(_, let error) = event {
+                    logger.warning("download failed", metadata: ["key": "\(entry.key)", "error": "\(error)"])
+                }
+                if case .invalidated(_, let reason) = event {
+                    logger.info("cache entry dropped", metadata: ["key": "\(entry.key)", "reason": "\(reason)"])
+                }
+                let readers = players ?? locked { entry.readerPlayers }
+                players = readers
+                eventQueue.async { [self] in deliver(event, players: readers) }
+            case .startRequest, .cancelRequest, .receiveBody, .answer:
+                break
             }
-            let position = reader.position
-            if mustValidateLocked(entry) {
-                if let failure = entry.failure, entry.transfer == nil { throw .unreadable(url: entry.url.absoluteString, reason: "\(failure)") }
-                ensureTransferLocked(entry, for: nil)
-                _ = condition.wait(until: Date(timeIntervalSinceNow: 0.1))
-                continue
+        }
+        armTick(entry)
+        evictIfNeeded()
+    }
+
+    /// Schedules a tick at the machine's next deadline, unless one is armed as early.
+    private func armTick(_ entry: CacheEntry) {
+        let due: ContinuousClock.Instant? = locked {
+            guard let deadline = entry.machine.nextDeadline else { return nil }
+            if let armed = entry.armedTick, armed <= deadline { return nil }
+            entry.armedTick = deadline
+            return deadline
+        }
+        guard let due else { return }
+        let delay = max(.zero, due - .now)
+        let nanoseconds = Int(delay.components.seconds) * 1_000_000_000 + Int(delay.components.attoseconds / 1_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds + 1_000_000)) { [weak self] in
+            guard let self else { return }
+            let stillOurs: Bool = locked {
+                guard entry.armedTick == due else { return false }
+                entry.armedTick = nil
+                return true
             }
-            if let size = entry.size, position >= size {
-                entry.readers[opened.readerID]?.waitingAt = nil
-                return nil
-            }
-            let available = entry.ranges.contiguousCount(from: position)
-            if available > 0 {
-                let count = Int(min(Int64(maximum), available))
-                let fromCache = reader.cachedAtOpen.contains(position..<(position + Int64(count)))
-                entry.readers[opened.readerID]?.waitingAt = nil
-                return (count, position, entry.fd, fromCache)
-            }
-            if let failure = entry.failure, entry.transfer == nil {
-                throw .unreadable(url: entry.url.absoluteString, reason: "\(failure)")
-            }
-            entry.readers[opened.readerID]?.waitingAt = position
-            ensureTransferLocked(entry, for: position)
-            _ = condition.wait(until: Date(timeIntervalSinceNow: 0.1))
+            if stillOurs { feed(entry, .tick(.now)) }
         }
     }
 
+    // MARK: Index and file (on `io`)
+
+    /// Flushes the entry's file and records its ranges as they are now.
+    private func record(_ entry: CacheEntry) {
+        let ranges = locked { entry.machine.ranges }
+        let fd = open(dataPath(entry.id), O_RDONLY | O_CLOEXEC)
+        if fd >= 0 {
+            _ = fdatasync(fd)
+            close(fd)
+        }
+        do {
+            try index.commitRanges(id: entry.id, ranges)
+            locked { _ = entry.machine.handle(.recorded(ranges)) }
+        } catch {
+            logger.error("cache index write failed", metadata: ["key": "\(entry.key)", "error": "\(error)"])
+        }
+    }
+
+    private func recordOrigin(_ entry: CacheEntry) {
+        let (url, size, etag, lastModified) = locked { (entry.url.absoluteString, entry.machine.size, entry.machine.etag, entry.machine.lastModified) }
+        do {
+            try index.updateOrigin(id: entry.id, url: url, size: size, etag: etag, lastModified: lastModified)
+        } catch {
+            logger.error("cache index write failed", metadata: ["key": "\(entry.key)", "error": "\(error)"])
+        }
+    }
+
+    /// Runs `body` on `io` and returns its result, suspending (not blocking) the caller.
+    private func onIO<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in io.async { continuation.resume(returning: body()) } }
+    }
+
+    // MARK: Readers (mpv's demuxer thread)
+
+    struct OpenedReader: Sendable {
+        let entry: CacheEntry
+        let readerID: UInt64
+        let waiter: Waiter
+    }
+
+    func openReader(key: String, player: PlayerID) throws(MediaCacheError) -> OpenedReader {
+        let entry = try entry(for: key)
+        let path = dataPath(entry.id)
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            let code = errno
+            throw code == ENOSPC ? .diskFull(path: path) : .fileFailed(path: path, reason: String(cString: strerror(code)))
+        }
+        close(fd)
+        let waiter = Waiter()
+        lock.lock()
+        guard !isShutDown else {
+            lock.unlock()
+            throw .shutDown
+        }
+        let id = nextIDLocked()
+        entry.players[id] = player
+        entry.waiters[id] = waiter
+        entry.lastAccess = Date().timeIntervalSince1970
+        let access = entry.lastAccess
+        let actions = feedLocked(entry, .readerOpened(id, .now))
+        lock.unlock()
+        perform(actions, for: entry)
+        touch(entry, at: access)
+        return OpenedReader(entry: entry, readerID: id, waiter: waiter)
+    }
+
+    private func touch(_ entry: CacheEntry, at time: Double) {
+        io.async { [index] in try? index.touch(id: entry.id, now: time) }
+    }
+
+    /// Asks the machine for bytes at the reader's position (`maximum` 0: its size) and waits for
+    /// the answer: at most the read's deadline (``TransferMachine/Settings/readTimeout`` plus
+    /// its slack), on the monotonic clock.
+    func read(_ opened: OpenedReader, maximum: Int) -> TransferMachine.ReadAnswer {
+        let entry = opened.entry
+        lock.lock()
+        opened.waiter.answer = nil
+        let actions = feedLocked(entry, .read(opened.readerID, maximum: maximum, .now))
+        let deadline = entry.machine.readers[opened.readerID]?.wait?.deadline
+        lock.unlock()
+        perform(actions, for: entry)
+        let limit = (deadline ?? .now) + .seconds(1)
+        while true {
+            if let answer = locked({ () -> TransferMachine.ReadAnswer? in
+                defer { opened.waiter.answer = nil }
+                return opened.waiter.answer
+            }) {
+                return answer
+            }
+            let now = ContinuousClock.now
+            if now >= limit {
+                // The machine did not answer by its own deadline (it always does): give up anyway.
+                return .failed(.timedOut(url: entry.machine.url, after: configuration.readTimeout))
+            }
+            let until = min(deadline ?? limit, limit)
+            let remaining = max(.milliseconds(1), until - now)
+            let nanoseconds = Int(remaining.components.seconds) * 1_000_000_000 + Int(remaining.components.attoseconds / 1_000_000_000)
+            if opened.waiter.semaphore.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .timedOut {
+                // The deadline: the machine answers every read past it.
+                feed(entry, .tick(.now))
+            }
+        }
+    }
+
+    /// Counts `count` bytes served to the reader (for ``MediaCache/usage(for:)``).
     func didRead(_ opened: OpenedReader, count: Int, fromCache: Bool) {
-        condition.lock()
-        defer { condition.unlock() }
-        guard var reader = opened.entry.readers[opened.readerID] else { return }
-        reader.position += Int64(count)
-        reader.bytesRead += Int64(count)
-        opened.entry.readers[opened.readerID] = reader
+        lock.lock()
+        defer { lock.unlock() }
+        guard let player = opened.entry.players[opened.readerID] else { return }
         if fromCache {
             opened.entry.servedFromCache += Int64(count)
-            usage[reader.player, default: MediaCacheUsage()].bytesFromCache += Int64(count)
+            usage[player, default: MediaCacheUsage()].bytesFromCache += Int64(count)
         } else {
             opened.entry.servedFromNetwork += Int64(count)
-            usage[reader.player, default: MediaCacheUsage()].bytesFromNetwork += Int64(count)
+            usage[player, default: MediaCacheUsage()].bytesFromNetwork += Int64(count)
         }
     }
 
     func seekReader(_ opened: OpenedReader, to offset: Int64) {
-        condition.lock()
-        defer { condition.unlock() }
-        opened.entry.readers[opened.readerID]?.position = offset
+        feed(opened.entry, .seek(opened.readerID, to: offset))
     }
 
-    /// The entry's size; waits for the server's answer when it is not known yet.
-    func size(of opened: OpenedReader, cancelled: () -> Bool) -> Int64? {
-        let entry = opened.entry
-        condition.lock()
-        defer { condition.unlock() }
-        while mustValidateLocked(entry) {
-            if cancelled() || isShutDown || entry.readers[opened.readerID] == nil { break }
-            if entry.failure != nil, entry.transfer == nil { break }
-            ensureTransferLocked(entry, for: nil)
-            _ = condition.wait(until: Date(timeIntervalSinceNow: 0.1))
-        }
-        return entry.size
-    }
-
-    func wake() {
-        condition.lock()
-        condition.broadcast()
-        condition.unlock()
+    func cancelReader(_ opened: OpenedReader) {
+        feed(opened.entry, .cancelReader(opened.readerID))
     }
 
     func closeReader(_ opened: OpenedReader) {
         let entry = opened.entry
-        condition.lock()
-        entry.readers[opened.readerID] = nil
+        lock.lock()
+        entry.players[opened.readerID] = nil
+        entry.waiters[opened.readerID] = nil
         entry.lastAccess = Date().timeIntervalSince1970
-        try? index.touch(id: entry.id, now: entry.lastAccess)
-        if entry.readers.isEmpty, entry.precaches.isEmpty, let transfer = entry.transfer {
-            stopLocked(transfer)
-        }
-        closeIfIdleLocked(entry)
-        evictIfNeededLocked()
-        condition.unlock()
+        let access = entry.lastAccess
+        let actions = feedLocked(entry, .readerClosed(opened.readerID, .now))
+        lock.unlock()
+        perform(actions, for: entry)
+        touch(entry, at: access)
     }
 
-    // MARK: Transfers
+    /// The data file's path, for a reader's own descriptor.
+    func path(of opened: OpenedReader) -> String { dataPath(opened.entry.id) }
 
-    private func stopLocked(_ transfer: Transfer) {
-        transfer.stop = true
-        transfer.request?.cancel()
-        condition.broadcast()
-    }
+    // MARK: Requests
 
-    /// Starts a download of `entry` if none runs; when a reader waits at `position` that the
-    /// running request will not reach soon, makes it plan again from there. Under the lock.
-    private func ensureTransferLocked(_ entry: CacheEntry, for position: Int64?) {
-        guard !isShutDown else { return }
-        if let transfer = entry.transfer {
-            if transfer.stop {
-                // A reader came back before the stop took effect: plan again instead.
-                transfer.stop = false
-                transfer.restart = true
-                transfer.active = false
+    /// One HTTP request: bytes [start, end) (end nil: to the end), written as they arrive.
+    private func fetch(_ entry: CacheEntry, request id: UInt64, start: Int64, end: Int64?) async {
+        let url = locked { entry.url }
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.headers.add(name: "Range", value: "bytes=\(start)-\(end.map { String($0 - 1) } ?? "")")
+        request.headers.add(name: "User-Agent", value: configuration.userAgent)
+        do {
+            // The head within connect + read timeouts; then each body read within the read timeout.
+            let response = try await client.execute(
+                request, deadline: .now() + .init(configuration.connectTimeout) + .init(configuration.readTimeout), logger: nil)
+            let headers = response.headers
+            let head = TransferMachine.ResponseHead(
+                status: Int(response.status.code),
+                contentRange: headers.first(name: "Content-Range").flatMap(Self.parseContentRange),
+                contentLength: headers.first(name: "Content-Length").flatMap { Int64($0) },
+                etag: headers.first(name: "ETag"), lastModified: headers.first(name: "Last-Modified"))
+            let (accepted, rest) = locked {
+                let accepted = entry.machine.handle(.responseHead(request: id, head, .now))
+                if logger.logLevel <= .trace { logger.trace("\(entry.key): head \(head) -> \(accepted)") }
+                return (accepted, applyLocked(accepted, to: entry))
+            }
+            perform(rest, for: entry)
+            var bodyStart: Int64?
+            for case .receiveBody(id, let at) in accepted { bodyStart = at }
+            guard var offset = bodyStart else { return }
+            let path = dataPath(entry.id)
+            let fd = await onIO { open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
+            guard fd >= 0 else {
+                let code = errno
+                let error: MediaCacheError = code == ENOSPC ? .diskFull(path: path) : .fileFailed(path: path, reason: String(cString: strerror(code)))
+                feed(entry, .requestFailed(request: id, error, .now))
                 return
             }
-            guard let position, transfer.active, !transfer.restart else { return }
-            let window = transfer.waitWindow(now: .now)
-            if window == 0, transfer.replacedStall { return }
-            let reachesSoon = transfer.offset <= position && position < transfer.offset + window
-                && position < (transfer.end ?? Int64.max)
-            if !reachesSoon {
-                if window == 0 { transfer.replacedStall = true }
-                transfer.restart = true
-                transfer.active = false
-                transfer.request?.cancel()
-            }
-            return
-        }
-        let transfer = Transfer()
-        entry.transfer = transfer
-        transfer.task = Task { [self] in await run(entry, transfer) }
-    }
-
-    /// The next request for `entry`, or nil when nobody needs more. Under the lock.
-    private func planLocked(_ entry: CacheEntry, _ transfer: Transfer) -> (start: Int64, end: Int64?)? {
-        if transfer.stop || isShutDown { return nil }
-        let limit = entry.size ?? Int64.max
-        if entry.isComplete {
-            // A revalidation of a complete entry: one byte, to compare the validators.
-            if mustValidateLocked(entry) { return (0, 1) }
-            return nil
-        }
-        var start: Int64?
-        var cap = limit
-        let waiting = entry.readers.values.compactMap(\.waitingAt).filter { $0 < limit && entry.ranges.contiguousCount(from: $0) == 0 }
-        if let position = waiting.min() {
-            start = position
-        } else if !entry.readers.isEmpty {
-            let from = entry.readers.values.map(\.position).min() ?? 0
-            start = entry.ranges.firstGap(from: from, below: limit) ?? entry.ranges.firstGap(from: 0, below: limit)
-        } else if let target = entry.precaches.values.map(\.target).max() {
-            cap = min(limit, target)
-            start = entry.ranges.firstGap(from: 0, below: cap)
-        } else if mustValidateLocked(entry) {
-            start = entry.ranges.firstGap(from: 0, below: limit)
-        }
-        guard let start else { return nil }
-        var end: Int64? = entry.ranges.nextStart(after: start)
-        if cap < Int64.max { end = min(end ?? cap, cap) }
-        return (start, end)
-    }
-
-    private struct Restart: Error {}
-
-    private func run(_ entry: CacheEntry, _ transfer: Transfer) async {
-        var attempt = 0
-        var invalidations = 0
-        while true {
-            let next: (request: Task<Void, any Error>, start: Int64)? = locked {
-                let plan = planLocked(entry, transfer)
-                transfer.restart = false
-                guard let plan else {
-                    transfer.request = nil
-                    return nil
+            defer { io.async { close(fd) } }
+            for try await buffer in response.body {
+                let count = buffer.readableBytes
+                if count == 0 { continue }
+                let at = offset
+                let written = await onIO { [self] () -> Result<Bool, MediaCacheError> in
+                    // Only the current request writes (a replaced one may still be delivering).
+                    guard locked({ entry.machine.request?.id == id }) else { return .success(false) }
+                    return write(buffer, to: fd, at: at, path: path).map { true }
                 }
-                transfer.offset = plan.start
-                transfer.end = plan.end
-                transfer.active = true
-                transfer.requestStarted = .now
-                transfer.lastBytes = .now
-                transfer.requestBytes = 0
-                let request = Task { [self] in try await fetch(entry, transfer, from: plan.start, to: plan.end) }
-                transfer.request = request
-                return (request, plan.start)
-            }
-            guard let next else { break }
-            if !transfer.reportedStart {
-                transfer.reportedStart = true
-                emit(.downloadStarted(key: entry.key, offset: next.start), entry: entry)
-            }
-            do {
-                try await next.request.value
-                attempt = 0
-            } catch is Restart {
-                continue
-            } catch {
-                let stopped = locked { transfer.stop || transfer.restart || isShutDown }
-                if stopped { continue }
-                let failure = classify(error, entry: entry)
-                if case .originChanged = failure, invalidations < 2 {
-                    invalidations += 1
-                    continue
+                switch written {
+                case .success(true):
+                    offset += Int64(count)
+                    feed(entry, .received(request: id, count: count, .now))
+                case .success(false):
+                    return
+                case .failure(let error):
+                    feed(entry, .requestFailed(request: id, error, .now))
+                    return
                 }
-                if failure.isRetryable, attempt < configuration.retries {
-                    let delay = configuration.retryDelay * (1 << attempt)
-                    attempt += 1
-                    logger.info("download failed; retrying", metadata: ["key": "\(entry.key)", "error": "\(failure)", "attempt": "\(attempt)"])
-                    try? await Task.sleep(for: delay)
-                    continue
+            }
+            feed(entry, .bodyEnded(request: id, .now))
+        } catch {
+            guard locked({ entry.machine.request?.id == id }) else { return }
+            feed(entry, .requestFailed(request: id, classify(error, url: url.absoluteString), .now))
+        }
+    }
+
+    /// Under the lock: starts and cancels request tasks and answers readers as `actions` ask,
+    /// keeps the total; returns the actions to carry out after unlocking (``perform(_:for:)``).
+    private func applyLocked(_ actions: [TransferMachine.Action], to entry: CacheEntry) -> [TransferMachine.Action] {
+        var rest: [TransferMachine.Action] = []
+        for action in actions {
+            switch action {
+            case .startRequest(let id, let start, let end):
+                entry.requests[id] = Task { [self] in await fetch(entry, request: id, start: start, end: end) }
+            case .cancelRequest(let id):
+                entry.requests.removeValue(forKey: id)?.cancel()
+            case .answer(let reader, let answer):
+                if let waiter = entry.waiters[reader] {
+                    waiter.answer = answer
+                    waiter.semaphore.signal()
                 }
-                fail(entry, transfer, failure)
-                return
+            case .settlePrecache(let id, let result):
+                if let continuation = entry.precacheContinuations.removeValue(forKey: id) {
+                    rest.append(.settlePrecache(id, result))
+                    pendingResumptions[id] = continuation
+                }
+            case .receiveBody:
+                break
+            default:
+                rest.append(action)
             }
         }
-        finish(entry, transfer)
+        let count = entry.machine.ranges.count
+        total += count - entry.countedBytes
+        entry.countedBytes = count
+        return rest
     }
 
-    /// The download ended: nothing more is wanted, or it was stopped.
-    private func finish(_ entry: CacheEntry, _ transfer: Transfer) {
-        commit(entry)
-        condition.lock()
-        let stopped = transfer.stop && !entry.isComplete
-        let cached = entry.ranges.count
-        entry.transfer = nil
-        transfer.active = false
-        var resumptions = settlePrecachesLocked(entry, cancelledBecauseStopped: false)
-        if !isShutDown, !entry.precaches.isEmpty || !entry.readers.isEmpty, needsNetworkLocked(entry) {
-            // Someone came (back) while this download was ending: another one serves them.
-            ensureTransferLocked(entry, for: nil)
-        } else {
-            resumptions += settlePrecachesLocked(entry, cancelledBecauseStopped: true)
+    /// Writes all of `buffer` at `offset` (on `io`); on a full disk evicts what nobody uses, once.
+    private func write(_ buffer: ByteBuffer, to fd: Int32, at offset: Int64, path: String) -> Result<Void, MediaCacheError> {
+        buffer.withUnsafeReadableBytes { bytes -> Result<Void, MediaCacheError> in
+            var written = 0
+            var evictedForSpace = false
+            while written < bytes.count {
+                let result = pwrite(fd, bytes.baseAddress!.advanced(by: written), bytes.count - written, off_t(offset) + off_t(written))
+                if result < 0 {
+                    let code = errno
+                    if code == EINTR { continue }
+                    if code == ENOSPC, !evictedForSpace {
+                        evictedForSpace = true
+                        if evict(bytes: Int64(bytes.count) * 4, now: true) > 0 { continue }
+                    }
+                    return .failure(code == ENOSPC ? .diskFull(path: path) : .fileFailed(path: path, reason: String(cString: strerror(code))))
+                }
+                written += result
+            }
+            return .success(())
         }
-        closeIfIdleLocked(entry)
-        evictIfNeededLocked()
-        condition.broadcast()
-        let players = entry.readerPlayers
-        condition.unlock()
-        resume(resumptions)
-        if stopped, !isShutDown { emit(.cancelled(key: entry.key, cachedBytes: cached), entry: entry, players: players) }
     }
 
-    private func fail(_ entry: CacheEntry, _ transfer: Transfer, _ failure: MediaCacheError) {
-        commit(entry)
-        condition.lock()
-        entry.failure = failure
-        entry.transfer = nil
-        transfer.active = false
-        var resumptions: [(CheckedContinuation<Int64, any Error>, Result<Int64, MediaCacheError>)] = []
-        for (id, precache) in entry.precaches {
-            if let continuation = precache.continuation { resumptions.append((continuation, .failure(failure))) }
-            entry.precaches[id] = nil
-        }
-        closeIfIdleLocked(entry)
-        condition.broadcast()
-        let players = entry.readerPlayers
-        condition.unlock()
-        resume(resumptions)
-        logger.warning("download failed", metadata: ["key": "\(entry.key)", "error": "\(failure)"])
-        emit(.failed(key: entry.key, failure), entry: entry, players: players)
-    }
-
-    private func classify(_ error: any Error, entry: CacheEntry) -> MediaCacheError {
-        let url = entry.url.absoluteString
+    private func classify(_ error: any Error, url: String) -> MediaCacheError {
         if let error = error as? MediaCacheError { return error }
         if let error = error as? HTTPClientError {
             switch error {
@@ -626,56 +621,6 @@ final class CacheStore: @unchecked Sendable {
             }
         }
         return .connectionFailed(url: url, reason: "\(error)")
-    }
-
-    /// One HTTP request: bytes [start, end) (end nil: to the end), written as they arrive.
-    private func fetch(_ entry: CacheEntry, _ transfer: Transfer, from start: Int64, to end: Int64?) async throws {
-        let (url, generation) = locked { (entry.url, entry.generation) }
-        var request = HTTPClientRequest(url: url.absoluteString)
-        request.headers.add(name: "Range", value: "bytes=\(start)-\(end.map { String($0 - 1) } ?? "")")
-        request.headers.add(name: "User-Agent", value: configuration.userAgent)
-        let response = try await client.execute(request, deadline: .distantFuture, logger: nil)
-        var skip: Int64 = 0
-        let total: Int64?
-        switch response.status.code {
-        case 206:
-            guard let range = response.headers.first(name: "Content-Range").flatMap(Self.parseContentRange),
-                range.start == start
-            else {
-                throw MediaCacheError.originChanged(key: entry.key, reason: "the server sent a range other than the one asked for")
-            }
-            total = range.total
-        case 200:
-            total = response.headers.first(name: "Content-Length").flatMap { Int64($0) }
-            skip = start
-        case 416:
-            let range = response.headers.first(name: "Content-Range").flatMap(Self.parseContentRange)
-            invalidate(entry, reason: "the server has \(range?.total.map(String.init) ?? "fewer") bytes, not \(entry.size.map(String.init) ?? "?")")
-            throw MediaCacheError.originChanged(key: entry.key, reason: "range \(start)- is past the end of the media")
-        default:
-            throw MediaCacheError.httpStatus(Int(response.status.code), url: url.absoluteString)
-        }
-        let etag = response.headers.first(name: "ETag")
-        let lastModified = response.headers.first(name: "Last-Modified")
-        try accept(entry, generation: generation, size: total, etag: etag, lastModified: lastModified, start: start)
-        var offset = start
-        for try await var buffer in response.body {
-            if skip > 0 {
-                let dropped = min(Int64(buffer.readableBytes), skip)
-                buffer.moveReaderIndex(forwardBy: Int(dropped))
-                skip -= dropped
-                if buffer.readableBytes == 0 { continue }
-            }
-            let count = buffer.readableBytes
-            try buffer.withUnsafeReadableBytes { bytes in try write(entry, bytes, at: offset) }
-            let next = offset + Int64(count)
-            let reachedCached = try received(entry, transfer, range: offset..<next, generation: generation)
-            offset = next
-            if reachedCached { return }
-        }
-        if let total, offset < min(total, end ?? total) {
-            throw MediaCacheError.connectionFailed(url: url.absoluteString, reason: "the body ended at byte \(offset) of \(min(total, end ?? total))")
-        }
     }
 
     static func parseContentRange(_ value: String) -> (start: Int64, total: Int64?)? {
@@ -690,166 +635,28 @@ final class CacheStore: @unchecked Sendable {
         return (start, total)
     }
 
-    /// Checks the server's validators against what is cached; drops the entry when they differ.
-    private func accept(
-        _ entry: CacheEntry, generation: Int, size: Int64?, etag: String?, lastModified: String?, start: Int64
-    ) throws {
-        condition.lock()
-        var reason: String?
-        if !entry.ranges.isEmpty || entry.size != nil {
-            if let old = entry.etag, let etag, old != etag {
-                reason = "ETag \(old) became \(etag)"
-            } else if let old = entry.lastModified, let lastModified, old != lastModified {
-                reason = "Last-Modified \(old) became \(lastModified)"
-            } else if let old = entry.size, let size, old != size {
-                reason = "length \(old) became \(size)"
-            }
-        }
-        condition.unlock()
-        if let reason {
-            invalidate(entry, reason: reason)
-            if start != 0 { throw MediaCacheError.originChanged(key: entry.key, reason: reason) }
-        }
-        condition.lock()
-        entry.size = size ?? entry.size
-        entry.etag = etag
-        entry.lastModified = lastModified
-        entry.validated = true
-        let id = entry.id, url = entry.url.absoluteString, storedSize = entry.size
-        let tooLarge = (storedSize ?? 0) > configuration.capacity
-        condition.broadcast()
-        condition.unlock()
-        try index.updateOrigin(id: id, url: url, size: storedSize, etag: etag, lastModified: lastModified)
-        if tooLarge, let storedSize {
-            throw MediaCacheError.capacityTooSmall(key: entry.key, size: storedSize, capacity: configuration.capacity)
-        }
-    }
-
-    /// Drops every cached byte of `entry` (it disagrees with the server).
-    private func invalidate(_ entry: CacheEntry, reason: String) {
-        condition.lock()
-        entry.generation += 1
-        entry.ranges = ByteRanges()
-        entry.committed = ByteRanges()
-        entry.size = nil
-        entry.etag = nil
-        entry.lastModified = nil
-        entry.completionReported = false
-        entry.lastProgress = 0
-        if entry.fd >= 0 { _ = ftruncate(entry.fd, 0) }
-        let id = entry.id
-        let players = entry.readerPlayers
-        condition.broadcast()
-        condition.unlock()
-        try? index.commitRanges(id: id, ByteRanges())
-        logger.info("cache entry dropped", metadata: ["key": "\(entry.key)", "reason": "\(reason)"])
-        emit(.invalidated(key: entry.key, reason: reason), entry: entry, players: players)
-    }
-
-    private func write(_ entry: CacheEntry, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
-        let path = dataPath(entry.id)
-        condition.lock()
-        let fd = entry.fd
-        condition.unlock()
-        var written = 0
-        var evictedForSpace = false
-        while written < bytes.count {
-            let result = pwrite(fd, bytes.baseAddress!.advanced(by: written), bytes.count - written, off_t(offset) + off_t(written))
-            if result < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                if code == ENOSPC, !evictedForSpace {
-                    // Make room by evicting what nobody uses, then try once more.
-                    evictedForSpace = true
-                    condition.lock()
-                    let freed = evictLocked(bytes: Int64(bytes.count) * 4)
-                    condition.unlock()
-                    if freed > 0 { continue }
-                }
-                throw code == ENOSPC ? MediaCacheError.diskFull(path: path) : MediaCacheError.fileFailed(path: path, reason: String(cString: strerror(code)))
-            }
-            written += result
-        }
-    }
-
-    /// Records bytes that were written; returns whether the request ran into cached bytes
-    /// (or its end), so it should stop. Throws ``Restart`` when a reader wants another range.
-    private func received(_ entry: CacheEntry, _ transfer: Transfer, range: Range<Int64>, generation: Int) throws -> Bool {
-        condition.lock()
-        guard entry.generation == generation else {
-            condition.unlock()
-            throw Restart()
-        }
-        let before = entry.ranges.count
-        let nextCached = entry.ranges.nextStart(after: range.lowerBound)
-        entry.ranges.insert(range)
-        let added = entry.ranges.count - before
-        entry.bytesFromNetwork += Int64(range.count)
-        entry.uncommittedBytes += added
-        transfer.offset = range.upperBound
-        transfer.requestBytes += Int64(range.count)
-        transfer.lastBytes = .now
-        transfer.replacedStall = false
-        let cached = entry.ranges.count
-        var events: [MediaCacheEvent] = []
-        if cached - entry.lastProgress >= Self.progressEvery || entry.isComplete {
-            entry.lastProgress = cached
-            events.append(.progress(key: entry.key, cachedBytes: cached, size: entry.size))
-        }
-        if entry.isComplete, !entry.completionReported {
-            entry.completionReported = true
-            events.append(.completed(key: entry.key, size: entry.size ?? cached))
-        }
-        let resumptions = settlePrecachesLocked(entry, cancelledBecauseStopped: false)
-        let complete = entry.isComplete
-        let shouldCommit = entry.uncommittedBytes >= Self.commitEvery || complete
-        let stop = transfer.stop || transfer.restart || isShutDown
-        let reachedCached = nextCached.map { range.upperBound >= $0 } ?? false
-        let reachedEnd = transfer.end.map { range.upperBound >= $0 } ?? false
-        // A precache with no reader stops at its target.
-        let precacheDone = entry.readers.isEmpty && !entry.precaches.isEmpty
-            && entry.precaches.values.allSatisfy { entry.ranges.contains(0..<min($0.target, entry.size ?? $0.target)) }
-        evictIfNeededLocked()
-        condition.broadcast()
-        let players = entry.readerPlayers
-        condition.unlock()
-        // Recorded before it is reported: a progress event's bytes are in the index when the
-        // commit was due.
-        if shouldCommit { commit(entry) }
-        resume(resumptions)
-        for event in events { emit(event, entry: entry, players: players) }
-        if stop { throw Restart() }
-        return reachedCached || reachedEnd || complete || precacheDone
-    }
-
-    /// Flushes the entry's file and records its ranges in the index.
-    func commit(_ entry: CacheEntry) {
-        condition.lock()
-        let fd = entry.fd
-        let ranges = entry.ranges
-        let changed = ranges != entry.committed
-        entry.uncommittedBytes = 0
-        condition.unlock()
-        guard changed else { return }
-        if fd >= 0 { _ = fdatasync(fd) }
-        do {
-            try index.commitRanges(id: entry.id, ranges)
-            condition.lock()
-            entry.committed = ranges
-            condition.unlock()
-        } catch {
-            logger.error("cache index write failed", metadata: ["key": "\(entry.key)", "error": "\(error)"])
-        }
-    }
-
     // MARK: Precache
 
     func precache(key: String, target: Int64) async throws(MediaCacheError) -> Int64 {
-        let (entry, id) = try addPrecache(key: key, target: target)
+        let made = await onIO { [self] () -> Result<CacheEntry, MediaCacheError> in
+            do throws(MediaCacheError) { return .success(try self.entry(for: key)) } catch { return .failure(error) }
+        }
+        let entry = try made.get()
+        let id = locked { nextIDLocked() }
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int64, any Error>) in
-                    startPrecache(entry, id: id, target: target, continuation: continuation)
+                    lock.lock()
+                    if isShutDown || cancelledPrecaches.remove(id) != nil {
+                        let error: MediaCacheError = isShutDown ? .shutDown : .cancelled(key: key)
+                        lock.unlock()
+                        continuation.resume(throwing: error)
+                        return
+                    }
+                    entry.precacheContinuations[id] = continuation
+                    let actions = feedLocked(entry, .precacheAdded(id, target: target, .now))
+                    lock.unlock()
+                    perform(actions, for: entry)
                 }
             } onCancel: {
                 cancelPrecache(id: id, entry: entry)
@@ -861,108 +668,31 @@ final class CacheStore: @unchecked Sendable {
         }
     }
 
-    private func addPrecache(key: String, target: Int64) throws(MediaCacheError) -> (CacheEntry, UInt64) {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !isShutDown else { throw .shutDown }
-        let entry = try entryLocked(key)
-        try openFileLocked(entry)
-        let id = nextIDLocked()
-        entry.precaches[id] = CacheEntry.Precache(target: target, continuation: nil)
-        entry.failure = nil
-        return (entry, id)
-    }
-
-    private func startPrecache(_ entry: CacheEntry, id: UInt64, target: Int64, continuation: CheckedContinuation<Int64, any Error>) {
-        condition.lock()
-        if cancelledPrecaches.remove(id) != nil || entry.precaches[id] == nil {
-            entry.precaches[id] = nil
-            closeIfIdleLocked(entry)
-            condition.unlock()
-            continuation.resume(throwing: MediaCacheError.cancelled(key: entry.key))
-            return
-        }
-        entry.precaches[id]?.continuation = continuation
-        if let size = entry.size, entry.ranges.contains(0..<min(target, size)), !mustValidateLocked(entry) {
-            entry.precaches[id] = nil
-            let cached = entry.ranges.count
-            closeIfIdleLocked(entry)
-            condition.unlock()
-            continuation.resume(returning: cached)
-            return
-        }
-        ensureTransferLocked(entry, for: nil)
-        condition.unlock()
-    }
-
     private func cancelPrecache(id: UInt64, entry: CacheEntry) {
-        condition.lock()
-        guard let precache = entry.precaches[id] else {
+        lock.lock()
+        guard entry.precacheContinuations[id] != nil else {
             cancelledPrecaches.insert(id)
-            condition.unlock()
+            lock.unlock()
             return
         }
-        entry.precaches[id] = nil
-        if precache.continuation == nil { cancelledPrecaches.insert(id) }
-        if entry.readers.isEmpty, entry.precaches.isEmpty, let transfer = entry.transfer { stopLocked(transfer) }
-        closeIfIdleLocked(entry)
-        condition.unlock()
-        precache.continuation?.resume(throwing: MediaCacheError.cancelled(key: entry.key))
+        let actions = feedLocked(entry, .precacheCancelled(id))
+        lock.unlock()
+        perform(actions, for: entry)
     }
 
     func cancelPrecaches(key: String) {
-        condition.lock()
-        guard let entry = entries[key] else {
-            condition.unlock()
-            return
-        }
-        let precaches = entry.precaches
-        entry.precaches = [:]
-        for (id, precache) in precaches where precache.continuation == nil { cancelledPrecaches.insert(id) }
-        if entry.readers.isEmpty, let transfer = entry.transfer { stopLocked(transfer) }
-        closeIfIdleLocked(entry)
-        condition.unlock()
-        for precache in precaches.values { precache.continuation?.resume(throwing: MediaCacheError.cancelled(key: key)) }
-    }
-
-    /// Precaches that are now satisfied (or end because the download stopped). Under the lock.
-    private func settlePrecachesLocked(
-        _ entry: CacheEntry, cancelledBecauseStopped: Bool
-    ) -> [(CheckedContinuation<Int64, any Error>, Result<Int64, MediaCacheError>)] {
-        var resumptions: [(CheckedContinuation<Int64, any Error>, Result<Int64, MediaCacheError>)] = []
-        let validated = !mustValidateLocked(entry)
-        for (id, precache) in entry.precaches {
-            guard let continuation = precache.continuation else { continue }
-            if validated, let size = entry.size, entry.ranges.contains(0..<min(precache.target, size)) {
-                resumptions.append((continuation, .success(entry.ranges.count)))
-                entry.precaches[id] = nil
-            } else if cancelledBecauseStopped {
-                resumptions.append((continuation, .failure(.cancelled(key: entry.key))))
-                entry.precaches[id] = nil
-            }
-        }
-        return resumptions
-    }
-
-    private func resume(_ resumptions: [(CheckedContinuation<Int64, any Error>, Result<Int64, MediaCacheError>)]) {
-        for (continuation, result) in resumptions {
-            switch result {
-            case .success(let value): continuation.resume(returning: value)
-            case .failure(let error): continuation.resume(throwing: error)
-            }
-        }
+        guard let entry = locked({ entries[key] }) else { return }
+        lock.lock()
+        var actions: [TransferMachine.Action] = []
+        for id in entry.machine.precaches.keys.sorted() { actions += feedLocked(entry, .precacheCancelled(id)) }
+        lock.unlock()
+        perform(actions, for: entry)
     }
 
     /// Reads bytes `range` of a cached entry (for the MP4 header parse), or nil when they are
     /// not all cached.
     func cachedBytes(key: String, range: Range<Int64>) -> [UInt8]? {
-        condition.lock()
-        guard let entry = entries[key], entry.ranges.contains(range) else {
-            condition.unlock()
-            return nil
-        }
-        let path = dataPath(entry.id)
-        condition.unlock()
+        guard let path = locked({ entries[key].flatMap { $0.machine.ranges.contains(range) ? dataPath($0.id) : nil } }) else { return nil }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -972,72 +702,67 @@ final class CacheStore: @unchecked Sendable {
     }
 
     func size(ofKey key: String) -> Int64? {
-        condition.lock()
-        defer { condition.unlock() }
-        return entries[key]?.size
+        locked { entries[key]?.machine.size }
     }
 
     // MARK: Eviction
 
-    private var totalLocked: Int64 { entries.values.reduce(0) { $0 + $1.ranges.count } }
-
     /// Evicts least recently used entries nobody uses until the total fits the capacity.
-    private func evictIfNeededLocked() {
-        let excess = totalLocked - configuration.capacity
-        if excess > 0 { _ = evictLocked(bytes: excess) }
+    private func evictIfNeeded() {
+        let excess = locked { total - configuration.capacity }
+        if excess > 0 { _ = evict(bytes: excess) }
     }
 
-    /// Evicts unused entries, oldest access first, until `bytes` are freed; returns the bytes freed.
-    private func evictLocked(bytes: Int64) -> Int64 {
-        var freed: Int64 = 0
-        let candidates = entries.values.filter { !$0.inUse && !$0.ranges.isEmpty }.sorted { $0.lastAccess < $1.lastAccess }
-        for entry in candidates where freed < bytes {
-            let size = entry.ranges.count
-            if entry.fd >= 0 {
-                close(entry.fd)
-                entry.fd = -1
+    /// Evicts unused entries, oldest access first, until `bytes` are freed; returns the bytes
+    /// freed. Their files and index rows go on `io` (`now`: here, when already on `io`).
+    private func evict(bytes: Int64, now: Bool = false) -> Int64 {
+        let victims: [CacheEntry] = locked {
+            var freed: Int64 = 0
+            var victims: [CacheEntry] = []
+            let candidates = entries.values.filter { !$0.inUse && !$0.machine.ranges.isEmpty }.sorted { $0.lastAccess < $1.lastAccess }
+            for entry in candidates where freed < bytes {
+                freed += entry.countedBytes
+                total -= entry.countedBytes
+                entries[entry.key] = nil
+                victims.append(entry)
             }
-            unlink(dataPath(entry.id))
-            try? index.delete(id: entry.id)
-            entries[entry.key] = nil
-            freed += size
-            let key = entry.key
+            return victims
+        }
+        let work: @Sendable () -> Void = { [self] in
+            for entry in victims {
+                unlink(dataPath(entry.id))
+                try? index.delete(id: entry.id)
+            }
+        }
+        if now { work() } else { io.async(execute: work) }
+        for entry in victims {
+            let key = entry.key, size = entry.countedBytes
             eventQueue.async { [self] in deliver(.evicted(key: key, bytes: size), players: []) }
         }
-        return freed
+        return victims.reduce(0) { $0 + $1.countedBytes }
     }
 
     // MARK: Read-outs
 
     func entry(forKey key: String) -> MediaCacheEntry? {
-        condition.lock()
-        defer { condition.unlock() }
-        return entries[key].map(Self.snapshot)
+        locked { entries[key].map(Self.snapshot) }
     }
 
     var allEntries: [MediaCacheEntry] {
-        condition.lock()
-        defer { condition.unlock() }
-        return entries.values.map(Self.snapshot).sorted { $0.key < $1.key }
+        locked { entries.values.map(Self.snapshot).sorted { $0.key < $1.key } }
     }
 
-    var totalBytes: Int64 {
-        condition.lock()
-        defer { condition.unlock() }
-        return totalLocked
-    }
+    var totalBytes: Int64 { locked { total } }
 
     func usage(for player: PlayerID) -> MediaCacheUsage {
-        condition.lock()
-        defer { condition.unlock() }
-        return usage[player] ?? MediaCacheUsage()
+        locked { usage[player] ?? MediaCacheUsage() }
     }
 
     private static func snapshot(_ entry: CacheEntry) -> MediaCacheEntry {
         MediaCacheEntry(
-            key: entry.key, url: entry.url, size: entry.size, cachedRanges: entry.ranges, isComplete: entry.isComplete,
-            readers: entry.readerPlayers.sorted(), isDownloading: entry.transfer != nil,
-            lastAccess: Date(timeIntervalSince1970: entry.lastAccess), bytesFromNetwork: entry.bytesFromNetwork,
+            key: entry.key, url: entry.url, size: entry.machine.size, cachedRanges: entry.machine.ranges, isComplete: entry.machine.isComplete,
+            readers: entry.readerPlayers.sorted(), isDownloading: entry.machine.isDownloading,
+            lastAccess: Date(timeIntervalSince1970: entry.lastAccess), bytesFromNetwork: entry.machine.bytesFromNetwork,
             bytesServedFromCache: entry.servedFromCache, bytesServedFromNetwork: entry.servedFromNetwork)
     }
 
@@ -1045,33 +770,21 @@ final class CacheStore: @unchecked Sendable {
 
     func subscribe(bufferLimit: Int) -> AsyncStream<MediaCacheEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: MediaCacheEvent.self, bufferingPolicy: .bufferingNewest(bufferLimit))
-        condition.lock()
-        let id = nextIDLocked()
-        subscribers[id] = continuation
-        condition.unlock()
+        let id = locked {
+            let id = nextIDLocked()
+            subscribers[id] = continuation
+            return id
+        }
         continuation.onTermination = { [weak self] _ in
             guard let self else { return }
-            condition.lock()
-            subscribers[id] = nil
-            condition.unlock()
+            locked { subscribers[id] = nil }
         }
         return stream
     }
 
-    private func emit(_ event: MediaCacheEvent, entry: CacheEntry, players: [PlayerID]? = nil) {
-        let players = players ?? {
-            condition.lock()
-            defer { condition.unlock() }
-            return entry.readerPlayers
-        }()
-        eventQueue.async { [self] in deliver(event, players: players) }
-    }
-
     /// On the event queue: in order, never under the lock.
     private func deliver(_ event: MediaCacheEvent, players: [PlayerID]) {
-        condition.lock()
-        let subscribers = Array(self.subscribers.values)
-        condition.unlock()
+        let subscribers = locked { Array(self.subscribers.values) }
         for subscriber in subscribers { subscriber.yield(event) }
         for id in players { Player.live(id)?.publish(event) }
     }
@@ -1079,62 +792,36 @@ final class CacheStore: @unchecked Sendable {
     // MARK: Shutdown
 
     func shutdown() async {
-        guard let (tasks, resumptions, subscribers) = beginShutdown() else { return }
-        for continuation in resumptions { continuation.resume(throwing: MediaCacheError.shutDown) }
+        let begun: ([Task<Void, Never>], [(CacheEntry, [TransferMachine.Action])], [AsyncStream<MediaCacheEvent>.Continuation], [CacheEntry])? = locked {
+            guard !isShutDown else { return nil }
+            isShutDown = true
+            var tasks: [Task<Void, Never>] = []
+            var work: [(CacheEntry, [TransferMachine.Action])] = []
+            for entry in entries.values {
+                tasks += entry.requests.values
+                work.append((entry, feedLocked(entry, .shutdown)))
+            }
+            let subscribers = Array(self.subscribers.values)
+            self.subscribers = [:]
+            return (tasks, work, subscribers, Array(entries.values))
+        }
+        guard let (tasks, work, subscribers, all) = begun else { return }
+        for (entry, actions) in work { perform(actions, for: entry) }
         for task in tasks { await task.value }
+        // What arrived is recorded, then the events drain.
+        await onIO { [self] in
+            for entry in all where locked({ entry.machine.committed != entry.machine.ranges }) { record(entry) }
+        }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             eventQueue.async { continuation.resume() }
         }
         for subscriber in subscribers { subscriber.finish() }
         try? await client.shutdown()
-        releaseFolder()
-    }
-
-    /// Closes the files and frees the folder for another cache (after shutdown).
-    private func releaseFolder() {
-        condition.lock()
-        defer { condition.unlock() }
-        for entry in entries.values where entry.fd >= 0 {
-            close(entry.fd)
-            entry.fd = -1
-        }
-        if lockFD >= 0 {
-            close(lockFD)
-            lockFD = -1
-        }
-    }
-
-    private func beginShutdown() -> (
-        [Task<Void, Never>], [CheckedContinuation<Int64, any Error>], [AsyncStream<MediaCacheEvent>.Continuation]
-    )? {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !isShutDown else { return nil }
-        isShutDown = true
-        var tasks: [Task<Void, Never>] = []
-        var resumptions: [CheckedContinuation<Int64, any Error>] = []
-        for entry in entries.values {
-            if let transfer = entry.transfer {
-                stopLocked(transfer)
-                if let task = transfer.task { tasks.append(task) }
+        locked {
+            if lockFD >= 0 {
+                close(lockFD)
+                lockFD = -1
             }
-            for precache in entry.precaches.values { if let continuation = precache.continuation { resumptions.append(continuation) } }
-            entry.precaches = [:]
-        }
-        let subscribers = Array(self.subscribers.values)
-        self.subscribers = [:]
-        condition.broadcast()
-        return (tasks, resumptions, subscribers)
-    }
-}
-
-extension MediaCacheError {
-    /// Failures worth another try: the network, not the server's answer or the disk.
-    var isRetryable: Bool {
-        switch self {
-        case .connectionFailed: return true
-        case .httpStatus(let status, _): return status >= 500
-        default: return false
         }
     }
 }

@@ -51,64 +51,70 @@ final class CacheStreamProvider: MediaStreamProvider {
     }
 }
 
-/// One player's read of one entry, on mpv's demuxer thread.
+/// One player's read of one entry, on mpv's demuxer thread. Every call returns within the
+/// cache's read bound (``MediaCache/Configuration/readTimeout`` plus
+/// ``MediaCache/readTimeoutSlack``), on the monotonic clock.
 final class CachedStream: MediaByteStream, @unchecked Sendable {
-    // @unchecked: `cancelled` is atomic-by-lock (store's condition); the rest is immutable.
+    // @unchecked: `fd` and `isClosed` are touched under `state`; the rest is immutable.
     let store: CacheStore
     let opened: CacheStore.OpenedReader
     let url: String
     private let state = NSLock()
-    private var isCancelled = false
+    private var fd: Int32
     private var isClosed = false
 
     init(store: CacheStore, opened: CacheStore.OpenedReader, url: String) {
         self.store = store
         self.opened = opened
         self.url = url
+        self.fd = open(store.path(of: opened), O_RDONLY | O_CLOEXEC)
     }
 
-    private var cancelled: Bool {
-        state.lock()
-        defer { state.unlock() }
-        return isCancelled
-    }
+    deinit { if fd >= 0 { Glibc.close(fd) } }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(MediaStreamError) -> Int {
         guard buffer.count > 0 else { return 0 }
-        guard let (count, offset, fd, fromCache) = try store.waitForBytes(opened, maximum: buffer.count, cancelled: { cancelled }) else {
+        switch store.read(opened, maximum: buffer.count) {
+        case .bytes(let offset, let count, let fromCache):
+            let descriptor = state.withLock { fd }
+            guard descriptor >= 0 else { throw .unreadable(url: url, reason: "the cache file cannot be opened") }
+            let read = pread(descriptor, buffer.baseAddress, count, off_t(offset))
+            guard read > 0 else {
+                throw .unreadable(url: url, reason: read < 0 ? String(cString: strerror(errno)) : "the cache file ended early")
+            }
+            store.didRead(opened, count: read, fromCache: fromCache)
+            return read
+        case .end, .size:
             return 0
+        case .failed(let error):
+            throw error
         }
-        let read = pread(fd, buffer.baseAddress, count, off_t(offset))
-        guard read > 0 else {
-            throw .unreadable(url: url, reason: read < 0 ? String(cString: strerror(errno)) : "the cache file ended early")
-        }
-        store.didRead(opened, count: read, fromCache: fromCache)
-        return read
     }
 
     func seek(to offset: Int64) throws(MediaStreamError) -> Int64 {
-        guard !cancelled else { throw .cancelled }
+        guard !state.withLock({ isClosed }) else { throw .cancelled }
         store.seekReader(opened, to: max(0, offset))
         return max(0, offset)
     }
 
     var size: Int64? {
-        store.size(of: opened, cancelled: { cancelled })
+        if case .size(let size) = store.read(opened, maximum: 0) { return size }
+        return nil
     }
 
     func cancel() {
-        state.lock()
-        isCancelled = true
-        state.unlock()
-        store.wake()
+        store.cancelReader(opened)
     }
 
     func close() {
-        state.lock()
-        let wasClosed = isClosed
-        isClosed = true
-        state.unlock()
-        guard !wasClosed else { return }
+        let descriptor: Int32? = state.withLock {
+            guard !isClosed else { return nil }
+            isClosed = true
+            defer { fd = -1 }
+            return fd
+        }
+        guard let descriptor else { return }
+        if descriptor >= 0 { Glibc.close(descriptor) }
         store.closeReader(opened)
     }
 }

@@ -44,7 +44,11 @@ public final class MediaCache: Sendable {
         /// How long connecting may take. Default 10 s.
         public var connectTimeout: Duration = .seconds(10)
         /// How long the server may send nothing before the download fails with
-        /// ``MediaCacheError/timedOut(url:after:)`` (the player buffers meanwhile). Default 15 s.
+        /// ``MediaCacheError/timedOut(url:after:)`` (the player buffers meanwhile), and the bound
+        /// of every read a player makes through the cache: a read returns bytes, the end, or
+        /// ``/PlayerKitCore/MediaStreamError/timedOut(url:after:)`` within `readTimeout` plus
+        /// ``MediaCache/readTimeoutSlack``, whatever the server does (stalls, trickles, vanishes).
+        /// Default 15 s.
         public var readTimeout: Duration = .seconds(15)
         /// How many times a failed connection (refused, reset, cut short) or an HTTP 5xx is
         /// tried again, resuming where it stopped. Default 3.
@@ -89,6 +93,10 @@ public final class MediaCache: Sendable {
         /// Everything.
         case all
     }
+
+    /// What a read's bound adds to ``Configuration/readTimeout``: a read through the cache
+    /// returns within `readTimeout + readTimeoutSlack` (500 ms), on the monotonic clock.
+    public static let readTimeoutSlack: Duration = TransferMachine.Settings.readSlack
 
     /// The configuration the cache was made with.
     public let configuration: Configuration

@@ -48,6 +48,8 @@ public enum MediaStreamError: Error, Sendable, Hashable, CustomStringConvertible
     case seekUnsupported
     /// The stream was cancelled.
     case cancelled
+    /// No byte came at the reader's position within `after` (a stalled or trickling source).
+    case timedOut(url: String, after: Duration)
 
     /// A sentence naming the URL.
     public var description: String {
@@ -56,6 +58,7 @@ public enum MediaStreamError: Error, Sendable, Hashable, CustomStringConvertible
         case .unreadable(let url, let reason): return "\(url) cannot be read: \(reason)"
         case .seekUnsupported: return "the stream cannot seek"
         case .cancelled: return "the stream was cancelled"
+        case .timedOut(let url, let after): return "\(url) sent no byte at the reader's position for \(after)"
         }
     }
 }

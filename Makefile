@@ -3,7 +3,7 @@
 export PATH := $(PATH):/opt/swift/usr/bin
 SWIFT ?= swift
 
-.PHONY: deps bench-deps build demo docs test test-tsan test-asan soak bench bench-quick bench-chart bench-rooms media clean check-layers room-demo screenshots
+.PHONY: deps bench-deps build demo docs test test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms media clean check-layers room-demo screenshots
 
 deps:
 	@Scripts/install-deps.sh
@@ -15,9 +15,6 @@ build: deps
 demo: deps
 	$(SWIFT) run playerkit-two-players
 
-# The tests that run syncplay-server (and Syncplay's own client).
-ROOM_TESTS = RoomClientTests|RoomFollowerTests|RoomTLSTests|SyncplayInteropTests|SyncplayServerTests
-
 ## Checks the layering, builds everything (warnings are errors; a module may import only what it
 ## depends on), then runs every test against the real libmpv.
 test: deps
@@ -27,18 +24,15 @@ test: deps
 	SWIFT=$(SWIFT) Scripts/check-docs.sh
 	# README's manifest lines and "Using it" snippet, built and run as a consumer package.
 	SWIFT=$(SWIFT) Scripts/check-consumer.sh
-	$(SWIFT) test --skip-build --skip TimingTests --skip SoakTests --skip CorruptMediaTests --skip FrameOutputTests --skip '$(ROOM_TESTS)'
-	# The corrupted-media corpus keeps 8 players decoding for most of a minute, and the software
-	# frame tests count frames: on 2 cores, next to everything else, the counts starved. Alone, after.
-	$(SWIFT) test --skip-build --filter CorruptMediaTests
-	$(SWIFT) test --skip-build --filter FrameOutputTests
-	# The room tests wait on a Python server (a TLS handshake, states once a second) and compare
-	# players' positions across connections: next to the full suite the server answered too late.
-	$(SWIFT) test --skip-build --no-parallel --filter '$(ROOM_TESTS)'
-	# TimingTests measure time on screen (seams, sync drift): run them alone, after the rest.
-	$(SWIFT) test --skip-build --filter TimingTests
-	# The soak loads both cores for a minute: alone, last.
-	$(SWIFT) test --skip-build --filter SoakTests
+	# Every pass (parallel; the cache model; then the corpus, frames, rooms, timing and soak tests
+	# alone), ending with one line "N passed, M failed".
+	SWIFT=$(SWIFT) Scripts/test-suite.sh
+
+## make test with stress-ng loading every core (4 CPU workers on top of the 2 cores) for the whole
+## run: a suite that passes only on an idle machine is broken.
+test-loaded: deps
+	@Scripts/install-deps.sh --loaded
+	Scripts/with-load.sh $(MAKE) test
 
 ## Three playerkit-room processes in one room on the real syncplay-server for 60 s (SECONDS=…):
 ## prints the drift between them; fails when the p99 is above 33 ms (LIMIT_MS=…).

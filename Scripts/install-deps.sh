@@ -47,6 +47,10 @@ if [ "${1:-}" = "--bench" ]; then
   python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
   [ -e /usr/lib/x86_64-linux-gnu/libmpv.so.2 ] || [ -e /usr/lib/aarch64-linux-gnu/libmpv.so.2 ] || missing+=(libmpv2)
 fi
+# For make test-loaded (--loaded): stress-ng loads the CPU beside the suite.
+if [ "${1:-}" = "--loaded" ]; then
+  command -v stress-ng >/dev/null || missing+=(stress-ng)
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: missing ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive

@@ -61,8 +61,27 @@ public final class RoomClient: Sendable {
         public var name: String
         /// The server's password, if it has one.
         public var password: String?
-        /// How long to wait for the connection and the greeting's answer. Default: 5 s.
+        /// How long the TCP connection may take, name resolution included; then
+        /// ``RoomError/timedOut(operation:server:after:)`` with ``RoomError/Operation/connecting``.
+        /// Default: 5 s.
         public var connectTimeout: Duration = .seconds(5)
+        /// How long the switch to TLS may take, from the request (Syncplay's STARTTLS) to the
+        /// handshake's end; then ``RoomError/timedOut(operation:server:after:)`` with
+        /// ``RoomError/Operation/askingForTLS`` or ``RoomError/Operation/tlsHandshake``. Unused
+        /// with ``Security/plain``. Default: 10 s.
+        public var tlsTimeout: Duration = .seconds(10)
+        /// How long the server may take to answer the greeting (the room joined, or refused);
+        /// then ``RoomError/timedOut(operation:server:after:)`` with
+        /// ``RoomError/Operation/joining``. Default: 5 s.
+        public var joinTimeout: Duration = .seconds(5)
+        /// The longest silence from the server once joined: Syncplay servers send their state
+        /// about once a second, so a silence this long means the server or the path is gone.
+        /// The connection then ends with ``RoomError/timedOut(operation:server:after:)`` with
+        /// ``RoomError/Operation/receiving`` (``RoomEvent/disconnected(_:)``) and the client
+        /// reconnects after ``reconnectDelay``. Also bounds each message sent once joined
+        /// (``RoomError/Operation/sending``). Default: 10 s (Syncplay's own client gives up
+        /// after 12.5 s).
+        public var idleTimeout: Duration = .seconds(10)
         /// How long to wait before reconnecting after the connection ends; nil: do not reconnect.
         /// Default: 1 s.
         public var reconnectDelay: Duration? = .seconds(1)
@@ -128,8 +147,8 @@ public final class RoomClient: Sendable {
     private let logger: Logger
 
     /// A client for `configuration`; ``join()`` connects.
-    /// - Throws: ``RoomError/invalidArgument(name:value:reason:)`` for an empty room or name, or a
-    ///   port outside 1...65535.
+    /// - Throws: ``RoomError/invalidArgument(name:value:reason:)`` for an empty room or name, a
+    ///   port outside 1...65535, a timeout that is not positive or a negative reconnection delay.
     public init(_ configuration: Configuration, logger: Logger = Logger(label: "PlayerKit.rooms")) throws(RoomError) {
         guard !configuration.room.trimmingCharacters(in: .whitespaces).isEmpty else {
             throw .invalidArgument(name: "room", value: configuration.room, reason: "is empty")
@@ -139,6 +158,13 @@ public final class RoomClient: Sendable {
         }
         guard (1...65535).contains(configuration.port) else {
             throw .invalidArgument(name: "port", value: "\(configuration.port)", reason: "is not a TCP port (1...65535)")
+        }
+        for (name, timeout) in [("connectTimeout", configuration.connectTimeout), ("tlsTimeout", configuration.tlsTimeout),
+                                ("joinTimeout", configuration.joinTimeout), ("idleTimeout", configuration.idleTimeout)] {
+            guard timeout > .zero else { throw .invalidArgument(name: name, value: "\(timeout)", reason: "is not a positive duration") }
+        }
+        if let delay = configuration.reconnectDelay, delay < .zero {
+            throw .invalidArgument(name: "reconnectDelay", value: "\(delay)", reason: "is negative")
         }
         self.configuration = configuration
         var logger = logger
@@ -201,7 +227,7 @@ public final class RoomClient: Sendable {
 
     /// Connects and joins the room; returns once the server greeted us.
     /// - Throws: ``RoomError/connectionFailed(server:reason:)``,
-    ///   ``RoomError/passwordRejected(server:message:)``, ``RoomError/timedOut(operation:after:)``,
+    ///   ``RoomError/passwordRejected(server:message:)``, ``RoomError/timedOut(operation:server:after:)``,
     ///   ``RoomError/malformedMessage(line:reason:)``, ``RoomError/closed`` after ``leave()``.
     public func join() async throws(RoomError) {
         guard !state.withLock({ $0.left }) else { throw .closed }
@@ -309,7 +335,7 @@ public final class RoomClient: Sendable {
                 connection.close()
                 throw ContinuousClock.now < deadline
                     ? .connectionFailed(server: server, reason: "closed before the greeting was answered")
-                    : .timedOut(operation: "joining \(configuration.room) on \(server)", after: configuration.connectTimeout)
+                    : .timedOut(operation: .joining, server: server, after: configuration.connectTimeout)
             }
             let messages: [SyncplayWire.ServerMessage]
             do {
@@ -357,7 +383,7 @@ public final class RoomClient: Sendable {
                 connection.close()
                 throw ContinuousClock.now < deadline
                     ? .connectionFailed(server: server, reason: "closed before answering the request for TLS")
-                    : .timedOut(operation: "asking \(server) for TLS", after: configuration.connectTimeout)
+                    : .timedOut(operation: .askingForTLS, server: server, after: configuration.connectTimeout)
             }
             let messages: [SyncplayWire.ServerMessage]
             do {

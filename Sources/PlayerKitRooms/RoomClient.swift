@@ -39,7 +39,10 @@ public enum RoomEvent: Sendable, Hashable {
     case seeked(position: Double, by: String?)
     /// The server's periodic state (about once a second).
     case state(RoomState)
-    /// The connection ended; the client reconnects after its delay unless it was left.
+    /// The connection ended, with the error that ended it (nil: the server closed it); the client
+    /// reconnects after its delay unless it was left. A server silent for
+    /// ``RoomClient/Configuration/idleTimeout`` ends it with
+    /// ``RoomError/timedOut(operation:server:after:)`` naming ``RoomError/Operation/receiving``.
     case disconnected(RoomError?)
 }
 
@@ -61,8 +64,27 @@ public final class RoomClient: Sendable {
         public var name: String
         /// The server's password, if it has one.
         public var password: String?
-        /// How long to wait for the connection and the greeting's answer. Default: 5 s.
+        /// How long the TCP connection may take, name resolution included; then
+        /// ``RoomError/timedOut(operation:server:after:)`` with ``RoomError/Operation/connecting``.
+        /// Default: 5 s.
         public var connectTimeout: Duration = .seconds(5)
+        /// How long the switch to TLS may take, from the request (Syncplay's STARTTLS) to the
+        /// handshake's end; then ``RoomError/timedOut(operation:server:after:)`` with
+        /// ``RoomError/Operation/askingForTLS`` or ``RoomError/Operation/tlsHandshake``. Unused
+        /// with ``Security/plain``. Default: 10 s.
+        public var tlsTimeout: Duration = .seconds(10)
+        /// How long the server may take to answer the greeting (the room joined, or refused);
+        /// then ``RoomError/timedOut(operation:server:after:)`` with
+        /// ``RoomError/Operation/joining``. Default: 5 s.
+        public var joinTimeout: Duration = .seconds(5)
+        /// The longest silence from the server once joined: Syncplay servers send their state
+        /// about once a second, so a silence this long means the server or the path is gone.
+        /// The connection then ends with ``RoomError/timedOut(operation:server:after:)`` with
+        /// ``RoomError/Operation/receiving`` (``RoomEvent/disconnected(_:)``) and the client
+        /// reconnects after ``reconnectDelay``. Also bounds each message sent once joined
+        /// (``RoomError/Operation/sending``). Default: 10 s (Syncplay's own client gives up
+        /// after 12.5 s).
+        public var idleTimeout: Duration = .seconds(10)
         /// How long to wait before reconnecting after the connection ends; nil: do not reconnect.
         /// Default: 1 s.
         public var reconnectDelay: Duration? = .seconds(1)
@@ -119,6 +141,9 @@ public final class RoomClient: Sendable {
         /// The file announced with ``announceFile(name:duration:size:)``, announced again on
         /// every reconnection.
         var file: SyncplayWire.FileInfo?
+        /// The joins under way (``join()``), which ``leave()`` cancels.
+        var attempts: [Int: Task<Result<RoomConnection, RoomError>, Never>] = [:]
+        var nextAttempt = 0
     }
 
     /// The configuration given at creation.
@@ -128,8 +153,8 @@ public final class RoomClient: Sendable {
     private let logger: Logger
 
     /// A client for `configuration`; ``join()`` connects.
-    /// - Throws: ``RoomError/invalidArgument(name:value:reason:)`` for an empty room or name, or a
-    ///   port outside 1...65535.
+    /// - Throws: ``RoomError/invalidArgument(name:value:reason:)`` for an empty room or name, a
+    ///   port outside 1...65535, a timeout that is not positive or a negative reconnection delay.
     public init(_ configuration: Configuration, logger: Logger = Logger(label: "PlayerKit.rooms")) throws(RoomError) {
         guard !configuration.room.trimmingCharacters(in: .whitespaces).isEmpty else {
             throw .invalidArgument(name: "room", value: configuration.room, reason: "is empty")
@@ -139,6 +164,13 @@ public final class RoomClient: Sendable {
         }
         guard (1...65535).contains(configuration.port) else {
             throw .invalidArgument(name: "port", value: "\(configuration.port)", reason: "is not a TCP port (1...65535)")
+        }
+        for (name, timeout) in [("connectTimeout", configuration.connectTimeout), ("tlsTimeout", configuration.tlsTimeout),
+                                ("joinTimeout", configuration.joinTimeout), ("idleTimeout", configuration.idleTimeout)] {
+            guard timeout > .zero else { throw .invalidArgument(name: name, value: "\(timeout)", reason: "is not a positive duration") }
+        }
+        if let delay = configuration.reconnectDelay, delay < .zero {
+            throw .invalidArgument(name: "reconnectDelay", value: "\(delay)", reason: "is negative")
         }
         self.configuration = configuration
         var logger = logger
@@ -199,30 +231,62 @@ public final class RoomClient: Sendable {
 
     // MARK: Joining and leaving
 
-    /// Connects and joins the room; returns once the server greeted us.
+    /// Connects and joins the room; returns once the server greeted us. Each wait is bounded by
+    /// the configuration: ``Configuration/connectTimeout``, ``Configuration/tlsTimeout``,
+    /// ``Configuration/joinTimeout`` (so at most their sum, plus the event loop's scheduling
+    /// delay). ``leave()``, or cancelling the calling task, ends it at once with
+    /// ``RoomError/closed``.
     /// - Throws: ``RoomError/connectionFailed(server:reason:)``,
-    ///   ``RoomError/passwordRejected(server:message:)``, ``RoomError/timedOut(operation:after:)``,
-    ///   ``RoomError/malformedMessage(line:reason:)``, ``RoomError/closed`` after ``leave()``.
+    ///   ``RoomError/passwordRejected(server:message:)``, ``RoomError/timedOut(operation:server:after:)``
+    ///   naming the wait, ``RoomError/malformedMessage(line:reason:)``, ``RoomError/closed``
+    ///   after ``leave()``.
     public func join() async throws(RoomError) {
-        guard !state.withLock({ $0.left }) else { throw .closed }
-        let connection = try await connect()
+        // On a task of its own, which leave() cancels.
+        let attempt = Task { [weak self] () async -> Result<RoomConnection, RoomError> in
+            guard let self else { return .failure(.closed) }
+            do throws(RoomError) { return .success(try await self.connect()) } catch { return .failure(error) }
+        }
+        let number = state.withLock { state -> Int? in
+            guard !state.left else { return nil }
+            state.nextAttempt += 1
+            state.attempts[state.nextAttempt] = attempt
+            return state.nextAttempt
+        }
+        guard let number else {
+            attempt.cancel()
+            throw .closed
+        }
+        let result = await withTaskCancellationHandler {
+            await attempt.value
+        } onCancel: {
+            attempt.cancel()
+        }
+        state.withLock { _ = $0.attempts.removeValue(forKey: number) }
+        let connection = try result.get()
         loop.withLock { task in
             task?.cancel()
             task = Task { [weak self] in await self?.run(connection) }
         }
     }
 
-    /// Leaves the room and closes the connection; no reconnection follows.
+    /// Leaves the room and closes the connection; no reconnection follows. Returns at once in
+    /// every state (connecting, joining, joined, reconnecting, the server silent): a pending
+    /// ``join()`` ends with ``RoomError/closed``.
     public func leave() async {
-        let (connection, subscribers) = state.withLock { state in
+        let (connection, subscribers, attempts) = state.withLock { state in
             state.left = true
-            defer { state.subscribers = [:] }
-            return (state.connection, state.subscribers)
+            defer {
+                state.subscribers = [:]
+                state.attempts = [:]
+            }
+            return (state.connection, state.subscribers, Array(state.attempts.values))
         }
+        for attempt in attempts { attempt.cancel() }
         connection?.close()
         let task = loop.withLock { $0 }
         task?.cancel()
         await task?.value
+        for attempt in attempts { _ = await attempt.value }
         for continuation in subscribers.values { continuation.finish() }
     }
 
@@ -233,7 +297,9 @@ public final class RoomClient: Sendable {
     /// every reconnection.
     /// - Throws: ``RoomError/invalidArgument(name:value:reason:)`` for a negative or infinite
     ///   duration or a negative size; ``RoomError/closed`` while not connected (the file is still
-    ///   announced once the client reconnects).
+    ///   announced once the client reconnects); ``RoomError/timedOut(operation:server:after:)``
+    ///   (``RoomError/Operation/sending``) when the connection has not taken it within
+    ///   ``Configuration/idleTimeout``, or ``RoomError/connectionFailed(server:reason:)``.
     public func announceFile(name: String, duration: Double, size: Int) async throws(RoomError) {
         guard duration.isFinite, duration >= 0 else {
             throw .invalidArgument(name: "duration", value: "\(duration)", reason: "is not a duration")
@@ -244,20 +310,27 @@ public final class RoomClient: Sendable {
             state.file = file
             return state.connection
         }) else { throw .closed }
-        try await connection.send(SyncplayWire.file(file))
+        try await send(SyncplayWire.file(file), on: connection)
     }
 
     /// Pauses the room at `position` (the local player's position).
+    /// - Throws: ``RoomError/closed`` while not connected;
+    ///   ``RoomError/timedOut(operation:server:after:)`` (``RoomError/Operation/sending``) when the
+    ///   connection has not taken it within ``Configuration/idleTimeout``, or
+    ///   ``RoomError/connectionFailed(server:reason:)``.
     public func pause(at position: Double) async throws(RoomError) {
         try await sendChange(SyncplayWire.PlayState(position: position, paused: true, doSeek: false))
     }
 
     /// Starts the room at `position`.
+    /// - Throws: as ``pause(at:)``.
     public func play(at position: Double) async throws(RoomError) {
         try await sendChange(SyncplayWire.PlayState(position: position, paused: false, doSeek: false))
     }
 
     /// Seeks the room to `position`, keeping it paused or playing as `paused` says.
+    /// - Throws: ``RoomError/invalidArgument(name:value:reason:)`` for a negative or infinite
+    ///   position; otherwise as ``pause(at:)``.
     public func seek(to position: Double, paused: Bool) async throws(RoomError) {
         guard position.isFinite, position >= 0 else {
             throw .invalidArgument(name: "position", value: "\(position)", reason: "is not a position")
@@ -286,54 +359,84 @@ public final class RoomClient: Sendable {
                 clientRtt: state.latency.lastRoundTrip, ignoringServer: nil, ignoringClient: state.clientIgnoring))
         }
         guard let connection else { throw .closed }
-        try await connection.send(line)
+        try await send(line, on: connection)
     }
 
     // MARK: The connection
 
+    /// Sends `line` on a joined connection, within ``Configuration/idleTimeout``.
+    private func send(_ line: String, on connection: RoomConnection) async throws(RoomError) {
+        try await connection.send(line, operation: .sending, limit: configuration.idleTimeout)
+    }
+
+    /// Connects, switches to TLS (as configured) and joins; each wait bounded by its timeout.
+    /// Cancelling the calling task (``leave()``) ends it with ``RoomError/closed``.
     private func connect() async throws(RoomError) -> RoomConnection {
+        let server = "\(configuration.host):\(configuration.port)"
+        let connection = try await RoomConnection.open(host: configuration.host, port: configuration.port,
+                                                       timeout: configuration.connectTimeout, logger: logger)
+        let result = await withTaskCancellationHandler { () async -> Result<Void, RoomError> in
+            do throws(RoomError) {
+                try await greet(on: connection)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        } onCancel: {
+            connection.close()
+        }
+        switch result {
+        case .success:
+            return connection
+        case .failure(let error):
+            connection.close()
+            // Left while waiting: the closing, not what it did to the wait, is the outcome.
+            if Task.isCancelled || state.withLock({ $0.left }) { throw .closed }
+            logger.debug("joining failed", metadata: ["server": "\(server)", "error": "\(error)"])
+            throw error
+        }
+    }
+
+    /// The greeting and its answer (after TLS, as configured), on a fresh connection; once
+    /// joined, the connection's silence is bounded by ``Configuration/idleTimeout``.
+    private func greet(on connection: RoomConnection) async throws(RoomError) {
         let configuration = configuration
         let server = "\(configuration.host):\(configuration.port)"
-        let connection = try await RoomConnection.open(host: configuration.host, port: configuration.port, timeout: configuration.connectTimeout, logger: logger)
-        let deadline = ContinuousClock.now + configuration.connectTimeout
         var iterator = connection.lines.makeAsyncIterator()
         if configuration.security != .plain {
-            try await negotiateTLS(on: connection, lines: &iterator, deadline: deadline)
+            try await negotiateTLS(on: connection, lines: &iterator)
         }
+        let limit = configuration.joinTimeout
+        let deadline = ContinuousClock.now + limit
+        connection.expectLine(.joining, limit: limit)
         try await connection.send(SyncplayWire.hello(
             username: configuration.name, room: configuration.room,
-            passwordHash: configuration.password.map(SyncplayWire.passwordHash)))
+            passwordHash: configuration.password.map(SyncplayWire.passwordHash)),
+            operation: .joining, limit: limit, remaining: deadline - .now)
         // The greeting's answer, or the server's refusal.
         while true {
-            guard ContinuousClock.now < deadline, let next = await iterator.next() else {
-                connection.close()
-                throw ContinuousClock.now < deadline
-                    ? .connectionFailed(server: server, reason: "closed before the greeting was answered")
-                    : .timedOut(operation: "joining \(configuration.room) on \(server)", after: configuration.connectTimeout)
+            guard let next = await iterator.next() else {
+                throw .connectionFailed(server: server, reason: "closed before the greeting was answered")
             }
-            let messages: [SyncplayWire.ServerMessage]
-            do {
-                messages = try SyncplayWire.decode(try next.get())
-            } catch {
-                connection.close()
-                throw error
-            }
-            for message in messages {
+            for message in try SyncplayWire.decode(try next.get()) {
                 switch message {
                 case .hello(let name, let room, _, _):
-                    state.withLock { state in
+                    connection.expectLine(.receiving, limit: configuration.idleTimeout, renewedByEachLine: true)
+                    let left = state.withLock { state -> Bool in
+                        guard !state.left else { return true }
                         state.connection = connection
                         state.joinedName = name
                         state.clientIgnoring = 0
                         state.serverIgnoring = 0
+                        return false
                     }
+                    guard !left else { throw .closed }
                     publish(.joined(room: room, name: name))
                     // Who is already there (the server tells only of later arrivals by itself).
-                    try await connection.send(SyncplayWire.list())
-                    if let file = state.withLock({ $0.file }) { try await connection.send(SyncplayWire.file(file)) }
-                    return connection
+                    try await send(SyncplayWire.list(), on: connection)
+                    if let file = state.withLock({ $0.file }) { try await send(SyncplayWire.file(file), on: connection) }
+                    return
                 case .error(let text):
-                    connection.close()
                     if text.localizedCaseInsensitiveContains("password") { throw .passwordRejected(server: server, message: text) }
                     throw .serverError(message: text)
                 default:
@@ -345,32 +448,26 @@ public final class RoomClient: Sendable {
 
     /// Syncplay's STARTTLS: asks the server for TLS and, when it agrees, switches the connection
     /// to it, checking the server's certificate (the system's trust roots and
-    /// ``Configuration/trustedCertificatesFile``) and host name.
-    private func negotiateTLS(on connection: RoomConnection, lines iterator: inout AsyncStream<Result<String, RoomError>>.Iterator,
-                              deadline: ContinuousClock.Instant) async throws(RoomError) {
+    /// ``Configuration/trustedCertificatesFile``) and host name. The answer and the handshake
+    /// together are bounded by ``Configuration/tlsTimeout``.
+    private func negotiateTLS(on connection: RoomConnection,
+                              lines iterator: inout AsyncStream<Result<String, RoomError>>.Iterator) async throws(RoomError) {
         let configuration = configuration
         let server = "\(configuration.host):\(configuration.port)"
-        try await connection.send(SyncplayWire.startTLS())
+        let limit = configuration.tlsTimeout
+        let deadline = ContinuousClock.now + limit
+        connection.expectLine(.askingForTLS, limit: limit)
+        try await connection.send(SyncplayWire.startTLS(), operation: .askingForTLS, limit: limit)
         var accepted: Bool?
         while accepted == nil {
-            guard ContinuousClock.now < deadline, let next = await iterator.next() else {
-                connection.close()
-                throw ContinuousClock.now < deadline
-                    ? .connectionFailed(server: server, reason: "closed before answering the request for TLS")
-                    : .timedOut(operation: "asking \(server) for TLS", after: configuration.connectTimeout)
+            guard let next = await iterator.next() else {
+                throw .connectionFailed(server: server, reason: "closed before answering the request for TLS")
             }
-            let messages: [SyncplayWire.ServerMessage]
-            do {
-                messages = try SyncplayWire.decode(try next.get())
-            } catch {
-                connection.close()
-                throw error
-            }
-            for case .tls(let answer) in messages { accepted = answer }
+            for case .tls(let answer) in try SyncplayWire.decode(try next.get()) { accepted = answer }
         }
+        connection.stopExpectingLines()
         guard accepted == true else {
             guard configuration.security != .tlsRequired else {
-                connection.close()
                 throw .connectionFailed(server: server, reason: "the server does not offer TLS, which the configuration requires")
             }
             logger.notice("the server does not offer TLS: the room's traffic is not encrypted", metadata: ["server": "\(server)"])
@@ -381,12 +478,8 @@ public final class RoomClient: Sendable {
         // SNI and the name check take a host name; an address literal is checked against the
         // certificate's IP addresses instead.
         let isAddress = configuration.host.contains(":") || configuration.host.allSatisfy { $0.isNumber || $0 == "." }
-        do {
-            try await connection.startTLS(configuration: tls, serverHostname: isAddress ? nil : configuration.host)
-        } catch {
-            connection.close()
-            throw error
-        }
+        try await connection.startTLS(configuration: tls, serverHostname: isAddress ? nil : configuration.host,
+                                      limit: limit, remaining: deadline - .now)
     }
 
     /// Reads the server's lines until the connection ends, then reconnects (unless left).
@@ -486,7 +579,7 @@ public final class RoomClient: Sendable {
                     clientRtt: state.latency.lastRoundTrip, ignoringServer: state.serverIgnoring, ignoringClient: state.clientIgnoring)
             }
             for event in events { publish(event) }
-            try await connection.send(answer)
+            try await send(answer, on: connection)
             // After the acknowledgement, so the server applies it this time.
             if let resend {
                 logger.debug("room change sent again", metadata: ["position": "\(resend.position)", "paused": "\(resend.paused)"])
@@ -495,7 +588,7 @@ public final class RoomClient: Sendable {
                     return SyncplayWire.state(playState: resend, latencyCalculation: nil, clientTimestamp: Self.wallClock(),
                                               clientRtt: state.latency.lastRoundTrip, ignoringServer: nil, ignoringClient: state.clientIgnoring)
                 }
-                try await connection.send(line)
+                try await send(line, on: connection)
             }
         case .userJoined(let name, let room) where room == configuration.room:
             state.withLock { _ = $0.members.insert(name) }

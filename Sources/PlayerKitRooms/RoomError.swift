@@ -13,8 +13,10 @@ public enum RoomError: Error, Sendable, Hashable, CustomStringConvertible {
     case malformedMessage(line: String, reason: String)
     /// The server sent an `Error` message and closed the connection (its text).
     case serverError(message: String)
-    /// The server did not answer the greeting, or went silent, within `after`.
-    case timedOut(operation: String, after: Duration)
+    /// A wait for `server` took longer than its bound, `after` (a ``RoomClient/Configuration``
+    /// timeout): `operation` says which wait. While joined, the client reconnects after it, as
+    /// after any other ending.
+    case timedOut(operation: Operation, server: String, after: Duration)
     /// The room client was closed.
     case closed
 
@@ -25,8 +27,44 @@ public enum RoomError: Error, Sendable, Hashable, CustomStringConvertible {
         case .passwordRejected(let server, let message): return "the Syncplay server \(server) refused the password: \(message)"
         case .malformedMessage(let line, let reason): return "malformed message from the server (\(reason)): \(line.prefix(200))"
         case .serverError(let message): return "the Syncplay server reported an error: \(message)"
-        case .timedOut(let operation, let after): return "\(operation) timed out after \(after)"
+        case .timedOut(let operation, let server, let after): return "the Syncplay server \(server): \(operation) timed out after \(after)"
         case .closed: return "the room client is closed"
+        }
+    }
+
+    /// What the room client was waiting for when it timed out
+    /// (``RoomError/timedOut(operation:server:after:)``).
+    ///
+    /// `@nonexhaustive`: new cases may come; a `switch` over it outside PlayerKit needs
+    /// `@unknown default`.
+    @nonexhaustive
+    public enum Operation: Sendable, Hashable, CustomStringConvertible {
+        /// The TCP connection (name resolution included): ``RoomClient/Configuration/connectTimeout``.
+        case connecting
+        /// The server's answer to the request for TLS (Syncplay's STARTTLS):
+        /// ``RoomClient/Configuration/tlsTimeout``.
+        case askingForTLS
+        /// The TLS handshake: ``RoomClient/Configuration/tlsTimeout``.
+        case tlsHandshake
+        /// The server's answer to the greeting (the room joined, or refused):
+        /// ``RoomClient/Configuration/joinTimeout``.
+        case joining
+        /// The server's next message once joined (Syncplay servers send their state about once
+        /// a second): ``RoomClient/Configuration/idleTimeout``.
+        case receiving
+        /// A message handed to the connection (the server not reading): the bound of the phase
+        /// it was sent in, ``RoomClient/Configuration/idleTimeout`` once joined.
+        case sending
+
+        public var description: String {
+            switch self {
+            case .connecting: "connecting"
+            case .askingForTLS: "asking for TLS"
+            case .tlsHandshake: "the TLS handshake"
+            case .joining: "joining the room"
+            case .receiving: "waiting for the server's next message"
+            case .sending: "sending a message"
+            }
         }
     }
 }

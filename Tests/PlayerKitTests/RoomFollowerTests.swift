@@ -18,7 +18,9 @@ private struct Member {
         try await player.preload(.joined([MediaSource(Fixtures.clipA)], repeated: 100))
         var configuration = RoomClient.Configuration(host: "127.0.0.1", port: port ?? server.port, room: room, name: name)
         configuration.reconnectDelay = reconnectDelay
-        configuration.connectTimeout = .seconds(20)  // a loaded machine's Python server answers late
+        // A loaded machine's Python server answers late.
+        configuration.tlsTimeout = .seconds(20)
+        configuration.joinTimeout = .seconds(20)
         let client = try RoomClient(configuration, logger: roomLogger(name))
         let follower = try RoomFollower(room: client, players: [player], logger: roomLogger(name))
         follower.start()
@@ -157,7 +159,8 @@ struct RoomFollowerTests {
         defer { Task { await first.shutdown(); await second.shutdown() } }
         for player in [first, second] { try await player.preload(.joined([MediaSource(Fixtures.clipA)], repeated: 100)) }
         var configuration = RoomClient.Configuration(host: "127.0.0.1", port: server.port, room: room, name: "pair")
-        configuration.connectTimeout = .seconds(20)
+        configuration.tlsTimeout = .seconds(20)
+        configuration.joinTimeout = .seconds(20)
         let client = try RoomClient(configuration, logger: roomLogger("pair"))
         let follower = try RoomFollower(room: client, players: [first, second], logger: roomLogger("pair"))
         follower.start()

@@ -38,7 +38,9 @@ struct RoomTLSTests {
         configuration.security = .tlsRequired
         configuration.trustedCertificatesFile = directory.appendingPathComponent("ca.pem").path
         configuration.reconnectDelay = nil
-        configuration.connectTimeout = .seconds(20)  // a TLS handshake with a loaded machine's Python server
+        // A TLS handshake with a loaded machine's Python server.
+        configuration.tlsTimeout = .seconds(20)
+        configuration.joinTimeout = .seconds(20)
         let client = try RoomClient(configuration)
         try await client.join()
         #expect(client.joinedName == "left")

@@ -105,11 +105,12 @@ struct SyncplayWireTests {
 /// its players are tested in RoomTests).
 @Suite("Syncplay server: greeting and states", .timeLimit(.minutes(4)))
 struct SyncplayServerTests {
-    /// The next messages from `connection` until `match` returns a value (up to 10 s).
+    /// The next messages from `connection` until `match` returns a value (each line within 10 s,
+    /// or the connection's `timedOut` is thrown).
     private func next<Value: Sendable>(_ connection: RoomConnection, _ match: (SyncplayWire.ServerMessage) -> Value?) async throws -> Value? {
-        let deadline = ContinuousClock.now + .seconds(10)
+        connection.expectLine(.receiving, limit: .seconds(10), renewedByEachLine: true)
         var iterator = connection.lines.makeAsyncIterator()
-        while ContinuousClock.now < deadline, let line = await iterator.next() {
+        while let line = await iterator.next() {
             for message in try SyncplayWire.decode(try line.get()) {
                 if let value = match(message) { return value }
             }
@@ -123,7 +124,8 @@ struct SyncplayServerTests {
         defer { server.stop() }
         let connection = try await RoomConnection.open(host: "127.0.0.1", port: server.port, timeout: .seconds(5))
         defer { connection.close() }
-        try await connection.send(SyncplayWire.hello(username: "left", room: "demo", passwordHash: SyncplayWire.passwordHash("secret")))
+        try await connection.send(SyncplayWire.hello(username: "left", room: "demo", passwordHash: SyncplayWire.passwordHash("secret")),
+                                  operation: .joining, limit: .seconds(5))
         let hello = try await next(connection) { message -> (String, String)? in
             if case .hello(let name, let room, _, _) = message { return (name, room) } else { return nil }
         }
@@ -137,7 +139,8 @@ struct SyncplayServerTests {
 
         let refused = try await RoomConnection.open(host: "127.0.0.1", port: server.port, timeout: .seconds(5))
         defer { refused.close() }
-        try await refused.send(SyncplayWire.hello(username: "intruder", room: "demo", passwordHash: SyncplayWire.passwordHash("guess")))
+        try await refused.send(SyncplayWire.hello(username: "intruder", room: "demo", passwordHash: SyncplayWire.passwordHash("guess")),
+                               operation: .joining, limit: .seconds(5))
         let error = try await next(refused) { message -> String? in
             if case .error(let text) = message { return text } else { return nil }
         }

@@ -183,11 +183,18 @@ public struct JSONEventLine: Encodable, Sendable {
 
 /// A counter that tasks can wait on: `await tally.wait(for: 3)` returns once ``increment()``
 /// was called three times. Used by the examples and benchmarks to wait for events, never by
-/// sleeping.
+/// sleeping; ``wait(for:timeout:)`` gives up after a time.
 public final class Tally: Sendable {
     // PlayerKit's Locked (PlayerKitSupport, public), not Synchronization.Mutex: ThreadSanitizer
     // cannot see Mutex's futex on Linux and reports every access under it as a race.
-    private let state = Locked<(count: Int, waiters: [(target: Int, continuation: CheckedContinuation<Void, Never>)])>((0, []))
+    private struct State {
+        var count = 0
+        var nextID = 0
+        var waiters: [(id: Int, target: Int, continuation: CheckedContinuation<Bool, Never>)] = []
+        /// Waits whose time ran out before they began: they return false at once.
+        var expired: Set<Int> = []
+    }
+    private let state = Locked(State())
 
     /// A tally at zero.
     public init() {}
@@ -197,25 +204,60 @@ public final class Tally: Sendable {
 
     /// Adds one and wakes the waiters whose target is reached.
     public func increment() {
-        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
             state.count += 1
             let count = state.count
             let done = state.waiters.filter { $0.target <= count }.map(\.continuation)
             state.waiters.removeAll { $0.target <= count }
             return done
         }
-        ready.forEach { $0.resume() }
+        ready.forEach { $0.resume(returning: true) }
     }
 
     /// Returns once the count reached `target`.
     public func wait(for target: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let reached = state.withLock { state -> Bool in
-                if state.count >= target { return true }
-                state.waiters.append((target, continuation))
-                return false
-            }
-            if reached { continuation.resume() }
+        _ = await wait(for: target, timeout: nil)
+    }
+
+    /// Returns true once the count reached `target`, or false when `timeout` (on the monotonic
+    /// clock; nil: none) passed first.
+    @discardableResult
+    public func wait(for target: Int, timeout: Duration?) async -> Bool {
+        let id = state.withLock { state -> Int in
+            state.nextID += 1
+            return state.nextID
         }
+        let timer = timeout.map { timeout in
+            Task { [weak self] in
+                try? await Task.sleep(for: timeout, clock: .continuous)
+                guard !Task.isCancelled else { return }
+                self?.expire(id)
+            }
+        }
+        defer {
+            timer?.cancel()
+            state.withLock { _ = $0.expired.remove(id) }
+        }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let outcome = state.withLock { state -> Bool? in
+                if state.count >= target { return true }
+                if state.expired.remove(id) != nil { return false }
+                state.waiters.append((id, target, continuation))
+                return nil
+            }
+            if let outcome { continuation.resume(returning: outcome) }
+        }
+    }
+
+    /// Ends the wait `id` with false if it still waits, or marks it expired if it has not begun.
+    private func expire(_ id: Int) {
+        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else {
+                state.expired.insert(id)
+                return nil
+            }
+            return state.waiters.remove(at: index).continuation
+        }
+        waiter?.resume(returning: false)
     }
 }

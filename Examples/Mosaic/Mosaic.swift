@@ -112,8 +112,11 @@ struct Mosaic: AsyncParsableCommand {
             }
         }
         for player in players { await player.shutdown() }
-        // Every player's last event, printed, before the program ends.
-        await shutDowns.wait(for: players.count)
+        // Every player's last event, printed, before the program ends (at most 15 s: a player
+        // whose core mpv could not destroy within its shutdownTimeout reports it only later).
+        if !(await shutDowns.wait(for: players.count, timeout: .seconds(15))) {
+            FileHandle.standardError.write(Data("not every player reported its shutdown within 15 s\n".utf8))
+        }
         subscription.cancel()
         // A load cut short by Ctrl-C (the renderers closed under it) is no failure.
         if let failure, Interruption.shared.receivedSignal == nil {

@@ -126,9 +126,12 @@ final class Board: Sendable {
         shutDowns.increment()
     }
 
-    /// Returns once the bus has reported `count` players shut down.
+    /// Returns once the bus has reported `count` players shut down, or after 15 s (a player whose
+    /// core mpv could not destroy within its `shutdownTimeout` reports it only later).
     func waitForShutDowns(_ count: Int) async {
-        await shutDowns.wait(for: count)
+        if !(await shutDowns.wait(for: count, timeout: .seconds(15))) {
+            FileHandle.standardError.write(Data("not every player reported its shutdown within 15 s\n".utf8))
+        }
     }
 
     func finish() {

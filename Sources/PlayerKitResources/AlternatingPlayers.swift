@@ -83,7 +83,12 @@ public final class AlternatingPlayers: Sendable {
     /// next is prepared on the other player; when a clip ends, the next starts. Returns when the
     /// last clip has ended. A clip that cannot be loaded is skipped (its error is on its
     /// player's events).
-    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for an empty list.
+    ///
+    /// Each clip is waited for as long as it plays (a clip the app pauses, or loops, holds the
+    /// call); the wait also ends when the playing player shuts down (the call then throws), and
+    /// when the calling task is cancelled (the call then returns without starting another clip).
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for an empty list,
+    ///   ``/PlayerKitCore/PlayerError/playerShutDown(_:)`` when the playing player shuts down.
     public func playBackToBack(_ sources: [MediaSource]) async throws(PlayerError) {
         guard !sources.isEmpty else {
             throw .invalidArgument(name: "back-to-back sources", value: "[]", reason: "needs at least one source")
@@ -95,10 +100,11 @@ public final class AlternatingPlayers: Sendable {
                 if (try? await prepare(sources[index])) != nil { break }
                 index += 1
             }
-            while index < sources.count {
-                // Listen for the end before starting, so it cannot be missed.
+            while index < sources.count, !Task.isCancelled {
+                // Listen for the end before starting, so it cannot be missed; and for the
+                // player's shutdown, after which no end would ever come.
                 let incoming = standby
-                let ends = incoming.events(kinds: [.itemEnded], bufferLimit: 4)
+                let ends = incoming.events(kinds: [.itemEnded, .shutDown], bufferLimit: 4)
                 defer { ends.cancel() }
                 try switchToPrepared()
                 incoming.publish(ClipEvent.clipChanged(index: index, seam: nil))
@@ -110,6 +116,7 @@ public final class AlternatingPlayers: Sendable {
                 }
                 for await record in ends {
                     if case .itemEnded = record.event { break }
+                    if record.event == .shutDown || incoming.isShutDown { throw .playerShutDown(incoming.id) }
                 }
                 index = next
             }

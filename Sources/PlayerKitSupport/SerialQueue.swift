@@ -54,8 +54,7 @@ public final class SerialQueue: Sendable {
 
     /// Queues `body` to run after `delay`, measured on the monotonic clock (`DispatchTime`).
     public func async(after delay: Duration, _ body: @escaping @Sendable () -> Void) {
-        let nanoseconds = max(0, delay.inSeconds * 1e9)
-        dispatchQueue.asyncAfter(deadline: .now() + .nanoseconds(Int(min(nanoseconds, Double(Int.max)))), execute: body)
+        dispatchQueue.asyncAfter(deadline: .now() + delay.dispatchInterval, execute: body)
     }
 }
 

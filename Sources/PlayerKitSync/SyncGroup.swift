@@ -137,6 +137,8 @@ public final class SyncGroup: Sendable {
     private let operations = AsyncSerialGate()
     /// How often a looping source is repeated in its timeline.
     static let loopRepeats = 500
+    /// How long a seek of the group waits for each member to land (``seek(to:)``).
+    public static let seekLandingTimeout: Duration = .seconds(30)
 
     /// A group of at least two different players.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for fewer than two players
@@ -242,8 +244,10 @@ public final class SyncGroup: Sendable {
         try await operations.run { () throws(PlayerError) in try pauseMembers() }
     }
 
-    /// Seeks every member to `seconds` (exactly) and waits until all have landed; a playing
-    /// group plays on from there together.
+    /// Seeks every member to `seconds` (exactly) and waits until all have landed, each for at
+    /// most ``seekLandingTimeout`` (on the monotonic clock): a member that has not landed by then
+    /// is not waited for further, and the group goes on from `seconds`. A playing group plays
+    /// on from there together.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a NaN or negative
     ///   position; the errors of ``/PlayerKitCore/Player/seek(to:precision:)``.
     public func seek(to seconds: Double) async throws(PlayerError) {
@@ -315,7 +319,7 @@ public final class SyncGroup: Sendable {
         defer { for landing in landings { landing.cancel() } }
         for player in players { try player.seek(to: seconds, precision: .exact) }
         for landing in landings {
-            _ = await landing.first(timeout: .seconds(30)) { _ in true }
+            _ = await landing.first(timeout: Self.seekLandingTimeout) { _ in true }
         }
         change { $0.anchorPosition = seconds }
     }

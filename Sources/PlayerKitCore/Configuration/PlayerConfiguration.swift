@@ -108,6 +108,25 @@ public struct PlayerConfiguration: Sendable {
     /// ``positionUpdateInterval`` (not at all with a zero interval). Default nil: as long as mpv
     /// waits (its reconnection attempts, each bounded by ``networkTimeout``).
     public var bufferingTimeout: Duration?
+    /// How long ``Player/load(_:startPaused:)`` waits for the item to load or fail. When it
+    /// passes, the load throws ``PlayerError/timedOut(operation:after:)`` and the item is stopped
+    /// (as when the loading task is cancelled), unless a later load replaced it; the player stays
+    /// usable. mpv has no bound of its own for an item that keeps opening: a server that trickles,
+    /// a ``MediaStreamProvider`` whose `open` or `read` never returns. Default: 120 seconds, above
+    /// mpv's own ``networkTimeout``, so mpv's more precise error comes first when the network
+    /// fails. Measured on the monotonic clock. Must be positive and at most a day: creation
+    /// fails with ``PlayerError/invalidArgument(name:value:reason:)`` otherwise.
+    public var loadTimeout: Duration = .seconds(120)
+    /// How long ``Player/shutdown()`` waits for mpv to destroy the core. mpv destroys it once its
+    /// threads have stopped, usually within milliseconds (it cancels network reads itself); a
+    /// ``MediaStreamProvider`` whose `open` or `read` does not return holds it for as long. When
+    /// the time passes, `shutdown()` logs an error and returns anyway: the player is shut down
+    /// for the app (every call throws ``PlayerError/playerShutDown(_:)``, its ID is free), and
+    /// the core is destroyed in the background when mpv lets go, which the player's last event,
+    /// ``PlayerEvent/shutDown``, then reports. Default: 10 seconds. Measured on the monotonic
+    /// clock. Must be positive and at most a day: creation fails with
+    /// ``PlayerError/invalidArgument(name:value:reason:)`` otherwise.
+    public var shutdownTimeout: Duration = .seconds(10)
     /// The queue on which the delegate is called. PlayerKit wraps it in a serial queue that
     /// targets it, so per-player order holds even on a concurrent queue. Default nil: a
     /// serial queue of the player's own, labelled `PlayerKit.delegate.<id>` (not the main

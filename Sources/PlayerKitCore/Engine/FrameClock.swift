@@ -1,11 +1,12 @@
-import Foundation
+import PlayerKitSupport
 
 /// The playback position as the event pump last saw it, for stamping rendered frames with
 /// their media time. The pump notes every `time-pos` change; a render thread may wait (briefly,
-/// on this lock, never on mpv) for the change that belongs to the frame it just rendered.
+/// on this lock, never on mpv, for at most the timeout it gives, on the monotonic clock) for the
+/// change that belongs to the frame it just rendered.
 final class FrameClock: @unchecked Sendable {
     // @unchecked: every field is read and written under `condition`.
-    private let condition = NSCondition()
+    private let condition = MonotonicCondition()
     private var position: Double?
     private var updates: UInt64 = 0
 
@@ -31,9 +32,10 @@ final class FrameClock: @unchecked Sendable {
         return Reading(position: position, updates: updates)
     }
 
-    /// Waits until a change after `seen` arrives, or `timeout` passes; returns the reading then.
+    /// Waits until a change after `seen` arrives, or `timeout` passes (measured on the monotonic
+    /// clock); returns the reading then.
     func waitForChange(after seen: UInt64, timeout: Duration) -> Reading {
-        let deadline = Date().addingTimeInterval(Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+        let deadline = ContinuousClock.now + timeout
         condition.lock()
         defer { condition.unlock() }
         while updates == seen {

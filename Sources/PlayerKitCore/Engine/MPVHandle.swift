@@ -1,6 +1,7 @@
 internal import CMPV
 import Foundation
 import PlayerKitSupport
+import Synchronization
 
 /// Serializes every core creation in the process: `LC_NUMERIC` is process-global and
 /// `mpv_create` refuses to work unless it is "C", and starting many cores at the same
@@ -15,12 +16,18 @@ private let creationLock = Locked<UInt64>(0)
 /// as libmpv allows) hold it shared; ``destroy()`` holds it exclusively, so it waits for calls
 /// in flight and every later call fails with ``PlayerError/playerShutDown(_:)``. No mpv
 /// function can therefore reach a destroyed handle.
+///
+/// No call waits for a destruction: once ``destroy()`` has begun, calls fail at once, as they
+/// do after it (`mpv_terminate_destroy` lasts as long as mpv's threads take to stop, which a
+/// ``MediaStreamProvider`` that never returns can make forever).
 final class MPVHandle: @unchecked Sendable {
     // @unchecked: `raw` is immutable and only used under `gate`; `destroyed` is only
     // written under the exclusive gate and read under the shared gate.
     private let raw: OpaquePointer
     private let gate: ReadWriteGate
     private var destroyed = false
+    /// Set when ``destroy()`` begins: later calls fail without touching the gate.
+    private let destroying = Atomic<Bool>(false)
     /// The render context attached to this core (at most one, as mpv allows), freed by
     /// ``destroy()`` before the core: mpv aborts the process when a core goes first.
     private let attachedRenderContext = Locked<RenderContext?>(nil)
@@ -63,26 +70,43 @@ final class MPVHandle: @unchecked Sendable {
         MPVError(code: status, message: String(cString: mpv_error_string(status)))
     }
 
+    /// Takes the gate shared unless the handle is destroyed or being destroyed; never waits
+    /// for ``destroy()``. Returns false (holding nothing) when the handle is gone or going.
+    private func enter() -> Bool {
+        guard !destroying.load(ordering: .acquiring) else { return false }
+        // Only destroy() takes the gate exclusively: failing to take it shared means a
+        // destruction holds it (glibc's default lock lets readers in while a writer waits).
+        guard gate.tryLockShared() else { return false }
+        if destroyed {
+            gate.unlock()
+            return false
+        }
+        return true
+    }
+
     /// Runs `body` with the live handle, holding the gate shared.
-    /// - Throws: ``PlayerError/playerShutDown(_:)`` once the handle is destroyed, or what `body` throws.
+    /// - Throws: ``PlayerError/playerShutDown(_:)`` once the handle's destruction has begun, or
+    ///   what `body` throws.
     func withHandle<Value>(_ body: (OpaquePointer) throws(PlayerError) -> Value) throws(PlayerError) -> Value {
-        gate.lockShared()
+        guard enter() else { throw .playerShutDown(playerID) }
         defer { gate.unlock() }
-        guard !destroyed else { throw .playerShutDown(playerID) }
         return try body(raw)
     }
 
-    /// Runs `body` with the live handle, or returns nil when it is destroyed. Never throws.
+    /// Runs `body` with the live handle, or returns nil once its destruction has begun. Never
+    /// throws, never waits for the destruction.
     func ifAlive<Value>(_ body: (OpaquePointer) -> Value) -> Value? {
-        gate.lockShared()
+        guard enter() else { return nil }
         defer { gate.unlock() }
-        return destroyed ? nil : body(raw)
+        return body(raw)
     }
 
     /// Destroys the core: waits for calls in flight, then `mpv_terminate_destroy`, which blocks
     /// until the core has stopped. Idempotent. Must not be called from the wakeup callback.
+    /// Calls made meanwhile fail at once (they do not wait for it).
     func destroy() {
         PumpQueue.assertNotOnPump("mpv_terminate_destroy")
+        destroying.store(true, ordering: .releasing)
         gate.lockExclusive()
         defer { gate.unlock() }
         guard !destroyed else { return }
@@ -103,9 +127,8 @@ final class MPVHandle: @unchecked Sendable {
     func attachRenderContext(
         _ create: (OpaquePointer) -> Result<RenderContext, FrameOutputError>
     ) -> Result<RenderContext, FrameOutputError> {
-        gate.lockShared()
+        guard enter() else { return .failure(.playerShutDown(playerID)) }
         defer { gate.unlock() }
-        guard !destroyed else { return .failure(.playerShutDown(playerID)) }
         return attachedRenderContext.withLock { attached in
             if let existing = attached, existing.isAlive { return .failure(.alreadyAttached(playerID: playerID)) }
             let result = create(raw)
@@ -217,7 +240,8 @@ final class ReadWriteGate: @unchecked Sendable {
         lock.deallocate()
     }
 
-    func lockShared() { pthread_rwlock_rdlock(lock) }
+    /// Takes the lock shared unless a writer holds it; false (holding nothing) when one does.
+    func tryLockShared() -> Bool { pthread_rwlock_tryrdlock(lock) == 0 }
     func lockExclusive() { pthread_rwlock_wrlock(lock) }
     func unlock() { pthread_rwlock_unlock(lock) }
 }

@@ -80,6 +80,8 @@ final class PlayerCore: Sendable {
     /// Asks for position and cache once per position interval while playing (nil for a zero
     /// interval, where they are observed instead). Runs on the pump queue.
     private let pollTimer: RepeatingTimer?
+    /// How long a load waits for its item (``PlayerConfiguration/loadTimeout``).
+    private let loadTimeout: Duration
 
     init(id: PlayerID, configuration: PlayerConfiguration) throws(PlayerError) {
         guard configuration.networkTimeout > .zero, configuration.networkTimeout <= .seconds(86_400) else {
@@ -87,6 +89,11 @@ final class PlayerCore: Sendable {
         }
         if let timeout = configuration.bufferingTimeout, timeout <= .zero {
             throw .invalidArgument(name: "bufferingTimeout", value: "\(timeout)", reason: "must be positive (nil waits as long as mpv does)")
+        }
+        for (name, timeout) in [("loadTimeout", configuration.loadTimeout), ("shutdownTimeout", configuration.shutdownTimeout)] {
+            guard timeout > .zero, timeout <= .seconds(86_400) else {
+                throw .invalidArgument(name: name, value: "\(timeout)", reason: "must be positive and at most a day")
+            }
         }
         self.id = id
         let handle = try MPVHandle(playerID: id, options: configuration.mpvOptions(for: id))
@@ -99,6 +106,7 @@ final class PlayerCore: Sendable {
         self.state = Locked(State(model: PlaybackModel(
             positionInterval: configuration.positionUpdateInterval, bufferingTimeout: configuration.bufferingTimeout)))
         self.pumpQueue = PumpQueue.make(for: id)
+        self.loadTimeout = configuration.loadTimeout
         self.wallClock = configuration.wallClock
         self.teardownQueue = DispatchQueue(label: "PlayerKit.teardown.\(id)")
         self.mpvLogger = configuration.logger(for: id, label: "PlayerKit.mpv")
@@ -507,7 +515,9 @@ final class PlayerCore: Sendable {
     ///
     /// Cancelling the awaiting task resolves the wait at once with
     /// ``PlayerError/loadCancelled(source:)`` and, unless a later load replaced this one,
-    /// stops the item (as `stop()`), so mpv gives up opening it too.
+    /// stops the item (as `stop()`), so mpv gives up opening it too. The wait is bounded by
+    /// ``PlayerConfiguration/loadTimeout`` (a timer on the monotonic clock): when it passes, the
+    /// wait ends with ``PlayerError/timedOut(operation:after:)`` and the item is stopped the same way.
     func load(argument: String, source: String, startPaused: Bool) async -> Result<MediaInfo, PlayerError> {
         do throws(PlayerError) {
             try handle.setPropertyAsync("pause", .flag(startPaused))
@@ -521,6 +531,14 @@ final class PlayerCore: Sendable {
             state.loadCount += 1
             return state.loadCount
         }
+        // mpv has no bound for an item that keeps opening (a trickling server, a stream
+        // provider that never returns): the load's own, on the monotonic clock (DispatchTime).
+        let timeout = loadTimeout
+        let timer = DispatchWorkItem { [weak self] in
+            self?.abandonLoad(completion, number: loadNumber, with: .timedOut(operation: "loading \(source)", after: timeout))
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout.dispatchInterval, execute: timer)
+        defer { timer.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<MediaInfo, PlayerError>, Never>) in
                 guard completion.start(continuation, cancelled: .failure(.loadCancelled(source: source))) else { return }
@@ -547,14 +565,15 @@ final class PlayerCore: Sendable {
                 }
             }
         } onCancel: {
-            cancelLoad(completion, number: loadNumber, source: source)
+            abandonLoad(completion, number: loadNumber, with: .loadCancelled(source: source))
         }
     }
 
-    /// The task awaiting load number `number` was cancelled: end its wait, and stop the item
-    /// unless a later load replaced it. Runs on the cancelling thread; never blocks.
-    private func cancelLoad(_ completion: LoadCompletion, number: UInt64, source: String) {
-        guard completion.resume(.failure(.loadCancelled(source: source))) else { return }
+    /// The wait for load number `number` ends before its item did (the task was cancelled, or
+    /// the load timed out): end it with `error`, and stop the item unless a later load replaced
+    /// it. Runs on the cancelling or timer thread; never blocks (``send(_:)`` does not wait).
+    private func abandonLoad(_ completion: LoadCompletion, number: UInt64, with error: PlayerError) {
+        guard completion.resume(.failure(error)) else { return }
         let isLatest = state.withLock { !$0.isShutDown && $0.loadCount == number }
         // The waiter stays registered: whatever resolves it later finds it already resolved.
         if isLatest { try? send(.command(.stop)) }
@@ -565,18 +584,32 @@ final class PlayerCore: Sendable {
     /// Whether ``shutdown()`` has begun.
     var isShutDown: Bool { state.withLock { $0.isShutDown } }
 
-    /// Stops the pump and destroys the core; blocks until mpv is gone. Idempotent; safe from
-    /// any thread except the pump queue. Pending loads fail with ``PlayerError/playerShutDown(_:)``.
-    func shutdownBlocking() {
-        teardownQueue.sync { teardown() }
-    }
-
-    /// Starts ``shutdownBlocking()`` on the teardown queue and calls `completion` when done.
+    /// Stops the pump and destroys the core on the teardown queue, and calls `completion` when
+    /// done. Idempotent. Pending loads fail with ``PlayerError/playerShutDown(_:)``.
     func shutdown(completion: @escaping @Sendable () -> Void) {
         teardownQueue.async {
             self.teardown()
             completion()
         }
+    }
+
+    /// Shuts down as ``shutdown(completion:)`` and waits for it, at most `timeout` (on the
+    /// monotonic clock). Returns false when the time passed first: the teardown goes on in the
+    /// background (mpv is still stopping its threads), and an error is logged.
+    func shutdown(timeout: Duration) async -> Bool {
+        let finished = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let once = Locked<CheckedContinuation<Bool, Never>?>(continuation)
+            let resume = { @Sendable (finished: Bool) in once.withLock { $0.take() }?.resume(returning: finished) }
+            shutdown { resume(true) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout.dispatchInterval) { resume(false) }
+        }
+        if !finished {
+            logger.error("""
+                shutdown: mpv has not destroyed the core after \(timeout) (a stream provider's open or read that \
+                does not return?); the player is shut down, and the core is destroyed in the background when mpv lets go
+                """)
+        }
+        return finished
     }
 
     private func teardown() {

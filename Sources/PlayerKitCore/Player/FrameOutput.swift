@@ -158,9 +158,13 @@ final class SoftwareRenderer: @unchecked Sendable {
     /// ``FrameOutput/setFrameHandler(_:)``.
     let frameHandler = Locked<(@Sendable (VideoFrame) -> Void)?>(nil)
     let counters = Locked(Counters())
-    private let wake = NSCondition()
+    private let wake = MonotonicCondition()
     private var updatePending = false
     private var closing = false
+    /// How long the idle render thread waits for mpv's update callback before it looks again
+    /// whether its context still lives: the wake-up that ``RenderContext/free(_:)`` sends is not
+    /// the only way the thread learns that it is over.
+    static let idleCheckInterval: Duration = .seconds(1)
     /// Whether this output still feeds the player's frame clock (``PlayerCore/observeFrameClock(_:)``).
     private let observingClock = Locked(true)
     /// How long a render thread waits for the position of a new frame before using the last one
@@ -229,11 +233,23 @@ final class SoftwareRenderer: @unchecked Sendable {
     private func renderLoop() {
         while true {
             wake.lock()
-            while !updatePending && !closing { wake.wait() }
+            var idle = false
+            while !updatePending && !closing {
+                if !wake.wait(timeout: Self.idleCheckInterval) {
+                    idle = !updatePending && !closing
+                    break
+                }
+            }
             let stop = closing
             updatePending = false
             wake.unlock()
             if stop { break }
+            // Nothing came for a while: end if the context is gone (checked outside `wake`, so
+            // the render lock is never taken while `wake` is held), else wait again.
+            if idle {
+                if context.isAlive { continue }
+                break
+            }
             do throws(FrameOutputError) {
                 guard try context.update() else { continue }
                 let next = try context.nextFrame()

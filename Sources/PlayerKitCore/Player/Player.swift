@@ -91,12 +91,15 @@ public final class Player: Sendable {
     }
 
     /// Shuts the player down: stops its events, destroys its mpv core, and frees its ID.
-    /// Returns only once the core is destroyed. Safe to call more than once, and from a
-    /// delegate method. A pending ``load(_:startPaused:)`` fails with ``PlayerError/playerShutDown(_:)``.
+    /// Returns once the core is destroyed, or after ``PlayerConfiguration/shutdownTimeout`` at
+    /// the latest: when mpv cannot let go of the core by then (a ``MediaStreamProvider`` whose
+    /// `open` or `read` does not return holds it), an error is logged and the core is destroyed
+    /// in the background, which the player's last event, ``PlayerEvent/shutDown``, reports.
+    /// Either way, once it returns every call throws ``PlayerError/playerShutDown(_:)`` and the
+    /// ID is free. Safe to call more than once, and from a delegate method. A pending
+    /// ``load(_:startPaused:)`` fails with ``PlayerError/playerShutDown(_:)``.
     public func shutdown() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            core.shutdown { continuation.resume() }
-        }
+        _ = await core.shutdown(timeout: configuration.shutdownTimeout)
         PlayerRegistry.release(id, token: registryToken)
     }
 
@@ -265,6 +268,10 @@ public final class Player: Sendable {
     /// ``PlayerError/loadCancelled(source:)`` and stops the item's loading (as ``stop()``
     /// would) unless another load has replaced it meanwhile; the player stays usable.
     ///
+    /// **Bound.** The load waits at most ``PlayerConfiguration/loadTimeout`` (default 120 s, on
+    /// the monotonic clock), then throws ``PlayerError/timedOut(operation:after:)`` and stops the
+    /// item the same way.
+    ///
     /// - Parameters:
     ///   - source: a path, URL or mpv URL such as `av://lavfi:testsrc`.
     ///   - startPaused: stay paused on the first frame (state ``PlayerState/ready``).
@@ -274,7 +281,8 @@ public final class Player: Sendable {
     ///   ``PlayerError/permissionDenied(path:)``, ``PlayerError/unsupportedScheme(scheme:source:)``,
     ///   ``PlayerError/invalidSource(_:)``, ``PlayerError/loadFailed(source:_:)``,
     ///   ``PlayerError/loadCancelled(source:)`` (another load or stop came first, or the task
-    ///   was cancelled), or ``PlayerError/playerShutDown(_:)``.
+    ///   was cancelled), ``PlayerError/timedOut(operation:after:)`` (``PlayerConfiguration/loadTimeout``
+    ///   passed), or ``PlayerError/playerShutDown(_:)``.
     @discardableResult
     public func load(_ source: MediaSource, startPaused: Bool = false) async throws(PlayerError) -> MediaInfo {
         let argument = try validate(source)

@@ -13,6 +13,9 @@ failures=()
 
 # The tests that run syncplay-server (and Syncplay's own client).
 room_tests='RoomClientTests|RoomFollowerTests|RoomTLSTests|SyncplayInteropTests|SyncplayServerTests'
+# The tests that measure a wait against its bound (a read, a load, a room's operations): timing
+# assertions, so they run one at a time, after the parallel pass.
+bound_tests='CacheOriginTests|WaitBoundTests|RoomBoundsTests'
 
 pass() {
   local name=$1
@@ -36,7 +39,9 @@ pass() {
 }
 
 pass parallel --skip TimingTests --skip SoakTests --skip CorruptMediaTests --skip FrameOutputTests \
-  --skip CacheModelTests --skip "$room_tests"
+  --skip CacheModelTests --skip "$room_tests" --skip "$bound_tests"
+# Bounds, one test at a time.
+pass bounds --no-parallel --filter "$bound_tests"
 # The model-based cache test: 10,000 seeded runs of the transfer machine on a simulated clock.
 pass cache-model --filter CacheModelTests
 # The corrupted-media corpus keeps 8 players decoding for most of a minute, and the software

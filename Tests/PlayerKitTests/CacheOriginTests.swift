@@ -78,14 +78,14 @@ struct CacheOriginTests {
 
     @Test("a trickling origin that ignores Range: a reader far ahead gets timedOut in bound; the origin is asked once")
     func tricklingRangeIgnoringOrigin() async throws {
-        let harness = try CacheHarness { $0.readTimeout = .seconds(2); $0.retries = 0 }
+        let harness = try CacheHarness { $0.readTimeout = .seconds(4); $0.retries = 0 }
         harness.server.setStyle([.ignoresRange, .chunked], for: "long.mp4")
         harness.server.setFault(.trickle(bytes: 200, every: .milliseconds(300)), for: "long.mp4")
         let (first, _) = try await Self.timedRead(harness, "long.mp4", count: 100)
         #expect((try? first.get()) == 100)
         let (result, elapsed) = try await Self.timedRead(harness, "long.mp4", at: 1_000_000)
         #expect(elapsed <= Self.bound(harness.cache.configuration), "the read took \(elapsed)")
-        #expect(result == .failure(.timedOut(url: harness.server.url("long.mp4").absoluteString, after: .seconds(2))))
+        #expect(result == .failure(.timedOut(url: harness.server.url("long.mp4").absoluteString, after: .seconds(4))))
         // A range-ignoring origin is read from its start once per reader demand, never per read.
         #expect(harness.server.counts("long.mp4").requests <= 2, "\(harness.server.counts("long.mp4").requests) requests")
         await harness.close()
@@ -117,7 +117,7 @@ struct CacheOriginTests {
         let size = Int64(CacheHarness.clipA.count)
         let (result, elapsed) = try await Self.timedRead(harness, "clip-a.mp4", at: size + 100)
         #expect(result == .success(0))
-        #expect(elapsed < .seconds(5))
+        #expect(elapsed <= Self.bound(harness.cache.configuration), "the read took \(elapsed)")
         #expect(harness.cache.entry(forKey: "clip-a.mp4")?.size == size)
         #expect(harness.server.counts("clip-a.mp4").requests == 1)
         // Nothing was dropped for it: a read of the start is served.

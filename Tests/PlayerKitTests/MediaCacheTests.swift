@@ -476,7 +476,7 @@ struct AutoplayCacheTests {
         #expect(await saw(.precache, "item-5"))
         #expect(await eventually { harness.server.counts("long.mp4").closedByClient >= 2 })
         #expect(await eventually { harness.cache.entry(forKey: "item-1")?.isDownloading == false })
-        #expect(harness.cache.entry(forKey: "item-5")?.isDownloading == true)
+        #expect(await eventually { harness.cache.entry(forKey: "item-5")?.isDownloading == true })
         for player in players { await player.shutdown() }
         await harness.close()
     }

@@ -148,7 +148,7 @@ struct CacheOriginTests {
         #expect(await secondEvents.waitFor(timeout: .seconds(30)) { if case .itemEnded(.finished) = $0.event { return true }; return false } != nil)
         #expect(harness.server.counts("clip-a.mp4").requests == requests)
         await second.shutdown()
-        #expect(try harness.readAll("clip-a.mp4", name: "clip-a.mp4") == CacheHarness.clipA)
+        #expect(try await harness.readAll("clip-a.mp4", name: "clip-a.mp4") == CacheHarness.clipA)
         await harness.close()
     }
 

@@ -49,18 +49,24 @@ final class CacheHarness: Sendable {
         await eventually(timeout: .seconds(20)) { self.events.withLock { $0.contains(where: predicate) } }
     }
 
-    /// Every byte of `key` read through the cache's own provider, as mpv would read it.
-    func readAll(_ key: String, name: String) throws -> Data {
-        let stream = try cache.streamProvider.open(try source(name, key: key).description, player: "reader")
-        defer { stream.close() }
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
-            if count == 0 { break }
-            data.append(contentsOf: buffer[0..<count])
+    /// Every byte of `key` read through the cache's own provider, as mpv would read it: on a
+    /// thread of its own (reads block like read(2); two of them on Swift's cooperative pool
+    /// would hold both of its threads here, and with them the downloads they wait for).
+    func readAll(_ key: String, name: String) async throws -> Data {
+        let url = try source(name, key: key).description
+        let provider = cache.streamProvider
+        return try await offPool {
+            let stream = try provider.open(url, player: "reader")
+            defer { stream.close() }
+            var data = Data()
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
+                if count == 0 { break }
+                data.append(contentsOf: buffer[0..<count])
+            }
+            return data
         }
-        return data
     }
 
     func close() async {
@@ -100,7 +106,7 @@ struct MediaCacheTests {
         let entry = try #require(harness.cache.entry(forKey: "long.mp4"))
         #expect(entry.isComplete && entry.size == size && entry.bytesFromNetwork == size)
         await second.shutdown()
-        #expect(try harness.readAll("long.mp4", name: "long.mp4") == CacheHarness.long)
+        #expect(try await harness.readAll("long.mp4", name: "long.mp4") == CacheHarness.long)
         await harness.close()
     }
 
@@ -220,13 +226,13 @@ struct MediaCacheTests {
         #expect(await harness.saw { $0 == .completed(key: "clip-a.mp4", size: Int64(CacheHarness.clipA.count)) })
         let resumed = harness.server.requests.filter { $0.path == "/clip-a.mp4" }
         #expect(resumed.count >= 2 && resumed.allSatisfy { $0.hasRange && $0.rangeStart >= 60_000 }, "requests: \(resumed)")
-        #expect(try harness.readAll("clip-a.mp4", name: "clip-a.mp4") == CacheHarness.clipA)
+        #expect(try await harness.readAll("clip-a.mp4", name: "clip-a.mp4") == CacheHarness.clipA)
         // A reset (RST) 20 kB into the body, once: retried (from wherever the bytes that
         // arrived before the reset end), completed, and the bytes are the server's.
         harness.server.setFault(.resetAfter(bytes: 20_000, times: 1), for: "clip-b.mp4")
         try await harness.cache.precache(try harness.source("clip-b.mp4", key: "clip-b-reset"), .all)
         #expect(harness.server.counts("clip-b.mp4").requests >= 2)
-        #expect(try harness.readAll("clip-b-reset", name: "clip-b.mp4") == CacheHarness.clipB)
+        #expect(try await harness.readAll("clip-b-reset", name: "clip-b.mp4") == CacheHarness.clipB)
         // A reset every time: fails after the retries, typed.
         harness.server.setFault(.resetAfter(bytes: 1000, times: nil), for: "long.mp4")
         await #expect(throws: PlayerError.self) { try await player.load(try harness.source("long.mp4")) }
@@ -277,12 +283,12 @@ struct MediaCacheTests {
         #expect(info.duration.map { abs($0 - 4) < 0.3 } == true, "played \(String(describing: info.duration)) s, not the new 4 s clip")
         #expect(await run2.saw { if case .invalidated("item.mp4", _) = $0 { return true }; return false })
         await player.shutdown()
-        #expect(try run2.readAll("item.mp4", name: "item.mp4") == CacheHarness.clipA)
+        #expect(try await run2.readAll("item.mp4", name: "item.mp4") == CacheHarness.clipA)
         await run2.cache.shutdown()
         // Run 3, revalidating: the complete entry is checked and refetched when it changed.
         run2.server.setFile("item.mp4", CacheHarness.clipB)
         let run3 = try CacheHarness(directory: directory, files: ["item.mp4": CacheHarness.clipB]) { $0.revalidation = .always }
-        #expect(try run3.readAll("item.mp4", name: "item.mp4") == CacheHarness.clipB)
+        #expect(try await run3.readAll("item.mp4", name: "item.mp4") == CacheHarness.clipB)
         #expect(await run3.saw { if case .invalidated("item.mp4", _) = $0 { return true }; return false })
         await run3.close()
         await run2.close()
@@ -324,7 +330,7 @@ struct MediaCacheTests {
         try player.seek(to: 19)
         #expect(await events.waitFor(timeout: .seconds(20)) { if case .itemEnded(.finished) = $0.event { return true }; return false } != nil)
         await player.shutdown()
-        #expect(try harness.readAll("long.mp4", name: "long.mp4") == CacheHarness.long)
+        #expect(try await harness.readAll("long.mp4", name: "long.mp4") == CacheHarness.long)
         // The resumed download asked only for what was missing.
         #expect(!harness.server.requests.contains { $0.path == "/long.mp4" && $0.rangeStart == 0 })
         await harness.close()

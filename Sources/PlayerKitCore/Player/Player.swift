@@ -253,7 +253,8 @@ public final class Player: Sendable {
     /// Local files are checked first, so a missing, empty or non-regular file fails at once
     /// with an error naming the path; URLs must use a scheme mpv supports. Formats mpv cannot
     /// read fail with ``PlayerError/loadFailed(source:_:)`` once mpv has tried; its
-    /// ``MPVError/reason`` is the line mpv logged about the cause.
+    /// ``MPVError/reason`` is the line mpv logged about this item's cause (never another
+    /// item's), or, when mpv logged none, a line that says so.
     ///
     /// **Playlist files** (`.m3u`, `.pls`, ...): mpv expands them in place, and the load
     /// returns the first entry that loads (its ``MediaInfo/source`` is that entry's path). An

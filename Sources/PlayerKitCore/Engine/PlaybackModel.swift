@@ -588,7 +588,7 @@ struct PlaybackModel: Sendable {
             default: break
             }
         case "fullscreen":
-            isFullscreen = value.boolValue ?? isFullscreen
+            return changed(&isFullscreen, to: value.boolValue, reportFirst: fromSetter) { .fullscreenStateChanged($0) }
         case "hwdec":
             if let mode = value.stringValue { isHardwareDecodingEnabled = mode != "no" }
         case "cache-buffering-state":

@@ -140,6 +140,7 @@ public struct JSONEventLine: Encodable, Sendable {
             switch event {
             case .fullscreenChanged(let isFullscreen): fullscreen = isFullscreen
             case .ownershipChanged(let newOwner): owner = newOwner?.rawValue ?? ""
+            case .fullscreenUndone(let currentOwner): owner = currentOwner.rawValue
             case .orientationChanged(let newOrientation): orientation = newOrientation.rawValue
             @unknown default: value = event.description
             }

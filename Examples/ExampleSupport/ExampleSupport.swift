@@ -115,7 +115,7 @@ public struct JSONEventLine: Encodable, Sendable {
         case .seekCompleted(let seconds): position = seconds
         case .bufferingProgress(let percent): value = String(percent)
         case .volumeChanged(let volume): value = String(volume)
-        case .muteChanged(let muted): value = String(muted)
+        case .muteChanged(let muted), .fullscreenStateChanged(let muted): value = String(muted)
         case .speedChanged(let speed): value = String(speed)
         case .tracksChanged(let tracks): value = tracks.filter(\.isSelected).map(\.description).joined(separator: ", ")
         case .videoDecoderChanged(let decoder): value = decoder?.description ?? "none"
@@ -140,6 +140,7 @@ public struct JSONEventLine: Encodable, Sendable {
             switch event {
             case .fullscreenChanged(let isFullscreen): fullscreen = isFullscreen
             case .ownershipChanged(let newOwner): owner = newOwner?.rawValue ?? ""
+            case .fullscreenUndone(let currentOwner): owner = currentOwner.rawValue
             case .orientationChanged(let newOrientation): orientation = newOrientation.rawValue
             @unknown default: value = event.description
             }

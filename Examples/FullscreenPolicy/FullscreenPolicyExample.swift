@@ -61,7 +61,7 @@ struct FullscreenPolicyExample: AsyncParsableCommand {
         }
         let subscription = PlayerEventBus.shared.subscribe(
             to: .players(Set(names)),
-            kinds: [.fullscreenOwnershipChanged, .fullscreenChanged, .orientationChanged, .error],
+            kinds: [.fullscreenOwnershipChanged, .fullscreenChanged, .fullscreenUndone, .orientationChanged, .error],
             delivery: .queue(output)
         ) { record in printer.player(record) }
         defer { subscription.cancel() }
@@ -75,6 +75,8 @@ struct FullscreenPolicyExample: AsyncParsableCommand {
         let policy = FullscreenPolicy(orientationControlsFullscreen: true, fullscreenControlsOrientation: true,
                                       delegateQueue: output)
         policy.delegate = printer
+        // The policy governs every player on the screen, whatever path fullscreen takes.
+        for id in names { try policy.add(players[id]!) }
         if !json { printer.line(screenLine()) }
 
         let left = players["left"]!, center = players["center"]!, right = players["right"]!
@@ -93,6 +95,12 @@ struct FullscreenPolicyExample: AsyncParsableCommand {
             ("right releases the policy", { try policy.release(right) }),
             ("left claims the policy", { try policy.claim(left) }),
             ("the screen turns to landscape left", { policy.setOrientation(.landscapeLeft) }),
+            ("center's own mpv window goes fullscreen (as a key in it would; the policy undoes it)", {
+                let undone = center.events(kinds: [.fullscreenUndone])
+                try center.command(["set", "fullscreen", "yes"])
+                try await Self.first(of: undone, within: .seconds(5), waitingFor: "the policy to undo center's fullscreen")
+            }),
+            ("right asks its own player for fullscreen", { try right.setFullscreen(true) }),
             ("left shuts down", { await left.shutdown() }),
         ]
         let hold = stepSeconds ?? (window ? 1.5 : 0.25)
@@ -114,6 +122,25 @@ struct FullscreenPolicyExample: AsyncParsableCommand {
         }
         for id in names { await players[id]!.shutdown() }
         output.sync {}  // the last lines
+    }
+
+    /// Waits for the first event of `events`, at most `limit` (on the monotonic clock).
+    private static func first(of events: PlayerEventStream, within limit: Duration, waitingFor what: String) async throws {
+        let arrived = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await _ in events { return true }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            events.cancel()
+            return first
+        }
+        guard arrived else { throw ValidationError("timed out after \(limit) waiting for \(what)") }
     }
 
     /// What the RandR adapter says about this X screen, if there is one.
@@ -218,7 +245,9 @@ final class Printer: FullscreenPolicyDelegate {
         case .ownedByAnotherPlayer(_, let requester): return requester.rawValue
         case .notOwner(let player, _): return player.rawValue
         case .playerShutDown(let player): return player.rawValue
-        default: return ""
+        default:
+            if case .fullscreenRefused(let player, _)? = error as? PlayerError { return player.rawValue }
+            return ""
         }
     }
 }

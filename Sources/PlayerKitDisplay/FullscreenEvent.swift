@@ -12,28 +12,34 @@ public enum FullscreenEvent: PlayerDelegateEvent {
     /// The owner of the player's policy changed: sent to the old and the new owner, with the
     /// new owner's ID (nil when the policy became free).
     case ownershipChanged(owner: PlayerID?)
-    /// The player entered (true) or left (false) fullscreen through its policy.
+    /// The player, as its policy's owner, entered (true) or left (false) fullscreen: through
+    /// the policy or by any other path the policy heard of (mpv's window, the window manager).
     case fullscreenChanged(Bool)
+    /// The player entered fullscreen by a path its policy could not refuse beforehand (mpv's
+    /// window, the window manager, an escape hatch) while `owner` owns the policy, and the policy
+    /// took it out of fullscreen again.
+    case fullscreenUndone(owner: PlayerID)
     /// The app (or an ``OrientationSource``) reported a new screen orientation; sent to the
     /// policy's owner.
     case orientationChanged(Orientation)
 
-    /// ``PlayerKitCore/PlayerEventKind/fullscreenOwnershipChanged``, ``PlayerKitCore/PlayerEventKind/fullscreenChanged`` or
-    /// ``PlayerKitCore/PlayerEventKind/orientationChanged``.
+    /// ``PlayerKitCore/PlayerEventKind/fullscreenOwnershipChanged``, ``PlayerKitCore/PlayerEventKind/fullscreenChanged``,
+    /// ``PlayerKitCore/PlayerEventKind/fullscreenUndone`` or ``PlayerKitCore/PlayerEventKind/orientationChanged``.
     public var kind: PlayerEventKind {
         switch self {
         case .ownershipChanged: return .fullscreenOwnershipChanged
         case .fullscreenChanged: return .fullscreenChanged
+        case .fullscreenUndone: return .fullscreenUndone
         case .orientationChanged: return .orientationChanged
         }
     }
 
-    /// `.playerDidChangeFullscreenOwnership` and `.playerDidChangeFullscreen`; orientation
-    /// changes are not posted.
+    /// `.playerDidChangeFullscreenOwnership` and `.playerDidChangeFullscreen` (an undone
+    /// fullscreen too); orientation changes are not posted.
     public var notificationName: Notification.Name? {
         switch self {
         case .ownershipChanged: return .playerDidChangeFullscreenOwnership
-        case .fullscreenChanged: return .playerDidChangeFullscreen
+        case .fullscreenChanged, .fullscreenUndone: return .playerDidChangeFullscreen
         case .orientationChanged: return nil
         }
     }
@@ -43,6 +49,7 @@ public enum FullscreenEvent: PlayerDelegateEvent {
         switch self {
         case .ownershipChanged(let owner): return "fullscreenOwnershipChanged(\(owner?.rawValue ?? "none"))"
         case .fullscreenChanged(let fullscreen): return "fullscreenChanged(\(fullscreen))"
+        case .fullscreenUndone(let owner): return "fullscreenUndone(owner \(owner))"
         case .orientationChanged(let orientation): return "orientationChanged(\(orientation))"
         }
     }
@@ -53,6 +60,7 @@ public enum FullscreenEvent: PlayerDelegateEvent {
         switch self {
         case .ownershipChanged(let owner): delegate.player(player, didChangeFullscreenOwner: owner)
         case .fullscreenChanged(let fullscreen): delegate.player(player, didChangeFullscreen: fullscreen)
+        case .fullscreenUndone(let owner): delegate.player(player, hadFullscreenUndoneFor: owner)
         case .orientationChanged(let orientation): delegate.player(player, didSeeOrientation: orientation)
         }
     }
@@ -66,6 +74,8 @@ public protocol FullscreenEventDelegate: PlayerDelegate {
     func player(_ player: Player, didChangeFullscreenOwner owner: PlayerID?)
     /// ``FullscreenEvent/fullscreenChanged(_:)``. Default: nothing.
     func player(_ player: Player, didChangeFullscreen isFullscreen: Bool)
+    /// ``FullscreenEvent/fullscreenUndone(owner:)``. Default: nothing.
+    func player(_ player: Player, hadFullscreenUndoneFor owner: PlayerID)
     /// ``FullscreenEvent/orientationChanged(_:)``. Default: nothing.
     func player(_ player: Player, didSeeOrientation orientation: Orientation)
 }
@@ -76,6 +86,8 @@ extension FullscreenEventDelegate {
     /// Does nothing.
     public func player(_ player: Player, didChangeFullscreen isFullscreen: Bool) {}
     /// Does nothing.
+    public func player(_ player: Player, hadFullscreenUndoneFor owner: PlayerID) {}
+    /// Does nothing.
     public func player(_ player: Player, didSeeOrientation orientation: Orientation) {}
 }
 
@@ -84,6 +96,8 @@ extension PlayerEventKind {
     public static let fullscreenOwnershipChanged: PlayerEventKind = "fullscreenOwnershipChanged"
     /// ``FullscreenEvent/fullscreenChanged(_:)``.
     public static let fullscreenChanged: PlayerEventKind = "fullscreenChanged"
+    /// ``FullscreenEvent/fullscreenUndone(owner:)``.
+    public static let fullscreenUndone: PlayerEventKind = "fullscreenUndone"
     /// ``FullscreenEvent/orientationChanged(_:)``.
     public static let orientationChanged: PlayerEventKind = "orientationChanged"
 }

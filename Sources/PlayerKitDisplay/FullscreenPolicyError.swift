@@ -12,6 +12,9 @@ public enum FullscreenPolicyError: Error, Sendable, Hashable, CustomStringConver
     case notOwner(PlayerID, owner: PlayerID?)
     /// The player is shut down and cannot own the policy.
     case playerShutDown(PlayerID)
+    /// Another fullscreen policy governs the player (it is that policy's member, see
+    /// ``FullscreenPolicy/add(_:)``); remove it there first. Nothing changed.
+    case governedByAnotherPolicy(PlayerID)
     /// An ``OrientationSource`` cannot work here; the reason says why.
     case orientationSourceUnavailable(String)
 
@@ -24,6 +27,8 @@ public enum FullscreenPolicyError: Error, Sendable, Hashable, CustomStringConver
             return "player \"\(player)\" does not own the fullscreen policy (owner: \(owner.map { "\"\($0)\"" } ?? "none"))"
         case .playerShutDown(let player):
             return "player \"\(player)\" is shut down and cannot own the fullscreen policy"
+        case .governedByAnotherPolicy(let player):
+            return "player \"\(player)\" is governed by another fullscreen policy"
         case .orientationSourceUnavailable(let reason):
             return "orientation source unavailable: \(reason)"
         }

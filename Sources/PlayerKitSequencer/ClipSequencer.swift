@@ -30,6 +30,12 @@ import PlayerKitSupport
 /// boundary goes to whatever clip follows it then (re-prepared in the background if it
 /// changed). Removing the current clip lets it finish.
 ///
+/// **A clip that cannot play** (a missing file, media mpv cannot read) is skipped: its
+/// preparation fails with ``SequencerEvent/clipFailed(clipID:error:)``, the clip after it is
+/// prepared in its place, and the output goes on to that one at the boundary (or finishes when
+/// none follows). An edit that changes the clip, or removes and adds it again, gives it another
+/// try. The first clip's failure is thrown by ``start(at:)`` instead.
+///
 /// **Events.** Each player publishes ``SequencerEvent``s by its ID (clip started, boundary
 /// with its gap, clip failed, finished) through the core's pipeline.
 ///
@@ -88,6 +94,9 @@ public final class ClipSequencer: Sendable {
         var pendingBoundary: (from: SequenceClip, lastFrame: Duration, hold: Duration, firstPull: Duration?)?
         /// The frame the last pull returned.
         var lastFrame: SequencedFrame?
+        /// Clips that could not be prepared, as they were then (by ID): skipped while they stay
+        /// so; an edit that changes or re-adds one gives it another try.
+        var failed: [String: SequenceClip] = [:]
     }
 
     /// A sequencer over `clips`.
@@ -208,7 +217,7 @@ public final class ClipSequencer: Sendable {
             let timeUp = length.map { now + halfTick >= state.currentStart + $0 } ?? false
             let ended = !current.isStill && slot.isStarted && [.ended, .idle, .failed].contains(slot.player.state)
             if timeUp || ended {
-                let nextClip = Self.clip(after: current.id, hint: state.currentIndexHint, in: state.clips)
+                let nextClip = Self.playableClip(after: current.id, hint: state.currentIndexHint, in: state.clips, failed: state.failed)
                 if let nextClip, let nextIndex = state.slots.firstIndex(where: { $0.clipID == nextClip.id && $0.isReady }) {
                     // The switch: the prepared next clip starts now; its first frame is ready.
                     let tick = Self.median(state.recentTicks) ?? .milliseconds(33)
@@ -306,6 +315,17 @@ public final class ClipSequencer: Sendable {
         return hint < clips.count ? clips[hint] : nil
     }
 
+    /// The first clip after the one with `id` (as ``clip(after:hint:in:)``) that did not fail to
+    /// prepare: the output goes on without a clip that cannot play.
+    static func playableClip(after id: String, hint: Int, in clips: [SequenceClip], failed: [String: SequenceClip]) -> SequenceClip? {
+        var next = clip(after: id, hint: hint, in: clips)
+        while let candidate = next, failed[candidate.id] == candidate {
+            guard let index = clips.firstIndex(where: { $0.id == candidate.id }) else { return nil }
+            next = index + 1 < clips.count ? clips[index + 1] : nil
+        }
+        return next
+    }
+
     // MARK: Editing
 
     /// Inserts `clip` at `index` (0...count).
@@ -359,6 +379,8 @@ public final class ClipSequencer: Sendable {
                 try change(&clips)
                 try Self.checkUnique(clips)
                 state.clips = clips
+                // A failed clip that was changed, or removed (and maybe added again), gets another try.
+                state.failed = state.failed.filter { id, clip in clips.contains { $0.id == id && $0 == clip } }
                 // A prepared clip whose media or settings changed must be prepared again.
                 for index in state.slots.indices {
                     guard let id = state.slots[index].clipID, id != state.current?.id else { continue }
@@ -391,10 +413,12 @@ public final class ClipSequencer: Sendable {
                 var wanted: [SequenceClip] = []
                 if let current = state.current {
                     wanted.append(current)
-                    if let next = Self.clip(after: current.id, hint: state.currentIndexHint, in: state.clips) { wanted.append(next) }
+                    if let next = Self.playableClip(after: current.id, hint: state.currentIndexHint, in: state.clips, failed: state.failed) {
+                        wanted.append(next)
+                    }
                 } else if let first = state.clips.first {
                     wanted.append(first)
-                    if state.clips.count > 1 { wanted.append(state.clips[1]) }
+                    if let next = Self.playableClip(after: first.id, hint: 1, in: state.clips, failed: state.failed) { wanted.append(next) }
                 }
                 let wantedIDs = Set(wanted.map(\.id))
                 var release: [Player] = []
@@ -421,7 +445,7 @@ public final class ClipSequencer: Sendable {
         }
         for clip in wanted {
             let needed = state.withLock { state in
-                !state.slots.contains { $0.clipID == clip.id && ($0.isReady || $0.isStarted) }
+                !state.slots.contains { $0.clipID == clip.id && ($0.isReady || $0.isStarted) } && state.failed[clip.id] != clip
             }
             if needed { try? await prepare(clip, throwing: false) }
         }
@@ -468,12 +492,18 @@ public final class ClipSequencer: Sendable {
         } catch {
             Self.logger.warning("clip could not be prepared", metadata: ["clip": "\(clip.id)", "error": "\(error)"])
             player.publish(SequencerEvent.clipFailed(clipID: clip.id, error: error))
-            queue.sync {
-                state.withLock { state in
-                    if state.slots[index].generation == generation { state.slots[index].clipID = nil }
+            let superseded = queue.sync {
+                state.withLock { state -> Bool in
+                    guard state.slots[index].generation == generation else { return true }
+                    state.slots[index].clipID = nil
+                    // Skipped from now on (unless an edit changes it): the clip after it is
+                    // prepared in its place, and a pull waiting at the boundary moves on to that.
+                    state.failed[clip.id] = clip
+                    return false
                 }
             }
             if throwing { throw error }
+            if !superseded { scheduleMaintenance() }
         }
     }
 

@@ -49,6 +49,56 @@ struct BadInputTests {
         #expect(PlayerError.fileNotFound(path: missing).description.contains(missing))
     }
 
+    /// The error of a load that must fail, or nil (recorded) when it loaded.
+    private func loadError(_ player: Player, _ source: MediaSource, sourceLocation: SourceLocation = #_sourceLocation) async -> (String, MPVError)? {
+        do {
+            try await player.load(source)
+            Issue.record("\(source) loaded", sourceLocation: sourceLocation)
+        } catch {
+            guard case .loadFailed(let failed, let mpvError) = error else {
+                Issue.record("unexpected error \(error)", sourceLocation: sourceLocation)
+                return nil
+            }
+            return (failed, mpvError)
+        }
+        return nil
+    }
+
+    @Test("each failed load carries its own item's reason: random bytes, then an HTTP 404 on the same player, never the other's")
+    func eachLoadErrorHasItsOwnReason() async throws {
+        let server = try LoopbackHTTPServer(root: Fixtures.repository.appendingPathComponent("Media"))
+        defer { server.stop() }
+        let random = FileManager.default.temporaryDirectory.appendingPathComponent("random-\(UUID().uuidString).mp4")
+        var generator = SystemRandomNumberGenerator()
+        try Data((0..<65_536).map { _ in UInt8.random(in: .min ... .max, using: &generator) }).write(to: random)
+        defer { try? FileManager.default.removeItem(at: random) }
+        let missing = "http://127.0.0.1:\(server.port)/no-such-clip.mp4"
+        let (player, recorder) = try await Fixtures.player()
+        defer { Task { await player.shutdown() } }
+
+        // A fresh player's 404, for reference: the reason names the URL.
+        let (fresh, _) = try await Fixtures.player()
+        defer { Task { await fresh.shutdown() } }
+        let reference = await loadError(fresh, MediaSource(missing))
+        #expect(reference?.1.reason?.contains("Failed to open \(missing)") == true, "fresh 404: \(String(describing: reference?.1))")
+
+        for round in 1...3 {
+            let bytes = await loadError(player, .file(random.path))
+            #expect(bytes?.0 == random.path)
+            let bytesReason = bytes?.1.reason ?? ""
+            #expect(!bytesReason.isEmpty, "round \(round), random bytes: \(String(describing: bytes?.1))")
+            #expect(!bytesReason.contains(missing) && !bytesReason.contains("Failed to open http"), "round \(round): \(bytesReason)")
+
+            let notFound = await loadError(player, MediaSource(missing))
+            #expect(notFound?.0 == missing)
+            let reason = notFound?.1.reason ?? ""
+            #expect(reason.contains("Failed to open") && reason.contains(missing), "round \(round), 404: \(String(describing: notFound?.1))")
+            #expect(!(notFound?.1.logMessages ?? []).contains { $0.contains("recognize file format") },
+                    "round \(round), 404: \(String(describing: notFound?.1))")
+        }
+        try await assertStillPlays(player, recorder)
+    }
+
     @Test("files mpv cannot read fail with mpv's code and the file's name", arguments: ["random-bytes.mp4", "truncated.mp4"])
     func unreadableFiles(name: String) async throws {
         let (player, recorder) = try await Fixtures.player()

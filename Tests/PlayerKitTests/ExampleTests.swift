@@ -242,11 +242,14 @@ struct WindowExampleTests {
 
 @Suite("fullscreen-policy example", .timeLimit(.minutes(4)))
 struct FullscreenPolicyExampleTests {
-    /// The expected fullscreen player after each of the example's fifteen steps (nil: nobody).
+    /// The expected fullscreen player after each of the example's seventeen steps (nil: nobody).
+    /// Steps 15 and 16 try to make another player fullscreen beside the owner: from mpv's side
+    /// (undone by the policy) and through the player's own `setFullscreen` (refused).
     static let expectedFullscreen: [Int: String?] = [
         1: nil, 2: nil, 3: "center", 4: "center", 5: "center", 6: nil, 7: "center", 8: "right",
-        9: "right", 10: nil, 11: "right", 12: nil, 13: nil, 14: "left", 15: nil,
+        9: "right", 10: nil, 11: "right", 12: nil, 13: nil, 14: "left", 15: "left", 16: "left", 17: nil,
     ]
+    static let steps = expectedFullscreen.count
 
     @Test("fullscreen-policy --json: fullscreen is only ever true for the owning player")
     func onlyTheOwner() async throws {
@@ -257,7 +260,7 @@ struct FullscreenPolicyExampleTests {
         // Status lines: mpv's own fullscreen property of every live player after each step.
         let statuses = objects.filter { $0["event"] as? String == "status" }
         let byStep = Dictionary(grouping: statuses) { $0["step"] as? Int ?? 0 }
-        #expect(byStep.keys.sorted() == Array(1...15))
+        #expect(byStep.keys.sorted() == Array(1...Self.steps))
         for (step, lines) in byStep {
             let fullscreen = lines.filter { $0["fullscreen"] as? Bool == true }.compactMap { $0["player"] as? String }
             #expect(fullscreen.count <= 1, "step \(step): \(fullscreen)")
@@ -267,12 +270,14 @@ struct FullscreenPolicyExampleTests {
             #expect(fullscreen.first == Self.expectedFullscreen[step] ?? nil, "step \(step): \(fullscreen)")
         }
         // The shut-down owner is gone from the last step and nobody owns the policy.
-        #expect(byStep[15]?.count == 2 && byStep[15]?.allSatisfy { $0["owner"] as? String == "" } == true)
+        #expect(byStep[Self.steps]?.count == 2 && byStep[Self.steps]?.allSatisfy { $0["owner"] as? String == "" } == true)
 
-        // Refusals name the player that asked, in steps 4, 5 and 9.
+        // Refusals name the player that asked, in steps 4, 5, 9 and 16 (the player's own setFullscreen).
         let refused = objects.filter { $0["event"] as? String == "refused" }
-        #expect(refused.map { $0["step"] as? Int ?? 0 } == [4, 5, 9])
-        #expect(refused.map { $0["player"] as? String ?? "" } == ["left", "right", "center"])
+        #expect(refused.map { $0["step"] as? Int ?? 0 } == [4, 5, 9, 16])
+        #expect(refused.map { $0["player"] as? String ?? "" } == ["left", "right", "center", "right"])
+        // Step 15: center's mpv-side fullscreen was undone, and the event names the owner.
+        #expect(objects.contains { $0["event"] as? String == "fullscreenUndone" && $0["player"] as? String == "center" && $0["owner"] as? String == "left" })
         #expect(refused.allSatisfy { ($0["error"] as? String ?? "").contains("fullscreen policy") })
 
         // Each player's own events: fullscreenChanged(true) only while it owns the policy.
@@ -312,11 +317,11 @@ struct FullscreenPolicyWindowTests {
         let reader = JSONLineReader(child.output)
         var checkedSteps: [Int] = []
         var sawFullscreen = Set<String>()
-        for step in 1...15 {
+        for step in 1...FullscreenPolicyExampleTests.steps {
             child.input.write(Data("\n".utf8))
             // Read this step's status lines: one per live player.
             var statuses: [String: Bool] = [:]
-            let live = step == 15 ? 2 : 3
+            let live = step == FullscreenPolicyExampleTests.steps ? 2 : 3
             while statuses.count < live, let object = await reader.next() {
                 guard object["event"] as? String == "status", object["step"] as? Int == step,
                       let player = object["player"] as? String else { continue }
@@ -345,7 +350,7 @@ struct FullscreenPolicyWindowTests {
             #expect(sizes.filter { !screenSized.contains($0.key) }.allSatisfy { $0.value.hasPrefix("320x240+") }, "step \(step): \(sizes)")
             checkedSteps.append(step)
         }
-        #expect(checkedSteps.count == 15)
+        #expect(checkedSteps.count == FullscreenPolicyExampleTests.steps)
         #expect(sawFullscreen == ["left", "center", "right"])
         try child.input.close()
         await reader.drain()

@@ -172,4 +172,166 @@ struct FullscreenPolicyTests {
             await next.shutdown()
         }
     }
+
+    // MARK: One owner, whatever path fullscreen takes (issue 25)
+
+    /// mpv's own `fullscreen` property of each player.
+    private static func mpvFullscreen(_ players: [Player]) -> [PlayerID: Bool] {
+        Dictionary(uniqueKeysWithValues: players.map { ($0.id, (try? $0.property("fullscreen")) == .flag(true)) })
+    }
+
+    /// The rule, checked against mpv itself: at most `expected` is fullscreen, and the policy's
+    /// owner and isFullscreen say the same as the players.
+    private static func holds(_ policy: FullscreenPolicy, _ players: [Player], fullscreen expected: PlayerID?, owner: PlayerID?) -> Bool {
+        let truth = mpvFullscreen(players)
+        let fullscreen = truth.filter(\.value).map(\.key)
+        return fullscreen == (expected.map { [$0] } ?? []) && policy.owner == owner
+            && policy.isFullscreen == (owner.map { truth[$0] == true } ?? false)
+    }
+
+    private static func describe(_ policy: FullscreenPolicy, _ players: [Player]) -> String {
+        "mpv: \(mpvFullscreen(players).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }), "
+            + "policy: owner \(policy.owner?.rawValue ?? "none"), isFullscreen \(policy.isFullscreen)"
+    }
+
+    @Test("a member that is not the owner cannot enter fullscreen through its own player: setFullscreen and send are refused by name")
+    func playerPathRefused() async throws {
+        let policy = FullscreenPolicy()
+        let all = try await players(3)
+        defer { Task { for (player, _) in all { await player.shutdown() } } }
+        let players = all.map(\.0)
+        let (a, b, c) = (players[0], players[1], players[2])
+        for player in players { try policy.add(player) }
+        try policy.enterFullscreen(a)
+        #expect(Self.holds(policy, players, fullscreen: a.id, owner: a.id), "\(Self.describe(policy, players))")
+
+        do {
+            try b.setFullscreen(true)
+            Issue.record("b.setFullscreen(true) was accepted while a owns fullscreen")
+        } catch {
+            #expect(error.description.contains(b.id.rawValue) && error.description.contains(a.id.rawValue), "\(error)")
+        }
+        #expect(throws: PlayerError.self) { try c.send(.setFullscreen(true)) }
+        #expect(Self.holds(policy, players, fullscreen: a.id, owner: a.id), "\(Self.describe(policy, players))")
+        // Nothing was sent to mpv: no change is on its way either.
+        let mark = all[1].1.mark
+        try b.setVolume(50)  // a later request that does reach mpv, as a marker
+        #expect(await all[1].1.waitFor(after: mark) { $0.event == .volumeChanged(50) } != nil)
+        #expect(!all[1].1.events.contains { $0.description == "fullscreenStateChanged(true)" })
+        #expect(Self.holds(policy, players, fullscreen: a.id, owner: a.id), "\(Self.describe(policy, players))")
+        // Leaving fullscreen is never refused; the owner may do it through its player.
+        try b.setFullscreen(false)
+        try a.setFullscreen(false)
+        #expect(await eventually { Self.holds(policy, players, fullscreen: nil, owner: a.id) }, "\(Self.describe(policy, players))")
+    }
+
+    @Test("mpv's side (a property set or a command, as a key in mpv's window or the window manager makes) on a non-owner is undone",
+          arguments: ["set", "property", "cycle"])
+    func mpvSideUndone(path: String) async throws {
+        final class Log: FullscreenPolicyDelegate {
+            let events = Locked<[FullscreenPolicyEvent]>([])
+            func fullscreenPolicy(_ policy: FullscreenPolicy, didEmit event: FullscreenPolicyEvent) {
+                events.withLock { $0.append(event) }
+            }
+        }
+        let log = Log()
+        let policy = FullscreenPolicy()
+        policy.delegate = log
+        let all = try await players(3)
+        defer { Task { for (player, _) in all { await player.shutdown() } } }
+        let players = all.map(\.0)
+        let (a, b) = (players[0], players[1])
+        for player in players { try policy.add(player) }
+        try policy.enterFullscreen(a)
+
+        let started = ContinuousClock.now
+        switch path {
+        case "set": try b.command(["set", "fullscreen", "yes"])
+        case "property": try b.setProperty("fullscreen", to: .flag(true))
+        default: try b.command(["cycle", "fullscreen"])
+        }
+        // mpv took it: b is fullscreen for a moment, then the policy takes it out again.
+        #expect(await eventually(timeout: .seconds(5)) { Self.holds(policy, players, fullscreen: a.id, owner: a.id) },
+                "\(Self.describe(policy, players))")
+        let settled = ContinuousClock.now - started
+        #expect(settled < .seconds(2), "the rule came back after \(settled)")
+        #expect(await all[1].1.waitFor { $0.event.name == "fullscreenUndone" } != nil)
+        #expect(await eventually { log.events.withLock { $0.contains { $0.description.hasPrefix("fullscreenUndone(\(b.id)") } } })
+        // The owner never moved.
+        #expect(!all[0].1.events.contains { $0.description == "fullscreenStateChanged(false)" })
+        #expect(Self.holds(policy, players, fullscreen: a.id, owner: a.id), "\(Self.describe(policy, players))")
+    }
+
+    @Test("the owner's own mpv-side changes are followed, and a free policy's first fullscreen member becomes its owner, by any path")
+    func ownerAndFreePolicyFollowMPV() async throws {
+        let policy = FullscreenPolicy()
+        let all = try await players(3)
+        defer { Task { for (player, _) in all { await player.shutdown() } } }
+        let players = all.map(\.0)
+        let (a, b, c) = (players[0], players[1], players[2])
+        let (aEvents, bEvents) = (all[0].1, all[1].1)
+        for player in players { try policy.add(player) }
+        try policy.enterFullscreen(a)
+
+        // The owner leaves fullscreen in mpv's window (or the window manager takes it out).
+        var mark = aEvents.mark
+        try a.command(["set", "fullscreen", "no"])
+        #expect(await eventually { Self.holds(policy, players, fullscreen: nil, owner: a.id) }, "\(Self.describe(policy, players))")
+        #expect(await aEvents.waitFor(after: mark) { $0.event.feature(FullscreenEvent.self) == .fullscreenChanged(false) } != nil)
+        // ... and goes back in the same way.
+        mark = aEvents.mark
+        try a.command(["cycle", "fullscreen"])
+        #expect(await eventually { Self.holds(policy, players, fullscreen: a.id, owner: a.id) }, "\(Self.describe(policy, players))")
+        #expect(await aEvents.waitFor(after: mark) { $0.event.feature(FullscreenEvent.self) == .fullscreenChanged(true) } != nil)
+
+        // A free policy: the member that goes fullscreen from mpv's side owns it.
+        try policy.release(a)
+        #expect(Self.holds(policy, players, fullscreen: nil, owner: nil), "\(Self.describe(policy, players))")
+        mark = bEvents.mark
+        try b.command(["set", "fullscreen", "yes"])
+        #expect(await eventually { Self.holds(policy, players, fullscreen: b.id, owner: b.id) }, "\(Self.describe(policy, players))")
+        #expect(await bEvents.waitFor(after: mark) { $0.event.feature(FullscreenEvent.self) == .ownershipChanged(owner: b.id) } != nil)
+        #expect(throws: PlayerError.self) { try c.setFullscreen(true) }
+        #expect(throws: PlayerError.self) { try a.setFullscreen(true) }
+        #expect(Self.holds(policy, players, fullscreen: b.id, owner: b.id), "\(Self.describe(policy, players))")
+
+        // ... and through its own player too.
+        try policy.release(b)
+        try c.setFullscreen(true)
+        #expect(await eventually { Self.holds(policy, players, fullscreen: c.id, owner: c.id) }, "\(Self.describe(policy, players))")
+    }
+
+    @Test("a player belongs to one policy at most; a fullscreen player added beside a fullscreen owner is taken out; remove lets it go")
+    func membership() async throws {
+        let first = FullscreenPolicy()
+        let second = FullscreenPolicy()
+        let all = try await players(3)
+        defer { Task { for (player, _) in all { await player.shutdown() } } }
+        let (a, b, c) = (all[0].0, all[1].0, all[2].0)
+        try first.add(a)
+        #expect(throws: FullscreenPolicyError.governedByAnotherPolicy(a.id)) { try second.add(a) }
+        #expect(throws: FullscreenPolicyError.governedByAnotherPolicy(a.id)) { try second.claim(a) }
+        #expect(first.members == [a.id])
+        try first.enterFullscreen(a)
+        // c went fullscreen before the policy knew it: adding it restores the rule at once.
+        try c.setFullscreen(true)
+        try first.add(c)
+        #expect(try c.property("fullscreen") == .flag(false))
+        #expect(try a.property("fullscreen") == .flag(true) && first.owner == a.id && first.isFullscreen)
+        try first.add(b)
+        #expect(throws: PlayerError.fullscreenRefused(b.id, reason: "player \"\(a.id)\" owns the fullscreen policy")) {
+            try b.setFullscreen(true)
+        }
+        #expect(first.members == [a.id, b.id, c.id].sorted())
+        // Removing the owner releases the policy first; the player is free to join another.
+        first.remove(a)
+        #expect(first.owner == nil && !first.isFullscreen)
+        #expect(try a.property("fullscreen") == .flag(false))
+        #expect(a.fullscreenArbiter == nil)
+        try second.add(a)
+        #expect(second.members == [a.id] && first.members == [b.id, c.id].sorted())
+        await b.shutdown()
+        #expect(first.members == [c.id])
+        #expect(throws: FullscreenPolicyError.playerShutDown(b.id)) { try second.add(b) }
+    }
 }

@@ -65,11 +65,48 @@ struct PlaybackModelTests {
         _ = model.awaitEntry(7, source: "bad.mp4")
         _ = model.apply(.startFile(entryID: 7))
         let outputs = model.apply(.endFile(entryID: 7, reason: .error, error: -17))
-        let error = PlayerError.loadFailed(source: "bad.mp4", MPVError(code: -17, message: "unrecognized file format"))
+        // mpv logs its line for an unrecognized format only after END_FILE: the error has it already.
+        let error = PlayerError.loadFailed(source: "bad.mp4", MPVError(
+            code: -17, message: "unrecognized file format", logMessages: ["Failed to recognize file format."]))
         #expect(outputs == [
             .event(.error(error)), .event(.itemEnded(.error(error))), .loadResolved(entryID: 7, .failure(error)),
             .event(.stateChanged(from: .loading, to: .failed)),
         ])
+    }
+
+    @Test("each failed entry gets its own lines: mpv's late line for an unrecognized format is not the next entry's; lines naming another entry are left out; no line says so")
+    func errorLinesPerEntry() {
+        func failure(_ outputs: [PlaybackModel.Output]) -> MPVError? {
+            for case .event(.error(.loadFailed(_, let error))) in outputs { return error }
+            return nil
+        }
+        var model = PlaybackModel()
+        _ = model.awaitEntry(1, source: "/tmp/random.mp4")
+        _ = model.apply(.startFile(entryID: 1))
+        #expect(failure(model.apply(.endFile(entryID: 1, reason: .error, error: -17)))?.logMessages == ["Failed to recognize file format."])
+        // The 404 that follows: mpv's late line for entry 1 comes first, then its own.
+        _ = model.awaitEntry(2, source: "http://127.0.0.1:9/missing.mp4")
+        _ = model.apply(.startFile(entryID: 2))
+        _ = model.apply(.logMessage(level: .error, prefix: "cplayer", text: "Failed to recognize file format.\n"))
+        _ = model.apply(.logMessage(level: .error, prefix: "stream", text: "Failed to open http://127.0.0.1:9/missing.mp4.\n"))
+        #expect(failure(model.apply(.endFile(entryID: 2, reason: .error, error: -13)))?.logMessages
+            == ["Failed to open http://127.0.0.1:9/missing.mp4."])
+        // A line naming entry 2, read late, is not entry 3's; entry 3 had none of its own.
+        _ = model.awaitEntry(3, source: "/tmp/other.mp4")
+        _ = model.apply(.logMessage(level: .error, prefix: "ffmpeg", text: "http: HTTP error 404 for http://127.0.0.1:9/missing.mp4\n"))
+        _ = model.apply(.startFile(entryID: 3))
+        let none = failure(model.apply(.endFile(entryID: 3, reason: .error, error: -13)))
+        #expect(none?.logMessages == ["mpv logged no reason for this failure; its error code says: loading failed"])
+        #expect(none?.reason?.isEmpty == false)
+        // A second unrecognized entry: its own line again, and its late line is dropped too.
+        _ = model.awaitEntry(4, source: "/tmp/random.mp4")
+        _ = model.apply(.startFile(entryID: 4))
+        #expect(failure(model.apply(.endFile(entryID: 4, reason: .error, error: -17)))?.reason == "Failed to recognize file format.")
+        _ = model.apply(.logMessage(level: .error, prefix: "cplayer", text: "Failed to recognize file format.\n"))
+        _ = model.awaitEntry(5, source: "/tmp/x.mp4")
+        _ = model.apply(.startFile(entryID: 5))
+        _ = model.apply(.logMessage(level: .error, prefix: "vd", text: "Could not open codec.\n"))
+        #expect(failure(model.apply(.endFile(entryID: 5, reason: .error, error: -13)))?.logMessages == ["Could not open codec."])
     }
 
     @Test("replace versus stop, and entries passed over")

@@ -262,4 +262,38 @@ struct PlaybackTests {
         #expect(await recorder.waitFor(timeout: .seconds(30)) { $0.event == .stateChanged(from: .buffering, to: .playing) } != nil)
         #expect(!recorder.events.contains { $0.name == "error" })
     }
+
+    @Test("fullscreenStateChanged reports mpv's fullscreen property changing by any path; a FullscreenArbiter refuses the player's own requests")
+    func fullscreenStateAndArbiter() async throws {
+        final class Refuser: FullscreenArbiter {
+            func refusal(ofFullscreen fullscreen: Bool, for player: Player) -> String? { fullscreen ? "not now" : nil }
+        }
+        let (player, recorder) = try await Fixtures.player()
+        defer { Task { await player.shutdown() } }
+        try player.setFullscreen(true)
+        #expect(player.isFullscreen == true)
+        #expect(await recorder.waitFor { $0.event == .fullscreenStateChanged(true) } != nil)
+        var mark = recorder.mark
+        try player.command(["cycle", "fullscreen"])  // as a key bound in mpv's window would
+        #expect(await recorder.waitFor(after: mark) { $0.event == .fullscreenStateChanged(false) } != nil)
+        #expect(player.isFullscreen == false)
+        mark = recorder.mark
+        try player.setProperty("fullscreen", to: .flag(true))
+        #expect(await recorder.waitFor(after: mark) { $0.event == .fullscreenStateChanged(true) } != nil)
+        try player.setFullscreen(false)
+
+        let refuser = Refuser()
+        #expect(player.setFullscreenArbiter(refuser, replacing: nil))
+        #expect(!player.setFullscreenArbiter(Refuser(), replacing: nil))  // one arbiter at a time
+        #expect(player.fullscreenArbiter === refuser)
+        let refused = PlayerError.fullscreenRefused(player.id, reason: "not now")
+        #expect(throws: refused) { try player.setFullscreen(true) }
+        #expect(throws: refused) { try player.send(.setFullscreen(true)) }
+        #expect(refused.description.contains(player.id.rawValue) && refused.description.contains("not now"))
+        try player.setFullscreen(false)  // allowed
+        #expect(try player.property("fullscreen") == .flag(false))
+        #expect(player.setFullscreenArbiter(nil, replacing: refuser))
+        try player.setFullscreen(true)
+        #expect(try player.property("fullscreen") == .flag(true))
+    }
 }

@@ -87,6 +87,41 @@ struct SequencerTests {
         await sequencer.shutdown()
     }
 
+    @Test("a clip that cannot be played is skipped: red, a missing clip, blue plays red then blue and finishes")
+    func skipsUnplayableClip() async throws {
+        let missing = Fixtures.fixture("no-such-clip-\(UUID().uuidString.prefix(6)).mp4")
+        let sequencer = try ClipSequencer(
+            clips: [.video(MediaSource(Fixtures.media("tile-1.mp4")), id: "red"),
+                    .video(MediaSource(missing), id: "missing"),
+                    .video(MediaSource(Fixtures.media("tile-3.mp4")), id: "blue")],
+            format: try Self.format, playerIDPrefix: Fixtures.uniqueID("seq").rawValue)
+        defer { Task { await sequencer.shutdown() } }
+        let events = Locked<[SequencerEvent]>([])
+        let subscriptions = sequencer.players.map { player in
+            player.eventBus.subscribe(to: player.id, kinds: [.sequencerClipStarted, .sequencerClipFailed, .sequencerFinished]) { record in
+                if let event = record.event.feature(SequencerEvent.self) { events.withLock { $0.append(event) } }
+            }
+        }
+        defer { subscriptions.forEach { $0.cancel() } }
+        try await sequencer.start()
+        // Each tile is 4 s long: 20 s is room for both and the skipped one between them.
+        let frames = await Self.pull(sequencer, timeout: .seconds(20)) { _ in sequencer.isFinished }
+        #expect(frames.first?.clipID == "red")
+        let blue = try #require(frames.first { $0.clipID == "blue" }, "blue never started: \(events.withLock { $0 })")
+        let centre = try #require(blue.frame.averageColor(x: 60, y: 80, width: 40, height: 30))
+        #expect(centre.distance(to: RGBColor(red: 0, green: 0, blue: 255)) < 60, "blue clip shows \(centre)")
+        #expect(!frames.contains { $0.clipID == "missing" })
+        #expect(sequencer.isFinished)
+        #expect(await eventually(timeout: .seconds(5)) { events.withLock { $0.contains(.finished) } })
+        let seen = events.withLock { $0 }
+        #expect(seen.contains { if case .clipFailed("missing", _) = $0 { return true }; return false }, "\(seen)")
+        #expect(seen.contains(.clipStarted(clipID: "blue", index: 2)), "\(seen)")
+        // Blue came on within a second and a half of red's end (red's 4 s, at most one
+        // preparation of blue after the skip).
+        let redEnd = try #require(frames.last { $0.clipID == "red" }?.outputTime)
+        #expect(blue.outputTime - redEnd < .milliseconds(1500), "red ended at \(redEnd), blue began at \(blue.outputTime)")
+    }
+
     @Test("the sequencer example draws its frames into its own SDL window under Xvfb (a screenshot shows a clip of the timeline)")
     func exampleWindow() async throws {
         let display = try await VirtualDisplay.start(size: "1024x768")

@@ -73,6 +73,15 @@ struct PlaybackModel: Sendable {
     /// item's `path` is still readable, so an entry of a playlist file can be named.
     static let loadFailHook = "on_load_fail"
 
+    /// mpv's line for an item whose format it does not recognize (`MPV_ERROR_UNKNOWN_FORMAT`),
+    /// logged after the item's END_FILE.
+    static let unknownFormatLine = "Failed to recognize file format."
+
+    /// The reason an item's error gives when mpv logged no line about it.
+    static func noReasonLine(code: Int32) -> String {
+        "mpv logged no reason for this failure; its error code says: \(MPVErrorMessages.message(for: code))"
+    }
+
     private(set) var phase: Phase = .idle
     private(set) var state: PlayerState = .idle
     private(set) var isPaused = false
@@ -135,6 +144,12 @@ struct PlaybackModel: Sendable {
     private var entryFirstErrorLine: UInt64 = 0
     /// The error lines taken when mpv's load-fail hook ran for an entry, by entry.
     private var failedEntryLines: [Int64: [String]] = [:]
+    /// How many "Failed to recognize file format." lines are still on their way: mpv logs that
+    /// line for an entry that ended with `MPV_ERROR_UNKNOWN_FORMAT` only after its END_FILE
+    /// (player/loadfile.c), so it is read after the entry's error was made and, unless dropped,
+    /// would be taken for the next entry's reason. The entry's own error has it already
+    /// (``unknownFormatLine``).
+    private var lateUnknownFormatLines = 0
     /// Load-fail hooks mpv waits on, to continue once the pump drained mpv's queue and log.
     private var pendingHooks: [(id: UInt64, entryID: Int64)] = []
     /// Reads of `path` made while mpv waits in the load-fail hook: reply ID -> entry.
@@ -527,7 +542,10 @@ struct PlaybackModel: Sendable {
             }
         case .logMessage(let level, _, let text):
             let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            if level == .error || level == .fatal, !line.isEmpty {
+            if line == Self.unknownFormatLine, lateUnknownFormatLines > 0 {
+                // An ended entry's own line, read after its end (``lateUnknownFormatLines``).
+                lateUnknownFormatLines -= 1
+            } else if level == .error || level == .fatal, !line.isEmpty {
                 errorLines.append((nextErrorLine, line))
                 nextErrorLine += 1
                 if errorLines.count > 8 { errorLines.removeFirst() }
@@ -570,7 +588,7 @@ struct PlaybackModel: Sendable {
             default: break
             }
         case "fullscreen":
-            isFullscreen = value.boolValue ?? isFullscreen
+            return changed(&isFullscreen, to: value.boolValue, reportFirst: fromSetter) { .fullscreenStateChanged($0) }
         case "hwdec":
             if let mode = value.stringValue { isHardwareDecodingEnabled = mode != "no" }
         case "cache-buffering-state":
@@ -681,7 +699,7 @@ struct PlaybackModel: Sendable {
             endReason = truncation() ?? .finished
             phase = .ended
         case .error, .unknown:
-            let lines = failedEntryLines.removeValue(forKey: entryID) ?? entryErrorLines
+            let lines = itemLines(entryID: entryID, code: code, failedEntryLines.removeValue(forKey: entryID) ?? entryErrorLines)
             errorLines = []
             let mpvError = MPVError(code: code, message: MPVErrorMessages.message(for: code), logMessages: lines)
             let error: PlayerError = wasLoaded
@@ -715,7 +733,7 @@ struct PlaybackModel: Sendable {
             }
             let error = PlayerError.loadFailed(source: name(of: entryID), MPVError(
                 code: -13, message: MPVErrorMessages.message(for: -13),
-                logMessages: entryErrorLines + ["the playlist has no entries mpv could use"]))
+                logMessages: itemLines(entryID: entryID, code: 0, entryErrorLines) + ["the playlist has no entries mpv could use"]))
             outputs.append(.event(.error(error)))
             endReason = .error(error)
             phase = .failed
@@ -755,6 +773,28 @@ struct PlaybackModel: Sendable {
             outputs.append(.loadResolved(entryID: entryID, .failure(failure)))
         }
         return outputs
+    }
+
+    /// The lines that say why entry `entryID` failed with `code`, from `lines` (the error lines
+    /// read for it): without the lines that name another entry's source and not this one's (an
+    /// earlier item's lines read late), with mpv's line for an unrecognized format (which mpv
+    /// logs only after the entry's end) and, when nothing is left, a line that says mpv gave no
+    /// reason. Never empty for a failure (`code` < 0).
+    private mutating func itemLines(entryID: Int64, code: Int32, _ lines: [String]) -> [String] {
+        let own = sources[entryID]
+        let others = sources.filter { $0.key != entryID && $0.key >= entryID - 16 }.map(\.value).filter { $0.count > 3 && $0 != own }
+        var kept = lines.filter { line in
+            guard let other = others.first(where: { line.contains($0) }) else { return true }
+            // A line naming another source belongs to it, unless it names this one too (a
+            // source that contains the other's name).
+            return own.map { line.contains($0) && $0.count >= other.count } ?? false
+        }
+        if code == -17 {
+            lateUnknownFormatLines += 1
+            if !kept.contains(Self.unknownFormatLine) { kept.append(Self.unknownFormatLine) }
+        }
+        if kept.isEmpty, code < 0 { kept = [Self.noReasonLine(code: code)] }
+        return kept
     }
 
     /// ``ItemEndReason/truncated(position:duration:)`` when the current item reached its end

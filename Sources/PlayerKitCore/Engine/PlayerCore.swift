@@ -278,7 +278,10 @@ final class PlayerCore: Sendable {
         guard let waiter = state.loadWaiters.removeValue(forKey: replyID) else { return [] }
         guard error >= 0, let entryID = result["playlist_entry_id"]?.intValue else {
             state.model.noteReplacementFailed()
-            let mpvError = MPVError(code: error, message: MPVErrorMessages.message(for: error))
+            // mpv refused the `loadfile` itself: no item was opened, so no line is about it.
+            let mpvError = MPVError(
+                code: error, message: MPVErrorMessages.message(for: error),
+                logMessages: ["mpv refused the loadfile command (\(MPVErrorMessages.message(for: error))); nothing was opened"])
             waiter.completion.resume(.failure(.loadFailed(source: waiter.source, mpvError)))
             return []
         }

@@ -42,6 +42,8 @@ public final class Player: Sendable {
 
     let core: PlayerCore
     private let registryToken: UInt64
+    /// The fullscreen arbiter, held weakly.
+    private let arbiter = Locked(WeakReference<any FullscreenArbiter>(nil))
     private let fanOut: EventFanOut
 
     /// Creates a player with its own mpv core.
@@ -256,7 +258,8 @@ public final class Player: Sendable {
     /// Local files are checked first, so a missing, empty or non-regular file fails at once
     /// with an error naming the path; URLs must use a scheme mpv supports. Formats mpv cannot
     /// read fail with ``PlayerError/loadFailed(source:_:)`` once mpv has tried; its
-    /// ``MPVError/reason`` is the line mpv logged about the cause.
+    /// ``MPVError/reason`` is the line mpv logged about this item's cause (never another
+    /// item's), or, when mpv logged none, a line that says so.
     ///
     /// **Playlist files** (`.m3u`, `.pls`, ...): mpv expands them in place, and the load
     /// returns the first entry that loads (its ``MediaInfo/source`` is that entry's path). An
@@ -418,7 +421,9 @@ public final class Player: Sendable {
     ///   nothing loaded, or ``PlayerError/playerShutDown(_:)``. When mpv refuses the command later,
     ///   the refusal is reported as a ``PlayerEvent/error(_:)`` event naming it.
     public func send(_ command: PlayerCommand) throws(PlayerError) {
-        try core.send(.command(checked(command)))
+        let command = try checked(command)
+        try arbitrate(command)
+        try core.send(.command(command))
     }
 
     /// `command` after the checks every entry point makes; throws what it refuses.
@@ -443,6 +448,12 @@ public final class Player: Sendable {
             break
         }
         return command
+    }
+
+    /// Asks the fullscreen arbiter, if any, about a fullscreen request.
+    private func arbitrate(_ command: PlayerCommand) throws(PlayerError) {
+        guard case .setFullscreen(let fullscreen) = command, let arbiter = fullscreenArbiter else { return }
+        if let reason = arbiter.refusal(ofFullscreen: fullscreen, for: self) { throw .fullscreenRefused(id, reason: reason) }
     }
 
     /// Runs `command` after its checks and waits until mpv accepted it.
@@ -528,8 +539,35 @@ public final class Player: Sendable {
 
     /// Puts the player's video in fullscreen or takes it out. A player with a window (its own or
     /// an embedding one) really goes fullscreen; a headless player keeps the setting. To let only
-    /// one of several players go fullscreen, use a `FullscreenPolicy`.
-    public func setFullscreen(_ fullscreen: Bool) throws(PlayerError) { try perform(.setFullscreen(fullscreen)) }
+    /// one of several players go fullscreen, use a `FullscreenPolicy`: it is then this player's
+    /// ``fullscreenArbiter``, which may refuse the request. Every change of mpv's `fullscreen`
+    /// property, by this call or any other path, is reported as
+    /// ``PlayerEvent/fullscreenStateChanged(_:)``.
+    /// - Throws: ``PlayerError/fullscreenRefused(_:reason:)`` when the arbiter refuses (nothing
+    ///   changes), ``PlayerError/playerShutDown(_:)``.
+    public func setFullscreen(_ fullscreen: Bool) throws(PlayerError) {
+        let command = PlayerCommand.setFullscreen(fullscreen)
+        try arbitrate(command)
+        try perform(command)
+    }
+
+    /// The feature that decides whether this player's own fullscreen requests may go ahead
+    /// (a `FullscreenPolicy` that governs it), or nil: see ``FullscreenArbiter``. Held weakly.
+    /// Set it with ``setFullscreenArbiter(_:replacing:)``.
+    public var fullscreenArbiter: (any FullscreenArbiter)? { arbiter.withLock { $0.object } }
+
+    /// Installs `newArbiter` (nil removes the current one) if the arbiter now in place is
+    /// `expected` (compared by identity; nil: none, or one that was deallocated). Atomic, so two
+    /// features cannot both believe they arbitrate this player. Safe from any thread.
+    /// - Returns: whether `newArbiter` was installed.
+    @discardableResult
+    public func setFullscreenArbiter(_ newArbiter: (any FullscreenArbiter)?, replacing expected: (any FullscreenArbiter)?) -> Bool {
+        arbiter.withLock { current in
+            guard current.object === expected else { return false }
+            current = WeakReference(newArbiter)
+            return true
+        }
+    }
 
     /// Switches hardware decoding on (`auto-safe`) or off. Takes effect at once.
     public func setHardwareDecoding(_ enabled: Bool) throws(PlayerError) {

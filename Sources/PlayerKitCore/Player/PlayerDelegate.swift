@@ -45,6 +45,9 @@ public protocol PlayerDelegate: AnyObject, Sendable {
     func player(_ player: Player, didChangeTracks tracks: [Track])
     /// ``PlayerEvent/videoDecoderChanged(_:)``. Default: nothing.
     func player(_ player: Player, didChangeVideoDecoder decoder: VideoDecoder?)
+    /// ``PlayerEvent/fullscreenStateChanged(_:)``: mpv's `fullscreen` property changed, by any
+    /// path. Default: nothing.
+    func player(_ player: Player, didChangeFullscreenState isFullscreen: Bool)
     /// ``PlayerEvent/itemEnded(_:)``. Default: nothing.
     func player(_ player: Player, didEndItem reason: ItemEndReason)
     /// ``PlayerEvent/error(_:)``. Default: nothing.
@@ -89,6 +92,8 @@ extension PlayerDelegate {
     /// Does nothing.
     public func player(_ player: Player, didChangeVideoDecoder decoder: VideoDecoder?) {}
     /// Does nothing.
+    public func player(_ player: Player, didChangeFullscreenState isFullscreen: Bool) {}
+    /// Does nothing.
     public func player(_ player: Player, didEndItem reason: ItemEndReason) {}
     /// Does nothing.
     public func player(_ player: Player, didFail error: PlayerError) {}
@@ -116,6 +121,7 @@ extension PlayerEvent {
         case .speedChanged(let speed): delegate.player(player, didChangeSpeed: speed)
         case .tracksChanged(let tracks): delegate.player(player, didChangeTracks: tracks)
         case .videoDecoderChanged(let decoder): delegate.player(player, didChangeVideoDecoder: decoder)
+        case .fullscreenStateChanged(let fullscreen): delegate.player(player, didChangeFullscreenState: fullscreen)
         case .itemEnded(let reason): delegate.player(player, didEndItem: reason)
         case .error(let error): delegate.player(player, didFail: error)
         case .eventsLost(let snapshot): delegate.player(player, didLoseEventsRecoveringTo: snapshot)

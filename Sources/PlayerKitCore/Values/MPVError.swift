@@ -9,6 +9,11 @@ public struct MPVError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The error lines mpv logged about the failed item, oldest first, without mpv's module
     /// prefix: for example `["Refusing to load potentially unsafe URL from a playlist.", ...]`
     /// or `["Cannot open file 'a.mp4': No such file or directory", "Failed to open a.mp4."]`.
+    /// Only the item's own lines: a line that names another item's source, or that mpv logged
+    /// about an earlier item after that item ended, is never given to this one. For an item
+    /// mpv could not recognize, mpv's "Failed to recognize file format." (which mpv logs only
+    /// after the item's end) is included. When mpv logged nothing about a failed item, the one
+    /// line says so ("mpv logged no reason for this failure; its error code says: ...").
     /// Empty for errors that are not about an item (a refused property, a failed command).
     /// Collected whatever ``PlayerConfiguration/mpvLogLevel`` says (at most 8 lines).
     public let logMessages: [String]
@@ -20,8 +25,8 @@ public struct MPVError: Error, Sendable, Hashable, CustomStringConvertible {
         self.logMessages = logMessages
     }
 
-    /// The first line mpv logged about the failure, which usually names its cause; nil when
-    /// mpv logged none.
+    /// The first line mpv logged about the failure, which usually names its cause. For a failed
+    /// item, never nil nor empty (see ``logMessages``); nil for errors that are not about an item.
     public var reason: String? { logMessages.first }
 
     /// "mpv error -13 (loading failed)", followed by ": " and ``reason`` when there is one.

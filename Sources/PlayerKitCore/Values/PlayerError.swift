@@ -78,6 +78,10 @@ public enum PlayerError: Error, Sendable, Hashable, CustomStringConvertible {
     /// mpv could not read the subtitle file (not a subtitle format it knows, or broken); its
     /// reason is in the ``MPVError``.
     case subtitlesFailed(path: String, MPVError)
+    /// The player's ``FullscreenArbiter`` (a fullscreen policy) refused to let it enter or
+    /// leave fullscreen; nothing changed. The reason names the rule, e.g. the player that owns
+    /// fullscreen.
+    case fullscreenRefused(PlayerID, reason: String)
 
     /// A one-line, human-readable description that quotes the offending value.
     public var description: String {
@@ -141,6 +145,8 @@ public enum PlayerError: Error, Sendable, Hashable, CustomStringConvertible {
             return "no audio device \"\(name)\" (there are: \(available.joined(separator: ", ")))"
         case .subtitlesFailed(let path, let error):
             return "could not add subtitles from \"\(path)\": \(error)"
+        case .fullscreenRefused(let id, let reason):
+            return "player \"\(id)\" may not change fullscreen: \(reason)"
         }
     }
 }

@@ -49,6 +49,12 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     /// ``mediaLoaded(_:)``), hardware decoding began or fell back to software, or the video
     /// track changed. nil: no video is being decoded.
     case videoDecoderChanged(VideoDecoder?)
+    /// mpv's `fullscreen` property changed: by ``Player/setFullscreen(_:)``, by mpv's own window
+    /// (a key binding), by the window manager, or through the escape hatches
+    /// (``Player/setProperty(_:to:)``, ``Player/command(_:)``). A headless player keeps the
+    /// setting too. The first value mpv reports is the baseline and is not an event.
+    /// (A fullscreen policy's own view is its `FullscreenEvent`.)
+    case fullscreenStateChanged(Bool)
     /// The current item ended, and why.
     case itemEnded(ItemEndReason)
     /// Something failed; the error names what.
@@ -89,6 +95,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .speedChanged: return .speedChanged
         case .tracksChanged: return .tracksChanged
         case .videoDecoderChanged: return .videoDecoderChanged
+        case .fullscreenStateChanged: return .fullscreenStateChanged
         case .itemEnded: return .itemEnded
         case .error: return .error
         case .eventsLost: return .eventsLost
@@ -125,6 +132,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .speedChanged(let speed): return "speedChanged(\(speed))"
         case .tracksChanged(let tracks): return "tracksChanged(\(tracks.map(\.description).joined(separator: ", ")))"
         case .videoDecoderChanged(let decoder): return "videoDecoderChanged(\(decoder?.description ?? "none"))"
+        case .fullscreenStateChanged(let fullscreen): return "fullscreenStateChanged(\(fullscreen))"
         case .itemEnded(let reason): return "itemEnded(\(reason))"
         case .error(let error): return "error(\(error))"
         case .eventsLost(let snapshot): return "eventsLost(now \(snapshot))"
@@ -148,6 +156,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case (.speedChanged(let a), .speedChanged(let b)): return a == b
         case (.tracksChanged(let a), .tracksChanged(let b)): return a == b
         case (.videoDecoderChanged(let a), .videoDecoderChanged(let b)): return a == b
+        case (.fullscreenStateChanged(let a), .fullscreenStateChanged(let b)): return a == b
         case (.itemEnded(let a), .itemEnded(let b)): return a == b
         case (.error(let a), .error(let b)): return a == b
         case (.eventsLost(let a), .eventsLost(let b)): return a == b
@@ -167,7 +176,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .mediaLoaded(let info): hasher.combine(info)
         case .seekCompleted(let position): hasher.combine(position)
         case .bufferingProgress(let percent): hasher.combine(percent)
-        case .muteChanged(let muted): hasher.combine(muted)
+        case .muteChanged(let muted), .fullscreenStateChanged(let muted): hasher.combine(muted)
         case .tracksChanged(let tracks): hasher.combine(tracks)
         case .videoDecoderChanged(let decoder): hasher.combine(decoder)
         case .itemEnded(let reason): hasher.combine(reason)

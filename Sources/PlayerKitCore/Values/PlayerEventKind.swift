@@ -73,6 +73,8 @@ public struct PlayerEventKind: RawRepresentable, Hashable, Sendable, Codable, Cu
     public static let tracksChanged: PlayerEventKind = "tracksChanged"
     /// ``PlayerEvent/videoDecoderChanged(_:)``.
     public static let videoDecoderChanged: PlayerEventKind = "videoDecoderChanged"
+    /// ``PlayerEvent/fullscreenStateChanged(_:)``.
+    public static let fullscreenStateChanged: PlayerEventKind = "fullscreenStateChanged"
     /// ``PlayerEvent/itemEnded(_:)``.
     public static let itemEnded: PlayerEventKind = "itemEnded"
     /// ``PlayerEvent/error(_:)``.
@@ -86,6 +88,6 @@ public struct PlayerEventKind: RawRepresentable, Hashable, Sendable, Codable, Cu
     public static let coreKinds: [PlayerEventKind] = [
         .created, .stateChanged, .positionChanged, .durationKnown, .mediaLoaded, .firstFrame, .seekCompleted,
         .bufferingProgress, .volumeChanged, .muteChanged, .speedChanged, .tracksChanged,
-        .videoDecoderChanged, .itemEnded, .error, .eventsLost, .shutDown,
+        .videoDecoderChanged, .fullscreenStateChanged, .itemEnded, .error, .eventsLost, .shutDown,
     ]
 }

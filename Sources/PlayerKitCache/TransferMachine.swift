@@ -146,7 +146,6 @@ struct TransferMachine: Sendable {
     private(set) var ignoresRanges = false
     private(set) var isShutDown = false
     private(set) var bytesFromNetwork: Int64 = 0
-    private(set) var requestsStarted = 0
     private var lastProgress: Int64 = 0
     private var completionReported: Bool
     private var reportedStart = false
@@ -417,7 +416,6 @@ struct TransferMachine: Sendable {
         let id = nextRequestID
         nextRequestID += 1
         request = Request(id: id, start: start, end: end, startedAt: now, lastActivity: now)
-        requestsStarted += 1
         actions.append(.startRequest(id: id, start: start, end: end))
         if !reportedStart {
             reportedStart = true

@@ -53,15 +53,9 @@ func emit<Value: Encodable>(_ value: Value) {
     output.withLock { _ in FileHandle.standardOutput.write(data + Data("\n".utf8)) }
 }
 
-/// The players' configuration (made in a function: a `PlayerConfiguration` built as a global of
-/// this async top-level code crashed in its initializer's copy with Swift 6.3.1, 2026-11-24).
-func corpusConfiguration() -> PlayerConfiguration {
-    var configuration = PlayerConfiguration(videoOutput: .none, audioOutput: .none)
-    configuration.positionUpdateInterval = .milliseconds(100)
-    configuration.mpvLogLevel = .none
-    return configuration
-}
-let configuration = corpusConfiguration()
+var configuration = PlayerConfiguration(videoOutput: .none, audioOutput: .none)
+configuration.positionUpdateInterval = .milliseconds(100)
+configuration.mpvLogLevel = .none
 let players = try (0..<8).map { try Player(id: PlayerID(stringLiteral: "corpus-\($0)"), configuration: configuration) }
 
 /// Plays `source` until 0.3 s of it played, it ended or failed, or 5 s passed (a loaded machine

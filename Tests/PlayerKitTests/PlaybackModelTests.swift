@@ -55,7 +55,7 @@ struct PlaybackModelTests {
         #expect(events(model.apply(.propertyChanged(observationID: 2, name: "paused-for-cache", value: .flag(true))))
             == [.stateChanged(from: .paused, to: .buffering)])
         _ = model.apply(.propertyChanged(observationID: 2, name: "paused-for-cache", value: .flag(false)))
-        #expect(events(model.apply(.endFile(entryID: 1, reason: .endOfFile, error: 0)))
+        #expect(events(model.applyDrained(.endFile(entryID: 1, reason: .endOfFile, error: 0)))
             == [.itemEnded(.finished), .stateChanged(from: .paused, to: .ended)])
     }
 
@@ -64,7 +64,7 @@ struct PlaybackModelTests {
         var model = PlaybackModel()
         _ = model.awaitEntry(7, source: "bad.mp4")
         _ = model.apply(.startFile(entryID: 7))
-        let outputs = model.apply(.endFile(entryID: 7, reason: .error, error: -17))
+        let outputs = model.applyDrained(.endFile(entryID: 7, reason: .error, error: -17))
         // mpv logs its line for an unrecognized format only after END_FILE: the error has it already.
         let error = PlayerError.loadFailed(source: "bad.mp4", MPVError(
             code: -17, message: "unrecognized file format", logMessages: ["Failed to recognize file format."]))
@@ -83,30 +83,71 @@ struct PlaybackModelTests {
         var model = PlaybackModel()
         _ = model.awaitEntry(1, source: "/tmp/random.mp4")
         _ = model.apply(.startFile(entryID: 1))
-        #expect(failure(model.apply(.endFile(entryID: 1, reason: .error, error: -17)))?.logMessages == ["Failed to recognize file format."])
+        #expect(failure(model.applyDrained(.endFile(entryID: 1, reason: .error, error: -17)))?.logMessages == ["Failed to recognize file format."])
         // The 404 that follows: mpv's late line for entry 1 comes first, then its own.
         _ = model.awaitEntry(2, source: "http://127.0.0.1:9/missing.mp4")
         _ = model.apply(.startFile(entryID: 2))
         _ = model.apply(.logMessage(level: .error, prefix: "cplayer", text: "Failed to recognize file format.\n"))
         _ = model.apply(.logMessage(level: .error, prefix: "stream", text: "Failed to open http://127.0.0.1:9/missing.mp4.\n"))
-        #expect(failure(model.apply(.endFile(entryID: 2, reason: .error, error: -13)))?.logMessages
+        #expect(failure(model.applyDrained(.endFile(entryID: 2, reason: .error, error: -13)))?.logMessages
             == ["Failed to open http://127.0.0.1:9/missing.mp4."])
         // A line naming entry 2, read late, is not entry 3's; entry 3 had none of its own.
         _ = model.awaitEntry(3, source: "/tmp/other.mp4")
         _ = model.apply(.logMessage(level: .error, prefix: "ffmpeg", text: "http: HTTP error 404 for http://127.0.0.1:9/missing.mp4\n"))
         _ = model.apply(.startFile(entryID: 3))
-        let none = failure(model.apply(.endFile(entryID: 3, reason: .error, error: -13)))
+        let none = failure(model.applyDrained(.endFile(entryID: 3, reason: .error, error: -13)))
         #expect(none?.logMessages == ["mpv logged no reason for this failure; its error code says: loading failed"])
         #expect(none?.reason?.isEmpty == false)
         // A second unrecognized entry: its own line again, and its late line is dropped too.
         _ = model.awaitEntry(4, source: "/tmp/random.mp4")
         _ = model.apply(.startFile(entryID: 4))
-        #expect(failure(model.apply(.endFile(entryID: 4, reason: .error, error: -17)))?.reason == "Failed to recognize file format.")
+        #expect(failure(model.applyDrained(.endFile(entryID: 4, reason: .error, error: -17)))?.reason == "Failed to recognize file format.")
         _ = model.apply(.logMessage(level: .error, prefix: "cplayer", text: "Failed to recognize file format.\n"))
         _ = model.awaitEntry(5, source: "/tmp/x.mp4")
         _ = model.apply(.startFile(entryID: 5))
         _ = model.apply(.logMessage(level: .error, prefix: "vd", text: "Could not open codec.\n"))
-        #expect(failure(model.apply(.endFile(entryID: 5, reason: .error, error: -13)))?.logMessages == ["Could not open codec."])
+        #expect(failure(model.applyDrained(.endFile(entryID: 5, reason: .error, error: -13)))?.logMessages == ["Could not open codec."])
+    }
+
+    @Test("a failure while playing gets the lines mpv hands out after its END_FILE (a busy pump reads the end first), and the events after it keep their order")
+    func errorLinesAfterEnd() {
+        func failure(_ outputs: [PlaybackModel.Output]) -> MPVError? {
+            for case .event(.error(.playbackFailed(_, let error))) in outputs { return error }
+            return nil
+        }
+        var model = playing(duration: 4)
+        // The video output failed to open: mpv queued END_FILE; its log lines come only once
+        // its queue is empty, so the pump reads END_FILE (and what followed) first.
+        #expect(model.apply(.endFile(entryID: 1, reason: .error, error: -20)).isEmpty)
+        #expect(model.apply(.other(name: "idle")).isEmpty)
+        _ = model.apply(.logMessage(level: .error, prefix: "vo/x11", text: "couldn't open the X11 display ()!\n"))
+        _ = model.apply(.logMessage(level: .error, prefix: "cplayer", text: "Error opening/initializing the selected video_out (--vo) device.\n"))
+        let released = model.drained()
+        let error = failure(released)
+        #expect(error?.logMessages == ["couldn't open the X11 display ()!", "Error opening/initializing the selected video_out (--vo) device."])
+        let kinds = events(released).map { event -> String in
+            switch event {
+            case .error: "error"
+            case .itemEnded: "itemEnded"
+            case .stateChanged(_, let to): "state \(to)"
+            default: "other"
+            }
+        }
+        #expect(kinds.prefix(2) == ["error", "itemEnded"], "\(kinds)")
+        #expect(model.drained().isEmpty, "released once")
+        // An unrecognized entry whose late line came while its end was held: the line is its
+        // own, and is not taken for the next entry's.
+        _ = model.awaitEntry(2, source: "/tmp/random.mp4")
+        _ = model.apply(.startFile(entryID: 2))
+        _ = model.apply(.endFile(entryID: 2, reason: .error, error: -17))
+        _ = model.apply(.logMessage(level: .error, prefix: "cplayer", text: "Failed to recognize file format.\n"))
+        #expect(model.drained().contains { if case .event(.error(.loadFailed(_, let e))) = $0 { e.logMessages == ["Failed to recognize file format."] } else { false } })
+        _ = model.awaitEntry(3, source: "/tmp/x.mp4")
+        _ = model.apply(.startFile(entryID: 3))
+        _ = model.apply(.logMessage(level: .error, prefix: "cplayer", text: "Failed to recognize file format.\n"))
+        #expect(model.applyDrained(.endFile(entryID: 3, reason: .error, error: -17)).contains {
+            if case .event(.error(.loadFailed(_, let e))) = $0 { e.logMessages == ["Failed to recognize file format."] } else { false }
+        })
     }
 
     @Test("replace versus stop, and entries passed over")
@@ -115,7 +156,7 @@ struct PlaybackModelTests {
         _ = model.apply(.startFile(entryID: 1))
         _ = model.apply(.fileLoaded)
         model.noteReplacing()
-        #expect(events(model.apply(.endFile(entryID: 1, reason: .stop, error: 0))).first == .itemEnded(.replaced))
+        #expect(events(model.applyDrained(.endFile(entryID: 1, reason: .stop, error: 0))).first == .itemEnded(.replaced))
         // Entry 2 was awaited but mpv went straight to entry 3.
         _ = model.awaitEntry(2, source: "two.mp4")
         let skipped = model.apply(.startFile(entryID: 3))
@@ -124,7 +165,7 @@ struct PlaybackModelTests {
         // A refused replacement (no next item) does not turn a later stop into "replaced".
         model.noteReplacing()
         model.noteReplacementFailed()
-        #expect(events(model.apply(.endFile(entryID: 3, reason: .stop, error: 0)))
+        #expect(events(model.applyDrained(.endFile(entryID: 3, reason: .stop, error: 0)))
             == [.itemEnded(.stopped), .stateChanged(from: .playing, to: .idle)])
     }
 
@@ -217,23 +258,23 @@ struct PlaybackModelTests {
     func truncation() {
         var cut = playing(duration: 4)
         _ = cut.apply(.propertyChanged(observationID: 20, name: "time-pos", value: .double(1.0)))
-        #expect(events(cut.apply(.endFile(entryID: 1, reason: .endOfFile, error: 0))).contains(.itemEnded(.truncated(position: 1, duration: 4))))
+        #expect(events(cut.applyDrained(.endFile(entryID: 1, reason: .endOfFile, error: 0))).contains(.itemEnded(.truncated(position: 1, duration: 4))))
 
         var whole = playing(duration: 4)
         _ = whole.apply(.propertyChanged(observationID: 20, name: "time-pos", value: .double(3.4)))
-        #expect(events(whole.apply(.endFile(entryID: 1, reason: .endOfFile, error: 0))).contains(.itemEnded(.finished)))
+        #expect(events(whole.applyDrained(.endFile(entryID: 1, reason: .endOfFile, error: 0))).contains(.itemEnded(.finished)))
 
         // The demuxer read to the end: the last position seen may lag, the item is complete.
         var read = playing(duration: 10)
         _ = read.apply(.propertyChanged(observationID: 20, name: "time-pos", value: .double(5)))
         _ = read.apply(.propertyChanged(observationID: 21, name: "demuxer-cache-time", value: .double(10)))
-        #expect(events(read.apply(.endFile(entryID: 1, reason: .endOfFile, error: 0))).contains(.itemEnded(.finished)))
+        #expect(events(read.applyDrained(.endFile(entryID: 1, reason: .endOfFile, error: 0))).contains(.itemEnded(.finished)))
 
         // A seek in flight (a seek past the end) is no truncation.
         var seeking = playing(duration: 4)
         _ = seeking.apply(.propertyChanged(observationID: 20, name: "time-pos", value: .double(1.0)))
         _ = seeking.apply(.seek)
-        #expect(events(seeking.apply(.endFile(entryID: 1, reason: .endOfFile, error: 0))).contains(.itemEnded(.finished)))
+        #expect(events(seeking.applyDrained(.endFile(entryID: 1, reason: .endOfFile, error: 0))).contains(.itemEnded(.finished)))
     }
 
     @Test("a playlist file: the load moves to the first inserted entry, then past entries that fail, naming them")
@@ -241,14 +282,14 @@ struct PlaybackModelTests {
         var model = PlaybackModel()
         _ = model.awaitEntry(1, source: "list.m3u")
         _ = model.apply(.startFile(entryID: 1))
-        let redirected = model.apply(.endFile(entryID: 1, reason: .redirect, error: 0, insertedEntryID: 2, insertedCount: 2))
+        let redirected = model.applyDrained(.endFile(entryID: 1, reason: .redirect, error: 0, insertedEntryID: 2, insertedCount: 2))
         #expect(redirected.contains(.loadRedirected(from: 1, to: 2)))
         #expect(events(redirected).isEmpty)  // no itemEnded, and the state stays loading
         #expect(model.state == .loading)
         _ = model.apply(.startFile(entryID: 2))
         _ = model.apply(.logMessage(level: .error, prefix: "file", text: "Cannot open file 'a.mp4': No such file or directory\n"))
         _ = model.apply(.logMessage(level: .error, prefix: "stream", text: " \n"))
-        let failed = model.apply(.endFile(entryID: 2, reason: .error, error: -13))
+        let failed = model.applyDrained(.endFile(entryID: 2, reason: .error, error: -13))
         let error = PlayerError.loadFailed(source: "entry 1 of list.m3u", MPVError(
             code: -13, message: "loading failed", logMessages: ["Cannot open file 'a.mp4': No such file or directory"]))
         #expect(events(failed).first == .error(error))
@@ -256,7 +297,7 @@ struct PlaybackModelTests {
         #expect(error.description.contains("No such file or directory"))
         // The last entry fails too: now the load fails.
         _ = model.apply(.startFile(entryID: 3))
-        let last = model.apply(.endFile(entryID: 3, reason: .error, error: -13))
+        let last = model.applyDrained(.endFile(entryID: 3, reason: .error, error: -13))
         #expect(last.contains { if case .loadResolved(3, .failure(.loadFailed(let source, _))) = $0 { return source == "entry 2 of list.m3u" } else { return false } })
     }
 
@@ -270,9 +311,16 @@ struct PlaybackModelTests {
         #expect(!model.poll(now: start).contains(.stopItem))
         #expect(!model.poll(now: start + .seconds(1)).contains(.stopItem))
         #expect(model.poll(now: start + .milliseconds(2100)).contains(.stopItem))
-        let ended = events(model.apply(.endFile(entryID: 1, reason: .stop, error: 0)))
+        let ended = events(model.applyDrained(.endFile(entryID: 1, reason: .stop, error: 0)))
         let error = PlayerError.bufferingTimedOut(source: "?", position: 5, after: .seconds(2))
         #expect(ended.prefix(2) == [.error(error), .itemEnded(.error(error))])
         #expect(model.state == .failed)
+    }
+}
+
+extension PlaybackModel {
+    /// `event`, then the pump's drain (as the pump does once mpv's queue and log are empty).
+    mutating func applyDrained(_ event: MPVEvent) -> [Output] {
+        apply(event) + drained()
     }
 }

@@ -150,6 +150,13 @@ struct PlaybackModel: Sendable {
     /// would be taken for the next entry's reason. The entry's own error has it already
     /// (``unknownFormatLine``).
     private var lateUnknownFormatLines = 0
+    /// An entry's error END_FILE and every event after it, held until the pump has drained
+    /// mpv's queue and log (``drained()``). mpv hands out log lines only once its event queue is
+    /// empty, so the lines saying why an item failed while it played (a video output that could
+    /// not open, a decoder that gave up) can trail its END_FILE when the pump is behind. The
+    /// events keep their order; log lines are taken as they come, and are the held failure's.
+    /// Not for an entry whose load-fail hook ran: the hook waited for its lines already.
+    private var heldEvents: [MPVEvent]?
     /// Load-fail hooks mpv waits on, to continue once the pump drained mpv's queue and log.
     private var pendingHooks: [(id: UInt64, entryID: Int64)] = []
     /// Reads of `path` made while mpv waits in the load-fail hook: reply ID -> entry.
@@ -426,6 +433,33 @@ struct PlaybackModel: Sendable {
 
     /// Applies one mpv event.
     mutating func apply(_ event: MPVEvent) -> [Output] {
+        if case .logMessage = event {
+        } else if heldEvents != nil {
+            heldEvents?.append(event)
+            return []
+        } else if case .endFile(let entryID, let reason, _, _, _) = event, Self.isFailure(reason), failedEntryLines[entryID] == nil {
+            // (An entry whose load-fail hook ran has its lines already.)
+            heldEvents = [event]
+            return []
+        }
+        return process(event)
+    }
+
+    /// Whether an entry that ended for `reason` failed.
+    private static func isFailure(_ reason: MPVEvent.EndFileReason) -> Bool {
+        switch reason {
+        case .error, .unknown: true
+        default: false
+        }
+    }
+
+    /// Whether `event` ends an entry as an unrecognized format (`MPV_ERROR_UNKNOWN_FORMAT`).
+    private static func endsUnrecognized(_ event: MPVEvent) -> Bool {
+        if case .endFile(_, .error, -17, _, _) = event { return true } else { return false }
+    }
+
+    /// Applies one mpv event, now.
+    private mutating func process(_ event: MPVEvent) -> [Output] {
         var outputs: [Output] = []
         switch event {
         case .propertyChanged(_, let name, let value):
@@ -544,6 +578,10 @@ struct PlaybackModel: Sendable {
             let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
             if line == Self.unknownFormatLine, lateUnknownFormatLines > 0 {
                 // An ended entry's own line, read after its end (``lateUnknownFormatLines``).
+                lateUnknownFormatLines -= 1
+            } else if line == Self.unknownFormatLine, heldEvents?.contains(where: Self.endsUnrecognized) == true {
+                // The same line of an entry whose end is held: counted ahead of its end, which
+                // counts it back when it is applied.
                 lateUnknownFormatLines -= 1
             } else if level == .error || level == .fatal, !line.isEmpty {
                 errorLines.append((nextErrorLine, line))
@@ -815,8 +853,12 @@ struct PlaybackModel: Sendable {
     /// before a pending load-fail hook is in. Takes them for the failing entry and continues the
     /// hook, so mpv goes on to end the entry.
     mutating func drained() -> [Output] {
-        guard !pendingHooks.isEmpty else { return [] }
         var outputs: [Output] = []
+        if let held = heldEvents {
+            heldEvents = nil
+            for event in held { outputs += process(event) }
+        }
+        guard !pendingHooks.isEmpty else { return outputs }
         for hook in pendingHooks {
             failedEntryLines[hook.entryID] = entryErrorLines
             errorLines = []

@@ -306,9 +306,11 @@ struct LostEventsTests {
         let notifications = NotificationCenter()
         bus.startPostingNotifications(to: notifications)
         let posted = Locked<[PlayerSnapshot]>([])
+        let postedSignal = DispatchSemaphore(value: 0)
         let observer = notifications.addObserver(forName: .playerDidLoseEvents, object: nil, queue: nil) { note in
             if let record = note.userInfo?[PlayerNotification.recordKey] as? PlayerEventRecord, case .eventsLost(let snapshot) = record.event {
                 posted.withLock { $0.append(snapshot) }
+                postedSignal.signal()
             }
         }
         defer { notifications.removeObserver(observer) }
@@ -382,6 +384,8 @@ struct LostEventsTests {
         let streamed = await iterator.next()
         #expect(streamed?.event == lost?.event)
         stream.cancel()
+        // The bridge posts on a queue of its own: its notification may come after the stream's.
+        try await offPool { _ = postedSignal.wait(timeout: .now() + 10) }
         #expect(posted.withLock { $0 } == [snapshot])
         // Sequence numbers stayed gapless through it all.
         let numbers = recorder.records.map(\.sequenceNumber)

@@ -96,9 +96,16 @@ public final class LoopbackMediaServer: @unchecked Sendable {
     /// The port it listens on (after ``start()``).
     public private(set) var port: UInt16 = 0
 
+    /// How often a rate-limited response sends its share of the rate: one burst of
+    /// `bytesPerSecond × pacing` bytes (at least 1 KiB) per interval. A finer pacing is closer to
+    /// a real server's TCP flow, and wastes less when a client drops a response midway (a burst
+    /// written after the client closed still counts as sent).
+    public let pacing: Duration
+
     /// A server of `files` (path without "/" → bytes), sending at most `bytesPerSecond` per
-    /// response (nil: as fast as it can).
-    public init(files: [String: Data] = [:], bytesPerSecond: Int? = nil) {
+    /// response (nil: as fast as it can), in bursts every `pacing`.
+    public init(files: [String: Data] = [:], bytesPerSecond: Int? = nil, pacing: Duration = .milliseconds(50)) {
+        self.pacing = pacing
         state.withLock { state in
             state.bytesPerSecond = bytesPerSecond
             for (name, data) in files { state.files["/" + name] = Self.file(data, version: 0) }
@@ -215,6 +222,11 @@ public final class LoopbackMediaServer: @unchecked Sendable {
                 if errno == EINTR { continue }
                 return
             }
+            // As web servers do on keep-alive connections (nginx's `tcp_nodelay`, on by
+            // default): without it, a response's body waits behind its head for the client's
+            // delayed ACK (up to 40 ms) on a reused connection.
+            var one: Int32 = 1
+            setsockopt(connection, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             state.withLock { $0.connections.append(connection) }
             let thread = Thread { [self] in
                 serve(connection)
@@ -338,7 +350,7 @@ public final class LoopbackMediaServer: @unchecked Sendable {
         if case .closeAfter(let bytes, _) = fault { limit = min(end, start + Int64(bytes)) }
         if case .truncateAt(let cut) = fault { limit = max(start, min(end, Int64(cut))) }
         if case .stallAt(let cut) = fault { limit = max(start, min(end, Int64(cut))) }
-        let chunk = bytesPerSecond.map { max(1024, $0 / 20) } ?? (64 << 10)
+        let chunk = bytesPerSecond.map { max(1024, Int(Double($0) * (Double(pacing.components.seconds) + Double(pacing.components.attoseconds) * 1e-18))) } ?? (64 << 10)
         let began = ContinuousClock.now
         var sent: Int64 = 0
         while offset < limit {

@@ -86,7 +86,7 @@ bench-rooms: deps
 bench-chart:
 	Benchmarks/run.py --chart-only
 
-## The short benchmark suite (about 4 minutes once built); prints one JSON object.
+## The short benchmark suite (about 6 minutes once built, the cache items made); prints one JSON object.
 bench-quick: bench-deps
 	@Benchmarks/run.py --quick
 

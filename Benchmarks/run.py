@@ -7,7 +7,7 @@ Benchmarks/PlayerKitBench) and python-mpv (the peer, Benchmarks/python, installe
 .build-bench/venv). When python-mpv cannot be installed its column says so and the rest runs.
 
   Benchmarks/run.py --write     full suite (a few minutes); rewrites Documentation/Performance.md
-  Benchmarks/run.py --quick     short suite (about 4 minutes once built); prints one JSON object
+  Benchmarks/run.py --quick     short suite (about 6 minutes once built); prints one JSON object
   Benchmarks/run.py --chart-only  redraws Documentation/performance.svg from the table in
                                   Documentation/Performance.md (runs nothing)
 
@@ -462,7 +462,63 @@ def measure(tools, quick):
                                         note=f"round {index + 1}/{fan_out_rounds}")
                 values.append(result["deliveries_per_second"])
             record(f"fan_out_{label}_deliveries_per_second_s{subscribers}", {"playerkit": statistics.median(values)})
+    measure_cache_layouts(tools, quick, record)
     return figures
+
+
+# Items for the cold-cache rows: (label, bytes wanted). 720p30 H.264 at 2.4 Mbit/s with noise (so
+# the encoder spends its bitrate): 0.3 MB is one second, 30 MB a hundred.
+CACHE_LAYOUT_SIZES = [("0.3MB", 300_000), ("1MB", 1_000_000), ("3MB", 3_000_000), ("30MB", 30_000_000)]
+CACHE_LAYOUT_BITRATE = 2_400_000
+
+
+def cache_layout_items():
+    """The items of the cold-cache rows, made once into .build-bench: for each size, `moov` at
+    the end (ffmpeg's default) and at the start (the same streams remuxed with +faststart).
+    Returns [(label, layout, path)]."""
+    items = []
+    for label, size in CACHE_LAYOUT_SIZES:
+        seconds = size * 8 / CACHE_LAYOUT_BITRATE
+        end = os.path.join(WORK, f"cache-item-{label}-moov-end.mp4")
+        start = os.path.join(WORK, f"cache-item-{label}-moov-start.mp4")
+        if not os.path.exists(end):
+            with stage(f"making the {label} cache item, moov at the end (ffmpeg)"):
+                rate = f"{CACHE_LAYOUT_BITRATE // 1000}k"
+                run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
+                     f"testsrc2=size=1280x720:rate=30:duration={seconds:.3f}", "-vf", "noise=alls=24:allf=t",
+                     "-c:v", "libx264", "-preset", "veryfast", "-b:v", rate, "-maxrate", rate, "-bufsize", rate,
+                     "-pix_fmt", "yuv420p", end + ".part.mp4"], merged=True)
+                os.replace(end + ".part.mp4", end)
+        if not os.path.exists(start):
+            with stage(f"remuxing the {label} cache item, moov at the start (ffmpeg +faststart)"):
+                run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-i", end, "-c", "copy", "-movflags", "+faststart",
+                     start + ".part.mp4"], merged=True)
+                os.replace(start + ".part.mp4", start)
+        items += [(label, "end", end), (label, "start", start)]
+    return items
+
+
+def measure_cache_layouts(tools, quick, record):
+    """First frame over loopback HTTP at 2 MB/s through a cold MediaCache against mpv's own HTTP
+    (PlayerKit loading the URL, and the plain C client), for every size and `moov` layout; and
+    the bytes the server sent for a cold play that went on to cache the whole item."""
+    items = cache_layout_items()
+    runs = 5 if quick else 11
+    results = tools.run_json(f"cold cache by size and layout, {runs} runs each",
+                             [tools.swift, "cache-layouts", "--runs", str(runs), "--media", *[path for _, _, path in items]])
+    for (label, layout, path), result in zip(items, results):
+        with stage(f"starting the loopback media server for the {label} item, moov at the {layout}"):
+            server = subprocess.Popen([tools.swift, "serve", "--media", path], stdout=subprocess.PIPE, text=True)
+        try:
+            url = server.stdout.readline().strip()
+            c = tools.workload("c", "ttff", runs, url)
+        finally:
+            server.kill()
+            server.wait()
+        record(f"cache_layout_{label}_moov_{layout}", {
+            "playerkit": result["cold_p50_ms"], "mpv_http": result["mpv_http_p50_ms"], "c": c and c["p50_ms"],
+            "cache_over_mpv_http": round(result["cold_p50_ms"] / result["mpv_http_p50_ms"], 3),
+            "sent_over_size": result["sent_over_size"], "requests": result["requests"], "size": result["size"]})
 
 
 LOOP_CLIPS = [os.path.join(ROOT, "Media", name) for name in ("clip-a.mp4", "clip-b.mp4")]
@@ -609,7 +665,7 @@ def table(figures, info, command):
         "|---|---|---|---|---|---|",
     ]
     for name, values in figures.items():
-        if name.startswith("fan_out"):
+        if name.startswith("fan_out") or name.startswith("cache_layout_"):
             continue
         text, number = label(name)
         lines.append(f"| {text} | {cell(values.get('c'), number)} | {cell(values.get('playerkit'), number)} "
@@ -625,6 +681,18 @@ def table(figures, info, command):
     for subscribers in (1, 10, 100):
         row = [figures[f"fan_out_{kind}_deliveries_per_second_s{subscribers}"]["playerkit"] for kind in ("queue", "immediate")]
         lines.append(f"| {subscribers} | " + " | ".join(f"{value:,.0f}" for value in row) + " |")
+    layouts = [(name, values) for name, values in figures.items() if name.startswith("cache_layout_")]
+    if layouts:
+        lines += ["", "First frame through a cold `MediaCache` against mpv's own HTTP, over loopback at 2 MB/s per "
+                  "connection, p50 (ms); and the bytes the server sent for a cold play that went on to cache the "
+                  "whole item, over the item's size (and its requests):", "",
+                  "| item | `moov` | mpv's HTTP, PlayerKit | mpv's HTTP, plain C | cold cache | cold cache / mpv's HTTP "
+                  "| bytes sent / item | requests |", "|---|---|---|---|---|---|---|---|"]
+        for name, values in layouts:
+            item, layout = name[len("cache_layout_"):].split("_moov_")
+            lines.append(f"| {item} ({values['size'] / 1e6:.2f} MB) | at the {layout} | {cell(values['mpv_http'], '{:.1f}')} "
+                         f"| {cell(values.get('c'), '{:.1f}')} | {cell(values['playerkit'], '{:.1f}')} "
+                         f"| {values['cache_over_mpv_http']:.2f}x | {values['sent_over_size']:.3f} | {values['requests']} |")
     return "\n".join(lines)
 
 

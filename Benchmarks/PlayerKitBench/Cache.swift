@@ -4,6 +4,11 @@ import ExampleSupport
 import Foundation
 import PlayerKit
 
+/// How the benchmarks' loopback servers pace a rate-limited response: a burst every 10 ms (20 KB
+/// at 2 MB/s), closer to a TCP flow than the servers' 50 ms default; a response a client drops
+/// midway (a seek) then wastes about a burst, as with a real server's buffers.
+let benchPacing: Duration = .milliseconds(10)
+
 /// The media cache, side by side in one run: time to first frame from the network (loopback,
 /// throttled), through a cold cache, from a warm cache, from a plain local file, and through
 /// mpv's own HTTP loading of the same URL; and the bytes the server sends when two players and
@@ -16,7 +21,7 @@ struct Cache: AsyncParsableCommand {
 
     func run() async throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: media))
-        let server = LoopbackMediaServer(files: ["clip.mp4": data], bytesPerSecond: rate)
+        let server = LoopbackMediaServer(files: ["clip.mp4": data], bytesPerSecond: rate, pacing: benchPacing)
         try server.start()
         let url = server.url("clip.mp4")
         let bus = PlayerEventBus(label: "cache")
@@ -84,6 +89,79 @@ struct Cache: AsyncParsableCommand {
     }
 }
 
+/// First frame through a cold media cache against mpv's own HTTP, item by item (sizes and
+/// `moov` layouts), runs interleaved so that noise hits both alike; and the bytes the server sent
+/// for a cold play that goes on to cache the whole item, over the item's size. Prints one JSON
+/// line: an array with one object per item.
+struct CacheLayouts: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "cache-layouts")
+    @Option var runs = 5
+    @Option(parsing: .upToNextOption, help: "The items, one file each.") var media: [String]
+    @Option(help: "The server's rate, bytes per second (each connection).") var rate = 2_000_000
+
+    func run() async throws {
+        let bus = PlayerEventBus(label: "cache-layouts")
+        let firstFrames = EventCounter(bus: bus, kinds: [.firstFrame])
+        var counted = 0
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("playerkit-bench-layouts-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+
+        /// Milliseconds from creating a player to its first frame of `source`, and the player
+        /// (still playing).
+        func firstFrame(_ source: MediaSource, configuration: PlayerConfiguration) async throws -> (Double, Player) {
+            let start = DispatchTime.now()
+            let player = try Player(configuration: configuration)
+            Task { _ = try? await player.load(source) }
+            counted += 1
+            await firstFrames.wait(for: counted)
+            return (microseconds(start, .now()) / 1000, player)
+        }
+        func firstFrame(_ source: MediaSource, configuration: PlayerConfiguration) async throws -> Double {
+            let (elapsed, player) = try await firstFrame(source, configuration: configuration)
+            await player.shutdown()
+            return elapsed
+        }
+
+        var items: [String] = []
+        for (index, path) in media.enumerated() {
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            let server = LoopbackMediaServer(files: ["item.mp4": data], bytesPerSecond: rate, pacing: benchPacing)
+            try server.start()
+            let url = server.url("item.mp4")
+            var cold: [Double] = [], direct: [Double] = []
+            var sentOverSize = 0.0, requests = 0
+            for run in 0..<runs {
+                if run % 2 == 1 { direct.append(try await firstFrame(.url(url), configuration: benchConfiguration(bus: bus))) }
+                let cache = try MediaCache(configuration: MediaCache.Configuration(
+                    directory: root.appendingPathComponent("item-\(index)-run-\(run)")))
+                var configuration = benchConfiguration(bus: bus)
+                configuration.streamProviders = [cache.streamProvider]
+                let source = try cache.source(for: url, key: "item")
+                server.resetCounts()
+                let (elapsed, player) = try await firstFrame(source, configuration: configuration)
+                cold.append(elapsed)
+                if run == 0 {
+                    // The first run goes on, still playing, until the whole item is cached:
+                    // every byte it cost.
+                    try await cache.precache(source, .all)
+                    sentOverSize = Double(server.totalBodyBytes) / Double(data.count)
+                    requests = server.counts("item.mp4").requests
+                }
+                await player.shutdown()
+                await cache.shutdown()
+                if run % 2 == 0 { direct.append(try await firstFrame(.url(url), configuration: benchConfiguration(bus: bus))) }
+            }
+            server.stop()
+            func p50(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+            items.append(String(
+                format: "{\"media\": \"%@\", \"size\": %d, \"cold_p50_ms\": %.2f, \"mpv_http_p50_ms\": %.2f, "
+                    + "\"sent_over_size\": %.4f, \"requests\": %d}",
+                URL(fileURLWithPath: path).lastPathComponent, data.count, p50(cold), p50(direct), sentOverSize, requests))
+        }
+        print("[" + items.joined(separator: ", ") + "]")
+    }
+}
+
 /// Serves one file on loopback at a given rate until killed, printing its URL (for the C and
 /// python-mpv side of the cache benchmark).
 struct Serve: AsyncParsableCommand {
@@ -92,7 +170,8 @@ struct Serve: AsyncParsableCommand {
     @Option var rate = 2_000_000
 
     func run() async throws {
-        let server = LoopbackMediaServer(files: ["clip.mp4": try Data(contentsOf: URL(fileURLWithPath: media))], bytesPerSecond: rate)
+        let server = LoopbackMediaServer(files: ["clip.mp4": try Data(contentsOf: URL(fileURLWithPath: media))], bytesPerSecond: rate,
+                                         pacing: benchPacing)
         try server.start()
         ExampleSupport.printLine(server.url("clip.mp4").absoluteString)
         while true { try await Task.sleep(for: .seconds(3600)) }

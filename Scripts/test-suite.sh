@@ -16,7 +16,10 @@ room_tests='RoomClientTests|RoomFollowerTests|RoomTLSTests|SyncplayInteropTests|
 # The tests that measure a wait against its bound (a read, a load, a room's operations, a
 # fullscreen rule restored, a failed clip skipped): timing assertions, so they run one at a time,
 # after the parallel pass (next to ~170 others on 2 cores they took 2-5 times their bound).
-bound_tests='CacheOriginTests|WaitBoundTests|RoomBoundsTests|FullscreenPolicyTests|SequencerTests'
+# The network faults too: whether mpv buffers or ends an item when its server vanishes depends on
+# when its reconnects run, and next to the parallel pass "the server vanishes mid-play and comes
+# back" once saw mpv end the item instead (1 run in 2 on 2026-11-24; 17 s alone).
+bound_tests='CacheOriginTests|WaitBoundTests|RoomBoundsTests|FullscreenPolicyTests|SequencerTests|NetworkFaultTests'
 
 pass() {
   local name=$1

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs PlayerKit's tests in passes (after `swift build --build-tests`), and ends with one line
-# "N passed, M failed" summing every pass, from Swift Testing's per-test lines. A pass that
+# "N passed, M failed" summing every pass, from Swift Testing's JUnit report of each pass (its
+# per-test lines when there is none: tests running in parallel can interleave them). A pass that
 # crashes or exits non-zero without a failed test counts as one failure, named. Every pass runs
 # even when an earlier one failed; the exit status is non-zero when anything failed.
 #   SWIFT=swift Scripts/test-suite.sh
@@ -27,11 +28,24 @@ pass() {
   local log="$log_dir/$name.log"
   echo "== test pass: $name ($swift test --skip-build $*)"
   local started=$SECONDS
-  "$swift" test --skip-build "$@" 2>&1 | tee "$log"
+  local report="$log_dir/$name.xml"
+  "$swift" test --skip-build --xunit-output "$report" "$@" 2>&1 | tee "$log"
   local status=${PIPESTATUS[0]}
   local ok bad
-  ok=$(grep -E 'Test .* passed after' "$log" | grep -cv 'Test run with')
-  bad=$(grep -E 'Test .* failed after' "$log" | grep -cv 'Test run with')
+  # Swift Testing's report: <testsuite ... tests="N" failures="F" skipped="S" ...>.
+  local suite
+  suite=$(grep -m1 -o '<testsuite [^>]*>' "$log_dir/$name-swift-testing.xml" 2>/dev/null || true)
+  if [ -n "$suite" ]; then
+    local tests failures_count skipped
+    tests=$(printf '%s' "$suite" | sed -E 's/.* tests="([0-9]+)".*/\1/')
+    failures_count=$(printf '%s' "$suite" | sed -E 's/.* failures="([0-9]+)".*/\1/')
+    skipped=$(printf '%s' "$suite" | sed -E 's/.* skipped="([0-9]+)".*/\1/')
+    ok=$((tests - failures_count - skipped))
+    bad=$failures_count
+  else
+    ok=$(grep -E 'Test .* passed after' "$log" | grep -cv 'Test run with')
+    bad=$(grep -E 'Test .* failed after' "$log" | grep -cv 'Test run with')
+  fi
   passed=$((passed + ok))
   failed=$((failed + bad))
   while IFS= read -r line; do failures+=("$name: $line"); done < <(grep -E 'Test .* failed after' "$log" | grep -v 'Test run with')

@@ -215,7 +215,21 @@ public final class ClipSequencer: Sendable {
             // Time is up at the pull nearest the scheduled end (within half a display tick).
             let halfTick = (Self.median(state.recentTicks) ?? .milliseconds(33)) / 2
             let timeUp = length.map { now + halfTick >= state.currentStart + $0 } ?? false
-            let ended = !current.isStill && slot.isStarted && [.ended, .idle, .failed].contains(slot.player.state)
+            // mpv ends the item as its last frame is rendered, often before the output has
+            // pulled that frame. An ended clip gives way early only when it ended well before
+            // its time (media shorter than its duration said) and its newest frame has been
+            // shown; near its time, the turn ends at the pull nearest the scheduled end, so
+            // the timeline never moves and the last frame gets its tick.
+            let playerState = slot.player.state
+            let hasUnshownFrame: Bool = {
+                guard let latest = slot.output?.latestFrame else { return false }
+                guard let last = state.lastPull, last.clipID == current.id else { return true }
+                return latest.sequenceNumber != last.sequenceNumber
+            }()
+            let frameStep = Self.frameStep(of: current, sourceTimes: state.distinctSourceTimes) ?? .milliseconds(40)
+            let endsSoon = length.map { now + halfTick + frameStep >= state.currentStart + $0 } ?? false
+            let ended = !current.isStill && slot.isStarted
+                && ([.idle, .failed].contains(playerState) || (playerState == .ended && !hasUnshownFrame && !endsSoon))
             if timeUp || ended {
                 let nextClip = Self.playableClip(after: current.id, hint: state.currentIndexHint, in: state.clips, failed: state.failed)
                 if let nextClip, let nextIndex = state.slots.firstIndex(where: { $0.clipID == nextClip.id && $0.isReady }) {
@@ -251,12 +265,15 @@ public final class ClipSequencer: Sendable {
         guard let slot = state.slots.first(where: { $0.clipID == current.id }), slot.isReady,
               let frame = slot.output?.latestFrame
         else { return (state.lastFrame, startedPlayer, events) }
-        // A video frame without a media time was drawn while the item unloaded (at its end):
-        // the clip's last real frame stays.
-        if !current.isStill, frame.videoTime == nil, let last = state.lastFrame, last.clipID == current.id {
-            return (last, startedPlayer, events)
-        }
         let isRepeat = state.lastPull.map { $0.clipID == current.id && $0.sequenceNumber == frame.sequenceNumber } ?? false
+        // mpv gives no position for an item's last frame (its `time-pos` goes from the frame
+        // before straight to unavailable as the item ends), so that frame has no media time: it
+        // is shown, timed one source frame step after the frame before.
+        var sourceTime = frame.videoTime
+        if !current.isStill, sourceTime == nil, let last = state.lastFrame, last.clipID == current.id {
+            if isRepeat { return (last, startedPlayer, events) }
+            sourceTime = Self.nextSourceTime(after: last.sourceTime, steps: state.distinctSourceTimes)
+        }
         let isNewDistinct = !isRepeat && frame.info.isNewFrame || state.currentFirstPull == nil
         if state.currentFirstPull == nil {
             state.currentFirstPull = now
@@ -271,16 +288,25 @@ public final class ClipSequencer: Sendable {
         }
         if isNewDistinct, !isRepeat {
             state.lastDistinctTime = now
-            if let time = frame.videoTime { state.distinctSourceTimes.append(time) }
+            if let time = sourceTime { state.distinctSourceTimes.append(time) }
             if state.distinctSourceTimes.count > 12 { state.distinctSourceTimes.removeFirst() }
         }
         state.lastPull = (current.id, frame.sequenceNumber, now)
         let index = state.clips.firstIndex(where: { $0.id == current.id }) ?? state.currentIndexHint
         let result = SequencedFrame(
-            clipID: current.id, clipIndex: index, sourceTime: frame.videoTime, outputTime: now, flip: current.flip,
+            clipID: current.id, clipIndex: index, sourceTime: sourceTime, outputTime: now, flip: current.flip,
             isRepeat: isRepeat, frame: frame)
         state.lastFrame = result
         return (result, startedPlayer, events)
+    }
+
+    /// The source time one frame step after `previous`, the step (signed: negative for a
+    /// reversed clip) being the median of the steps between the recent distinct frames.
+    static func nextSourceTime(after previous: Double?, steps times: [Double]) -> Double? {
+        guard let previous else { return nil }
+        let steps = zip(times, times.dropFirst()).map { $1 - $0 }.filter { $0 != 0 }
+        guard let step = Statistics.median(steps) else { return nil }
+        return ((previous + step) * 1_000_000).rounded() / 1_000_000
     }
 
     /// A clip's share of the output: its length over its speed, or a still's duration.
@@ -296,10 +322,16 @@ public final class ClipSequencer: Sendable {
     /// How long beyond one tick the clip's last frame is meant to stay: its source frame
     /// interval (estimated from the distinct frames shown) over its speed, minus the tick.
     static func intendedHold(of clip: SequenceClip, sourceTimes: [Double], tick: Duration) -> Duration {
-        let steps = zip(sourceTimes, sourceTimes.dropFirst()).map { abs($1 - $0) }.filter { $0 > 0 }
-        guard let step = Statistics.median(steps) else { return .zero }
-        let perFrame = Duration.milliseconds(Int((step / clip.speed * 1000).rounded()))
+        guard let perFrame = frameStep(of: clip, sourceTimes: sourceTimes) else { return .zero }
         return perFrame > tick ? perFrame - tick : .zero
+    }
+
+    /// The output time between two of the clip's distinct frames: the median step between the
+    /// recent ones' source times, over the clip's speed. Nil before two are known.
+    static func frameStep(of clip: SequenceClip, sourceTimes: [Double]) -> Duration? {
+        let steps = zip(sourceTimes, sourceTimes.dropFirst()).map { abs($1 - $0) }.filter { $0 > 0 }
+        guard let step = Statistics.median(steps) else { return nil }
+        return .milliseconds(Int((step / clip.speed * 1000).rounded()))
     }
 
     static func median(_ values: [Duration]) -> Duration? {

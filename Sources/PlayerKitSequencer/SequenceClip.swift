@@ -92,7 +92,9 @@ public struct SequencedFrame: Sendable {
     public let clipID: String
     /// The clip's index in the timeline when the frame was pulled.
     public let clipIndex: Int
-    /// The frame's position in the clip's media, in seconds.
+    /// The frame's position in the clip's media, in seconds. mpv gives no position for a clip's
+    /// last frame: that frame's time is the one before plus the clip's frame step (the median
+    /// of its recent steps; negative when reversed). Nil when no position is known.
     public let sourceTime: Double?
     /// Output time: since ``ClipSequencer/start(at:)``, on the app's display clock.
     public let outputTime: Duration

@@ -99,7 +99,21 @@ public final class FaultProxy: @unchecked Sendable {
             setsockopt(connection, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
             Glibc.shutdown(connection, Int32(SHUT_RDWR))
         }
-        if wasDown, mode != .down { try? listen(on: port) }
+        if wasDown, mode != .down { relisten() }
+    }
+
+    /// Whether the proxy is listening (false while ``Mode/down``, after ``stop()``, or when
+    /// listening again on its port failed).
+    public var isListening: Bool { locked { $0.listener >= 0 } }
+
+    /// Listens on the same port again after ``Mode/down``: the port may be briefly unavailable
+    /// (a connection of the old listener still closing), so binding is retried for up to two
+    /// seconds, on the monotonic clock; ``isListening`` tells whether it worked.
+    private func relisten() {
+        let deadline = ContinuousClock.now + .seconds(2)
+        while (try? listen(on: port)) == nil, ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
     }
 
     /// Stops listening and closes every connection.

@@ -65,6 +65,7 @@ struct NetworkFaultTests {
         rig.proxy.setMode(.down)
         #expect(await waitForState(recorder, .buffering, after: mark), "\(recorder.events.suffix(10))")
         rig.proxy.setMode(.pass)
+        #expect(rig.proxy.isListening, "the proxy could not listen on its port again")
         #expect(await waitForState(recorder, .playing, after: mark), "\(recorder.events.suffix(10))")
         try? player.seek(to: 17)  // shortens the test; the end below is what it checks
         let end = await recorder.waitFor(timeout: .seconds(60), after: mark) { if case .itemEnded = $0.event { return true } else { return false } }

@@ -77,6 +77,9 @@ public struct JSONEventLine: Encodable, Sendable {
     public var outputTime: Double?
     /// The mirroring applied, on sequencer frame lines ("none", "horizontal", ...).
     public var flip: String?
+    /// On sequencer frame lines: whether mpv drew a new video frame (false: it drew the one
+    /// before again, such as a redraw).
+    public var isNewFrame: Bool?
     /// Summary figures in milliseconds (median, 99th percentile, largest).
     public var p50Ms: Double?
     /// See ``p50Ms``.

@@ -169,6 +169,7 @@ func runDisplayLoop(sequencer: ClipSequencer, options: DisplayOptions, windowRea
                 line.sourceTime = frame.sourceTime.map { ($0 * 1000).rounded() / 1000 }
                 line.outputTime = (frame.outputTime.inSeconds * 1000).rounded() / 1000
                 line.flip = frame.flip.description
+                line.isNewFrame = frame.frame.info.isNewFrame
                 ExampleSupport.printLine(line.json)
             }
             lastReported = key

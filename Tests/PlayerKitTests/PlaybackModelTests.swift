@@ -189,6 +189,19 @@ struct PlaybackModelTests {
         #expect(PlaybackModel.observedProperties(positionInterval: .zero).contains("time-pos"))
     }
 
+    @Test("a player starts windowed: a first fullscreen observation of true is a change, reported (mpv coalesces its initial false with a set made before the pump read it)")
+    func firstFullscreenObservation() {
+        var model = PlaybackModel()
+        #expect(events(model.apply(.propertyChanged(observationID: 9, name: "fullscreen", value: .flag(true))))
+            == [.fullscreenStateChanged(true)])
+        #expect(model.isFullscreen == true)
+        // A first false is the windowed start itself: nothing to report.
+        var windowed = PlaybackModel()
+        #expect(windowed.apply(.propertyChanged(observationID: 9, name: "fullscreen", value: .flag(false))).isEmpty)
+        #expect(events(windowed.apply(.propertyChanged(observationID: 9, name: "fullscreen", value: .flag(true))))
+            == [.fullscreenStateChanged(true)])
+    }
+
     @Test("the position is polled once per interval while playing, and read at pause and seek")
     func positionPolling() {
         var model = PlaybackModel()

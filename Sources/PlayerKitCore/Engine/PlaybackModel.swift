@@ -626,7 +626,12 @@ struct PlaybackModel: Sendable {
             default: break
             }
         case "fullscreen":
-            return changed(&isFullscreen, to: value.boolValue, reportFirst: fromSetter) { .fullscreenStateChanged($0) }
+            // A player starts windowed. mpv reports an observed property only when it differs
+            // from what it last reported, so a fullscreen set (a command, a key in mpv's window)
+            // before the pump read the initial `false` arrives as the first value: a change.
+            return changed(&isFullscreen, to: value.boolValue, reportFirst: fromSetter || value.boolValue == true) {
+                .fullscreenStateChanged($0)
+            }
         case "hwdec":
             if let mode = value.stringValue { isHardwareDecodingEnabled = mode != "no" }
         case "cache-buffering-state":

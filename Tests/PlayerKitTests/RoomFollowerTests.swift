@@ -207,6 +207,41 @@ struct RoomFollowerTests {
                 "the player paused after the start")
     }
 
+    @Test("an answer to the server never changes the room: a follower whose clock lags the room does not restart it by answering")
+    func answerDoesNotChangeRoom() async throws {
+        // Found by make test (1 run in 6): after a pause, all three members played on. A periodic
+        // state sent before the pause reached the pausing member between its clock's pause and
+        // its message; its follower adopted it (playing), and the client answered the server's
+        // next state with that clock. The server takes any answer whose pause state differs from
+        // the room's for a change, and restarted the room.
+        let server = try await SyncplayServer.start()
+        defer { server.stop() }
+        let room = uniqueRoom()
+        let solo = try await Member.join(server, room: room, name: "solo")
+        defer { Task { await solo.leave() } }
+        let other = try await Member.join(server, room: room, name: "other")
+        defer { Task { await other.leave() } }
+        #expect(await eventually { solo.follower.clock != nil && other.client.roomState != nil })
+        var stale = try #require(solo.client.roomState)
+        #expect(stale.paused)
+        // A state that says the room plays, adopted by the follower after the room paused.
+        stale.paused = false
+        stale.time = .now
+        let handedAt = stale.time
+        solo.follower.handle(.state(stale))
+        #expect(solo.follower.clock?.playing == true)
+        // The server's next periodic states (one a second): the room stays paused, and the
+        // follower comes back to it.
+        #expect(await eventually(timeout: .seconds(10)) {
+            (other.client.roomState?.time).map { $0 > handedAt + .milliseconds(2200) } ?? false
+        })
+        #expect(other.client.roomState?.paused == true, "the room was restarted: \(String(describing: other.client.roomState))")
+        #expect(await eventually(timeout: .seconds(3)) { solo.follower.clock?.playing == false })
+        #expect(other.player.state == .paused)
+        #expect(!other.events.records.contains { if case .stateChanged(_, .playing) = $0.event { $0.time > handedAt } else { false } },
+                "the other member's player started")
+    }
+
     @Test("garbage from the server: a typed error names it, the player plays on locally; bad arguments are refused by name")
     func hostileServer() async throws {
         let fake = try FakeSyncplayServer()

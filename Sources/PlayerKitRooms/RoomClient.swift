@@ -225,6 +225,11 @@ public final class RoomClient: Sendable {
     /// What the client reports as its own play state when the server asks (about once a second):
     /// `provider` returns the local position and whether it is paused, or nil while it has none.
     /// Called on the client's task; it must not block.
+    ///
+    /// An answer never changes the room (``pause(at:)``, ``play(at:)`` and ``seek(to:paused:)``
+    /// do): when `provider` says paused while the room plays, or the reverse, as it may while
+    /// the room's latest change is on its way to the app, the client answers with the room's
+    /// state instead (Syncplay's server would take the difference for a pause or a start).
     public func reportLocalState(_ provider: @escaping @Sendable () -> (position: Double, paused: Bool)?) {
         state.withLock { $0.localState = provider }
     }
@@ -339,7 +344,21 @@ public final class RoomClient: Sendable {
     }
 
     private func sendChange(_ playState: SyncplayWire.PlayState) async throws(RoomError) {
-        let (connection, line) = state.withLock { state -> (RoomConnection?, String) in
+        try await send(beginChange(playState))
+    }
+
+    /// A change of the room made here: registered by ``beginChange(_:)``, sent by ``send(_:)``.
+    struct Change: Sendable {
+        fileprivate let connection: RoomConnection?
+        fileprivate let line: String
+    }
+
+    /// Registers a change of the room made here, before it is sent: from now on the server's
+    /// states are not taken (they were sent before the server knew of it) until the server
+    /// confirms it. A ``RoomFollower`` registers its change before it sets its own clock, so that
+    /// no state older than the change can reach it stamped later than the change.
+    func beginChange(_ playState: SyncplayWire.PlayState) -> Change {
+        state.withLock { state -> Change in
             state.clientIgnoring += 1
             // A change of the room (a seek, or a pause state it does not have) gets the server's
             // forced update back; a repeat of the room's state does not.
@@ -354,12 +373,18 @@ public final class RoomClient: Sendable {
                 room.time = .now
                 state.room = room
             }
-            return (state.connection, SyncplayWire.state(
+            return Change(connection: state.connection, line: SyncplayWire.state(
                 playState: playState, latencyCalculation: nil, clientTimestamp: Self.wallClock(),
                 clientRtt: state.latency.lastRoundTrip, ignoringServer: nil, ignoringClient: state.clientIgnoring))
         }
-        guard let connection else { throw .closed }
-        try await send(line, on: connection)
+    }
+
+    /// Sends a change registered by ``beginChange(_:)``.
+    /// - Throws: ``RoomError/closed`` when it was registered while not connected; otherwise as
+    ///   ``pause(at:)``.
+    func send(_ change: Change) async throws(RoomError) {
+        guard let connection = change.connection else { throw .closed }
+        try await send(change.line, on: connection)
     }
 
     // MARK: The connection
@@ -566,10 +591,19 @@ public final class RoomClient: Sendable {
                 default: false
                 }
             }
-            let local: (position: Double, paused: Bool)? = if changed, let room = state.withLock({ $0.room }) {
-                (room.position(at: .now), room.paused)
+            //
+            // Nor is any other answer a change: the server takes an answer whose pause state
+            // differs from the room's for one, and pauses or restarts the room. The provider may
+            // lag the room (a state the room has since left was adopted while the app changed
+            // it): when it disagrees with the room's pause state, the answer is the room's.
+            let room = state.withLock { $0.room }
+            let local: (position: Double, paused: Bool)?
+            if changed, let room {
+                local = (room.position(at: .now), room.paused)
+            } else if let provided = provider?() {
+                local = if let room, room.paused != provided.paused { (room.position(at: .now), room.paused) } else { provided }
             } else {
-                provider?()
+                local = nil
             }
             let answer = state.withLock { state -> String in
                 defer { state.serverIgnoring = 0 }

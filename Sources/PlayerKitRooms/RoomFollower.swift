@@ -201,8 +201,11 @@ public final class RoomFollower: Sendable {
     public func play() async throws(RoomError) {
         await measured()
         let position = try currentPosition()
+        // The client hears of the change before the clock does (``RoomClient/beginChange(_:)``):
+        // a state the server sent before it cannot reach the clock stamped after it.
+        let change = room.beginChange(SyncplayWire.PlayState(position: position, paused: false, doSeek: false))
         apply(Clock(position: position, time: .now, playing: true), seek: false)
-        try await room.play(at: position)
+        try await room.send(change)
     }
 
     /// Pauses the room (and the local players) at the clock's position.
@@ -210,8 +213,9 @@ public final class RoomFollower: Sendable {
     public func pause() async throws(RoomError) {
         await measured()
         let position = try currentPosition()
+        let change = room.beginChange(SyncplayWire.PlayState(position: position, paused: true, doSeek: false))
         apply(Clock(position: position, time: .now, playing: false), seek: true)
-        try await room.pause(at: position)
+        try await room.send(change)
     }
 
     /// Seeks the room (and the local players) to `position`, playing on if it plays.
@@ -223,8 +227,9 @@ public final class RoomFollower: Sendable {
         }
         await measured()
         let playing = clock?.playing ?? false
+        let change = room.beginChange(SyncplayWire.PlayState(position: position, paused: !playing, doSeek: true))
         apply(Clock(position: position, time: .now, playing: playing), seek: true)
-        try await room.seek(to: position, paused: !playing)
+        try await room.send(change)
     }
 
     /// Waits (up to 3 s) until the path to the server was measured once: the server adds its

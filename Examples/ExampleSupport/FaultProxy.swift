@@ -33,6 +33,10 @@ public final class FaultProxy: @unchecked Sendable {
         /// ±`jitter` seconds before passing it on, in order: a long, uneven path (what netem's
         /// `delay 50ms 5ms` does, in user space).
         case delay(seconds: Double, jitter: Double)
+
+        var isDelay: Bool {
+            if case .delay = self { true } else { false }
+        }
     }
 
     private struct State {
@@ -43,6 +47,8 @@ public final class FaultProxy: @unchecked Sendable {
         var accepted = 0
         /// Bumped by every change to `.down`, so connections made before it know to end.
         var generation = 0
+        /// How long each chunk was held in `.delay` mode (seconds, receipt to send).
+        var holds: [Double] = []
     }
 
     private let upstreamPort: UInt16
@@ -72,6 +78,11 @@ public final class FaultProxy: @unchecked Sendable {
 
     /// How many connections the proxy accepted so far.
     public var acceptedConnections: Int { locked { $0.accepted } }
+
+    /// How long each chunk was really held in ``Mode/delay(seconds:jitter:)`` mode (seconds, from
+    /// its receipt to its send, in the order sent; the first 100,000): what the path delayed,
+    /// which a loaded machine can make longer than the mode asked.
+    public var realizedDelays: [Double] { locked { $0.holds } }
 
     /// Starts listening on an ephemeral port of 127.0.0.1.
     public func start() throws {
@@ -241,14 +252,37 @@ public final class FaultProxy: @unchecked Sendable {
     }
 
     /// Copies `from` to `to` as the mode allows, until either side ends, the mode goes down, or
-    /// the proxy stops.
+    /// the proxy stops. Delayed chunks wait on this thread, in order, and go out at their
+    /// deadlines (the poll sleeps until the next one); the connection is not closed before they
+    /// did.
     private func forward(from: Int32, to: Int32, downstream: Bool, generation: Int) {
+        Self.raiseThreadPriority()
         var buffer = [UInt8](repeating: 0, count: 16 << 10)
-        // Delayed chunks go out from here, in order; the connection is not closed before they did.
-        let delayed = DispatchQueue(label: "FaultProxy.delay")
-        let pending = DispatchGroup()
-        var lastDeadline = DispatchTime.now()
-        defer { pending.wait() }
+        var held: [(received: UInt64, deadline: UInt64, chunk: [UInt8])] = []
+        var lastDeadline: UInt64 = 0
+        /// Sends the held chunks whose deadline passed (all of them when `all`, waiting for each);
+        /// false when the peer is gone.
+        func release(all: Bool) -> Bool {
+            while let first = held.first {
+                let now = DispatchTime.now().uptimeNanoseconds
+                if first.deadline > now {
+                    guard all else { return true }
+                    let wait = first.deadline - now
+                    var pause = timespec(tv_sec: Int(wait / 1_000_000_000), tv_nsec: Int(wait % 1_000_000_000))
+                    var left = timespec()
+                    while nanosleep(&pause, &left) != 0, errno == EINTR { pause = left }
+                    continue
+                }
+                held.removeFirst()
+                guard sendAll(first.chunk, to: to) else { return false }
+                let sent = DispatchTime.now().uptimeNanoseconds
+                locked { state in
+                    if state.holds.count < 100_000 { state.holds.append(Double(sent - first.received) / 1e9) }
+                }
+            }
+            return true
+        }
+        defer { _ = release(all: true) }
         while true {
             let (mode, current, stopped) = locked { ($0.mode, $0.generation, $0.stopped) }
             if stopped || current != generation { return }
@@ -256,8 +290,16 @@ public final class FaultProxy: @unchecked Sendable {
                 Thread.sleep(forTimeInterval: 0.02)
                 continue
             }
+            guard release(all: !mode.isDelay) else { return }
+            // Sleep until data comes, or the next held chunk is due (the mode is read again at
+            // least every 50 ms).
+            var timeout: Int32 = 50
+            if let next = held.first?.deadline {
+                let now = DispatchTime.now().uptimeNanoseconds
+                timeout = next <= now ? 0 : Int32(min(50, (next - now + 999_999) / 1_000_000))
+            }
             var descriptor = pollfd(fd: from, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, 50)
+            let ready = poll(&descriptor, 1, timeout)
             if ready == 0 { continue }
             if ready < 0 {
                 if errno == EINTR { continue }
@@ -268,32 +310,40 @@ public final class FaultProxy: @unchecked Sendable {
             let count = recv(from, &buffer, limit, 0)
             if count <= 0 { return }
             if case .delay(let seconds, let jitter) = mode {
+                let now = DispatchTime.now().uptimeNanoseconds
                 let wait = max(0, seconds + Double.random(in: -jitter...jitter))
-                lastDeadline = max(lastDeadline, DispatchTime.now() + wait)
-                let chunk = Array(buffer[0..<count])
-                pending.enter()
-                delayed.asyncAfter(deadline: lastDeadline) {
-                    defer { pending.leave() }
-                    var sent = 0
-                    while sent < chunk.count {
-                        let result = chunk.withUnsafeBytes { Glibc.send(to, $0.baseAddress!.advanced(by: sent), chunk.count - sent, Int32(MSG_NOSIGNAL)) }
-                        if result < 0, errno == EINTR { continue }
-                        if result <= 0 { return }
-                        sent += result
-                    }
-                }
+                lastDeadline = max(lastDeadline, now + UInt64(wait * 1e9))
+                held.append((received: now, deadline: lastDeadline, chunk: Array(buffer[0..<count])))
                 continue
             }
-            var sent = 0
-            while sent < count {
-                let result = buffer.withUnsafeBytes { Glibc.send(to, $0.baseAddress!.advanced(by: sent), count - sent, Int32(MSG_NOSIGNAL)) }
-                if result < 0, errno == EINTR { continue }
-                if result <= 0 { return }
-                sent += result
-            }
+            guard sendAll(Array(buffer[0..<count]), to: to) else { return }
             if downstream, case .trickle(let rate) = mode {
                 Thread.sleep(forTimeInterval: Double(count) / Double(max(rate, 1)))
             }
         }
+    }
+
+    /// Writes all of `bytes` to `fd`; false when the peer is gone.
+    private func sendAll(_ bytes: [UInt8], to fd: Int32) -> Bool {
+        var sent = 0
+        while sent < bytes.count {
+            let result = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress!.advanced(by: sent), bytes.count - sent, Int32(MSG_NOSIGNAL)) }
+            if result < 0, errno == EINTR { continue }
+            if result <= 0 { return false }
+            sent += result
+        }
+        return true
+    }
+
+    /// Gives the calling forwarding thread a nice value of -10 where allowed (as root): the proxy
+    /// stands in for the kernel's network path, which a loaded machine's other processes do not
+    /// delay. Elsewhere it runs at the normal priority, and ``realizedDelays`` shows the cost.
+    private static func raiseThreadPriority() {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let count = readlink("/proc/thread-self", &buffer, buffer.count - 1)
+        guard count > 0 else { return }
+        let path = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let thread = path.split(separator: "/").last.flatMap({ id_t(String($0)) }) else { return }
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), thread, -10)
     }
 }

@@ -12,7 +12,17 @@ struct SoakTests {
     func soak() async throws {
         let probe = Fixtures.productsDirectory.appendingPathComponent("SoakProbe")
         let run = try await ChildProcess.runToEnd(probe, ["--seconds", "60", "--seed", "20261122", "--arenas", "2"])
-        #expect(run.status == 0, "SoakProbe exited with \(run.status): \(run.output.suffix(4000)) \(run.errors.suffix(2000))")
+        if run.status != 0 {
+            // A crash report lists every thread (200 and more here): keep all of it in a file, and
+            // show the crash's own part, where the backtracer names the crashed thread.
+            let log = FileManager.default.temporaryDirectory.appendingPathComponent("playerkit-soak-\(UUID().uuidString.prefix(8)).log")
+            try? (run.output + "\n--- stderr ---\n" + run.errors).write(to: log, atomically: true, encoding: .utf8)
+            let report = run.output + "\n" + run.errors
+            let crash = ["Program crashed", "crashed:", "Fatal error", "Assertion"].lazy
+                .compactMap { report.range(of: $0) }.first
+                .map { String(report[$0.lowerBound...].prefix(6000)) } ?? "(no crash report)"
+            Issue.record("SoakProbe exited with \(run.status); its whole output: \(log.path)\n\(crash)\n…\n\(run.output.suffix(1500))\n\(run.errors.suffix(1500))")
+        }
         let summaryLine = run.output.split(separator: "\n").last { $0.hasPrefix("{") }
         let summary = try #require(summaryLine.flatMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]

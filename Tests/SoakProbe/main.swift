@@ -21,6 +21,9 @@ import PlayerKit
 // MARK: Options
 
 let arguments = CommandLine.arguments
+// glibc writes a fatal error of its own (a heap found corrupt, say) to /dev/tty when it can
+// open it, where the test harness never sees it: on standard error instead.
+setenv("LIBC_FATAL_STDERR_", "1", 1)
 func option(_ name: String) -> String? {
     arguments.firstIndex(of: name).flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
 }

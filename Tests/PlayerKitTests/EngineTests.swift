@@ -17,6 +17,75 @@ struct EngineTests {
         #expect(player.state == .ready)
     }
 
+    @Test("perform suspends until mpv carried the command out: the read-outs reflect it when it returns; mpv's refusal is thrown to the caller, not published")
+    func performWaitsForTheAnswer() async throws {
+        let (player, recorder) = try await Fixtures.player()
+        defer { Task { await player.shutdown() } }
+        try await player.load(.file(Fixtures.clipA), startPaused: true)
+        try await player.perform(.setSpeed(1.5))
+        #expect(player.speed == 1.5)
+        try await player.perform(.play)
+        #expect(!player.isPaused)
+        try await player.perform(.pause)
+        #expect(player.isPaused)
+        try await player.perform(.seek(to: 1, precision: .exact))
+        #expect(await eventually { abs((player.position ?? 0) - 1) < 0.05 })
+        // No public command reaches mpv unchecked; the engine's escape-hatch operation does.
+        await #expect(throws: PlayerError.propertyNotFound(name: "no-such-property")) {
+            try await player.core.request(.setProperty(name: "no-such-property", value: 1), timeout: .seconds(10))
+        }
+        // The refusal went to the caller only: the first error event is the one of a later
+        // request sent without waiting.
+        try player.core.send(.setProperty(name: "another-missing-property", value: 1))
+        let published = await recorder.waitFor { if case .error = $0.event { return true }; return false }
+        #expect(published?.event == .error(.propertyNotFound(name: "another-missing-property")))
+        try await player.perform(.play)
+        #expect(await eventually { player.state == .playing })
+    }
+
+    @Test("perform refuses by name at once: a bad argument, a seek with nothing loaded, a timeout that is not positive, a shut-down player")
+    func performRefusals() async throws {
+        let (player, _) = try await Fixtures.player()
+        await #expect(throws: PlayerError.noMediaLoaded(operation: "seek")) { try await player.perform(.seek(to: 1, precision: .exact)) }
+        do {
+            try await player.perform(.setSpeed(.nan))
+            Issue.record("a NaN speed was accepted")
+        } catch .invalidArgument(let name, _, _) {
+            #expect(name == "speed")
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+        do {
+            try await player.perform(.play, timeout: .zero)
+            Issue.record("a zero timeout was accepted")
+        } catch .invalidArgument(let name, let value, _) {
+            #expect(name == "timeout")
+            #expect(value.contains("0"))
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+        try await player.perform(.setMuted(true))
+        await player.shutdown()
+        await #expect(throws: PlayerError.playerShutDown(player.id)) { try await player.perform(.play) }
+    }
+
+    @Test("Player.create makes a player on PlayerKit's own thread, under the initializer's ID rules and typed errors")
+    func createOffThePool() async throws {
+        let id = Fixtures.uniqueID("created")
+        let player = try await Player.create(id: id, configuration: Fixtures.headless)
+        #expect(player.id == id)
+        #expect(Player.live(id) === player)
+        await #expect(throws: PlayerError.duplicateID(id)) { try await Player.create(id: id, configuration: Fixtures.headless) }
+        await #expect(throws: PlayerError.invalidID(" ")) { try await Player.create(id: PlayerID(stringLiteral: " "), configuration: Fixtures.headless) }
+        try await player.load(.file(Fixtures.clipA), startPaused: true)
+        #expect(player.state == .ready)
+        await player.shutdown()
+        #expect(Player.live(id) == nil)
+        // The ID is free again.
+        let again = try await Player.create(id: id, configuration: Fixtures.headless)
+        await again.shutdown()
+    }
+
     @Test("a blocking operation updates the read-outs it owns before it returns")
     func blockingOperationUpdatesModel() async throws {
         let (player, _) = try await Fixtures.player()

@@ -45,6 +45,28 @@ final class PlayerCore: Sendable {
         let operation: EngineOperation
         let request: EngineOperation.Request
         let isLast: Bool
+        /// The caller waiting for the answer (``request(_:timeout:)``), if any: it gets a refusal
+        /// instead of an error event.
+        var reply: SentReply?
+    }
+
+    /// The one-shot end of a ``request(_:timeout:)`` wait: resumed by whichever comes first
+    /// (the last request's success, the first refusal, a lost answer, the timeout, shutdown),
+    /// once. Resuming only hands a result to a waiting task; it never blocks.
+    final class SentReply: Sendable {
+        private let completion: Locked<(@Sendable (Result<MPVValue, PlayerError>) -> Void)?>
+
+        init(_ completion: @escaping @Sendable (Result<MPVValue, PlayerError>) -> Void) {
+            self.completion = Locked(completion)
+        }
+
+        func resume(_ result: Result<MPVValue, PlayerError>) {
+            let completion = self.completion.withLock { value in
+                defer { value = nil }
+                return value
+            }
+            completion?(result)
+        }
     }
 
     struct LoadWaiter: Sendable {
@@ -232,7 +254,7 @@ final class PlayerCore: Sendable {
             default:
                 update { state in
                     var outputs = state.model.apply(event)
-                    if let playlist = state.model.takeRecoveredPlaylist() { outputs += Self.recoverLoads(&state, playlist: playlist) }
+                    if let playlist = state.model.takeRecoveredPlaylist() { outputs += Self.recoverLoads(&state, playlist: playlist, id: id) }
                     return outputs
                 }
             }
@@ -244,8 +266,11 @@ final class PlayerCore: Sendable {
     /// After a recovery from lost events: sent operations still unanswered lost their answer
     /// (the state was re-read instead); a load whose `loadfile` answer was lost waits for its
     /// entry, found in the re-read playlist by file name (the newest), or fails.
-    private static func recoverLoads(_ state: inout State, playlist: MPVValue) -> [PlaybackModel.Output] {
-        for replyID in state.lostSentCandidates { state.sentOperations[replyID] = nil }
+    private static func recoverLoads(_ state: inout State, playlist: MPVValue, id: PlayerID) -> [PlaybackModel.Output] {
+        for replyID in state.lostSentCandidates {
+            guard let sent = state.sentOperations.removeValue(forKey: replyID) else { continue }
+            sent.reply?.resume(.failure(.replyLost(id, operation: describe(sent.request))))
+        }
         state.lostSentCandidates = []
         var outputs: [PlaybackModel.Output] = []
         let entries = playlist.arrayValue ?? []
@@ -298,9 +323,25 @@ final class PlayerCore: Sendable {
         guard let sent = state.sentOperations.removeValue(forKey: replyID) else { return [] }
         guard error >= 0 else {
             sent.operation.revert(&state.model)
+            // A caller waiting for the answer hears the refusal; nobody else needs to.
+            if let reply = sent.reply {
+                reply.resume(.failure(Self.error(of: sent.request, status: error)))
+                return []
+            }
             return [.event(.error(Self.error(of: sent.request, status: error)))]
         }
-        return sent.isLast ? sent.operation.applied(to: &state.model, result: result) : []
+        guard sent.isLast else { return [] }
+        let outputs = sent.operation.applied(to: &state.model, result: result)
+        sent.reply?.resume(.success(result))
+        return outputs
+    }
+
+    /// A request as a log or an error names it: `set speed to 1.5`, `seek 10 absolute+exact`.
+    static func describe(_ request: EngineOperation.Request) -> String {
+        switch request {
+        case .set(let name, let value): "set \(name) to \(MPVHandle.plain(value))"
+        case .command(let arguments): arguments.joined(separator: " ")
+        }
     }
 
     /// The typed error of a refused request.
@@ -446,7 +487,7 @@ final class PlayerCore: Sendable {
     /// one core in the order they were made. A refusal arrives later as an
     /// ``PlayerEvent/error(_:)``; success applies the operation to the model.
     /// - Throws: ``PlayerError/playerShutDown(_:)``, or an error when mpv cannot even queue it.
-    func send(_ operation: EngineOperation) throws(PlayerError) {
+    func send(_ operation: EngineOperation, reply: SentReply? = nil) throws(PlayerError) {
         let requests = operation.requests
         let replyIDs: [UInt64]? = state.withLock { state in
             guard !state.isShutDown else { return nil }
@@ -455,7 +496,7 @@ final class PlayerCore: Sendable {
                 let replyID = state.nextReplyID
                 state.nextReplyID += 1
                 state.sentOperations[replyID] = SentRequest(
-                    operation: operation, request: requests[index], isLast: index == requests.count - 1)
+                    operation: operation, request: requests[index], isLast: index == requests.count - 1, reply: reply)
                 return replyID
             }
         }
@@ -474,6 +515,33 @@ final class PlayerCore: Sendable {
                 throw error
             }
         }
+    }
+
+    /// Hands `operation` to mpv as ``send(_:reply:)`` does and suspends until mpv answered: the
+    /// last request's result, or the first refusal. No thread waits: mpv's answer, read by the
+    /// pump, resumes the caller. Bounded by `timeout` on the monotonic clock
+    /// (``PlayerError/timedOut(operation:after:)``; mpv may still carry the operation out), by
+    /// shutdown (``PlayerError/playerShutDown(_:)``), and by a lost answer
+    /// (``PlayerError/replyLost(_:operation:)``). Cancelling the caller does not withdraw it.
+    @discardableResult
+    func request(_ operation: EngineOperation, timeout: Duration) async throws(PlayerError) -> MPVValue {
+        let id = self.id
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<MPVValue, PlayerError>, Never>) in
+            let reply = SentReply { continuation.resume(returning: $0) }
+            do throws(PlayerError) {
+                try send(operation, reply: reply)
+            } catch {
+                reply.resume(.failure(error))
+                return
+            }
+            let description = operation.requests.map(Self.describe).joined(separator: "; ")
+            let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+            // DispatchTime is the monotonic clock (CLOCK_MONOTONIC on Linux).
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds))) {
+                reply.resume(.failure(.timedOut(operation: "\(description) on player \(id)", after: timeout)))
+            }
+        }
+        return try result.get()
     }
 
     /// Reads any property; blocks while the core is busy (never on a pump queue).
@@ -641,17 +709,19 @@ final class PlayerCore: Sendable {
         handle.destroy()
         streamProtocols.releaseAfterCoreDestroyed()
         // 4. Fail whatever still waits, and say the player is gone.
-        let (waiters, deliver) = state.withLock { state -> ([LoadWaiter], Bool) in
+        let (waiters, replies, deliver) = state.withLock { state -> ([LoadWaiter], [SentReply], Bool) in
             _ = state.model.cancelAllWaiters(with: .playerShutDown(id))
             let all = Array(state.loadWaiters.values) + Array(state.entryWaiters.values)
+            let replies = state.sentOperations.values.compactMap(\.reply)
             state.loadWaiters.removeAll()
             state.entryWaiters.removeAll()
             state.sentOperations.removeAll()
             // The last event; the pump is stopped, so nothing can follow it.
-            return (all, emit(&state, [.event(.shutDown)]))
+            return (all, replies, emit(&state, [.event(.shutDown)]))
         }
         if deliver { deliverOutbox() }
         for waiter in waiters { waiter.completion.resume(.failure(.playerShutDown(id))) }
+        for reply in replies { reply.resume(.failure(.playerShutDown(id))) }
     }
 }
 

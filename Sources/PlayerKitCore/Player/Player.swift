@@ -86,6 +86,33 @@ public final class Player: Sendable {
         core.logger.debug("player created")
     }
 
+    /// Creates a player as ``init(id:configuration:delegate:)`` does, on a thread of PlayerKit's
+    /// own, and suspends until it exists: the form for async code. Creating an mpv core takes
+    /// milliseconds (tens under load) and one core is created at a time in a process; async code
+    /// that called the initializer would block a thread of Swift's cooperative pool meanwhile.
+    ///
+    /// Players are created one at a time, in the order asked. Cancelling the calling task does
+    /// not stop a creation under way.
+    /// - Throws: as ``init(id:configuration:delegate:)``.
+    public static func create(
+        id: PlayerID? = nil, configuration: PlayerConfiguration = PlayerConfiguration(),
+        delegate: (any PlayerDelegate)? = nil
+    ) async throws(PlayerError) -> Player {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Player, PlayerError>, Never>) in
+            creationQueue.async {
+                do throws(PlayerError) {
+                    continuation.resume(returning: .success(try Player(id: id, configuration: configuration, delegate: delegate)))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    /// Where ``create(id:configuration:delegate:)`` creates players: not the cooperative pool.
+    private static let creationQueue = DispatchQueue(label: "PlayerKit.player-creation")
+
     deinit {
         PlayerRegistry.release(id, token: registryToken)
         // Dropped without shutdown(): tear down in the background; nothing blocks here.
@@ -456,38 +483,70 @@ public final class Player: Sendable {
         if let reason = arbiter.refusal(ofFullscreen: fullscreen, for: self) { throw .fullscreenRefused(id, reason: reason) }
     }
 
-    /// Runs `command` after its checks and waits until mpv accepted it.
-    private func perform(_ command: PlayerCommand) throws(PlayerError) {
+    /// Runs `command` after its checks and waits until mpv accepted it, blocking the thread.
+    private func performBlocking(_ command: PlayerCommand) throws(PlayerError) {
         try core.perform(.command(checked(command)))
+    }
+
+    /// Runs `command` and suspends until mpv carried it out or refused it: the form of the
+    /// blocking methods (``play()``, ``seek(to:precision:)``, ``setSpeed(_:)``, …) for async
+    /// code, which must not block a thread of Swift's cooperative pool. No thread waits: the
+    /// command goes to mpv as ``send(_:)`` sends it, and mpv's answer, read by the event pump,
+    /// resumes the caller.
+    ///
+    /// **Ordering.** Commands sent or performed on one player are carried out in the order they
+    /// were made, as with ``send(_:)``. When it returns, the player's read-outs reflect the command
+    /// (as after the blocking method); its events follow on their usual paths. A refusal is
+    /// thrown to the caller and not reported as an ``PlayerEvent/error(_:)`` event.
+    ///
+    /// **Bounds.** It returns within `timeout` on the monotonic clock; cancelling the calling
+    /// task does not withdraw the command (mpv has it), so the call still returns mpv's answer.
+    ///
+    /// - Parameters:
+    ///   - command: the command.
+    ///   - timeout: how long to wait for mpv's answer (default 10 s; must be positive).
+    /// - Throws: what ``send(_:)`` throws at once (a bad argument, nothing loaded for a seek, a
+    ///   refused fullscreen, ``PlayerError/playerShutDown(_:)``); mpv's refusal, as the blocking
+    ///   method would throw it; ``PlayerError/playerShutDown(_:)`` when the player shuts down
+    ///   first; ``PlayerError/timedOut(operation:after:)`` after `timeout` (mpv may still carry the
+    ///   command out); ``PlayerError/replyLost(_:operation:)`` when mpv's event queue overflowed
+    ///   before its answer was read.
+    public func perform(_ command: PlayerCommand, timeout: Duration = .seconds(10)) async throws(PlayerError) {
+        guard timeout > .zero else {
+            throw .invalidArgument(name: "timeout", value: "\(timeout)", reason: "must be positive")
+        }
+        let command = try checked(command)
+        try arbitrate(command)
+        try await core.request(.command(command), timeout: timeout)
     }
 
     // MARK: Transport
 
     /// Starts or resumes playback.
-    public func play() throws(PlayerError) { try perform(.play) }
+    public func play() throws(PlayerError) { try performBlocking(.play) }
 
     /// Pauses playback.
-    public func pause() throws(PlayerError) { try perform(.pause) }
+    public func pause() throws(PlayerError) { try performBlocking(.pause) }
 
     /// Pauses when playing, plays when paused.
-    public func togglePause() throws(PlayerError) { try perform(isPaused ? .play : .pause) }
+    public func togglePause() throws(PlayerError) { try performBlocking(isPaused ? .play : .pause) }
 
     /// Stops playback and unloads the item (state ``PlayerState/idle``); the playlist is cleared.
-    public func stop() throws(PlayerError) { try perform(.stop) }
+    public func stop() throws(PlayerError) { try performBlocking(.stop) }
 
     /// Seeks to an absolute position in seconds. Completion is reported by
     /// ``PlayerEvent/seekCompleted(position:)``.
     /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN, infinite or
     ///   negative positions; ``PlayerError/noMediaLoaded(operation:)`` when nothing is loaded.
     public func seek(to seconds: Double, precision: SeekPrecision = .exact) throws(PlayerError) {
-        try perform(.seek(to: seconds, precision: precision))
+        try performBlocking(.seek(to: seconds, precision: precision))
     }
 
     /// Seeks relative to the current position (negative goes back).
     /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN or infinite offsets;
     ///   ``PlayerError/noMediaLoaded(operation:)`` when nothing is loaded.
     public func seek(by seconds: Double, precision: SeekPrecision = .keyframe) throws(PlayerError) {
-        try perform(.seekBy(seconds, precision: precision))
+        try performBlocking(.seekBy(seconds, precision: precision))
     }
 
     // MARK: Audio, speed, loop, decoding, fullscreen
@@ -495,10 +554,10 @@ public final class Player: Sendable {
     /// Sets the volume: 100 leaves it unchanged; mpv allows up to `volume-max` (130 by default).
     /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN or negative
     ///   values and values above mpv's `volume-max`.
-    public func setVolume(_ volume: Double) throws(PlayerError) { try perform(.setVolume(volume)) }
+    public func setVolume(_ volume: Double) throws(PlayerError) { try performBlocking(.setVolume(volume)) }
 
     /// Mutes or unmutes audio.
-    public func setMuted(_ muted: Bool) throws(PlayerError) { try perform(.setMuted(muted)) }
+    public func setMuted(_ muted: Bool) throws(PlayerError) { try performBlocking(.setMuted(muted)) }
 
     /// The speeds ``setSpeed(_:)`` accepts: a quarter to four times normal speed, where mpv
     /// keeps audio pitch-corrected and audio and video in sync (``PlayerCommand/speedRange``).
@@ -508,12 +567,12 @@ public final class Player: Sendable {
     /// ``PlayerEvent/speedChanged(_:)``; positions keep counting media time.
     /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN, zero and any
     ///   speed outside ``speedRange``.
-    public func setSpeed(_ speed: Double) throws(PlayerError) { try perform(.setSpeed(speed)) }
+    public func setSpeed(_ speed: Double) throws(PlayerError) { try performBlocking(.setSpeed(speed)) }
 
     /// Mirrors the video (``VideoFlip``): in windows and in frames the app draws, from now on
     /// and for later items. Changing it while playing rebuilds mpv's filter chain, which can
     /// hold the picture for a frame; set it before loading for a clean start.
-    public func setFlip(_ flip: VideoFlip) throws(PlayerError) { try perform(.setFlip(flip)) }
+    public func setFlip(_ flip: VideoFlip) throws(PlayerError) { try performBlocking(.setFlip(flip)) }
 
     /// The mirroring set with ``setFlip(_:)`` (``VideoFlip/none`` at first).
     public var flip: VideoFlip { model(\.flip) }
@@ -530,12 +589,12 @@ public final class Player: Sendable {
     /// direction chosen before loading and kept is safe. So choose it before ``load(_:startPaused:)`` or after
     /// ``stop()``, as `ClipSequencer` and `PrefetchWindow` do.
     public func setPlaybackDirection(_ direction: PlaybackDirection) throws(PlayerError) {
-        try perform(.setPlaybackDirection(direction))
+        try performBlocking(.setPlaybackDirection(direction))
     }
 
     /// Sets how often the current item repeats.
     /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for a play count below 1.
-    public func setLoop(_ mode: LoopMode) throws(PlayerError) { try perform(.setLoop(mode)) }
+    public func setLoop(_ mode: LoopMode) throws(PlayerError) { try performBlocking(.setLoop(mode)) }
 
     /// Puts the player's video in fullscreen or takes it out. A player with a window (its own or
     /// an embedding one) really goes fullscreen; a headless player keeps the setting. To let only
@@ -548,7 +607,7 @@ public final class Player: Sendable {
     public func setFullscreen(_ fullscreen: Bool) throws(PlayerError) {
         let command = PlayerCommand.setFullscreen(fullscreen)
         try arbitrate(command)
-        try perform(command)
+        try performBlocking(command)
     }
 
     /// The feature that decides whether this player's own fullscreen requests may go ahead
@@ -585,13 +644,13 @@ public final class Player: Sendable {
     ///   ``PlayerError/invalidArgument(name:value:reason:)`` for ``Track/Kind/unknown`` or an ID
     ///   below 1.
     public func selectTrack(_ kind: Track.Kind, id: Int?) throws(PlayerError) {
-        try perform(.selectTrack(kind, id: id))
+        try performBlocking(.selectTrack(kind, id: id))
     }
 
     /// Plays `track` (one of ``tracks``), in place of the other track of its kind.
     /// - Throws: as ``selectTrack(_:id:)``.
     public func selectTrack(_ track: Track) throws(PlayerError) {
-        try perform(.selectTrack(track.kind, id: track.id))
+        try performBlocking(.selectTrack(track.kind, id: track.id))
     }
 
     /// Adds subtitles from a file (SubRip, WebVTT, ASS, ... anything mpv reads) to the loaded

@@ -70,6 +70,10 @@ public enum PlayerError: Error, Sendable, Hashable, CustomStringConvertible {
     case eventQueueFull(PlayerID, operation: String)
     /// Something PlayerKit waited for did not happen in time; `operation` says what.
     case timedOut(operation: String, after: Duration)
+    /// mpv's event queue overflowed before its answer to `operation`, made with
+    /// ``Player/perform(_:timeout:)``, was read: whether mpv carried it out is not known. The
+    /// player re-read its state (``PlayerEvent/eventsLost(_:)``), so its read-outs say where it is.
+    case replyLost(PlayerID, operation: String)
     /// The loaded item has no track of `kind` with this ID; `available` lists the IDs it has.
     case unknownTrack(kind: Track.Kind, id: Int, available: [Int])
     /// No audio output device has this name; `available` lists the names there are
@@ -138,6 +142,8 @@ public enum PlayerError: Error, Sendable, Hashable, CustomStringConvertible {
             return "player \"\(id)\" refused \(operation): its mpv event queue is full (events are not read as fast as they come)"
         case .timedOut(let operation, let after):
             return "\(operation) timed out after \(after)"
+        case .replyLost(let id, let operation):
+            return "player \"\(id)\" lost mpv's answer to \(operation) when its event queue overflowed (whether it was carried out is not known)"
         case .unknownTrack(let kind, let id, let available):
             let have = available.isEmpty ? "it has none" : "it has \(available.map(String.init).joined(separator: ", "))"
             return "no \(kind.rawValue) track \(id) in the loaded item (\(have))"

@@ -31,16 +31,14 @@ enum Fixtures {
         return configuration
     }
 
-    /// A new player with a recorder attached. Made off the cooperative thread pool: creating an
-    /// mpv core takes a process-wide lock for several milliseconds, and with the whole suite
-    /// creating players at once, waiting for it on the pool's two threads starved every other
-    /// test for a second or more.
+    /// A new player with a recorder attached, made with ``Player/create(id:configuration:delegate:)``
+    /// (off the cooperative thread pool: creating an mpv core takes a process-wide lock for
+    /// several milliseconds, and with the whole suite creating players at once, waiting for it
+    /// on the pool's two threads starved every other test for a second or more).
     static func player(id: PlayerID? = nil, configuration: PlayerConfiguration = headless) async throws -> (Player, EventRecorder) {
-        try await offPool {
-            let recorder = EventRecorder()
-            let player = try Player(id: id, configuration: configuration, delegate: recorder)
-            return (player, recorder)
-        }
+        let recorder = EventRecorder()
+        let player = try await Player.create(id: id, configuration: configuration, delegate: recorder)
+        return (player, recorder)
     }
 
     /// A unique custom ID for a test (tests run in parallel in one process).

@@ -591,7 +591,6 @@ public final class RoomClient: Sendable {
                 default: false
                 }
             }
-            //
             // Nor is any other answer a change: the server takes an answer whose pause state
             // differs from the room's for one, and pauses or restarts the room. The provider may
             // lag the room (a state the room has since left was adopted while the app changed

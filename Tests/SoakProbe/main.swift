@@ -1,10 +1,16 @@
 // A soak with random operations on up to 32 players, checking invariants as it goes.
 //
 //   SoakProbe --seconds 60 [--seed N] [--tasks 8] [--players 32] [--arenas N] [--backward]
+//             [--pitch-correction]
 //
 // Playback direction changes go forward only unless --backward is given: libmpv 0.35's backward
 // playback damages its own memory (a heap overflow on its playback thread under AddressSanitizer,
 // assertions in loadfile.c and ta.c), reproduced with a plain C client (Reliability.md).
+// Players keep the pitch at speeds other than 1 only with --pitch-correction: libmpv 0.35's
+// `scaletempo2` filter, which mpv inserts for it, writes past its buffer (a plain C client
+// reproduces it, Scripts/libmpv-repro/tempo.c), and the damage ends the process now and then
+// (glibc's "malloc(): invalid next size" on mpv's playback thread). The soak tests PlayerKit:
+// speed changes stay in, with `PlayerConfiguration.pitchCorrection` off (Reliability.md).
 //
 // Many tasks issue random calls (create with random or custom IDs, load good, bad and network
 // sources, seek, pause, play, speed, stop, release, shutdown, subscribe, cancel a load, claim
@@ -32,13 +38,14 @@ let seed = UInt64(option("--seed") ?? "") ?? UInt64.random(in: 1...UInt64(UInt32
 let taskCount = Int(option("--tasks") ?? "8") ?? 8
 let maximumPlayers = Int(option("--players") ?? "32") ?? 32
 let includesBackward = arguments.contains("--backward")
+let keepsPitch = arguments.contains("--pitch-correction")
 // The documented bound on glibc's arenas (ProcessMemory.limitMallocArenas), when asked for.
 // (An allocator that is not glibc's, AddressSanitizer's, refuses it: the soak goes on.)
 if let arenas = option("--arenas").flatMap(Int.init) {
     do { try ProcessMemory.limitMallocArenas(to: arenas) } catch { print("soak: \(error); going on without the bound") }
 }
 let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-print("soak: seed \(seed), \(seconds) s, \(taskCount) tasks, up to \(maximumPlayers) players\(includesBackward ? ", backward playback" : "") (replay: --seed \(seed))")
+print("soak: seed \(seed), \(seconds) s, \(taskCount) tasks, up to \(maximumPlayers) players\(includesBackward ? ", backward playback" : "")\(keepsPitch ? ", pitch correction" : "") (replay: --seed \(seed))")
 
 /// SplitMix64: small, fast and the same on every machine for a seed.
 struct SeededGenerator: RandomNumberGenerator {
@@ -238,6 +245,7 @@ configuration.positionUpdateInterval = .milliseconds(100)
 configuration.eventBus = bus
 configuration.mpvLogLevel = .none
 configuration.networkTimeout = .seconds(3)
+configuration.pitchCorrection = keepsPitch
 let playerConfiguration = configuration
 
 // MARK: Operations

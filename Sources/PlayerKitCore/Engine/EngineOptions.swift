@@ -13,6 +13,12 @@ extension PlayerConfiguration {
             ("input-vo-keyboard", "no"),
             ("input-terminal", "no"),
             ("osc", "no"),
+            // mpv's other built-in Lua scripts (the stats overlay, the OSD console, conditional
+            // profiles) each run a Lua interpreter on a thread and client of their own in every
+            // core: a headless SDK player without key bindings can use none of them.
+            ("load-stats-overlay", "no"),
+            ("load-osd-console", "no"),
+            ("load-auto-profiles", "no"),
             ("terminal", "no"),
             ("idle", "yes"),
             ("keep-open", "no"),

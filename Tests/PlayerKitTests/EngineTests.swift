@@ -69,6 +69,38 @@ struct EngineTests {
         await #expect(throws: PlayerError.playerShutDown(player.id)) { try await player.perform(.play) }
     }
 
+    @Test("Player.perform(_:on:) hands a command to several players at once and returns each one's answer, in order")
+    func performOnSeveral() async throws {
+        let (loaded, _) = try await Fixtures.player()
+        let (empty, _) = try await Fixtures.player()
+        let (gone, _) = try await Fixtures.player()
+        defer { Task { await loaded.shutdown(); await empty.shutdown() } }
+        try await loaded.load(.file(Fixtures.clipA), startPaused: true)
+        await gone.shutdown()
+        // Each player's own answer: carried out, or refused by the check.
+        let seeks = await Player.perform(.seek(to: 1, precision: .exact), on: [loaded, empty])
+        #expect(seeks.count == 2)
+        #expect((try? seeks[0].get()) != nil)
+        #expect(throws: PlayerError.noMediaLoaded(operation: "seek")) { try seeks[1].get() }
+        #expect(await eventually { abs((loaded.position ?? 0) - 1) < 0.05 })
+        // When it returns, every live player's read-out reflects the command; a shut-down one
+        // says so.
+        let speeds = await Player.perform(.setSpeed(1.25), on: [loaded, gone, empty])
+        #expect(speeds.count == 3)
+        #expect((try? speeds[0].get()) != nil)
+        #expect(throws: PlayerError.playerShutDown(gone.id)) { try speeds[1].get() }
+        #expect((try? speeds[2].get()) != nil)
+        #expect(loaded.speed == 1.25)
+        #expect(empty.speed == 1.25)
+        // A bad argument or timeout fails for every player, and nothing is sent.
+        let nan = await Player.perform(.setSpeed(.nan), on: [loaded, empty])
+        #expect(nan.allSatisfy { if case .failure(.invalidArgument(name: "speed", _, _)) = $0 { true } else { false } })
+        let zero = await Player.perform(.play, on: [loaded], timeout: .zero)
+        #expect(zero.allSatisfy { if case .failure(.invalidArgument(name: "timeout", _, _)) = $0 { true } else { false } })
+        #expect(loaded.isPaused)
+        #expect(await Player.perform(.play, on: []).isEmpty)
+    }
+
     @Test("Player.create makes a player on PlayerKit's own thread, under the initializer's ID rules and typed errors")
     func createOffThePool() async throws {
         let id = Fixtures.uniqueID("created")

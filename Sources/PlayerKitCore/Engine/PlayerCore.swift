@@ -525,23 +525,50 @@ final class PlayerCore: Sendable {
     /// (``PlayerError/replyLost(_:operation:)``). Cancelling the caller does not withdraw it.
     @discardableResult
     func request(_ operation: EngineOperation, timeout: Duration) async throws(PlayerError) -> MPVValue {
-        let id = self.id
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<MPVValue, PlayerError>, Never>) in
-            let reply = SentReply { continuation.resume(returning: $0) }
-            do throws(PlayerError) {
-                try send(operation, reply: reply)
-            } catch {
-                reply.resume(.failure(error))
-                return
+        try await Self.requestAll([(self, .success(operation))], timeout: timeout)[0].get()
+    }
+
+    /// ``request(_:timeout:)`` on several cores at once: every operation is handed to its core
+    /// first, one right after another and none waiting for mpv, and then every answer is awaited
+    /// (one timer bounds them all). An item that is already a failure (a check refused it) is not
+    /// sent and keeps its error. Returns one result per item, in item order.
+    static func requestAll(
+        _ items: [(core: PlayerCore, operation: Result<EngineOperation, PlayerError>)], timeout: Duration
+    ) async -> [Result<MPVValue, PlayerError>] {
+        guard !items.isEmpty else { return [] }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<[Result<MPVValue, PlayerError>], Never>) in
+            let collected = Locked<(results: [Result<MPVValue, PlayerError>], left: Int)>(
+                (Array(repeating: .success(.none), count: items.count), items.count))
+            // Each reply resumes once (SentReply), so each index is recorded once.
+            let record = { @Sendable (index: Int, result: Result<MPVValue, PlayerError>) in
+                let all = collected.withLock { collected -> [Result<MPVValue, PlayerError>]? in
+                    collected.results[index] = result
+                    collected.left -= 1
+                    return collected.left == 0 ? collected.results : nil
+                }
+                if let all { continuation.resume(returning: all) }
             }
-            let description = operation.requests.map(Self.describe).joined(separator: "; ")
+            var pending: [(index: Int, reply: SentReply, operation: String)] = []
+            for (index, item) in items.enumerated() {
+                let reply = SentReply { record(index, $0) }
+                do throws(PlayerError) {
+                    let operation = try item.operation.get()
+                    try item.core.send(operation, reply: reply)
+                    let description = operation.requests.map(Self.describe).joined(separator: "; ")
+                    pending.append((index, reply, "\(description) on player \(item.core.id)"))
+                } catch {
+                    reply.resume(.failure(error))
+                }
+            }
+            guard !pending.isEmpty else { return }
+            let sent = pending
             let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-            // DispatchTime is the monotonic clock (CLOCK_MONOTONIC on Linux).
+            // DispatchTime is the monotonic clock (CLOCK_MONOTONIC on Linux). A reply already
+            // resumed ignores the timeout.
             DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds))) {
-                reply.resume(.failure(.timedOut(operation: "\(description) on player \(id)", after: timeout)))
+                for item in sent { item.reply.resume(.failure(.timedOut(operation: item.operation, after: timeout))) }
             }
         }
-        return try result.get()
     }
 
     /// Reads any property; blocks while the core is busy (never on a pump queue).

@@ -520,6 +520,44 @@ public final class Player: Sendable {
         try await core.request(.command(command), timeout: timeout)
     }
 
+    /// Performs `command` on several players at once, for async code that moves players together
+    /// (start, pause or seek a group): the command is checked for each player and handed to every
+    /// player's mpv core, one right after another and none waiting for mpv (microseconds apart,
+    /// where a loop of ``perform(_:timeout:)`` calls would hand it to each only after the one
+    /// before had answered), and then every answer is awaited, as ``perform(_:timeout:)`` awaits
+    /// one. No thread waits.
+    ///
+    /// **Ordering.** On each player, the command is carried out in the order of the commands sent
+    /// or performed on that player. When it returns, every player's read-outs reflect its result.
+    ///
+    /// **Bounds.** It returns within `timeout` on the monotonic clock (one deadline for all).
+    ///
+    /// - Parameters:
+    ///   - command: the command, for every player.
+    ///   - players: the players (a player listed twice gets the command twice).
+    ///   - timeout: how long to wait for the answers (default 10 s; must be positive).
+    /// - Returns: one result per player, in the order of `players`: success, or what
+    ///   ``perform(_:timeout:)`` would have thrown for that player. A refusal on one player does
+    ///   not stop the command on the others.
+    public static func perform(
+        _ command: PlayerCommand, on players: [Player], timeout: Duration = .seconds(10)
+    ) async -> [Result<Void, PlayerError>] {
+        guard timeout > .zero else {
+            let error = PlayerError.invalidArgument(name: "timeout", value: "\(timeout)", reason: "must be positive")
+            return players.map { _ in .failure(error) }
+        }
+        let items = players.map { player -> (core: PlayerCore, operation: Result<EngineOperation, PlayerError>) in
+            do throws(PlayerError) {
+                let checked = try player.checked(command)
+                try player.arbitrate(checked)
+                return (player.core, .success(.command(checked)))
+            } catch {
+                return (player.core, .failure(error))
+            }
+        }
+        return await PlayerCore.requestAll(items, timeout: timeout).map { $0.map { _ in () } }
+    }
+
     // MARK: Transport
 
     /// Starts or resumes playback.

@@ -390,6 +390,12 @@ def measure(tools, quick):
     for key in ("p50_ms", "p99_ms", "max_ms"):
         record(f"sync_naive_{key}", {i: r and r[key] for i, r in naive.items()})
         record(f"sync_group_{key}", {"playerkit": group[key]})
+    # A SyncGroup's load (every member paused on its first frame; the members load at once) and
+    # its start skew (the spread of the members' `playing` records after `play()`).
+    for members in (2, 4):
+        load = tools.run_json(f"SyncGroup load and start, {members} members", [tools.swift, "sync-load", "--members", str(members), "--runs", "5" if quick else "15", *LOOP_CLIPS])
+        record(f"sync_load_p50_ms_n{members}", {"playerkit": load and load["load_p50_ms"]})
+        record(f"sync_start_skew_p50_ms_n{members}", {"playerkit": load and load["skew_p50_ms"]})
 
     # Autoplay: from the moment scrolling settled to the decision, and to the item playing.
     autoplay_runs = 10 if quick else 40
@@ -623,6 +629,8 @@ LABELS = [
     ("sync_group_p50_ms", "drift between 2 players in a SyncGroup, p50 (ms)", "{:.1f}"),
     ("sync_group_p99_ms", "drift between 2 players in a SyncGroup, p99 (ms)", "{:.1f}"),
     ("sync_group_max_ms", "drift between 2 players in a SyncGroup, max (ms)", "{:.1f}"),
+    ("sync_load_p50_ms_n", "SyncGroup load, every member paused on its first frame, p50 (ms), {}", "{:.1f}"),
+    ("sync_start_skew_p50_ms_n", "SyncGroup start skew between members' playing records, p50 (ms), {}", "{:.2f}"),
     ("frames_sw_frames_per_second_per_player_n", "software frames 720p bgr0: frames per second per player, {}", "{:.1f}"),
     ("frames_sw_cpu_ms_per_frame_n", "software frames 720p: CPU ms per frame (whole process), {}", "{:.2f}"),
     ("frames_sw_late_n", "software frames 720p: late frames (>1.5 intervals) over the run, {}", "{:.0f}"),

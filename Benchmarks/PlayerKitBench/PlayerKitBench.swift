@@ -14,7 +14,7 @@ struct PlayerKitBench: AsyncParsableCommand {
         commandName: "playerkit-bench",
         abstract: "PlayerKit benchmarks (run through Benchmarks/run.py).",
         subcommands: [RoundTrip.self, FanOut.self, Decode.self, TimeToFirstFrame.self, EventRate.self, Memory.self, Cycles.self, Churn.self,
-                      Switch.self, Release.self, Realtime.self, Seams.self, Sync.self, Autoplay.self, Frames.self, Cache.self, CacheLayouts.self, Serve.self])
+                      Switch.self, Release.self, Realtime.self, Seams.self, Sync.self, SyncLoad.self, Autoplay.self, Frames.self, Cache.self, CacheLayouts.self, Serve.self])
 }
 
 /// Percentiles of a list of microsecond figures, as the C and Python programs print them, and
@@ -484,6 +484,52 @@ struct Sync: AsyncParsableCommand {
         print(String(format: "{\"p50_ms\": %.3f, \"p99_ms\": %.3f, \"max_ms\": %.3f, \"frames\": %d}",
                      sorted[sorted.count / 2] * 1000, sorted[Int(Double(sorted.count) * 0.99)] * 1000, (sorted.last ?? 0) * 1000, sorted.count))
         for player in players { await player.shutdown() }
+    }
+}
+
+/// A SyncGroup's `load` and `play` with N members: how long the load takes (every member
+/// paused on its first frame), and the start skew, the spread of the moments the members'
+/// `stateChanged(to: .playing)` records were taken after `play()`. Players are made and the
+/// group formed outside the timing; each run uses new players.
+struct SyncLoad: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "sync-load")
+    @Option var members = 2
+    @Option var runs = 10
+    @Argument var clips: [String]
+
+    func run() async throws {
+        var loads: [Double] = []
+        var skews: [Double] = []
+        for run in 0..<runs {
+            let bus = PlayerEventBus(label: "sync-load")
+            var players: [Player] = []
+            for _ in 0..<members { players.append(try await Player.create(configuration: benchConfiguration(bus: bus))) }
+            let starts = players.map { $0.events(kinds: [.stateChanged], bufferLimit: 16) }
+            let group = try SyncGroup(players: players)
+            let sources = (0..<members).map { MediaSource(clips[($0 + run) % clips.count]) }
+            let before = ContinuousClock.now
+            try await group.load(sources)
+            loads.append(before.duration(to: .now).inSeconds * 1000)
+            try await group.play()
+            var times: [ContinuousClock.Instant] = []
+            for stream in starts {
+                let record = await stream.first(timeout: .seconds(5)) { record in
+                    if case .stateChanged(_, .playing) = record.event { return true }
+                    return false
+                }
+                if let record { times.append(record.time) }
+                stream.cancel()
+            }
+            if times.count == members, let first = times.min(), let last = times.max() {
+                skews.append(first.duration(to: last).inSeconds * 1000)
+            }
+            group.invalidate()
+            for player in players { await player.shutdown() }
+        }
+        loads.sort()
+        skews.sort()
+        print(String(format: "{\"members\": %d, \"runs\": %d, \"load_p50_ms\": %.2f, \"load_max_ms\": %.2f, \"skew_p50_ms\": %.3f, \"skew_max_ms\": %.3f, \"skew_samples\": %d}",
+                     members, runs, loads[loads.count / 2], loads.last ?? 0, skews.isEmpty ? -1 : skews[skews.count / 2], skews.last ?? -1, skews.count))
     }
 }
 

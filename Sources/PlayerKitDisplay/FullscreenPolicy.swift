@@ -319,13 +319,20 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
 
     /// Follows an orientation source until it ends, is unavailable, or the returned task is
     /// cancelled. The task's error is the source's (for example
-    /// ``FullscreenPolicyError/orientationSourceUnavailable(_:)``).
+    /// ``FullscreenPolicyError/orientationSourceUnavailable(_:)``). Each orientation is applied
+    /// on the policy's own queue (entering fullscreen waits for mpv there), while the task
+    /// suspends: no thread of Swift's cooperative pool waits for mpv.
     @discardableResult
     public func follow<Source: OrientationSource>(_ source: Source) -> Task<Void, any Error> {
         Task {
             for try await orientation in source {
                 try Task.checkCancellation()
-                setOrientation(orientation)
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    queue.dispatchQueue.async {
+                        self.setOrientation(orientation)
+                        continuation.resume()
+                    }
+                }
             }
         }
     }

@@ -171,7 +171,7 @@ public final class ClipLoop: Sendable {
             previous.0?.cancel()
             previous.1?.cancel()
             do throws(PlayerError) {
-                try player.setLoop(.forever)
+                try await player.perform(.setLoop(.forever))
                 try await player.load(timeline)
             } catch {
                 stopFollowing()
@@ -212,7 +212,7 @@ public final class ClipLoop: Sendable {
         configuration.positionUpdateInterval = .seconds(3600)
         let prober: Player
         do throws(PlayerError) {
-            prober = try Player(id: PlayerID(stringLiteral: "\(player.id).probe.\(UUID().uuidString.prefix(8))"), configuration: configuration)
+            prober = try await Player.create(id: PlayerID(stringLiteral: "\(player.id).probe.\(UUID().uuidString.prefix(8))"), configuration: configuration)
         } catch {
             for index in clips.indices { player.publish(ClipEvent.clipUnplayable(index: index, error: error)) }
             return []

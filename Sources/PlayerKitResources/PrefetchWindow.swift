@@ -7,8 +7,8 @@ import PlayerKitSupport
 /// and clips far away hold no decoder.
 ///
 /// ```swift
-/// let window = try PrefetchWindow(items: clips, radius: 1) { slot throws(PlayerError) in
-///     try Player(id: PlayerID(stringLiteral: "sequencer-\(slot)"), configuration: headless)
+/// let window = try PrefetchWindow(items: clips, radius: 1) { slot async throws(PlayerError) in
+///     try await Player.create(id: PlayerID(stringLiteral: "sequencer-\(slot)"), configuration: headless)
 /// }
 /// let player = try await window.move(to: 0)   // prepared: 0 and 1
 /// try player.play()
@@ -47,7 +47,7 @@ public final class PrefetchWindow: Sendable {
     public let items: [Item]
     /// How many neighbours on each side stay prepared.
     public let radius: Int
-    private let makePlayer: @Sendable (Int) throws(PlayerError) -> Player
+    private let makePlayer: @Sendable (Int) async throws(PlayerError) -> Player
 
     private struct State: Sendable {
         /// Every player made so far, by slot.
@@ -67,11 +67,13 @@ public final class PrefetchWindow: Sendable {
     /// - Parameters:
     ///   - items: the window's items, in order; the window starts at the first.
     ///   - radius: neighbours kept prepared on each side (0 keeps only the current item).
-    ///   - makePlayer: makes the player for a slot (0, 1, ...), called at most `2 × radius + 1` times.
+    ///   - makePlayer: makes the player for a slot (0, 1, ...), called at most `2 × radius + 1` times,
+    ///     from ``move(to:)``'s task. Make it with ``/PlayerKitCore/Player/create(id:configuration:delegate:)``,
+    ///     which creates the core off Swift's cooperative pool.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a negative radius, an
     ///   empty sequence, or an item's speed outside ``/PlayerKitCore/Player/speedRange``.
     public init(items: [Item], radius: Int,
-                makePlayer: @escaping @Sendable (Int) throws(PlayerError) -> Player) throws(PlayerError) {
+                makePlayer: @escaping @Sendable (Int) async throws(PlayerError) -> Player) throws(PlayerError) {
         guard radius >= 0 else {
             throw .invalidArgument(name: "prefetch radius", value: "\(radius)", reason: "must be 0 or more")
         }
@@ -86,7 +88,7 @@ public final class PrefetchWindow: Sendable {
 
     /// A window over plain sources at normal speed.
     public convenience init(sources: [MediaSource], radius: Int,
-                            makePlayer: @escaping @Sendable (Int) throws(PlayerError) -> Player) throws(PlayerError) {
+                            makePlayer: @escaping @Sendable (Int) async throws(PlayerError) -> Player) throws(PlayerError) {
         try self.init(items: sources.map { Item($0) }, radius: radius, makePlayer: makePlayer)
     }
 
@@ -137,7 +139,7 @@ public final class PrefetchWindow: Sendable {
             .sorted { abs($0 - index) < abs($1 - index) }
         var current: Player?
         for item in missing {
-            let player = try slot(for: item)
+            let player = try await slot(for: item)
             if item == index {
                 try await prepare(item, on: player)
                 current = player
@@ -152,7 +154,7 @@ public final class PrefetchWindow: Sendable {
     }
 
     /// A free slot's player for `item` (made when none is free), recorded as holding it.
-    private func slot(for item: Int) throws(PlayerError) -> Player {
+    private func slot(for item: Int) async throws(PlayerError) -> Player {
         let free = change { state -> Player? in
             guard let slot = state.assignment.firstIndex(where: { $0 == nil }) else { return nil }
             state.assignment[slot] = item
@@ -160,7 +162,7 @@ public final class PrefetchWindow: Sendable {
         }
         if let free { return free }
         let slotNumber = state.withLock { $0.players.count }
-        let player = try makePlayer(slotNumber)
+        let player = try await makePlayer(slotNumber)
         change { state in
             state.players.append(player)
             state.assignment.append(item)
@@ -170,8 +172,8 @@ public final class PrefetchWindow: Sendable {
 
     private func prepare(_ item: Int, on player: Player) async throws(PlayerError) {
         do throws(PlayerError) {
-            try player.setSpeed(items[item].speed)
-            try player.setPlaybackDirection(items[item].direction)
+            try await player.perform(.setSpeed(items[item].speed))
+            try await player.perform(.setPlaybackDirection(items[item].direction))
             try await player.preload(items[item].source)
         } catch {
             change { state in

@@ -467,7 +467,7 @@ public final class ClipSequencer: Sendable {
             }
         }
         for player in release {
-            try? player.stop()
+            try? await player.perform(.stop)
             let output = queue.sync { state.withLock { state -> FrameOutput? in
                 guard let index = state.slots.firstIndex(where: { $0.player === player && $0.clipID == nil }) else { return nil }
                 defer { state.slots[index].output = nil }
@@ -501,15 +501,15 @@ public final class ClipSequencer: Sendable {
         }
         guard let (index, generation, player, oldOutput) = claimed else { return }
         do throws(PlayerError) {
-            try? player.stop()
+            try? await player.perform(.stop)
             oldOutput?.close()
             let output: FrameOutput
             do { output = try player.makeFrameOutput(format) } catch {
                 throw PlayerError.invalidArgument(name: "frame output", value: "\(format)", reason: error.description)
             }
-            try player.setSpeed(clip.isStill ? 1 : clip.speed)
-            try player.setPlaybackDirection(clip.isStill ? .forward : clip.direction)
-            try player.setFlip(clip.flip)
+            try await player.perform(.setSpeed(clip.isStill ? 1 : clip.speed))
+            try await player.perform(.setPlaybackDirection(clip.isStill ? .forward : clip.direction))
+            try await player.perform(.setFlip(clip.flip))
             let info = try await player.preload(clip.source)
             // The first frame is shown; wait until it is rendered into the output too.
             if output.latestFrame == nil { await Self.firstFrame(of: output, timeout: .seconds(5)) }
@@ -556,7 +556,7 @@ public final class ClipSequencer: Sendable {
     public func shutdown() async {
         for task in maintenanceTasks.withLock({ $0 }) { task.cancel() }
         let outputs = queue.sync { state.withLock { state in state.slots.compactMap(\.output) } }
-        for player in players { try? player.stop() }
+        for player in players { try? await player.perform(.stop) }
         for output in outputs { output.close() }
         for player in players { await player.shutdown() }
     }

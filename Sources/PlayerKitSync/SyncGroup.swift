@@ -34,7 +34,8 @@ import PlayerKitSupport
 ///
 /// **Threading.** Methods may be called from any thread or task. Every public call that
 /// changes the group (``load(_:looping:)``, ``play()``, ``pause()``, ``seek(to:)``,
-/// ``setSpeed(_:)``) is serialized with the others, in call order. The group follows its members
+/// ``setSpeed(_:)``) is serialized with the others, in call order, and suspends (with
+/// ``/PlayerKitCore/Player/perform(_:timeout:)``) instead of blocking a thread while mpv answers. The group follows its members
 /// on a serial queue of its own, never on a player's event pump, and corrects them there with
 /// ``/PlayerKitCore/Player/send(_:)``, which does not wait for mpv. ``invalidate()`` (or releasing the group)
 /// cancels its subscriptions, observations and tasks.
@@ -187,9 +188,11 @@ public final class SyncGroup: Sendable {
 
     // MARK: Control
 
-    /// Loads one source per member (in member order), each paused on its first frame at 0.
-    /// A member whose source fails is dropped (``FailurePolicy/dropMember``; its error is on
-    /// its own events) or fails the whole load (``FailurePolicy/stopGroup``).
+    /// Loads one source per member, each paused on its first frame at 0. The members load at
+    /// the same time, so a group loads in about the time of its slowest member. A member whose
+    /// source fails is dropped (``FailurePolicy/dropMember``; its error is on its own events) or
+    /// fails the whole load (``FailurePolicy/stopGroup``: the first failure in member order is
+    /// thrown once every member's load has ended).
     /// - Parameters:
     ///   - sources: one source per member, in member order.
     ///   - looping: repeat each source seamlessly (joined into one timeline with
@@ -210,19 +213,20 @@ public final class SyncGroup: Sendable {
                 for index in state.members.indices { state.members[index].corrector.restart(speed: state.speed) }
             }
             let speed = speed
-            for (player, source) in zip(players, sources) {
-                do throws(PlayerError) {
-                    try player.setSpeed(speed)
-                    if looping {
-                        try player.setLoop(.forever)
-                        try await player.preload(.joined([source], repeated: Self.loopRepeats))
-                    } else {
-                        try await player.preload(source)
-                    }
-                } catch {
-                    guard failurePolicy == .dropMember else { throw error }
-                    queue.sync { remove(player.id) }
+            let failures = await Self.onEveryMember(Array(zip(players, sources))) { member async throws(PlayerError) in
+                let (player, source) = member
+                try await player.perform(.setSpeed(speed))
+                if looping {
+                    try await player.perform(.setLoop(.forever))
+                    try await player.preload(.joined([source], repeated: Self.loopRepeats))
+                } else {
+                    try await player.preload(source)
                 }
+            }
+            for (index, error) in failures {
+                guard failurePolicy == .dropMember else { throw error }
+                let id = players[index].id
+                queue.sync { remove(id) }
             }
             let left = members.count
             guard left >= 2 else {
@@ -232,16 +236,48 @@ public final class SyncGroup: Sendable {
         }
     }
 
+    /// Runs `body` for every item at the same time (children of one task group) and waits for
+    /// them all; returns the failures by item index, in item order. Cancelling the caller
+    /// cancels the children.
+    private static func onEveryMember<Item: Sendable>(
+        _ items: [Item], _ body: @escaping @Sendable (Item) async throws(PlayerError) -> Void
+    ) async -> [(Int, PlayerError)] {
+        await withTaskGroup(of: (Int, PlayerError?).self) { group in
+            for (index, item) in items.enumerated() {
+                group.addTask {
+                    do throws(PlayerError) {
+                        try await body(item)
+                        return (index, nil)
+                    } catch {
+                        return (index, error)
+                    }
+                }
+            }
+            var failures: [(Int, PlayerError)] = []
+            for await (index, error) in group {
+                if let error { failures.append((index, error)) }
+            }
+            return failures.sorted { $0.0 < $1.0 }
+        }
+    }
+
+    /// Performs `command` on every player at once (``/PlayerKitCore/Player/perform(_:on:timeout:)``:
+    /// handed to all before any answer is awaited) and waits for every answer; throws the first
+    /// refusal in member order.
+    private static func performOnEvery(_ players: [Player], _ command: PlayerCommand) async throws(PlayerError) {
+        for case .failure(let error) in await Player.perform(command, on: players) { throw error }
+    }
+
     /// Starts every member at once from the group's position.
     /// - Throws: the errors of ``/PlayerKitCore/Player/setSpeed(_:)`` and ``/PlayerKitCore/Player/play()``.
     public func play() async throws(PlayerError) {
-        try await operations.run { () throws(PlayerError) in try playMembers() }
+        try await operations.run { () async throws(PlayerError) in try await playMembers() }
     }
 
     /// Pauses every member and the clock.
     /// - Throws: the errors of ``/PlayerKitCore/Player/pause()``.
     public func pause() async throws(PlayerError) {
-        try await operations.run { () throws(PlayerError) in try pauseMembers() }
+        try await operations.run { () async throws(PlayerError) in try await pauseMembers() }
     }
 
     /// Seeks every member to `seconds` (exactly) and waits until all have landed, each for at
@@ -255,7 +291,7 @@ public final class SyncGroup: Sendable {
         try await operations.run { () async throws(PlayerError) in
             let wasPlaying = phase == .playing
             try await seekMembers(to: seconds)
-            if wasPlaying { try playMembers() }
+            if wasPlaying { try await playMembers() }
         }
     }
 
@@ -263,7 +299,7 @@ public final class SyncGroup: Sendable {
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` outside the range.
     public func setSpeed(_ speed: Double) async throws(PlayerError) {
         try PlayerCommand.setSpeed(speed).validate()
-        try await operations.run { () throws(PlayerError) in
+        try await operations.run { () async throws(PlayerError) in
             let players = change { state -> [Player] in
                 let now = ContinuousClock.now
                 state.anchorPosition = state.clockPosition(at: now)
@@ -272,17 +308,33 @@ public final class SyncGroup: Sendable {
                 for index in state.members.indices { state.members[index].corrector.restart(speed: speed) }
                 return state.members.map(\.player)
             }
-            for player in players { try player.setSpeed(speed) }
+            try await Self.performOnEvery(players, .setSpeed(speed))
         }
     }
 
     // MARK: Operations (inside `operations`)
 
-    private func playMembers() throws(PlayerError) {
+    /// Sets every member's speed (all at once), then starts the members one right after another,
+    /// each once mpv has started the one before, on the group's queue while the caller suspends.
+    /// Of the ways measured (`playerkit-bench sync-load`, Performance.md) this start is the
+    /// tightest that keeps the caller off the blocked thread: handing `play` to every member at
+    /// once spread four members' starts wider (the woken cores compete for two CPUs), and so did
+    /// awaiting each member's `perform` in turn (a task hop per member).
+    private func playMembers() async throws(PlayerError) {
         let players = members
         let speed = speed
-        for player in players { try player.setSpeed(speed) }
-        for player in players { try player.play() }
+        try await Self.performOnEvery(players, .setSpeed(speed))
+        let started = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, PlayerError>, Never>) in
+            queue.async {
+                do throws(PlayerError) {
+                    for player in players { try player.play() }
+                    continuation.resume(returning: .success(()))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        try started.get()
         queue.sync {
             let started = state.withLock { state -> Bool in
                 guard !state.invalidated else { return false }
@@ -303,21 +355,21 @@ public final class SyncGroup: Sendable {
         }
     }
 
-    private func pauseMembers() throws(PlayerError) {
+    private func pauseMembers() async throws(PlayerError) {
         let players = change { state -> [Player] in
             state.anchorPosition = state.clockPosition(at: .now)
             state.phase = .paused
             return state.members.map(\.player)
         }
-        for player in players { try player.pause() }
+        try await Self.performOnEvery(players, .pause)
     }
 
     private func seekMembers(to seconds: Double) async throws(PlayerError) {
-        try pauseMembers()
+        try await pauseMembers()
         let players = members
         let landings = players.map { $0.events(kinds: [.seekCompleted], bufferLimit: 4) }
         defer { for landing in landings { landing.cancel() } }
-        for player in players { try player.seek(to: seconds, precision: .exact) }
+        try await Self.performOnEvery(players, .seek(to: seconds, precision: .exact))
         for landing in landings {
             _ = await landing.first(timeout: Self.seekLandingTimeout) { _ in true }
         }
@@ -407,7 +459,7 @@ public final class SyncGroup: Sendable {
                 guard !Task.isCancelled else { return }
                 try await self.seekMembers(to: position)
                 guard !Task.isCancelled else { return }
-                try self.playMembers()
+                try await self.playMembers()
             }
         }
     }

@@ -8,8 +8,8 @@ struct SequenceTests {
     private static var shortB: String { Fixtures.fixture("short-b.mp4") }
 
     private static func window(radius: Int, items: [PrefetchWindow.Item]) throws -> PrefetchWindow {
-        try PrefetchWindow(items: items, radius: radius) { _ throws(PlayerError) in
-            try Player(configuration: Fixtures.headless)
+        try PrefetchWindow(items: items, radius: radius) { _ async throws(PlayerError) in
+            try await Player.create(configuration: Fixtures.headless)
         }
     }
 

@@ -49,6 +49,11 @@ ff -f lavfi -i "color=c=red:s=80x60:r=30:d=4" -f lavfi -i "color=c=lime:s=80x60:
    -filter_complex "[0][1][2][3]xstack=inputs=4:layout=0_0|w0_0|0_h0|w0_h0" \
    -c:v libx264 -preset veryfast -crf 18 -pix_fmt yuv420p -g 1 -movflags +faststart "$fixtures/quadrants.mp4"
 
+# Frame numbers as grey levels: frame N of this 3-second, 30 fps clip is all luma 20 + 2N (losslessly
+# coded, intra-only), so a test can tell from a frame's pixels which frame it is.
+ff -f lavfi -i "color=c=gray:s=64x48:r=30:d=3" -vf "geq=lum='20+2*N':cb=128:cr=128" \
+   -c:v libx264 -preset veryfast -qp 0 -pix_fmt yuv420p -g 1 -movflags +faststart "$fixtures/frame-numbers.mp4"
+
 # Four 4-second tiles for the mosaic example, each mostly one colour (red, green, blue, yellow)
 # with a moving white box, so a screenshot shows which player is in which quadrant.
 i=1

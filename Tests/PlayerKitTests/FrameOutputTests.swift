@@ -150,6 +150,32 @@ struct FrameOutputTests {
         #expect(zip(backTimes, backTimes.dropFirst()).filter { $0 == $1 }.count <= backTimes.count / 4, "times \(backTimes)")
     }
 
+    @Test("a frame's time names the frame whose pixels it carries (frame numbers burned in as grey levels), not the one after")
+    func frameTimeMatchesPixels() async throws {
+        var configuration = Self.framesConfiguration
+        configuration.extraOptions["framedrop"] = "no"
+        let (player, _) = try await Fixtures.player(configuration: configuration)
+        defer { Task { await player.shutdown() } }
+        let output = try player.makeFrameOutput(FrameFormat(width: 64, height: 48))
+        _ = try await player.load(MediaSource(Fixtures.fixture("frame-numbers.mp4")))
+        let frames = try await Self.sample(output, count: 40, timeout: .seconds(10), newFramesOnly: true)
+        try #require(frames.count >= 20)
+        // Frame N is luma 20 + 2N; mpv shows limited-range luma Y as grey (Y - 16) * 255 / 219.
+        let pairs = frames.compactMap { frame -> (label: Int, pixels: Int)? in
+            guard let time = frame.videoTime, let grey = frame.color(x: 32, y: 24)?.green else { return nil }
+            let luma = Double(grey) * 219 / 255 + 16
+            return (Int((time * 30).rounded()), Int(((luma - 20) / 2).rounded()))
+        }
+        try #require(pairs.count >= frames.count - 1)
+        let report = pairs.map { "\($0.label)/\($0.pixels)" }.joined(separator: " ")
+        // mpv moves `time-pos` to a frame when it hands it to the renderer, which by default is
+        // up to 50 ms before its display time: the position read as a frame was rendered named
+        // the next one. Never later than the pixels; on a machine so busy that the position comes
+        // after the renderer stops waiting for it, a frame keeps the previous frame's time.
+        #expect(pairs.allSatisfy { $0.label <= $0.pixels }, "label/pixels: \(report)")
+        #expect(pairs.filter { $0.label == $0.pixels }.count * 5 >= pairs.count * 4, "label/pixels: \(report)")
+    }
+
     @Test("a reader that stops for 2 s gets the newest frame and the count it missed; memory does not grow")
     func slowConsumer() async throws {
         let (player, _) = try await Fixtures.player(configuration: Self.framesConfiguration)

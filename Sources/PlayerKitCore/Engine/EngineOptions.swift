@@ -34,6 +34,11 @@ extension PlayerConfiguration {
         case .frames:
             // mpv's render API: video goes to the render context the app attaches.
             options.append(("vo", "libmpv"))
+            // mpv hands a frame to the renderer up to `video-timing-offset` (50 ms by default)
+            // before its display time, and moves `time-pos` to it then: at 30 fps that is the
+            // frame after the one being shown, so a frame's `videoTime` named its successor.
+            // At 0 a frame is handed over at its display time, and `time-pos` is the shown one's.
+            options.append(("video-timing-offset", "0"))
             // Without hardware decoding no GPU interop is needed; probing for it only prints
             // loader noise (libcuda) to standard error.
             if !hardwareDecoding { options.append(("gpu-hwdec-interop", "no")) }

@@ -77,9 +77,15 @@ public struct JSONEventLine: Encodable, Sendable {
     public var outputTime: Double?
     /// The mirroring applied, on sequencer frame lines ("none", "horizontal", ...).
     public var flip: String?
-    /// On sequencer frame lines: whether mpv drew a new video frame (false: it drew the one
-    /// before again, such as a redraw).
+    /// On sequencer frame lines: whether the pull brought a new picture (false: the one before
+    /// again, such as mpv's redraw of it).
     public var isNewFrame: Bool?
+    /// On sequencer frame lines: how many milliseconds after its tick the display loop asked
+    /// for the frame (a busy machine wakes it late).
+    public var lateMs: Double?
+    /// On sequencer frame lines: when the frame was rendered, in milliseconds from the tick
+    /// (negative: before it).
+    public var renderedMs: Double?
     /// Summary figures in milliseconds (median, 99th percentile, largest).
     public var p50Ms: Double?
     /// See ``p50Ms``.

@@ -159,6 +159,7 @@ func runDisplayLoop(sequencer: ClipSequencer, options: DisplayOptions, windowRea
         let now = ContinuousClock.now
         if deadline > now { Thread.sleep(forTimeInterval: (deadline - now).inSeconds) }
         if window?.quitRequested() == true || Interruption.shared.receivedSignal != nil { break }
+        let pulledAt = ContinuousClock.now
         let frame = sequencer.frame(at: deadline)
         if let frame {
             window?.show(frame.frame)
@@ -169,7 +170,9 @@ func runDisplayLoop(sequencer: ClipSequencer, options: DisplayOptions, windowRea
                 line.sourceTime = frame.sourceTime.map { ($0 * 1000).rounded() / 1000 }
                 line.outputTime = (frame.outputTime.inSeconds * 1000).rounded() / 1000
                 line.flip = frame.flip.description
-                line.isNewFrame = frame.frame.info.isNewFrame
+                line.isNewFrame = !frame.isRepeat
+                line.lateMs = ((pulledAt - deadline).inSeconds * 10_000).rounded() / 10
+                line.renderedMs = ((frame.frame.info.renderedAt - deadline).inSeconds * 10_000).rounded() / 10
                 ExampleSupport.printLine(line.json)
             }
             lastReported = key

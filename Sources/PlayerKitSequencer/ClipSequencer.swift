@@ -20,8 +20,9 @@ import PlayerKitSupport
 /// **How.** Three players with software frame outputs (``/PlayerKitCore/FrameOutput``) take turns: the
 /// current clip's, the next clip's (prepared: loaded, mirrored, at its speed and direction,
 /// paused on its first frame, which is already rendered) and the previous one's until it is
-/// released. At a boundary the next player starts and its first frame is shown at the next
-/// pull, so clips follow each other without a gap; the player beyond the neighbours is
+/// released. Half a tick before a boundary the next player starts (so each of its frames is
+/// rendered half a tick before the pull that shows it), and its first frame is shown at the
+/// boundary's pull, so clips follow each other without a gap; the player beyond the neighbours is
 /// released (media unloaded, renderer freed). A clip's place in the output is its length
 /// divided by its speed (a still: its duration), counted from the pull at which it started.
 ///
@@ -42,7 +43,7 @@ import PlayerKitSupport
 /// Written against the core's public API only, as an app could write it.
 ///
 /// **Threading.** Every method may be called from any thread; ``frame(at:)`` never waits for
-/// mpv (it reads the newest rendered frame and, at a boundary, sends `play`). The sequencer's
+/// mpv (it reads the newest frame rendered by its instant and, at a boundary, may send `play`). The sequencer's
 /// state changes only on its own serial queue; preparations run one at a time in the background.
 public final class ClipSequencer: Sendable {
     /// Size and layout of every output frame.
@@ -59,16 +60,23 @@ public final class ClipSequencer: Sendable {
     struct Slot: Sendable {
         let player: Player
         var output: FrameOutput?
+        /// The output's last few frames, so a pull picks the one rendered by its instant.
+        var recent: RecentFrames?
         var clipID: String?
         /// Loaded and showing its first frame.
         var isReady = false
         /// The media's duration, seconds.
         var duration: Double?
-        /// Whether the clip was started (play sent).
+        /// Whether the clip's turn began.
         var isStarted = false
+        /// Whether `play` was sent (half a tick before its turn, or at it).
+        var isPlaying = false
         /// Bumped at each preparation, so a stale one does not mark the slot ready.
         var generation = 0
     }
+
+    /// A clip to start at an instant, if its slot is still the one prepared (`generation`).
+    typealias EarlyStart = (clipID: String, generation: Int, at: ContinuousClock.Instant)
 
     struct State: Sendable {
         var clips: [SequenceClip]
@@ -94,6 +102,8 @@ public final class ClipSequencer: Sendable {
         var pendingBoundary: (from: SequenceClip, lastFrame: Duration, hold: Duration, firstPull: Duration?)?
         /// The frame the last pull returned.
         var lastFrame: SequencedFrame?
+        /// The next clip's start, planned half a tick before its turn.
+        var earlyStart: EarlyStart?
         /// Clips that could not be prepared, as they were then (by ID): skipped while they stay
         /// so; an edit that changes or re-adds one gives it another try.
         var failed: [String: SequenceClip] = [:]
@@ -172,6 +182,7 @@ public final class ClipSequencer: Sendable {
                 state.currentStart = .zero
                 guard let index = state.slots.firstIndex(where: { $0.clipID == first.id }) else { return nil }
                 state.slots[index].isStarted = true
+                state.slots[index].isPlaying = true
                 return state.slots[index]
             }
         }
@@ -180,9 +191,11 @@ public final class ClipSequencer: Sendable {
         scheduleMaintenance()
     }
 
-    /// The output frame for display time `instant`: the newest frame of the clip whose turn it
-    /// is, switching to the next clip when the current one's time is up (or it ended). Nil
-    /// before ``start(at:)`` and before the first frame. Never waits for mpv.
+    /// The output frame for display time `instant`: the newest frame, rendered by `instant`, of
+    /// the clip whose turn it is, switching to the next clip when the current one's time is up
+    /// (or it ended). A display loop that runs late and passes the instant it meant (its tick)
+    /// gets the frame that was due then, not one mpv rendered since. Nil before ``start(at:)``
+    /// and before the first frame. Never waits for mpv.
     public func frame(at instant: ContinuousClock.Instant = .now) -> SequencedFrame? {
         let (result, startedPlayer, events) = queue.sync { () -> (SequencedFrame?, Player?, [(Player, SequencerEvent)]) in
             state.withLock { state in pull(&state, at: instant) }
@@ -221,11 +234,8 @@ public final class ClipSequencer: Sendable {
             // shown; near its time, the turn ends at the pull nearest the scheduled end, so
             // the timeline never moves and the last frame gets its tick.
             let playerState = slot.player.state
-            let hasUnshownFrame: Bool = {
-                guard let latest = slot.output?.latestFrame else { return false }
-                guard let last = state.lastPull, last.clipID == current.id else { return true }
-                return latest.sequenceNumber != last.sequenceNumber
-            }()
+            let shownSequence = state.lastPull.flatMap { $0.clipID == current.id ? $0.sequenceNumber : nil }
+            let hasUnshownFrame = Self.frame(of: slot, renderedBy: instant, after: shownSequence)?.bringsNew ?? false
             let frameStep = Self.frameStep(of: current, sourceTimes: state.distinctSourceTimes) ?? .milliseconds(40)
             let endsSoon = length.map { now + halfTick + frameStep >= state.currentStart + $0 } ?? false
             let ended = !current.isStill && slot.isStarted
@@ -252,20 +262,42 @@ public final class ClipSequencer: Sendable {
                     state.lastDistinctTime = nil
                     state.distinctSourceTimes = []
                     state.slots[nextIndex].isStarted = true
-                    if !nextClip.isStill { startedPlayer = state.slots[nextIndex].player }
+                    if !nextClip.isStill, !state.slots[nextIndex].isPlaying {
+                        state.slots[nextIndex].isPlaying = true
+                        startedPlayer = state.slots[nextIndex].player
+                    }
                     events.append((state.slots[nextIndex].player, .clipStarted(clipID: nextClip.id, index: state.currentIndexHint)))
                 } else if nextClip == nil {
                     state.isFinished = true
                     events.append((slot.player, .finished))
                 }
                 // Otherwise the next clip is not ready yet: hold the last frame (a gap).
+            } else if let length, now + halfTick * 3 >= state.currentStart + length,
+                      let nextClip = Self.playableClip(after: current.id, hint: state.currentIndexHint, in: state.clips, failed: state.failed),
+                      !nextClip.isStill,
+                      let nextIndex = state.slots.firstIndex(where: { $0.clipID == nextClip.id && $0.isReady }),
+                      !state.slots[nextIndex].isPlaying,
+                      state.earlyStart.map({ $0.clipID != nextClip.id || $0.generation != state.slots[nextIndex].generation }) ?? true
+            {
+                // The next pull is the switch. mpv makes a started clip's frames due one frame
+                // interval apart from the moment it starts; started at a pull, every frame would
+                // be due just as a pull reads, and a pull a millisecond early would show each a
+                // tick late (the clip's last one never). Started half a tick before its turn,
+                // each frame is rendered half a tick before the pull that shows it; its first
+                // frame, already rendered, is shown at the switch either way.
+                let plan: EarlyStart = (nextClip.id, state.slots[nextIndex].generation, start + now + halfTick)
+                state.earlyStart = plan
+                queue.async(after: max(.zero, plan.at - .now)) { [weak self] in self?.startEarly(plan) }
             }
         }
 
         guard let slot = state.slots.first(where: { $0.clipID == current.id }), slot.isReady,
-              let frame = slot.output?.latestFrame
+              let picked = Self.frame(
+                  of: slot, renderedBy: instant, after: state.lastPull.flatMap { $0.clipID == current.id ? $0.sequenceNumber : nil })
         else { return (state.lastFrame, startedPlayer, events) }
-        let isRepeat = state.lastPull.map { $0.clipID == current.id && $0.sequenceNumber == frame.sequenceNumber } ?? false
+        let frame = picked.frame
+        // A repeat: the frame the last pull returned, or mpv's redraws of it (no new picture).
+        let isRepeat = state.lastPull.map { $0.clipID == current.id && !picked.bringsNew } ?? false
         // mpv gives no position for an item's last frame (its `time-pos` goes from the frame
         // before straight to unavailable as the item ends), so that frame has no media time: it
         // is shown, timed one source frame step after the frame before.
@@ -274,7 +306,7 @@ public final class ClipSequencer: Sendable {
             if isRepeat { return (last, startedPlayer, events) }
             sourceTime = Self.nextSourceTime(after: last.sourceTime, steps: state.distinctSourceTimes)
         }
-        let isNewDistinct = !isRepeat && frame.info.isNewFrame || state.currentFirstPull == nil
+        let isNewDistinct = !isRepeat || state.currentFirstPull == nil
         if state.currentFirstPull == nil {
             state.currentFirstPull = now
             if let pending = state.pendingBoundary {
@@ -298,6 +330,39 @@ public final class ClipSequencer: Sendable {
             isRepeat: isRepeat, frame: frame)
         state.lastFrame = result
         return (result, startedPlayer, events)
+    }
+
+    /// The frame a pull at `instant` shows from `slot`: the newest one rendered by then. A
+    /// display loop that runs late (a busy machine) asks for an instant already past; mpv may
+    /// have rendered the clip's next frame since, and showing it would put the clip a frame
+    /// ahead of the output clock, its last frame a tick early. When every frame kept is newer
+    /// than `instant`, the oldest kept is the nearest.
+    /// `bringsNew`: whether a new picture was rendered after frame `shown` (the one the last
+    /// pull returned; nil: none of this clip) and by `instant`. mpv may render a clip's last
+    /// picture and at once redraw it as the item ends; the redraw is the newest frame, but its
+    /// picture was never shown.
+    static func frame(
+        of slot: Slot, renderedBy instant: ContinuousClock.Instant, after shown: UInt64?
+    ) -> (frame: VideoFrame, bringsNew: Bool)? {
+        if let recent = slot.recent { return recent.pick(renderedBy: instant, after: shown) }
+        guard let latest = slot.output?.latestFrame else { return nil }
+        return (latest, shown.map { latest.sequenceNumber > $0 } ?? true)
+    }
+
+    /// Starts the clip of `plan` (on the queue) if it is still the prepared next clip and was
+    /// not started yet; the switch's pull starts it otherwise.
+    private func startEarly(_ plan: EarlyStart) {
+        let player = state.withLock { state -> Player? in
+            guard let current = state.current, !state.isFinished,
+                  Self.playableClip(after: current.id, hint: state.currentIndexHint, in: state.clips, failed: state.failed)?.id == plan.clipID,
+                  let index = state.slots.firstIndex(where: { $0.clipID == plan.clipID }),
+                  state.slots[index].generation == plan.generation, state.slots[index].isReady,
+                  !state.slots[index].isPlaying
+            else { return nil }
+            state.slots[index].isPlaying = true
+            return state.slots[index].player
+        }
+        try? player?.send(.play)
     }
 
     /// The source time one frame step after `previous`, the step (signed: negative for a
@@ -470,7 +535,10 @@ public final class ClipSequencer: Sendable {
             try? await player.perform(.stop)
             let output = queue.sync { state.withLock { state -> FrameOutput? in
                 guard let index = state.slots.firstIndex(where: { $0.player === player && $0.clipID == nil }) else { return nil }
-                defer { state.slots[index].output = nil }
+                defer {
+                    state.slots[index].output = nil
+                    state.slots[index].recent = nil
+                }
                 return state.slots[index].output
             } }
             output?.close()
@@ -493,9 +561,11 @@ public final class ClipSequencer: Sendable {
                 state.slots[index].clipID = clip.id
                 state.slots[index].isReady = false
                 state.slots[index].isStarted = false
+                state.slots[index].isPlaying = false
                 state.slots[index].generation += 1
                 let output = state.slots[index].output
                 state.slots[index].output = nil
+                state.slots[index].recent = nil
                 return (index, state.slots[index].generation, state.slots[index].player, output)
             }
         }
@@ -507,6 +577,8 @@ public final class ClipSequencer: Sendable {
             do { output = try player.makeFrameOutput(format) } catch {
                 throw PlayerError.invalidArgument(name: "frame output", value: "\(format)", reason: error.description)
             }
+            let recent = RecentFrames()
+            output.setFrameHandler { recent.record($0) }
             try await player.perform(.setSpeed(clip.isStill ? 1 : clip.speed))
             try await player.perform(.setPlaybackDirection(clip.isStill ? .forward : clip.direction))
             try await player.perform(.setFlip(clip.flip))
@@ -517,6 +589,7 @@ public final class ClipSequencer: Sendable {
                 state.withLock { state in
                     guard state.slots[index].generation == generation else { return }
                     state.slots[index].output = output
+                    state.slots[index].recent = recent
                     state.slots[index].duration = info.duration
                     state.slots[index].isReady = output.latestFrame != nil
                 }
@@ -606,4 +679,33 @@ extension PlayerEventKind {
     public static let sequencerClipFailed: PlayerEventKind = "sequencerClipFailed"
     /// ``SequencerEvent/finished``.
     public static let sequencerFinished: PlayerEventKind = "sequencerFinished"
+}
+
+/// The last few frames of one output, recorded by its frame handler on the render thread.
+final class RecentFrames: Sendable {
+    /// Enough for a display loop a few ticks late at 60 fps.
+    static let capacity = 4
+    private let frames = Locked<[VideoFrame]>([])
+
+    func record(_ frame: VideoFrame) {
+        frames.withLock { frames in
+            if frames.count == Self.capacity { frames.removeFirst() }
+            frames.append(frame)
+        }
+    }
+
+    /// The newest frame rendered at or before `instant` (the oldest kept when all are newer;
+    /// nil when none was recorded), and whether a new picture (not a redraw) was rendered after
+    /// frame number `shown` up to that one (nil `shown`: always).
+    func pick(renderedBy instant: ContinuousClock.Instant, after shown: UInt64?) -> (frame: VideoFrame, bringsNew: Bool)? {
+        frames.withLock { frames in
+            guard let index = frames.lastIndex(where: { $0.info.renderedAt <= instant }) ?? (frames.isEmpty ? nil : 0) else {
+                return nil
+            }
+            guard let shown else { return (frames[index], true) }
+            let bringsNew = frames[...index].contains { $0.sequenceNumber > shown && $0.info.isNewFrame }
+                || (frames[index].sequenceNumber > shown && frames.first.map { $0.sequenceNumber > shown + 1 } ?? false)
+            return (frames[index], bringsNew)
+        }
+    }
 }

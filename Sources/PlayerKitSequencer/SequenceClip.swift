@@ -100,8 +100,9 @@ public struct SequencedFrame: Sendable {
     public let outputTime: Duration
     /// The mirroring applied.
     public let flip: VideoFlip
-    /// Whether the same source frame was returned by the previous pull as well (the display
-    /// ticks faster than the clip's frames change, or a still is holding).
+    /// Whether the previous pull returned the same picture (the same frame, or mpv's redraw of
+    /// it): the display ticks faster than the clip's frames change, or a still is holding. A
+    /// redraw of a picture no pull has shown yet is not a repeat.
     public let isRepeat: Bool
     /// The pixels.
     public let frame: VideoFrame

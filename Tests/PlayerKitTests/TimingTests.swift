@@ -295,6 +295,49 @@ struct TimingTests {
         #expect(order.first == "clip-1" && order.last == "clip-3")
     }
 
+    @Test("a sequencer pulled at 30 Hz shows each frame of a 30 fps clip at its own tick, its last one included (frame numbers burned in as grey levels)")
+    func sequencerFramesOnTheirTicks() async throws {
+        let sequencer = try ClipSequencer(clips: [
+            .video(MediaSource(Fixtures.fixture("short-a.mp4")), id: "lead-in"),
+            .video(MediaSource(Fixtures.fixture("frame-numbers.mp4")), id: "numbers"),
+        ], format: FrameFormat(width: 64, height: 48, pixelFormat: .bgr0), playerIDPrefix: "ticks")
+        try await sequencer.start()
+        // A display loop on a thread of its own, as an app's: one pull per 1/30 s tick, each
+        // asking for the instant it meant (its tick), however late it woke.
+        let pulls = await withCheckedContinuation { (continuation: CheckedContinuation<[(tick: Int, clip: String, grey: UInt8, isRepeat: Bool)], Never>) in
+            Thread.detachNewThread {
+                var pulls: [(tick: Int, clip: String, grey: UInt8, isRepeat: Bool)] = []
+                let origin = ContinuousClock.now
+                for tick in 0..<240 {
+                    let deadline = origin + .nanoseconds(Int64(tick) * 1_000_000_000 / 30)
+                    let wait = deadline - ContinuousClock.now
+                    if wait > .zero {
+                        Thread.sleep(forTimeInterval: Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18)
+                    }
+                    if let frame = sequencer.frame(at: deadline) {
+                        pulls.append((tick, frame.clipID, frame.frame.color(x: 32, y: 24)?.green ?? 0, frame.isRepeat))
+                    }
+                    if sequencer.isFinished { break }
+                }
+                continuation.resume(returning: pulls)
+            }
+        }
+        await sequencer.shutdown()
+        let numbers = pulls.filter { $0.clip == "numbers" }
+        let first = try #require(numbers.first?.tick, "the numbers clip never came: \(pulls.map(\.clip))")
+        // Frame N is luma 20 + 2N; mpv shows limited-range luma Y as grey (Y - 16) * 255 / 219.
+        let shown = numbers.map { pull -> (offset: Int, frame: Int) in
+            (pull.tick - first, Int(((Double(pull.grey) * 219 / 255 + 16 - 20) / 2).rounded()))
+        }
+        let report = shown.map { "\($0.offset):\($0.frame)" }.joined(separator: " ")
+        // The clip starts half a tick before its turn, so each frame is ready half a tick before
+        // the pull that shows it: started at the pull, every frame would come just after its
+        // tick and be shown a tick late, and the last one (89) never.
+        #expect(shown.contains { $0.frame == 89 }, "tick:frame \(report)")
+        #expect(shown.filter { $0.offset == $0.frame }.count * 10 >= min(shown.count, 90) * 9, "tick:frame \(report)")
+        #expect(zip(shown, shown.dropFirst()).allSatisfy { $0.frame <= $1.frame }, "tick:frame \(report)")
+    }
+
     @Test("cancelling the task awaiting a load of a server that never answers ends it within 100 ms")
     func cancelledLoadIsPrompt() async throws {
         let server = LoopbackMediaServer(files: ["never.mp4": Data(repeating: 0, count: 1000)])

@@ -118,6 +118,40 @@ struct EngineTests {
         await again.shutdown()
     }
 
+    @Test("on a libmpv before 0.37 the pitch is kept by mpv's scaletempo in the player's filter chain, never by its scaletempo2; none without pitch correction, and the app's own af wins")
+    func pitchFilter() async throws {
+        let id: PlayerID = "pitch-options"
+        let keeping = PlayerConfiguration()
+        #expect(keeping.mpvOptions(for: id, scaletempo2IsUnsafe: true).contains { $0 == ("af", PlayerConfiguration.pitchFilter) })
+        #expect(!keeping.mpvOptions(for: id, scaletempo2IsUnsafe: false).contains { $0.0 == "af" })
+        var tape = PlayerConfiguration()
+        tape.pitchCorrection = false
+        #expect(!tape.mpvOptions(for: id, scaletempo2IsUnsafe: true).contains { $0.0 == "af" })
+        #expect(tape.mpvOptions(for: id, scaletempo2IsUnsafe: true).contains { $0 == ("audio-pitch-correction", "no") })
+        var own = PlayerConfiguration()
+        own.extraOptions["af"] = "lavfi=[volume=0.5]"
+        #expect(own.mpvOptions(for: id, scaletempo2IsUnsafe: true).last { $0.0 == "af" }?.1 == "lavfi=[volume=0.5]")
+
+        // This libmpv (Debian's is 0.35): the client API version agrees with the release number.
+        let (player, _) = try await Fixtures.player()
+        defer { Task { await player.shutdown() } }
+        let release = "\(try player.property("mpv-version"))"  // "mpv 0.35.1"
+        let number = release.split(separator: " ").first { $0.contains(".") && $0.contains(where: \.isNumber) }?.drop { !$0.isNumber } ?? ""
+        let parts = number.split(separator: ".").compactMap { Int(String($0.prefix(while: \.isNumber))) }
+        try #require(parts.count >= 2, "mpv-version \(release)")
+        #expect(LibMPV.scaletempo2IsUnsafe == (parts[0] == 0 && parts[1] < 37), "\(release), client API \(String(LibMPV.clientAPIVersion, radix: 16))")
+        try await player.load(.file(Fixtures.clipA), startPaused: true)
+        try await player.perform(.setSpeed(1.5))
+        let chain = "\(try player.property("af"))"
+        if LibMPV.scaletempo2IsUnsafe {
+            #expect(chain.contains("scaletempo") && chain.contains("playerkit-pitch") && !chain.contains("scaletempo2"), "af: \(chain)")
+        } else {
+            #expect(!chain.contains("playerkit-pitch"), "af: \(chain)")
+        }
+        try await player.perform(.play)
+        #expect(player.speed == 1.5 && !player.isPaused)
+    }
+
     @Test("a blocking operation updates the read-outs it owns before it returns")
     func blockingOperationUpdatesModel() async throws {
         let (player, _) = try await Fixtures.player()

@@ -81,13 +81,14 @@ public struct PlayerConfiguration: Sendable {
     /// Whatever the device, the player's stream carries its ID as the application name, so a
     /// sound server (PulseAudio, PipeWire) and its mixers show the players apart.
     public var audioDevice: String?
-    /// Whether the pitch stays the same when the speed is not 1 (mpv's `audio-pitch-correction`,
-    /// which inserts its `scaletempo2` filter). Default: true. When false, the pitch follows the
-    /// speed, as a tape's does.
+    /// Whether the pitch stays the same when the speed is not 1 (mpv's `audio-pitch-correction`).
+    /// Default: true. When false, the pitch follows the speed, as a tape's does.
     ///
-    /// On libmpv before 0.37, `scaletempo2` writes past its buffer at some speed changes and seeks
-    /// (Documentation/Reliability.md, reproduced with a plain C client); an app that plays at
-    /// speeds other than 1 on such a libmpv and cannot risk it sets this to false.
+    /// mpv keeps the pitch with its `scaletempo2` filter, which on libmpv before 0.37 writes past
+    /// its buffer at some speed changes and seeks (Documentation/Reliability.md, reproduced with
+    /// a plain C client). On such a libmpv PlayerKit keeps the pitch with mpv's older
+    /// `scaletempo` instead, in the player's audio filter chain (`af`) from its creation, so
+    /// `scaletempo2` is never used; an `af` in ``extraOptions`` replaces it.
     public var pitchCorrection = true
     /// Whether to use hardware decoding (`hwdec=auto-safe`) at start. Default: false.
     public var hardwareDecoding = false

@@ -1,10 +1,13 @@
+internal import CMPV
 import Foundation
 import PlayerKitSupport
 
 /// How a ``PlayerConfiguration`` becomes mpv options: the only place their names are spelled.
 extension PlayerConfiguration {
     /// The options PlayerKit gives mpv before `mpv_initialize` for player `id`, in order.
-    func mpvOptions(for id: PlayerID) -> [(String, String)] {
+    /// `scaletempo2IsUnsafe`: whether this libmpv's `scaletempo2` filter writes past its buffer
+    /// (libmpv before 0.37; ``LibMPV/scaletempo2IsUnsafe``).
+    func mpvOptions(for id: PlayerID, scaletempo2IsUnsafe: Bool = LibMPV.scaletempo2IsUnsafe) -> [(String, String)] {
         var options: [(String, String)] = [
             ("config", "no"),
             ("load-scripts", "no"),
@@ -51,12 +54,37 @@ extension PlayerConfiguration {
         // PipeWire's application name).
         options.append(("audio-client-name", id.rawValue))
         if let audioDevice { options.append(("audio-device", audioDevice)) }
-        if !pitchCorrection { options.append(("audio-pitch-correction", "no")) }
+        if !pitchCorrection {
+            options.append(("audio-pitch-correction", "no"))
+        } else if scaletempo2IsUnsafe {
+            // mpv keeps the pitch at speeds other than 1 by inserting `scaletempo2`, which on
+            // libmpv before 0.37 writes past its buffer (Documentation/Reliability.md). A filter
+            // in the chain that takes the speed keeps mpv from inserting it: mpv's older
+            // `scaletempo`, in place for the player's life (it has no pass-through at speed 1,
+            // and adding it only while the speed is not 1 would restart the audio chain at every
+            // change, such as a sync group's small nudges).
+            options.append(("af", Self.pitchFilter))
+        }
         for name in extraOptions.keys.sorted() {
             options.append((name, extraOptions[name] ?? ""))
         }
         return options
     }
+}
+
+extension PlayerConfiguration {
+    /// The audio filter that keeps the pitch on a libmpv whose `scaletempo2` is unsafe.
+    static let pitchFilter = "@playerkit-pitch:scaletempo"
+}
+
+/// Facts about the libmpv this process runs with.
+enum LibMPV {
+    /// The client API version (`mpv_client_api_version`): major in the high 16 bits.
+    static let clientAPIVersion = UInt(mpv_client_api_version())
+
+    /// Whether `scaletempo2` writes past its buffer: libmpv before 0.37 (client API 2.2), which
+    /// fixed its handling of a stream's final packet and of format changes (mpv PR #12052).
+    static let scaletempo2IsUnsafe = clientAPIVersion < (2 << 16 | 2)
 }
 
 extension PlayerConfiguration.MPVLogLevel {

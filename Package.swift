@@ -36,6 +36,8 @@ let package = Package(
         .library(name: "PlayerKitSequencer", targets: ["PlayerKitSequencer"]),
         .library(name: "PlayerKitCache", targets: ["PlayerKitCache"]),
         .library(name: "PlayerKitRooms", targets: ["PlayerKitRooms"]),
+        // Test support for apps: FakePlayer and ManualClock (no mpv cores, no wall clock).
+        .library(name: "PlayerKitTesting", targets: ["PlayerKitTesting"]),
         .executable(name: "playerkit-two-players", targets: ["TwoPlayers"]),
         .executable(name: "playerkit-player-monitor", targets: ["PlayerMonitor"]),
         .executable(name: "playerkit-fullscreen-policy", targets: ["FullscreenPolicy"]),
@@ -130,6 +132,8 @@ let package = Package(
             dependencies: featureDependencies + [.product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
+        // A fake player and a manual clock, for tests of features and apps' orchestration.
+        .target(name: "PlayerKitTesting", dependencies: featureDependencies, swiftSettings: strictSettings),
         // The umbrella: `import PlayerKit` keeps working for apps.
         .target(
             name: "PlayerKit",
@@ -286,6 +290,15 @@ let package = Package(
             dependencies: [
                 "PlayerKit", "ExampleSupport", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare", "Feed",
                 "Mosaic", "Sequencer", "PumpRuleProbe", "CacheCrashProbe", "CorpusProbe", "SoakProbe", "PlayerKitRooms", "Room",
+            ],
+            swiftSettings: strictSettings
+        ),
+        // Features' logic on FakePlayer and ManualClock: no mpv core is started, no wall clock.
+        .testTarget(
+            name: "FeatureLogicTests",
+            dependencies: [
+                "PlayerKitTesting", "PlayerKitCore", "PlayerKitSupport", "PlayerKitDisplay", "PlayerKitResources",
+                "PlayerKitSync", "PlayerKitFeed", "PlayerKitSequencer",
             ],
             swiftSettings: strictSettings
         ),

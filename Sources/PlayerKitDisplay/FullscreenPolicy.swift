@@ -291,7 +291,7 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     /// the owner); leaving fullscreen is always allowed, and so is entering it while the policy
     /// is free (the player then becomes the owner once the policy hears the change). Reads the
     /// policy's state under a lock; never waits.
-    public func refusal(ofFullscreen fullscreen: Bool, for player: Player) -> String? {
+    public func refusal(ofFullscreen fullscreen: Bool, for player: any MediaPlayer) -> String? {
         guard fullscreen, let owner = livingOwner, owner !== player else { return nil }
         return "player \"\(owner.id)\" owns the fullscreen policy"
     }

@@ -266,7 +266,7 @@ struct PlaybackTests {
     @Test("fullscreenStateChanged reports mpv's fullscreen property changing by any path; a FullscreenArbiter refuses the player's own requests")
     func fullscreenStateAndArbiter() async throws {
         final class Refuser: FullscreenArbiter {
-            func refusal(ofFullscreen fullscreen: Bool, for player: Player) -> String? { fullscreen ? "not now" : nil }
+            func refusal(ofFullscreen fullscreen: Bool, for player: any MediaPlayer) -> String? { fullscreen ? "not now" : nil }
         }
         let (player, recorder) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }

@@ -19,5 +19,5 @@ public protocol FullscreenArbiter: AnyObject, Sendable {
     /// Called on the caller's thread, possibly the player's event pump (``Player/send(_:)`` is
     /// allowed there): return at once, without waiting for anything and without calling the
     /// player's blocking methods.
-    func refusal(ofFullscreen fullscreen: Bool, for player: Player) -> String?
+    func refusal(ofFullscreen fullscreen: Bool, for player: any MediaPlayer) -> String?
 }

@@ -34,7 +34,7 @@ import PlayerKitSupport
 /// **Lifetime.** Call ``shutdown()`` when done: it returns once the mpv core is destroyed.
 /// A player that is simply dropped shuts down in the background; its ID is free at once.
 /// After shutdown every call throws ``PlayerError/playerShutDown(_:)``.
-public final class Player: Sendable {
+public final class Player: MediaPlayer {
     /// The player's ID, fixed for its life.
     public let id: PlayerID
     /// The configuration it was created with.
@@ -539,23 +539,54 @@ public final class Player: Sendable {
     /// - Returns: one result per player, in the order of `players`: success, or what
     ///   ``perform(_:timeout:)`` would have thrown for that player. A refusal on one player does
     ///   not stop the command on the others.
+    ///
+    /// Players of other ``MediaPlayer`` types (a test's `FakePlayer`) get the command through their
+    /// own ``MediaPlayer/perform(_:timeout:)``, all at once, beside the mpv-backed ones.
     public static func perform(
-        _ command: PlayerCommand, on players: [Player], timeout: Duration = .seconds(10)
+        _ command: PlayerCommand, on players: [any MediaPlayer], timeout: Duration = .seconds(10)
     ) async -> [Result<Void, PlayerError>] {
         guard timeout > .zero else {
             let error = PlayerError.invalidArgument(name: "timeout", value: "\(timeout)", reason: "must be positive")
             return players.map { _ in .failure(error) }
         }
-        let items = players.map { player -> (core: PlayerCore, operation: Result<EngineOperation, PlayerError>) in
+        var results = [Result<Void, PlayerError>](repeating: .success(()), count: players.count)
+        var mpvIndices: [Int] = []
+        var items: [(core: PlayerCore, operation: Result<EngineOperation, PlayerError>)] = []
+        var others: [(index: Int, player: any MediaPlayer)] = []
+        for (index, candidate) in players.enumerated() {
+            guard let player = candidate as? Player else {
+                others.append((index, candidate))
+                continue
+            }
+            mpvIndices.append(index)
             do throws(PlayerError) {
                 let checked = try player.checked(command)
                 try player.arbitrate(checked)
-                return (player.core, .success(.command(checked)))
+                items.append((player.core, .success(.command(checked))))
             } catch {
-                return (player.core, .failure(error))
+                items.append((player.core, .failure(error)))
             }
         }
-        return await PlayerCore.requestAll(items, timeout: timeout).map { $0.map { _ in () } }
+        let pending = others
+        async let otherResults = withTaskGroup(of: (Int, Result<Void, PlayerError>).self) { group in
+            for (index, player) in pending {
+                group.addTask {
+                    do throws(PlayerError) {
+                        try await player.perform(command, timeout: timeout)
+                        return (index, .success(()))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            var collected: [(Int, Result<Void, PlayerError>)] = []
+            for await result in group { collected.append(result) }
+            return collected
+        }
+        let mpvResults = await PlayerCore.requestAll(items, timeout: timeout)
+        for (index, result) in zip(mpvIndices, mpvResults) { results[index] = result.map { _ in () } }
+        for (index, result) in await otherResults { results[index] = result }
+        return results
     }
 
     // MARK: Transport

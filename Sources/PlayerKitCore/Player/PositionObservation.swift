@@ -1,17 +1,24 @@
 import PlayerKitSupport
 
-/// A request for per-frame positions from ``Player/observeEveryFrame()``: while it lives, the
-/// player reports ``PlayerEvent/positionChanged(_:)`` with every frame. Keep it as long as you
-/// need them; ``cancel()`` (or releasing it) ends the request.
+/// A request for per-frame positions from ``MediaPlayer/observeEveryFrame()``: while it lives,
+/// the player reports ``PlayerEvent/positionChanged(_:)`` with every frame. Keep it as long as
+/// you need them; ``cancel()`` (or releasing it) ends the request.
 ///
 /// **Threading.** Safe from any thread; ``cancel()`` is idempotent.
 public final class PositionObservation: Sendable {
-    private let core: PlayerCore
+    private let onCancel: @Sendable () -> Void
     private let active = Locked(true)
 
-    init(core: PlayerCore) {
-        self.core = core
+    /// Creates an active observation that calls `onCancel` once, when it is cancelled or
+    /// released: for players other than ``Player`` (a test's `FakePlayer`), which count their
+    /// observations themselves.
+    public init(onCancel: @escaping @Sendable () -> Void) {
+        self.onCancel = onCancel
+    }
+
+    convenience init(core: PlayerCore) {
         core.observeEveryPosition(true)
+        self.init { core.observeEveryPosition(false) }
     }
 
     deinit { cancel() }
@@ -22,7 +29,7 @@ public final class PositionObservation: Sendable {
             defer { active = false }
             return active
         }
-        if wasActive { core.observeEveryPosition(false) }
+        if wasActive { onCancel() }
     }
 
     /// Whether the observation is still active.

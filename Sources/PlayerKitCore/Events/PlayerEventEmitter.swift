@@ -1,0 +1,104 @@
+import Foundation
+import PlayerKitSupport
+
+/// Numbers one player's events and hands them to a bus as ``Player`` does: sequence numbers 1,
+/// 2, 3, … with no gaps, every subscriber in that order whichever thread emits, nothing after
+/// ``PlayerEvent/shutDown``. For ``MediaPlayer``s that are not backed by mpv (a test's
+/// `FakePlayer`, a player in another process); ``Player`` numbers its own.
+///
+/// **Threading.** Safe from any thread. Events emitted by one call keep their order; calls
+/// that race are numbered in the order they take the emitter's lock. Records are handed to the
+/// bus with no lock held, by whichever caller finds nobody delivering (so `.immediate` bus
+/// handlers run on an emitting thread, one batch at a time).
+public final class PlayerEventEmitter: Sendable {
+    /// The player whose events these are.
+    public let playerID: PlayerID
+    /// The bus the records go to.
+    public let bus: PlayerEventBus
+
+    private struct State {
+        var lastSequenceNumber: UInt64 = 0
+        var outbox: [[PlayerEventRecord]] = []
+        var delivering = false
+        var ended = false
+    }
+
+    private let state = Locked(State())
+
+    /// Creates an emitter for the player `playerID`, publishing to `bus`.
+    public init(playerID: PlayerID, bus: PlayerEventBus) {
+        self.playerID = playerID
+        self.bus = bus
+    }
+
+    /// The sequence number of the last event emitted, 0 before the first.
+    public var lastSequenceNumber: UInt64 { state.withLock { $0.lastSequenceNumber } }
+
+    /// Whether ``PlayerEvent/shutDown`` has been emitted (later events are dropped).
+    public var hasEnded: Bool { state.withLock { $0.ended } }
+
+    /// Numbers `events` in order and publishes them, stamped with `time` (monotonic, for
+    /// measuring) and `timestamp` (wall clock, for display). Events after
+    /// ``PlayerEvent/shutDown`` are dropped. Returns the records emitted.
+    @discardableResult
+    public func emit(_ events: [PlayerEvent], at time: ContinuousClock.Instant = .now,
+                     timestamp: Date = Date()) -> [PlayerEventRecord] {
+        let records = enqueue(events, at: time, timestamp: timestamp)
+        deliverQueued()
+        return records
+    }
+
+    /// Numbers `events` as ``emit(_:at:timestamp:)`` does but only queues them; they reach the
+    /// bus at the next ``deliverQueued()`` (or ``emit(_:at:timestamp:)``). For a player that
+    /// changes its state under a lock of its own: queue under that lock, so the numbering follows
+    /// the order of the changes, and deliver after releasing it, so a handler may call back in.
+    @discardableResult
+    public func enqueue(_ events: [PlayerEvent], at time: ContinuousClock.Instant = .now,
+                        timestamp: Date = Date()) -> [PlayerEventRecord] {
+        let playerID = playerID
+        return state.withLock { state -> [PlayerEventRecord] in
+            var records: [PlayerEventRecord] = []
+            for event in events where !state.ended {
+                state.lastSequenceNumber += 1
+                records.append(PlayerEventRecord(
+                    playerID: playerID, event: event, sequenceNumber: state.lastSequenceNumber,
+                    time: time, timestamp: timestamp))
+                if case .shutDown = event { state.ended = true }
+            }
+            if !records.isEmpty { state.outbox.append(records) }
+            return records
+        }
+    }
+
+    /// Hands every queued record to the bus, in order, unless another thread is delivering
+    /// already (it then delivers them). Never holds a lock while subscribers run.
+    public func deliverQueued() {
+        let deliver = state.withLock { state -> Bool in
+            guard !state.delivering, !state.outbox.isEmpty else { return false }
+            state.delivering = true
+            return true
+        }
+        if deliver { drain() }
+    }
+
+    /// ``emit(_:at:timestamp:)`` for one event.
+    @discardableResult
+    public func emit(_ event: PlayerEvent, at time: ContinuousClock.Instant = .now,
+                     timestamp: Date = Date()) -> PlayerEventRecord? {
+        emit([event], at: time, timestamp: timestamp).first
+    }
+
+    /// Hands batches to the bus until the outbox stays empty; one deliverer at a time.
+    private func drain() {
+        while true {
+            let batch = state.withLock { state -> [[PlayerEventRecord]] in
+                let batch = state.outbox
+                state.outbox.removeAll()
+                if batch.isEmpty { state.delivering = false }
+                return batch
+            }
+            if batch.isEmpty { return }
+            for records in batch { bus.publish(records) }
+        }
+    }
+}

@@ -1,0 +1,754 @@
+import Foundation
+import PlayerKitCore
+import PlayerKitSupport
+
+/// A deterministic ``PlayerKitCore/MediaPlayer`` on a ``ManualClock``: no mpv, no threads, no
+/// wall clock. Loads take the time the test gives them and can fail; playback advances with the
+/// clock, at the player's speed, to the item's end (or loops); seeks, pauses, speed, volume and
+/// fullscreen behave as they do on ``PlayerKitCore/Player``, with the same checks and errors, and the events
+/// come in the core's order with gapless sequence numbers on ``eventBus``.
+///
+/// ```swift
+/// let clock = ManualClock()
+/// let player = try FakePlayer(id: "a", clock: clock, media: ["clip.mp4": .init(duration: 4)])
+/// try await player.load("clip.mp4")                  // playing at 0
+/// clock.advance(by: .seconds(5))                      // ends at 4 s: itemEnded(.finished)
+/// #expect(player.state == .ended)
+/// ```
+///
+/// **What it models.** The event order of a real player, as the core publishes it:
+/// - creation: `created`;
+/// - a load: `stateChanged(→ loading)`; after ``Media/loadTime``, `stateChanged(loading → playing`
+///   or `ready)`, `durationKnown`, `mediaLoaded`, then `firstFrame` (after
+///   ``Media/firstFrameDelay``); a load that replaces an item first ends it with
+///   `itemEnded(.replaced)`; a failing item ends with `itemEnded(.error)` and
+///   `stateChanged(loading → failed)`, and the load throws the item's ``Media/failure``;
+/// - playing: `positionChanged` every ``positionInterval`` of clock time (every frame, at the
+///   item's ``Media/frameRate``, while an ``observeEveryFrame()`` observation lives); at the end,
+///   `positionChanged(duration)`, `itemEnded(.finished)`, `stateChanged(playing → ended)`, or
+///   `seekCompleted(0)` and on when the item loops;
+/// - commands: `stateChanged` for play and pause, `seekCompleted` and `positionChanged` for a
+///   seek, `speedChanged`, `volumeChanged`, `muteChanged`, `fullscreenStateChanged`; a stop ends
+///   the item with `itemEnded(.stopped)` and `stateChanged(→ idle)`;
+/// - ``shutdown()``: `shutDown`, last.
+///
+/// **What a test controls.** The media (``Media``: duration, load time, first-frame delay,
+/// failure), how long the player takes to answer ``perform(_:timeout:)`` (``replyDelay``),
+/// refusals of commands (``refuseCommands(_:)``, thrown by the waiting forms and published as
+/// ``PlayerKitCore/PlayerEvent/error(_:)`` after ``send(_:)``, as mpv's refusals are), an item that fails
+/// while it plays (``failCurrentItem(with:)``). It reads back what the player was told:
+/// ``commands``, ``releaseCount``, ``frameObservationCount``.
+///
+/// **Differences from ``PlayerKitCore/Player``.** ``send(_:)`` carries the command out at once (a real
+/// player does it a little later). There is no delegate (features use the bus), no frames, no
+/// audio devices or tracks. IDs are unique among live fake players; a fake and a real player
+/// may share one.
+///
+/// **Threading.** Safe from any thread and task. Clock-driven changes happen on the thread
+/// that advances the clock; `.immediate` bus handlers run there.
+public final class FakePlayer: MediaPlayer {
+    /// An item a fake player can load: how long it is and how it behaves.
+    public struct Media: Sendable, Hashable {
+        /// The item's duration in seconds.
+        public var duration: Double
+        /// How long the load takes on the clock (zero: done before ``load(_:startPaused:)`` returns).
+        public var loadTime: Duration
+        /// How long after the load the first frame is shown (zero: with the load).
+        public var firstFrameDelay: Duration
+        /// Frames per second: the rate of position events while a frame observation lives.
+        public var frameRate: Double
+        /// The picture's size; nil for audio only.
+        public var videoSize: VideoSize?
+        /// When set, the load fails with this error after ``loadTime``.
+        public var failure: PlayerError?
+
+        /// Describes an item.
+        public init(duration: Double = 10, loadTime: Duration = .zero, firstFrameDelay: Duration = .zero,
+                    frameRate: Double = 30, videoSize: VideoSize? = VideoSize(width: 320, height: 240),
+                    failure: PlayerError? = nil) {
+            self.duration = duration
+            self.loadTime = loadTime
+            self.firstFrameDelay = firstFrameDelay
+            self.frameRate = frameRate
+            self.videoSize = videoSize
+            self.failure = failure
+        }
+
+        /// An item that fails to load after `loadTime`, as mpv fails on a file it cannot read.
+        public static func unplayable(loadTime: Duration = .zero, source: String = "fake") -> Media {
+            Media(loadTime: loadTime, failure: .loadFailed(
+                source: source, MPVError(code: -13, message: "loading failed", logMessages: ["fake: unplayable item"])))
+        }
+    }
+
+    /// The player's ID.
+    public let id: PlayerID
+    /// The bus the fake publishes to.
+    public let eventBus: PlayerEventBus
+    /// The clock the fake plays on.
+    public let clock: ManualClock
+    /// How often a playing fake reports its position (clock time); 250 ms as ``PlayerKitCore/PlayerConfiguration/positionUpdateInterval``.
+    public let positionInterval: Duration
+
+    private let emitter: PlayerEventEmitter
+    private let model: Locked<State>
+
+    private enum Phase { case idle, loading, loaded, ended, failed }
+
+    private struct PendingLoad {
+        let token: UInt64
+        let continuation: CheckedContinuation<Result<MediaInfo, PlayerError>, Never>
+    }
+
+    private struct FirstFrameWaiter {
+        let id: UInt64
+        let continuation: CheckedContinuation<Result<Void, PlayerError>, Never>
+    }
+
+    private struct State {
+        var catalog: [String: Media]
+        var defaultMedia: Media?
+        var phase = Phase.idle
+        var isShutDown = false
+        var source: String?
+        var media: Media?
+        var info: MediaInfo?
+        /// Counts items: a timer or load of an older item finds a newer generation and does nothing.
+        var generation: UInt64 = 0
+        var isPaused = false
+        var hasPlayedSinceLoad = false
+        var firstFrameShown = false
+        var anchorPosition = 0.0
+        var anchorTime: ContinuousClock.Instant
+        var speed = 1.0
+        var volume = 100.0
+        var isMuted = false
+        var loopMode = LoopMode.off
+        var playsLeft: Int?
+        var direction = PlaybackDirection.forward
+        var isFullscreen = false
+        var published = PlayerState.idle
+        var pendingLoad: PendingLoad?
+        var firstFrameWaiters: [FirstFrameWaiter] = []
+        var lastWaiterID: UInt64 = 0
+        /// The next position report and the item's end: replaced on every change.
+        var playbackTimers: [ManualClock.ScheduledAction] = []
+        /// Loads, first frames, preload timeouts, replies: cancelled at shutdown.
+        var timers: [ManualClock.ScheduledAction] = []
+        var lastLoadToken: UInt64 = 0
+        var frameObservations = 0
+        var commands: [PlayerCommand] = []
+        /// ``perform(_:timeout:)`` calls waiting for their reply delay.
+        var replyWaiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
+        var releaseCount = 0
+        var replyDelay = Duration.zero
+        var refusal: (@Sendable (PlayerCommand) -> PlayerError?)?
+        var arbiter = WeakReference<any FullscreenArbiter>(nil)
+
+        func position(at now: ContinuousClock.Instant) -> Double? {
+            guard phase == .loaded, let media else { return nil }
+            guard !isPaused else { return anchorPosition }
+            let moved = (now - anchorTime).inSeconds * speed * (direction == .forward ? 1 : -1)
+            return min(max(anchorPosition + moved, 0), media.duration)
+        }
+    }
+
+    /// Live fake IDs, for uniqueness.
+    private static let liveIDs = Locked(Set<PlayerID>())
+
+    /// Creates a fake player and publishes ``PlayerKitCore/PlayerEvent/created``.
+    /// - Parameters:
+    ///   - id: a custom ID, or nil for a random one.
+    ///   - clock: the clock it plays on.
+    ///   - bus: the bus it publishes to (default ``PlayerKitCore/PlayerEventBus/shared``, as for ``PlayerKitCore/Player``).
+    ///   - media: the items it can load, by source (a path or URL as written).
+    ///   - defaultMedia: what any other source is; nil makes other sources fail at once with
+    ///     ``PlayerKitCore/PlayerError/fileNotFound(path:)``.
+    ///   - positionInterval: how often it reports its position while playing.
+    /// - Throws: ``PlayerKitCore/PlayerError/invalidID(_:)``, or ``PlayerKitCore/PlayerError/duplicateID(_:)`` when a live
+    ///   fake has the ID.
+    public init(id: PlayerID? = nil, clock: ManualClock, bus: PlayerEventBus = .shared,
+                media: [String: Media] = [:], defaultMedia: Media? = Media(),
+                positionInterval: Duration = .milliseconds(250)) throws(PlayerError) {
+        let id = id ?? .random()
+        guard PlayerID.isValid(id.rawValue) else { throw .invalidID(id.rawValue) }
+        guard Self.liveIDs.withLock({ $0.insert(id).inserted }) else { throw .duplicateID(id) }
+        self.id = id
+        self.clock = clock
+        self.eventBus = bus
+        self.positionInterval = max(positionInterval, .milliseconds(1))
+        self.emitter = PlayerEventEmitter(playerID: id, bus: bus)
+        self.model = Locked(State(catalog: media, defaultMedia: defaultMedia, anchorTime: clock.now))
+        emitter.emit(.created, at: clock.now)
+    }
+
+    deinit {
+        let timers = model.withLock { $0.timers + $0.playbackTimers }
+        for timer in timers { timer.cancel() }
+        Self.liveIDs.withLock { _ = $0.remove(id) }
+    }
+
+    // MARK: What a test controls and reads
+
+    /// Adds or replaces an item the fake can load.
+    public func setMedia(_ media: Media, for source: String) {
+        model.withLock { $0.catalog[source] = media }
+    }
+
+    /// How long ``perform(_:timeout:)`` takes, on the clock, before the command is carried out
+    /// and answered (default zero: at once). The blocking forms and ``send(_:)`` never wait.
+    public var replyDelay: Duration {
+        get { model.withLock { $0.replyDelay } }
+        set { model.withLock { $0.replyDelay = newValue } }
+    }
+
+    /// Makes the fake refuse the commands for which `refusal` returns an error, as mpv refuses
+    /// one: thrown by ``perform(_:timeout:)`` and the blocking forms, published as
+    /// ``PlayerKitCore/PlayerEvent/error(_:)`` after ``send(_:)``. Nil accepts everything again.
+    public func refuseCommands(_ refusal: (@Sendable (PlayerCommand) -> PlayerError?)?) {
+        model.withLock { $0.refusal = refusal }
+    }
+
+    /// Every command the fake carried out, in order (sent, performed or called).
+    public var commands: [PlayerCommand] { model.withLock { $0.commands } }
+
+    /// How many ``perform(_:timeout:)`` calls wait for their ``replyDelay`` now.
+    public var commandsInFlight: Int { model.withLock { $0.replyWaiters.count } }
+
+    /// How many times ``releaseMedia()`` was called.
+    public var releaseCount: Int { model.withLock { $0.releaseCount } }
+
+    /// How many ``observeEveryFrame()`` observations are active.
+    public var frameObservationCount: Int { model.withLock { $0.frameObservations } }
+
+    /// The last sequence number the fake published.
+    public var lastSequenceNumber: UInt64 { emitter.lastSequenceNumber }
+
+    /// Ends the current item with `error` as a failure during playback does:
+    /// `itemEnded(.error(error))`, `stateChanged(→ failed)`. A waiting load throws `error`.
+    public func failCurrentItem(with error: PlayerError) {
+        change { state, events in
+            guard state.phase == .loading || state.phase == .loaded else { return nil }
+            let load = state.pendingLoad
+            state.pendingLoad = nil
+            state.phase = .failed
+            state.generation += 1
+            events.append(.itemEnded(.error(error)))
+            return { load?.continuation.resume(returning: .failure(error)) }
+        }
+    }
+
+    // MARK: Read-outs
+
+    /// Whether ``shutdown()`` was called.
+    public var isShutDown: Bool { model.withLock { $0.isShutDown } }
+    /// The derived state, as ``PlayerKitCore/Player/state``.
+    public var state: PlayerState { readOut { $0.published } }
+    /// The position at the clock's now; nil with nothing loaded.
+    public var position: Double? {
+        let now = clock.now
+        return readOut { $0.position(at: now) }
+    }
+    /// The item's duration, once loaded.
+    public var duration: Double? { readOut { $0.phase == .loaded ? $0.media?.duration : nil } }
+    /// Whether playback is paused.
+    public var isPaused: Bool { readOut { $0.isPaused } }
+    /// The speed.
+    public var speed: Double? { readOut { $0.speed } }
+    /// The volume.
+    public var volume: Double? { readOut { $0.volume } }
+    /// Whether audio is muted.
+    public var isMuted: Bool? { readOut { $0.isMuted } }
+    /// How the item repeats.
+    public var loopMode: LoopMode? { readOut { $0.loopMode } }
+    /// Whether the video is fullscreen.
+    public var isFullscreen: Bool? { readOut { $0.isFullscreen } }
+    /// Whether the current item's first frame was shown.
+    public var hasShownFirstFrame: Bool { readOut { $0.firstFrameShown } }
+
+    private func readOut<T>(_ body: (State) -> T) -> T { model.withLock { body($0) } }
+
+    // MARK: Loading
+
+    /// Loads `source` as ``PlayerKitCore/Player/load(_:startPaused:)`` does, taking the item's
+    /// ``Media/loadTime`` on the clock. Cancelling the task ends the wait with
+    /// ``PlayerKitCore/PlayerError/loadCancelled(source:)`` and stops the item.
+    /// - Throws: ``PlayerKitCore/PlayerError/fileNotFound(path:)`` for a source the fake does not know (with no
+    ///   default media), the item's ``Media/failure``, ``PlayerKitCore/PlayerError/loadCancelled(source:)``
+    ///   when another load or a stop replaced it, ``PlayerKitCore/PlayerError/playerShutDown(_:)``.
+    @discardableResult
+    public func load(_ source: MediaSource, startPaused: Bool = false) async throws(PlayerError) -> MediaInfo {
+        let name = source.description
+        let token = model.withLock { state -> UInt64 in
+            state.lastLoadToken += 1
+            return state.lastLoadToken
+        }
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<MediaInfo, PlayerError>, Never>) in
+                change { state, events in
+                    guard !state.isShutDown else {
+                        return { continuation.resume(returning: .failure(.playerShutDown(self.id))) }
+                    }
+                    guard let media = state.catalog[name] ?? state.defaultMedia else {
+                        return { continuation.resume(returning: .failure(.fileNotFound(path: name))) }
+                    }
+                    let replaced = self.endItem(&state, &events, reason: .replaced)
+                    state.generation += 1
+                    state.phase = .loading
+                    state.source = name
+                    state.media = media
+                    state.info = nil
+                    state.isPaused = startPaused
+                    state.hasPlayedSinceLoad = false
+                    state.firstFrameShown = false
+                    state.anchorPosition = 0
+                    state.playsLeft = nil
+                    state.pendingLoad = PendingLoad(token: token, continuation: continuation)
+                    let current = state.generation
+                    if media.loadTime > .zero {
+                        state.timers.append(self.clock.schedule(at: self.clock.now.advanced(by: media.loadTime)) { [weak self] in
+                            self?.finishLoad(current)
+                        })
+                        return replaced
+                    }
+                    let finish = self.completeLoad(&state, &events)
+                    return { replaced?(); finish?() }
+                }
+            }
+        } onCancel: {
+            self.cancelLoad(token, source: name)
+        }
+        return try result.get()
+    }
+
+    /// Loads `source` paused and returns once its first frame is shown, as
+    /// ``PlayerKitCore/Player/preload(_:timeout:)``; `timeout` is clock time after the load.
+    /// - Throws: as ``load(_:startPaused:)``, and ``PlayerKitCore/PlayerError/timedOut(operation:after:)``.
+    @discardableResult
+    public func preload(_ source: MediaSource, timeout: Duration = .seconds(10)) async throws(PlayerError) -> MediaInfo {
+        let info = try await load(source, startPaused: true)
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, PlayerError>, Never>) in
+            let waiterID = model.withLock { state -> UInt64? in
+                if state.firstFrameShown || state.isShutDown { return nil }
+                state.lastWaiterID += 1
+                state.firstFrameWaiters.append(FirstFrameWaiter(id: state.lastWaiterID, continuation: continuation))
+                return state.lastWaiterID
+            }
+            guard let waiterID else {
+                let down = isShutDown
+                continuation.resume(returning: down ? .failure(.playerShutDown(id)) : .success(()))
+                return
+            }
+            let timer = clock.schedule(at: clock.now.advanced(by: timeout)) { [weak self] in
+                guard let self else { return }
+                let waiter = self.model.withLock { state -> FirstFrameWaiter? in
+                    guard let index = state.firstFrameWaiters.firstIndex(where: { $0.id == waiterID }) else { return nil }
+                    return state.firstFrameWaiters.remove(at: index)
+                }
+                waiter?.continuation.resume(returning: .failure(
+                    .timedOut(operation: "preloading \(source) (waiting for its first frame)", after: timeout)))
+            }
+            model.withLock { $0.timers.append(timer) }
+        }
+        try result.get()
+        return info
+    }
+
+    private func finishLoad(_ generation: UInt64) {
+        change { state, events in
+            guard state.generation == generation, state.phase == .loading else { return nil }
+            return self.completeLoad(&state, &events)
+        }
+    }
+
+    /// The load of the current item completes now: loaded (or failed).
+    private func completeLoad(_ state: inout State, _ events: inout [PlayerEvent]) -> (() -> Void)? {
+        guard let media = state.media, let source = state.source else { return nil }
+        let load = state.pendingLoad
+        state.pendingLoad = nil
+        if let failure = media.failure {
+            state.phase = .failed
+            state.generation += 1
+            events.append(.itemEnded(.error(failure)))
+            return { load?.continuation.resume(returning: .failure(failure)) }
+        }
+        state.phase = .loaded
+        state.anchorTime = clock.now
+        let info = MediaInfo(source: source, duration: media.duration, videoSize: media.videoSize, title: nil, tracks: [])
+        state.info = info
+        // The state change comes first, then what was read about the item (the core's order).
+        refreshState(&state, &events)
+        events.append(.durationKnown(media.duration))
+        events.append(.mediaLoaded(info))
+        if media.firstFrameDelay > .zero {
+            let generation = state.generation
+            state.timers.append(clock.schedule(at: clock.now.advanced(by: media.firstFrameDelay)) { [weak self] in
+                self?.change { state, events in
+                    guard state.generation == generation, state.phase == .loaded else { return nil }
+                    return self?.showFirstFrame(&state, &events)
+                }
+            })
+            return { load?.continuation.resume(returning: .success(info)) }
+        }
+        let shown = showFirstFrame(&state, &events)
+        return { load?.continuation.resume(returning: .success(info)); shown?() }
+    }
+
+    private func showFirstFrame(_ state: inout State, _ events: inout [PlayerEvent]) -> (() -> Void)? {
+        guard !state.firstFrameShown else { return nil }
+        state.firstFrameShown = true
+        events.append(.firstFrame)
+        let waiters = state.firstFrameWaiters
+        state.firstFrameWaiters = []
+        return { for waiter in waiters { waiter.continuation.resume(returning: .success(())) } }
+    }
+
+    private func cancelLoad(_ token: UInt64, source: String) {
+        change { state, events in
+            guard let load = state.pendingLoad, load.token == token else { return nil }
+            state.pendingLoad = nil
+            let ended = self.endItem(&state, &events, reason: .stopped)
+            state.phase = .idle
+            return { load.continuation.resume(returning: .failure(.loadCancelled(source: source))); ended?() }
+        }
+    }
+
+    /// Ends the current item (loading or loaded) with `reason`; returns what to run after the lock.
+    private func endItem(_ state: inout State, _ events: inout [PlayerEvent], reason: ItemEndReason) -> (() -> Void)? {
+        guard state.phase == .loading || state.phase == .loaded else { return nil }
+        let load = state.pendingLoad
+        let waiters = state.firstFrameWaiters
+        let source = state.source ?? ""
+        state.pendingLoad = nil
+        state.firstFrameWaiters = []
+        state.generation += 1
+        state.phase = .idle
+        state.media = nil
+        state.info = nil
+        state.firstFrameShown = false
+        events.append(.itemEnded(reason))
+        return {
+            load?.continuation.resume(returning: .failure(.loadCancelled(source: source)))
+            for waiter in waiters { waiter.continuation.resume(returning: .failure(.loadCancelled(source: source))) }
+        }
+    }
+
+    /// Unloads the item (`itemEnded(.stopped)`, idle) and counts the release. Never waits.
+    public func releaseMedia() {
+        change { state, events in
+            guard !state.isShutDown else { return nil }
+            state.releaseCount += 1
+            return self.endItem(&state, &events, reason: .stopped)
+        }
+    }
+
+    /// Shuts the fake down: pending loads and waits fail with
+    /// ``PlayerKitCore/PlayerError/playerShutDown(_:)``, ``PlayerKitCore/PlayerEvent/shutDown`` is published last, and the ID
+    /// is free. Safe to call more than once.
+    public func shutdown() async {
+        let id = id
+        change { state, events in
+            guard !state.isShutDown else { return nil }
+            state.isShutDown = true
+            let load = state.pendingLoad
+            let waiters = state.firstFrameWaiters
+            let replies = state.replyWaiters.values
+            state.replyWaiters = [:]
+            let timers = state.timers + state.playbackTimers
+            state.pendingLoad = nil
+            state.firstFrameWaiters = []
+            state.timers = []
+            state.playbackTimers = []
+            state.generation += 1
+            events.append(.shutDown)
+            return {
+                for timer in timers { timer.cancel() }
+                load?.continuation.resume(returning: .failure(.playerShutDown(id)))
+                for waiter in waiters { waiter.continuation.resume(returning: .failure(.playerShutDown(id))) }
+                for reply in replies { reply.resume(returning: false) }
+            }
+        }
+        Self.liveIDs.withLock { _ = $0.remove(id) }
+    }
+
+    // MARK: Commands
+
+    /// Checks `command` as ``PlayerKitCore/Player/send(_:)`` does and carries it out at once; a refusal set
+    /// with ``refuseCommands(_:)`` is published as ``PlayerKitCore/PlayerEvent/error(_:)``.
+    public func send(_ command: PlayerCommand) throws(PlayerError) {
+        do throws(PlayerError) {
+            try execute(command)
+        } catch let error where isRefusal(error, of: command) {
+            emitter.emit(.error(error), at: clock.now)
+        }
+    }
+
+    /// Checks `command`, waits ``replyDelay`` on the clock, then carries it out and returns, as
+    /// ``PlayerKitCore/Player/perform(_:timeout:)`` does; `timeout` is clock time.
+    public func perform(_ command: PlayerCommand, timeout: Duration = .seconds(10)) async throws(PlayerError) {
+        guard timeout > .zero else {
+            throw .invalidArgument(name: "timeout", value: "\(timeout)", reason: "must be positive")
+        }
+        try check(command)
+        let delay = replyDelay
+        if delay > .zero {
+            if delay >= timeout {
+                try? await clock.sleep(until: clock.now.advanced(by: timeout), tolerance: nil)
+                throw .timedOut(operation: "\(command) on player \(id)", after: timeout)
+            }
+            // Cancelling the task does not withdraw the command (as on a real player).
+            let deadline = clock.now.advanced(by: delay)
+            let answered = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let id = model.withLock { state -> UInt64? in
+                    guard !state.isShutDown else { return nil }
+                    state.lastWaiterID += 1
+                    state.replyWaiters[state.lastWaiterID] = continuation
+                    return state.lastWaiterID
+                }
+                guard let id else { return continuation.resume(returning: false) }
+                let timer = clock.schedule(at: deadline) { [weak self] in
+                    self?.model.withLock { $0.replyWaiters.removeValue(forKey: id) }?.resume(returning: true)
+                }
+                model.withLock { $0.timers.append(timer) }
+            }
+            guard answered else { throw .playerShutDown(id) }
+        }
+        try execute(command)
+    }
+
+    /// Starts playback.
+    public func play() throws(PlayerError) { try execute(.play) }
+    /// Pauses playback.
+    public func pause() throws(PlayerError) { try execute(.pause) }
+    /// Seeks.
+    public func seek(to seconds: Double, precision: SeekPrecision = .exact) throws(PlayerError) {
+        try execute(.seek(to: seconds, precision: precision))
+    }
+    /// Sets the speed.
+    public func setSpeed(_ speed: Double) throws(PlayerError) { try execute(.setSpeed(speed)) }
+    /// Sets the volume.
+    public func setVolume(_ volume: Double) throws(PlayerError) { try execute(.setVolume(volume)) }
+    /// Mutes or unmutes.
+    public func setMuted(_ muted: Bool) throws(PlayerError) { try execute(.setMuted(muted)) }
+    /// Sets how the item repeats.
+    public func setLoop(_ mode: LoopMode) throws(PlayerError) { try execute(.setLoop(mode)) }
+
+    private func isRefusal(_ error: PlayerError, of command: PlayerCommand) -> Bool {
+        guard let refusal = model.withLock({ $0.refusal }) else { return false }
+        return refusal(command) == error
+    }
+
+    /// The checks a real player makes before mpv sees the command.
+    private func check(_ command: PlayerCommand) throws(PlayerError) {
+        try command.validate()
+        let (down, hasMedia) = model.withLock { ($0.isShutDown, $0.phase == .loaded) }
+        guard !down else { throw .playerShutDown(id) }
+        switch command {
+        case .seek, .seekBy:
+            guard hasMedia else { throw .noMediaLoaded(operation: "seek") }
+        case .selectTrack:
+            guard hasMedia else { throw .noMediaLoaded(operation: "select a track") }
+        case .setVolume(let volume):
+            guard volume <= 130 else {
+                throw .invalidArgument(name: "volume", value: "\(volume)", reason: "must be at most 130 (mpv's volume-max)")
+            }
+        case .setFullscreen(let fullscreen):
+            if let arbiter = fullscreenArbiter, let reason = arbiter.refusal(ofFullscreen: fullscreen, for: self) {
+                throw .fullscreenRefused(id, reason: reason)
+            }
+        default:
+            break
+        }
+    }
+
+    /// Checks and carries out `command` now.
+    private func execute(_ command: PlayerCommand) throws(PlayerError) {
+        try check(command)
+        if let refusal = model.withLock({ $0.refusal }), let error = refusal(command) { throw error }
+        let now = clock.now
+        change { state, events in
+            state.commands.append(command)
+            let current = state.position(at: now)
+            switch command {
+            case .play:
+                if state.isPaused, state.phase == .loaded { state.anchorPosition = current ?? 0; state.anchorTime = now }
+                state.isPaused = false
+            case .pause:
+                if !state.isPaused, state.phase == .loaded { state.anchorPosition = current ?? 0; state.anchorTime = now }
+                state.isPaused = true
+            case .seek(let target, _):
+                self.seek(&state, &events, to: target, now: now)
+            case .seekBy(let offset, _):
+                self.seek(&state, &events, to: (current ?? 0) + offset, now: now)
+            case .setSpeed(let speed):
+                state.anchorPosition = current ?? state.anchorPosition
+                state.anchorTime = now
+                if state.speed != speed { events.append(.speedChanged(speed)) }
+                state.speed = speed
+            case .setVolume(let volume):
+                if state.volume != volume { events.append(.volumeChanged(volume)) }
+                state.volume = volume
+            case .setMuted(let muted):
+                if state.isMuted != muted { events.append(.muteChanged(muted)) }
+                state.isMuted = muted
+            case .setLoop(let mode):
+                state.loopMode = mode
+                if case .playCount(let count) = mode { state.playsLeft = count - 1 } else { state.playsLeft = nil }
+            case .setPlaybackDirection(let direction):
+                state.anchorPosition = current ?? state.anchorPosition
+                state.anchorTime = now
+                state.direction = direction
+            case .setFullscreen(let fullscreen):
+                if state.isFullscreen != fullscreen { events.append(.fullscreenStateChanged(fullscreen)) }
+                state.isFullscreen = fullscreen
+            case .stop:
+                return self.endItem(&state, &events, reason: .stopped)
+            default:
+                break
+            }
+            return nil
+        }
+    }
+
+    private func seek(_ state: inout State, _ events: inout [PlayerEvent], to target: Double, now: ContinuousClock.Instant) {
+        guard let media = state.media, state.phase == .loaded else { return }
+        let position = min(max(target, 0), media.duration)
+        state.anchorPosition = position
+        state.anchorTime = now
+        events.append(.seekCompleted(position: position))
+        events.append(.positionChanged(position))
+    }
+
+    // MARK: Features' hooks
+
+    /// Publishes a feature's event in the fake's order.
+    public func publish(_ event: some PlayerFeatureEvent) {
+        emitter.emit(.feature(event), at: clock.now)
+    }
+
+    /// Reports the position with every frame (at the item's ``Media/frameRate``) while the
+    /// observation lives.
+    public func observeEveryFrame() -> PositionObservation {
+        change { state, _ in
+            state.frameObservations += 1
+            return nil
+        }
+        return PositionObservation { [weak self] in
+            self?.change { state, _ in
+                state.frameObservations -= 1
+                return nil
+            }
+        }
+    }
+
+    /// The fullscreen arbiter, held weakly.
+    public var fullscreenArbiter: (any FullscreenArbiter)? { model.withLock { $0.arbiter.object } }
+
+    /// Replaces the arbiter when the current one is `expected`.
+    public func setFullscreenArbiter(_ newArbiter: (any FullscreenArbiter)?, replacing expected: (any FullscreenArbiter)?) -> Bool {
+        model.withLock { state in
+            guard state.arbiter.object === expected else { return false }
+            state.arbiter = WeakReference(newArbiter)
+            return true
+        }
+    }
+
+    // MARK: The one way state changes
+
+    /// Runs `body` under the lock with the events it adds; then refreshes the derived state and
+    /// the timers, queues the events (numbered in the order of the changes), and, with no lock
+    /// held, runs what `body` returned and delivers the events.
+    private func change(_ body: (inout State, inout [PlayerEvent]) -> (() -> Void)?) {
+        let now = clock.now
+        let after = model.withLock { state -> (() -> Void)? in
+            var events: [PlayerEvent] = []
+            let after = body(&state, &events)
+            if !state.isShutDown || events.last == .shutDown {
+                refreshState(&state, &events)
+                rescheduleTimers(&state, now: now)
+                // `shutDown` is always last.
+                if let index = events.firstIndex(of: .shutDown) {
+                    events.remove(at: index)
+                    events.append(.shutDown)
+                }
+                emitter.enqueue(events, at: now)
+            }
+            return after
+        }
+        after?()
+        emitter.deliverQueued()
+    }
+
+    private func refreshState(_ state: inout State, _ events: inout [PlayerEvent]) {
+        let derived: PlayerState
+        switch state.phase {
+        case .idle: derived = .idle
+        case .loading: derived = .loading
+        case .ended: derived = .ended
+        case .failed: derived = .failed
+        case .loaded:
+            if !state.isPaused { state.hasPlayedSinceLoad = true }
+            derived = state.isPaused ? (state.hasPlayedSinceLoad ? .paused : .ready) : .playing
+        }
+        guard derived != state.published else { return }
+        events.append(.stateChanged(from: state.published, to: derived))
+        state.published = derived
+    }
+
+    /// The next position report and the item's end, from the current state.
+    private func rescheduleTimers(_ state: inout State, now: ContinuousClock.Instant) {
+        for timer in state.playbackTimers { timer.cancel() }
+        state.playbackTimers = []
+        guard !state.isShutDown, state.phase == .loaded, !state.isPaused, let media = state.media,
+              let position = state.position(at: now) else { return }
+        let generation = state.generation
+        let interval = state.frameObservations > 0 ? Duration.seconds(1 / max(media.frameRate, 1)) : positionInterval
+        let rate = state.speed * (state.direction == .forward ? 1 : -1)
+        let remaining = state.direction == .forward ? media.duration - position : position
+        let toEnd = Duration.seconds(max(remaining, 0) / abs(rate))
+        if toEnd > interval {
+            state.playbackTimers.append(clock.schedule(at: now.advanced(by: interval)) { [weak self] in self?.tick(generation) })
+        }
+        state.playbackTimers.append(clock.schedule(at: now.advanced(by: toEnd)) { [weak self] in self?.reachEnd(generation) })
+    }
+
+    private func tick(_ generation: UInt64) {
+        let now = clock.now
+        change { state, events in
+            guard state.generation == generation, let position = state.position(at: now) else { return nil }
+            events.append(.positionChanged(position))
+            return nil
+        }
+    }
+
+    private func reachEnd(_ generation: UInt64) {
+        let now = clock.now
+        change { state, events in
+            guard state.generation == generation, state.phase == .loaded, !state.isPaused, let media = state.media else { return nil }
+            let forward = state.direction == .forward
+            let loops: Bool
+            switch state.loopMode {
+            case .off: loops = false
+            case .forever: loops = true
+            case .playCount:
+                loops = (state.playsLeft ?? 0) > 0
+                if loops { state.playsLeft = (state.playsLeft ?? 1) - 1 }
+            }
+            if loops {
+                state.anchorPosition = forward ? 0 : media.duration
+                state.anchorTime = now
+                events.append(.seekCompleted(position: state.anchorPosition))
+                return nil
+            }
+            state.anchorPosition = forward ? media.duration : 0
+            state.anchorTime = now
+            events.append(.positionChanged(state.anchorPosition))
+            events.append(.itemEnded(.finished))
+            state.generation += 1
+            state.phase = .ended
+            state.media = nil
+            state.firstFrameShown = false
+            return nil
+        }
+    }
+}

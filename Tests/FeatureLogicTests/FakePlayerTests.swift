@@ -1,0 +1,187 @@
+import PlayerKitCore
+import PlayerKitSupport
+import PlayerKitTesting
+import Testing
+
+/// Every event of the selected players, recorded on the emitting thread (`.immediate`), so a
+/// test reads them as soon as the call or clock advance that made them returns.
+final class EventLog: Sendable {
+    private let records = Locked<[PlayerEventRecord]>([])
+    private let subscription: Locked<PlayerSubscription?> = Locked(nil)
+
+    init(bus: PlayerEventBus, players: [PlayerID]) {
+        let records = records
+        let token = bus.subscribe(to: .players(Set(players)), delivery: .immediate) { record in
+            records.withLock { $0.append(record) }
+        }
+        subscription.withLock { $0 = token }
+    }
+
+    deinit { subscription.withLock { $0?.cancel() } }
+
+    var all: [PlayerEventRecord] { records.withLock { $0 } }
+
+    /// The events of `id`, without position reports (which depend on the interval).
+    func events(of id: PlayerID, positions: Bool = false) -> [PlayerEvent] {
+        all.filter { $0.playerID == id && (positions || $0.event.kind != .positionChanged) }.map(\.event)
+    }
+
+    func features<E: PlayerFeatureEvent>(_ type: E.Type, of id: PlayerID? = nil) -> [E] {
+        all.filter { id == nil || $0.playerID == id }.compactMap { $0.event.feature(type) }
+    }
+}
+
+/// Waits, at most `timeout` of real time, until `condition` holds; returns whether it did. For the
+/// moment a task started by the test has reached the fake (its load is under way).
+func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now.advanced(by: timeout)
+    while !condition() {
+        guard ContinuousClock.now < deadline else { return false }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return true
+}
+
+@Suite("FakePlayer and ManualClock: a player on a test clock, in the core's event order", .timeLimit(.minutes(1)))
+struct FakePlayerTests {
+    let bus = PlayerEventBus(label: "fake-tests")
+    let clock = ManualClock()
+
+    @Test("a load that takes time, then playback to the end on the clock, in the core's event order")
+    func loadPlayEnd() async throws {
+        let player = try FakePlayer(clock: clock, bus: bus, media: ["a.mp4": .init(duration: 4, loadTime: .milliseconds(300))])
+        let log = EventLog(bus: bus, players: [player.id])
+        let load = Task { try await player.load("a.mp4") }
+        #expect(await eventually { player.state == .loading })
+        clock.advance(by: .milliseconds(300))
+        let info = try await load.value
+        #expect(info.duration == 4)
+        #expect(player.state == .playing && player.position == 0)
+        clock.advance(by: .seconds(1))
+        #expect(player.position == 1)
+        try player.setSpeed(2)
+        clock.advance(by: .seconds(1))
+        #expect(player.position == 3)
+        clock.advance(by: .seconds(10))
+        #expect(player.state == .ended)
+        #expect(log.events(of: player.id) == [
+            .stateChanged(from: .idle, to: .loading), .stateChanged(from: .loading, to: .playing), .durationKnown(4),
+            .mediaLoaded(info), .firstFrame, .speedChanged(2), .itemEnded(.finished), .stateChanged(from: .playing, to: .ended),
+        ])
+        // Position reports every 250 ms of clock time, the last at the end.
+        let positions = log.all.filter { $0.event.kind == .positionChanged }
+        #expect(positions.count >= 8)
+        #expect(positions.last?.event == .positionChanged(4))
+        #expect(positions.last.map { $0.time - clock.start } == .milliseconds(300) + .milliseconds(2500))
+        let numbers = log.all.map(\.sequenceNumber)
+        #expect(numbers == Array(2...UInt64(numbers.count + 1)))      // 1 was `created`, before the log
+        await player.shutdown()
+    }
+
+    @Test("a failing item, a replaced load, a cancelled load")
+    func loadFailures() async throws {
+        let player = try FakePlayer(clock: clock, bus: bus, media: [
+            "bad.mp4": .unplayable(loadTime: .milliseconds(100), source: "bad.mp4"),
+            "slow.mp4": .init(loadTime: .seconds(1)),
+            "good.mp4": .init(duration: 2),
+        ], defaultMedia: nil)
+        let log = EventLog(bus: bus, players: [player.id])
+        await #expect(throws: PlayerError.fileNotFound(path: "missing.mp4")) { try await player.load("missing.mp4") }
+        #expect(log.events(of: player.id).isEmpty)                 // refused before any change
+        let bad = Task { try await player.load("bad.mp4") }
+        #expect(await eventually { player.state == .loading })
+        clock.advance(by: .milliseconds(100))
+        await #expect(throws: PlayerError.self) { try await bad.value }
+        #expect(player.state == .failed)
+        // A second load replaces a slow one: the first fails as cancelled.
+        let slow = Task { try await player.load("slow.mp4") }
+        #expect(await eventually { player.state == .loading })
+        try await player.load("good.mp4", startPaused: true)
+        await #expect(throws: PlayerError.loadCancelled(source: "slow.mp4")) { try await slow.value }
+        #expect(player.state == .ready)
+        // Its timer, when the clock passes it, changes nothing.
+        clock.advance(by: .seconds(1))
+        #expect(player.state == .ready && player.position == 0)
+        // A cancelled load stops its item.
+        let cancelled = Task { try await player.load("slow.mp4") }
+        #expect(await eventually { player.state == .loading })
+        cancelled.cancel()
+        await #expect(throws: PlayerError.loadCancelled(source: "slow.mp4")) { try await cancelled.value }
+        #expect(player.state == .idle)
+        await player.shutdown()
+        let good = MediaInfo(source: "good.mp4", duration: 2, videoSize: VideoSize(width: 320, height: 240), title: nil, tracks: [])
+        #expect(log.events(of: player.id) == [
+            .stateChanged(from: .idle, to: .loading),
+            .itemEnded(.error(.loadFailed(source: "bad.mp4", MPVError(code: -13, message: "loading failed", logMessages: ["fake: unplayable item"])))),
+            .stateChanged(from: .loading, to: .failed),
+            .stateChanged(from: .failed, to: .loading),
+            .itemEnded(.replaced),
+            .stateChanged(from: .loading, to: .ready), .durationKnown(2), .mediaLoaded(good), .firstFrame,
+            .itemEnded(.replaced), .stateChanged(from: .ready, to: .loading),
+            .itemEnded(.stopped), .stateChanged(from: .loading, to: .idle),
+            .shutDown,
+        ])
+        #expect(log.events(of: player.id).last == .shutDown)
+        await #expect(throws: PlayerError.playerShutDown(player.id)) { try await player.load("good.mp4") }
+    }
+
+    @Test("commands: checks and errors as a real player's, refusals thrown or published, replies on the clock")
+    func commands() async throws {
+        let player = try FakePlayer(clock: clock, bus: bus)
+        let log = EventLog(bus: bus, players: [player.id])
+        #expect(throws: PlayerError.noMediaLoaded(operation: "seek")) { try player.seek(to: 1, precision: .exact) }
+        #expect(throws: PlayerError.self) { try player.setSpeed(.nan) }
+        try await player.load("x.mp4")
+        try player.seek(to: 3, precision: .exact)
+        #expect(player.position == 3)
+        player.refuseCommands { command in
+            if case .seek = command { return .commandFailed(command: ["seek"], MPVError(code: -12, message: "refused")) }
+            return nil
+        }
+        #expect(throws: PlayerError.self) { try player.seek(to: 5, precision: .exact) }
+        try player.send(.seek(to: 5, precision: .exact))           // refused later: an error event
+        #expect(log.events(of: player.id).last?.kind == .error)
+        #expect(player.position == 3)
+        player.refuseCommands(nil)
+        player.replyDelay = .milliseconds(50)
+        let pause = Task { try await player.perform(.pause) }
+        #expect(await eventually { player.commandsInFlight == 1 })
+        #expect(!player.isPaused)
+        clock.advance(by: .milliseconds(50))
+        try await pause.value
+        #expect(player.isPaused && player.state == .paused)
+        #expect(player.commands == [.seek(to: 3, precision: .exact), .pause])
+        await player.shutdown()
+    }
+
+    @Test("IDs are unique among live fakes and free once shut down")
+    func identity() async throws {
+        let first = try FakePlayer(id: "fake-unique", clock: clock, bus: bus)
+        #expect(throws: PlayerError.duplicateID("fake-unique")) { try FakePlayer(id: "fake-unique", clock: clock, bus: bus) }
+        #expect(throws: PlayerError.invalidID("")) { try FakePlayer(id: PlayerID(stringLiteral: ""), clock: clock, bus: bus) }
+        await first.shutdown()
+        let second = try FakePlayer(id: "fake-unique", clock: clock, bus: bus)
+        await second.shutdown()
+    }
+
+    @Test("a sleeper on the manual clock wakes when the clock reaches its deadline, and not before")
+    func manualClockSleep() async throws {
+        let woke = Locked(false)
+        let sleeper = Task {
+            try await clock.sleep(for: .seconds(5))
+            woke.withLock { $0 = true }
+        }
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(4))
+        #expect(clock.sleeperCount == 1)
+        clock.advance(by: .seconds(1))
+        try await sleeper.value
+        #expect(woke.withLock { $0 })
+        // Cancelled while sleeping: throws at once.
+        let cancelled = Task { try await clock.sleep(for: .seconds(5)) }
+        #expect(await clock.waitForSleepers(1))
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        #expect(clock.sleeperCount == 0)
+    }
+}

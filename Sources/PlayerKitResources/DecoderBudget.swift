@@ -26,20 +26,25 @@ import PlayerKitSupport
 /// Written, as every PlayerKit feature, against the core's public API only.
 ///
 /// **Threading.** Every method may be called from any thread or task. The budget's bookkeeping
-/// runs on a serial queue of its own, one change at a time, as do its event handler (a holder's
-/// shutdown) and its timers; loads themselves wait outside it.
+/// is one lock around its slots and waiters, changed in single steps; what a step decides
+/// (resuming a waiter, unloading a player) runs after the lock is released. Its handler of a
+/// holder's shutdown runs on the thread that delivers the event and only takes that lock. Loads
+/// themselves run in the caller's task, outside the lock. Timeouts are measured on the budget's
+/// clock (``init(limit:clock:)``).
 public final class DecoderBudget: Sendable {
     /// What a load does when every slot is taken.
     public enum WhenFull: Sendable, Hashable {
         /// Throw ``DecoderBudgetError/full(limit:holders:)`` at once.
         case fail
-        /// Wait for a slot, at most `timeout` (on the monotonic clock); then throw
+        /// Wait for a slot, at most `timeout` (on the budget's monotonic clock); then throw
         /// ``DecoderBudgetError/timedOut(player:limit:after:)``.
         case wait(timeout: Duration)
     }
 
     /// How many players may hold loaded media at once.
     public let limit: Int
+    /// The clock waits are timed on.
+    public let clock: any MonotonicClock
 
     private struct Waiter {
         let ticket: UInt64
@@ -47,31 +52,52 @@ public final class DecoderBudget: Sendable {
         /// Frees the slot if the player shuts down once it holds it.
         let watch: PlayerSubscription
         /// Held weakly: a waiter whose player is gone or shut down is skipped.
-        let playerReference: WeakReference<Player>
+        let playerReference: WeakReference<any MediaPlayer>
         let continuation: CheckedContinuation<Result<Void, DecoderBudgetError>, Never>
-        let timer: Task<Void, Never>?
+        /// Ends the wait at its timeout; cancelled when the wait ends otherwise.
+        let timer: Task<Void, Never>
+    }
+
+    private struct Holder {
+        /// Frees the slot when the player shuts down (its last event).
+        let watch: PlayerSubscription
+        /// Held weakly: a holder that shut down or is gone frees its slot at the next look,
+        /// even before its last event reached the budget.
+        let player: WeakReference<any MediaPlayer>
     }
 
     private struct State {
-        /// Each holder's shutdown watch.
-        var holders: [PlayerID: PlayerSubscription] = [:]
-        /// Each holder, held weakly: one that shut down or is gone frees its slot at the next
-        /// look, even before its last event reached the budget.
-        var holderPlayers: [PlayerID: WeakReference<Player>] = [:]
+        var holders: [PlayerID: Holder] = [:]
         var order: [PlayerID] = []
         var waiters = Deque<Waiter>()
-        var nextTicket: UInt64 = 0
+        var lastTicket: UInt64 = 0
+
+        /// Gives free slots to waiters, first come first served; returns the waiters granted
+        /// and those whose player went away meanwhile.
+        mutating func grantWaiters(limit: Int) -> (granted: [Waiter], gone: [Waiter]) {
+            var granted: [Waiter] = []
+            var gone: [Waiter] = []
+            while holders.count < limit, let waiter = waiters.popFirst() {
+                guard let player = waiter.playerReference.object, !player.isShutDown else {
+                    gone.append(waiter)
+                    continue
+                }
+                holders[waiter.player] = Holder(watch: waiter.watch, player: waiter.playerReference)
+                order.append(waiter.player)
+                granted.append(waiter)
+            }
+            return (granted, gone)
+        }
     }
 
-    /// Changed only on `queue`; locked so the read-outs can be read from anywhere.
     private let state = Locked(State())
-    private let queue = SerialQueue(label: "PlayerKit.decoder-budget")
 
-    /// Creates a budget of `limit` slots.
+    /// Creates a budget of `limit` slots whose waits are timed on `clock`.
     /// - Throws: ``DecoderBudgetError/invalidLimit(_:)`` when `limit` is below 1.
-    public init(limit: Int) throws(DecoderBudgetError) {
+    public init(limit: Int, clock: any MonotonicClock = ContinuousClock()) throws(DecoderBudgetError) {
         guard limit >= 1 else { throw .invalidLimit(limit) }
         self.limit = limit
+        self.clock = clock
     }
 
     /// The players holding a slot, in the order they got it. A holder that shut down no longer
@@ -91,7 +117,7 @@ public final class DecoderBudget: Sendable {
     public var waitingCount: Int { state.withLock { $0.waiters.count } }
 
     /// Whether `player` holds a slot.
-    public func holds(_ player: Player) -> Bool { state.withLock { $0.holders[player.id] != nil } }
+    public func holds(_ player: any MediaPlayer) -> Bool { state.withLock { $0.holders[player.id] != nil } }
 
     // MARK: Loading
 
@@ -108,7 +134,7 @@ public final class DecoderBudget: Sendable {
     ///   ``DecoderBudgetError/loadFailed(_:)`` with the error of ``/PlayerKitCore/Player/load(_:startPaused:)``
     ///   (the slot is then freed).
     @discardableResult
-    public func load(_ source: MediaSource, into player: Player, startPaused: Bool = false,
+    public func load(_ source: MediaSource, into player: any MediaPlayer, startPaused: Bool = false,
                      whenFull: WhenFull = .fail) async throws(DecoderBudgetError) -> MediaInfo {
         try await acquire(for: player, whenFull: whenFull)
         do throws(PlayerError) {
@@ -123,7 +149,7 @@ public final class DecoderBudget: Sendable {
     /// ``/PlayerKitCore/Player/preload(_:timeout:)``.
     /// - Throws: as ``load(_:into:startPaused:whenFull:)``.
     @discardableResult
-    public func preload(_ source: MediaSource, into player: Player, whenFull: WhenFull = .fail) async throws(DecoderBudgetError) -> MediaInfo {
+    public func preload(_ source: MediaSource, into player: any MediaPlayer, whenFull: WhenFull = .fail) async throws(DecoderBudgetError) -> MediaInfo {
         try await acquire(for: player, whenFull: whenFull)
         do throws(PlayerError) {
             return try await player.preload(source)
@@ -139,7 +165,7 @@ public final class DecoderBudget: Sendable {
     /// the system, so the process's resident memory really falls.
     /// - Throws: ``DecoderBudgetError/notHolding(_:)`` when `player` holds no slot (for
     ///   example when it was released already).
-    public func release(_ player: Player) throws(DecoderBudgetError) {
+    public func release(_ player: any MediaPlayer) throws(DecoderBudgetError) {
         guard state.withLock({ $0.holders[player.id] != nil }) else { throw .notHolding(player.id) }
         player.releaseMedia()
         free(player.id)
@@ -147,71 +173,82 @@ public final class DecoderBudget: Sendable {
 
     // MARK: Slots
 
-    private func acquire(for player: Player, whenFull: WhenFull) async throws(DecoderBudgetError) {
+    private func acquire(for player: any MediaPlayer, whenFull: WhenFull) async throws(DecoderBudgetError) {
         guard !player.isShutDown else { throw .loadFailed(.playerShutDown(player.id)) }
         let id = player.id
         freeGoneHolders()
         // Made before taking the lock (the bus has locks of its own); cancelled if unused.
         let watch = shutdownWatch(for: player)
-        enum Outcome { case granted, alreadyHeld, full([PlayerID]), wait(UInt64) }
-        let outcome = queue.sync {
-            state.withLock { state -> Outcome in
+        guard case .wait(let timeout) = whenFull else {
+            enum Outcome { case granted, alreadyHeld, full([PlayerID]) }
+            let outcome = state.withLock { state -> Outcome in
                 if state.holders[id] != nil { return .alreadyHeld }
-                if state.holders.count < limit, state.waiters.isEmpty {
-                    state.holders[id] = watch
-                    state.holderPlayers[id] = WeakReference(player)
-                    state.order.append(id)
-                    return .granted
-                }
-                if case .fail = whenFull { return .full(state.order) }
-                state.nextTicket += 1
-                return .wait(state.nextTicket)
+                guard state.holders.count < limit, state.waiters.isEmpty else { return .full(state.order) }
+                state.holders[id] = Holder(watch: watch, player: WeakReference(player))
+                state.order.append(id)
+                return .granted
             }
+            switch outcome {
+            case .granted: return
+            case .alreadyHeld: watch.cancel()
+            case .full(let holders):
+                watch.cancel()
+                throw .full(limit: limit, holders: holders)
+            }
+            return
         }
-        switch outcome {
-        case .granted: return
-        case .alreadyHeld:
-            watch.cancel()
-        case .full(let holders):
-            watch.cancel()
-            throw .full(limit: limit, holders: holders)
-        case .wait(let ticket):
-            guard case .wait(let timeout) = whenFull else { return }
-            let result = await wait(ticket: ticket, player: player, watch: watch, timeout: timeout)
-            if case .failure = result { watch.cancel() }
-            try result.get()
-        }
+        let result = await wait(player: player, watch: watch, timeout: timeout)
+        if case .failure = result { watch.cancel() }
+        try result.get()
     }
 
-    private func wait(ticket: UInt64, player: Player, watch: PlayerSubscription,
-                      timeout: Duration) async -> Result<Void, DecoderBudgetError> {
+    /// Takes a slot at once when one is free and nobody waits, or queues for one.
+    private func wait(player: any MediaPlayer, watch: PlayerSubscription, timeout: Duration) async -> Result<Void, DecoderBudgetError> {
         let limit = limit
         let id = player.id
+        let clock = clock
+        let ticket = state.withLock { state -> UInt64 in
+            state.lastTicket += 1
+            return state.lastTicket
+        }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, DecoderBudgetError>, Never>) in
                 let timer = Task { [weak self] in
-                    try? await Task.sleep(for: timeout, clock: .continuous)
-                    guard !Task.isCancelled else { return }
+                    do {
+                        try await clock.sleep(until: clock.now.advanced(by: timeout), tolerance: nil)
+                    } catch {
+                        return
+                    }
                     self?.abandon(ticket, with: .timedOut(player: id, limit: limit, after: timeout))
                 }
-                let grantedAtOnce = queue.sync {
-                    state.withLock { state -> Bool in
-                        // A slot may have come free between the first look and now.
-                        if state.holders.count < limit, state.waiters.isEmpty {
-                            state.holders[id] = watch
-                            state.holderPlayers[id] = WeakReference(player)
-                            state.order.append(id)
-                            return true
-                        }
-                        state.waiters.append(Waiter(
-                            ticket: ticket, player: id, watch: watch, playerReference: WeakReference(player),
-                            continuation: continuation, timer: timer))
-                        return false
+                enum Outcome { case granted, alreadyHeld, cancelled, queued }
+                let outcome = state.withLock { state -> Outcome in
+                    // Cancelled before it could queue: the cancellation handler found nothing to
+                    // end (the flag is set before the handler runs, and both take the lock).
+                    if Task.isCancelled { return .cancelled }
+                    if state.holders[id] != nil { return .alreadyHeld }
+                    if state.holders.count < limit, state.waiters.isEmpty {
+                        state.holders[id] = Holder(watch: watch, player: WeakReference(player))
+                        state.order.append(id)
+                        return .granted
                     }
+                    state.waiters.append(Waiter(
+                        ticket: ticket, player: id, watch: watch, playerReference: WeakReference(player),
+                        continuation: continuation, timer: timer))
+                    return .queued
                 }
-                if grantedAtOnce {
+                switch outcome {
+                case .queued: break
+                case .granted:
                     timer.cancel()
                     continuation.resume(returning: .success(()))
+                case .alreadyHeld:
+                    timer.cancel()
+                    watch.cancel()
+                    continuation.resume(returning: .success(()))
+                case .cancelled:
+                    timer.cancel()
+                    continuation.resume(returning: .failure(.waitCancelled(id)))
                 }
             }
         } onCancel: {
@@ -221,62 +258,48 @@ public final class DecoderBudget: Sendable {
 
     /// Ends a wait that has not been granted yet.
     private func abandon(_ ticket: UInt64, with error: DecoderBudgetError) {
-        let waiter = queue.sync {
-            state.withLock { state -> Waiter? in
-                guard let index = state.waiters.firstIndex(where: { $0.ticket == ticket }) else { return nil }
-                return state.waiters.remove(at: index)
-            }
+        let waiter = state.withLock { state -> Waiter? in
+            guard let index = state.waiters.firstIndex(where: { $0.ticket == ticket }) else { return nil }
+            return state.waiters.remove(at: index)
         }
-        waiter?.timer?.cancel()
-        waiter?.continuation.resume(returning: .failure(error))
+        guard let waiter else { return }
+        waiter.timer.cancel()
+        waiter.continuation.resume(returning: .failure(error))
     }
 
     /// Frees the slots of holders that shut down or are gone, without waiting for their last
     /// event to reach the budget's handler (which then finds nothing to do).
     private func freeGoneHolders() {
         let gone = state.withLock { state in
-            state.holderPlayers.filter { $0.value.object.map(\.isShutDown) ?? true }.map(\.key)
+            state.holders.filter { $0.value.player.object.map(\.isShutDown) ?? true }.map(\.key)
         }
         for id in gone { free(id) }
     }
 
-    /// Frees the player's slot when it shuts down (its last event), on the budget's queue.
-    private func shutdownWatch(for player: Player) -> PlayerSubscription {
+    /// Frees the player's slot when it shuts down (its last event). Runs on the delivering
+    /// thread: it takes the budget's lock for one step and resumes waiters, nothing more.
+    private func shutdownWatch(for player: any MediaPlayer) -> PlayerSubscription {
         let id = player.id
-        return player.eventBus.subscribe(to: id, kinds: [.shutDown], delivery: .queue(queue.dispatchQueue)) { [weak self] _ in
+        return player.eventBus.subscribe(to: id, kinds: [.shutDown], delivery: .immediate) { [weak self] _ in
             self?.free(id)
         }
     }
 
     /// Frees `id`'s slot and hands free slots to waiters, first come first served.
     private func free(_ id: PlayerID) {
-        var granted: [Waiter] = []
-        var gone: [Waiter] = []
-        let watch = queue.sync {
-            state.withLock { state -> PlayerSubscription? in
-                guard let watch = state.holders.removeValue(forKey: id) else { return nil }
-                state.holderPlayers[id] = nil
-                state.order.removeAll { $0 == id }
-                while state.holders.count < limit, let waiter = state.waiters.popFirst() {
-                    guard let player = waiter.playerReference.object, !player.isShutDown else {
-                        gone.append(waiter)
-                        continue
-                    }
-                    state.holders[waiter.player] = waiter.watch
-                    state.holderPlayers[waiter.player] = waiter.playerReference
-                    state.order.append(waiter.player)
-                    granted.append(waiter)
-                }
-                return watch
-            }
+        let (holder, granted, gone) = state.withLock { state -> (Holder?, [Waiter], [Waiter]) in
+            guard let holder = state.holders.removeValue(forKey: id) else { return (nil, [], []) }
+            state.order.removeAll { $0 == id }
+            let (granted, gone) = state.grantWaiters(limit: limit)
+            return (holder, granted, gone)
         }
-        watch?.cancel()
+        holder?.watch.cancel()
         for waiter in granted {
-            waiter.timer?.cancel()
+            waiter.timer.cancel()
             waiter.continuation.resume(returning: .success(()))
         }
         for waiter in gone {
-            waiter.timer?.cancel()
+            waiter.timer.cancel()
             waiter.watch.cancel()
             waiter.continuation.resume(returning: .failure(.loadFailed(.playerShutDown(waiter.player))))
         }

@@ -1,0 +1,95 @@
+import PlayerKitCore
+import PlayerKitResources
+import PlayerKitSupport
+import PlayerKitTesting
+import Testing
+
+@Suite("DecoderBudget's decisions, on fake players and a manual clock", .timeLimit(.minutes(1)))
+struct DecoderBudgetLogicTests {
+    let bus = PlayerEventBus(label: "budget-logic")
+    let clock = ManualClock()
+
+    func players(_ count: Int, media: [String: FakePlayer.Media] = [:]) throws -> [FakePlayer] {
+        try (0..<count).map { _ in try FakePlayer(clock: clock, bus: bus, media: media) }
+    }
+
+    @Test("full fails at once naming the holders; a release unloads the player and frees its slot")
+    func fullAndRelease() async throws {
+        let budget = try DecoderBudget(limit: 2, clock: clock)
+        let p = try players(3)
+        try await budget.load("a.mp4", into: p[0])
+        try await budget.load("b.mp4", into: p[1])
+        try await budget.load("b2.mp4", into: p[1])                 // keeps its slot
+        await #expect(throws: DecoderBudgetError.full(limit: 2, holders: [p[0].id, p[1].id])) {
+            try await budget.load("c.mp4", into: p[2])
+        }
+        #expect(p[2].state == .idle)                                  // never loaded-but-black
+        try budget.release(p[0])
+        #expect(p[0].releaseCount == 1 && p[0].state == .idle)
+        #expect(throws: DecoderBudgetError.notHolding(p[0].id)) { try budget.release(p[0]) }
+        try await budget.load("c.mp4", into: p[2])
+        #expect(budget.holders == [p[1].id, p[2].id])
+        for player in p { await player.shutdown() }
+    }
+
+    @Test("waiters get slots first come first served; a wait times out on the budget's clock, not before")
+    func waitersAndTimeout() async throws {
+        let budget = try DecoderBudget(limit: 1, clock: clock)
+        let p = try players(3)
+        try await budget.load("a.mp4", into: p[0])
+        let second = Task { try await budget.load("b.mp4", into: p[1], whenFull: .wait(timeout: .seconds(30))) }
+        #expect(await eventually { budget.waitingCount == 1 })
+        let third = Task { try await budget.load("c.mp4", into: p[2], whenFull: .wait(timeout: .seconds(5))) }
+        #expect(await eventually { budget.waitingCount == 2 })
+        #expect(await clock.waitForSleepers(2))
+        clock.advance(by: .milliseconds(4999))
+        #expect(budget.waitingCount == 2)
+        clock.advance(by: .milliseconds(1))
+        await #expect(throws: DecoderBudgetError.timedOut(player: p[2].id, limit: 1, after: .seconds(5))) { try await third.value }
+        #expect(budget.waitingCount == 1)
+        try budget.release(p[0])
+        _ = try await second.value
+        #expect(budget.holders == [p[1].id])
+        #expect(clock.sleeperCount == 0)                              // the granted wait's timer is gone
+        for player in p { await player.shutdown() }
+    }
+
+    @Test("a holder that shuts down frees its slot for the next waiter; a failing load frees its own")
+    func shutdownAndFailure() async throws {
+        let budget = try DecoderBudget(limit: 1, clock: clock)
+        let p = try players(3, media: ["bad.mp4": .unplayable(source: "bad.mp4")])
+        await #expect(throws: DecoderBudgetError.self) { try await budget.load("bad.mp4", into: p[0]) }
+        #expect(budget.availableSlots == 1)
+        try await budget.load("a.mp4", into: p[0])
+        let waiter = Task { try await budget.load("b.mp4", into: p[1], whenFull: .wait(timeout: .seconds(30))) }
+        #expect(await eventually { budget.waitingCount == 1 })
+        await p[0].shutdown()
+        _ = try await waiter.value
+        #expect(budget.holders == [p[1].id] && p[1].state == .playing)
+        await #expect(throws: DecoderBudgetError.loadFailed(.playerShutDown(p[0].id))) { try await budget.load("a.mp4", into: p[0]) }
+        for player in p { await player.shutdown() }
+    }
+
+    @Test("a waiter cancelled while a slot frees: it either gets the slot or throws, and no slot is lost (200 races)")
+    func cancelRacesFree() async throws {
+        for _ in 0..<200 {
+            let budget = try DecoderBudget(limit: 1, clock: clock)
+            let p = try players(2)
+            try await budget.load("a.mp4", into: p[0])
+            let waiter = Task { try await budget.load("b.mp4", into: p[1], whenFull: .wait(timeout: .seconds(30))) }
+            #expect(await eventually { budget.waitingCount == 1 })
+            async let release: Void = { try? budget.release(p[0]) }()
+            waiter.cancel()
+            await release
+            switch await waiter.result {
+            case .success:
+                #expect(budget.holders == [p[1].id])
+            case .failure(let error):
+                #expect(error as? DecoderBudgetError == .waitCancelled(p[1].id))
+                #expect(budget.holders.isEmpty && budget.availableSlots == 1)
+            }
+            #expect(budget.waitingCount == 0)
+            for player in p { await player.shutdown() }
+        }
+    }
+}

@@ -1,3 +1,4 @@
+import Dispatch
 import DequeModule
 import PlayerKitCore
 import PlayerKitSupport
@@ -14,8 +15,8 @@ import PlayerKitSupport
 ///
 /// **The clock.** When the group starts, every member is paused on a decoded frame at the same
 /// position; they are then released one right after another and the group's clock starts:
-/// position = start + elapsed time × speed, on the monotonic `ContinuousClock` (a stepped
-/// system clock changes nothing). Every frame of every member (the group holds a
+/// position = start + elapsed time × speed, on the group's monotonic clock (``clock``:
+/// `ContinuousClock` unless a test gives a `ManualClock`; a stepped system clock changes nothing). Every frame of every member (the group holds a
 /// ``/PlayerKitCore/Player/observeEveryFrame()`` observation on each) is compared with the clock at the
 /// record's monotonic time (``/PlayerKitCore/PlayerEventRecord/time``); the difference is the member's drift
 /// (positive: ahead).
@@ -28,16 +29,20 @@ import PlayerKitSupport
 ///
 /// **Stalls and failures.** A member that starts buffering holds the group: the others pause
 /// until it plays again, then the clock restarts from where they all are. A member whose item
-/// fails is dropped from the group or stops it, as ``FailurePolicy`` says.
+/// fails is dropped from the group or stops it, as ``FailurePolicy`` says. With
+/// ``FailurePolicy/dropMember``, a member that fails during a call of the group (its item fails
+/// mid-seek) is dropped and the call goes on with the others.
 ///
 /// Written, as every PlayerKit feature, against the core's public API only.
 ///
 /// **Threading.** Methods may be called from any thread or task. Every public call that
 /// changes the group (``load(_:looping:)``, ``play()``, ``pause()``, ``seek(to:)``,
 /// ``setSpeed(_:)``) is serialized with the others, in call order, and suspends (with
-/// ``/PlayerKitCore/Player/perform(_:timeout:)``) instead of blocking a thread while mpv answers. The group follows its members
-/// on a serial queue of its own, never on a player's event pump, and corrects them there with
-/// ``/PlayerKitCore/Player/send(_:)``, which does not wait for mpv. ``invalidate()`` (or releasing the group)
+/// ``/PlayerKitCore/Player/perform(_:timeout:)``) instead of blocking a thread while mpv answers. The group's state is
+/// one lock, changed in single steps; what a step decides (a correction, a hold) runs after the
+/// lock is released. It follows its members in `.immediate` bus handlers, on the thread that
+/// delivers their events, taking the lock for one step and correcting with
+/// ``/PlayerKitCore/Player/send(_:)``, which never waits. ``invalidate()`` (or releasing the group)
 /// cancels its subscriptions, observations and tasks.
 public final class SyncGroup: Sendable {
     /// What happens when a member's item fails.
@@ -66,13 +71,16 @@ public final class SyncGroup: Sendable {
     }
 
     /// The members, in order (members that failed and were dropped are gone).
-    public var members: [Player] { state.withLock { $0.members.map(\.player) } }
+    public var members: [any MediaPlayer] { state.withLock { $0.members.map(\.player) } }
     /// What the group is doing now.
     public var phase: Phase { state.withLock { $0.phase } }
     /// The group's speed.
     public var speed: Double { state.withLock { $0.speed } }
     /// The group clock's position now, in seconds, when known.
-    public var position: Double? { state.withLock { $0.clockPosition(at: .now) } }
+    public var position: Double? {
+        let now = clock.now
+        return state.withLock { $0.clockPosition(at: now) }
+    }
     /// Each member's latest smoothed drift in seconds (positive: ahead).
     public var drifts: [PlayerID: Double] {
         state.withLock { state in
@@ -97,9 +105,11 @@ public final class SyncGroup: Sendable {
     public let failurePolicy: FailurePolicy
     /// The correction settings.
     public let settings: Settings
+    /// The clock the group plays on and measures drift with.
+    public let clock: any MonotonicClock
 
     private struct Member: Sendable {
-        let player: Player
+        let player: any MediaPlayer
         var subscription: PlayerSubscription?
         var observation: PositionObservation?
         var corrector: DriftCorrector
@@ -115,7 +125,7 @@ public final class SyncGroup: Sendable {
         var speed: Double = 1
         /// The clock: `anchorPosition` at `anchorTime`, advancing at `speed` while playing.
         var anchorPosition: Double?
-        var anchorTime = ContinuousClock.now
+        var anchorTime: ContinuousClock.Instant
         var spreads = Deque<Double>()
         var correctiveSeeks = 0
         /// Tasks the group started itself (a resume after a stall), cancelled by `invalidate()`.
@@ -130,10 +140,8 @@ public final class SyncGroup: Sendable {
         }
     }
 
-    /// Changed only on `queue`; locked so the read-outs can be read from anywhere.
-    private let state = Locked(State())
-    /// Where the group follows its members and changes its state, one step at a time.
-    private let queue = SerialQueue(label: "PlayerKit.sync-group")
+    /// The group's state, changed in single steps under its lock.
+    private let state: Locked<State>
     /// Serializes the public calls that change the group.
     private let operations = AsyncSerialGate()
     /// How often a looping source is repeated in its timeline.
@@ -141,10 +149,11 @@ public final class SyncGroup: Sendable {
     /// How long a seek of the group waits for each member to land (``seek(to:)``).
     public static let seekLandingTimeout: Duration = .seconds(30)
 
-    /// A group of at least two different players.
+    /// A group of at least two different players, on `clock`.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for fewer than two players
     ///   or the same player twice.
-    public init(players: [Player], onMemberFailure: FailurePolicy = .dropMember, settings: Settings = Settings()) throws(PlayerError) {
+    public init(players: [any MediaPlayer], onMemberFailure: FailurePolicy = .dropMember, settings: Settings = Settings(),
+                clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
         guard players.count >= 2 else {
             throw .invalidArgument(name: "sync group", value: "\(players.count) player(s)", reason: "needs at least two players")
         }
@@ -154,6 +163,8 @@ public final class SyncGroup: Sendable {
         }
         failurePolicy = onMemberFailure
         self.settings = settings
+        self.clock = clock
+        self.state = Locked(State(anchorTime: clock.now))
         let members = players.map { player in
             Member(player: player, subscription: nil, observation: player.observeEveryFrame(), corrector: DriftCorrector(settings: settings))
         }
@@ -169,15 +180,13 @@ public final class SyncGroup: Sendable {
     /// and tasks. The members keep playing as they are and stay usable; the group's calls do
     /// nothing after this. Called when the group is released. Idempotent.
     public func invalidate() {
-        let (members, tasks) = queue.sync {
-            state.withLock { state -> ([Member], [Task<Void, Never>]) in
-                defer {
-                    state.invalidated = true
-                    state.tasks.removeAll()
-                    state.phase = .paused
-                }
-                return (state.invalidated ? [] : state.members, Array(state.tasks.values))
+        let (members, tasks) = state.withLock { state -> ([Member], [Task<Void, Never>]) in
+            defer {
+                state.invalidated = true
+                state.tasks.removeAll()
+                state.phase = .paused
             }
+            return (state.invalidated ? [] : state.members, Array(state.tasks.values))
         }
         for member in members {
             member.subscription?.cancel()
@@ -225,8 +234,7 @@ public final class SyncGroup: Sendable {
             }
             for (index, error) in failures {
                 guard failurePolicy == .dropMember else { throw error }
-                let id = players[index].id
-                queue.sync { remove(id) }
+                remove(players[index].id)
             }
             let left = members.count
             guard left >= 2 else {
@@ -263,9 +271,22 @@ public final class SyncGroup: Sendable {
 
     /// Performs `command` on every player at once (``/PlayerKitCore/Player/perform(_:on:timeout:)``:
     /// handed to all before any answer is awaited) and waits for every answer; throws the first
-    /// refusal in member order.
-    private static func performOnEvery(_ players: [Player], _ command: PlayerCommand) async throws(PlayerError) {
-        for case .failure(let error) in await Player.perform(command, on: players) { throw error }
+    /// refusal in member order. With ``FailurePolicy/dropMember``, a member whose item failed
+    /// (or that shut down) is dropped instead and its refusal ignored. Returns the players that
+    /// carried the command out.
+    @discardableResult
+    private func performOnEvery(_ players: [any MediaPlayer], _ command: PlayerCommand) async throws(PlayerError) -> [any MediaPlayer] {
+        var carried: [any MediaPlayer] = []
+        for (player, result) in zip(players, await Player.perform(command, on: players)) {
+            switch result {
+            case .success:
+                carried.append(player)
+            case .failure(let error):
+                guard failurePolicy == .dropMember, player.isShutDown || player.state == .failed else { throw error }
+                remove(player.id)
+            }
+        }
+        return carried
     }
 
     /// Starts every member at once from the group's position.
@@ -300,22 +321,23 @@ public final class SyncGroup: Sendable {
     public func setSpeed(_ speed: Double) async throws(PlayerError) {
         try PlayerCommand.setSpeed(speed).validate()
         try await operations.run { () async throws(PlayerError) in
-            let players = change { state -> [Player] in
-                let now = ContinuousClock.now
+            let now = clock.now
+            let players = change { state -> [any MediaPlayer] in
                 state.anchorPosition = state.clockPosition(at: now)
                 state.anchorTime = now
                 state.speed = speed
                 for index in state.members.indices { state.members[index].corrector.restart(speed: speed) }
                 return state.members.map(\.player)
             }
-            try await Self.performOnEvery(players, .setSpeed(speed))
+            try await performOnEvery(players, .setSpeed(speed))
         }
     }
 
     // MARK: Operations (inside `operations`)
 
     /// Sets every member's speed (all at once), then starts the members one right after another,
-    /// each once mpv has started the one before, on the group's queue while the caller suspends.
+    /// each once mpv has started the one before, on a thread off Swift's pool while the caller
+    /// suspends.
     /// Of the ways measured (`playerkit-bench sync-load`, Performance.md) this start is the
     /// tightest that keeps the caller off the blocked thread: handing `play` to every member at
     /// once spread four members' starts wider (the woken cores compete for two CPUs), and so did
@@ -323,9 +345,9 @@ public final class SyncGroup: Sendable {
     private func playMembers() async throws(PlayerError) {
         let players = members
         let speed = speed
-        try await Self.performOnEvery(players, .setSpeed(speed))
+        try await performOnEvery(players, .setSpeed(speed))
         let started = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, PlayerError>, Never>) in
-            queue.async {
+            DispatchQueue.global(qos: .userInitiated).async {
                 do throws(PlayerError) {
                     for player in players { try player.play() }
                     continuation.resume(returning: .success(()))
@@ -335,33 +357,33 @@ public final class SyncGroup: Sendable {
             }
         }
         try started.get()
-        queue.sync {
-            let started = state.withLock { state -> Bool in
-                guard !state.invalidated else { return false }
-                state.anchorPosition = state.anchorPosition ?? players.first?.position ?? 0
-                state.anchorTime = .now
-                state.phase = .playing
-                for index in state.members.indices {
-                    state.members[index].corrector.restart(speed: speed)
-                    state.members[index].rawDrift = nil
-                }
-                return true
+        let now = clock.now
+        let begun = state.withLock { state -> Bool in
+            guard !state.invalidated else { return false }
+            state.anchorPosition = state.anchorPosition ?? players.first?.position ?? 0
+            state.anchorTime = now
+            state.phase = .playing
+            for index in state.members.indices {
+                state.members[index].corrector.restart(speed: speed)
+                state.members[index].rawDrift = nil
             }
-            // A member that began buffering while the others were being started was not yet
-            // held for (the group was not playing when its state change arrived): hold now.
-            if started, let buffering = players.first(where: { $0.state == .buffering }) {
-                hold(for: buffering.id)
-            }
+            return true
+        }
+        // A member that began buffering while the others were being started was not yet
+        // held for (the group was not playing when its state change arrived): hold now.
+        if begun, let buffering = players.first(where: { $0.state == .buffering }) {
+            hold(for: buffering.id)
         }
     }
 
     private func pauseMembers() async throws(PlayerError) {
-        let players = change { state -> [Player] in
-            state.anchorPosition = state.clockPosition(at: .now)
+        let now = clock.now
+        let players = change { state -> [any MediaPlayer] in
+            state.anchorPosition = state.clockPosition(at: now)
             state.phase = .paused
             return state.members.map(\.player)
         }
-        try await Self.performOnEvery(players, .pause)
+        try await performOnEvery(players, .pause)
     }
 
     private func seekMembers(to seconds: Double) async throws(PlayerError) {
@@ -369,19 +391,20 @@ public final class SyncGroup: Sendable {
         let players = members
         let landings = players.map { $0.events(kinds: [.seekCompleted], bufferLimit: 4) }
         defer { for landing in landings { landing.cancel() } }
-        try await Self.performOnEvery(players, .seek(to: seconds, precision: .exact))
-        for landing in landings {
+        let carried = try await performOnEvery(players, .seek(to: seconds, precision: .exact)).map(\.id)
+        // A member dropped meanwhile lands nowhere: only the others are waited for.
+        for (player, landing) in zip(players, landings) where carried.contains(player.id) {
             _ = await landing.first(timeout: Self.seekLandingTimeout) { _ in true }
         }
         change { $0.anchorPosition = seconds }
     }
 
-    // MARK: Following the members (on `queue`)
+    // MARK: Following the members (on the thread that delivers their events)
 
-    private func watch(_ player: Player) {
+    private func watch(_ player: any MediaPlayer) {
         let id = player.id
         let subscription = player.eventBus.subscribe(
-            to: id, kinds: [.positionChanged, .stateChanged, .itemEnded], delivery: .queue(queue.dispatchQueue)
+            to: id, kinds: [.positionChanged, .stateChanged, .itemEnded], delivery: .immediate
         ) { [weak self] record in
             self?.handle(record, from: id)
         }
@@ -411,7 +434,7 @@ public final class SyncGroup: Sendable {
     /// One frame of one member: its drift, through the member's ``DriftCorrector``; a nudge or
     /// a seek when needed; a report now and then. Sends its corrections without waiting for mpv.
     private func measure(_ position: Double, at time: ContinuousClock.Instant, of id: PlayerID) {
-        let (player, step) = state.withLock { state -> (Player?, DriftCorrector.Step) in
+        let (player, step) = state.withLock { state -> ((any MediaPlayer)?, DriftCorrector.Step) in
             guard state.phase == .playing, let clock = state.clockPosition(at: time),
                   let index = state.members.firstIndex(where: { $0.player.id == id }) else { return (nil, .init()) }
             state.members[index].rawDrift = position - clock
@@ -431,9 +454,10 @@ public final class SyncGroup: Sendable {
 
     /// A member buffers: the others wait, and the clock stops where it is.
     private func hold(for id: PlayerID) {
-        let others = state.withLock { state -> [Player] in
+        let now = clock.now
+        let others = state.withLock { state -> [any MediaPlayer] in
             guard state.phase == .playing else { return [] }
-            state.anchorPosition = state.clockPosition(at: .now)
+            state.anchorPosition = state.clockPosition(at: now)
             state.phase = .waitingForMember(id)
             return state.members.map(\.player).filter { $0.id != id }
         }
@@ -443,7 +467,7 @@ public final class SyncGroup: Sendable {
     /// The buffering member plays again: everyone goes on together from where it is (it is
     /// the one behind, and it has data there).
     private func resumeIfHeld(by id: PlayerID) {
-        let (held, member) = state.withLock { state -> (Bool, Player?) in
+        let (held, member) = state.withLock { state -> (Bool, (any MediaPlayer)?) in
             guard state.phase == .waitingForMember(id) else { return (false, nil) }
             state.phase = .paused
             return (true, state.members.first { $0.player.id == id }?.player)
@@ -452,7 +476,7 @@ public final class SyncGroup: Sendable {
         try? member.send(.pause)
         let position = member.position ?? state.withLock { $0.anchorPosition } ?? 0
         // The seek waits for every member to land: it runs as a task of the group (cancelled by
-        // `invalidate()`), serialized with the public calls, not on this queue.
+        // `invalidate()`), serialized with the public calls, not on the delivering thread.
         track { [weak self] in
             guard let self else { return }
             try? await self.operations.run { () async throws(PlayerError) in
@@ -467,8 +491,9 @@ public final class SyncGroup: Sendable {
     private func memberFailed(_ id: PlayerID) {
         switch failurePolicy {
         case .stopGroup:
-            let players = state.withLock { state -> [Player] in
-                state.anchorPosition = state.clockPosition(at: .now)
+            let now = clock.now
+            let players = state.withLock { state -> [any MediaPlayer] in
+                state.anchorPosition = state.clockPosition(at: now)
                 state.phase = .paused
                 return state.members.map(\.player)
             }
@@ -478,7 +503,7 @@ public final class SyncGroup: Sendable {
         }
     }
 
-    /// Takes a member out of the group (on `queue`).
+    /// Takes a member out of the group.
     private func remove(_ id: PlayerID) {
         let removed = state.withLock { state -> Member? in
             guard let index = state.members.firstIndex(where: { $0.player.id == id }) else { return nil }
@@ -490,22 +515,19 @@ public final class SyncGroup: Sendable {
 
     /// Starts a task of the group's own; `invalidate()` cancels it.
     private func track(_ body: @escaping @Sendable () async -> Void) {
-        queue.sync {
-            state.withLock { state in
-                guard !state.invalidated else { return }
-                state.nextTask += 1
-                let number = state.nextTask
-                state.tasks[number] = Task { [weak self] in
-                    await body()
-                    guard let self else { return }
-                    self.queue.async { [weak self] in self?.state.withLock { _ = $0.tasks.removeValue(forKey: number) } }
-                }
+        state.withLock { state in
+            guard !state.invalidated else { return }
+            state.nextTask += 1
+            let number = state.nextTask
+            state.tasks[number] = Task { [weak self] in
+                await body()
+                self?.state.withLock { _ = $0.tasks.removeValue(forKey: number) }
             }
         }
     }
 
-    /// Changes the state on the group's queue.
+    /// One step of the group's state, under its lock.
     private func change<Result>(_ body: (inout State) -> Result) -> Result {
-        queue.sync { state.withLock(body) }
+        state.withLock(body)
     }
 }

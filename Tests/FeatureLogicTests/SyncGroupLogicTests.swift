@@ -1,0 +1,131 @@
+import PlayerKitCore
+import PlayerKitSupport
+import PlayerKitSync
+import PlayerKitTesting
+import Testing
+
+@Suite("SyncGroup's decisions, on fake players and a manual clock", .timeLimit(.minutes(1)))
+struct SyncGroupLogicTests {
+    let bus = PlayerEventBus(label: "sync-logic")
+    let clock = ManualClock()
+
+    func players(_ count: Int, media: FakePlayer.Media = .init(duration: 60)) throws -> [FakePlayer] {
+        try (0..<count).map { _ in try FakePlayer(clock: clock, bus: bus, defaultMedia: media) }
+    }
+
+    /// Advances the clock `seconds` one frame (1/30 s) at a time, so the fakes report every frame.
+    func play(_ seconds: Double) {
+        for _ in 0..<Int(seconds * 30) { clock.advance(by: .seconds(1.0 / 30)) }
+    }
+
+    @Test("members load at the same time: four loads of 1 s take 1 s of clock time, each paused on its first frame")
+    func concurrentLoad() async throws {
+        let p = try players(4, media: .init(duration: 60, loadTime: .seconds(1)))
+        let group = try SyncGroup(players: p, clock: clock)
+        let load = Task { try await group.load(["a", "b", "c", "d"]) }
+        #expect(await eventually { p.allSatisfy { $0.state == .loading } })
+        clock.advance(by: .seconds(1))
+        try await load.value
+        #expect(p.allSatisfy { $0.state == .ready && $0.position == 0 })
+        #expect(clock.elapsed == .seconds(1))
+        for player in p { await player.shutdown() }
+    }
+
+    @Test("play starts every member on the group's clock; pause and setSpeed move all of them and the clock")
+    func playPauseSpeed() async throws {
+        let p = try players(2)
+        let group = try SyncGroup(players: p, clock: clock)
+        try await group.load(["a", "b"])
+        try await group.play()
+        #expect(group.phase == .playing && p.allSatisfy { $0.state == .playing })
+        play(2)
+        #expect(abs((group.position ?? 0) - 2) < 1e-9)
+        try await group.setSpeed(2)
+        play(1)
+        #expect(abs((group.position ?? 0) - 4) < 1e-9)
+        try await group.pause()
+        #expect(group.phase == .paused && p.allSatisfy(\.isPaused))
+        play(1)
+        #expect(abs((group.position ?? 0) - 4) < 1e-9)
+        for player in p { #expect(abs((player.position ?? 0) - 4) < 1e-6) }
+        #expect(group.correctiveSeeks == 0)                 // nobody drifted
+        for player in p { await player.shutdown() }
+    }
+
+    @Test("a member ahead by 0.15 s is slowed down (not seeked) and reports its drift; one 3 s ahead is seeked to the clock")
+    func driftCorrection() async throws {
+        let p = try players(2)
+        let group = try SyncGroup(players: p, clock: clock)
+        let log = EventLog(bus: bus, players: p.map(\.id))
+        try await group.load(["a", "b"])
+        try await group.play()
+        play(1)
+        try p[1].seek(to: (p[1].position ?? 0) + 0.15, precision: .exact)      // a jump the group did not make
+        play(2)
+        let speeds = p[1].commands.compactMap { command -> Double? in
+            if case .setSpeed(let speed) = command { return speed } else { return nil }
+        }
+        #expect(speeds.contains { $0 < 1 && $0 >= 0.95 })
+        #expect(group.correctiveSeeks == 0)
+        #expect(!log.features(SyncEvent.self, of: p[1].id).isEmpty)
+        try p[0].seek(to: (p[0].position ?? 0) + 3, precision: .exact)
+        play(1)
+        #expect(group.correctiveSeeks >= 1)
+        #expect(abs((p[0].position ?? 0) - (group.position ?? 0)) < 0.2)
+        for player in p { await player.shutdown() }
+    }
+
+    @Test("a member that fails mid-seek is dropped and the seek goes on with the others (dropMember)")
+    func memberFailsMidSeek() async throws {
+        let p = try players(3)
+        let group = try SyncGroup(players: p, clock: clock)
+        try await group.load(["a", "b", "c"])
+        p[1].replyDelay = .milliseconds(100)
+        let seek = Task { try await group.seek(to: 2) }
+        #expect(await eventually { p[1].commandsInFlight == 1 })           // its pause
+        clock.advance(by: .milliseconds(100))
+        #expect(await eventually { p[1].commandsInFlight == 1 && p[0].commands.contains(.seek(to: 2, precision: .exact)) })
+        p[1].failCurrentItem(with: .playbackFailed(source: "b", MPVError(code: -13, message: "decoder gave up")))
+        clock.advance(by: .milliseconds(100))
+        try await seek.value
+        #expect(group.members.map(\.id) == [p[0].id, p[2].id])
+        #expect(p[0].position == 2 && p[2].position == 2)
+        try await group.play()
+        #expect(p[0].state == .playing && p[2].state == .playing)
+        for player in p { await player.shutdown() }
+    }
+
+    @Test("with stopGroup, a member's failure mid-seek fails the seek and pauses the group")
+    func memberFailsMidSeekStopGroup() async throws {
+        let p = try players(2)
+        let group = try SyncGroup(players: p, onMemberFailure: .stopGroup, clock: clock)
+        try await group.load(["a", "b"])
+        try await group.play()
+        p[1].replyDelay = .milliseconds(100)
+        let seek = Task { try await group.seek(to: 2) }
+        #expect(await eventually { p[1].commandsInFlight == 1 })
+        p[1].failCurrentItem(with: .playbackFailed(source: "b", MPVError(code: -13, message: "decoder gave up")))
+        clock.advance(by: .milliseconds(100))
+        await #expect(throws: PlayerError.noMediaLoaded(operation: "seek")) { try await seek.value }
+        #expect(group.phase == .paused && p[0].isPaused)
+        #expect(group.members.count == 2)
+        for player in p { await player.shutdown() }
+    }
+
+    @Test("invalidate ends the group's per-frame observations and subscriptions; the members play on")
+    func invalidate() async throws {
+        let p = try players(2)
+        let before = bus.subscriptionCount
+        let group = try SyncGroup(players: p, clock: clock)
+        #expect(p.allSatisfy { $0.frameObservationCount == 1 })
+        #expect(bus.subscriptionCount == before + 2)
+        try await group.load(["a", "b"])
+        try await group.play()
+        group.invalidate()
+        #expect(p.allSatisfy { $0.frameObservationCount == 0 })
+        #expect(bus.subscriptionCount == before)
+        play(1)
+        #expect(p.allSatisfy { $0.state == .playing })
+        for player in p { await player.shutdown() }
+    }
+}

@@ -33,7 +33,7 @@ public final class AudioPolicy: Sendable {
     public let mode: Mode
 
     private struct State: Sendable {
-        var players: [Player]
+        var players: [any MediaPlayer]
         var focus: PlayerID?
         /// Each player's own volume and mute, from before the policy changed them.
         var saved: [PlayerID: (volume: Double?, muted: Bool?)] = [:]
@@ -46,7 +46,7 @@ public final class AudioPolicy: Sendable {
     /// A policy over `players`.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a ducking volume that
     ///   is NaN or outside 0...100, or a player listed twice.
-    public init(mode: Mode, players: [Player] = []) throws(PlayerError) {
+    public init(mode: Mode, players: [any MediaPlayer] = []) throws(PlayerError) {
         if case .duck(let volume) = mode, !(volume.isFinite && (0...100).contains(volume)) {
             throw .invalidArgument(name: "ducking volume", value: "\(volume)", reason: "must be between 0 and 100")
         }
@@ -61,7 +61,7 @@ public final class AudioPolicy: Sendable {
     public var focused: PlayerID? { state.withLock { $0.focus } }
 
     /// Adds a player; it sounds as the mode says for a player without the focus.
-    public func add(_ player: Player) throws(PlayerError) {
+    public func add(_ player: any MediaPlayer) throws(PlayerError) {
         try queue.sync { () throws(PlayerError) in
             let added = state.withLock { state -> Bool in
                 guard !state.players.contains(where: { $0 === player }) else { return false }
@@ -76,7 +76,7 @@ public final class AudioPolicy: Sendable {
     /// Gives `player` the focus: it sounds as it would alone, and the others as the mode says.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a player that is not
     ///   in the policy; the errors of setting volume or mute.
-    public func focus(_ player: Player) throws(PlayerError) {
+    public func focus(_ player: any MediaPlayer) throws(PlayerError) {
         try queue.sync { () throws(PlayerError) in
             let (known, others) = state.withLock { state in
                 (state.players.contains { $0 === player }, state.players.filter { $0 !== player && !$0.isShutDown })
@@ -93,7 +93,7 @@ public final class AudioPolicy: Sendable {
     /// Lets go of the focus: every player sounds as it did before the policy changed it.
     public func clearFocus() throws(PlayerError) {
         try queue.sync { () throws(PlayerError) in
-            let players = state.withLock { state -> [Player] in
+            let players = state.withLock { state -> [any MediaPlayer] in
                 state.focus = nil
                 return state.players.filter { !$0.isShutDown }
             }
@@ -102,7 +102,7 @@ public final class AudioPolicy: Sendable {
     }
 
     /// Turns a player without the focus down as the mode says, remembering its own setting.
-    private func quiet(_ player: Player) throws(PlayerError) {
+    private func quiet(_ player: any MediaPlayer) throws(PlayerError) {
         switch mode {
         case .mix:
             return
@@ -119,7 +119,7 @@ public final class AudioPolicy: Sendable {
     }
 
     /// Puts back a player's own volume and mute.
-    private func restore(_ player: Player) throws(PlayerError) {
+    private func restore(_ player: any MediaPlayer) throws(PlayerError) {
         guard let saved = state.withLock({ $0.saved.removeValue(forKey: player.id) }) else { return }
         if let volume = saved.volume { try player.setVolume(volume) }
         if let muted = saved.muted { try player.setMuted(muted) }

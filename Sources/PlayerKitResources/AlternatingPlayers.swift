@@ -18,11 +18,13 @@ import PlayerKitSupport
 ///
 /// Written, as every PlayerKit feature, against the core's public API only.
 ///
-/// **Threading.** Methods may be called from any thread or task. The pair's bookkeeping runs on
-/// a serial queue of its own; ``playBackToBack(_:)`` calls on one pair run one after another.
+/// **Threading.** Methods may be called from any thread or task. The pair's bookkeeping is one
+/// lock, changed in single steps (a switch is one); players are driven after it is released.
+/// ``playBackToBack(_:)`` calls on one pair run one after another, and suspend (never block a
+/// thread of Swift's pool) while the players load and start.
 public final class AlternatingPlayers: Sendable {
     /// The two players.
-    public let players: (Player, Player)
+    public let players: (any MediaPlayer, any MediaPlayer)
 
     private struct State: Sendable {
         var activeIsFirst: Bool?
@@ -30,12 +32,11 @@ public final class AlternatingPlayers: Sendable {
     }
     /// Changed only on `queue`; locked so the read-outs can be read from anywhere.
     private let state = Locked(State())
-    private let queue = SerialQueue(label: "PlayerKit.alternating-players")
     private let runs = AsyncSerialGate()
 
     /// A pair of two different players.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` when both are the same player.
-    public init(_ first: Player, _ second: Player) throws(PlayerError) {
+    public init(_ first: any MediaPlayer, _ second: any MediaPlayer) throws(PlayerError) {
         guard first !== second else {
             throw .invalidArgument(name: "alternating players", value: "\"\(first.id)\" twice", reason: "needs two different players")
         }
@@ -43,19 +44,19 @@ public final class AlternatingPlayers: Sendable {
     }
 
     /// The player playing (or last started), nil before the first switch.
-    public var active: Player? {
+    public var active: (any MediaPlayer)? {
         state.withLock { state in state.activeIsFirst.map { $0 ? players.0 : players.1 } }
     }
 
     /// The player that prepares the next clip.
-    public var standby: Player { state.withLock { $0.activeIsFirst == true } ? players.1 : players.0 }
+    public var standby: any MediaPlayer { state.withLock { $0.activeIsFirst == true } ? players.1 : players.0 }
 
     /// Prepares `source` on the standby player, paused on its first frame.
     /// - Throws: the errors of ``/PlayerKitCore/Player/preload(_:timeout:)``.
     @discardableResult
     public func prepare(_ source: MediaSource) async throws(PlayerError) -> MediaInfo {
         let info = try await standby.preload(source)
-        queue.sync { state.withLock { $0.prepared = true } }
+        state.withLock { $0.prepared = true }
         return info
     }
 
@@ -63,20 +64,23 @@ public final class AlternatingPlayers: Sendable {
     /// new active player.
     /// - Throws: ``/PlayerKitCore/PlayerError/noMediaLoaded(operation:)`` when nothing was prepared.
     @discardableResult
-    public func switchToPrepared() throws(PlayerError) -> Player {
-        let (incoming, outgoing) = try queue.sync { () throws(PlayerError) -> (Player, Player?) in
-            try state.withLock { state throws(PlayerError) -> (Player, Player?) in
+    public func switchToPrepared() throws(PlayerError) -> any MediaPlayer {
+        let (incoming, outgoing) = try takePrepared()
+        try incoming.play()
+        outgoing?.releaseMedia()
+        return incoming
+    }
+
+    /// The switch, as one step under the lock: the prepared standby becomes active.
+    private func takePrepared() throws(PlayerError) -> (incoming: any MediaPlayer, outgoing: (any MediaPlayer)?) {
+        try state.withLock { state throws(PlayerError) -> (any MediaPlayer, (any MediaPlayer)?) in
             guard state.prepared else { throw .noMediaLoaded(operation: "switch to the prepared player") }
             let incomingIsFirst = state.activeIsFirst != true
             let outgoing = state.activeIsFirst.map { $0 ? players.0 : players.1 }
             state.activeIsFirst = incomingIsFirst
             state.prepared = false
             return (incomingIsFirst ? players.0 : players.1, outgoing)
-            }
         }
-        try incoming.play()
-        outgoing?.releaseMedia()
-        return incoming
     }
 
     /// Plays `sources` one after another: the first starts at once, and while each plays the
@@ -106,7 +110,10 @@ public final class AlternatingPlayers: Sendable {
                 let incoming = standby
                 let ends = incoming.events(kinds: [.itemEnded, .shutDown], bufferLimit: 4)
                 defer { ends.cancel() }
-                try switchToPrepared()
+                // Async code: the start suspends instead of blocking a thread of the pool.
+                let (started, outgoing) = try takePrepared()
+                try await started.perform(.play)
+                outgoing?.releaseMedia()
                 incoming.publish(ClipEvent.clipChanged(index: index, seam: nil))
                 // Prepare the next playable clip while this one plays.
                 var next = index + 1

@@ -1,0 +1,49 @@
+import PlayerKitCore
+import PlayerKitResources
+import PlayerKitSupport
+import PlayerKitTesting
+import Testing
+
+@Suite("AlternatingPlayers' decisions, on fake players and a manual clock", .timeLimit(.minutes(1)))
+struct AlternatingPlayersLogicTests {
+    let bus = PlayerEventBus(label: "alternating-logic")
+    let clock = ManualClock()
+
+    @Test("back to back: each clip plays on the other player, the outgoing one is released, an unplayable clip is skipped")
+    func backToBack() async throws {
+        let media: [String: FakePlayer.Media] = [
+            "one": .init(duration: 2), "bad": .unplayable(source: "bad"), "two": .init(duration: 3), "three": .init(duration: 1),
+        ]
+        let first = try FakePlayer(clock: clock, bus: bus, media: media, defaultMedia: nil)
+        let second = try FakePlayer(clock: clock, bus: bus, media: media, defaultMedia: nil)
+        let pair = try AlternatingPlayers(first, second)
+        let log = EventLog(bus: bus, players: [first.id, second.id])
+        let run = Task { try await pair.playBackToBack(["one", "bad", "two", "three"]) }
+        #expect(await eventually { first.state == .playing && second.state == .ready })
+        clock.advance(by: .seconds(2))                                  // "one" ends on the first player
+        #expect(await eventually { second.state == .playing })
+        #expect(await eventually { first.releaseCount == 1 })
+        clock.advance(by: .seconds(3))                                  // "two" ends on the second
+        #expect(await eventually { first.state == .playing })
+        clock.advance(by: .seconds(1))
+        try await run.value
+        let changes = log.features(ClipEvent.self).compactMap { event -> Int? in
+            if case .clipChanged(let index, _) = event { return index } else { return nil }
+        }
+        #expect(changes == [0, 2, 3])
+        #expect(pair.active === first)
+        // Only started with play: no blocking start on the pool, no seek.
+        #expect(second.commands == [.play])
+        await first.shutdown()
+        await second.shutdown()
+    }
+
+    @Test("switching with nothing prepared is refused; the same player twice is refused")
+    func refusals() throws {
+        let first = try FakePlayer(clock: clock, bus: bus)
+        #expect(throws: PlayerError.noMediaLoaded(operation: "switch to the prepared player")) {
+            try AlternatingPlayers(first, try FakePlayer(clock: clock, bus: bus)).switchToPrepared()
+        }
+        #expect(throws: PlayerError.self) { try AlternatingPlayers(first, first) }
+    }
+}

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
-modules=(PlayerKitCore PlayerKitSupport PlayerKitDisplay PlayerKitResources PlayerKitSync PlayerKitSequencer PlayerKitCache PlayerKitFeed PlayerKitRooms)
+modules=(PlayerKitCore PlayerKitSupport PlayerKitDisplay PlayerKitResources PlayerKitSync PlayerKitSequencer PlayerKitCache PlayerKitFeed PlayerKitRooms PlayerKitTesting)
 targets=()
 for module in "${modules[@]}"; do targets+=(--target "$module"); done
 log=$(mktemp)

@@ -6,7 +6,7 @@ import PlayerKitCore
 /// `@nonexhaustive`: a `switch` over it outside PlayerKit needs `@unknown default`.
 @nonexhaustive
 public enum DecoderBudgetError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The limit given to ``DecoderBudget/init(limit:)`` is below 1.
+    /// The limit given to ``DecoderBudget/init(limit:clock:)`` is below 1.
     case invalidLimit(Int)
     /// Every slot is taken and the caller chose not to wait; `holders` are the players holding
     /// the slots, in the order they got them.

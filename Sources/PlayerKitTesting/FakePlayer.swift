@@ -2,10 +2,10 @@ import Foundation
 import PlayerKitCore
 import PlayerKitSupport
 
-/// A deterministic ``PlayerKitCore/MediaPlayer`` on a ``ManualClock``: no mpv, no threads, no
+/// A deterministic ``/PlayerKitCore/MediaPlayer`` on a ``ManualClock``: no mpv, no threads, no
 /// wall clock. Loads take the time the test gives them and can fail; playback advances with the
 /// clock, at the player's speed, to the item's end (or loops); seeks, pauses, speed, volume and
-/// fullscreen behave as they do on ``PlayerKitCore/Player``, with the same checks and errors, and the events
+/// fullscreen behave as they do on ``/PlayerKitCore/Player``, with the same checks and errors, and the events
 /// come in the core's order with gapless sequence numbers on ``eventBus``.
 ///
 /// ```swift
@@ -35,11 +35,11 @@ import PlayerKitSupport
 /// **What a test controls.** The media (``Media``: duration, load time, first-frame delay,
 /// failure), how long the player takes to answer ``perform(_:timeout:)`` (``replyDelay``),
 /// refusals of commands (``refuseCommands(_:)``, thrown by the waiting forms and published as
-/// ``PlayerKitCore/PlayerEvent/error(_:)`` after ``send(_:)``, as mpv's refusals are), an item that fails
+/// ``/PlayerKitCore/PlayerEvent/error(_:)`` after ``send(_:)``, as mpv's refusals are), an item that fails
 /// while it plays (``failCurrentItem(with:)``). It reads back what the player was told:
 /// ``commands``, ``releaseCount``, ``frameObservationCount``.
 ///
-/// **Differences from ``PlayerKitCore/Player``.** ``send(_:)`` carries the command out at once (a real
+/// **Differences from ``/PlayerKitCore/Player``.** ``send(_:)`` carries the command out at once (a real
 /// player does it a little later). There is no delegate (features use the bus), no frames, no
 /// audio devices or tracks. IDs are unique among live fake players; a fake and a real player
 /// may share one.
@@ -87,7 +87,7 @@ public final class FakePlayer: MediaPlayer {
     public let eventBus: PlayerEventBus
     /// The clock the fake plays on.
     public let clock: ManualClock
-    /// How often a playing fake reports its position (clock time); 250 ms as ``PlayerKitCore/PlayerConfiguration/positionUpdateInterval``.
+    /// How often a playing fake reports its position (clock time); 250 ms as ``/PlayerKitCore/PlayerConfiguration/positionUpdateInterval``.
     public let positionInterval: Duration
 
     private let emitter: PlayerEventEmitter
@@ -156,16 +156,16 @@ public final class FakePlayer: MediaPlayer {
     /// Live fake IDs, for uniqueness.
     private static let liveIDs = Locked(Set<PlayerID>())
 
-    /// Creates a fake player and publishes ``PlayerKitCore/PlayerEvent/created``.
+    /// Creates a fake player and publishes ``/PlayerKitCore/PlayerEvent/created``.
     /// - Parameters:
     ///   - id: a custom ID, or nil for a random one.
     ///   - clock: the clock it plays on.
-    ///   - bus: the bus it publishes to (default ``PlayerKitCore/PlayerEventBus/shared``, as for ``PlayerKitCore/Player``).
+    ///   - bus: the bus it publishes to (default ``/PlayerKitCore/PlayerEventBus/shared``, as for ``/PlayerKitCore/Player``).
     ///   - media: the items it can load, by source (a path or URL as written).
     ///   - defaultMedia: what any other source is; nil makes other sources fail at once with
-    ///     ``PlayerKitCore/PlayerError/fileNotFound(path:)``.
+    ///     ``/PlayerKitCore/PlayerError/fileNotFound(path:)``.
     ///   - positionInterval: how often it reports its position while playing.
-    /// - Throws: ``PlayerKitCore/PlayerError/invalidID(_:)``, or ``PlayerKitCore/PlayerError/duplicateID(_:)`` when a live
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidID(_:)``, or ``/PlayerKitCore/PlayerError/duplicateID(_:)`` when a live
     ///   fake has the ID.
     public init(id: PlayerID? = nil, clock: ManualClock, bus: PlayerEventBus = .shared,
                 media: [String: Media] = [:], defaultMedia: Media? = Media(),
@@ -204,7 +204,7 @@ public final class FakePlayer: MediaPlayer {
 
     /// Makes the fake refuse the commands for which `refusal` returns an error, as mpv refuses
     /// one: thrown by ``perform(_:timeout:)`` and the blocking forms, published as
-    /// ``PlayerKitCore/PlayerEvent/error(_:)`` after ``send(_:)``. Nil accepts everything again.
+    /// ``/PlayerKitCore/PlayerEvent/error(_:)`` after ``send(_:)``. Nil accepts everything again.
     public func refuseCommands(_ refusal: (@Sendable (PlayerCommand) -> PlayerError?)?) {
         model.withLock { $0.refusal = refusal }
     }
@@ -242,7 +242,7 @@ public final class FakePlayer: MediaPlayer {
 
     /// Whether ``shutdown()`` was called.
     public var isShutDown: Bool { model.withLock { $0.isShutDown } }
-    /// The derived state, as ``PlayerKitCore/Player/state``.
+    /// The derived state, as ``/PlayerKitCore/Player/state``.
     public var state: PlayerState { readOut { $0.published } }
     /// The position at the clock's now; nil with nothing loaded.
     public var position: Double? {
@@ -270,12 +270,12 @@ public final class FakePlayer: MediaPlayer {
 
     // MARK: Loading
 
-    /// Loads `source` as ``PlayerKitCore/Player/load(_:startPaused:)`` does, taking the item's
+    /// Loads `source` as ``/PlayerKitCore/Player/load(_:startPaused:)`` does, taking the item's
     /// ``Media/loadTime`` on the clock. Cancelling the task ends the wait with
-    /// ``PlayerKitCore/PlayerError/loadCancelled(source:)`` and stops the item.
-    /// - Throws: ``PlayerKitCore/PlayerError/fileNotFound(path:)`` for a source the fake does not know (with no
-    ///   default media), the item's ``Media/failure``, ``PlayerKitCore/PlayerError/loadCancelled(source:)``
-    ///   when another load or a stop replaced it, ``PlayerKitCore/PlayerError/playerShutDown(_:)``.
+    /// ``/PlayerKitCore/PlayerError/loadCancelled(source:)`` and stops the item.
+    /// - Throws: ``/PlayerKitCore/PlayerError/fileNotFound(path:)`` for a source the fake does not know (with no
+    ///   default media), the item's ``Media/failure``, ``/PlayerKitCore/PlayerError/loadCancelled(source:)``
+    ///   when another load or a stop replaced it, ``/PlayerKitCore/PlayerError/playerShutDown(_:)``.
     @discardableResult
     public func load(_ source: MediaSource, startPaused: Bool = false) async throws(PlayerError) -> MediaInfo {
         let name = source.description
@@ -322,8 +322,8 @@ public final class FakePlayer: MediaPlayer {
     }
 
     /// Loads `source` paused and returns once its first frame is shown, as
-    /// ``PlayerKitCore/Player/preload(_:timeout:)``; `timeout` is clock time after the load.
-    /// - Throws: as ``load(_:startPaused:)``, and ``PlayerKitCore/PlayerError/timedOut(operation:after:)``.
+    /// ``/PlayerKitCore/Player/preload(_:timeout:)``; `timeout` is clock time after the load.
+    /// - Throws: as ``load(_:startPaused:)``, and ``/PlayerKitCore/PlayerError/timedOut(operation:after:)``.
     @discardableResult
     public func preload(_ source: MediaSource, timeout: Duration = .seconds(10)) async throws(PlayerError) -> MediaInfo {
         let info = try await load(source, startPaused: true)
@@ -443,7 +443,7 @@ public final class FakePlayer: MediaPlayer {
     }
 
     /// Shuts the fake down: pending loads and waits fail with
-    /// ``PlayerKitCore/PlayerError/playerShutDown(_:)``, ``PlayerKitCore/PlayerEvent/shutDown`` is published last, and the ID
+    /// ``/PlayerKitCore/PlayerError/playerShutDown(_:)``, ``/PlayerKitCore/PlayerEvent/shutDown`` is published last, and the ID
     /// is free. Safe to call more than once.
     public func shutdown() async {
         let id = id
@@ -473,8 +473,8 @@ public final class FakePlayer: MediaPlayer {
 
     // MARK: Commands
 
-    /// Checks `command` as ``PlayerKitCore/Player/send(_:)`` does and carries it out at once; a refusal set
-    /// with ``refuseCommands(_:)`` is published as ``PlayerKitCore/PlayerEvent/error(_:)``.
+    /// Checks `command` as ``/PlayerKitCore/Player/send(_:)`` does and carries it out at once; a refusal set
+    /// with ``refuseCommands(_:)`` is published as ``/PlayerKitCore/PlayerEvent/error(_:)``.
     public func send(_ command: PlayerCommand) throws(PlayerError) {
         do throws(PlayerError) {
             try execute(command)
@@ -484,7 +484,7 @@ public final class FakePlayer: MediaPlayer {
     }
 
     /// Checks `command`, waits ``replyDelay`` on the clock, then carries it out and returns, as
-    /// ``PlayerKitCore/Player/perform(_:timeout:)`` does; `timeout` is clock time.
+    /// ``/PlayerKitCore/Player/perform(_:timeout:)`` does; `timeout` is clock time.
     public func perform(_ command: PlayerCommand, timeout: Duration = .seconds(10)) async throws(PlayerError) {
         guard timeout > .zero else {
             throw .invalidArgument(name: "timeout", value: "\(timeout)", reason: "must be positive")

@@ -13,7 +13,7 @@ import PlayerKitSupport
 /// #expect(player.position == 2)
 /// ```
 ///
-/// Its instants are `ContinuousClock.Instant`s (the type of ``PlayerKitCore/PlayerEventRecord/time``), starting from
+/// Its instants are `ContinuousClock.Instant`s (the type of ``/PlayerKitCore/PlayerEventRecord/time``), starting from
 /// the real `ContinuousClock.now` when it is made and moving only by ``advance(by:)``.
 ///
 /// **Ordering.** An advance runs everything due, sleepers and ``schedule(at:_:)`` actions, in

@@ -48,8 +48,8 @@ public final class PlayerEventEmitter: Sendable {
         return records
     }
 
-    /// Numbers `events` as ``emit(_:at:timestamp:)`` does but only queues them; they reach the
-    /// bus at the next ``deliverQueued()`` (or ``emit(_:at:timestamp:)``). For a player that
+    /// Numbers `events` as ``emit(_:at:timestamp:)-([PlayerEvent],_,_)`` does but only queues them; they reach the
+    /// bus at the next ``deliverQueued()`` (or ``emit(_:at:timestamp:)-([PlayerEvent],_,_)``). For a player that
     /// changes its state under a lock of its own: queue under that lock, so the numbering follows
     /// the order of the changes, and deliver after releasing it, so a handler may call back in.
     @discardableResult
@@ -81,7 +81,7 @@ public final class PlayerEventEmitter: Sendable {
         if deliver { drain() }
     }
 
-    /// ``emit(_:at:timestamp:)`` for one event.
+    /// ``emit(_:at:timestamp:)-([PlayerEvent],_,_)`` for one event.
     @discardableResult
     public func emit(_ event: PlayerEvent, at time: ContinuousClock.Instant = .now,
                      timestamp: Date = Date()) -> PlayerEventRecord? {

@@ -23,8 +23,9 @@ import PlayerKitSupport
 ///
 /// Written, as every PlayerKit feature, against the core's public API only.
 ///
-/// **Threading.** Calls to ``move(to:)`` are serialized (a second call waits for the first);
-/// the window's bookkeeping runs on a serial queue of its own.
+/// **Threading.** Calls to ``move(to:)`` are serialized (a second call waits for the first) and
+/// suspend while players are made and prepared; the current item is prepared first, then its
+/// neighbours at the same time. The window's bookkeeping is one lock, changed in single steps.
 public final class PrefetchWindow: Sendable {
     /// One entry of the sequence: a source with its own speed and direction.
     public struct Item: Sendable, Hashable {
@@ -47,19 +48,20 @@ public final class PrefetchWindow: Sendable {
     public let items: [Item]
     /// How many neighbours on each side stay prepared.
     public let radius: Int
-    private let makePlayer: @Sendable (Int) async throws(PlayerError) -> Player
+    private let makePlayer: @Sendable (Int) async throws(PlayerError) -> any MediaPlayer
 
     private struct State: Sendable {
         /// Every player made so far, by slot.
-        var players: [Player] = []
+        var players: [any MediaPlayer] = []
         /// Which item each slot holds (nil: released).
         var assignment: [Int?] = []
         var current: Int?
+        /// Players being made for the window now.
+        var creating = 0
     }
 
-    /// Changed only on `queue`; locked so the read-outs can be read from anywhere.
+    /// The window's state, changed in single steps under its lock.
     private let state = Locked(State())
-    private let queue = SerialQueue(label: "PlayerKit.prefetch-window")
     /// Serializes `move(to:)`.
     private let moves = AsyncSerialGate()
 
@@ -67,13 +69,14 @@ public final class PrefetchWindow: Sendable {
     /// - Parameters:
     ///   - items: the window's items, in order; the window starts at the first.
     ///   - radius: neighbours kept prepared on each side (0 keeps only the current item).
-    ///   - makePlayer: makes the player for a slot (0, 1, ...), called at most `2 × radius + 1` times,
-    ///     from ``move(to:)``'s task. Make it with ``/PlayerKitCore/Player/create(id:configuration:delegate:)``,
+    ///   - makePlayer: makes the player for a slot (0, 1, ...), called at most `2 × radius + 1` times
+    ///     when every call succeeds, from ``move(to:)``'s task (neighbours' players from its child tasks,
+    ///     at the same time). Make it with ``/PlayerKitCore/Player/create(id:configuration:delegate:)``,
     ///     which creates the core off Swift's cooperative pool.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a negative radius, an
     ///   empty sequence, or an item's speed outside ``/PlayerKitCore/Player/speedRange``.
     public init(items: [Item], radius: Int,
-                makePlayer: @escaping @Sendable (Int) async throws(PlayerError) -> Player) throws(PlayerError) {
+                makePlayer: @escaping @Sendable (Int) async throws(PlayerError) -> any MediaPlayer) throws(PlayerError) {
         guard radius >= 0 else {
             throw .invalidArgument(name: "prefetch radius", value: "\(radius)", reason: "must be 0 or more")
         }
@@ -88,7 +91,7 @@ public final class PrefetchWindow: Sendable {
 
     /// A window over plain sources at normal speed.
     public convenience init(sources: [MediaSource], radius: Int,
-                            makePlayer: @escaping @Sendable (Int) async throws(PlayerError) -> Player) throws(PlayerError) {
+                            makePlayer: @escaping @Sendable (Int) async throws(PlayerError) -> any MediaPlayer) throws(PlayerError) {
         try self.init(items: sources.map { Item($0) }, radius: radius, makePlayer: makePlayer)
     }
 
@@ -99,12 +102,12 @@ public final class PrefetchWindow: Sendable {
     public var preparedIndexes: [Int] { state.withLock { $0.assignment.compactMap { $0 }.sorted() } }
 
     /// The player holding item `index`, if it is prepared.
-    public func player(for index: Int) -> Player? {
+    public func player(for index: Int) -> (any MediaPlayer)? {
         state.withLock { state in state.assignment.firstIndex(of: index).map { state.players[$0] } }
     }
 
     /// Every player the window has made.
-    public var players: [Player] { state.withLock { $0.players } }
+    public var players: [any MediaPlayer] { state.withLock { $0.players } }
 
     /// Makes `index` current: releases the players whose items left the window, prepares the
     /// items that entered it (the current one first), and returns the current item's player,
@@ -114,7 +117,7 @@ public final class PrefetchWindow: Sendable {
     ///   sequence; the errors of ``/PlayerKitCore/Player/preload(_:timeout:)`` for the current item (a
     ///   neighbour that fails is left unprepared and reported by its player's error event).
     @discardableResult
-    public func move(to index: Int) async throws(PlayerError) -> Player {
+    public func move(to index: Int) async throws(PlayerError) -> any MediaPlayer {
         guard items.indices.contains(index) else {
             throw .invalidArgument(name: "sequence index", value: "\(index)", reason: "must be in 0..<\(items.count)")
         }
@@ -122,8 +125,8 @@ public final class PrefetchWindow: Sendable {
         defer { moves.leave() }
         let wanted = Set(max(0, index - radius)...min(items.count - 1, index + radius))
         // Release what left the window.
-        let released = change { state -> [Player] in
-            var released: [Player] = []
+        let released = change { state -> [any MediaPlayer] in
+            var released: [any MediaPlayer] = []
             for slot in state.assignment.indices {
                 if let item = state.assignment[slot], !wanted.contains(item) {
                     state.assignment[slot] = nil
@@ -137,14 +140,21 @@ public final class PrefetchWindow: Sendable {
         // Prepare what entered, the current item first.
         let missing = wanted.filter { item in state.withLock { !$0.assignment.contains(item) } }
             .sorted { abs($0 - index) < abs($1 - index) }
-        var current: Player?
-        for item in missing {
-            let player = try await slot(for: item)
-            if item == index {
-                try await prepare(item, on: player)
-                current = player
-            } else {
-                try? await prepare(item, on: player)
+        var current: (any MediaPlayer)?
+        if missing.first == index {
+            let player = try await slot(for: index)
+            try await prepare(index, on: player)
+            current = player
+        }
+        // The neighbours at the same time, once the current item is ready: a window of radius r
+        // prepares in about two load times, not 2r + 1. A neighbour that fails stays unprepared.
+        let neighbours = missing.filter { $0 != index }
+        await withTaskGroup(of: Void.self) { group in
+            for item in neighbours {
+                group.addTask {
+                    guard let player = try? await self.slot(for: item) else { return }
+                    try? await self.prepare(item, on: player)
+                }
             }
         }
         guard let player = current ?? self.player(for: index) else {
@@ -154,23 +164,35 @@ public final class PrefetchWindow: Sendable {
     }
 
     /// A free slot's player for `item` (made when none is free), recorded as holding it.
-    private func slot(for item: Int) async throws(PlayerError) -> Player {
-        let free = change { state -> Player? in
+    private func slot(for item: Int) async throws(PlayerError) -> any MediaPlayer {
+        let free = change { state -> (any MediaPlayer)? in
             guard let slot = state.assignment.firstIndex(where: { $0 == nil }) else { return nil }
             state.assignment[slot] = item
             return state.players[slot]
         }
         if let free { return free }
-        let slotNumber = state.withLock { $0.players.count }
-        let player = try await makePlayer(slotNumber)
+        // The slot number is taken in the same step that reserves it, so neighbours made at the
+        // same time get different numbers.
+        let slotNumber = change { state -> Int in
+            defer { state.creating += 1 }
+            return state.players.count + state.creating
+        }
+        let made: any MediaPlayer
+        do throws(PlayerError) {
+            made = try await makePlayer(slotNumber)
+        } catch {
+            change { $0.creating -= 1 }
+            throw error
+        }
         change { state in
-            state.players.append(player)
+            state.creating -= 1
+            state.players.append(made)
             state.assignment.append(item)
         }
-        return player
+        return made
     }
 
-    private func prepare(_ item: Int, on player: Player) async throws(PlayerError) {
+    private func prepare(_ item: Int, on player: any MediaPlayer) async throws(PlayerError) {
         do throws(PlayerError) {
             try await player.perform(.setSpeed(items[item].speed))
             try await player.perform(.setPlaybackDirection(items[item].direction))
@@ -184,7 +206,8 @@ public final class PrefetchWindow: Sendable {
     }
 
     /// Changes the state on the window's queue.
+    /// One step of the window's state, under its lock.
     private func change<Result>(_ body: (inout State) -> Result) -> Result {
-        queue.sync { state.withLock(body) }
+        state.withLock(body)
     }
 }

@@ -27,7 +27,7 @@ struct SequenceTests {
         #expect(window.player(for: 2) === second && second.state == .ready)
         #expect(window.player(for: 0) == nil)
         // Item 3 carries its own speed.
-        #expect(try window.player(for: 3)?.property("speed") == .double(2))
+        #expect(try (window.player(for: 3) as? Player)?.property("speed") == .double(2))
         let last = try await window.move(to: 4)
         #expect(window.preparedIndexes == [3, 4])
         #expect(last.state == .ready)
@@ -36,7 +36,7 @@ struct SequenceTests {
         let released = window.players.filter { player in ![3, 4].contains { window.player(for: $0) === player } }
         #expect(released.count == 1)
         #expect(await eventually { released.allSatisfy { $0.state == .idle } })
-        #expect(try released.first?.property("track-list").arrayValue?.isEmpty == true)
+        #expect(try (released.first as? Player)?.property("track-list").arrayValue?.isEmpty == true)
     }
 
     @Test("bad input: a negative radius, an index outside the sequence, a speed of 0 or NaN")

@@ -1,0 +1,84 @@
+import PlayerKitCore
+import PlayerKitResources
+import PlayerKitSupport
+import PlayerKitTesting
+import Testing
+
+@Suite("PrefetchWindow's decisions, on fake players and a manual clock", .timeLimit(.minutes(1)))
+struct PrefetchWindowLogicTests {
+    let bus = PlayerEventBus(label: "prefetch-logic")
+    let clock = ManualClock()
+
+    /// A factory of fakes that counts its calls.
+    final class Factory: Sendable {
+        let made = Locked<[FakePlayer]>([])
+        let clock: ManualClock
+        let bus: PlayerEventBus
+        let media: [String: FakePlayer.Media]
+        init(clock: ManualClock, bus: PlayerEventBus, media: [String: FakePlayer.Media]) {
+            self.clock = clock
+            self.bus = bus
+            self.media = media
+        }
+        func make(_ slot: Int) throws(PlayerError) -> any MediaPlayer {
+            let player = try FakePlayer(clock: clock, bus: bus, media: media)
+            made.withLock { $0.append(player) }
+            return player
+        }
+    }
+
+    @Test("a move prepares the current item and its neighbours, releases what left, and reuses the freed players")
+    func moves() async throws {
+        let factory = Factory(clock: clock, bus: bus, media: [:])
+        let sources: [MediaSource] = (0..<6).map { MediaSource("item-\($0).mp4") }
+        let window = try PrefetchWindow(sources: sources, radius: 1) { slot throws(PlayerError) in try factory.make(slot) }
+        let first = try await window.move(to: 0)
+        #expect(window.preparedIndexes == [0, 1])
+        #expect(first.state == .ready)
+        let second = try await window.move(to: 1)
+        #expect(second === window.player(for: 1))
+        #expect(window.preparedIndexes == [0, 1, 2])
+        try await window.move(to: 4)                                  // 0, 1, 2 leave; 3, 4, 5 enter
+        #expect(window.preparedIndexes == [3, 4, 5])
+        let made = factory.made.withLock { $0 }
+        #expect(made.count == 3)                                      // never more than 2 × radius + 1
+        #expect(made.map(\.releaseCount).reduce(0, +) == 3)
+        for player in made { await player.shutdown() }
+    }
+
+    @Test("an unplayable neighbour leaves its slot free and the move succeeds; an unplayable current item fails the move")
+    func failures() async throws {
+        let factory = Factory(clock: clock, bus: bus, media: [
+            "bad.mp4": .unplayable(source: "bad.mp4"),
+        ])
+        let window = try PrefetchWindow(sources: ["good.mp4", "bad.mp4", "also-good.mp4"], radius: 1) { slot throws(PlayerError) in
+            try factory.make(slot)
+        }
+        try await window.move(to: 0)
+        #expect(window.preparedIndexes == [0])
+        await #expect(throws: PlayerError.self) { try await window.move(to: 1) }
+        #expect(window.currentIndex == 1)
+        #expect(window.preparedIndexes == [0])                       // the current item first: its failure ends the move
+        for player in factory.made.withLock({ $0 }) { await player.shutdown() }
+    }
+
+    @Test("neighbours prepare at the same time: with loads of 1 s, a window of radius 2 is ready in 2 s of clock time")
+    func neighboursOverlap() async throws {
+        let factory = Factory(clock: clock, bus: bus, media: [:])
+        let media = FakePlayer.Media(loadTime: .seconds(1))
+        let window = try PrefetchWindow(sources: (0..<5).map { MediaSource("i\($0).mp4") }, radius: 2) { slot throws(PlayerError) in
+            let player = try factory.make(slot) as! FakePlayer
+            for index in 0..<5 { player.setMedia(media, for: "i\(index).mp4") }
+            return player
+        }
+        let move = Task { try await window.move(to: 2) }
+        #expect(await eventually { factory.made.withLock { $0.count } == 1 && factory.made.withLock { $0[0].state } == .loading })
+        clock.advance(by: .seconds(1))                                // the current item
+        #expect(await eventually { factory.made.withLock { $0.count == 5 && $0.dropFirst().allSatisfy { $0.state == .loading } } })
+        clock.advance(by: .seconds(1))                                // all four neighbours at once
+        _ = try await move.value
+        #expect(window.preparedIndexes == [0, 1, 2, 3, 4])
+        #expect(clock.elapsed == .seconds(2))
+        for player in factory.made.withLock({ $0 }) { await player.shutdown() }
+    }
+}

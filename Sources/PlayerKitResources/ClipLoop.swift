@@ -33,13 +33,15 @@ import PlayerKitSupport
 ///
 /// Written, as every PlayerKit feature, against the core's public API only.
 ///
-/// **Threading.** Methods may be called from any thread or task. The loop follows its player on
-/// a serial queue of its own (never the player's event pump); ``start()`` calls run one after
-/// another, and ``stop()`` may come at any time (a start still probing the clips then returns
-/// without loading them).
+/// **Threading.** Methods may be called from any thread or task. The loop's state is one lock,
+/// changed in single steps. It follows its player in an `.immediate` bus handler, one frame at a
+/// time on the thread that delivers the player's events, and publishes what a frame decided after
+/// releasing the lock. ``start()`` calls run one after another and suspend while the clips are
+/// probed and loaded; ``stop()`` may come at any time (a start still probing the clips then
+/// returns without loading them) and never waits (it sends `stop` to the player).
 public final class ClipLoop: Sendable {
     /// The player the clips play on.
-    public let player: Player
+    public let player: any MediaPlayer
     /// The clips, in order, as given.
     public let clips: [MediaSource]
 
@@ -84,28 +86,37 @@ public final class ClipLoop: Sendable {
         /// Recent frame offsets: clock seconds (since `origin`) minus media time at the current speed.
         var recentOffsets: [Double] = []
         var pending: PendingSeam?
+        /// Counts ``stop()`` calls, so a start that was stopped while probing does not load.
+        var stops: UInt64 = 0
     }
 
     private let state = Locked(State())
-    /// Where the loop follows its player (position events), one frame at a time.
-    private let queue: SerialQueue
     /// Serializes ``start()`` calls.
     private let operations = AsyncSerialGate()
-    /// Counts ``stop()`` calls, so a start that was stopped while probing does not load.
-    private let stops = Locked<UInt64>(0)
     /// The zero of the frame offsets (any fixed instant will do).
     private let origin = ContinuousClock.now
 
     /// A loop of `clips` on `player`. Nothing plays until ``start()``.
+    /// - Parameters:
+    ///   - player: the player the clips play on.
+    ///   - clips: the clips, in order.
+    ///   - makeProber: makes the player ``start()`` reads the clips' durations with (and shuts
+    ///     down after); nil for a headless, silent ``/PlayerKitCore/Player`` of the loop's own. A test passes
+    ///     a factory of fakes.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for an empty list.
-    public init(player: Player, clips: [MediaSource]) throws(PlayerError) {
+    public init(player: any MediaPlayer, clips: [MediaSource],
+                makeProber: (@Sendable () async throws(PlayerError) -> any MediaPlayer)? = nil) throws(PlayerError) {
         guard !clips.isEmpty else {
             throw .invalidArgument(name: "clip list", value: "[]", reason: "needs at least one clip")
         }
         self.player = player
         self.clips = clips
-        queue = SerialQueue(label: "PlayerKit.clip-loop.\(player.id)")
+        self.makeProber = makeProber
     }
+
+    /// Makes the player that reads the clips' durations; nil for a headless, silent
+    /// ``/PlayerKitCore/Player`` of its own (made with ``/PlayerKitCore/Player/create(id:configuration:delegate:)``).
+    private let makeProber: (@Sendable () async throws(PlayerError) -> any MediaPlayer)?
 
     deinit {
         let (subscription, observation) = state.withLock { ($0.subscription, $0.observation) }
@@ -135,9 +146,9 @@ public final class ClipLoop: Sendable {
     ///   or the errors of ``/PlayerKitCore/Player/load(_:startPaused:)``.
     public func start() async throws(PlayerError) {
         try await operations.run { () async throws(PlayerError) in
-            let stopsBefore = stops.withLock { $0 }
+            let stopsBefore = state.withLock { $0.stops }
             let probed = await probe()
-            guard stops.withLock({ $0 }) == stopsBefore else { return }
+            guard state.withLock({ $0.stops }) == stopsBefore else { return }
             guard !probed.isEmpty else {
                 throw .invalidArgument(name: "clip list", value: clips.map(\.description).joined(separator: ", "),
                                        reason: "none of the clips can be played")
@@ -151,15 +162,17 @@ public final class ClipLoop: Sendable {
             let cycle = offset
             let repeats = max(1, min(Self.maximumSegments / segments.count, Int((Self.minimumTimeline / cycle).rounded(.up))))
             let timeline = MediaSource.joined(segments.map { clips[$0.clip] }, repeated: repeats)
-            let watch = player.eventBus.subscribe(to: player.id, kinds: [.positionChanged], delivery: .queue(queue.dispatchQueue)) {
+            let watch = player.eventBus.subscribe(to: player.id, kinds: [.positionChanged], delivery: .immediate) {
                 [weak self] record in
                 guard case .positionChanged(let position) = record.event else { return }
                 self?.frame(at: position, time: record.time)
             }
             let observation = player.observeEveryFrame()
-            let previous = queue.sync { state.withLock { state -> (PlayerSubscription?, PositionObservation?) in
+            let previous = state.withLock { state -> (PlayerSubscription?, PositionObservation?) in
                 defer {
+                    let stops = state.stops
                     state = State()
+                    state.stops = stops
                     state.segments = segments
                     state.cycleLength = cycle
                     state.timelineLength = cycle * Double(repeats)
@@ -167,7 +180,7 @@ public final class ClipLoop: Sendable {
                     state.observation = observation
                 }
                 return (state.subscription, state.observation)
-            } }
+            }
             previous.0?.cancel()
             previous.1?.cancel()
             do throws(PlayerError) {
@@ -182,22 +195,21 @@ public final class ClipLoop: Sendable {
 
     /// Stops following the player (no more clip events) and playback. The player stays usable.
     public func stop() {
-        stops.withLock { $0 += 1 }
+        state.withLock { $0.stops += 1 }
         stopFollowing()
     }
 
     private func stopFollowing() {
-        let (subscription, observation) = queue.sync {
-            state.withLock { state in
-                defer { state.subscription = nil; state.observation = nil }
-                return (state.subscription, state.observation)
-            }
+        let (subscription, observation) = state.withLock { state in
+            defer { state.subscription = nil; state.observation = nil }
+            return (state.subscription, state.observation)
         }
         subscription?.cancel()
         if let observation {
             observation.cancel()
-            try? player.stop()
-            try? player.setLoop(.off)
+            // Never waits: mpv carries these out in order.
+            try? player.send(.stop)
+            try? player.send(.setLoop(.off))
         }
     }
 
@@ -207,12 +219,17 @@ public final class ClipLoop: Sendable {
     /// for the playable ones and reports the others on the player as
     /// ``ClipEvent/clipUnplayable(index:error:)``.
     private func probe() async -> [(Int, Double)] {
-        var configuration = PlayerConfiguration(videoOutput: .none, audioOutput: .none)
-        configuration.eventBus = PlayerEventBus(label: "clip-loop-probe")
-        configuration.positionUpdateInterval = .seconds(3600)
-        let prober: Player
+        let prober: any MediaPlayer
         do throws(PlayerError) {
-            prober = try await Player.create(id: PlayerID(stringLiteral: "\(player.id).probe.\(UUID().uuidString.prefix(8))"), configuration: configuration)
+            if let makeProber {
+                prober = try await makeProber()
+            } else {
+                var configuration = PlayerConfiguration(videoOutput: .none, audioOutput: .none)
+                configuration.eventBus = PlayerEventBus(label: "clip-loop-probe")
+                configuration.positionUpdateInterval = .seconds(3600)
+                prober = try await Player.create(
+                    id: PlayerID(stringLiteral: "\(player.id).probe.\(UUID().uuidString.prefix(8))"), configuration: configuration)
+            }
         } catch {
             for index in clips.indices { player.publish(ClipEvent.clipUnplayable(index: index, error: error)) }
             return []
@@ -243,7 +260,7 @@ public final class ClipLoop: Sendable {
     /// Frames after a seam over which it is measured.
     static let measuredFrames = 3
 
-    /// Called with every frame's position and its monotonic time, on the loop's queue, in order.
+    /// Called with every frame's position and its monotonic time, on the thread that delivers the player's events, in order.
     ///
     /// The seam's gap is how much later than scheduled the incoming clip's first frames
     /// appeared: the median offset (clock time minus media time) of the first

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import PlayerKitCache
 import PlayerKitCore
@@ -31,10 +30,15 @@ import PlayerKitSupport
 ///
 /// Written, as every PlayerKit feature, against the core's public API only.
 ///
-/// **Threading.** Methods may be called from any thread. The coordinator runs on a serial queue
-/// of its own: reports change its state there, and decisions are made there, in order, after the
-/// settle delay (on the monotonic clock). From there it drives players with ``/PlayerKitCore/Player/send(_:)``,
-/// which never waits for mpv.
+/// **Threading.** Methods may be called from any thread. The coordinator's state is one lock,
+/// changed in single steps. A decision is made once reports have settled, by a task of the
+/// coordinator's own that sleeps ``Settings/settleDelay`` on its clock (each report replaces the
+/// one before, and a decision never overlaps the one before it); it drives players with
+/// ``/PlayerKitCore/Player/send(_:)`` and ``/PlayerKitCore/Player/releaseMedia()``, which never wait for mpv.
+///
+/// **One source of events.** Each decision is published once, as ``AutoplayEvent/decision(_:)`` on
+/// the item's player. ``decisions`` and ``onDecision`` are adapters over those events: the
+/// coordinator hears them on its players' buses and hands them on.
 public final class AutoplayCoordinator: Sendable {
     /// An item's identity in the feed, chosen by the app.
     public typealias ItemID = String
@@ -94,13 +98,19 @@ public final class AutoplayCoordinator: Sendable {
     public let budget: DecoderBudget?
     /// The cache items near the viewport are precached into, if any.
     public let cache: MediaCache?
-    /// Every decision, in order. One consumer.
+    /// Every decision, in order, as its items' players published it. One consumer. Bounded: it
+    /// keeps the newest ``decisionBufferLimit`` decisions not yet read, so a coordinator whose
+    /// stream nobody reads holds no more than that.
     public let decisions: AsyncStream<Decision>
+    /// How many unread decisions ``decisions`` keeps (the newest).
+    public static let decisionBufferLimit = 256
+    /// The clock the settle delay is measured on.
+    public let clock: any MonotonicClock
     private let decisionSink: AsyncStream<Decision>.Continuation
 
     private struct Item: Sendable {
         let id: ItemID
-        let player: Player
+        let player: any MediaPlayer
         let source: MediaSource
         let order: Int
         var visibility: Double = 0
@@ -121,17 +131,21 @@ public final class AutoplayCoordinator: Sendable {
         var generation = 0
         var lastReport: ContinuousClock.Instant?
         var onDecision: (@Sendable (Decision) -> Void)?
+        /// The task waiting for reports to settle (the latest; each report replaces it).
+        var settleTask: Task<Void, Never>?
+        /// Each item player's decisions, heard on its bus (the adapters' one source).
+        var subscriptions: [PlayerID: PlayerSubscription] = [:]
     }
 
-    /// Changed only on `queue`; locked so the read-outs can be read from anywhere.
+    /// The coordinator's state, changed in single steps under its lock.
     private let state = Locked(State())
-    private let queue = SerialQueue(label: "PlayerKit.autoplay")
 
     /// A coordinator.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a threshold outside
     ///   0...1 or a negative settle delay.
     ///   A negative ``Settings/precacheDistance`` is refused the same way.
-    public init(settings: Settings = Settings(), budget: DecoderBudget? = nil, cache: MediaCache? = nil) throws(PlayerError) {
+    public init(settings: Settings = Settings(), budget: DecoderBudget? = nil, cache: MediaCache? = nil,
+                clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
         guard settings.threshold.isFinite, (0...1).contains(settings.threshold) else {
             throw .invalidArgument(name: "autoplay threshold", value: "\(settings.threshold)", reason: "must be between 0 and 1")
         }
@@ -144,21 +158,26 @@ public final class AutoplayCoordinator: Sendable {
         self.settings = settings
         self.budget = budget
         self.cache = cache
-        (decisions, decisionSink) = AsyncStream<Decision>.makeStream()
+        self.clock = clock
+        (decisions, decisionSink) = AsyncStream<Decision>.makeStream(bufferingPolicy: .bufferingNewest(Self.decisionBufferLimit))
     }
 
     deinit {
         // Loads the coordinator started are its own: they end with it.
-        for task in state.withLock({ $0.items.values.compactMap(\.loadTask) + $0.items.values.compactMap(\.precacheTask) }) {
-            task.cancel()
+        let (tasks, subscriptions) = state.withLock { state in
+            (state.items.values.compactMap(\.loadTask) + state.items.values.compactMap(\.precacheTask) + [state.settleTask].compactMap { $0 },
+             Array(state.subscriptions.values))
         }
+        for task in tasks { task.cancel() }
+        for subscription in subscriptions { subscription.cancel() }
         decisionSink.finish()
     }
 
-    /// Called with every decision, on the coordinator's queue, before it goes to ``decisions``.
+    /// Called with every decision, as its item's player publishes it (on the thread that
+    /// delivers that player's events: return quickly), before it goes to ``decisions``.
     public var onDecision: (@Sendable (Decision) -> Void)? {
         get { state.withLock { $0.onDecision } }
-        set { queue.sync { state.withLock { $0.onDecision = newValue } } }
+        set { state.withLock { $0.onDecision = newValue } }
     }
 
     /// The item playing now.
@@ -166,14 +185,30 @@ public final class AutoplayCoordinator: Sendable {
 
     /// Adds an item below the ones added before.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for an ID already used.
-    public func add(_ id: ItemID, player: Player, source: MediaSource) throws(PlayerError) {
-        try change { state throws(PlayerError) in
+    public func add(_ id: ItemID, player: any MediaPlayer, source: MediaSource) throws(PlayerError) {
+        // Made before taking the lock (the bus has locks of its own); cancelled if unused.
+        let subscription = player.eventBus.subscribe(to: player.id, kinds: [.autoplayDecision], delivery: .immediate) {
+            [weak self] record in
+            guard let self, case .decision(let decision)? = record.event.feature(AutoplayEvent.self) else { return }
+            self.handOn(decision)
+        }
+        let unused = try change { state throws(PlayerError) -> Bool in
             guard state.items[id] == nil else {
                 throw .invalidArgument(name: "feed item", value: id, reason: "is already in the feed")
             }
             state.items[id] = Item(id: id, player: player, source: source, order: state.nextOrder)
             state.nextOrder += 1
+            guard state.subscriptions[player.id] == nil else { return true }
+            state.subscriptions[player.id] = subscription
+            return false
         }
+        if unused { subscription.cancel() }
+    }
+
+    /// A decision heard on an item player's bus: to ``onDecision`` and ``decisions``.
+    private func handOn(_ decision: Decision) {
+        state.withLock { $0.onDecision }?(decision)
+        decisionSink.yield(decision)
     }
 
     /// Reports how much of an item is visible (0: off screen, 1: entirely visible). Starts (or
@@ -184,12 +219,13 @@ public final class AutoplayCoordinator: Sendable {
         guard fraction.isFinite, (0...1).contains(fraction) else {
             throw .invalidArgument(name: "visible fraction", value: "\(fraction)", reason: "must be between 0 and 1")
         }
+        let now = clock.now
         let generation = try change { state throws(PlayerError) -> Int in
             guard state.items[id] != nil else {
                 throw .invalidArgument(name: "feed item", value: id, reason: "is not in the feed")
             }
             state.items[id]?.visibility = fraction
-            state.lastReport = .now
+            state.lastReport = now
             state.generation += 1
             return state.generation
         }
@@ -198,8 +234,9 @@ public final class AutoplayCoordinator: Sendable {
 
     /// Reports that the feed is scrolling (without new fractions): postpones the decision.
     public func reportScrolling() {
+        let now = clock.now
         let generation = change { state -> Int in
-            state.lastReport = .now
+            state.lastReport = now
             state.generation += 1
             return state.generation
         }
@@ -215,15 +252,29 @@ public final class AutoplayCoordinator: Sendable {
             .min { ($0.visibility, -$0.order) > ($1.visibility, -$1.order) }?.id
     }
 
+    /// Replaces the settle task: the new one waits for the one before to end (so decisions never
+    /// overlap), sleeps the settle delay on the clock, and decides unless a later report came.
     private func scheduleDecision(_ generation: Int) {
-        queue.async(after: settings.settleDelay) { [weak self] in
-            self?.decide(ifStill: generation)
+        let clock = clock
+        let delay = settings.settleDelay
+        state.withLock { state in
+            let previous = state.settleTask
+            previous?.cancel()
+            state.settleTask = Task { [weak self] in
+                await previous?.value
+                do {
+                    try await clock.sleep(until: clock.now.advanced(by: delay), tolerance: nil)
+                } catch {
+                    return
+                }
+                self?.decide(ifStill: generation)
+            }
         }
     }
 
-    /// Changes the state on the coordinator's queue.
+    /// One step of the coordinator's state, under its lock.
     private func change<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
-        try queue.sync { () throws(Failure) -> Result in try state.withLock(body) }
+        try state.withLock(body)
     }
 
     private func decide(ifStill generation: Int) {
@@ -277,11 +328,9 @@ public final class AutoplayCoordinator: Sendable {
                 let source = item.source, amount = settings.precacheAmount, id = item.id
                 let task = Task { [weak self] in
                     let finished = (try? await cache.precache(source, amount)) != nil
-                    self?.queue.async { [weak self] in
-                        self?.state.withLock { state in
-                            state.items[id]?.precacheTask = nil
-                            if finished { state.items[id]?.precached = true }
-                        }
+                    self?.state.withLock { state in
+                        state.items[id]?.precacheTask = nil
+                        if finished { state.items[id]?.precached = true }
                     }
                 }
                 state.withLock { $0.items[item.id]?.precacheTask = task }
@@ -323,7 +372,7 @@ public final class AutoplayCoordinator: Sendable {
     }
 
     /// Unmuted or muted as the settings say, then playing; sent without waiting for mpv.
-    private func play(_ player: Player) {
+    private func play(_ player: any MediaPlayer) {
         try? player.send(.setMuted(settings.startsMuted))
         try? player.send(.play)
     }
@@ -361,7 +410,7 @@ public final class AutoplayCoordinator: Sendable {
 
     /// Hands a load's end to the queue.
     private func loadEnded(_ item: Item, generation: Int, loaded: Bool) {
-        queue.async { [weak self] in self?.finishedLoading(item, generation: generation, loaded: loaded) }
+        finishedLoading(item, generation: generation, loaded: loaded)
     }
 
     /// A load ended (on the queue). Ignored when the item was released or loaded again since.
@@ -370,6 +419,9 @@ public final class AutoplayCoordinator: Sendable {
             guard state.items[item.id]?.loadGeneration == generation else { return false }
             state.items[item.id]?.loadTask = nil
             state.items[item.id]?.loaded = loaded
+            // An item that could not load (its player shut down during the settle delay, its
+            // source failed) is not playing: the next decision may choose again.
+            if !loaded, state.playing == item.id { state.playing = nil }
             return loaded && state.playing == item.id
         }
         if plays { play(item.player) }
@@ -395,10 +447,8 @@ public final class AutoplayCoordinator: Sendable {
 
     private func report(_ id: ItemID, _ action: Decision.Action, _ reason: String) {
         let decision = Decision(item: id, action: action, reason: reason, time: Date())
-        let (handler, player) = state.withLock { ($0.onDecision, $0.items[id]?.player) }
-        handler?(decision)
-        decisionSink.yield(decision)
-        player?.publish(AutoplayEvent.decision(decision))
+        // Published once, on the item's player; the adapters hear it there (`handOn`).
+        state.withLock { $0.items[id]?.player }?.publish(AutoplayEvent.decision(decision))
     }
 
     private static func format(_ value: Double) -> String { String(format: "%.2f", value) }

@@ -1,0 +1,109 @@
+import PlayerKitCore
+import PlayerKitFeed
+import PlayerKitSupport
+import PlayerKitTesting
+import Testing
+
+@Suite("AutoplayCoordinator's decisions, on fake players and a manual clock", .timeLimit(.minutes(1)))
+struct AutoplayLogicTests {
+    let bus = PlayerEventBus(label: "autoplay-logic")
+    let clock = ManualClock()
+
+    func feed(_ count: Int, settings: AutoplayCoordinator.Settings = .init()) throws -> (AutoplayCoordinator, [FakePlayer]) {
+        let coordinator = try AutoplayCoordinator(settings: settings, clock: clock)
+        let players = try (0..<count).map { _ in try FakePlayer(clock: clock, bus: bus) }
+        for (index, player) in players.enumerated() { try coordinator.add("item-\(index)", player: player, source: MediaSource("item-\(index).mp4")) }
+        return (coordinator, players)
+    }
+
+    @Test("nothing is decided until reports settle for the settle delay; then the most visible item plays, muted")
+    func settles() async throws {
+        let (coordinator, p) = try feed(3)
+        try coordinator.reportVisibility(0.5, of: "item-0")
+        try coordinator.reportVisibility(0.95, of: "item-1")
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .milliseconds(200))
+        try coordinator.reportVisibility(0.9, of: "item-2")             // postpones the decision
+        #expect(await eventually { clock.sleeperCount == 1 })
+        clock.advance(by: .milliseconds(299))
+        #expect(coordinator.playingItem == nil && p.allSatisfy { $0.state == .idle })
+        clock.advance(by: .milliseconds(1))
+        #expect(await eventually { p[1].state == .playing })
+        #expect(coordinator.playingItem == "item-1")
+        #expect(p[1].isMuted == true)
+        // The others are visible: prepared as posters, not playing.
+        #expect(await eventually { p[0].state == .ready && p[2].state == .ready })
+        for player in p { await player.shutdown() }
+    }
+
+    @Test("an item that leaves the screen is released; the one playing pauses when another wins")
+    func releaseAndHandOver() async throws {
+        let (coordinator, p) = try feed(2)
+        try coordinator.reportVisibility(1, of: "item-0")
+        try coordinator.reportVisibility(0.3, of: "item-1")
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .milliseconds(300))
+        #expect(await eventually { p[0].state == .playing && p[1].state == .ready })
+        try coordinator.reportVisibility(0, of: "item-0")
+        try coordinator.reportVisibility(1, of: "item-1")
+        #expect(await eventually { clock.sleeperCount == 1 })
+        clock.advance(by: .milliseconds(300))
+        #expect(await eventually { p[1].state == .playing && p[0].state == .idle })
+        #expect(p[0].releaseCount == 1)
+        #expect(coordinator.playingItem == "item-1")
+        for player in p { await player.shutdown() }
+    }
+
+    @Test("each decision is published once, on its item's player; the stream and the handler hand on the same decisions")
+    func oneSource() async throws {
+        let (coordinator, p) = try feed(1)
+        let log = EventLog(bus: bus, players: [p[0].id])
+        let handled = Locked<[AutoplayCoordinator.Decision]>([])
+        coordinator.onDecision = { decision in handled.withLock { $0.append(decision) } }
+        try coordinator.reportVisibility(1, of: "item-0")
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .milliseconds(300))
+        #expect(await eventually { handled.withLock { !$0.isEmpty } })
+        let published = log.features(AutoplayEvent.self).compactMap { event -> AutoplayCoordinator.Decision? in
+            if case .decision(let decision) = event { return decision } else { return nil }
+        }
+        #expect(published == handled.withLock { $0 })
+        var iterator = coordinator.decisions.makeAsyncIterator()
+        #expect(await iterator.next() == published.first)
+        #expect(published.first?.action == .play)
+        await p[0].shutdown()
+    }
+
+    @Test("a settle racing the winner's shutdown: nothing plays, nothing is left playing, the next report decides again")
+    func settleRacesShutdown() async throws {
+        let (coordinator, p) = try feed(2)
+        try coordinator.reportVisibility(1, of: "item-0")
+        try coordinator.reportVisibility(0.9, of: "item-1")
+        #expect(await clock.waitForSleepers(1))
+        await p[0].shutdown()                                          // during the settle delay
+        clock.advance(by: .milliseconds(300))
+        #expect(await eventually { p[1].state == .ready })             // its poster, whatever happened to item-0
+        #expect(await eventually { coordinator.playingItem == nil })
+        try coordinator.reportVisibility(0, of: "item-0")
+        try coordinator.reportVisibility(1, of: "item-1")
+        #expect(await eventually { clock.sleeperCount == 1 })
+        clock.advance(by: .milliseconds(300))
+        #expect(await eventually { p[1].state == .playing })
+        #expect(coordinator.playingItem == "item-1")
+        await p[1].shutdown()
+    }
+
+    @Test("a coordinator released during the settle delay decides nothing and leaves no task sleeping")
+    func releasedDuringSettle() async throws {
+        var coordinator: AutoplayCoordinator? = try AutoplayCoordinator(clock: clock)
+        let player = try FakePlayer(clock: clock, bus: bus)
+        try coordinator?.add("only", player: player, source: "only.mp4")
+        try coordinator?.reportVisibility(1, of: "only")
+        #expect(await clock.waitForSleepers(1))
+        coordinator = nil
+        #expect(await eventually { clock.sleeperCount == 0 })
+        clock.advance(by: .seconds(1))
+        #expect(player.state == .idle && player.commands.isEmpty)
+        await player.shutdown()
+    }
+}

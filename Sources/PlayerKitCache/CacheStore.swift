@@ -145,16 +145,15 @@ final class CacheStore: @unchecked Sendable {
             try repair()
         } catch {
             close(fd)
-            let client = self.client
-            Task { try? await client.shutdown() }
+            // Shuts down on a queue of its own and calls back there: no task to own.
+            client.shutdown(queue: .global()) { _ in }
             throw error
         }
     }
 
     deinit {
         if lockFD >= 0 { close(lockFD) }
-        let client = self.client
-        if !isShutDown { Task { try? await client.shutdown() } }
+        if !isShutDown { client.shutdown(queue: .global()) { _ in } }
     }
 
     static func reason(of error: any Error) -> String {

@@ -93,6 +93,10 @@ public final class RoomFollower: Sendable {
         var started = false
         var invalidated = false
         var task: Task<Void, Never>?
+        /// Messages to the room the follower sends itself (our clock, after a rejoin or a local
+        /// change): kept until they end, cancelled by `invalidate()`.
+        var tellTasks: [UInt64: Task<Void, Never>] = [:]
+        var lastTellTask: UInt64 = 0
     }
 
     /// The room followed.
@@ -176,14 +180,15 @@ public final class RoomFollower: Sendable {
     /// Stops following: the players stay as they are and usable. Idempotent; called when the
     /// follower is released.
     public func invalidate() {
-        let (members, task) = state.withLock { state -> ([Member], Task<Void, Never>?) in
+        let (members, tasks) = state.withLock { state -> ([Member], [Task<Void, Never>]) in
             defer {
                 state.invalidated = true
                 state.task = nil
+                state.tellTasks = [:]
             }
-            return (state.invalidated ? [] : state.members, state.task)
+            return (state.invalidated ? [] : state.members, [state.task].compactMap { $0 } + Array(state.tellTasks.values))
         }
-        task?.cancel()
+        for task in tasks { task.cancel() }
         for member in members {
             member.subscription?.cancel()
             member.observation?.cancel()
@@ -312,9 +317,7 @@ public final class RoomFollower: Sendable {
             apply(roomClock, seek: seek)
         case .tell(let clock):
             let position = clock.position(at: now)
-            Task { [room = self.room] in
-                try? await clock.playing ? room.seek(to: position, paused: false) : room.pause(at: position)
-            }
+            tell(clock, at: position)
         }
     }
 
@@ -328,8 +331,21 @@ public final class RoomFollower: Sendable {
         }
         guard let clock else { return }
         let position = clock.position(at: .now)
-        Task { [room] in
-            try? await clock.playing ? room.seek(to: position, paused: false) : room.pause(at: position)
+        tell(clock, at: position)
+    }
+
+    /// Tells the room our clock, on a task the follower keeps until it ends (`invalidate()`
+    /// cancels it).
+    private func tell(_ clock: Clock, at position: Double) {
+        let room = room
+        state.withLock { state in
+            guard !state.invalidated else { return }
+            state.lastTellTask += 1
+            let number = state.lastTellTask
+            state.tellTasks[number] = Task { [weak self] in
+                try? await clock.playing ? room.seek(to: position, paused: false) : room.pause(at: position)
+                self?.state.withLock { _ = $0.tellTasks.removeValue(forKey: number) }
+            }
         }
     }
 

@@ -54,7 +54,7 @@ public final class ClipSequencer: Sendable {
     private let queue = SerialQueue(label: "PlayerKit.sequencer")
     private let preparations = AsyncSerialGate()
     private let state: Locked<State>
-    private let maintenanceTasks = Locked<[Task<Void, Never>]>([])
+    private let maintenanceTasks = Locked<(running: [UInt64: Task<Void, Never>], lastNumber: UInt64)>(([:], 0))
     private static let logger = Logger(label: "PlayerKit.sequencer")
 
     struct Slot: Sendable {
@@ -134,8 +134,9 @@ public final class ClipSequencer: Sendable {
         do throws(PlayerError) {
             for slot in 1...3 { players.append(try Player(id: PlayerID(stringLiteral: "\(prefix)-\(slot)"), configuration: configuration)) }
         } catch {
-            let made = players
-            Task { for player in made { await player.shutdown() } }
+            // Dropped, the players made so far shut down in the background (their IDs are free at
+            // once): no task is left behind.
+            players.removeAll()
             throw error
         }
         self.players = players
@@ -492,14 +493,15 @@ public final class ClipSequencer: Sendable {
 
     /// Runs ``maintain()`` in the background, after the maintenance already queued.
     private func scheduleMaintenance() {
-        let task = Task { [weak self] in
-            guard let self else { return }
-            await preparations.run { await self.maintain() }
-        }
+        // Every maintenance task is kept until it ends (it removes itself), so teardown cancels
+        // each one still queued or running.
         maintenanceTasks.withLock { tasks in
-            tasks.removeAll { $0.isCancelled }
-            tasks.append(task)
-            if tasks.count > 8 { tasks.removeFirst() }
+            tasks.lastNumber += 1
+            let number = tasks.lastNumber
+            tasks.running[number] = Task { [weak self] in
+                if let self { await self.preparations.run { await self.maintain() } }
+                self?.maintenanceTasks.withLock { _ = $0.running.removeValue(forKey: number) }
+            }
         }
     }
 
@@ -627,7 +629,7 @@ public final class ClipSequencer: Sendable {
 
     /// Stops background work and shuts the players down.
     public func shutdown() async {
-        for task in maintenanceTasks.withLock({ $0 }) { task.cancel() }
+        for task in maintenanceTasks.withLock({ Array($0.running.values) }) { task.cancel() }
         let outputs = queue.sync { state.withLock { state in state.slots.compactMap(\.output) } }
         for player in players { try? await player.perform(.stop) }
         for output in outputs { output.close() }

@@ -110,14 +110,14 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
 
     /// A governed player and the subscription that tells the policy about it.
     private struct Member: Sendable {
-        var reference: WeakReference<Player>
+        var reference: WeakReference<any MediaPlayer>
         var watch: PlayerSubscription
     }
 
     private struct State: Sendable {
         /// Held weakly: owning the policy must not keep a dropped player alive.
-        var ownerReference = WeakReference<Player>(nil)
-        var owner: Player? { ownerReference.object }
+        var ownerReference = WeakReference<any MediaPlayer>(nil)
+        var owner: (any MediaPlayer)? { ownerReference.object }
         var ownerID: PlayerID?
         /// The owner's fullscreen state as the policy last announced it in its events.
         var announcedFullscreen = false
@@ -166,7 +166,7 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     /// The last orientation reported (landscape left until one is).
     public var orientation: Orientation { state.withLock { $0.orientation } }
 
-    private var livingOwner: Player? {
+    private var livingOwner: (any MediaPlayer)? {
         let (id, player) = state.withLock { ($0.ownerID, $0.owner) }
         guard let id, let player, player.id == id, !player.isShutDown else { return nil }
         return player
@@ -198,14 +198,14 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     /// Adding a member again does nothing.
     /// - Throws: ``FullscreenPolicyError/governedByAnotherPolicy(_:)`` or
     ///   ``FullscreenPolicyError/playerShutDown(_:)``; nothing changes.
-    public func add(_ player: Player) throws(FullscreenPolicyError) {
+    public func add(_ player: any MediaPlayer) throws(FullscreenPolicyError) {
         try queue.sync { () throws(FullscreenPolicyError) in try addOnQueue(player) }
     }
 
     /// Lets `player` go: the policy no longer governs it. The owner leaves fullscreen and the
     /// policy becomes free first (as ``release(_:)``). Removing a player that is no member does
     /// nothing.
-    public func remove(_ player: Player) {
+    public func remove(_ player: any MediaPlayer) {
         queue.sync {
             reapGoneOwner()
             if state.withLock({ $0.ownerID == player.id && $0.owner === player }) {
@@ -229,13 +229,13 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     /// - Throws: ``FullscreenPolicyError/ownedByAnotherPlayer(owner:requester:)`` (nothing
     ///   changes), ``FullscreenPolicyError/governedByAnotherPolicy(_:)`` or
     ///   ``FullscreenPolicyError/playerShutDown(_:)``.
-    public func claim(_ player: Player) throws(FullscreenPolicyError) {
+    public func claim(_ player: any MediaPlayer) throws(FullscreenPolicyError) {
         try queue.sync { () throws(FullscreenPolicyError) in try claimOnQueue(player) }
     }
 
     /// Frees the policy; the owner leaves fullscreen first. It stays a member.
     /// - Throws: ``FullscreenPolicyError/notOwner(_:owner:)`` when `player` is not the owner.
-    public func release(_ player: Player) throws(FullscreenPolicyError) {
+    public func release(_ player: any MediaPlayer) throws(FullscreenPolicyError) {
         try queue.sync { () throws(FullscreenPolicyError) in
             try requireOwner(player)
             leave(player)
@@ -249,7 +249,7 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     /// - Throws: ``FullscreenPolicyError/notOwner(_:owner:)`` when `owner` does not own the
     ///   policy, ``FullscreenPolicyError/playerShutDown(_:)`` when `newOwner` is shut down,
     ///   ``FullscreenPolicyError/governedByAnotherPolicy(_:)``.
-    public func transfer(from owner: Player, to newOwner: Player) throws(FullscreenPolicyError) {
+    public func transfer(from owner: any MediaPlayer, to newOwner: any MediaPlayer) throws(FullscreenPolicyError) {
         try queue.sync { () throws(FullscreenPolicyError) in
             try requireOwner(owner)
             guard !newOwner.isShutDown else { throw .playerShutDown(newOwner.id) }
@@ -268,7 +268,7 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     /// - Throws: ``FullscreenPolicyError/ownedByAnotherPlayer(owner:requester:)`` when another
     ///   player owns the policy (nothing changes), ``FullscreenPolicyError/governedByAnotherPolicy(_:)``
     ///   or ``FullscreenPolicyError/playerShutDown(_:)``.
-    public func enterFullscreen(_ player: Player) throws(FullscreenPolicyError) {
+    public func enterFullscreen(_ player: any MediaPlayer) throws(FullscreenPolicyError) {
         try queue.sync { () throws(FullscreenPolicyError) in
             try claimOnQueue(player)
             enter(player)
@@ -277,7 +277,7 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
 
     /// Takes `player` out of fullscreen.
     /// - Throws: ``FullscreenPolicyError/notOwner(_:owner:)`` when `player` is not the owner.
-    public func exitFullscreen(_ player: Player) throws(FullscreenPolicyError) {
+    public func exitFullscreen(_ player: any MediaPlayer) throws(FullscreenPolicyError) {
         try queue.sync { () throws(FullscreenPolicyError) in
             try requireOwner(player)
             leave(player)
@@ -339,13 +339,13 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
 
     // MARK: Internals (on `queue`)
 
-    private func isMember(_ player: Player) -> Bool {
+    private func isMember(_ player: any MediaPlayer) -> Bool {
         state.withLock { $0.members[player.id]?.reference.object === player }
     }
 
     /// Makes `player` a member: the policy becomes its fullscreen arbiter and hears its
     /// fullscreen changes and its shutdown. `reconciling`: apply the rule to its state now.
-    private func addOnQueue(_ player: Player, reconciling: Bool = true) throws(FullscreenPolicyError) {
+    private func addOnQueue(_ player: any MediaPlayer, reconciling: Bool = true) throws(FullscreenPolicyError) {
         guard !player.isShutDown else { throw .playerShutDown(player.id) }
         if isMember(player) { return }
         guard player.setFullscreenArbiter(self, replacing: nil) || player.fullscreenArbiter === self else {
@@ -371,7 +371,7 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
         if player.isShutDown { memberGone(id) } else if reconciling { reconcile(player) }
     }
 
-    private func claimOnQueue(_ player: Player) throws(FullscreenPolicyError) {
+    private func claimOnQueue(_ player: any MediaPlayer) throws(FullscreenPolicyError) {
         guard !player.isShutDown else { throw .playerShutDown(player.id) }
         try addOnQueue(player, reconciling: false)
         reapGoneOwner()
@@ -382,7 +382,7 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
         reconcile(player)
     }
 
-    private func requireOwner(_ player: Player) throws(FullscreenPolicyError) {
+    private func requireOwner(_ player: any MediaPlayer) throws(FullscreenPolicyError) {
         reapGoneOwner()
         let current = state.withLock { $0.ownerID }
         guard current == player.id else { throw .notOwner(player.id, owner: current) }
@@ -391,7 +391,7 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     /// Applies the rule to a member's fullscreen state as it is now (its read-out, the newest
     /// value mpv reported or a setter set): the owner's changes are followed and announced; a
     /// non-owner in fullscreen becomes the owner of a free policy, or is taken out of fullscreen.
-    private func reconcile(_ player: Player) {
+    private func reconcile(_ player: any MediaPlayer) {
         guard !player.isShutDown, isMember(player) else { return }
         reapGoneOwner()
         let fullscreen = player.isFullscreen == true
@@ -415,7 +415,7 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     }
 
     /// Puts the owner in fullscreen (if it is not) and announces it.
-    private func enter(_ player: Player) {
+    private func enter(_ player: any MediaPlayer) {
         if player.isFullscreen != true {
             // Blocking, so the window's state is settled when the policy's call returns; this
             // runs on the policy's queue, never on a player's event pump. The player is the
@@ -426,14 +426,14 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     }
 
     /// Takes the owner out of fullscreen (if it is in) and announces it.
-    private func leave(_ player: Player) {
+    private func leave(_ player: any MediaPlayer) {
         if player.isFullscreen == true { try? player.setFullscreen(false) }
         if state.withLock({ $0.announcedFullscreen }) { announce(false, on: player) }
     }
 
     /// Tells the delegate and the owner that the owner entered or left fullscreen; entering in
     /// portrait asks the app for landscape when ``fullscreenControlsOrientation`` is on.
-    private func announce(_ fullscreen: Bool, on player: Player) {
+    private func announce(_ fullscreen: Bool, on player: any MediaPlayer) {
         let (portrait, asks) = state.withLock { state in
             state.announcedFullscreen = fullscreen
             return (!state.orientation.isLandscape, state.fullscreenControlsOrientation)
@@ -443,8 +443,8 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
         if fullscreen, asks, portrait { notify(.orientationRequested(.landscapeLeft, player: player.id)) }
     }
 
-    private func setOwner(_ player: Player?) {
-        let old = state.withLock { state -> Player? in
+    private func setOwner(_ player: (any MediaPlayer)?) {
+        let old = state.withLock { state -> (any MediaPlayer)? in
             defer {
                 state.ownerReference = WeakReference(player)
                 state.ownerID = player?.id

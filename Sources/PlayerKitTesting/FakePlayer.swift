@@ -238,6 +238,18 @@ public final class FakePlayer: MediaPlayer {
         }
     }
 
+    /// Changes fullscreen as a path the player's API cannot refuse would (a key pressed in mpv's
+    /// own window, the window manager): no arbiter is asked; the change is reported as
+    /// ``/PlayerKitCore/PlayerEvent/fullscreenStateChanged(_:)`` as mpv reports it.
+    public func changeFullscreenExternally(_ fullscreen: Bool) {
+        change { state, events in
+            guard !state.isShutDown else { return nil }
+            if state.isFullscreen != fullscreen { events.append(.fullscreenStateChanged(fullscreen)) }
+            state.isFullscreen = fullscreen
+            return nil
+        }
+    }
+
     // MARK: Read-outs
 
     /// Whether ``shutdown()`` was called.
@@ -532,6 +544,9 @@ public final class FakePlayer: MediaPlayer {
     public func setMuted(_ muted: Bool) throws(PlayerError) { try execute(.setMuted(muted)) }
     /// Sets how the item repeats.
     public func setLoop(_ mode: LoopMode) throws(PlayerError) { try execute(.setLoop(mode)) }
+    /// Enters or leaves fullscreen, asking the arbiter first (a refusal throws
+    /// ``/PlayerKitCore/PlayerError/fullscreenRefused(_:reason:)``).
+    public func setFullscreen(_ fullscreen: Bool) throws(PlayerError) { try execute(.setFullscreen(fullscreen)) }
 
     private func isRefusal(_ error: PlayerError, of command: PlayerCommand) -> Bool {
         guard let refusal = model.withLock({ $0.refusal }) else { return false }
@@ -645,6 +660,7 @@ public final class FakePlayer: MediaPlayer {
     public var fullscreenArbiter: (any FullscreenArbiter)? { model.withLock { $0.arbiter.object } }
 
     /// Replaces the arbiter when the current one is `expected`.
+    @discardableResult
     public func setFullscreenArbiter(_ newArbiter: (any FullscreenArbiter)?, replacing expected: (any FullscreenArbiter)?) -> Bool {
         model.withLock { state in
             guard state.arbiter.object === expected else { return false }

@@ -77,6 +77,9 @@ public protocol MediaPlayer: AnyObject, Sendable {
     func setMuted(_ muted: Bool) throws(PlayerError)
     /// Sets how the current item repeats; returns once the player accepted it.
     func setLoop(_ mode: LoopMode) throws(PlayerError)
+    /// Puts the video in fullscreen or takes it out, asking the fullscreen arbiter first;
+    /// returns once the player accepted it (see ``Player/setFullscreen(_:)``).
+    func setFullscreen(_ fullscreen: Bool) throws(PlayerError)
 
     /// Publishes a feature's event about this player in the player's own order (see
     /// ``Player/publish(_:)``). Never blocks.
@@ -89,6 +92,7 @@ public protocol MediaPlayer: AnyObject, Sendable {
     var fullscreenArbiter: (any FullscreenArbiter)? { get }
     /// Replaces the arbiter when the current one is `expected`; returns whether it did (see
     /// ``Player/setFullscreenArbiter(_:replacing:)``).
+    @discardableResult
     func setFullscreenArbiter(_ newArbiter: (any FullscreenArbiter)?, replacing expected: (any FullscreenArbiter)?) -> Bool
 }
 

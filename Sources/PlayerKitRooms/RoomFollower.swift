@@ -74,7 +74,7 @@ public final class RoomFollower: Sendable {
     }
 
     private struct Member: Sendable {
-        let player: Player
+        let player: any MediaPlayer
         var corrector: DriftCorrector
         var subscription: PlayerSubscription?
         var observation: PositionObservation?
@@ -111,7 +111,7 @@ public final class RoomFollower: Sendable {
     /// other too). Load their media before the room plays; ``start()`` begins following.
     /// - Throws: ``RoomError/invalidArgument(name:value:reason:)`` for no players or a player
     ///   listed twice.
-    public init(room: RoomClient, players: [Player], settings: Settings = Settings(),
+    public init(room: RoomClient, players: [any MediaPlayer], settings: Settings = Settings(),
                 logger: Logger = Logger(label: "PlayerKit.rooms")) throws(RoomError) {
         guard !players.isEmpty else { throw .invalidArgument(name: "players", value: "none", reason: "a follower needs a player") }
         let ids = players.map(\.id.rawValue)
@@ -136,7 +136,7 @@ public final class RoomFollower: Sendable {
     /// The follower's clock (nil until the room or a local call set it).
     public var clock: Clock? { state.withLock { $0.clock } }
     /// The players followed.
-    public var players: [Player] { state.withLock { $0.members.map(\.player) } }
+    public var players: [any MediaPlayer] { state.withLock { $0.members.map(\.player) } }
     /// Each player's latest smoothed drift from the clock, in seconds (positive: ahead).
     public var drifts: [PlayerID: Double] {
         state.withLock { state in
@@ -352,7 +352,7 @@ public final class RoomFollower: Sendable {
     /// Sets the clock and brings the players to it: seeked exactly to its position (when
     /// `seek`), then paused or started.
     private func apply(_ clock: Clock, seek: Bool) {
-        let players = state.withLock { state -> [Player] in
+        let players = state.withLock { state -> [any MediaPlayer] in
             state.clock = clock
             state.offStates = 0
             state.seekPending = false
@@ -374,7 +374,7 @@ public final class RoomFollower: Sendable {
 
     // MARK: The players' side (on `queue`)
 
-    private func watch(_ player: Player) {
+    private func watch(_ player: any MediaPlayer) {
         let id = player.id
         let observation = player.observeEveryFrame()
         let subscription = player.eventBus.subscribe(to: id, kinds: [.positionChanged], delivery: .queue(queue.dispatchQueue)) { [weak self] record in
@@ -395,7 +395,7 @@ public final class RoomFollower: Sendable {
 
     /// One frame of one player: its drift from the clock, corrected by its corrector.
     private func measure(_ position: Double, at time: ContinuousClock.Instant, of id: PlayerID) {
-        let (player, step) = state.withLock { state -> (Player?, DriftCorrector.Step) in
+        let (player, step) = state.withLock { state -> ((any MediaPlayer)?, DriftCorrector.Step) in
             guard let clock = state.clock, clock.playing, time >= clock.time,
                   let index = state.members.firstIndex(where: { $0.player.id == id }) else { return (nil, .init()) }
             let step = state.members[index].corrector.measure(position: position, clock: clock.position(at: time), at: time, speed: 1)

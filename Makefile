@@ -24,8 +24,8 @@ test: deps
 	SWIFT=$(SWIFT) Scripts/check-docs.sh
 	# README's manifest lines and "Using it" snippet, built and run as a consumer package.
 	SWIFT=$(SWIFT) Scripts/check-consumer.sh
-	# Every pass (parallel; the cache model; then the corpus, frames, rooms, timing and soak tests
-	# alone), ending with one line "N passed, M failed".
+	# Two passes (everything that does not measure time, in parallel; then the timing-sensitive
+	# tests one at a time), ending with one line "N passed, M failed".
 	SWIFT=$(SWIFT) Scripts/test-suite.sh
 
 ## make test with stress-ng loading every core (4 CPU workers on top of the 2 cores) for the whole

@@ -62,23 +62,19 @@ pass() {
   echo "== test pass $name: $ok passed, $bad failed, exit $status, $((SECONDS - started)) s"
 }
 
-pass parallel --skip TimingTests --skip SoakTests --skip CorruptMediaTests --skip FrameOutputTests \
-  --skip CacheModelTests --skip "$room_tests" --skip "$bound_tests"
-# Bounds, one test at a time.
-pass bounds --no-parallel --filter "$bound_tests"
-# The model-based cache test: 10,000 seeded runs of the transfer machine on a simulated clock.
-pass cache-model --filter CacheModelTests
-# The corrupted-media corpus keeps 8 players decoding for most of a minute, and the software
-# frame tests count frames: on 2 cores, next to everything else, the counts starved. Alone, after.
-pass corpus --filter CorruptMediaTests
-pass frames --filter FrameOutputTests
-# The room tests wait on a Python server (a TLS handshake, states once a second) and compare
-# players' positions across connections: next to the full suite the server answered too late.
-pass rooms --no-parallel --filter "$room_tests"
-# TimingTests measure time on screen (seams, sync drift): run them alone, after the rest.
-pass timing --filter TimingTests
-# The soak loads both cores for a minute: alone, last.
-pass soak --filter SoakTests
+# Two passes. First everything that does not measure time, in parallel: the logic tests on fake
+# players (FeatureLogicTests, no mpv core) and most real-libmpv tests.
+serial_tests="TimingTests|SoakTests|CorruptMediaTests|FrameOutputTests|CacheModelTests|$room_tests|$bound_tests"
+pass parallel --skip "$serial_tests"
+# Then the tests whose results depend on having the machine to themselves, one at a time:
+# - the bounds (timing assertions on waits) and the network faults, above;
+# - the model-based cache test (10,000 seeded runs of the transfer machine);
+# - the corrupted-media corpus (8 players decoding for most of a minute) and the software frame
+#   tests (they count frames: on 2 cores, next to everything else, the counts starved);
+# - the room tests (a Python server's TLS handshake and states once a second, positions compared
+#   across connections: next to the full suite the server answered too late);
+# - TimingTests (time on screen: seams, sync drift) and the soak (both cores for a minute).
+pass serial --no-parallel --filter "$serial_tests"
 
 if [ ${#failures[@]} -gt 0 ]; then
   echo "Failed:"

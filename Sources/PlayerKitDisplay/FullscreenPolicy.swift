@@ -325,12 +325,14 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     @discardableResult
     public func follow<Source: OrientationSource>(_ source: Source) -> Task<Void, any Error> {
         Task {
-            for try await orientation in source {
-                try Task.checkCancellation()
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    queue.dispatchQueue.async {
-                        self.setOrientation(orientation)
-                        continuation.resume()
+            try await BlockingCallCheck.enforcing { () async throws in
+                for try await orientation in source {
+                    try Task.checkCancellation()
+                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                        queue.dispatchQueue.async {
+                            self.setOrientation(orientation)
+                            continuation.resume()
+                        }
                     }
                 }
             }

@@ -260,14 +260,18 @@ public final class AutoplayCoordinator: Sendable {
         state.withLock { state in
             let previous = state.settleTask
             previous?.cancel()
+            // Under the pool check: the decision and the loads it starts (tasks that inherit it)
+            // never block a pool thread.
             state.settleTask = Task { [weak self] in
-                await previous?.value
-                do {
-                    try await clock.sleep(until: clock.now.advanced(by: delay), tolerance: nil)
-                } catch {
-                    return
+                await BlockingCallCheck.enforcing {
+                    await previous?.value
+                    do {
+                        try await clock.sleep(until: clock.now.advanced(by: delay), tolerance: nil)
+                    } catch {
+                        return
+                    }
+                    self?.decide(ifStill: generation)
                 }
-                self?.decide(ifStill: generation)
             }
         }
     }

@@ -97,7 +97,7 @@ public final class AlternatingPlayers: Sendable {
         guard !sources.isEmpty else {
             throw .invalidArgument(name: "back-to-back sources", value: "[]", reason: "needs at least one source")
         }
-        try await runs.run { () async throws(PlayerError) in
+        try await BlockingCallCheck.enforcing { () async throws(PlayerError) in try await runs.run { () async throws(PlayerError) in
             var index = 0
             // Prepare the first playable clip.
             while index < sources.count {
@@ -127,6 +127,6 @@ public final class AlternatingPlayers: Sendable {
                 }
                 index = next
             }
-        }
+        } }
     }
 }

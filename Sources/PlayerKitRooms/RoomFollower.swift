@@ -164,9 +164,11 @@ public final class RoomFollower: Sendable {
         for player in players { watch(player) }
         let events = room.events()
         let task = Task { [weak self] in
-            for await event in events {
-                guard let self else { return }
-                self.handle(event)
+            await BlockingCallCheck.enforcing {
+                for await event in events {
+                    guard let self else { return }
+                    self.handle(event)
+                }
             }
         }
         let kept = state.withLock { state -> Bool in
@@ -204,37 +206,43 @@ public final class RoomFollower: Sendable {
     /// - Throws: ``RoomError/closed`` while not connected; ``RoomError/invalidArgument(name:value:reason:)``
     ///   before anything is loaded (no position to start from).
     public func play() async throws(RoomError) {
-        await measured()
-        let position = try currentPosition()
-        // The client hears of the change before the clock does (``RoomClient/beginChange(_:)``):
-        // a state the server sent before it cannot reach the clock stamped after it.
-        let change = room.beginChange(SyncplayWire.PlayState(position: position, paused: false, doSeek: false))
-        apply(Clock(position: position, time: .now, playing: true), seek: false)
-        try await room.send(change)
+        try await BlockingCallCheck.enforcing { () async throws(RoomError) in
+            await measured()
+            let position = try currentPosition()
+            // The client hears of the change before the clock does (``RoomClient/beginChange(_:)``):
+            // a state the server sent before it cannot reach the clock stamped after it.
+            let change = room.beginChange(SyncplayWire.PlayState(position: position, paused: false, doSeek: false))
+            apply(Clock(position: position, time: .now, playing: true), seek: false)
+            try await room.send(change)
+        }
     }
 
     /// Pauses the room (and the local players) at the clock's position.
     /// - Throws: ``RoomError/closed`` while not connected.
     public func pause() async throws(RoomError) {
-        await measured()
-        let position = try currentPosition()
-        let change = room.beginChange(SyncplayWire.PlayState(position: position, paused: true, doSeek: false))
-        apply(Clock(position: position, time: .now, playing: false), seek: true)
-        try await room.send(change)
+        try await BlockingCallCheck.enforcing { () async throws(RoomError) in
+            await measured()
+            let position = try currentPosition()
+            let change = room.beginChange(SyncplayWire.PlayState(position: position, paused: true, doSeek: false))
+            apply(Clock(position: position, time: .now, playing: false), seek: true)
+            try await room.send(change)
+        }
     }
 
     /// Seeks the room (and the local players) to `position`, playing on if it plays.
     /// - Throws: ``RoomError/invalidArgument(name:value:reason:)`` for a NaN, infinite or negative
     ///   position; ``RoomError/closed`` while not connected.
     public func seek(to position: Double) async throws(RoomError) {
-        guard position.isFinite, position >= 0 else {
-            throw .invalidArgument(name: "position", value: "\(position)", reason: "is not a position")
+        try await BlockingCallCheck.enforcing { () async throws(RoomError) in
+            guard position.isFinite, position >= 0 else {
+                throw .invalidArgument(name: "position", value: "\(position)", reason: "is not a position")
+            }
+            await measured()
+            let playing = clock?.playing ?? false
+            let change = room.beginChange(SyncplayWire.PlayState(position: position, paused: !playing, doSeek: true))
+            apply(Clock(position: position, time: .now, playing: playing), seek: true)
+            try await room.send(change)
         }
-        await measured()
-        let playing = clock?.playing ?? false
-        let change = room.beginChange(SyncplayWire.PlayState(position: position, paused: !playing, doSeek: true))
-        apply(Clock(position: position, time: .now, playing: playing), seek: true)
-        try await room.send(change)
     }
 
     /// Waits (up to 3 s) until the path to the server was measured once: the server adds its

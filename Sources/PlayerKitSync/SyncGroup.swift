@@ -215,7 +215,7 @@ public final class SyncGroup: Sendable {
         guard sources.count == players.count else {
             throw .invalidArgument(name: "sync group sources", value: "\(sources.count)", reason: "needs one source per member (\(players.count))")
         }
-        try await operations.run { () async throws(PlayerError) in
+        try await BlockingCallCheck.enforcing { () async throws(PlayerError) in try await operations.run { () async throws(PlayerError) in
             change { state in
                 state.phase = .paused
                 state.anchorPosition = 0
@@ -241,7 +241,7 @@ public final class SyncGroup: Sendable {
                 throw .invalidArgument(name: "sync group sources", value: sources.map(\.description).joined(separator: ", "),
                                        reason: "only \(left) member(s) could load; a group needs two")
             }
-        }
+        } }
     }
 
     /// Runs `body` for every item at the same time (children of one task group) and waits for
@@ -292,13 +292,13 @@ public final class SyncGroup: Sendable {
     /// Starts every member at once from the group's position.
     /// - Throws: the errors of ``/PlayerKitCore/Player/setSpeed(_:)`` and ``/PlayerKitCore/Player/play()``.
     public func play() async throws(PlayerError) {
-        try await operations.run { () async throws(PlayerError) in try await playMembers() }
+        try await BlockingCallCheck.enforcing { () async throws(PlayerError) in try await operations.run { () async throws(PlayerError) in try await playMembers() } }
     }
 
     /// Pauses every member and the clock.
     /// - Throws: the errors of ``/PlayerKitCore/Player/pause()``.
     public func pause() async throws(PlayerError) {
-        try await operations.run { () async throws(PlayerError) in try await pauseMembers() }
+        try await BlockingCallCheck.enforcing { () async throws(PlayerError) in try await operations.run { () async throws(PlayerError) in try await pauseMembers() } }
     }
 
     /// Seeks every member to `seconds` (exactly) and waits until all have landed, each for at
@@ -309,18 +309,18 @@ public final class SyncGroup: Sendable {
     ///   position; the errors of ``/PlayerKitCore/Player/seek(to:precision:)``.
     public func seek(to seconds: Double) async throws(PlayerError) {
         try PlayerCommand.seek(to: seconds, precision: .exact).validate()
-        try await operations.run { () async throws(PlayerError) in
+        try await BlockingCallCheck.enforcing { () async throws(PlayerError) in try await operations.run { () async throws(PlayerError) in
             let wasPlaying = phase == .playing
             try await seekMembers(to: seconds)
             if wasPlaying { try await playMembers() }
-        }
+        } }
     }
 
     /// Sets the group's speed (within ``/PlayerKitCore/PlayerCommand/speedRange``) for every member and the clock.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` outside the range.
     public func setSpeed(_ speed: Double) async throws(PlayerError) {
         try PlayerCommand.setSpeed(speed).validate()
-        try await operations.run { () async throws(PlayerError) in
+        try await BlockingCallCheck.enforcing { () async throws(PlayerError) in try await operations.run { () async throws(PlayerError) in
             let now = clock.now
             let players = change { state -> [any MediaPlayer] in
                 state.anchorPosition = state.clockPosition(at: now)
@@ -330,7 +330,7 @@ public final class SyncGroup: Sendable {
                 return state.members.map(\.player)
             }
             try await performOnEvery(players, .setSpeed(speed))
-        }
+        } }
     }
 
     // MARK: Operations (inside `operations`)
@@ -479,12 +479,12 @@ public final class SyncGroup: Sendable {
         // `invalidate()`), serialized with the public calls, not on the delivering thread.
         track { [weak self] in
             guard let self else { return }
-            try? await self.operations.run { () async throws(PlayerError) in
+            try? await BlockingCallCheck.enforcing { () async throws(PlayerError) in try await self.operations.run { () async throws(PlayerError) in
                 guard !Task.isCancelled else { return }
                 try await self.seekMembers(to: position)
                 guard !Task.isCancelled else { return }
                 try await self.playMembers()
-            }
+            } }
         }
     }
 

@@ -23,6 +23,24 @@ struct PumpRuleTests {
         #endif
     }
 
+    /// The same probe with `--pool`: under `BlockingCallCheck.enforcing`, `perform` is allowed and
+    /// a blocking `setVolume` from the task stops a debug build.
+    @Test("a blocking mpv call from a task under BlockingCallCheck stops a debug build; perform does not")
+    func blockingCallOnThePoolStops() async throws {
+        let probe = try ChildProcess.example("PumpRuleProbe")
+        var environment = ProcessInfo.processInfo.environment
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        let (status, output, errors) = try await ChildProcess.runToEnd(probe, ["--pool"], environment: environment)
+        #expect(output.contains("perform allowed"), "\(output) \(errors)")
+        #if DEBUG
+        #expect(status != 0, "the probe exited normally: \(output)")
+        #expect(errors.contains("blocking mpv call set property volume from a task on Swift's cooperative pool"), "\(errors)")
+        #expect(!output.contains("not checked"))
+        #else
+        #expect(status == 0 && output.contains("not checked"), "\(errors)")
+        #endif
+    }
+
     @Test("the same handler with send and the read-outs runs on the pump without stopping")
     func sendOnThePumpIsAllowed() async throws {
         let bus = PlayerEventBus(label: "pump-rule")

@@ -3,6 +3,10 @@
 // runs on the player's event pump and makes a blocking mpv call there. A debug build of
 // PlayerKit stops the process with a message naming the call; a release build does not check
 // and this program then prints "not checked" and exits 0.
+//
+// With `--pool`, it breaks the cooperative-pool rule instead: a task under
+// `BlockingCallCheck.enforcing` makes a blocking mpv call (`setVolume`), and then creates a
+// player with the blocking initializer.
 import Dispatch
 import Foundation
 import PlayerKitCore
@@ -31,4 +35,22 @@ func probe() throws -> Int32 {
     return 0
 }
 
+/// A blocking call from a task under the pool check; returns the exit status when not stopped.
+func poolProbe() async throws -> Int32 {
+    var configuration = PlayerConfiguration(videoOutput: .none, audioOutput: .none)
+    configuration.eventBus = PlayerEventBus(label: "pool-rule-probe")
+    let player = try await Player.create(id: "pool-probe", configuration: configuration)
+    // Allowed: suspends.
+    try await BlockingCallCheck.enforcing { () async throws(PlayerError) in try await player.perform(.setVolume(50)) }
+    // Unbuffered: the process may stop right after.
+    FileHandle.standardOutput.write(Data("perform allowed\n".utf8))
+    // Blocks a pool thread: debug builds stop here.
+    try await BlockingCallCheck.enforcing { () async throws(PlayerError) in try player.setVolume(40) }
+    print("not checked")
+    return 0
+}
+
+if CommandLine.arguments.contains("--pool") {
+    exit(try await poolProbe())
+}
 exit(try probe())

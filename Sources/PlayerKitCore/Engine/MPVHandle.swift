@@ -141,6 +141,7 @@ final class MPVHandle: @unchecked Sendable {
     /// the core ran it: never on a pump queue.
     func command(_ arguments: [String]) throws(PlayerError) -> MPVValue {
         PumpQueue.assertNotOnPump("command \(arguments.first ?? "")")
+        PoolRule.assertNotBlockingPool("command \(arguments.first ?? "")")
         return try withHandle { handle throws(PlayerError) in
             var result = mpv_node()
             let status = withCStringArray(arguments) { mpv_command_ret(handle, $0, &result) }
@@ -163,6 +164,7 @@ final class MPVHandle: @unchecked Sendable {
     /// Blocks until the core applied it: never on a pump queue.
     func setProperty(_ name: String, _ value: MPVValue) throws(PlayerError) {
         PumpQueue.assertNotOnPump("set property \(name)")
+        PoolRule.assertNotBlockingPool("set property \(name)")
         try withHandle { handle throws(PlayerError) in
             let status = MPVNode.withNode(value) { mpv_set_property(handle, name, MPV_FORMAT_NODE, $0) }
             guard status >= 0 else { throw MPVHandle.propertyError(name: name, value: value, status: status) }
@@ -186,6 +188,7 @@ final class MPVHandle: @unchecked Sendable {
     /// Reads a property synchronously (blocks while the core is busy: never on a pump queue).
     func property(_ name: String) throws(PlayerError) -> MPVValue {
         PumpQueue.assertNotOnPump("get property \(name)")
+        PoolRule.assertNotBlockingPool("get property \(name)")
         return try withHandle { handle throws(PlayerError) in
             var node = mpv_node()
             let status = mpv_get_property(handle, name, MPV_FORMAT_NODE, &node)

@@ -63,6 +63,8 @@ public final class Player: MediaPlayer {
         id: PlayerID? = nil, configuration: PlayerConfiguration = PlayerConfiguration(),
         delegate: (any PlayerDelegate)? = nil
     ) throws(PlayerError) {
+        // Creating the core takes a process-wide lock for milliseconds: async code uses `create`.
+        PoolRule.assertNotBlockingPool("mpv_create (Player's initializer; async code uses Player.create)")
         let id = id ?? .random()
         guard PlayerID.isValid(id.rawValue) else { throw .invalidID(id.rawValue) }
         let token = try PlayerRegistry.reserve(id)

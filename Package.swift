@@ -53,15 +53,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
-        // The media cache: its index in SQLite (system libsqlite3) and HTTP through AsyncHTTPClient.
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // The media cache: HTTP through AsyncHTTPClient (its index is SQLite's C API: CSQLite).
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
-        // Rooms (Syncplay's protocol over TCP, TLS when offered; its password digest). Already in
+        // Rooms (Syncplay's protocol over TCP, TLS when offered). Already in
         // the graph through AsyncHTTPClient: no extra build.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
-        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         // `swift package generate-documentation` (Scripts/check-docs.sh, run by make test).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -71,6 +69,10 @@ let package = Package(
         // Requires.private, which SwiftPM rejects with a "prohibited flag" warning on every
         // build. The headers live in /usr/include and the modulemap links libmpv itself.
         .systemLibrary(name: "CMPV"),
+        // The media cache's index: the system's SQLite (Debian/Ubuntu: libsqlite3-dev). Its C API
+        // directly: the index is two tables and six statements, and GRDB cost 10-15 s of every
+        // clean build for them.
+        .systemLibrary(name: "CSQLite"),
         // Helpers every layer may use; imports nothing of PlayerKit.
         .target(name: "PlayerKitSupport", swiftSettings: strictSettings),
         // The core: the only module that talks to libmpv (and, inside it, only Engine/).
@@ -101,7 +103,7 @@ let package = Package(
             name: "PlayerKitCache",
             dependencies: featureDependencies + [
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "CSQLite",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: strictSettings
@@ -123,7 +125,6 @@ let package = Package(
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),

@@ -15,7 +15,7 @@ as_root() {
 missing=()
 [ -f /usr/include/mpv/client.h ] || missing+=(libmpv-dev)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
-# The media cache's index: SQLite through GRDB, which links the system library.
+# The media cache's index: the system's SQLite, through its C API (Sources/CSQLite).
 [ -f /usr/include/sqlite3.h ] || missing+=(libsqlite3-dev)
 # The corrupted-media corpus (Scripts/make-corpus.py) and the benchmark runner.
 command -v python3 >/dev/null || missing+=(python3)

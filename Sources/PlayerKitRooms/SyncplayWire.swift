@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// Syncplay's protocol, as `syncplay-server` 1.6.9 speaks it: one JSON object per line, each key
@@ -207,10 +206,7 @@ enum SyncplayWire {
     /// The server password as Syncplay sends it: the MD5 hex digest of its UTF-8 bytes (the
     /// protocol's choice; it hides the password from logs, not from anyone on the path: use TLS).
     static func passwordHash(_ password: String) -> String {
-        Insecure.MD5.hash(data: Data(password.utf8)).map { byte in
-            let hex = String(byte, radix: 16)
-            return hex.count == 1 ? "0" + hex : hex
-        }.joined()
+        MD5.hexDigest(Array(password.utf8))
     }
 
     /// The greeting: who we are, the room, and (MD5 hex, as Syncplay sends it) the server password.

@@ -75,6 +75,33 @@ struct SyncplayWireTests {
     func passwordHash() {
         #expect(SyncplayWire.passwordHash("secret") == "5ebe2294ecd0e0f08eab7690d2a6ee69")  // printf secret | md5sum
         #expect(SyncplayWire.passwordHash("") == "d41d8cd98f00b204e9800998ecf8427e")
+        #expect(SyncplayWire.passwordHash("pässwörd ✓") == "424f0acb4def3f5d2db59084752ce66d")  // its UTF-8 bytes
+    }
+
+    @Test("MD5 gives RFC 1321's test suite digests, and md5sum's across the padding boundaries")
+    func md5TestSuite() {
+        // RFC 1321, appendix A.5.
+        let suite = [
+            ("", "d41d8cd98f00b204e9800998ecf8427e"),
+            ("a", "0cc175b9c0f1b6a831c399e269772661"),
+            ("abc", "900150983cd24fb0d6963f7d28e17f72"),
+            ("message digest", "f96b697d7cb7938d525a2f31aaf161d0"),
+            ("abcdefghijklmnopqrstuvwxyz", "c3fcd3d76192e4007dfb496cca67e13b"),
+            ("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", "d174ab98d277d9f5a5611c2c9f419d9f"),
+            (String(repeating: "1234567890", count: 8), "57edf4a22be3c955ac49da2e2107b67a"),
+        ]
+        for (message, digest) in suite { #expect(MD5.hexDigest(Array(message.utf8)) == digest, "\(message)") }
+        // Lengths around the 56- and 64-byte padding boundaries: N times "x" (md5sum's digests).
+        let boundaries = [
+            55: "04364420e25c512fd958a70738aa8f72", 56: "668a72d5ba17f08e62dabcafad6db14b",
+            57: "693037871c4a9d3d8685018905cb530a", 63: "7dc2ca208106a2f703567bdff99d8981",
+            64: "c1bb4f81d892b2d57947682aeb252456", 65: "1bc932052302d074bdec39795fe00cf6",
+            119: "ab347a5f68c8a443cfcddc633f12c24f", 120: "fb98667f98096de92620b64f46e1c5b5",
+            128: "d69cb61a6ee87200676eb0d4b90edbcb",
+        ]
+        for (length, digest) in boundaries {
+            #expect(MD5.hexDigest([UInt8](repeating: UInt8(ascii: "x"), count: length)) == digest, "\(length) bytes")
+        }
     }
 
     @Test("latency: the shortest recent round trip, halved; absurd echoes ignored")

@@ -3,7 +3,7 @@
 export PATH := $(PATH):/opt/swift/usr/bin
 SWIFT ?= swift
 
-.PHONY: deps bench-deps build demo docs test test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms media clean check-layers room-demo screenshots
+.PHONY: deps bench-deps build demo docs test test-long test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms media clean check-layers room-demo screenshots
 
 deps:
 	@Scripts/install-deps.sh
@@ -22,11 +22,16 @@ test: deps
 	$(SWIFT) build --build-tests --explicit-target-dependency-import-check error
 	# The DocC catalogs and every public symbol's documentation: no DocC warning.
 	SWIFT=$(SWIFT) Scripts/check-docs.sh
-	# README's manifest lines and "Using it" snippet, built and run as a consumer package.
-	SWIFT=$(SWIFT) Scripts/check-consumer.sh
 	# Two passes (everything that does not measure time, in parallel; then the timing-sensitive
-	# tests one at a time), ending with one line "N passed, M failed".
-	SWIFT=$(SWIFT) Scripts/test-suite.sh
+	# tests one at a time), ending with one line "N passed, M failed". Alongside the parallel
+	# pass: README's manifest lines and "Using it" snippet, built (PlayerKitCore only, in a folder
+	# of its own) and run as a consumer package.
+	SWIFT=$(SWIFT) ALONGSIDE="SWIFT=$(SWIFT) Scripts/check-consumer.sh" Scripts/test-suite.sh
+
+## make test with the long measurement windows: drift over 20 s of play (make test: 10 s) and a
+## 60 s soak (make test: 30 s).
+test-long: deps
+	PLAYERKIT_LONG_WINDOWS=1 $(MAKE) test
 
 ## make test with stress-ng loading every core (4 CPU workers on top of the 2 cores) for the whole
 ## run: a suite that passes only on an idle machine is broken.

@@ -63,12 +63,30 @@ pass() {
 }
 
 # Two passes. First everything that does not measure time, in parallel: the logic tests on fake
-# players (FeatureLogicTests, no mpv core) and most real-libmpv tests.
-serial_tests="TimingTests|SoakTests|CorruptMediaTests|FrameOutputTests|CacheModelTests|$room_tests|$bound_tests"
+# players (FeatureLogicTests, no mpv core), the model-based cache test (10,000 seeded runs of the
+# transfer machine on a simulated clock, in ten chunks) and most real-libmpv tests.
+serial_tests="TimingTests|SoakTests|CorruptMediaTests|FrameOutputTests|$room_tests|$bound_tests"
+# ALONGSIDE: a command run next to the parallel pass (make test: the README consumer check, which
+# builds in a folder of its own and measures no time); its failure counts as one.
+alongside_pid=
+if [ -n "${ALONGSIDE:-}" ]; then
+  echo "== alongside the parallel pass: $ALONGSIDE"
+  bash -c "$ALONGSIDE" > "$log_dir/alongside.log" 2>&1 &
+  alongside_pid=$!
+fi
 pass parallel --skip "$serial_tests"
+if [ -n "$alongside_pid" ]; then
+  wait "$alongside_pid"
+  alongside_status=$?
+  cat "$log_dir/alongside.log"
+  if [ "$alongside_status" -ne 0 ]; then
+    failed=$((failed + 1))
+    failures+=("alongside: $ALONGSIDE exited with status $alongside_status (see above)")
+  fi
+  echo "== alongside: exit $alongside_status"
+fi
 # Then the tests whose results depend on having the machine to themselves, one at a time:
 # - the bounds (timing assertions on waits) and the network faults, above;
-# - the model-based cache test (10,000 seeded runs of the transfer machine);
 # - the corrupted-media corpus (8 players decoding for most of a minute) and the software frame
 #   tests (they count frames: on 2 cores, next to everything else, the counts starved);
 # - the room tests (a Python server's TLS handshake and states once a second, positions compared

@@ -11,7 +11,9 @@ let package = Package(
     ],
     targets: [
         .executableTarget(name: "Consumer", dependencies: [
-            .product(name: "PlayerKit", package: "PlayerKit"),
+            // Players, events and the bus: the lightest product (no network stack). The umbrella
+            // "PlayerKit" adds every feature; each feature is a product of its own too.
+            .product(name: "PlayerKitCore", package: "PlayerKit"),
         ]),
     ]
 )

@@ -44,14 +44,14 @@ import PlayerKitSupport
 ///
 /// **Threading.** Every method may be called from any thread; ``frame(at:)`` never waits for
 /// mpv (it reads the newest frame rendered by its instant and, at a boundary, may send `play`). The sequencer's
-/// state changes only on its own serial queue; preparations run one at a time in the background.
+/// state changes only under its lock, in steps that return what to do (send, publish, release),
+/// done after the lock is let go; preparations run one at a time in the background.
 public final class ClipSequencer: Sendable {
     /// Size and layout of every output frame.
     public let format: FrameFormat
     /// The players taking turns (three).
     public let players: [Player]
 
-    private let queue = SerialQueue(label: "PlayerKit.sequencer")
     private let preparations = AsyncSerialGate()
     private let state: Locked<State>
     private let maintenanceTasks = Locked<(running: [UInt64: Task<Void, Never>], lastNumber: UInt64)>(([:], 0))
@@ -104,6 +104,8 @@ public final class ClipSequencer: Sendable {
         var lastFrame: SequencedFrame?
         /// The next clip's start, planned half a tick before its turn.
         var earlyStart: EarlyStart?
+        /// Set by ``shutdown()``: a pending early start does nothing.
+        var isShutDown = false
         /// Clips that could not be prepared, as they were then (by ID): skipped while they stay
         /// so; an edit that changes or re-adds one gives it another try.
         var failed: [String: SequenceClip] = [:]
@@ -176,8 +178,7 @@ public final class ClipSequencer: Sendable {
         try await BlockingCallCheck.enforcing { () async throws(PlayerError) in
             guard let first = state.withLock({ $0.clips.first }) else { return }
             try await prepare(first, throwing: true)
-            let slot = queue.sync {
-                state.withLock { state -> Slot? in
+            let slot = state.withLock { state -> Slot? in
                     state.outputStart = instant ?? .now
                     state.current = first
                     state.currentIndexHint = 0
@@ -186,7 +187,6 @@ public final class ClipSequencer: Sendable {
                     state.slots[index].isStarted = true
                     state.slots[index].isPlaying = true
                     return state.slots[index]
-                }
             }
             if let slot, !first.isStill { try? slot.player.send(.play) }
             if let slot { slot.player.publish(SequencerEvent.clipStarted(clipID: first.id, index: 0)) }
@@ -200,9 +200,7 @@ public final class ClipSequencer: Sendable {
     /// gets the frame that was due then, not one mpv rendered since. Nil before ``start(at:)``
     /// and before the first frame. Never waits for mpv.
     public func frame(at instant: ContinuousClock.Instant = .now) -> SequencedFrame? {
-        let (result, startedPlayer, events) = queue.sync { () -> (SequencedFrame?, Player?, [(Player, SequencerEvent)]) in
-            state.withLock { state in pull(&state, at: instant) }
-        }
+        let (result, startedPlayer, events) = state.withLock { state in pull(&state, at: instant) }
         if let startedPlayer { try? startedPlayer.send(.play) }
         for (player, event) in events { player.publish(event) }
         if startedPlayer != nil || events.contains(where: { if case .boundary = $0.1 { return true }; return false }) {
@@ -211,7 +209,7 @@ public final class ClipSequencer: Sendable {
         return result
     }
 
-    /// The pull, on the queue under the lock: boundary decision and measurement.
+    /// The pull, under the lock: boundary decision and measurement. Returns what to do outside it.
     private func pull(_ state: inout State, at instant: ContinuousClock.Instant)
         -> (SequencedFrame?, Player?, [(Player, SequencerEvent)])
     {
@@ -290,7 +288,13 @@ public final class ClipSequencer: Sendable {
                 // frame, already rendered, is shown at the switch either way.
                 let plan: EarlyStart = (nextClip.id, state.slots[nextIndex].generation, start + now + halfTick)
                 state.earlyStart = plan
-                queue.async(after: max(.zero, plan.at - .now)) { [weak self] in self?.startEarly(plan) }
+                // A one-shot timer (not a task: it must fire at its instant, and the cooperative
+                // pool may be busy). It holds the sequencer weakly and does nothing once the plan
+                // is stale or the sequencer shut down (startEarly checks both under the lock).
+                let delay = max(.zero, plan.at - .now)
+                DispatchQueue.global(qos: .userInteractive).asyncAfter(
+                    deadline: .now() + .nanoseconds(Int(delay.components.seconds) * 1_000_000_000 + Int(delay.components.attoseconds / 1_000_000_000))
+                ) { [weak self] in self?.startEarly(plan) }
             }
         }
 
@@ -352,11 +356,11 @@ public final class ClipSequencer: Sendable {
         return (latest, shown.map { latest.sequenceNumber > $0 } ?? true)
     }
 
-    /// Starts the clip of `plan` (on the queue) if it is still the prepared next clip and was
+    /// Starts the clip of `plan` (from its timer) if it is still the prepared next clip and was
     /// not started yet; the switch's pull starts it otherwise.
     private func startEarly(_ plan: EarlyStart) {
         let player = state.withLock { state -> Player? in
-            guard let current = state.current, !state.isFinished,
+            guard !state.isShutDown, let current = state.current, !state.isFinished,
                   Self.playableClip(after: current.id, hint: state.currentIndexHint, in: state.clips, failed: state.failed)?.id == plan.clipID,
                   let index = state.slots.firstIndex(where: { $0.clipID == plan.clipID }),
                   state.slots[index].generation == plan.generation, state.slots[index].isReady,
@@ -473,8 +477,7 @@ public final class ClipSequencer: Sendable {
     }
 
     private func edit(_ change: (inout [SequenceClip]) throws(PlayerError) -> Void) throws(PlayerError) {
-        try queue.sync { () throws(PlayerError) in
-            try state.withLock { state throws(PlayerError) in
+        try state.withLock { state throws(PlayerError) in
                 var clips = state.clips
                 try change(&clips)
                 try Self.checkUnique(clips)
@@ -486,7 +489,6 @@ public final class ClipSequencer: Sendable {
                     guard let id = state.slots[index].clipID, id != state.current?.id else { continue }
                     if !clips.contains(where: { $0.id == id }) { state.slots[index].isReady = false }
                 }
-            }
         }
         scheduleMaintenance()
     }
@@ -509,8 +511,7 @@ public final class ClipSequencer: Sendable {
 
     /// Keeps the current clip and the next one prepared and releases the rest.
     private func maintain() async {
-        let (wanted, release) = queue.sync { () -> ([SequenceClip], [Player]) in
-            state.withLock { state in
+        let (wanted, release) = state.withLock { state -> ([SequenceClip], [Player]) in
                 var wanted: [SequenceClip] = []
                 if let current = state.current {
                     wanted.append(current)
@@ -533,18 +534,17 @@ public final class ClipSequencer: Sendable {
                     }
                 }
                 return (wanted, release)
-            }
         }
         for player in release {
             try? await player.perform(.stop)
-            let output = queue.sync { state.withLock { state -> FrameOutput? in
+            let output = state.withLock { state -> FrameOutput? in
                 guard let index = state.slots.firstIndex(where: { $0.player === player && $0.clipID == nil }) else { return nil }
                 defer {
                     state.slots[index].output = nil
                     state.slots[index].recent = nil
                 }
                 return state.slots[index].output
-            } }
+            }
             output?.close()
         }
         for clip in wanted {
@@ -557,8 +557,7 @@ public final class ClipSequencer: Sendable {
 
     /// Loads `clip` into a free player, paused on its first frame, with a new frame output.
     private func prepare(_ clip: SequenceClip, throwing: Bool) async throws(PlayerError) {
-        let claimed = queue.sync {
-            state.withLock { state -> (Int, Int, Player, FrameOutput?)? in
+        let claimed = state.withLock { state -> (Int, Int, Player, FrameOutput?)? in
                 let index = state.slots.firstIndex(where: { $0.clipID == clip.id })
                     ?? state.slots.firstIndex(where: { $0.clipID == nil })
                 guard let index else { return nil }
@@ -571,7 +570,6 @@ public final class ClipSequencer: Sendable {
                 state.slots[index].output = nil
                 state.slots[index].recent = nil
                 return (index, state.slots[index].generation, state.slots[index].player, output)
-            }
         }
         guard let (index, generation, player, oldOutput) = claimed else { return }
         do throws(PlayerError) {
@@ -589,27 +587,23 @@ public final class ClipSequencer: Sendable {
             let info = try await player.preload(clip.source)
             // The first frame is shown; wait until it is rendered into the output too.
             if output.latestFrame == nil { await Self.firstFrame(of: output, timeout: .seconds(5)) }
-            queue.sync {
-                state.withLock { state in
+            state.withLock { state in
                     guard state.slots[index].generation == generation else { return }
                     state.slots[index].output = output
                     state.slots[index].recent = recent
                     state.slots[index].duration = info.duration
                     state.slots[index].isReady = output.latestFrame != nil
-                }
             }
         } catch {
             Self.logger.warning("clip could not be prepared", metadata: ["clip": "\(clip.id)", "error": "\(error)"])
             player.publish(SequencerEvent.clipFailed(clipID: clip.id, error: error))
-            let superseded = queue.sync {
-                state.withLock { state -> Bool in
+            let superseded = state.withLock { state -> Bool in
                     guard state.slots[index].generation == generation else { return true }
                     state.slots[index].clipID = nil
                     // Skipped from now on (unless an edit changes it): the clip after it is
                     // prepared in its place, and a pull waiting at the boundary moves on to that.
                     state.failed[clip.id] = clip
                     return false
-                }
             }
             if throwing { throw error }
             if !superseded { scheduleMaintenance() }
@@ -633,7 +627,10 @@ public final class ClipSequencer: Sendable {
     public func shutdown() async {
         await BlockingCallCheck.enforcing {
             for task in maintenanceTasks.withLock({ Array($0.running.values) }) { task.cancel() }
-            let outputs = queue.sync { state.withLock { state in state.slots.compactMap(\.output) } }
+            let outputs = state.withLock { state -> [FrameOutput] in
+                state.isShutDown = true
+                return state.slots.compactMap(\.output)
+            }
             for player in players { try? await player.perform(.stop) }
             for output in outputs { output.close() }
             for player in players { await player.shutdown() }

@@ -158,6 +158,8 @@ struct FeedTests {
     }
 }
 
+/// The audio policy on real players: mpv's own mute follows the focus. Its decisions are tested
+/// on fake players in AudioPolicyLogicTests.
 @Suite("Audio policy", .timeLimit(.minutes(4)))
 struct AudioPolicyTests {
     private func players(_ count: Int) async throws -> [Player] {
@@ -180,40 +182,8 @@ struct AudioPolicyTests {
         try audio.clearFocus()
         #expect(try all.map { try $0.property("mute") } == [.flag(false), .flag(false), .flag(false)])
     }
-
-    @Test("duck: the others are turned down, and each gets its own volume back")
-    func duck() async throws {
-        let all = try await players(3)
-        defer { Task { for player in all { await player.shutdown() } } }
-        try all[1].setVolume(70)
-        #expect(await eventually { all[1].volume == 70 })
-        let audio = try AudioPolicy(mode: .duck(volume: 20), players: all)
-        try audio.focus(all[0])
-        #expect(try all.map { try $0.property("volume") } == [.double(100), .double(20), .double(20)])
-        try audio.focus(all[1])
-        #expect(try all.map { try $0.property("volume") } == [.double(20), .double(70), .double(20)])
-        try audio.clearFocus()
-        #expect(try all.map { try $0.property("volume") } == [.double(100), .double(70), .double(100)])
-    }
-
-    @Test("mix changes nothing; bad input: a ducking volume of 120 or NaN, focus on a player not in the policy")
-    func mixAndBadInput() async throws {
-        let all = try await players(2)
-        defer { Task { for player in all { await player.shutdown() } } }
-        let audio = try AudioPolicy(mode: .mix, players: all)
-        try audio.focus(all[0])
-        #expect(try all.map { try $0.property("mute") } == [.flag(false), .flag(false)])
-        #expect(throws: PlayerError.invalidArgument(name: "ducking volume", value: "120.0", reason: "must be between 0 and 100")) {
-            try AudioPolicy(mode: .duck(volume: 120))
-        }
-        #expect(throws: PlayerError.self) { try AudioPolicy(mode: .duck(volume: .nan)) }
-        let solo = try AudioPolicy(mode: .solo, players: [all[0]])
-        #expect(throws: PlayerError.invalidArgument(name: "audio focus", value: all[1].id.rawValue, reason: "is not in the audio policy")) {
-            try solo.focus(all[1])
-        }
-        try solo.focus(all[0])
-        #expect(solo.focused == all[0].id)
-    }
+    // Duck, mix, a player's own mute kept, bad input, refusals and racing focus calls:
+    // AudioPolicyLogicTests (FeatureLogicTests), on fake players.
 }
 
 @Suite("Poster frames", .timeLimit(.minutes(4)))

@@ -90,7 +90,7 @@ struct TimingTests {
         #expect(warmMedian * 2 < coldMedian, "preloaded \(warmMedian) vs cold \(coldMedian)")
     }
 
-    @Test("a sync group keeps two players within one frame interval (33 ms) of each other at p99 over 20 s")
+    @Test("a sync group keeps two players within one frame interval (33 ms) of each other at p99 over the drift window (10 s; 20 s in make test-long)")
     func syncGroupDrift() async throws {
         let (left, _) = try await Fixtures.player()
         let (right, _) = try await Fixtures.player()
@@ -98,8 +98,9 @@ struct TimingTests {
         let group = try SyncGroup(players: [left, right])
         try await group.load([MediaSource(Fixtures.clipA), MediaSource(Fixtures.clipB)], looping: true)
         try await group.play()
-        // 20 s of frames from both players (30 fps each), however long that takes.
-        #expect(await eventually(timeout: .seconds(60)) { group.spreads.count >= 2 * 30 * 20 })
+        // The window's frames from both players (30 fps each), however long that takes.
+        let window = Fixtures.driftWindowSeconds
+        #expect(await eventually(timeout: .seconds(3 * window)) { group.spreads.count >= 2 * 30 * window })
         let spreads = group.spreads.sorted()
         let p99 = spreads[Int(Double(spreads.count) * 0.99)]
         #expect(p99 <= 1.0 / 30, "p99 spread \(p99 * 1000) ms over \(spreads.count) frames")
@@ -138,22 +139,24 @@ struct TimingTests {
         #expect(group.drifts.values.allSatisfy { abs($0) < 1.0 / 30 }, "drifts: \(group.drifts)")
     }
 
-    @Test("ab-compare --json --seconds 20: drift between the two players at most 33 ms at p99")
+    @Test("ab-compare --json over the drift window: drift between the two players at most 33 ms at p99")
     func abCompare() async throws {
-        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("playerkit-ab-compare"), ["--json", "--seconds", "20"])
+        let window = Fixtures.driftWindowSeconds
+        let (status, output, errors) = try await ChildProcess.runToEnd(
+            ChildProcess.example("playerkit-ab-compare"), ["--json", "--seconds", "\(window)"])
         #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
         let objects = try exampleJSONLines(output)
         // Each member reports its drift about once a second.
         for player in ["left", "right"] {
             let reports = objects.filter { $0["player"] as? String == player && $0["event"] as? String == "syncDrift" }
-            #expect(reports.count >= 15, "\(player): \(reports.count) drift reports")
+            #expect(reports.count >= window * 3 / 4, "\(player): \(reports.count) drift reports")
             #expect(reports.allSatisfy { $0["driftMs"] is Double })
         }
         let summary = try #require(objects.last { $0["event"] as? String == "summary" })
         #expect(summary["player"] as? String == "group")
         let p99 = try #require(summary["p99Ms"] as? Double)
         #expect(p99 <= 33, "summary: \(summary)")
-        #expect((summary["count"] as? Int ?? 0) > 1000)
+        #expect((summary["count"] as? Int ?? 0) > window * 50)
     }
 
     /// Two `playerkit-room` processes in one room on the real server, the second starting the
@@ -192,15 +195,15 @@ struct TimingTests {
         return figures
     }
 
-    @Test("two playerkit-room processes in a room on the real syncplay-server: drift between them at most 33 ms at p99 over 20 s of play, from 1 s after the start")
+    @Test("two playerkit-room processes in a room on the real syncplay-server: drift between them at most 33 ms at p99 over the drift window of play, from 1 s after the start")
     func roomDriftBetweenProcesses() async throws {
         let server = try await SyncplayServer.start()
         defer { server.stop() }
-        let figures = try await roomDrift(seconds: 20, server: server)
+        let figures = try await roomDrift(seconds: Double(Fixtures.driftWindowSeconds), server: server)
         #expect(figures.p99Ms <= 33, "\(figures)")
     }
 
-    @Test("the same with 50 ms ± 5 ms of one-way delay on one member's path: at most 50 ms at p99 over 20 s of play, from 1 s after the start")
+    @Test("the same with 50 ms ± 5 ms of one-way delay on one member's path: at most 50 ms at p99 over the drift window of play, from 1 s after the start")
     func roomDriftOverSlowPath() async throws {
         // The issue asked for Linux's netem (`tc qdisc … netem delay 50ms 5ms` on a veth pair
         // between network namespaces). Namespaces can be made here, but this kernel has no
@@ -214,7 +217,7 @@ struct TimingTests {
         defer { proxy.stop() }
         proxy.setMode(.delay(seconds: 0.05, jitter: 0.005))
         print("room drift over a slow path: 50 ms ± 5 ms one-way through a user-space delay proxy (netem: not in this kernel)")
-        let figures = try await roomDrift(seconds: 20, secondThroughPort: Int(proxy.port), server: server)
+        let figures = try await roomDrift(seconds: Double(Fixtures.driftWindowSeconds), secondThroughPort: Int(proxy.port), server: server)
         // What the path really did: the proxy's threads run at a raised priority where allowed
         // (root), so a loaded machine's other processes do not stretch its delays; elsewhere a
         // failure shows here whether the path kept to 50 ms ± 5 ms.

@@ -1,4 +1,4 @@
-import PlayerKit
+import PlayerKitCore
 
 /// Prints each player's state changes. Delegates are held weakly: keep this object.
 final class Monitor: PlayerDelegate {

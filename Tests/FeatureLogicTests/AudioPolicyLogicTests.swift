@@ -1,0 +1,121 @@
+import PlayerKitCore
+import PlayerKitFeed
+import PlayerKitTesting
+import Testing
+
+@Suite("AudioPolicy's decisions, on fake players", .timeLimit(.minutes(1)))
+struct AudioPolicyLogicTests {
+    let bus = PlayerEventBus(label: "audio-logic")
+    let clock = ManualClock()
+
+    private func players(_ count: Int) throws -> [FakePlayer] {
+        try (0..<count).map { _ in try FakePlayer(clock: clock, bus: bus) }
+    }
+
+    @Test("duck: the others are turned down, each gets its own volume back with the focus, and all of them when the policy lets go")
+    func duck() async throws {
+        let all = try players(3)
+        try all[1].setVolume(70)
+        let audio = try AudioPolicy(mode: .duck(volume: 20), players: all)
+        try audio.focus(all[0])
+        #expect(all.map(\.volume) == [100, 20, 20])
+        try audio.focus(all[1])
+        #expect(all.map(\.volume) == [20, 70, 20])
+        #expect(audio.focused == all[1].id)
+        try audio.clearFocus()
+        #expect(all.map(\.volume) == [100, 70, 100])
+        #expect(audio.focused == nil)
+        // Nobody's mute was touched.
+        #expect(all.allSatisfy { $0.isMuted == false && !$0.commands.contains(.setMuted(true)) })
+        for player in all { await player.shutdown() }
+    }
+
+    @Test("solo keeps a player's own mute: one muted before the policy stays muted when the policy lets go")
+    func soloKeepsOwnMute() async throws {
+        let all = try players(3)
+        try all[2].setMuted(true)
+        let audio = try AudioPolicy(mode: .solo, players: all)
+        try audio.focus(all[0])
+        #expect(all.map(\.isMuted) == [false, true, true])
+        try audio.focus(all[2])                                  // its own mute: it was muted itself
+        #expect(all.map(\.isMuted) == [true, true, true])
+        try audio.clearFocus()
+        #expect(all.map(\.isMuted) == [false, false, true])
+        for player in all { await player.shutdown() }
+    }
+
+    @Test("mix changes nothing; a player added while another has the focus is quieted at once")
+    func mixAndAdd() async throws {
+        let all = try players(3)
+        let mix = try AudioPolicy(mode: .mix, players: [all[0], all[1]])
+        try mix.focus(all[0])
+        #expect(all[0].commands.isEmpty && all[1].commands.isEmpty)
+        let duck = try AudioPolicy(mode: .duck(volume: 10), players: [all[0]])
+        try duck.focus(all[0])
+        try duck.add(all[2])
+        #expect(all[2].volume == 10)
+        try duck.add(all[2])                                     // again: nothing more
+        #expect(all[2].commands == [.setVolume(10)])
+        for player in all { await player.shutdown() }
+    }
+
+    @Test("bad input is refused by name and changes nothing: a ducking volume of 120 or NaN, a player listed twice, focus on a stranger")
+    func badInput() async throws {
+        let all = try players(2)
+        #expect(throws: PlayerError.invalidArgument(name: "ducking volume", value: "120.0", reason: "must be between 0 and 100")) {
+            try AudioPolicy(mode: .duck(volume: 120))
+        }
+        #expect(throws: PlayerError.invalidArgument(name: "ducking volume", value: "nan", reason: "must be between 0 and 100")) {
+            try AudioPolicy(mode: .duck(volume: .nan))
+        }
+        #expect(throws: PlayerError.invalidArgument(name: "audio policy", value: "\(all[0].id), \(all[0].id)", reason: "lists a player twice")) {
+            try AudioPolicy(mode: .solo, players: [all[0], all[0]])
+        }
+        let solo = try AudioPolicy(mode: .solo, players: [all[0]])
+        #expect(throws: PlayerError.invalidArgument(name: "audio focus", value: all[1].id.rawValue, reason: "is not in the audio policy")) {
+            try solo.focus(all[1])
+        }
+        #expect(solo.focused == nil && all[0].commands.isEmpty)
+        try solo.focus(all[0])
+        #expect(solo.focused == all[0].id)
+        for player in all { await player.shutdown() }
+    }
+
+    @Test("a player that refuses its volume: focus throws mpv's error, and the policy and the other players stay usable")
+    func refusal() async throws {
+        let all = try players(3)
+        let audio = try AudioPolicy(mode: .duck(volume: 20), players: all)
+        all[2].refuseCommands { command in
+            if case .setVolume = command { return .commandFailed(command: ["set", "volume"], MPVError(code: -12, message: "refused by the test")) }
+            return nil
+        }
+        #expect(throws: PlayerError.commandFailed(command: ["set", "volume"], MPVError(code: -12, message: "refused by the test"))) { try audio.focus(all[0]) }
+        all[2].refuseCommands(nil)
+        try audio.focus(all[1])
+        #expect(all.map(\.volume) == [20, 100, 20])
+        try audio.clearFocus()
+        #expect(all.map(\.volume) == [100, 100, 100])
+        for player in all { await player.shutdown() }
+    }
+
+    @Test("a player shut down is left alone; focus calls racing from eight tasks leave exactly one player loud")
+    func shutDownAndRaces() async throws {
+        let all = try players(4)
+        let audio = try AudioPolicy(mode: .duck(volume: 20), players: all)
+        await all[3].shutdown()
+        try audio.focus(all[0])
+        #expect(all[3].commands.isEmpty)
+        for round in 0..<50 {
+            await withTaskGroup(of: Void.self) { group in
+                for task in 0..<8 {
+                    let player = all[(round + task) % 3]
+                    group.addTask { try? audio.focus(player) }
+                }
+            }
+            let focused = try #require(audio.focused)
+            let volumes = all.prefix(3).map { ($0.id, $0.volume) }
+            #expect(volumes.allSatisfy { $0.1 == ($0.0 == focused ? 100 : 20) }, "round \(round): focus \(focused), \(volumes)")
+        }
+        for player in all { await player.shutdown() }
+    }
+}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs PlayerKit's tests in passes (after `swift build --build-tests`), and ends with one line
+# Runs PlayerKit's tests in two passes (after `swift build --build-tests`), and ends with one line
 # "N passed, M failed" summing every pass, from Swift Testing's JUnit report of each pass (its
 # per-test lines when there is none: tests running in parallel can interleave them). A pass that
 # crashes or exits non-zero without a failed test counts as one failure, named. Every pass runs
@@ -22,14 +22,21 @@ room_tests='RoomClientTests|RoomFollowerTests|RoomTLSTests|SyncplayInteropTests|
 # back" once saw mpv end the item instead (1 run in 2 on 2026-11-24; 17 s alone).
 bound_tests='CacheOriginTests|WaitBoundTests|RoomBoundsTests|FullscreenPolicyTests|SequencerTests|NetworkFaultTests'
 
+# The test bundle `swift build --build-tests` made. Run directly rather than through `swift test
+# --skip-build`, which would hold SwiftPM's lock on .build for the whole pass, so nothing run
+# ALONGSIDE (the docs check) could use SwiftPM meanwhile; the arguments are the ones `swift test`
+# hands the bundle.
+bundle="$("$swift" build --show-bin-path)/PlayerKitPackageTests.xctest"
+[ -x "$bundle" ] || { echo "test-suite: no test bundle at $bundle (run swift build --build-tests first)" >&2; exit 1; }
+
 pass() {
   local name=$1
   shift
   local log="$log_dir/$name.log"
-  echo "== test pass: $name ($swift test --skip-build $*)"
+  echo "== test pass: $name ($bundle $*)"
   local started=$SECONDS
-  local report="$log_dir/$name.xml"
-  "$swift" test --skip-build --xunit-output "$report" "$@" 2>&1 | tee "$log"
+  local report="$log_dir/$name-swift-testing.xml"
+  NO_COLOR=1 "$bundle" --testing-library swift-testing --xunit-output "$report" "$@" 2>&1 | tee "$log"
   local status=${PIPESTATUS[0]}
   local ok bad
   # Swift Testing's report: <testsuite ... tests="N" failures="F" skipped="S" ...>.
@@ -66,8 +73,8 @@ pass() {
 # players (FeatureLogicTests, no mpv core), the model-based cache test (10,000 seeded runs of the
 # transfer machine on a simulated clock, in ten chunks) and most real-libmpv tests.
 serial_tests="TimingTests|SoakTests|CorruptMediaTests|FrameOutputTests|$room_tests|$bound_tests"
-# ALONGSIDE: a command run next to the parallel pass (make test: the README consumer check, which
-# builds in a folder of its own and measures no time); its failure counts as one.
+# ALONGSIDE: a command run next to the parallel pass (make test: the docs check and the README
+# consumer check, at the lowest priority; neither measures time); its failure counts as one.
 alongside_pid=
 if [ -n "${ALONGSIDE:-}" ]; then
   echo "== alongside the parallel pass: $ALONGSIDE"

@@ -36,6 +36,58 @@ struct AutoplayLogicTests {
         for player in p { await player.shutdown() }
     }
 
+    @Test("two items above the threshold: the more visible wins; a tie goes to the upper, with the reason; the previous one pauses")
+    func twoAbove() async throws {
+        let (coordinator, p) = try feed(3)
+        let decisions = Locked<[AutoplayCoordinator.Decision]>([])
+        coordinator.onDecision = { decision in decisions.withLock { $0.append(decision) } }
+        try coordinator.reportVisibility(0.9, of: "item-1")
+        try coordinator.reportVisibility(0.95, of: "item-2")
+        #expect(await eventually { clock.sleeperCount == 1 })
+        clock.advance(by: .milliseconds(300))
+        #expect(await eventually { p[2].state == .playing })
+        try coordinator.reportVisibility(0.9, of: "item-0")
+        try coordinator.reportVisibility(0.9, of: "item-1")
+        try coordinator.reportVisibility(0.5, of: "item-2")
+        #expect(await eventually { clock.sleeperCount == 1 })
+        clock.advance(by: .milliseconds(300))
+        #expect(await eventually { p[0].state == .playing && p[2].state == .paused })
+        #expect(await eventually { decisions.withLock { $0.filter { $0.action == .play }.map(\.item) } == ["item-2", "item-0"] })
+        let play = try #require(decisions.withLock { $0.last { $0.action == .play } })
+        #expect(play.reason.contains("tie with item-1"), "\(play.reason)")
+        #expect(decisions.withLock { $0.contains { $0.item == "item-2" && $0.action == .pause } })
+        #expect(await eventually { p[1].state == .ready })              // visible: a poster, not playing
+        for player in p { await player.shutdown() }
+    }
+
+    @Test("bad input is refused by name: a fraction outside 0...1 or NaN, an unknown or duplicate item, a threshold of 2; the feed stays usable")
+    func badInput() async throws {
+        let (coordinator, p) = try feed(1)
+        #expect(throws: PlayerError.invalidArgument(name: "visible fraction", value: "1.5", reason: "must be between 0 and 1")) {
+            try coordinator.reportVisibility(1.5, of: "item-0")
+        }
+        #expect(throws: PlayerError.invalidArgument(name: "visible fraction", value: "nan", reason: "must be between 0 and 1")) {
+            try coordinator.reportVisibility(.nan, of: "item-0")
+        }
+        #expect(throws: PlayerError.invalidArgument(name: "feed item", value: "nope", reason: "is not in the feed")) {
+            try coordinator.reportVisibility(0.5, of: "nope")
+        }
+        #expect(throws: PlayerError.invalidArgument(name: "feed item", value: "item-0", reason: "is already in the feed")) {
+            try coordinator.add("item-0", player: p[0], source: "other.mp4")
+        }
+        var settings = AutoplayCoordinator.Settings()
+        settings.threshold = 2
+        #expect(throws: PlayerError.invalidArgument(name: "autoplay threshold", value: "2.0", reason: "must be between 0 and 1")) {
+            try AutoplayCoordinator(settings: settings, clock: clock)
+        }
+        #expect(clock.sleeperCount == 0 && p[0].commands.isEmpty)      // nothing was scheduled or sent
+        try coordinator.reportVisibility(1, of: "item-0")
+        #expect(await eventually { clock.sleeperCount == 1 })
+        clock.advance(by: .milliseconds(300))
+        #expect(await eventually { coordinator.playingItem == "item-0" && p[0].state == .playing })
+        await p[0].shutdown()
+    }
+
     @Test("an item that leaves the screen is released; the one playing pauses when another wins")
     func releaseAndHandOver() async throws {
         let (coordinator, p) = try feed(2)

@@ -44,15 +44,19 @@ struct ClipLoopLogicTests {
         await player.shutdown()
     }
 
-    @Test("no playable clip: start fails naming the clips; a stop during the probe keeps the start from loading")
+    @Test("no clips, or no playable clip: refused naming the clips, the player untouched; a stop during the probe keeps the start from loading")
     func nothingPlayable() async throws {
         let player = try FakePlayer(clock: clock, bus: bus)
+        #expect(throws: PlayerError.invalidArgument(name: "clip list", value: "[]", reason: "needs at least one clip")) {
+            try ClipLoop(player: player, clips: [])
+        }
         let loop = try ClipLoop(player: player, clips: ["x", "y"]) { () throws(PlayerError) in
             try FakePlayer(clock: self.clock, bus: PlayerEventBus(label: "probe"), defaultMedia: nil)
         }
         await #expect(throws: PlayerError.invalidArgument(name: "clip list", value: "x, y", reason: "none of the clips can be played")) {
             try await loop.start()
         }
+        #expect(player.commands.isEmpty && player.state == .idle)
         // A probe that takes clock time, stopped halfway.
         let prober = Locked<FakePlayer?>(nil)
         let slow = try ClipLoop(player: player, clips: ["x"]) { () throws(PlayerError) in

@@ -13,6 +13,20 @@ struct DecoderBudgetLogicTests {
         try (0..<count).map { _ in try FakePlayer(clock: clock, bus: bus, media: media) }
     }
 
+    @Test("a limit of 0 or less is refused by name; a player refused by a full budget stays usable outside it")
+    func badLimitAndRefusedPlayer() async throws {
+        #expect(throws: DecoderBudgetError.invalidLimit(0)) { try DecoderBudget(limit: 0, clock: clock) }
+        #expect(throws: DecoderBudgetError.invalidLimit(-3)) { try DecoderBudget(limit: -3, clock: clock) }
+        let budget = try DecoderBudget(limit: 1, clock: clock)
+        let p = try players(2)
+        try await budget.load("a.mp4", into: p[0], startPaused: true)
+        await #expect(throws: DecoderBudgetError.full(limit: 1, holders: [p[0].id])) { try await budget.load("b.mp4", into: p[1]) }
+        #expect(p[1].commands.isEmpty && p[0].state == .ready && budget.holders == [p[0].id])
+        _ = try await p[1].load("b.mp4", startPaused: true)
+        #expect(p[1].state == .ready && budget.holders == [p[0].id])
+        for player in p { await player.shutdown() }
+    }
+
     @Test("full fails at once naming the holders; a release unloads the player and frees its slot")
     func fullAndRelease() async throws {
         let budget = try DecoderBudget(limit: 2, clock: clock)

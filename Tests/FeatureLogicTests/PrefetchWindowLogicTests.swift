@@ -27,6 +27,29 @@ struct PrefetchWindowLogicTests {
         }
     }
 
+    @Test("bad input is refused by name and makes no player: a negative radius, a speed of 0 or NaN, an index outside the sequence; an item's own speed is applied")
+    func badInputAndSpeeds() async throws {
+        let factory = Factory(clock: clock, bus: bus, media: [:])
+        let make: @Sendable (Int) async throws(PlayerError) -> any MediaPlayer = { slot throws(PlayerError) in try factory.make(slot) }
+        let items = [PrefetchWindow.Item("a.mp4"), PrefetchWindow.Item("b.mp4", speed: 2)]
+        #expect(throws: PlayerError.invalidArgument(name: "prefetch radius", value: "-1", reason: "must be 0 or more")) {
+            try PrefetchWindow(items: items, radius: -1, makePlayer: make)
+        }
+        for speed in [0, Double.nan] {
+            #expect(throws: PlayerError.invalidArgument(name: "speed", value: "\(speed)", reason: "must be between 0.25 and 4")) {
+                try PrefetchWindow(items: [PrefetchWindow.Item("a.mp4", speed: speed)], radius: 0, makePlayer: make)
+            }
+        }
+        let window = try PrefetchWindow(items: items, radius: 1, makePlayer: make)
+        await #expect(throws: PlayerError.invalidArgument(name: "sequence index", value: "2", reason: "must be in 0..<2")) {
+            try await window.move(to: 2)
+        }
+        #expect(window.players.isEmpty && factory.made.withLock { $0.isEmpty })
+        try await window.move(to: 0)
+        #expect(window.player(for: 0)?.speed == 1 && window.player(for: 1)?.speed == 2)
+        for player in factory.made.withLock({ $0 }) { await player.shutdown() }
+    }
+
     @Test("a move prepares the current item and its neighbours, releases what left, and reuses the freed players")
     func moves() async throws {
         let factory = Factory(clock: clock, bus: bus, media: [:])

@@ -18,6 +18,31 @@ struct SyncGroupLogicTests {
         for _ in 0..<Int(seconds * 30) { clock.advance(by: .seconds(1.0 / 30)) }
     }
 
+    @Test("bad input is refused by name: fewer than two players, a player twice, a source count that differs, a speed of 0, a NaN seek; the group stays usable")
+    func badInput() async throws {
+        let p = try players(2)
+        #expect(throws: PlayerError.invalidArgument(name: "sync group", value: "1 player(s)", reason: "needs at least two players")) {
+            try SyncGroup(players: [p[0]], clock: clock)
+        }
+        #expect(throws: PlayerError.self) { try SyncGroup(players: [p[0], p[0]], clock: clock) }
+        let group = try SyncGroup(players: p, clock: clock)
+        await #expect(throws: PlayerError.invalidArgument(name: "sync group sources", value: "1", reason: "needs one source per member (2)")) {
+            try await group.load(["a.mp4"])
+        }
+        await #expect(throws: PlayerError.invalidArgument(name: "speed", value: "0.0", reason: "must be between 0.25 and 4")) {
+            try await group.setSpeed(0)
+        }
+        await #expect(throws: PlayerError.invalidArgument(name: "seek position", value: "nan", reason: "must be a finite number of seconds, 0 or more")) {
+            try await group.seek(to: .nan)
+        }
+        #expect(p.allSatisfy { $0.commands.isEmpty && $0.state == .idle })  // nothing reached a member
+        try await group.load(["a.mp4", "b.mp4"])
+        try await group.setSpeed(1.5)
+        #expect(group.speed == 1.5 && p.allSatisfy { $0.speed == 1.5 })
+        group.invalidate()
+        for player in p { await player.shutdown() }
+    }
+
     @Test("members load at the same time: four loads of 1 s take 1 s of clock time, each paused on its first frame")
     func concurrentLoad() async throws {
         let p = try players(4, media: .init(duration: 60, loadTime: .seconds(1)))

@@ -35,73 +35,8 @@ struct FeedTests {
         #expect(choose([("a", 0, 0.85)], 0.85) == "a")
     }
 
-    @Test("fast scrolling starts nothing until it settles; then the most visible item plays, muted")
-    func fastScrolling() async throws {
-        // A 1 s settle delay against reports every 50 ms: a wide margin for a busy machine.
-        var settings = AutoplayCoordinator.Settings()
-        settings.settleDelay = .seconds(1)
-        let (coordinator, players, log) = try await feed(3, settings: settings)
-        defer { Task { for player in players { await player.shutdown() } } }
-        // Scroll for a second, a report every 50 ms: every item passes the threshold on the way.
-        // What must hold is the rule, not the machine's punctuality: a play decision only ever
-        // comes once no report came for the settle delay (a test task held up for a whole second
-        // on a loaded machine lets the feed settle for real, and then a play is right).
-        var reports: [Date] = []
-        for step in 0..<20 {
-            let phase = Double(step) / 20
-            try coordinator.reportVisibility(max(0, 1 - abs(phase - 0.2) * 3), of: "item-0")
-            try coordinator.reportVisibility(max(0, 1 - abs(phase - 0.5) * 3), of: "item-1")
-            try coordinator.reportVisibility(max(0, 1 - abs(phase - 0.8) * 3), of: "item-2")
-            reports.append(Date())
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        // It settles with item-1 fully visible.
-        let settled = Date()
-        try coordinator.reportVisibility(0.3, of: "item-0")
-        try coordinator.reportVisibility(1, of: "item-1")
-        try coordinator.reportVisibility(0, of: "item-2")
-        reports.append(settled)
-        #expect(await eventually { log.plays().last == "item-1" })
-        for play in log.all where play.action == .play {
-            let lastReport = reports.last { $0 <= play.time } ?? .distantPast
-            #expect(play.time.timeIntervalSince(lastReport) >= 0.99,
-                    "\(play.item) decided \(play.time.timeIntervalSince(lastReport)) s after the last report: \(log.all)")
-        }
-        let play = try #require(log.all.last { $0.action == .play })
-        #expect(play.time.timeIntervalSince(settled) >= 0.99, "decided \(play.time.timeIntervalSince(settled)) s after settling")
-        #expect(await eventually { players[1].state == .playing })
-        #expect(try players[1].property("mute") == .flag(true))
-        #expect(coordinator.playingItem == "item-1")
-        // The partly visible item above gets a poster frame, paused on it (or, when a stalled
-        // test let the feed settle on it mid-scroll and it played, it paused where it was, or
-        // ran to its end before the feed moved on).
-        let item0Played = log.plays().contains("item-0")
-        #expect(await eventually {
-            players[0].state == .ready || (item0Played && [.paused, .ended].contains(players[0].state))
-        }, "\(players[0].state): \(log.all)")
-        // The item off screen holds nothing.
-        #expect(await eventually { players[2].state == .idle }, "\(log.all)")
-    }
-
-    @Test("two items above the threshold: the more visible wins; a tie goes to the upper; the previous one pauses")
-    func twoAbove() async throws {
-        let (coordinator, players, log) = try await feed(3)
-        defer { Task { for player in players { await player.shutdown() } } }
-        try coordinator.reportVisibility(0.9, of: "item-1")
-        try coordinator.reportVisibility(0.95, of: "item-2")
-        #expect(await eventually { log.plays() == ["item-2"] })
-        #expect(await eventually { players[2].state == .playing })
-        // A tie between item-0 and item-1: the upper, item-0, wins; item-2 pauses.
-        try coordinator.reportVisibility(0.9, of: "item-0")
-        try coordinator.reportVisibility(0.9, of: "item-1")
-        try coordinator.reportVisibility(0.5, of: "item-2")
-        #expect(await eventually { log.plays() == ["item-2", "item-0"] })
-        let play = try #require(log.all.last { $0.action == .play })
-        #expect(play.reason.contains("tie with item-1"), "\(play.reason)")
-        #expect(await eventually { players[2].state == .paused })
-        #expect(log.all.contains { $0.item == "item-2" && $0.action == .pause })
-        #expect(await eventually { players[0].state == .playing })
-    }
+    // Fast scrolling settling before a decision, the more visible of two winning (a tie to the
+    // upper), the previous one pausing: AutoplayLogicTests, on fake players and a manual clock.
 
     @Test("an item that leaves the screen while loading: its load is cancelled and its decoder slot freed")
     func leavesMidLoad() async throws {
@@ -130,32 +65,7 @@ struct FeedTests {
         #expect(!sawPlaying)
         #expect(try players[0].property("track-list").arrayValue?.isEmpty == true)
     }
-
-    @Test("bad input: a fraction outside 0...1 or NaN, an unknown or duplicate item, a threshold of 2")
-    func badInput() async throws {
-        let (coordinator, players, _) = try await feed(1)
-        defer { Task { for player in players { await player.shutdown() } } }
-        #expect(throws: PlayerError.invalidArgument(name: "visible fraction", value: "1.5", reason: "must be between 0 and 1")) {
-            try coordinator.reportVisibility(1.5, of: "item-0")
-        }
-        #expect(throws: PlayerError.invalidArgument(name: "visible fraction", value: "nan", reason: "must be between 0 and 1")) {
-            try coordinator.reportVisibility(.nan, of: "item-0")
-        }
-        #expect(throws: PlayerError.invalidArgument(name: "feed item", value: "nope", reason: "is not in the feed")) {
-            try coordinator.reportVisibility(0.5, of: "nope")
-        }
-        #expect(throws: PlayerError.invalidArgument(name: "feed item", value: "item-0", reason: "is already in the feed")) {
-            try coordinator.add("item-0", player: players[0], source: MediaSource(Fixtures.clipA))
-        }
-        var settings = AutoplayCoordinator.Settings()
-        settings.threshold = 2
-        #expect(throws: PlayerError.invalidArgument(name: "autoplay threshold", value: "2.0", reason: "must be between 0 and 1")) {
-            try AutoplayCoordinator(settings: settings)
-        }
-        // Still usable.
-        try coordinator.reportVisibility(1, of: "item-0")
-        #expect(await eventually { coordinator.playingItem == "item-0" })
-    }
+    // Bad input (fractions, unknown and duplicate items, thresholds): AutoplayLogicTests.
 }
 
 /// The audio policy on real players: mpv's own mute follows the focus. Its decisions are tested

@@ -39,26 +39,8 @@ struct SequenceTests {
         #expect(try (released.first as? Player)?.property("track-list").arrayValue?.isEmpty == true)
     }
 
-    @Test("bad input: a negative radius, an index outside the sequence, a speed of 0 or NaN")
-    func badInput() async throws {
-        let items = [PrefetchWindow.Item(MediaSource(Self.shortA))]
-        #expect(throws: PlayerError.invalidArgument(name: "prefetch radius", value: "-1", reason: "must be 0 or more")) {
-            try Self.window(radius: -1, items: items)
-        }
-        for speed in [0, Double.nan] {
-            #expect(throws: PlayerError.invalidArgument(name: "speed", value: "\(speed)", reason: "must be between 0.25 and 4")) {
-                try Self.window(radius: 0, items: [PrefetchWindow.Item(MediaSource(Self.shortA), speed: speed)])
-            }
-        }
-        let window = try Self.window(radius: 0, items: items)
-        await #expect(throws: PlayerError.invalidArgument(name: "sequence index", value: "1", reason: "must be in 0..<1")) {
-            try await window.move(to: 1)
-        }
-        #expect(window.players.isEmpty)
-        let (a, _) = try await Fixtures.player()
-        defer { Task { await a.shutdown() } }
-        #expect(throws: PlayerError.self) { try AlternatingPlayers(a, a) }
-    }
+    // Bad input (a negative radius, a bad speed, an index outside the sequence, the same player
+    // twice): PrefetchWindowLogicTests and AlternatingPlayersLogicTests, on fake players.
 
     @Test("alternating players play clips back to back, each incoming player already on its first frame")
     func backToBack() async throws {

@@ -137,6 +137,52 @@ struct SyncGroupLogicTests {
         for player in p { await player.shutdown() }
     }
 
+    @Test("a member whose item cannot load is dropped at the load (dropMember), or fails the load naming its error and leaves the group paused (stopGroup)")
+    func memberFailsAtLoad() async throws {
+        let media = ["broken.mp4": FakePlayer.Media.unplayable(source: "broken.mp4")]
+        let p = try (0..<3).map { _ in try FakePlayer(clock: clock, bus: bus, media: media, defaultMedia: .init(duration: 60)) }
+        let dropping = try SyncGroup(players: p, onMemberFailure: .dropMember, clock: clock)
+        try await dropping.load(["a.mp4", "b.mp4", "broken.mp4"])
+        #expect(dropping.members.map(\.id) == [p[0].id, p[1].id])
+        try await dropping.play()
+        #expect(p[0].state == .playing && p[1].state == .playing && p[2].state == .failed)
+        try await dropping.pause()
+        dropping.invalidate()
+        let stopping = try SyncGroup(players: p, onMemberFailure: .stopGroup, clock: clock)
+        do {
+            try await stopping.load(["a.mp4", "b.mp4", "broken.mp4"])
+            Issue.record("the load succeeded with a member that cannot load")
+        } catch {
+            guard case .loadFailed(source: "broken.mp4", _) = error else { Issue.record("not the member's load error: \(error)"); return }
+        }
+        #expect(stopping.members.count == 3 && stopping.phase == .paused)
+        stopping.invalidate()
+        for player in p { await player.shutdown() }
+    }
+
+    @Test("a member whose item fails while the group plays is dropped and the others play on (dropMember), or the group pauses (stopGroup)")
+    func memberFailsWhilePlaying() async throws {
+        let p = try players(4)
+        let dropping = try SyncGroup(players: [p[0], p[1]], onMemberFailure: .dropMember, clock: clock)
+        let stopping = try SyncGroup(players: [p[2], p[3]], onMemberFailure: .stopGroup, clock: clock)
+        try await dropping.load(["a", "b"])
+        try await stopping.load(["c", "d"])
+        try await dropping.play()
+        try await stopping.play()
+        play(1)
+        let failure = PlayerError.playbackFailed(source: "fake", MPVError(code: -13, message: "decoder gave up"))
+        p[1].failCurrentItem(with: failure)
+        p[3].failCurrentItem(with: failure)
+        #expect(await eventually { dropping.members.map(\.id) == [p[0].id] })
+        #expect(await eventually { stopping.phase == .paused && p[2].isPaused })
+        play(1)
+        #expect(p[0].state == .playing && p[0].position.map { $0 > 1.9 } == true)
+        #expect(stopping.members.count == 2)
+        dropping.invalidate()
+        stopping.invalidate()
+        for player in p { await player.shutdown() }
+    }
+
     @Test("invalidate ends the group's per-frame observations and subscriptions; the members play on")
     func invalidate() async throws {
         let p = try players(2)

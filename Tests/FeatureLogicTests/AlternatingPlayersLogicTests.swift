@@ -46,4 +46,46 @@ struct AlternatingPlayersLogicTests {
         }
         #expect(throws: PlayerError.self) { try AlternatingPlayers(first, first) }
     }
+
+    @Test("prepare and switch by hand: the standby becomes active and plays, the one before is released, the roles swap each time")
+    func prepareAndSwitch() async throws {
+        let first = try FakePlayer(clock: clock, bus: bus)
+        let second = try FakePlayer(clock: clock, bus: bus)
+        let pair = try AlternatingPlayers(first, second)
+        #expect(pair.active == nil && pair.standby === first)
+        try await pair.prepare("a.mp4")
+        #expect(first.state == .ready)
+        #expect(try pair.switchToPrepared() === first)
+        #expect(first.state == .playing && pair.standby === second)
+        try await pair.prepare("b.mp4")
+        #expect(try pair.switchToPrepared() === second)
+        #expect(second.state == .playing && first.state == .idle && first.releaseCount == 1)
+        #expect(throws: PlayerError.noMediaLoaded(operation: "switch to the prepared player")) { try pair.switchToPrepared() }
+        #expect(pair.active === second)
+        await first.shutdown()
+        await second.shutdown()
+    }
+
+    @Test("back to back: an empty list is refused by name; the playing player shutting down ends the call with its error; a cancelled call starts nothing more")
+    func backToBackEnds() async throws {
+        let first = try FakePlayer(clock: clock, bus: bus, defaultMedia: .init(duration: 5))
+        let second = try FakePlayer(clock: clock, bus: bus, defaultMedia: .init(duration: 5))
+        let pair = try AlternatingPlayers(first, second)
+        await #expect(throws: PlayerError.self) { try await pair.playBackToBack([]) }
+        let run = Task { try await pair.playBackToBack(["a", "b", "c"]) }
+        #expect(await eventually { first.state == .playing && second.state == .ready })
+        await first.shutdown()
+        await #expect(throws: PlayerError.playerShutDown(first.id)) { try await run.value }
+        let third = try FakePlayer(clock: clock, bus: bus, defaultMedia: .init(duration: 5))
+        let other = try AlternatingPlayers(second, third)
+        let cancelled = Task { try await other.playBackToBack(["a", "b", "c"]) }
+        #expect(await eventually { second.state == .playing })
+        cancelled.cancel()
+        try await cancelled.value
+        clock.advance(by: .seconds(6))
+        #expect(third.state != .playing)                               // nothing more started
+        await second.shutdown()
+        await third.shutdown()
+    }
 }
+

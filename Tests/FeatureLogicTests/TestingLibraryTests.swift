@@ -117,4 +117,125 @@ struct TestingLibraryTests {
         #expect(first.withLock { $0 } == Array(1...1_601))
         #expect(await eventually { second.withLock { $0 } == Array(1...1_601) })
     }
+
+    @Test("a paused load shows its first frame after the item's first-frame delay, then firstFrame, in that order")
+    func firstFrame() async throws {
+        let player = try FakePlayer(clock: clock, bus: bus, defaultMedia: .init(duration: 10, firstFrameDelay: .milliseconds(40)))
+        let events = EventLog(bus: bus, players: [player.id])
+        _ = try await player.load("a.mp4", startPaused: true)
+        #expect(player.state == .ready && !player.hasShownFirstFrame)
+        #expect(!events.events(of: player.id).contains(.firstFrame))
+        clock.advance(by: .milliseconds(39))
+        #expect(!player.hasShownFirstFrame)
+        clock.advance(by: .milliseconds(1))
+        #expect(player.hasShownFirstFrame && events.events(of: player.id).last == .firstFrame)
+        #expect(player.position == 0)                               // paused: it did not move
+        await player.shutdown()
+    }
+
+    @Test("an observation of every frame reports each frame at the item's rate while it lives, and counts")
+    func everyFrame() async throws {
+        let player = try FakePlayer(clock: clock, bus: bus, defaultMedia: .init(duration: 10, frameRate: 25), positionInterval: .seconds(1))
+        let events = EventLog(bus: bus, players: [player.id])
+        _ = try await player.load("a.mp4")
+        let observation = player.observeEveryFrame()
+        #expect(player.frameObservationCount == 1)
+        for _ in 0..<25 { clock.advance(by: .milliseconds(40)) }
+        let perFrame = events.events(of: player.id, positions: true).filter { $0.kind == .positionChanged }
+        #expect(perFrame.count >= 25, "\(perFrame.count) reports in a second at 25 fps")
+        observation.cancel()
+        #expect(player.frameObservationCount == 0)
+        let before = events.events(of: player.id, positions: true).filter { $0.kind == .positionChanged }.count
+        for _ in 0..<25 { clock.advance(by: .milliseconds(40)) }
+        let after = events.events(of: player.id, positions: true).filter { $0.kind == .positionChanged }.count
+        #expect(after - before <= 2, "\(after - before) reports in a second at a 1 s interval")
+        await player.shutdown()
+    }
+
+    @Test("volume and mute: each change is one event, a repeat is none; a volume above 130 is refused by name")
+    func volumeAndMute() async throws {
+        let player = try FakePlayer(clock: clock, bus: bus)
+        let events = EventLog(bus: bus, players: [player.id])
+        try player.setVolume(40)
+        try player.setVolume(40)
+        try player.setMuted(true)
+        try player.setMuted(true)
+        #expect(events.events(of: player.id) == [.volumeChanged(40), .muteChanged(true)])
+        #expect(throws: PlayerError.invalidArgument(name: "volume", value: "131.0", reason: "must be at most 130 (mpv's volume-max)")) {
+            try player.setVolume(131)
+        }
+        #expect(throws: PlayerError.invalidArgument(name: "volume", value: "-1.0", reason: "must be a finite number, 0 or more")) {
+            try player.setVolume(-1)
+        }
+        #expect(player.volume == 40 && player.isMuted == true)
+        await player.shutdown()
+    }
+
+    @Test("an item that fails while it plays ends with its error and leaves the player failed but usable")
+    func failWhilePlaying() async throws {
+        let player = try FakePlayer(clock: clock, bus: bus, defaultMedia: .init(duration: 10))
+        let events = EventLog(bus: bus, players: [player.id])
+        _ = try await player.load("a.mp4")
+        clock.advance(by: .seconds(1))
+        let failure = PlayerError.playbackFailed(source: "a.mp4", MPVError(code: -13, message: "decoder gave up"))
+        player.failCurrentItem(with: failure)
+        #expect(player.state == .failed)
+        #expect(events.events(of: player.id).contains(.itemEnded(.error(failure))))
+        _ = try await player.load("b.mp4")
+        #expect(player.state == .playing)
+        await player.shutdown()
+    }
+
+    @Test("a fake's fullscreen arbiter is set only over the one expected, and asked before the fake goes fullscreen")
+    func arbiter() async throws {
+        final class NoFullscreen: FullscreenArbiter {
+            func refusal(ofFullscreen fullscreen: Bool, for player: any MediaPlayer) -> String? { fullscreen ? "not here" : nil }
+        }
+        let player = try FakePlayer(clock: clock, bus: bus)
+        let first = NoFullscreen()
+        let second = NoFullscreen()
+        #expect(player.setFullscreenArbiter(first, replacing: nil))
+        #expect(!player.setFullscreenArbiter(second, replacing: nil))        // not the one expected
+        #expect(player.fullscreenArbiter === first)
+        #expect(throws: PlayerError.fullscreenRefused(player.id, reason: "not here")) { try player.setFullscreen(true) }
+        #expect(player.isFullscreen == false)
+        #expect(player.setFullscreenArbiter(nil, replacing: first))
+        try player.setFullscreen(true)
+        #expect(player.isFullscreen == true)
+        await player.shutdown()
+    }
+
+    @Test("the manual clock never goes back; an action scheduled by an action runs in the same advance when it falls due; waiting for sleepers is bounded")
+    func clockEdges() async {
+        let start = clock.now
+        let log = Locked<[String]>([])
+        _ = clock.schedule(at: start + .seconds(1)) {
+            log.withLock { $0.append("first") }
+            _ = clock.schedule(at: clock.now + .milliseconds(500)) { log.withLock { $0.append("second at \(clock.now - start)") } }
+        }
+        clock.advance(to: start + .seconds(2))
+        #expect(log.withLock { $0 } == ["first", "second at 1.5 seconds"])
+        clock.advance(to: start)                                    // back: nothing
+        clock.advance(by: .seconds(-1))
+        #expect(clock.now == start + .seconds(2))
+        #expect(await clock.waitForSleepers(1, timeout: .milliseconds(20)) == false)
+    }
+
+    @Test("an emitter's queued events reach the bus at deliverQueued, in their order; an immediate handler that emits gets its event after the batch")
+    func emitterQueue() {
+        let emitter = PlayerEventEmitter(playerID: PlayerID(stringLiteral: "queue-\(UUID().uuidString.prefix(8))"), bus: bus)
+        let seen = Locked<[String]>([])
+        let token = bus.subscribe(to: emitter.playerID, delivery: .immediate) { record in
+            seen.withLock { $0.append("\(record.sequenceNumber) \(record.event)") }
+            if record.event == .firstFrame { emitter.emit(.volumeChanged(50)) }  // from inside a delivery
+        }
+        defer { token.cancel() }
+        let queued = emitter.enqueue([.created, .firstFrame])
+        #expect(queued.map(\.sequenceNumber) == [1, 2] && seen.withLock { $0 }.isEmpty)
+        emitter.deliverQueued()
+        #expect(seen.withLock { $0 } == ["1 created", "2 firstFrame", "3 volumeChanged(50.0)"])
+        emitter.deliverQueued()                                      // nothing queued: nothing
+        #expect(seen.withLock { $0 }.count == 3 && emitter.lastSequenceNumber == 3)
+    }
 }
+

@@ -66,4 +66,22 @@ struct ValueTests {
         let paused = RoomFollower.Clock(position: 12.5, time: start, playing: false)
         #expect(paused.position(at: start + .seconds(30)) == 12.5)
     }
+
+    @Test("a media source from a string: scheme:// is a URL with its scheme lowercased, file:// a path, anything else a path as written")
+    func mediaSources() {
+        #expect(MediaSource("https://example.com/a.mp4").location == .url("https://example.com/a.mp4"))
+        #expect(MediaSource("HTTP://example.com/a.mp4").scheme == "http")
+        #expect(MediaSource("av://lavfi:testsrc").scheme == "av")
+        #expect(MediaSource("file:///tmp/a%20b.mp4").location == .file(path: "/tmp/a b.mp4"))
+        #expect(MediaSource("Media/clip-a.mp4").location == .file(path: "Media/clip-a.mp4"))
+        #expect(MediaSource("Media/clip-a.mp4").scheme == nil)
+        // Not schemes: a path with "://" later on, a scheme that starts with a digit or holds a space.
+        #expect(MediaSource("dir/x://y").location == .file(path: "dir/x://y"))
+        #expect(MediaSource("1http://x").location == .file(path: "1http://x"))
+        #expect(MediaSource("my scheme://x").location == .file(path: "my scheme://x"))
+        #expect(MediaSource("a+b.c-d://x").scheme == "a+b.c-d")
+        let literal: MediaSource = "https://example.com/b.mp4"
+        #expect(literal == MediaSource.url(URL(string: "https://example.com/b.mp4")!) && literal.description == "https://example.com/b.mp4")
+    }
 }
+

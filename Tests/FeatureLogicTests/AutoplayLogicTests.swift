@@ -158,4 +158,38 @@ struct AutoplayLogicTests {
         #expect(player.state == .idle && player.commands.isEmpty)
         await player.shutdown()
     }
+
+    @Test("scrolling without new fractions postpones the decision by the settle delay each time")
+    func scrollingPostpones() async throws {
+        let (coordinator, p) = try feed(1)
+        try coordinator.reportVisibility(1, of: "item-0")
+        #expect(await eventually { clock.sleeperCount == 1 })
+        for _ in 0..<3 {
+            clock.advance(by: .milliseconds(250))
+            coordinator.reportScrolling()
+            #expect(await eventually { clock.sleeperCount == 1 })
+        }
+        clock.advance(by: .milliseconds(299))
+        #expect(coordinator.playingItem == nil && p[0].state == .idle)
+        clock.advance(by: .milliseconds(1))
+        #expect(await eventually { p[0].state == .playing })
+        await p[0].shutdown()
+    }
+
+    @Test("the switches: a winner that starts with sound, and visible losers left without a poster")
+    func switches() async throws {
+        var settings = AutoplayCoordinator.Settings()
+        settings.startsMuted = false
+        settings.preparesPosters = false
+        let (coordinator, p) = try feed(2, settings: settings)
+        try coordinator.reportVisibility(1, of: "item-0")
+        try coordinator.reportVisibility(0.5, of: "item-1")
+        #expect(await eventually { clock.sleeperCount == 1 })
+        clock.advance(by: .milliseconds(300))
+        #expect(await eventually { p[0].state == .playing })
+        #expect(p[0].isMuted == false && !p[0].commands.contains(.setMuted(true)))
+        #expect(p[1].state == .idle && p[1].commands.isEmpty)
+        for player in p { await player.shutdown() }
+    }
 }
+

@@ -72,4 +72,25 @@ struct ClipLoopLogicTests {
         #expect(player.state == .idle && player.commands.isEmpty)
         await player.shutdown()
     }
+
+    @Test("stop while the loop plays: the player is stopped and unlooped, no clip event follows, and the player stays usable")
+    func stopWhilePlaying() async throws {
+        let player = try FakePlayer(clock: clock, bus: bus, defaultMedia: .init(duration: 2))
+        let log = EventLog(bus: bus, players: [player.id])
+        let loop = try ClipLoop(player: player, clips: ["x", "y"]) { () throws(PlayerError) in
+            try FakePlayer(clock: self.clock, bus: PlayerEventBus(label: "probe"), defaultMedia: .init(duration: 2))
+        }
+        try await loop.start()
+        for _ in 0..<30 { clock.advance(by: .seconds(1.0 / 30)) }    // a second into the first clip
+        #expect(loop.currentClip == 0)
+        loop.stop()
+        #expect(player.state == .idle && player.commands.suffix(2) == [.stop, .setLoop(.off)])
+        let clipEvents = log.features(ClipEvent.self).count
+        for _ in 0..<90 { clock.advance(by: .seconds(1.0 / 30)) }
+        #expect(log.features(ClipEvent.self).count == clipEvents)
+        _ = try await player.load("z.mp4")
+        #expect(player.state == .playing)
+        await player.shutdown()
+    }
 }
+

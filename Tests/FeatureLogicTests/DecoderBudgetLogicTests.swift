@@ -106,4 +106,22 @@ struct DecoderBudgetLogicTests {
             for player in p { await player.shutdown() }
         }
     }
+
+    @Test("preload through the budget: paused on the first frame, holding a slot; a failing preload gives its slot back, typed")
+    func preload() async throws {
+        let media = ["bad.mp4": FakePlayer.Media.unplayable(source: "bad.mp4")]
+        let budget = try DecoderBudget(limit: 2, clock: clock)
+        let p = try players(2, media: media)
+        try await budget.preload("a.mp4", into: p[0])
+        #expect(p[0].state == .ready && budget.holds(p[0]) && budget.availableSlots == 1)
+        do {
+            try await budget.preload("bad.mp4", into: p[1])
+            Issue.record("an unplayable item preloaded")
+        } catch {
+            guard case .loadFailed(.loadFailed(source: "bad.mp4", _)) = error else { Issue.record("\(error)"); return }
+        }
+        #expect(!budget.holds(p[1]) && budget.availableSlots == 1 && budget.holders == [p[0].id])
+        for player in p { await player.shutdown() }
+    }
 }
+

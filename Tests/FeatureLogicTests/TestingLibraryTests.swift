@@ -237,5 +237,21 @@ struct TestingLibraryTests {
         emitter.deliverQueued()                                      // nothing queued: nothing
         #expect(seen.withLock { $0 }.count == 3 && emitter.lastSequenceNumber == 3)
     }
+
+    @Test("a scheduled action runs once: cancelling it after it ran says so, and a second advance does not run it again")
+    func scheduledOnce() {
+        let runs = Locked(0)
+        let action = clock.schedule(at: clock.now + .milliseconds(10)) { runs.withLock { $0 += 1 } }
+        clock.advance(by: .milliseconds(10))
+        clock.advance(by: .seconds(1))
+        #expect(runs.withLock { $0 } == 1)
+        #expect(!action.cancel())
+        // Scheduled in the past: runs at the next advance, at the clock's now (time does not go back).
+        let before = clock.now
+        let late = Locked<ContinuousClock.Instant?>(nil)
+        _ = clock.schedule(at: before - .seconds(5)) { late.withLock { $0 = clock.now } }
+        clock.advance(by: .zero)
+        #expect(late.withLock { $0 } == before)
+    }
 }
 

@@ -49,4 +49,31 @@ struct DriftCorrectorTests {
     private func speed(of command: PlayerCommand?) -> Double? {
         if case .setSpeed(let speed) = command { speed } else { nil }
     }
+
+    @Test("a single late frame does not trigger a seek: the drift is smoothed; a corrective seek is never before 0 and the clock's speed carries it")
+    func smoothingAndSeekTargets() throws {
+        var corrector = DriftCorrector()
+        corrector.restart(speed: 1)
+        let start = ContinuousClock.now
+        _ = corrector.measure(position: 10, clock: 10, at: start, speed: 1)
+        // One frame 0.5 s off: smoothed to 0.05, so a speed nudge at most, never a seek.
+        let spike = corrector.measure(position: 10.5, clock: 10, at: start + .milliseconds(33), speed: 1)
+        #expect(!spike.isSeek && corrector.correctiveSeeks == 0)
+        #expect(abs((corrector.smoothedDrift ?? 0) - 0.05) < 1e-9 && corrector.lastDrift == 0.5)
+        // Far ahead of a clock near 0: the seek target is the clock a little ahead, at its speed, and not below 0.
+        corrector.restart(speed: 4)
+        let farAhead = corrector.measure(position: 3, clock: 0, at: start + .seconds(1), speed: 4)
+        #expect(farAhead.command == .seek(to: 0.4, precision: .exact))
+        corrector.restart(speed: 1)
+        let atZero = corrector.measure(position: 2, clock: 0, at: start + .seconds(2), speed: 1)
+        #expect(atZero.command == .seek(to: 0.1, precision: .exact) && corrector.correctiveSeeks == 2)
+        // The speed it asks for stays inside what a player accepts, at the ends of the range.
+        corrector.restart(speed: 4)
+        let behindAtMax = corrector.measure(position: 9.9, clock: 10, at: start + .seconds(3), speed: 4)
+        if case .setSpeed(let speed)? = behindAtMax.command { #expect(speed <= 4) }
+        corrector.restart(speed: 0.25)
+        let aheadAtMin = corrector.measure(position: 10.1, clock: 10, at: start + .seconds(4), speed: 0.25)
+        if case .setSpeed(let speed)? = aheadAtMin.command { #expect(speed >= 0.25) }
+    }
 }
+

@@ -13,31 +13,9 @@ struct SequenceTests {
         }
     }
 
-    @Test("the window keeps the current item and its neighbours prepared and releases the others as the index moves")
-    func windowMoves() async throws {
-        let items = (0..<5).map { PrefetchWindow.Item(MediaSource($0 % 2 == 0 ? Self.shortA : Self.shortB), speed: $0 == 3 ? 2 : 1) }
-        let window = try Self.window(radius: 1, items: items)
-        defer { Task { for player in window.players { await player.shutdown() } } }
-
-        let first = try await window.move(to: 0)
-        #expect(window.preparedIndexes == [0, 1])
-        #expect(first.state == .ready)
-        let second = try await window.move(to: 2)
-        #expect(window.preparedIndexes == [1, 2, 3])
-        #expect(window.player(for: 2) === second && second.state == .ready)
-        #expect(window.player(for: 0) == nil)
-        // Item 3 carries its own speed.
-        #expect(try (window.player(for: 3) as? Player)?.property("speed") == .double(2))
-        let last = try await window.move(to: 4)
-        #expect(window.preparedIndexes == [3, 4])
-        #expect(last.state == .ready)
-        // Never more than 2 × radius + 1 players, and the released one holds no media.
-        #expect(window.players.count == 3)
-        let released = window.players.filter { player in ![3, 4].contains { window.player(for: $0) === player } }
-        #expect(released.count == 1)
-        #expect(await eventually { released.allSatisfy { $0.state == .idle } })
-        #expect(try (released.first as? Player)?.property("track-list").arrayValue?.isEmpty == true)
-    }
+    // The window's moves (neighbours prepared, what left released, players reused, an item's own
+    // speed): PrefetchWindowLogicTests, on fake players; release freeing mpv's tracks, decoder
+    // and demuxer on a real player: ResourceTests.
 
     // Bad input (a negative radius, a bad speed, an index outside the sequence, the same player
     // twice): PrefetchWindowLogicTests and AlternatingPlayersLogicTests, on fake players.

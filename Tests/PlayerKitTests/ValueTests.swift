@@ -83,5 +83,41 @@ struct ValueTests {
         let literal: MediaSource = "https://example.com/b.mp4"
         #expect(literal == MediaSource.url(URL(string: "https://example.com/b.mp4")!) && literal.description == "https://example.com/b.mp4")
     }
+
+    @Test("every typed error's description names the value or player at fault, for the core and the features")
+    func errorsNameTheirValues() {
+        let named: [(String, [String])] = [
+            ("\(PlayerError.invalidArgument(name: "speed", value: "9.0", reason: "must be between 0.25 and 4"))", ["speed", "9.0", "0.25"]),
+            ("\(PlayerError.duplicateID("main"))", ["main"]),
+            ("\(PlayerError.playerShutDown("main"))", ["main"]),
+            ("\(PlayerError.timedOut(operation: "load", after: .seconds(5)))", ["load", "5"]),
+            ("\(PlayerError.fullscreenRefused("side", reason: "player \"main\" owns the fullscreen policy"))", ["side", "main"]),
+            ("\(DecoderBudgetError.invalidLimit(0))", ["0"]),
+            ("\(DecoderBudgetError.full(limit: 2, holders: ["a", "b"]))", ["2", "\"a\"", "\"b\""]),
+            ("\(DecoderBudgetError.notHolding("c"))", ["\"c\""]),
+            ("\(DecoderBudgetError.timedOut(player: "c", limit: 1, after: .seconds(3)))", ["\"c\"", "1", "3"]),
+            ("\(FullscreenPolicyError.ownedByAnotherPlayer(owner: "main", requester: "side"))", ["\"main\"", "\"side\""]),
+            ("\(FullscreenPolicyError.notOwner("side", owner: nil))", ["\"side\"", "none"]),
+            ("\(FullscreenPolicyError.governedByAnotherPolicy("side"))", ["\"side\""]),
+        ]
+        for (description, parts) in named {
+            for part in parts { #expect(description.contains(part), "\"\(description)\" does not name \(part)") }
+        }
+    }
+
+    @Test("a command's description names the command and its values, as logs and fake players' command lists show them")
+    func commandDescriptions() {
+        let described: [(PlayerCommand, String)] = [
+            (.play, "play"), (.stop, "stop"), (.setSpeed(1.5), "setSpeed(1.5)"), (.setVolume(40), "setVolume(40.0)"),
+            (.setMuted(true), "setMuted(true)"), (.setFullscreen(false), "setFullscreen(false)"),
+            (.selectTrack(.subtitle, id: nil), "selectTrack(sub, none)"), (.selectTrack(.audio, id: 2), "selectTrack(audio, 2)"),
+        ]
+        for (command, text) in described { #expect(command.description == text) }
+        #expect(PlayerCommand.seek(to: 12.5, precision: .exact).description.hasPrefix("seek(to: 12.5, "))
+        #expect(PlayerCommand.seekBy(-3, precision: .keyframe).description.hasPrefix("seekBy(-3.0, "))
+        // Equal commands are equal values: what a fake's command log is compared with.
+        #expect(PlayerCommand.seek(to: 1, precision: .exact) == .seek(to: 1, precision: .exact))
+        #expect(PlayerCommand.seek(to: 1, precision: .exact) != .seek(to: 1, precision: .keyframe))
+    }
 }
 

@@ -18,14 +18,13 @@ demo: deps
 ## Checks the layering, builds everything (warnings are errors; a module may import only what it
 ## depends on), then runs every test against the real libmpv.
 test: deps
-	Scripts/check-layers.sh
-	$(SWIFT) build --build-tests --explicit-target-dependency-import-check error
-	# Two passes (everything that does not measure time, in parallel; then the timing-sensitive
-	# tests one at a time), ending with one line "N passed, M failed". Alongside the parallel
-	# pass, at the lowest priority: the DocC catalogs and every public symbol's documentation (no
-	# DocC warning), and README's manifest lines and "Using it" snippet, built (PlayerKitCore only,
-	# in a folder of its own) and run as a consumer package.
-	SWIFT=$(SWIFT) ALONGSIDE="SWIFT=$(SWIFT) Scripts/check-docs-and-consumer.sh" Scripts/test-suite.sh
+	# The layering check, the build, then two passes (everything that does not measure time, in
+	# parallel; then the timing-sensitive tests one at a time), ending with one line "N passed, M
+	# failed". At the lowest priority: README's manifest lines and "Using it" snippet, built
+	# (PlayerKitCore only, in a folder of its own) and run as a consumer package, next to the
+	# build; the DocC catalogs and every public symbol's documentation (no DocC warning), next to
+	# the parallel pass.
+	SWIFT=$(SWIFT) Scripts/make-test.sh
 
 ## make test with the long measurement windows: drift over 20 s of play (make test: 10 s) and a
 ## 60 s soak (make test: 30 s).
@@ -96,6 +95,7 @@ bench-quick: bench-deps
 
 ## The DocC documentation of every library module, as one combined archive; fails on any warning.
 docs: deps
+	$(SWIFT) build
 	SWIFT=$(SWIFT) Scripts/check-docs.sh
 
 ## The layering rules the compiler does not check by itself (also run by `make test`).

@@ -60,8 +60,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
-        // `swift package generate-documentation` (Scripts/check-docs.sh, run by make test).
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // The only C boundary: libmpv's client API (Debian/Ubuntu: apt-get install libmpv-dev).

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# `make test`, after its installs: the layering check, the build (warnings are errors; a module
+# may import only what it depends on), then the test bundle in two passes (Scripts/test-suite.sh).
+#
+# The two checks that build or read what apps see run where they cost the least wall time, at
+# the lowest priority (nice 19), never next to the timing-sensitive pass:
+# - README's consumer check (Scripts/check-consumer.sh: README's manifest lines and "Using it"
+#   snippet, built in a folder of their own as an app's package and run) starts next to the
+#   build: it needs nothing the build makes, and uses the CPU the build leaves (a 2-core build
+#   keeps both cores busy about 85% of the time);
+# - the docs check (Scripts/check-docs.sh: the DocC catalogs and every public symbol's
+#   documentation, no DocC warning) needs the build's modules, so it runs next to the parallel
+#   test pass, which then also waits for the consumer check, should it still be running.
+# Either failing counts as one failure in the suite's last line.
+#   SWIFT=swift Scripts/make-test.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export SWIFT=${SWIFT:-swift}
+
+Scripts/check-layers.sh || exit 1
+
+consumer=$(mktemp -d "${TMPDIR:-/tmp}/playerkit-consumer-check.XXXXXX")
+(
+  nice -n 19 Scripts/check-consumer.sh >"$consumer/log" 2>&1
+  echo $? >"$consumer/status"
+) &
+consumer_pid=$!
+# Whatever ends make test ends the consumer check too, should it still run (a failed build).
+kill_tree() {
+  local child
+  for child in $(pgrep -P "$1"); do kill_tree "$child"; done
+  kill "$1" 2>/dev/null
+}
+trap 'kill_tree "$consumer_pid"; rm -rf "$consumer"' EXIT
+
+if ! "$SWIFT" build --build-tests --explicit-target-dependency-import-check error; then
+  echo "make test: the build failed (above)" >&2
+  exit 1
+fi
+
+ALONGSIDE="nice -n 19 Scripts/check-docs.sh; docs=\$?; Scripts/await-result.sh '$consumer' 'README consumer check' 900; consumer=\$?; [ \$docs -eq 0 ] && [ \$consumer -eq 0 ]" \
+  Scripts/test-suite.sh

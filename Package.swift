@@ -297,7 +297,7 @@ let package = Package(
             name: "FeatureLogicTests",
             dependencies: [
                 "PlayerKitTesting", "PlayerKitCore", "PlayerKitSupport", "PlayerKitDisplay", "PlayerKitResources",
-                "PlayerKitSync", "PlayerKitFeed", "PlayerKitSequencer",
+                "PlayerKitSync", "PlayerKitFeed", "PlayerKitSequencer", "PlayerKitRooms",
             ],
             swiftSettings: strictSettings
         ),

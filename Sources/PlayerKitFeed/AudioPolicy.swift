@@ -16,8 +16,14 @@ import PlayerKitSupport
 ///
 /// Written, as every PlayerKit feature, against the core's public API only.
 ///
-/// **Threading.** Methods may be called from any thread; each runs on the policy's own serial
-/// queue, one at a time, and its volume and mute changes are made when it returns.
+/// **Threading.** Methods may be called from any thread. Each call is one step under the
+/// policy's one lock, and its volume and mute changes are made when it returns: a read of the
+/// players' volumes right after `focus` shows the new ones. This is the one feature whose steps
+/// include waiting calls (``/PlayerKitCore/MediaPlayer/setVolume(_:)`` and
+/// ``/PlayerKitCore/MediaPlayer/setMuted(_:)`` wait for mpv, a few milliseconds), so that calls
+/// racing from several threads take effect whole, one after another; nothing the policy calls
+/// calls back into it (Architecture.md, "Features: one concurrency model"). Call it from a thread
+/// of your own, not from async code on Swift's cooperative pool.
 public final class AudioPolicy: Sendable {
     /// How the players that do not have the focus sound.
     public enum Mode: Sendable, Hashable {
@@ -39,9 +45,8 @@ public final class AudioPolicy: Sendable {
         var saved: [PlayerID: (volume: Double?, muted: Bool?)] = [:]
     }
 
-    /// Changed only on `queue`; locked so the read-outs can be read from anywhere.
+    /// Read and changed under its lock, for a whole call.
     private let state: Locked<State>
-    private let queue = SerialQueue(label: "PlayerKit.audio-policy")
 
     /// A policy over `players`.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a ducking volume that
@@ -57,19 +62,16 @@ public final class AudioPolicy: Sendable {
         state = Locked(State(players: players))
     }
 
-    /// The player with the focus, if any.
+    /// The player with the focus, if any. Waits while a call of the policy runs.
     public var focused: PlayerID? { state.withLock { $0.focus } }
 
     /// Adds a player; it sounds as the mode says for a player without the focus.
     public func add(_ player: any MediaPlayer) throws(PlayerError) {
-        try queue.sync { () throws(PlayerError) in
-            let added = state.withLock { state -> Bool in
-                guard !state.players.contains(where: { $0 === player }) else { return false }
-                state.players.append(player)
-                return true
-            }
-            guard added, state.withLock({ $0.focus }) != nil else { return }
-            try quiet(player)
+        try state.withLock { (state: inout State) throws(PlayerError) in
+            guard !state.players.contains(where: { $0 === player }) else { return }
+            state.players.append(player)
+            guard state.focus != nil else { return }
+            try quiet(player, in: &state)
         }
     }
 
@@ -77,39 +79,35 @@ public final class AudioPolicy: Sendable {
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a player that is not
     ///   in the policy; the errors of setting volume or mute.
     public func focus(_ player: any MediaPlayer) throws(PlayerError) {
-        try queue.sync { () throws(PlayerError) in
-            let (known, others) = state.withLock { state in
-                (state.players.contains { $0 === player }, state.players.filter { $0 !== player && !$0.isShutDown })
-            }
-            guard known else {
+        try state.withLock { (state: inout State) throws(PlayerError) in
+            guard state.players.contains(where: { $0 === player }) else {
                 throw .invalidArgument(name: "audio focus", value: player.id.rawValue, reason: "is not in the audio policy")
             }
-            try restore(player)
-            state.withLock { $0.focus = player.id }
-            for other in others { try quiet(other) }
+            try restore(player, in: &state)
+            state.focus = player.id
+            for other in state.players where other !== player && !other.isShutDown {
+                try quiet(other, in: &state)
+            }
         }
     }
 
     /// Lets go of the focus: every player sounds as it did before the policy changed it.
     public func clearFocus() throws(PlayerError) {
-        try queue.sync { () throws(PlayerError) in
-            let players = state.withLock { state -> [any MediaPlayer] in
-                state.focus = nil
-                return state.players.filter { !$0.isShutDown }
+        try state.withLock { (state: inout State) throws(PlayerError) in
+            state.focus = nil
+            for player in state.players where !player.isShutDown {
+                try restore(player, in: &state)
             }
-            for player in players { try restore(player) }
         }
     }
 
     /// Turns a player without the focus down as the mode says, remembering its own setting.
-    private func quiet(_ player: any MediaPlayer) throws(PlayerError) {
+    private func quiet(_ player: any MediaPlayer, in state: inout State) throws(PlayerError) {
         switch mode {
         case .mix:
             return
         case .solo, .duck:
-            state.withLock { state in
-                if state.saved[player.id] == nil { state.saved[player.id] = (player.volume, player.isMuted) }
-            }
+            if state.saved[player.id] == nil { state.saved[player.id] = (player.volume, player.isMuted) }
             if case .duck(let volume) = mode {
                 try player.setVolume(volume)
             } else {
@@ -119,8 +117,8 @@ public final class AudioPolicy: Sendable {
     }
 
     /// Puts back a player's own volume and mute.
-    private func restore(_ player: any MediaPlayer) throws(PlayerError) {
-        guard let saved = state.withLock({ $0.saved.removeValue(forKey: player.id) }) else { return }
+    private func restore(_ player: any MediaPlayer, in state: inout State) throws(PlayerError) {
+        guard let saved = state.saved.removeValue(forKey: player.id) else { return }
         if let volume = saved.volume { try player.setVolume(volume) }
         if let muted = saved.muted { try player.setMuted(muted) }
     }

@@ -16,6 +16,16 @@ public struct RoomState: Sendable, Hashable {
     /// by the one-way delay from the server while the room plays.
     public var time: ContinuousClock.Instant
 
+    /// A room state: at `position` as of `time`, paused or playing, set by `setBy`. A
+    /// ``RoomClient`` makes them from the server's messages; a test's own ``RoomSession`` makes
+    /// them on its test clock.
+    public init(position: Double, paused: Bool, setBy: String? = nil, time: ContinuousClock.Instant) {
+        self.position = position
+        self.paused = paused
+        self.setBy = setBy
+        self.time = time
+    }
+
     /// The room's position at `instant`: ``position`` plus the time since ``time`` while playing.
     public func position(at instant: ContinuousClock.Instant) -> Double {
         paused ? position : position + max(0, instant.seconds(since: time))

@@ -18,8 +18,9 @@ import PlayerKitSync
 /// try await follower.play()                            // every member of the room starts
 /// ```
 ///
-/// **The clock.** The follower keeps the room's clock itself, on the monotonic
-/// `ContinuousClock`: a position as of an instant, moving on at speed 1 while the room plays.
+/// **The clock.** The follower keeps the room's clock itself, on the monotonic clock it is
+/// given (`ContinuousClock` unless a test gives a `ManualClock`): a position as of an instant,
+/// moving on at speed 1 while the room plays.
 /// It sets the clock from the room when the room is paused, started or seeked (by anyone), when
 /// it first hears from the room (a late joiner catches up to the room's position), and when the
 /// room's periodic state stays more than ``Settings/resynchronizationThreshold`` away from it.
@@ -36,11 +37,13 @@ import PlayerKitSync
 /// periodic state) and its drift as ``/PlayerKitSync/SyncEvent/drift(_:)``, through its own
 /// event path: delegate, bus by player ID, async sequences.
 ///
-/// **Threading.** Methods may be called from any thread. The follower reads the room's events on
-/// a task of its own and the players' frames on a serial queue of its own, never on a player's
-/// event pump, and commands the players with ``/PlayerKitCore/Player/send(_:)``, which does not
-/// wait for mpv. ``invalidate()`` (or releasing the follower) stops it; the players stay as
-/// they are.
+/// **Threading.** Methods may be called from any thread. The follower keeps its state behind one
+/// lock, changed in single steps; what a step decides runs after the lock is released
+/// (Architecture.md, "Features: one concurrency model"). It reads the room's events on a task of
+/// its own and takes the players' frames where they are delivered (`.immediate`: on a player's
+/// pump), for one step each, and commands the players with
+/// ``/PlayerKitCore/MediaPlayer/send(_:)``, which does not wait for mpv. ``invalidate()`` (or
+/// releasing the follower) stops it; the players stay as they are.
 public final class RoomFollower: Sendable {
     /// Tuning of the follower.
     public struct Settings: Sendable, Hashable {
@@ -100,18 +103,21 @@ public final class RoomFollower: Sendable {
     }
 
     /// The room followed.
-    public let room: RoomClient
+    public let room: any RoomSession
     /// The settings given at creation.
     public let settings: Settings
     private let state: Locked<State>
-    private let queue = SerialQueue(label: "PlayerKit.room-follower")
+    private let time: any MonotonicClock
     private let logger: Logger
 
-    /// A follower of `room` for `players` (one or more; several are kept in lockstep with each
-    /// other too). Load their media before the room plays; ``start()`` begins following.
+    /// A follower of `room` (a ``RoomClient``, or a test's own ``RoomSession``) for `players`
+    /// (one or more; several are kept in lockstep with each other too), keeping the room's clock
+    /// on `clock`, whose instants the room's states and the players' events must be on. Load
+    /// their media before the room plays; ``start()`` begins following.
     /// - Throws: ``RoomError/invalidArgument(name:value:reason:)`` for no players or a player
     ///   listed twice.
-    public init(room: RoomClient, players: [any MediaPlayer], settings: Settings = Settings(),
+    public init(room: any RoomSession, players: [any MediaPlayer], settings: Settings = Settings(),
+                clock: any MonotonicClock = ContinuousClock(),
                 logger: Logger = Logger(label: "PlayerKit.rooms")) throws(RoomError) {
         guard !players.isEmpty else { throw .invalidArgument(name: "players", value: "none", reason: "a follower needs a player") }
         let ids = players.map(\.id.rawValue)
@@ -123,6 +129,7 @@ public final class RoomFollower: Sendable {
         }
         self.room = room
         self.settings = settings
+        self.time = clock
         self.logger = logger
         state = Locked(State(members: players.map { Member(player: $0, corrector: DriftCorrector(settings: settings.correction)) }))
     }
@@ -158,11 +165,11 @@ public final class RoomFollower: Sendable {
         }
         guard go else { return }
         room.reportLocalState { [weak self] in
-            guard let clock = self?.clock else { return nil }
-            return (clock.position(at: .now), !clock.playing)
+            guard let self, let clock = self.clock else { return nil }
+            return (clock.position(at: self.time.now), !clock.playing)
         }
         for player in players { watch(player) }
-        let events = room.events()
+        let events = room.events(bufferLimit: 256)
         let task = Task { [weak self] in
             await BlockingCallCheck.enforcing {
                 for await event in events {
@@ -211,9 +218,9 @@ public final class RoomFollower: Sendable {
             let position = try currentPosition()
             // The client hears of the change before the clock does (``RoomClient/beginChange(_:)``):
             // a state the server sent before it cannot reach the clock stamped after it.
-            let change = room.beginChange(SyncplayWire.PlayState(position: position, paused: false, doSeek: false))
-            apply(Clock(position: position, time: .now, playing: true), seek: false)
-            try await room.send(change)
+            let change = room.beginChange(position: position, paused: false, seeking: false)
+            apply(Clock(position: position, time: time.now, playing: true), seek: false)
+            try await change.send()
         }
     }
 
@@ -223,9 +230,9 @@ public final class RoomFollower: Sendable {
         try await BlockingCallCheck.enforcing { () async throws(RoomError) in
             await measured()
             let position = try currentPosition()
-            let change = room.beginChange(SyncplayWire.PlayState(position: position, paused: true, doSeek: false))
-            apply(Clock(position: position, time: .now, playing: false), seek: true)
-            try await room.send(change)
+            let change = room.beginChange(position: position, paused: true, seeking: false)
+            apply(Clock(position: position, time: time.now, playing: false), seek: true)
+            try await change.send()
         }
     }
 
@@ -239,9 +246,9 @@ public final class RoomFollower: Sendable {
             }
             await measured()
             let playing = clock?.playing ?? false
-            let change = room.beginChange(SyncplayWire.PlayState(position: position, paused: !playing, doSeek: true))
-            apply(Clock(position: position, time: .now, playing: playing), seek: true)
-            try await room.send(change)
+            let change = room.beginChange(position: position, paused: !playing, seeking: true)
+            apply(Clock(position: position, time: time.now, playing: playing), seek: true)
+            try await change.send()
         }
     }
 
@@ -252,7 +259,7 @@ public final class RoomFollower: Sendable {
     }
 
     private func currentPosition() throws(RoomError) -> Double {
-        if let clock { return max(0, clock.position(at: .now)) }
+        if let clock { return max(0, clock.position(at: time.now)) }
         if let position = players.first?.position { return position }
         throw .invalidArgument(name: "position", value: "none", reason: "nothing is loaded and the room has not said where it is")
     }
@@ -278,7 +285,7 @@ public final class RoomFollower: Sendable {
 
     /// The room's state, about once a second and after every change.
     private func take(_ room: RoomState) {
-        let now = ContinuousClock.now
+        let now = time.now
         let roomClock = Clock(position: room.position, time: room.time, playing: !room.paused)
         enum Decision { case keep, adopt(seek: Bool), tell(Clock) }
         let decision = state.withLock { state -> Decision in
@@ -338,7 +345,7 @@ public final class RoomFollower: Sendable {
             return clock
         }
         guard let clock else { return }
-        let position = clock.position(at: .now)
+        let position = clock.position(at: time.now)
         tell(clock, at: position)
     }
 
@@ -367,7 +374,7 @@ public final class RoomFollower: Sendable {
             for index in state.members.indices { state.members[index].corrector.restart(speed: 1) }
             return state.members.map(\.player)
         }
-        let target = clock.position(at: .now)
+        let target = clock.position(at: time.now)
         for player in players {
             try? player.send(.setSpeed(1))
             // A player already there is not seeked when the room starts: a seek would delay its
@@ -380,12 +387,12 @@ public final class RoomFollower: Sendable {
         }
     }
 
-    // MARK: The players' side (on `queue`)
+    // MARK: The players' side (where their frames are delivered)
 
     private func watch(_ player: any MediaPlayer) {
         let id = player.id
         let observation = player.observeEveryFrame()
-        let subscription = player.eventBus.subscribe(to: id, kinds: [.positionChanged], delivery: .queue(queue.dispatchQueue)) { [weak self] record in
+        let subscription = player.eventBus.subscribe(to: id, kinds: [.positionChanged], delivery: .immediate) { [weak self] record in
             guard case .positionChanged(let position) = record.event else { return }
             self?.measure(position, at: record.time, of: id)
         }

@@ -53,10 +53,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
-        // The media cache: HTTP through AsyncHTTPClient (its index is SQLite's C API: CSQLite).
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
-        // Rooms (Syncplay's protocol over TCP, TLS when offered). Already in
-        // the graph through AsyncHTTPClient: no extra build.
+        // Rooms (Syncplay's protocol over TCP, TLS when offered). (The media cache's HTTP is the
+        // system's libcurl, CCurl; its index SQLite's C API, CSQLite.)
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
@@ -71,6 +69,10 @@ let package = Package(
         // directly: the index is two tables and six statements, and GRDB cost 10-15 s of every
         // clean build for them.
         .systemLibrary(name: "CSQLite"),
+        // The media cache's HTTP: the system's libcurl (Debian/Ubuntu: libcurl4-openssl-dev),
+        // one transfer per thread. AsyncHTTPClient built SwiftNIO's HTTP/1 and HTTP/2 stacks,
+        // swift-algorithms, swift-configuration and more for the cache's one kind of request.
+        .systemLibrary(name: "CCurl"),
         // Helpers every layer may use; imports nothing of PlayerKit.
         .target(name: "PlayerKitSupport", swiftSettings: strictSettings),
         // The core: the only module that talks to libmpv (and, inside it, only Engine/).
@@ -102,7 +104,7 @@ let package = Package(
             dependencies: featureDependencies + [
                 .product(name: "Logging", package: "swift-log"),
                 "CSQLite",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "CCurl",
             ],
             swiftSettings: strictSettings
         ),

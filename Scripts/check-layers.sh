@@ -37,7 +37,7 @@ check_imports Sources/PlayerKitSupport "Foundation Dispatch Glibc Darwin Synchro
 for feature in Display Resources Sync Sequencer; do
   check_imports "Sources/PlayerKit$feature" "$system PlayerKitCore PlayerKitSupport"
 done
-check_imports Sources/PlayerKitCache "$system PlayerKitCore PlayerKitSupport CSQLite AsyncHTTPClient NIOCore NIOHTTP1"
+check_imports Sources/PlayerKitCache "$system PlayerKitCore PlayerKitSupport CSQLite CCurl"
 check_imports Sources/PlayerKitRooms "$system PlayerKitCore PlayerKitSupport PlayerKitSync NIOCore NIOPosix NIOExtras NIOSSL NIOTLS"
 check_imports Sources/PlayerKitFeed "$system PlayerKitCore PlayerKitSupport PlayerKitResources PlayerKitCache"
 

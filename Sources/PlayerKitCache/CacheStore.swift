@@ -1,9 +1,6 @@
-import AsyncHTTPClient
 import Dispatch
 import Foundation
 import Logging
-import NIOCore
-import NIOHTTP1
 import PlayerKitCore
 import PlayerKitSupport
 #if canImport(Glibc)
@@ -58,8 +55,8 @@ final class Waiter: @unchecked Sendable {
 /// Concurrency: one lock (`lock`) guards the entries and their machines; it is held only to
 /// feed a machine an input and to start or cancel the request tasks and answer the readers it
 /// asks for, never across I/O. File writes, flushes, truncation and the SQLite index run on
-/// one serial queue (`io`), in the order they were asked for; HTTP runs on AsyncHTTPClient's
-/// event loops; a reader (mpv's demuxer thread) waits on its own semaphore until its answer or
+/// one serial queue (`io`), in the order they were asked for; each HTTP request runs on libcurl on
+/// a thread of its own (`HTTPTransfer`), and writes what it receives through `io`; a reader (mpv's demuxer thread) waits on its own semaphore until its answer or
 /// its deadline, on the monotonic clock.
 final class CacheStore: @unchecked Sendable {
     // @unchecked: every mutable property is touched only under `lock` (lockFD: set in init,
@@ -68,7 +65,6 @@ final class CacheStore: @unchecked Sendable {
     let directory: URL
     let dataDirectory: URL
     let index: CacheIndex
-    let client: HTTPClient
     let logger: Logger
     let settings: TransferMachine.Settings
     private var lockFD: Int32
@@ -134,26 +130,16 @@ final class CacheStore: @unchecked Sendable {
             close(fd)
             throw error
         }
-        var httpConfiguration = HTTPClient.Configuration(
-            redirectConfiguration: configuration.maximumRedirects > 0
-                ? .follow(max: configuration.maximumRedirects, allowCycles: false) : .disallow,
-            timeout: .init(connect: .init(configuration.connectTimeout), read: .init(configuration.readTimeout)),
-            decompression: .disabled)
-        httpConfiguration.httpVersion = .http1Only
-        self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: httpConfiguration)
         do throws(MediaCacheError) {
             try repair()
         } catch {
             close(fd)
-            // Shuts down on a queue of its own and calls back there: no task to own.
-            client.shutdown(queue: .global()) { _ in }
             throw error
         }
     }
 
     deinit {
         if lockFD >= 0 { close(lockFD) }
-        if !isShutDown { client.shutdown(queue: .global()) { _ in } }
     }
 
     static func reason(of error: any Error) -> String {
@@ -494,65 +480,80 @@ final class CacheStore: @unchecked Sendable {
 
     // MARK: Requests
 
-    /// One HTTP request: bytes [start, end) (end nil: to the end), written as they arrive.
+    /// One HTTP request: bytes [start, end) (end nil: to the end), written as they arrive. The
+    /// transfer's callbacks run on its own thread, which waits for `io` to write each piece.
     private func fetch(_ entry: CacheEntry, request id: UInt64, start: Int64, end: Int64?) async {
         let url = locked { entry.url }
-        var request = HTTPClientRequest(url: url.absoluteString)
-        request.headers.add(name: "Range", value: "bytes=\(start)-\(end.map { String($0 - 1) } ?? "")")
-        request.headers.add(name: "User-Agent", value: configuration.userAgent)
-        do {
-            // The head within connect + read timeouts; then each body read within the read timeout.
-            let response = try await client.execute(
-                request, deadline: .now() + .init(configuration.connectTimeout) + .init(configuration.readTimeout), logger: nil)
-            let headers = response.headers
-            let head = TransferMachine.ResponseHead(
-                status: Int(response.status.code),
-                contentRange: headers.first(name: "Content-Range").flatMap(Self.parseContentRange),
-                contentLength: headers.first(name: "Content-Length").flatMap { Int64($0) },
-                etag: headers.first(name: "ETag"), lastModified: headers.first(name: "Last-Modified"))
+        let transfer = HTTPTransfer(
+            url: url.absoluteString, range: "\(start)-\(end.map { String($0 - 1) } ?? "")", userAgent: configuration.userAgent,
+            connectTimeout: configuration.connectTimeout, readTimeout: configuration.readTimeout,
+            maximumRedirects: configuration.maximumRedirects)
+        let path = dataPath(entry.id)
+        let body = BodyTarget()
+        let outcome = await transfer.run(onHead: { [self] head in
+            let machineHead = TransferMachine.ResponseHead(
+                status: head.status,
+                contentRange: head.headers["content-range"].flatMap(Self.parseContentRange),
+                contentLength: head.headers["content-length"].flatMap { Int64($0) },
+                etag: head.headers["etag"], lastModified: head.headers["last-modified"])
             let (accepted, rest) = locked {
-                let accepted = entry.machine.handle(.responseHead(request: id, head, .now))
-                if logger.logLevel <= .trace { logger.trace("\(entry.key): head \(head) -> \(accepted)") }
+                let accepted = entry.machine.handle(.responseHead(request: id, machineHead, .now))
+                if logger.logLevel <= .trace { logger.trace("\(entry.key): head \(machineHead) -> \(accepted)") }
                 return (accepted, applyLocked(accepted, to: entry))
             }
             perform(rest, for: entry)
             var bodyStart: Int64?
             for case .receiveBody(id, let at) in accepted { bodyStart = at }
-            guard var offset = bodyStart else { return }
-            let path = dataPath(entry.id)
-            let fd = await onIO { open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
+            guard let bodyStart else { return false }
+            let fd = io.sync { open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
             guard fd >= 0 else {
                 let code = errno
                 let error: MediaCacheError = code == ENOSPC ? .diskFull(path: path) : .fileFailed(path: path, reason: String(cString: strerror(code)))
                 feed(entry, .requestFailed(request: id, error, .now))
-                return
+                return false
             }
-            defer { io.async { close(fd) } }
-            for try await buffer in response.body {
-                let count = buffer.readableBytes
-                if count == 0 { continue }
-                let at = offset
-                let written = await onIO { [self] () -> Result<Bool, MediaCacheError> in
-                    // Only the current request writes (a replaced one may still be delivering).
-                    guard locked({ entry.machine.request?.id == id }) else { return .success(false) }
-                    return write(buffer, to: fd, at: at, path: path).map { true }
-                }
-                switch written {
-                case .success(true):
-                    offset += Int64(count)
-                    feed(entry, .received(request: id, count: count, .now))
-                case .success(false):
-                    return
-                case .failure(let error):
-                    feed(entry, .requestFailed(request: id, error, .now))
-                    return
-                }
+            body.fd = fd
+            body.offset = bodyStart
+            return true
+        }, onBody: { [self] bytes in
+            let at = body.offset
+            let written = io.sync { () -> Result<Bool, MediaCacheError> in
+                // Only the current request writes (a replaced one may still be delivering).
+                guard locked({ entry.machine.request?.id == id }) else { return .success(false) }
+                return write(bytes, to: body.fd, at: at, path: path).map { true }
             }
-            feed(entry, .bodyEnded(request: id, .now))
-        } catch {
-            guard locked({ entry.machine.request?.id == id }) else { return }
-            feed(entry, .requestFailed(request: id, classify(error, url: url.absoluteString), .now))
+            switch written {
+            case .success(true):
+                body.offset = at + Int64(bytes.count)
+                feed(entry, .received(request: id, count: bytes.count, .now))
+                return true
+            case .success(false):
+                return false
+            case .failure(let error):
+                feed(entry, .requestFailed(request: id, error, .now))
+                return false
+            }
+        })
+        if body.fd >= 0 {
+            let fd = body.fd
+            io.async { close(fd) }
         }
+        switch outcome {
+        case .finished:
+            feed(entry, .bodyEnded(request: id, .now))
+        case .abandoned:
+            return
+        case .failed(let error):
+            guard locked({ entry.machine.request?.id == id }) else { return }
+            feed(entry, .requestFailed(request: id, error, .now))
+        }
+    }
+
+    /// Where a request's body goes: its file and the next byte's offset. Touched only by the
+    /// request's transfer thread (its callbacks, one at a time), then read after it ended.
+    private final class BodyTarget: @unchecked Sendable {
+        var fd: Int32 = -1
+        var offset: Int64 = 0
     }
 
     /// Under the lock: starts and cancels request tasks and answers readers as `actions` ask,
@@ -587,39 +588,24 @@ final class CacheStore: @unchecked Sendable {
         return rest
     }
 
-    /// Writes all of `buffer` at `offset` (on `io`); on a full disk evicts what nobody uses, once.
-    private func write(_ buffer: ByteBuffer, to fd: Int32, at offset: Int64, path: String) -> Result<Void, MediaCacheError> {
-        buffer.withUnsafeReadableBytes { bytes -> Result<Void, MediaCacheError> in
-            var written = 0
-            var evictedForSpace = false
-            while written < bytes.count {
-                let result = pwrite(fd, bytes.baseAddress!.advanced(by: written), bytes.count - written, off_t(offset) + off_t(written))
-                if result < 0 {
-                    let code = errno
-                    if code == EINTR { continue }
-                    if code == ENOSPC, !evictedForSpace {
-                        evictedForSpace = true
-                        if evict(bytes: Int64(bytes.count) * 4, now: true) > 0 { continue }
-                    }
-                    return .failure(code == ENOSPC ? .diskFull(path: path) : .fileFailed(path: path, reason: String(cString: strerror(code))))
+    /// Writes all of `bytes` at `offset` (on `io`); on a full disk evicts what nobody uses, once.
+    private func write(_ bytes: UnsafeRawBufferPointer, to fd: Int32, at offset: Int64, path: String) -> Result<Void, MediaCacheError> {
+        var written = 0
+        var evictedForSpace = false
+        while written < bytes.count {
+            let result = pwrite(fd, bytes.baseAddress!.advanced(by: written), bytes.count - written, off_t(offset) + off_t(written))
+            if result < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                if code == ENOSPC, !evictedForSpace {
+                    evictedForSpace = true
+                    if evict(bytes: Int64(bytes.count) * 4, now: true) > 0 { continue }
                 }
-                written += result
+                return .failure(code == ENOSPC ? .diskFull(path: path) : .fileFailed(path: path, reason: String(cString: strerror(code))))
             }
-            return .success(())
+            written += result
         }
-    }
-
-    private func classify(_ error: any Error, url: String) -> MediaCacheError {
-        if let error = error as? MediaCacheError { return error }
-        if let error = error as? HTTPClientError {
-            switch error {
-            case .readTimeout, .deadlineExceeded: return .timedOut(url: url, after: configuration.readTimeout)
-            case .connectTimeout: return .timedOut(url: url, after: configuration.connectTimeout)
-            case .redirectCycleDetected, .redirectLimitReached: return .tooManyRedirects(url: url)
-            default: return .connectionFailed(url: url, reason: "\(error)")
-            }
-        }
-        return .connectionFailed(url: url, reason: "\(error)")
+        return .success(())
     }
 
     static func parseContentRange(_ value: String) -> (start: Int64, total: Int64?)? {
@@ -815,7 +801,6 @@ final class CacheStore: @unchecked Sendable {
             eventQueue.async { continuation.resume() }
         }
         for subscriber in subscribers { subscriber.finish() }
-        try? await client.shutdown()
         locked {
             if lockFD >= 0 {
                 close(lockFD)

@@ -6,7 +6,7 @@ import PlayerKitCore
 ///
 /// Written, as every PlayerKit feature, against the core's public API: players read through
 /// a ``/PlayerKitCore/MediaStreamProvider`` (mpv's `stream_cb`), so mpv never fetches the URL
-/// itself; HTTP goes through AsyncHTTPClient; the index is an SQLite database (the system's SQLite).
+/// itself; HTTP goes through the system's libcurl; the index is an SQLite database (the system's SQLite).
 ///
 /// ```swift
 /// let cache = try MediaCache()                                 // ~/.cache/playerkit/media

@@ -333,14 +333,18 @@ struct TimingTests {
         let first = try #require(numbers.first?.tick, "the numbers clip never came: \(pulls.map(\.clip))")
         // Frame N is luma 20 + 2N; mpv shows limited-range luma Y as grey (Y - 16) * 255 / 219.
         let shown = numbers.map { pull -> (offset: Int, frame: Int) in
-            (pull.tick - first, Int(((Double(pull.grey) * 219 / 255 + 16 - 20) / 2).rounded()))
+            let luma: Double = Double(pull.grey) * 219.0 / 255.0 + 16.0
+            let frame: Double = (luma - 20.0) / 2.0
+            return (pull.tick - first, Int(frame.rounded()))
         }
         let report = shown.map { "\($0.offset):\($0.frame)" }.joined(separator: " ")
         // The clip starts half a tick before its turn, so each frame is ready half a tick before
         // the pull that shows it: started at the pull, every frame would come just after its
         // tick and be shown a tick late, and the last one (89) never.
         #expect(shown.contains { $0.frame == 89 }, "tick:frame \(report)")
-        #expect(shown.filter { $0.offset == $0.frame }.count * 10 >= min(shown.count, 90) * 9, "tick:frame \(report)")
+        let onTime: Int = shown.filter { $0.offset == $0.frame }.count
+        let expected: Int = min(shown.count, 90)
+        #expect(onTime * 10 >= expected * 9, "tick:frame \(report)")
         #expect(zip(shown, shown.dropFirst()).allSatisfy { $0.frame <= $1.frame }, "tick:frame \(report)")
     }
 

@@ -53,11 +53,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
-        // Rooms (Syncplay's protocol over TCP, TLS when offered). (The media cache's HTTP is the
-        // system's libcurl, CCurl; its index SQLite's C API, CSQLite.)
-        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
-        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // The only C boundary: libmpv's client API (Debian/Ubuntu: apt-get install libmpv-dev).
@@ -73,6 +68,10 @@ let package = Package(
         // one transfer per thread. AsyncHTTPClient built SwiftNIO's HTTP/1 and HTTP/2 stacks,
         // swift-algorithms, swift-configuration and more for the cache's one kind of request.
         .systemLibrary(name: "CCurl"),
+        // Syncplay rooms' TLS (STARTTLS): the system's OpenSSL (Debian/Ubuntu: libssl-dev), on a
+        // connection's own thread. swift-nio-ssl compiled BoringSSL (406 C files, about 100 s of
+        // every clean build on 2 cores) and SwiftNIO for one line-based connection per room.
+        .systemLibrary(name: "COpenSSL"),
         // Helpers every layer may use; imports nothing of PlayerKit.
         .target(name: "PlayerKitSupport", swiftSettings: strictSettings),
         // The core: the only module that talks to libmpv (and, inside it, only Engine/).
@@ -120,11 +119,7 @@ let package = Package(
             dependencies: featureDependencies + [
                 "PlayerKitSync",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOExtras", package: "swift-nio-extras"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOTLS", package: "swift-nio"),
+                "COpenSSL",
             ],
             swiftSettings: strictSettings
         ),

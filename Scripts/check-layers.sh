@@ -38,7 +38,7 @@ for feature in Display Resources Sync Sequencer; do
   check_imports "Sources/PlayerKit$feature" "$system PlayerKitCore PlayerKitSupport"
 done
 check_imports Sources/PlayerKitCache "$system PlayerKitCore PlayerKitSupport CSQLite CCurl"
-check_imports Sources/PlayerKitRooms "$system PlayerKitCore PlayerKitSupport PlayerKitSync NIOCore NIOPosix NIOExtras NIOSSL NIOTLS"
+check_imports Sources/PlayerKitRooms "$system PlayerKitCore PlayerKitSupport PlayerKitSync COpenSSL"
 check_imports Sources/PlayerKitFeed "$system PlayerKitCore PlayerKitSupport PlayerKitResources PlayerKitCache"
 
 # mpv's names for the player's operations are spelled only in the engine.

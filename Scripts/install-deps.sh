@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing PlayerKit needs on a fresh Debian or Ubuntu machine:
 # libmpv-dev (headers and library), libsqlite3-dev and libcurl4-openssl-dev (the media cache's
-# index and HTTP), python3 (the corrupted-media corpus), Xvfb with x11-utils and x11-apps (xwd)
+# index and HTTP), libssl-dev (rooms' TLS), python3 (the corrupted-media corpus), Xvfb with x11-utils and x11-apps (xwd)
 # for the window tests, SDL2, EGL,
 # OpenGL and Mesa's software drivers for the OpenGL examples and tests, and PulseAudio with pactl
 # for the audio-device tests, when missing. It names each package as apt sets it up. Swift
@@ -18,6 +18,8 @@ missing=()
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 # The media cache's index: the system's SQLite, through its C API (Sources/CSQLite).
 [ -f /usr/include/sqlite3.h ] || missing+=(libsqlite3-dev)
+# Rooms' TLS: the system's OpenSSL (Sources/COpenSSL).
+[ -f /usr/include/openssl/ssl.h ] || missing+=(libssl-dev)
 # The media cache's HTTP: the system's libcurl (Sources/CCurl).
 [ -n "$(ls /usr/include/*/curl/curl.h /usr/include/curl/curl.h 2>/dev/null)" ] || missing+=(libcurl4-openssl-dev)
 # The corrupted-media corpus (Scripts/make-corpus.py) and the benchmark runner.

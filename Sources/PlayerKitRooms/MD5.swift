@@ -4,9 +4,8 @@ import Foundation
 /// as the MD5 hex digest of its UTF-8 bytes. Not a security measure (the digest replaces the
 /// password on the wire, so it is as good as the password to anyone who reads it; use TLS).
 ///
-/// Written here instead of depending on swift-crypto, which would compile a second copy of
-/// BoringSSL (swift-nio-ssl already builds one, and swift-crypto's is not reachable from it) for
-/// these sixty lines: about 90 s of every clean build on two cores. Checked against RFC 1321's
+/// Written here instead of depending on swift-crypto, which would compile a copy of BoringSSL
+/// for these sixty lines: about 90 s of every clean build on two cores. Checked against RFC 1321's
 /// test suite (SyncplayWireTests).
 enum MD5 {
     /// Per-round shift amounts.

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import NIOSSL
 import PlayerKitSupport
 
 /// What a Syncplay room says about playback: paused or playing, at which position, as of a
@@ -508,12 +507,9 @@ public final class RoomClient: Sendable {
             logger.notice("the server does not offer TLS: the room's traffic is not encrypted", metadata: ["server": "\(server)"])
             return
         }
-        var tls = TLSConfiguration.makeClientConfiguration()
-        if let file = configuration.trustedCertificatesFile { tls.additionalTrustRoots = [.file(file)] }
         // SNI and the name check take a host name; an address literal is checked against the
         // certificate's IP addresses instead.
-        let isAddress = configuration.host.contains(":") || configuration.host.allSatisfy { $0.isNumber || $0 == "." }
-        try await connection.startTLS(configuration: tls, serverHostname: isAddress ? nil : configuration.host,
+        try await connection.startTLS(host: configuration.host, trustedCertificatesFile: configuration.trustedCertificatesFile,
                                       limit: limit, remaining: deadline - .now)
     }
 

@@ -11,7 +11,7 @@ import PlayerKitSupport
 /// returns at once whatever the client is waiting for.
 @Suite("Rooms: every wait for the server is bounded", .timeLimit(.minutes(4)))
 struct RoomBoundsTests {
-    /// What a loaded machine may add to a bound (the timers fire on NIO's event loop).
+    /// What a loaded machine may add to a bound (a connection's thread wakes from `poll` at its deadline).
     private static let slack: Duration = .seconds(2)
     private static let bound: Duration = .seconds(1)
 

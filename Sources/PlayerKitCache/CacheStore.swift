@@ -530,6 +530,11 @@ final class CacheStore: @unchecked Sendable {
             case .success(false):
                 return false
             case .failure(let error):
+                // Closed before the failure is told: an evicted file's space (a full disk) is
+                // free only once no descriptor holds it.
+                let fd = body.fd
+                body.fd = -1
+                io.sync { _ = close(fd) }
                 feed(entry, .requestFailed(request: id, error, .now))
                 return false
             }

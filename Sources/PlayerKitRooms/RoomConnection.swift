@@ -23,6 +23,11 @@ final class RoomConnection: Sendable {
         self.lines = link.lines
     }
 
+    /// A connection nobody holds any more is closed: its thread ends.
+    deinit {
+        link.close()
+    }
+
     /// Connects to `host:port` within `timeout` (name resolution included). The wait ends early,
     /// with ``RoomError/closed``, when the calling task is cancelled (``RoomClient/leave()``).
     /// - Throws: ``RoomError/timedOut(operation:server:after:)`` (``RoomError/Operation/connecting``),

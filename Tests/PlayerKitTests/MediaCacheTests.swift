@@ -420,6 +420,10 @@ struct MediaCacheTests {
         let bytes = try await harness.cache.precache(try harness.source("long.mp4"), .seconds(2))
         // 2 s of a 20 s item: about a tenth, plus the header.
         #expect(bytes > size / 20 && bytes < size / 4, "precached \(bytes) of \(size)")
+        // clip-a stops coming after 20 kB, so its download is still under way at the cancel
+        // however late this task sees it start (at 200 kB/s the whole clip took 0.6 s, which a
+        // loaded machine could spend before the cancel).
+        harness.server.setFault(.stallAfter(bytes: 20_000, times: nil), for: "clip-a.mp4")
         let task = Task { try await harness.cache.precache(try harness.source("clip-a.mp4"), .all) }
         #expect(await harness.saw { if case .downloadStarted("clip-a.mp4", _) = $0 { return true }; return false })
         harness.cache.cancelPrecache(key: "clip-a.mp4")

@@ -150,7 +150,8 @@ public struct JSONEventLine: Encodable, Sendable {
             case .fullscreenChanged(let isFullscreen): fullscreen = isFullscreen
             case .ownershipChanged(let newOwner): owner = newOwner?.rawValue ?? ""
             case .fullscreenUndone(let currentOwner): owner = currentOwner.rawValue
-            case .orientationChanged(let newOrientation): orientation = newOrientation.rawValue
+            case .orientationChanged(let newOrientation), .orientationRequested(let newOrientation):
+                orientation = newOrientation.rawValue
             @unknown default: value = event.description
             }
         case let event as ClipEvent:

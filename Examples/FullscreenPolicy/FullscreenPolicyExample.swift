@@ -61,7 +61,7 @@ struct FullscreenPolicyExample: AsyncParsableCommand {
         }
         let subscription = PlayerEventBus.shared.subscribe(
             to: .players(Set(names)),
-            kinds: [.fullscreenOwnershipChanged, .fullscreenChanged, .fullscreenUndone, .orientationChanged, .error],
+            kinds: [.fullscreenOwnershipChanged, .fullscreenChanged, .fullscreenUndone, .orientationChanged, .orientationRequested, .error],
             delivery: .queue(output)
         ) { record in printer.player(record) }
         defer { subscription.cancel() }
@@ -72,9 +72,7 @@ struct FullscreenPolicyExample: AsyncParsableCommand {
             _ = try await player.load(MediaSource(ExampleSupport.shippedMedia(id == "center" ? "clip-b.mp4" : "clip-a.mp4")))
         }
 
-        let policy = FullscreenPolicy(orientationControlsFullscreen: true, fullscreenControlsOrientation: true,
-                                      delegateQueue: output)
-        policy.delegate = printer
+        let policy = FullscreenPolicy(orientationControlsFullscreen: true, fullscreenControlsOrientation: true)
         // The policy governs every player on the screen, whatever path fullscreen takes.
         for id in names { try policy.add(players[id]!) }
         if !json { printer.line(screenLine()) }
@@ -154,7 +152,7 @@ struct FullscreenPolicyExample: AsyncParsableCommand {
 }
 
 /// Prints script steps, refusals, status read-outs and events, on one serial queue.
-final class Printer: FullscreenPolicyDelegate {
+final class Printer: Sendable {
     private let json: Bool
     private let output: DispatchQueue
     private let start = ContinuousClock.now
@@ -218,24 +216,21 @@ final class Printer: FullscreenPolicyDelegate {
         }
     }
 
-    /// A player's event from the bus (already on the output queue).
+    /// A player's event from the bus (already on the output queue). The policy asking the app
+    /// to turn the screen is printed as a request to the app.
     func player(_ record: PlayerEventRecord) {
-        if json {
+        if case .orientationRequested(let orientation)? = record.event.feature(FullscreenEvent.self) {
+            if json {
+                var line = JSONEventLine(player: record.playerID.rawValue, event: "orientationRequested", t: t)
+                line.orientation = orientation.rawValue
+                ExampleSupport.printLine(line.json)
+            } else {
+                ExampleSupport.printLine("        policy asks the app to turn the screen to \(orientation) for \(record.playerID)")
+            }
+        } else if json {
             ExampleSupport.printLine(JSONEventLine(record, t: t).json)
         } else {
             ExampleSupport.printLine("        \(record.playerID): \(record.event)")
-        }
-    }
-
-    /// The policy's own events: only the request for an orientation is not also a player event.
-    func fullscreenPolicy(_ policy: FullscreenPolicy, didEmit event: FullscreenPolicyEvent) {
-        guard case .orientationRequested(let orientation, let player) = event else { return }
-        if json {
-            var line = JSONEventLine(player: player.rawValue, event: "orientationRequested", t: t)
-            line.orientation = orientation.rawValue
-            ExampleSupport.printLine(line.json)
-        } else {
-            ExampleSupport.printLine("        policy asks the app to turn the screen to \(orientation) for \(player)")
         }
     }
 

@@ -22,25 +22,31 @@ public enum FullscreenEvent: PlayerDelegateEvent {
     /// The app (or an ``OrientationSource``) reported a new screen orientation; sent to the
     /// policy's owner.
     case orientationChanged(Orientation)
+    /// With ``FullscreenPolicy/fullscreenControlsOrientation`` on, the player (the policy's
+    /// owner) entered fullscreen in portrait: the app should turn the screen (or its window) to
+    /// this orientation. PlayerKit does not rotate the video itself.
+    case orientationRequested(Orientation)
 
     /// ``PlayerKitCore/PlayerEventKind/fullscreenOwnershipChanged``, ``PlayerKitCore/PlayerEventKind/fullscreenChanged``,
-    /// ``PlayerKitCore/PlayerEventKind/fullscreenUndone`` or ``PlayerKitCore/PlayerEventKind/orientationChanged``.
+    /// ``PlayerKitCore/PlayerEventKind/fullscreenUndone``, ``PlayerKitCore/PlayerEventKind/orientationChanged`` or
+    /// ``PlayerKitCore/PlayerEventKind/orientationRequested``.
     public var kind: PlayerEventKind {
         switch self {
         case .ownershipChanged: return .fullscreenOwnershipChanged
         case .fullscreenChanged: return .fullscreenChanged
         case .fullscreenUndone: return .fullscreenUndone
         case .orientationChanged: return .orientationChanged
+        case .orientationRequested: return .orientationRequested
         }
     }
 
     /// `.playerDidChangeFullscreenOwnership` and `.playerDidChangeFullscreen` (an undone
-    /// fullscreen too); orientation changes are not posted.
+    /// fullscreen too); orientation changes and requests are not posted.
     public var notificationName: Notification.Name? {
         switch self {
         case .ownershipChanged: return .playerDidChangeFullscreenOwnership
         case .fullscreenChanged, .fullscreenUndone: return .playerDidChangeFullscreen
-        case .orientationChanged: return nil
+        case .orientationChanged, .orientationRequested: return nil
         }
     }
 
@@ -51,6 +57,7 @@ public enum FullscreenEvent: PlayerDelegateEvent {
         case .fullscreenChanged(let fullscreen): return "fullscreenChanged(\(fullscreen))"
         case .fullscreenUndone(let owner): return "fullscreenUndone(owner \(owner))"
         case .orientationChanged(let orientation): return "orientationChanged(\(orientation))"
+        case .orientationRequested(let orientation): return "orientationRequested(\(orientation))"
         }
     }
 
@@ -62,6 +69,7 @@ public enum FullscreenEvent: PlayerDelegateEvent {
         case .fullscreenChanged(let fullscreen): delegate.player(player, didChangeFullscreen: fullscreen)
         case .fullscreenUndone(let owner): delegate.player(player, hadFullscreenUndoneFor: owner)
         case .orientationChanged(let orientation): delegate.player(player, didSeeOrientation: orientation)
+        case .orientationRequested(let orientation): delegate.player(player, requestsOrientation: orientation)
         }
     }
 }
@@ -78,6 +86,8 @@ public protocol FullscreenEventDelegate: PlayerDelegate {
     func player(_ player: Player, hadFullscreenUndoneFor owner: PlayerID)
     /// ``FullscreenEvent/orientationChanged(_:)``. Default: nothing.
     func player(_ player: Player, didSeeOrientation orientation: Orientation)
+    /// ``FullscreenEvent/orientationRequested(_:)``. Default: nothing.
+    func player(_ player: Player, requestsOrientation orientation: Orientation)
 }
 
 extension FullscreenEventDelegate {
@@ -89,6 +99,8 @@ extension FullscreenEventDelegate {
     public func player(_ player: Player, hadFullscreenUndoneFor owner: PlayerID) {}
     /// Does nothing.
     public func player(_ player: Player, didSeeOrientation orientation: Orientation) {}
+    /// Does nothing.
+    public func player(_ player: Player, requestsOrientation orientation: Orientation) {}
 }
 
 extension PlayerEventKind {
@@ -100,6 +112,8 @@ extension PlayerEventKind {
     public static let fullscreenUndone: PlayerEventKind = "fullscreenUndone"
     /// ``FullscreenEvent/orientationChanged(_:)``.
     public static let orientationChanged: PlayerEventKind = "orientationChanged"
+    /// ``FullscreenEvent/orientationRequested(_:)``.
+    public static let orientationRequested: PlayerEventKind = "orientationRequested"
 }
 
 extension Notification.Name {

@@ -1,52 +1,5 @@
-import Dispatch
 import PlayerKitCore
 import PlayerKitSupport
-
-/// Something that happened to a ``FullscreenPolicy``, for its ``FullscreenPolicyDelegate``.
-/// (Each player concerned also hears its part as a ``FullscreenEvent``.)
-///
-/// `@nonexhaustive`: a `switch` over it outside PlayerKit needs `@unknown default`.
-@nonexhaustive
-public enum FullscreenPolicyEvent: Sendable, Hashable, CustomStringConvertible {
-    /// The owner changed (nil: nobody).
-    case ownershipChanged(from: PlayerID?, to: PlayerID?)
-    /// A player entered or left fullscreen.
-    case fullscreenChanged(player: PlayerID, isFullscreen: Bool)
-    /// A player the policy governs entered fullscreen by a path the policy could not refuse
-    /// beforehand (mpv's own window, the window manager, ``/PlayerKitCore/Player/setProperty(_:to:)``
-    /// or ``/PlayerKitCore/Player/command(_:)``) while `owner` owns the policy, and the policy took
-    /// it out of fullscreen again.
-    case fullscreenUndone(player: PlayerID, owner: PlayerID)
-    /// The screen orientation the app reported changed.
-    case orientationChanged(Orientation)
-    /// With ``FullscreenPolicy/fullscreenControlsOrientation`` on, the owner entered fullscreen
-    /// in portrait: the app should turn the screen (or its window) to this orientation.
-    /// PlayerKit does not rotate the video itself. `player` is the owner that entered fullscreen.
-    case orientationRequested(Orientation, player: PlayerID)
-
-    /// A short description, e.g. "fullscreenChanged(main, true)".
-    public var description: String {
-        switch self {
-        case .ownershipChanged(let from, let to): return "ownershipChanged(\(from?.rawValue ?? "none") -> \(to?.rawValue ?? "none"))"
-        case .fullscreenChanged(let player, let isFullscreen): return "fullscreenChanged(\(player), \(isFullscreen))"
-        case .fullscreenUndone(let player, let owner): return "fullscreenUndone(\(player), owner \(owner))"
-        case .orientationChanged(let orientation): return "orientationChanged(\(orientation))"
-        case .orientationRequested(let orientation, let player): return "orientationRequested(\(orientation), by \(player))"
-        }
-    }
-}
-
-/// Receives a policy's events, one at a time, in order, on the policy's delegate queue (a
-/// serial queue of its own by default). Held weakly. The method has a no-op default.
-public protocol FullscreenPolicyDelegate: AnyObject, Sendable {
-    /// Called for every event. Default: nothing.
-    func fullscreenPolicy(_ policy: FullscreenPolicy, didEmit event: FullscreenPolicyEvent)
-}
-
-extension FullscreenPolicyDelegate {
-    /// Does nothing.
-    public func fullscreenPolicy(_ policy: FullscreenPolicy, didEmit event: FullscreenPolicyEvent) {}
-}
 
 /// Decides which one player may go fullscreen, so that turning a screen full of players never
 /// sends them all fullscreen, and two players are never fullscreen at once.
@@ -73,7 +26,7 @@ extension FullscreenPolicyDelegate {
 /// * Paths nobody can refuse beforehand (a key in mpv's own window, the window manager,
 ///   ``/PlayerKitCore/Player/setProperty(_:to:)``, ``/PlayerKitCore/Player/command(_:)``) reach the
 ///   policy as the member's ``/PlayerKitCore/PlayerEvent/fullscreenStateChanged(_:)``: a non-owner that
-///   went fullscreen is taken out again (``FullscreenPolicyEvent/fullscreenUndone(player:owner:)``).
+///   went fullscreen is taken out again (``FullscreenEvent/fullscreenUndone(owner:)``).
 ///   The two players are both fullscreen only until the policy has heard the change and set
 ///   the property back: until mpv reports the change (a command's change at mpv's next core
 ///   iteration), then one event delivery and one mpv property write. Measured from the call:
@@ -88,33 +41,71 @@ extension FullscreenPolicyDelegate {
 /// * ``orientationControlsFullscreen``: a landscape ``setOrientation(_:)`` enters fullscreen, a
 ///   portrait one leaves it.
 /// * ``fullscreenControlsOrientation``: entering fullscreen in portrait asks the app to turn to
-///   landscape, with ``FullscreenPolicyEvent/orientationRequested(_:player:)``; the app decides how.
+///   landscape, with ``FullscreenEvent/orientationRequested(_:)`` on the owner; the app decides how.
 ///
 /// Entering fullscreen calls ``/PlayerKitCore/Player/setFullscreen(_:)`` on the owner, so a player with a
 /// window really goes fullscreen; a headless player keeps the setting.
 ///
-/// Events go to the ``delegate`` and, keyed by player ID, through each player's own pipeline
-/// to its delegate and bus, as ``FullscreenEvent``s.
+/// **Events.** The policy reports through its players' own pipelines, keyed by player ID, as
+/// ``FullscreenEvent``s: to each player's delegate, bus subscribers of its ID, async sequences and
+/// NotificationCenter. To hear the whole policy, subscribe to its members' IDs (or to every
+/// player) for the ``FullscreenEvent`` kinds. Events are published in the order the policy
+/// decided them. An owner that shuts down frees the policy with no event of its own: its
+/// ``/PlayerKitCore/PlayerEvent/shutDown`` is its last.
 ///
 /// Written, as every PlayerKit feature, against the core's public API only.
 ///
-/// **Threading.** Every method may be called from any thread. The policy runs on a serial queue
-/// of its own: each call runs there, one at a time, and its effects and events are complete when
-/// it returns; the policy's own event handlers (members' fullscreen changes and shutdowns) run
-/// there too, never on a player's event pump. It is safe to call back into the policy from its
-/// delegate or from a player's event handler. Its answer as a member's arbiter
-/// (``refusal(ofFullscreen:for:)``) reads its state under a lock and never waits.
+/// **Threading.** Every method may be called from any thread, concurrently. The policy's state
+/// is behind one lock, taken for single steps that decide (who owns the policy, what to announce,
+/// who must leave fullscreen); what a step decides (a player entering or leaving fullscreen, an
+/// event) is done after the lock is released, so no lock is held while mpv is waited for.
+/// Ownership changes are atomic: of any number of racing claims, exactly one wins. A race
+/// between a call and a path nobody can refuse is settled by the policy's rule when it hears the
+/// member's fullscreen change: a non-owner in fullscreen is taken out again.
+/// * The synchronous methods that change fullscreen (``enterFullscreen(_:)``,
+///   ``exitFullscreen(_:)``, ``release(_:)``, ``transfer(from:to:)``, ``setOrientation(_:)``, and
+///   ``add(_:)`` or ``claim(_:)`` when they take a member out of fullscreen) block the calling
+///   thread until mpv accepted the change, as ``/PlayerKitCore/Player/setFullscreen(_:)`` does; do
+///   not call them from Swift's cooperative pool or a player's event pump. ``follow(_:)`` applies
+///   orientations by suspending instead.
+/// * The policy hears its members' fullscreen changes and shutdowns in `.immediate` bus
+///   handlers, on the thread that delivers the event (a player's event pump), and answers them
+///   without waiting (``/PlayerKitCore/MediaPlayer/send(_:)``).
+/// * Its answer as a member's arbiter (``refusal(ofFullscreen:for:)``) reads its state under the
+///   lock and never waits.
 public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     /// A policy for apps with one screen.
     public static let shared = FullscreenPolicy()
 
     /// A governed player and the subscription that tells the policy about it.
-    private struct Member: Sendable {
+    fileprivate struct Member: Sendable {
         var reference: WeakReference<any MediaPlayer>
         var watch: PlayerSubscription
     }
 
-    private struct State: Sendable {
+    /// An event the policy decided, waiting to be published in order.
+    fileprivate struct Outgoing: Sendable {
+        let player: any MediaPlayer
+        let event: FullscreenEvent
+    }
+
+    /// What a step decided and the caller carries out with no lock held.
+    fileprivate enum Action: Sendable {
+        /// Put the player in fullscreen or take it out, then settle its state.
+        case setFullscreen(any MediaPlayer, Bool)
+        /// Take a non-owner out of fullscreen and tell it who owns the policy.
+        case undo(any MediaPlayer, owner: PlayerID)
+    }
+
+    /// How an action waits for mpv.
+    fileprivate enum Waiting {
+        /// Block the calling thread until mpv accepted (the synchronous API).
+        case blocking
+        /// Hand the command over and return at once (event handlers on a player's pump).
+        case never
+    }
+
+    fileprivate struct State: Sendable {
         /// Held weakly: owning the policy must not keep a dropped player alive.
         var ownerReference = WeakReference<any MediaPlayer>(nil)
         var owner: (any MediaPlayer)? { ownerReference.object }
@@ -125,26 +116,22 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
         var orientation = Orientation.landscapeLeft
         var orientationControlsFullscreen: Bool
         var fullscreenControlsOrientation: Bool
-        var delegate: WeakReference<any FullscreenPolicyDelegate>
+        /// Events decided and not yet published, in order; `publishing` while a thread
+        /// publishes them.
+        var outbox: [Outgoing] = []
+        var publishing = false
     }
 
-    /// Where every operation and handler runs, one at a time.
-    private let queue = SerialQueue(label: "PlayerKit.fullscreen-policy")
-    /// Changed only on `queue`; locked so the read-outs can be read from anywhere.
     private let state: Locked<State>
-    private let delegateQueue: DispatchQueue
 
     /// Creates a policy, for example one per screen or window group.
     /// - Parameters:
     ///   - orientationControlsFullscreen: landscape enters fullscreen, portrait leaves it (owner only).
     ///   - fullscreenControlsOrientation: entering fullscreen in portrait requests landscape.
-    ///   - delegateQueue: where the delegate is called (wrapped in a serial queue); nil for a new one.
-    public init(orientationControlsFullscreen: Bool = false, fullscreenControlsOrientation: Bool = false,
-                delegateQueue: DispatchQueue? = nil) {
+    public init(orientationControlsFullscreen: Bool = false, fullscreenControlsOrientation: Bool = false) {
         state = Locked(State(
             orientationControlsFullscreen: orientationControlsFullscreen,
-            fullscreenControlsOrientation: fullscreenControlsOrientation, delegate: WeakReference(nil)))
-        self.delegateQueue = DispatchQueue(label: "PlayerKit.fullscreen-policy.delegate", target: delegateQueue)
+            fullscreenControlsOrientation: fullscreenControlsOrientation))
     }
 
     // MARK: Read-out and switches
@@ -172,22 +159,17 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
         return player
     }
 
-    /// Landscape enters fullscreen and portrait leaves it, for the owner only.
+    /// Landscape enters fullscreen and portrait leaves it, for the owner only. Takes effect
+    /// from the next ``setOrientation(_:)``.
     public var orientationControlsFullscreen: Bool {
         get { state.withLock { $0.orientationControlsFullscreen } }
-        set { queue.sync { state.withLock { $0.orientationControlsFullscreen = newValue } } }
+        set { state.withLock { $0.orientationControlsFullscreen = newValue } }
     }
 
     /// Entering fullscreen in portrait requests landscape from the app.
     public var fullscreenControlsOrientation: Bool {
         get { state.withLock { $0.fullscreenControlsOrientation } }
-        set { queue.sync { state.withLock { $0.fullscreenControlsOrientation = newValue } } }
-    }
-
-    /// The delegate, held weakly.
-    public var delegate: (any FullscreenPolicyDelegate)? {
-        get { state.withLock { $0.delegate.object } }
-        set { queue.sync { state.withLock { $0.delegate.object = newValue } } }
+        set { state.withLock { $0.fullscreenControlsOrientation = newValue } }
     }
 
     // MARK: Members
@@ -199,27 +181,29 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     /// - Throws: ``FullscreenPolicyError/governedByAnotherPolicy(_:)`` or
     ///   ``FullscreenPolicyError/playerShutDown(_:)``; nothing changes.
     public func add(_ player: any MediaPlayer) throws(FullscreenPolicyError) {
-        try queue.sync { () throws(FullscreenPolicyError) in try addOnQueue(player) }
+        try admit(player, settling: true)
     }
 
     /// Lets `player` go: the policy no longer governs it. The owner leaves fullscreen and the
     /// policy becomes free first (as ``release(_:)``). Removing a player that is no member does
     /// nothing.
     public func remove(_ player: any MediaPlayer) {
-        queue.sync {
-            reapGoneOwner()
-            if state.withLock({ $0.ownerID == player.id && $0.owner === player }) {
-                leave(player)
-                setOwner(nil)
+        if state.withLock({ $0.ownerID == player.id && $0.owner === player }) {
+            leave(player)
+            step { state in
+                guard state.ownerID == player.id, state.owner === player else { return [] }
+                state.setOwner(nil)
+                return []
             }
-            let member = state.withLock { state -> Member? in
-                guard let member = state.members[player.id], member.reference.object === player else { return nil }
-                state.members[player.id] = nil
-                return member
-            }
-            member?.watch.cancel()
-            player.setFullscreenArbiter(nil, replacing: self)
         }
+        let watch = state.withLock { state -> PlayerSubscription? in
+            guard let member = state.members[player.id], member.reference.object === player else { return nil }
+            state.members[player.id] = nil
+            return member.watch
+        }
+        watch?.cancel()
+        player.setFullscreenArbiter(nil, replacing: self)
+        publishOutbox()
     }
 
     // MARK: Ownership
@@ -230,16 +214,32 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     ///   changes), ``FullscreenPolicyError/governedByAnotherPolicy(_:)`` or
     ///   ``FullscreenPolicyError/playerShutDown(_:)``.
     public func claim(_ player: any MediaPlayer) throws(FullscreenPolicyError) {
-        try queue.sync { () throws(FullscreenPolicyError) in try claimOnQueue(player) }
+        guard !player.isShutDown else { throw .playerShutDown(player.id) }
+        try admit(player, settling: false)
+        let decided = state.withLock { state -> Result<[Action], FullscreenPolicyError> in
+            state.reapGoneOwner()
+            if let current = state.ownerID {
+                guard current == player.id else { return .failure(.ownedByAnotherPlayer(owner: current, requester: player.id)) }
+                return .success([])
+            }
+            state.setOwner(player)
+            return .success(state.settle(player))
+        }
+        publishOutbox()
+        carryOut(try decided.get(), .blocking)
     }
 
     /// Frees the policy; the owner leaves fullscreen first. It stays a member.
     /// - Throws: ``FullscreenPolicyError/notOwner(_:owner:)`` when `player` is not the owner.
     public func release(_ player: any MediaPlayer) throws(FullscreenPolicyError) {
-        try queue.sync { () throws(FullscreenPolicyError) in
-            try requireOwner(player)
-            leave(player)
-            setOwner(nil)
+        try requireOwner(player)
+        leave(player)
+        step { state in
+            guard state.ownerID == player.id, state.owner === player else { return [] }
+            state.setOwner(nil)
+            // Back in fullscreen meanwhile (mpv's window, the window manager): the free policy's
+            // rule makes it the owner again.
+            return state.settle(player)
         }
     }
 
@@ -247,41 +247,63 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     /// was fullscreen it leaves fullscreen, and the new owner enters it when the switches say so
     /// (orientation controls fullscreen and the screen is in landscape).
     /// - Throws: ``FullscreenPolicyError/notOwner(_:owner:)`` when `owner` does not own the
-    ///   policy, ``FullscreenPolicyError/playerShutDown(_:)`` when `newOwner` is shut down,
-    ///   ``FullscreenPolicyError/governedByAnotherPolicy(_:)``.
+    ///   policy (also when another call took it meanwhile), ``FullscreenPolicyError/playerShutDown(_:)``
+    ///   when `newOwner` is shut down, ``FullscreenPolicyError/governedByAnotherPolicy(_:)``.
     public func transfer(from owner: any MediaPlayer, to newOwner: any MediaPlayer) throws(FullscreenPolicyError) {
-        try queue.sync { () throws(FullscreenPolicyError) in
-            try requireOwner(owner)
-            guard !newOwner.isShutDown else { throw .playerShutDown(newOwner.id) }
-            if owner === newOwner { return }
-            try addOnQueue(newOwner, reconciling: false)
-            leave(owner)
-            setOwner(newOwner)
-            let (follows, landscape) = state.withLock { ($0.orientationControlsFullscreen, $0.orientation.isLandscape) }
-            if follows, landscape { enter(newOwner) } else { reconcile(newOwner) }
+        try requireOwner(owner)
+        guard !newOwner.isShutDown else { throw .playerShutDown(newOwner.id) }
+        if owner === newOwner { return }
+        try admit(newOwner, settling: false)
+        leave(owner)
+        let decided = state.withLock { state -> Result<[Action], FullscreenPolicyError> in
+            state.reapGoneOwner()
+            guard state.ownerID == owner.id, state.owner === owner else {
+                return .failure(.notOwner(owner.id, owner: state.ownerID))
+            }
+            state.setOwner(newOwner)
+            // The old owner back in fullscreen meanwhile is taken out again.
+            var actions = state.settle(owner)
+            if state.orientationControlsFullscreen, state.orientation.isLandscape, newOwner.isFullscreen != true {
+                actions.append(.setFullscreen(newOwner, true))
+            } else {
+                actions += state.settle(newOwner)
+            }
+            return .success(actions)
         }
+        publishOutbox()
+        carryOut(try decided.get(), .blocking)
     }
 
     // MARK: Fullscreen
 
     /// Puts `player` in fullscreen. When nobody owns the policy, `player` claims it first.
     /// - Throws: ``FullscreenPolicyError/ownedByAnotherPlayer(owner:requester:)`` when another
-    ///   player owns the policy (nothing changes), ``FullscreenPolicyError/governedByAnotherPolicy(_:)``
+    ///   player owns the policy (nothing changes; also when another call took the policy while
+    ///   `player` was entering), ``FullscreenPolicyError/governedByAnotherPolicy(_:)``
     ///   or ``FullscreenPolicyError/playerShutDown(_:)``.
     public func enterFullscreen(_ player: any MediaPlayer) throws(FullscreenPolicyError) {
-        try queue.sync { () throws(FullscreenPolicyError) in
-            try claimOnQueue(player)
-            enter(player)
+        try claim(player)
+        if player.isFullscreen != true {
+            do {
+                // The player is the owner, so the policy (its arbiter) lets the request through,
+                // unless another call took the policy meanwhile.
+                try player.setFullscreen(true)
+            } catch {
+                if player.isShutDown { throw .playerShutDown(player.id) }
+                if let current = owner, current != player.id {
+                    throw .ownedByAnotherPlayer(owner: current, requester: player.id)
+                }
+                return
+            }
         }
+        step { $0.settle(player) }
     }
 
     /// Takes `player` out of fullscreen.
     /// - Throws: ``FullscreenPolicyError/notOwner(_:owner:)`` when `player` is not the owner.
     public func exitFullscreen(_ player: any MediaPlayer) throws(FullscreenPolicyError) {
-        try queue.sync { () throws(FullscreenPolicyError) in
-            try requireOwner(player)
-            leave(player)
-        }
+        try requireOwner(player)
+        leave(player)
     }
 
     // MARK: Arbitration
@@ -290,7 +312,7 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     /// owner may not enter fullscreen while another player owns the policy (the reason names
     /// the owner); leaving fullscreen is always allowed, and so is entering it while the policy
     /// is free (the player then becomes the owner once the policy hears the change). Reads the
-    /// policy's state under a lock; never waits.
+    /// policy's state under its lock; never waits.
     public func refusal(ofFullscreen fullscreen: Bool, for player: any MediaPlayer) -> String? {
         guard fullscreen, let owner = livingOwner, owner !== player else { return nil }
         return "player \"\(owner.id)\" owns the fullscreen policy"
@@ -299,205 +321,210 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     // MARK: Orientation
 
     /// Reports the screen's orientation. With ``orientationControlsFullscreen`` on, the owner
-    /// enters fullscreen in landscape and leaves it in portrait; nobody else changes.
+    /// enters fullscreen in landscape and leaves it in portrait (blocking until mpv accepted, as
+    /// the other synchronous methods do); nobody else changes.
     public func setOrientation(_ orientation: Orientation) {
-        queue.sync {
-            reapGoneOwner()
-            let (changed, owner, follows) = state.withLock { state in
-                defer { state.orientation = orientation }
-                return (state.orientation != orientation, state.owner, state.orientationControlsFullscreen)
-            }
-            guard changed else { return }
-            notify(.orientationChanged(orientation))
-            owner?.publish(FullscreenEvent.orientationChanged(orientation))
-            guard follows, let owner else { return }
-            let fullscreen = owner.isFullscreen == true
-            if orientation.isLandscape, !fullscreen { enter(owner) }
-            if !orientation.isLandscape, fullscreen { leave(owner) }
-        }
+        carryOut(orientationStep(orientation), .blocking)
     }
 
     /// Follows an orientation source until it ends, is unavailable, or the returned task is
-    /// cancelled. The task's error is the source's (for example
-    /// ``FullscreenPolicyError/orientationSourceUnavailable(_:)``). Each orientation is applied
-    /// on the policy's own queue (entering fullscreen waits for mpv there), while the task
-    /// suspends: no thread of Swift's cooperative pool waits for mpv.
+    /// cancelled; the caller owns the task. The task's error is the source's (for example
+    /// ``FullscreenPolicyError/orientationSourceUnavailable(_:)``). Each orientation is applied as
+    /// ``setOrientation(_:)`` applies it, except that entering or leaving fullscreen suspends the
+    /// task until mpv accepted (``/PlayerKitCore/MediaPlayer/perform(_:timeout:)``): no thread of
+    /// Swift's cooperative pool waits for mpv.
     @discardableResult
     public func follow<Source: OrientationSource>(_ source: Source) -> Task<Void, any Error> {
         Task {
             try await BlockingCallCheck.enforcing { () async throws in
                 for try await orientation in source {
                     try Task.checkCancellation()
-                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                        queue.dispatchQueue.async {
-                            self.setOrientation(orientation)
-                            continuation.resume()
-                        }
-                    }
+                    guard case .setFullscreen(let player, let fullscreen)? = orientationStep(orientation).first else { continue }
+                    do { try await player.perform(.setFullscreen(fullscreen)) } catch { continue }
+                    step { $0.settle(player) }
                 }
             }
         }
     }
 
-    // MARK: Internals (on `queue`)
+    // MARK: Steps and actions
 
-    private func isMember(_ player: any MediaPlayer) -> Bool {
-        state.withLock { $0.members[player.id]?.reference.object === player }
+    /// Records the orientation and decides what it changes for the owner.
+    private func orientationStep(_ orientation: Orientation) -> [Action] {
+        defer { publishOutbox() }
+        return state.withLock { state -> [Action] in
+            state.reapGoneOwner()
+            guard state.orientation != orientation else { return [] }
+            state.orientation = orientation
+            guard let owner = state.owner else { return [] }
+            state.outbox.append(Outgoing(player: owner, event: .orientationChanged(orientation)))
+            guard state.orientationControlsFullscreen else { return [] }
+            let fullscreen = owner.isFullscreen == true
+            if orientation.isLandscape, !fullscreen { return [.setFullscreen(owner, true)] }
+            if !orientation.isLandscape, fullscreen { return [.setFullscreen(owner, false)] }
+            return []
+        }
+    }
+
+    /// Runs one step under the lock, publishes what it decided, then carries out its action.
+    private func step(_ waiting: Waiting = .blocking, _ body: (inout State) -> [Action]) {
+        let actions = state.withLock(body)
+        publishOutbox()
+        carryOut(actions, waiting)
+    }
+
+    /// Carries out what a step decided, in order, with no lock held.
+    private func carryOut(_ actions: [Action], _ waiting: Waiting) {
+        for action in actions {
+            switch action {
+            case .setFullscreen(let player, let fullscreen):
+                do { try apply(fullscreen, to: player, waiting) } catch { continue }  // refused or shut down meanwhile
+                step(waiting) { $0.settle(player) }
+            case .undo(let player, let owner):
+                do { try apply(false, to: player, waiting) } catch { continue }  // shut down meanwhile
+                state.withLock { $0.outbox.append(Outgoing(player: player, event: .fullscreenUndone(owner: owner))) }
+                publishOutbox()
+            }
+        }
+    }
+
+    private func apply(_ fullscreen: Bool, to player: any MediaPlayer, _ waiting: Waiting) throws(PlayerError) {
+        switch waiting {
+        case .blocking: try player.setFullscreen(fullscreen)
+        case .never: try player.send(.setFullscreen(fullscreen))
+        }
+    }
+
+    /// Takes `player` out of fullscreen (if it is in) and announces it while it owns the policy.
+    private func leave(_ player: any MediaPlayer) {
+        if player.isFullscreen == true { try? player.setFullscreen(false) }
+        step { $0.settle(player) }
+    }
+
+    private func requireOwner(_ player: any MediaPlayer) throws(FullscreenPolicyError) {
+        let current = state.withLock { state -> PlayerID? in
+            state.reapGoneOwner()
+            return state.ownerID
+        }
+        guard current == player.id else { throw .notOwner(player.id, owner: current) }
     }
 
     /// Makes `player` a member: the policy becomes its fullscreen arbiter and hears its
-    /// fullscreen changes and its shutdown. `reconciling`: apply the rule to its state now.
-    private func addOnQueue(_ player: any MediaPlayer, reconciling: Bool = true) throws(FullscreenPolicyError) {
+    /// fullscreen changes and its shutdown. `settling`: apply the rule to its state now.
+    private func admit(_ player: any MediaPlayer, settling: Bool) throws(FullscreenPolicyError) {
         guard !player.isShutDown else { throw .playerShutDown(player.id) }
-        if isMember(player) { return }
+        if state.withLock({ $0.isMember(player) }) { return }
         guard player.setFullscreenArbiter(self, replacing: nil) || player.fullscreenArbiter === self else {
             throw .governedByAnotherPolicy(player.id)
         }
         let id = player.id
         let watch = player.eventBus.subscribe(
-            to: id, kinds: [.fullscreenStateChanged, .shutDown], delivery: .queue(queue.dispatchQueue)
+            to: id, kinds: [.fullscreenStateChanged, .shutDown], delivery: .immediate
         ) { [weak self, weak player] record in
             guard let self else { return }
             if record.event == .shutDown {
                 memberGone(id)
             } else if let player {
-                reconcile(player)
+                step(.never) { $0.settle(player) }
             }
         }
-        let replaced = state.withLock { state -> Member? in
-            defer { state.members[id] = Member(reference: WeakReference(player), watch: watch) }
-            return state.members[id]
+        let (unused, actions) = state.withLock { state -> (PlayerSubscription?, [Action]) in
+            // Another call added it meanwhile: keep that subscription.
+            if state.isMember(player) { return (watch, []) }
+            let replaced = state.members[id]?.watch
+            state.members[id] = Member(reference: WeakReference(player), watch: watch)
+            return (replaced, settling ? state.settle(player) : [])
         }
-        replaced?.watch.cancel()
+        unused?.cancel()
+        publishOutbox()
         // Its shutdown may have begun before the subscription: then no event will say so.
-        if player.isShutDown { memberGone(id) } else if reconciling { reconcile(player) }
-    }
-
-    private func claimOnQueue(_ player: any MediaPlayer) throws(FullscreenPolicyError) {
-        guard !player.isShutDown else { throw .playerShutDown(player.id) }
-        try addOnQueue(player, reconciling: false)
-        reapGoneOwner()
-        let current = state.withLock { $0.ownerID }
-        if current == player.id { return }
-        if let current { throw .ownedByAnotherPlayer(owner: current, requester: player.id) }
-        setOwner(player)
-        reconcile(player)
-    }
-
-    private func requireOwner(_ player: any MediaPlayer) throws(FullscreenPolicyError) {
-        reapGoneOwner()
-        let current = state.withLock { $0.ownerID }
-        guard current == player.id else { throw .notOwner(player.id, owner: current) }
-    }
-
-    /// Applies the rule to a member's fullscreen state as it is now (its read-out, the newest
-    /// value mpv reported or a setter set): the owner's changes are followed and announced; a
-    /// non-owner in fullscreen becomes the owner of a free policy, or is taken out of fullscreen.
-    private func reconcile(_ player: any MediaPlayer) {
-        guard !player.isShutDown, isMember(player) else { return }
-        reapGoneOwner()
-        let fullscreen = player.isFullscreen == true
-        let (ownerID, owner, announced) = state.withLock { ($0.ownerID, $0.owner, $0.announcedFullscreen) }
-        if owner === player {
-            if announced != fullscreen { announce(fullscreen, on: player) }
-        } else if fullscreen {
-            if let ownerID {
-                do {
-                    try player.setFullscreen(false)
-                } catch {
-                    return  // shut down meanwhile: nothing to undo
-                }
-                notify(.fullscreenUndone(player: player.id, owner: ownerID))
-                player.publish(FullscreenEvent.fullscreenUndone(owner: ownerID))
-            } else {
-                setOwner(player)
-                announce(true, on: player)
-            }
-        }
-    }
-
-    /// Puts the owner in fullscreen (if it is not) and announces it.
-    private func enter(_ player: any MediaPlayer) {
-        if player.isFullscreen != true {
-            // Blocking, so the window's state is settled when the policy's call returns; this
-            // runs on the policy's queue, never on a player's event pump. The player is the
-            // owner, so the policy (its arbiter) lets the request through.
-            do { try player.setFullscreen(true) } catch { return }
-        }
-        if !state.withLock({ $0.announcedFullscreen }) { announce(true, on: player) }
-    }
-
-    /// Takes the owner out of fullscreen (if it is in) and announces it.
-    private func leave(_ player: any MediaPlayer) {
-        if player.isFullscreen == true { try? player.setFullscreen(false) }
-        if state.withLock({ $0.announcedFullscreen }) { announce(false, on: player) }
-    }
-
-    /// Tells the delegate and the owner that the owner entered or left fullscreen; entering in
-    /// portrait asks the app for landscape when ``fullscreenControlsOrientation`` is on.
-    private func announce(_ fullscreen: Bool, on player: any MediaPlayer) {
-        let (portrait, asks) = state.withLock { state in
-            state.announcedFullscreen = fullscreen
-            return (!state.orientation.isLandscape, state.fullscreenControlsOrientation)
-        }
-        notify(.fullscreenChanged(player: player.id, isFullscreen: fullscreen))
-        player.publish(FullscreenEvent.fullscreenChanged(fullscreen))
-        if fullscreen, asks, portrait { notify(.orientationRequested(.landscapeLeft, player: player.id)) }
-    }
-
-    private func setOwner(_ player: (any MediaPlayer)?) {
-        let old = state.withLock { state -> (any MediaPlayer)? in
-            defer {
-                state.ownerReference = WeakReference(player)
-                state.ownerID = player?.id
-                state.announcedFullscreen = false
-            }
-            return state.owner
-        }
-        notify(.ownershipChanged(from: old?.id, to: player?.id))
-        old?.publish(FullscreenEvent.ownershipChanged(owner: player?.id))
-        player?.publish(FullscreenEvent.ownershipChanged(owner: player?.id))
-    }
-
-    /// Frees the policy at once when its owner shut down or was dropped, without waiting for the
-    /// owner's last event to reach the policy's handler (which then finds nothing to do).
-    private func reapGoneOwner() {
-        let (id, player) = state.withLock { ($0.ownerID, $0.owner) }
-        guard let id, player.map({ $0.isShutDown }) ?? true else { return }
-        ownerShutDown(id)
+        if player.isShutDown { memberGone(id) } else { carryOut(actions, .blocking) }
     }
 
     /// A member's last event arrived: it leaves the policy (and frees it if it owned it).
     private func memberGone(_ id: PlayerID) {
-        ownerShutDown(id)
-        let member = state.withLock { state -> Member? in
+        let watch = state.withLock { state -> PlayerSubscription? in
+            state.reapGoneOwner()
             guard let member = state.members[id], member.reference.object.map({ $0.isShutDown }) ?? true else { return nil }
             state.members[id] = nil
-            return member
+            return member.watch
         }
-        member?.watch.cancel()
+        watch?.cancel()
     }
 
-    /// The owner's last event arrived (or the owner is found gone): the policy is free.
-    private func ownerShutDown(_ id: PlayerID) {
-        let (owned, wasFullscreen) = state.withLock { state -> (Bool, Bool) in
-            guard state.ownerID == id, state.owner.map({ $0.isShutDown }) ?? true else { return (false, false) }
-            defer {
-                state.ownerReference = WeakReference(nil)
-                state.ownerID = nil
-                state.announcedFullscreen = false
+    /// Publishes the decided events in order. One thread at a time publishes; a thread that
+    /// finds another publishing leaves its events to it (so a subscriber that calls back into the
+    /// policy never waits for itself).
+    private func publishOutbox() {
+        let starts = state.withLock { state -> Bool in
+            guard !state.publishing, !state.outbox.isEmpty else { return false }
+            state.publishing = true
+            return true
+        }
+        guard starts else { return }
+        while true {
+            let batch = state.withLock { state -> [Outgoing] in
+                defer { state.outbox.removeAll() }
+                if state.outbox.isEmpty { state.publishing = false }
+                return state.outbox
             }
-            return (true, state.announcedFullscreen)
+            if batch.isEmpty { return }
+            for outgoing in batch { outgoing.player.publish(outgoing.event) }
         }
-        guard owned else { return }
-        if wasFullscreen { notify(.fullscreenChanged(player: id, isFullscreen: false)) }
-        notify(.ownershipChanged(from: id, to: nil))
+    }
+}
+
+extension FullscreenPolicy.State {
+    func isMember(_ player: any MediaPlayer) -> Bool {
+        members[player.id]?.reference.object === player
     }
 
-    private func notify(_ event: FullscreenPolicyEvent) {
-        guard state.withLock({ $0.delegate.object != nil }) else { return }
-        delegateQueue.async { [self] in
-            delegate?.fullscreenPolicy(self, didEmit: event)
+    /// Applies the rule to a member's fullscreen state as it is now (its read-out: the newest
+    /// value mpv reported or a setter set). The owner's changes are followed and announced; a
+    /// non-owner in fullscreen becomes the owner of a free policy, or must be taken out.
+    mutating func settle(_ player: any MediaPlayer) -> [FullscreenPolicy.Action] {
+        guard !player.isShutDown, isMember(player) else { return [] }
+        reapGoneOwner()
+        let fullscreen = player.isFullscreen == true
+        if owner === player {
+            if announcedFullscreen != fullscreen { announce(fullscreen, on: player) }
+        } else if fullscreen {
+            if let ownerID { return [.undo(player, owner: ownerID)] }
+            setOwner(player)
+            announce(true, on: player)
         }
+        return []
+    }
+
+    /// Records and queues the owner's entering or leaving fullscreen; entering in portrait asks
+    /// the app for landscape when ``FullscreenPolicy/fullscreenControlsOrientation`` is on.
+    mutating func announce(_ fullscreen: Bool, on player: any MediaPlayer) {
+        announcedFullscreen = fullscreen
+        outbox.append(.init(player: player, event: .fullscreenChanged(fullscreen)))
+        if fullscreen, fullscreenControlsOrientation, !orientation.isLandscape {
+            outbox.append(.init(player: player, event: .orientationRequested(.landscapeLeft)))
+        }
+    }
+
+    /// Changes the owner and queues the news for the old and the new one (an old owner that
+    /// was announced in fullscreen is announced out of it first: it is no longer the owner).
+    mutating func setOwner(_ player: (any MediaPlayer)?) {
+        let old = owner
+        if let old, announcedFullscreen { outbox.append(.init(player: old, event: .fullscreenChanged(false))) }
+        ownerReference = WeakReference(player)
+        ownerID = player?.id
+        announcedFullscreen = false
+        if let old { outbox.append(.init(player: old, event: .ownershipChanged(owner: player?.id))) }
+        if let player { outbox.append(.init(player: player, event: .ownershipChanged(owner: player.id))) }
+    }
+
+    /// Frees the policy at once when its owner shut down or was dropped, without waiting for the
+    /// owner's last event to reach the policy's handler (which then finds nothing to do). A
+    /// shut-down player hears no more events, so nothing is queued.
+    mutating func reapGoneOwner() {
+        guard ownerID != nil, owner.map({ $0.isShutDown }) ?? true else { return }
+        ownerReference = WeakReference(nil)
+        ownerID = nil
+        announcedFullscreen = false
     }
 }

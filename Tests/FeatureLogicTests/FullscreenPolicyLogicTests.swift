@@ -1,3 +1,4 @@
+import Foundation
 import PlayerKitCore
 import PlayerKitDisplay
 import PlayerKitSupport
@@ -117,15 +118,7 @@ struct FullscreenPolicyLogicTests {
 
     @Test("orientation controls fullscreen for the owner only; entering fullscreen in portrait asks for landscape")
     func switches() async throws {
-        final class Log: FullscreenPolicyDelegate {
-            let events = Locked<[FullscreenPolicyEvent]>([])
-            func fullscreenPolicy(_ policy: FullscreenPolicy, didEmit event: FullscreenPolicyEvent) {
-                events.withLock { $0.append(event) }
-            }
-        }
-        let delegate = Log()
         let policy = FullscreenPolicy(orientationControlsFullscreen: true, fullscreenControlsOrientation: true)
-        policy.delegate = delegate
         let all = try (0..<3).map { _ in try FakePlayer(clock: clock, bus: bus) }
         let owner = all[0]
         let log = EventLog(bus: bus, players: all.map(\.id))
@@ -138,8 +131,8 @@ struct FullscreenPolicyLogicTests {
         #expect(!policy.isFullscreen && all.map(\.isFullscreen) == [false, false, false])
         try policy.enterFullscreen(owner)
         #expect(log.features(FullscreenEvent.self, of: owner.id).contains(.orientationChanged(.portrait)))
-        #expect(await eventually { delegate.events.withLock { $0.contains(.orientationRequested(.landscapeLeft, player: owner.id)) } })
-        #expect(delegate.events.withLock { $0.contains(.ownershipChanged(from: nil, to: owner.id)) })
+        #expect(log.features(FullscreenEvent.self, of: owner.id).suffix(2) == [.fullscreenChanged(true), .orientationRequested(.landscapeLeft)])
+        #expect(log.features(FullscreenEvent.self, of: owner.id).first == .ownershipChanged(owner: owner.id))
         // Nobody but the owner heard of the orientation.
         #expect(log.features(FullscreenEvent.self, of: all[1].id).isEmpty && log.features(FullscreenEvent.self, of: all[2].id).isEmpty)
         for player in all { await player.shutdown() }
@@ -218,4 +211,111 @@ struct FullscreenPolicyLogicTests {
         await a.shutdown()
         await c.shutdown()
     }
+
+    @Test("8 threads racing every call and every unrefusable path, on 6 members: once quiet, only the owner is fullscreen, and each player's events alternate in order",
+          arguments: [UInt64(1), 2, 3])
+    func everythingRacing(seed: UInt64) async throws {
+        let policy = FullscreenPolicy(orientationControlsFullscreen: true, fullscreenControlsOrientation: true)
+        let players = try (0..<6).map { _ in try FakePlayer(clock: clock, bus: bus) }
+        let log = EventLog(bus: bus, players: players.map(\.id))
+        for player in players { try policy.add(player) }
+        let orientations: [Orientation] = [.landscapeLeft, .portrait, .landscapeRight, .portraitUpsideDown]
+        await Self.onThreads(8) { thread in
+            var random = Mix(state: seed &* 1_000 &+ UInt64(thread))
+            for _ in 0..<400 {
+                let player = players[Int(random.next() % 6)]
+                let other = players[Int(random.next() % 6)]
+                switch random.next() % 8 {
+                case 0: try? policy.enterFullscreen(player)
+                case 1: try? policy.exitFullscreen(player)
+                case 2: try? policy.release(player)
+                case 3: try? policy.claim(player)
+                case 4: player.changeFullscreenExternally(random.next() % 2 == 0)   // mpv's window, the window manager
+                case 5: try? policy.transfer(from: player, to: other)
+                case 6: policy.setOrientation(orientations[Int(random.next() % 4)])
+                default: try? player.setFullscreen(random.next() % 2 == 0)
+                }
+            }
+        }
+        // Quiet: the rule holds, whatever interleaving the threads took.
+        let fullscreen = players.filter { $0.isFullscreen == true }.map(\.id)
+        #expect(fullscreen.count <= 1, "fullscreen: \(fullscreen), owner: \(policy.owner.map(\.rawValue) ?? "none")")
+        if let only = fullscreen.first { #expect(policy.owner == only) }
+        #expect(policy.isFullscreen == !fullscreen.isEmpty)
+        for player in players {
+            // Announced in the order decided: in and out of fullscreen alternate, starting with in.
+            let changes = log.features(FullscreenEvent.self, of: player.id).compactMap { event -> Bool? in
+                if case .fullscreenChanged(let value) = event { return value }
+                return nil
+            }
+            #expect(zip(changes, [true, false].cycle(changes.count)).allSatisfy { $0 == $1 }, "\(player.id): \(changes)")
+            // The last announcement is the owner's real state; everyone else's last one is "out".
+            if policy.owner == player.id {
+                #expect((changes.last ?? false) == (player.isFullscreen == true), "\(player.id): \(changes)")
+            } else {
+                #expect(changes.last != true, "\(player.id): \(changes)")
+            }
+        }
+        for player in players { await player.shutdown() }
+        #expect(policy.owner == nil && policy.members.isEmpty)
+    }
+
+    @Test("a player put back in fullscreen by the window manager while it is being released or handed over ends as the rule says",
+          arguments: ["release", "transfer"])
+    func reenteredWhileLeaving(call: String) async throws {
+        let policy = FullscreenPolicy()
+        let a = try FakePlayer(clock: clock, bus: bus)
+        let b = try FakePlayer(clock: clock, bus: bus)
+        try policy.add(b)
+        try policy.enterFullscreen(a)
+        // The moment `a` leaves fullscreen, the window manager puts it back.
+        let bounced = Locked(false)
+        let windowManager = bus.subscribe(to: a.id, kinds: [.fullscreenStateChanged], delivery: .immediate) { record in
+            guard record.event == .fullscreenStateChanged(false), !bounced.withLock({ let was = $0; $0 = true; return was }) else { return }
+            a.changeFullscreenExternally(true)
+        }
+        defer { windowManager.cancel() }
+        if call == "release" {
+            try policy.release(a)
+            // Back in fullscreen with the policy free: by the free policy's rule it owns it again.
+            #expect(bounced.withLock { $0 } && a.isFullscreen == true && policy.owner == a.id && policy.isFullscreen)
+        } else {
+            try policy.transfer(from: a, to: b)
+            // Back in fullscreen without owning the policy: taken out again.
+            #expect(bounced.withLock { $0 } && a.isFullscreen == false && policy.owner == b.id)
+        }
+        await a.shutdown()
+        await b.shutdown()
+    }
+
+    /// Runs `body` on `count` threads of their own (never on Swift's cooperative pool: the
+    /// policy's synchronous calls may block) and returns when all have finished.
+    static func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let remaining = Locked(count)
+            for index in 0..<count {
+                Thread {
+                    body(index)
+                    if remaining.withLock({ $0 -= 1; return $0 == 0 }) { continuation.resume() }
+                }.start()
+            }
+        }
+    }
+}
+
+/// SplitMix64: a seeded generator, so each run's operations are the same (their interleaving is not).
+private struct Mix {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+private extension Array where Element == Bool {
+    /// `self` repeated to `count` elements.
+    func cycle(_ count: Int) -> [Bool] { (0..<count).map { self[$0 % self.count] } }
 }

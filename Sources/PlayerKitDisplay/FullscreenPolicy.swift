@@ -341,7 +341,7 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
                     try Task.checkCancellation()
                     guard case .setFullscreen(let player, let fullscreen)? = orientationStep(orientation).first else { continue }
                     do { try await player.perform(.setFullscreen(fullscreen)) } catch { continue }
-                    step { $0.settle(player) }
+                    step(.never) { $0.settle(player) }  // never blocks this task's thread
                 }
             }
         }

@@ -50,7 +50,9 @@ public final class ClipSequencer: Sendable {
     /// Size and layout of every output frame.
     public let format: FrameFormat
     /// The players taking turns (three).
-    public let players: [Player]
+    public let players: [any MediaPlayer]
+    /// The clock the output's time, the next clip's early start and the first-frame waits run on.
+    private let clock: any MonotonicClock
 
     private let preparations = AsyncSerialGate()
     private let state: Locked<State>
@@ -58,8 +60,8 @@ public final class ClipSequencer: Sendable {
     private static let logger = Logger(label: "PlayerKit.sequencer")
 
     struct Slot: Sendable {
-        let player: Player
-        var output: FrameOutput?
+        let player: any MediaPlayer
+        var output: (any VideoFrameSource)?
         /// The output's last few frames, so a pull picks the one rendered by its instant.
         var recent: RecentFrames?
         var clipID: String?
@@ -111,7 +113,7 @@ public final class ClipSequencer: Sendable {
         var failed: [String: SequenceClip] = [:]
     }
 
-    /// A sequencer over `clips`.
+    /// A sequencer over `clips`, on three players of its own.
     /// - Parameters:
     ///   - clips: the timeline, in order: clips and stills.
     ///   - format: the output frames' size and pixel layout.
@@ -121,20 +123,44 @@ public final class ClipSequencer: Sendable {
     ///     ``/PlayerKitCore/PlayerConfiguration/VideoOutput/frames``. Default: silent.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for an empty timeline, a
     ///   clip's bad speed or duration, or two clips with one ID; the errors of creating players.
-    public init(
+    public convenience init(
         clips: [SequenceClip], format: FrameFormat, playerIDPrefix: String? = nil,
         configuration: PlayerConfiguration = PlayerConfiguration(videoOutput: .frames, audioOutput: .none)
+    ) throws(PlayerError) {
+        var configuration = configuration
+        configuration.videoOutput = .frames
+        let frames = configuration
+        let prefix = playerIDPrefix ?? "sequencer-\(UUID().uuidString.prefix(6).lowercased())"
+        try self.init(clips: clips, format: format) { (slot: Int) throws(PlayerError) -> any MediaPlayer in
+            try Player(id: PlayerID(stringLiteral: "\(prefix)-\(slot)"), configuration: frames)
+        }
+    }
+
+    /// A sequencer over `clips`, on the players `makePlayer` makes: the seam an app's tests use
+    /// (PlayerKitTesting's `FakePlayer`s on a `ManualClock`), or players configured the app's way.
+    /// - Parameters:
+    ///   - clips: the timeline, in order: clips and stills.
+    ///   - format: the output frames' size and pixel layout.
+    ///   - clock: the clock of the output's time, the next clip's early start and the waits for a
+    ///     prepared clip's first frame (``/PlayerKitCore/MonotonicClock/runOnce(at:_:)`` times the start).
+    ///   - makePlayer: makes the player for slot 1, 2 and 3, once each, before this returns. Each
+    ///     must be able to make frame sources (``/PlayerKitCore/MediaPlayer/makeFrameSource(_:)``: a
+    ///     `Player` created with ``/PlayerKitCore/PlayerConfiguration/VideoOutput/frames``).
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for an empty timeline, a
+    ///   clip's bad speed or duration, or two clips with one ID; `makePlayer`'s errors (the players
+    ///   made before it failed are dropped).
+    public init(
+        clips: [SequenceClip], format: FrameFormat, clock: any MonotonicClock = ContinuousClock(),
+        makePlayer: (Int) throws(PlayerError) -> any MediaPlayer
     ) throws(PlayerError) {
         guard !clips.isEmpty else { throw .invalidArgument(name: "clips", value: "[]", reason: "the timeline needs at least one clip") }
         for clip in clips { try clip.validate() }
         try Self.checkUnique(clips)
         self.format = format
-        var configuration = configuration
-        configuration.videoOutput = .frames
-        let prefix = playerIDPrefix ?? "sequencer-\(UUID().uuidString.prefix(6).lowercased())"
-        var players: [Player] = []
+        self.clock = clock
+        var players: [any MediaPlayer] = []
         do throws(PlayerError) {
-            for slot in 1...3 { players.append(try Player(id: PlayerID(stringLiteral: "\(prefix)-\(slot)"), configuration: configuration)) }
+            for slot in 1...3 { players.append(try makePlayer(slot)) }
         } catch {
             // Dropped, the players made so far shut down in the background (their IDs are free at
             // once): no task is left behind.
@@ -179,7 +205,7 @@ public final class ClipSequencer: Sendable {
             guard let first = state.withLock({ $0.clips.first }) else { return }
             try await prepare(first, throwing: true)
             let slot = state.withLock { state -> Slot? in
-                    state.outputStart = instant ?? .now
+                    state.outputStart = instant ?? clock.now
                     state.current = first
                     state.currentIndexHint = 0
                     state.currentStart = .zero
@@ -198,8 +224,9 @@ public final class ClipSequencer: Sendable {
     /// the clip whose turn it is, switching to the next clip when the current one's time is up
     /// (or it ended). A display loop that runs late and passes the instant it meant (its tick)
     /// gets the frame that was due then, not one mpv rendered since. Nil before ``start(at:)``
-    /// and before the first frame. Never waits for mpv.
-    public func frame(at instant: ContinuousClock.Instant = .now) -> SequencedFrame? {
+    /// and before the first frame. Never waits for mpv. `instant` nil: the clock's `now`.
+    public func frame(at instant: ContinuousClock.Instant? = nil) -> SequencedFrame? {
+        let instant = instant ?? clock.now
         let (result, startedPlayer, events) = state.withLock { state in pull(&state, at: instant) }
         if let startedPlayer { try? startedPlayer.send(.play) }
         for (player, event) in events { player.publish(event) }
@@ -211,12 +238,12 @@ public final class ClipSequencer: Sendable {
 
     /// The pull, under the lock: boundary decision and measurement. Returns what to do outside it.
     private func pull(_ state: inout State, at instant: ContinuousClock.Instant)
-        -> (SequencedFrame?, Player?, [(Player, SequencerEvent)])
+        -> (SequencedFrame?, (any MediaPlayer)?, [(any MediaPlayer, SequencerEvent)])
     {
         guard let start = state.outputStart, var current = state.current else { return (nil, nil, []) }
         let now = instant - start
-        var startedPlayer: Player?
-        var events: [(Player, SequencerEvent)] = []
+        var startedPlayer: (any MediaPlayer)?
+        var events: [(any MediaPlayer, SequencerEvent)] = []
         if let last = state.lastPull, now > last.outputTime {
             state.recentTicks.append(now - last.outputTime)
             if state.recentTicks.count > 30 { state.recentTicks.removeFirst() }
@@ -288,13 +315,11 @@ public final class ClipSequencer: Sendable {
                 // frame, already rendered, is shown at the switch either way.
                 let plan: EarlyStart = (nextClip.id, state.slots[nextIndex].generation, start + now + halfTick)
                 state.earlyStart = plan
-                // A one-shot timer (not a task: it must fire at its instant, and the cooperative
-                // pool may be busy). It holds the sequencer weakly and does nothing once the plan
-                // is stale or the sequencer shut down (startEarly checks both under the lock).
-                let delay = max(.zero, plan.at - .now)
-                DispatchQueue.global(qos: .userInteractive).asyncAfter(
-                    deadline: .now() + .nanoseconds(Int(delay.components.seconds) * 1_000_000_000 + Int(delay.components.attoseconds / 1_000_000_000))
-                ) { [weak self] in self?.startEarly(plan) }
+                // A one-shot timer on the clock (for `ContinuousClock` a Dispatch timer, not a
+                // task: it must fire at its instant, and the cooperative pool may be busy). It
+                // holds the sequencer weakly and does nothing once the plan is stale or the
+                // sequencer shut down (startEarly checks both under the lock).
+                clock.runOnce(at: plan.at) { [weak self] in self?.startEarly(plan) }
             }
         }
 
@@ -359,7 +384,7 @@ public final class ClipSequencer: Sendable {
     /// Starts the clip of `plan` (from its timer) if it is still the prepared next clip and was
     /// not started yet; the switch's pull starts it otherwise.
     private func startEarly(_ plan: EarlyStart) {
-        let player = state.withLock { state -> Player? in
+        let player = state.withLock { state -> (any MediaPlayer)? in
             guard !state.isShutDown, let current = state.current, !state.isFinished,
                   Self.playableClip(after: current.id, hint: state.currentIndexHint, in: state.clips, failed: state.failed)?.id == plan.clipID,
                   let index = state.slots.firstIndex(where: { $0.clipID == plan.clipID }),
@@ -511,7 +536,7 @@ public final class ClipSequencer: Sendable {
 
     /// Keeps the current clip and the next one prepared and releases the rest.
     private func maintain() async {
-        let (wanted, release) = state.withLock { state -> ([SequenceClip], [Player]) in
+        let (wanted, release) = state.withLock { state -> ([SequenceClip], [any MediaPlayer]) in
                 var wanted: [SequenceClip] = []
                 if let current = state.current {
                     wanted.append(current)
@@ -523,7 +548,7 @@ public final class ClipSequencer: Sendable {
                     if let next = Self.playableClip(after: first.id, hint: 1, in: state.clips, failed: state.failed) { wanted.append(next) }
                 }
                 let wantedIDs = Set(wanted.map(\.id))
-                var release: [Player] = []
+                var release: [any MediaPlayer] = []
                 for index in state.slots.indices {
                     if let id = state.slots[index].clipID, !wantedIDs.contains(id) {
                         release.append(state.slots[index].player)
@@ -537,7 +562,7 @@ public final class ClipSequencer: Sendable {
         }
         for player in release {
             try? await player.perform(.stop)
-            let output = state.withLock { state -> FrameOutput? in
+            let output = state.withLock { state -> (any VideoFrameSource)? in
                 guard let index = state.slots.firstIndex(where: { $0.player === player && $0.clipID == nil }) else { return nil }
                 defer {
                     state.slots[index].output = nil
@@ -557,7 +582,7 @@ public final class ClipSequencer: Sendable {
 
     /// Loads `clip` into a free player, paused on its first frame, with a new frame output.
     private func prepare(_ clip: SequenceClip, throwing: Bool) async throws(PlayerError) {
-        let claimed = state.withLock { state -> (Int, Int, Player, FrameOutput?)? in
+        let claimed = state.withLock { state -> (Int, Int, any MediaPlayer, (any VideoFrameSource)?)? in
                 let index = state.slots.firstIndex(where: { $0.clipID == clip.id })
                     ?? state.slots.firstIndex(where: { $0.clipID == nil })
                 guard let index else { return nil }
@@ -572,13 +597,16 @@ public final class ClipSequencer: Sendable {
                 return (index, state.slots[index].generation, state.slots[index].player, output)
         }
         guard let (index, generation, player, oldOutput) = claimed else { return }
+        /// The output made for this preparation, closed if the preparation fails.
+        var made: (any VideoFrameSource)?
         do throws(PlayerError) {
             try? await player.perform(.stop)
             oldOutput?.close()
-            let output: FrameOutput
-            do { output = try player.makeFrameOutput(format) } catch {
+            let output: any VideoFrameSource
+            do { output = try player.makeFrameSource(format) } catch {
                 throw PlayerError.invalidArgument(name: "frame output", value: "\(format)", reason: error.description)
             }
+            made = output
             let recent = RecentFrames()
             output.setFrameHandler { recent.record($0) }
             try await player.perform(.setSpeed(clip.isStill ? 1 : clip.speed))
@@ -586,7 +614,7 @@ public final class ClipSequencer: Sendable {
             try await player.perform(.setFlip(clip.flip))
             let info = try await player.preload(clip.source)
             // The first frame is shown; wait until it is rendered into the output too.
-            if output.latestFrame == nil { await Self.firstFrame(of: output, timeout: .seconds(5)) }
+            if output.latestFrame == nil { await recent.firstFrame(timeout: .seconds(5), clock: clock) }
             state.withLock { state in
                     guard state.slots[index].generation == generation else { return }
                     state.slots[index].output = output
@@ -595,6 +623,8 @@ public final class ClipSequencer: Sendable {
                     state.slots[index].isReady = output.latestFrame != nil
             }
         } catch {
+            // The player can make a new output for the next clip it is given.
+            made?.close()
             Self.logger.warning("clip could not be prepared", metadata: ["clip": "\(clip.id)", "error": "\(error)"])
             player.publish(SequencerEvent.clipFailed(clipID: clip.id, error: error))
             let superseded = state.withLock { state -> Bool in
@@ -610,24 +640,11 @@ public final class ClipSequencer: Sendable {
         }
     }
 
-    /// Returns when `output` rendered its first frame (the sequencer's outputs have no other
-    /// reader of `frames`), or after `timeout`.
-    private static func firstFrame(of output: FrameOutput, timeout: Duration) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await _ in output.frames { break }
-            }
-            group.addTask { try? await Task.sleep(for: timeout) }
-            await group.next()
-            group.cancelAll()
-        }
-    }
-
     /// Stops background work and shuts the players down.
     public func shutdown() async {
         await BlockingCallCheck.enforcing {
             for task in maintenanceTasks.withLock({ Array($0.running.values) }) { task.cancel() }
-            let outputs = state.withLock { state -> [FrameOutput] in
+            let outputs = state.withLock { state -> [any VideoFrameSource] in
                 state.isShutDown = true
                 return state.slots.compactMap(\.output)
             }
@@ -689,11 +706,37 @@ final class RecentFrames: Sendable {
     /// Enough for a display loop a few ticks late at 60 fps.
     static let capacity = 4
     private let frames = Locked<[VideoFrame]>([])
+    /// Waiting for the first frame, by number: resumed by it or by their timeout, once.
+    private let waiters = Locked<(next: Int, waiting: [Int: CheckedContinuation<Void, Never>])>((0, [:]))
 
     func record(_ frame: VideoFrame) {
         frames.withLock { frames in
             if frames.count == Self.capacity { frames.removeFirst() }
             frames.append(frame)
+        }
+        let woken = waiters.withLock { waiters in
+            defer { waiters.waiting = [:] }
+            return Array(waiters.waiting.values)
+        }
+        for waiter in woken { waiter.resume() }
+    }
+
+    /// Returns once a frame was recorded, or after `timeout` on `clock`.
+    func firstFrame(timeout: Duration, clock: any MonotonicClock) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let number = waiters.withLock { waiters -> Int? in
+                // Checked under the waiters' lock after `frames`: a frame recorded meanwhile
+                // either shows here or finds this waiter.
+                if !frames.withLock({ $0.isEmpty }) { return nil }
+                waiters.next += 1
+                waiters.waiting[waiters.next] = continuation
+                return waiters.next
+            }
+            guard let number else { return continuation.resume() }
+            clock.runOnce(at: clock.now.advanced(by: timeout)) { [self] in
+                let waiter = waiters.withLock { $0.waiting.removeValue(forKey: number) }
+                waiter?.resume()
+            }
         }
     }
 

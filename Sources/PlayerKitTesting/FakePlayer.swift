@@ -32,6 +32,13 @@ import PlayerKitSupport
 ///   the item with `itemEnded(.stopped)` and `stateChanged(→ idle)`;
 /// - ``shutdown()``: `shutDown`, last.
 ///
+/// **Frames.** ``makeFrameSource(_:)`` gives it a ``/PlayerKitCore/VideoFrameSource``, as a real
+/// player's frame output: a frame (every pixel ``Media/frameColor``) is rendered when the first
+/// frame is shown, after each seek, while playing at the item's ``Media/frameRate`` (faster with
+/// the speed, from the moment playback started or last changed), and one more at the item's end
+/// with no video time (mpv gives an item's last frame no position). Each carries the player's
+/// position as its video time, a sequence number from 1, and the clock's instant.
+///
 /// **What a test controls.** The media (``Media``: duration, load time, first-frame delay,
 /// failure), how long the player takes to answer ``perform(_:timeout:)`` (``replyDelay``),
 /// refusals of commands (``refuseCommands(_:)``, thrown by the waiting forms and published as
@@ -40,8 +47,8 @@ import PlayerKitSupport
 /// ``commands``, ``releaseCount``, ``frameObservationCount``.
 ///
 /// **Differences from ``/PlayerKitCore/Player``.** ``send(_:)`` carries the command out at once (a real
-/// player does it a little later). There is no delegate (features use the bus), no frames, no
-/// audio devices or tracks. IDs are unique among live fake players; a fake and a real player
+/// player does it a little later). There is no delegate (features use the bus), no audio devices
+/// or tracks, and frames are plain colour. IDs are unique among live fake players; a fake and a real player
 /// may share one.
 ///
 /// **Threading.** Safe from any thread and task. Clock-driven changes happen on the thread
@@ -61,17 +68,20 @@ public final class FakePlayer: MediaPlayer {
         public var videoSize: VideoSize?
         /// When set, the load fails with this error after ``loadTime``.
         public var failure: PlayerError?
+        /// The colour of every frame the item renders into a frame source.
+        public var frameColor: RGBColor
 
         /// Describes an item.
         public init(duration: Double = 10, loadTime: Duration = .zero, firstFrameDelay: Duration = .zero,
                     frameRate: Double = 30, videoSize: VideoSize? = VideoSize(width: 320, height: 240),
-                    failure: PlayerError? = nil) {
+                    failure: PlayerError? = nil, frameColor: RGBColor = RGBColor(red: 0, green: 0, blue: 0)) {
             self.duration = duration
             self.loadTime = loadTime
             self.firstFrameDelay = firstFrameDelay
             self.frameRate = frameRate
             self.videoSize = videoSize
             self.failure = failure
+            self.frameColor = frameColor
         }
 
         /// An item that fails to load after `loadTime`, as mpv fails on a file it cannot read.
@@ -144,6 +154,13 @@ public final class FakePlayer: MediaPlayer {
         var replyDelay = Duration.zero
         var refusal: (@Sendable (PlayerCommand) -> PlayerError?)?
         var arbiter = WeakReference<any FullscreenArbiter>(nil)
+        /// The open frame source, its last frame number, and frames rendered but not yet handed
+        /// to it (delivered with no lock held).
+        /// Held weakly: dropped by its user, it is gone (a ``/PlayerKitCore/FrameOutput`` closes when released).
+        var frameSourceReference = WeakReference<FakeFrameSource>(nil)
+        var frameSource: FakeFrameSource? { frameSourceReference.object }
+        var frameNumber: UInt64 = 0
+        var renderedFrames: [(FakeFrameSource, VideoFrame)] = []
 
         func position(at now: ContinuousClock.Instant) -> Double? {
             guard phase == .loaded, let media else { return nil }
@@ -410,6 +427,7 @@ public final class FakePlayer: MediaPlayer {
         guard !state.firstFrameShown else { return nil }
         state.firstFrameShown = true
         events.append(.firstFrame)
+        render(&state, videoTime: state.position(at: clock.now) ?? state.anchorPosition)
         let waiters = state.firstFrameWaiters
         state.firstFrameWaiters = []
         return { for waiter in waiters { waiter.continuation.resume(returning: .success(())) } }
@@ -632,6 +650,7 @@ public final class FakePlayer: MediaPlayer {
         state.anchorTime = now
         events.append(.seekCompleted(position: position))
         events.append(.positionChanged(position))
+        if state.firstFrameShown { render(&state, videoTime: position) }
     }
 
     // MARK: Features' hooks
@@ -656,6 +675,22 @@ public final class FakePlayer: MediaPlayer {
         }
     }
 
+    /// Gives the fake a frame source at `format` (see the type's "Frames"); one at a time, as a
+    /// real player's frame output.
+    /// - Throws: ``/PlayerKitCore/FrameOutputError/alreadyAttached(playerID:)`` while one is open,
+    ///   ``/PlayerKitCore/FrameOutputError/playerShutDown(_:)``.
+    public func makeFrameSource(_ format: FrameFormat) throws(FrameOutputError) -> any VideoFrameSource {
+        let made = model.withLock { state -> Result<FakeFrameSource, FrameOutputError> in
+            guard !state.isShutDown else { return .failure(.playerShutDown(id)) }
+            if let open = state.frameSource, !open.isClosed { return .failure(.alreadyAttached(playerID: id)) }
+            let source = FakeFrameSource(format: format)
+            state.frameSourceReference = WeakReference(source)
+            state.frameNumber = 0
+            return .success(source)
+        }
+        return try made.get()
+    }
+
     /// The fullscreen arbiter, held weakly.
     public var fullscreenArbiter: (any FullscreenArbiter)? { model.withLock { $0.arbiter.object } }
 
@@ -676,7 +711,8 @@ public final class FakePlayer: MediaPlayer {
     /// held, runs what `body` returned and delivers the events.
     private func change(_ body: (inout State, inout [PlayerEvent]) -> (() -> Void)?) {
         let now = clock.now
-        let after = model.withLock { state -> (() -> Void)? in
+        let (after, frames) = model.withLock { state -> ((() -> Void)?, [(FakeFrameSource, VideoFrame)]) in
+            defer { state.renderedFrames = [] }
             var events: [PlayerEvent] = []
             let after = body(&state, &events)
             if !state.isShutDown || events.last == .shutDown {
@@ -689,9 +725,10 @@ public final class FakePlayer: MediaPlayer {
                 }
                 emitter.enqueue(events, at: now)
             }
-            return after
+            return (after, state.renderedFrames)
         }
         after?()
+        for (source, frame) in frames { source.deliver(frame) }
         emitter.deliverQueued()
     }
 
@@ -726,6 +763,34 @@ public final class FakePlayer: MediaPlayer {
             state.playbackTimers.append(clock.schedule(at: now.advanced(by: interval)) { [weak self] in self?.tick(generation) })
         }
         state.playbackTimers.append(clock.schedule(at: now.advanced(by: toEnd)) { [weak self] in self?.reachEnd(generation) })
+        // The next frame, on the grid of frame intervals from the moment playback last changed.
+        if state.frameSource != nil, state.firstFrameShown {
+            let frameInterval = Duration.seconds(1 / (max(media.frameRate, 1) * abs(rate)))
+            let elapsed = now - state.anchorTime
+            var next = state.anchorTime.advanced(by: frameInterval * Int(elapsed / frameInterval))
+            while next <= now { next = next.advanced(by: frameInterval) }  // strictly later, whatever the rounding
+            if next - now < toEnd {
+                state.playbackTimers.append(clock.schedule(at: next) { [weak self] in self?.renderTick(generation) })
+            }
+        }
+    }
+
+    private func renderTick(_ generation: UInt64) {
+        let now = clock.now
+        change { state, _ in
+            guard state.generation == generation, !state.isPaused, let position = state.position(at: now) else { return nil }
+            self.render(&state, videoTime: position)
+            return nil
+        }
+    }
+
+    /// Renders a frame into the open frame source, if any (handed over after the lock).
+    private func render(_ state: inout State, videoTime: Double?) {
+        guard let source = state.frameSource, !source.isClosed else { return }
+        state.frameNumber += 1
+        let info = FrameInfo(playerID: id, format: source.format, videoTime: videoTime,
+                             sequenceNumber: state.frameNumber, renderedAt: clock.now)
+        state.renderedFrames.append((source, VideoFrame(info: info, filledWith: state.media?.frameColor ?? RGBColor(red: 0, green: 0, blue: 0))))
     }
 
     private func tick(_ generation: UInt64) {
@@ -758,6 +823,7 @@ public final class FakePlayer: MediaPlayer {
             }
             state.anchorPosition = forward ? media.duration : 0
             state.anchorTime = now
+            self.render(&state, videoTime: nil)  // mpv gives an item's last frame no position
             events.append(.positionChanged(state.anchorPosition))
             events.append(.itemEnded(.finished))
             state.generation += 1
@@ -766,5 +832,44 @@ public final class FakePlayer: MediaPlayer {
             state.firstFrameShown = false
             return nil
         }
+    }
+}
+
+/// A ``FakePlayer``'s frame source: keeps the newest frame and hands each to the handler.
+final class FakeFrameSource: VideoFrameSource {
+    let format: FrameFormat
+    private struct State {
+        var latest: VideoFrame?
+        var handler: (@Sendable (VideoFrame) -> Void)?
+        var isClosed = false
+    }
+    private let state = Locked(State())
+
+    init(format: FrameFormat) {
+        self.format = format
+    }
+
+    var latestFrame: VideoFrame? { state.withLock { $0.latest } }
+    var isClosed: Bool { state.withLock { $0.isClosed } }
+
+    func setFrameHandler(_ handler: (@Sendable (VideoFrame) -> Void)?) {
+        state.withLock { $0.handler = handler }
+    }
+
+    func close() {
+        state.withLock { state in
+            state.isClosed = true
+            state.handler = nil
+        }
+    }
+
+    /// Records `frame` as the newest and calls the handler with it, outside the lock.
+    func deliver(_ frame: VideoFrame) {
+        let handler = state.withLock { state -> (@Sendable (VideoFrame) -> Void)? in
+            guard !state.isClosed else { return nil }
+            state.latest = frame
+            return state.handler
+        }
+        handler?(frame)
     }
 }

@@ -140,6 +140,12 @@ public final class ManualClock: MonotonicClock {
         return ScheduledAction(id: id, clock: self)
     }
 
+    /// ``schedule(at:_:)`` without the handle: the ``/PlayerKitCore/MonotonicClock`` one-shot timer,
+    /// run on the advancing thread when the clock reaches `deadline`.
+    public func runOnce(at deadline: Instant, _ action: @escaping @Sendable () -> Void) {
+        schedule(at: deadline, action)
+    }
+
     /// Moves the clock forward by `duration`, running what falls due on the way (see
     /// ``ManualClock`` for the order). A negative duration does nothing.
     public func advance(by duration: Duration) {

@@ -88,6 +88,10 @@ public protocol MediaPlayer: AnyObject, Sendable {
     /// ``Player/observeEveryFrame()``).
     func observeEveryFrame() -> PositionObservation
 
+    /// Gives the player a software frame source at `format` (see
+    /// ``Player/makeFrameSource(_:)``); one per player at a time.
+    func makeFrameSource(_ format: FrameFormat) throws(FrameOutputError) -> any VideoFrameSource
+
     /// The player's fullscreen arbiter, held weakly (see ``Player/fullscreenArbiter``).
     var fullscreenArbiter: (any FullscreenArbiter)? { get }
     /// Replaces the arbiter when the current one is `expected`; returns whether it did (see

@@ -203,6 +203,13 @@ public final class Player: MediaPlayer {
         return try FrameOutput(core: core, format: format, delivery: delivery)
     }
 
+    /// ``makeFrameOutput(_:delivery:)`` with stream delivery, as a ``VideoFrameSource``: the
+    /// ``MediaPlayer`` requirement features that draw frames use.
+    /// - Throws: the errors of ``makeFrameOutput(_:delivery:)``.
+    public func makeFrameSource(_ format: FrameFormat) throws(FrameOutputError) -> any VideoFrameSource {
+        try makeFrameOutput(format, delivery: .stream)
+    }
+
     /// Gives the player an OpenGL renderer drawing into the app's GL context, which must be
     /// current on the calling thread (see ``OpenGLRenderer``).
     /// - Parameters:

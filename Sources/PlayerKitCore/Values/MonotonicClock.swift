@@ -1,3 +1,5 @@
+import Dispatch
+
 /// A clock on `ContinuousClock`'s instants, which features measure and wait with: the real
 /// `ContinuousClock` in an app, a test clock that moves only when told (`ManualClock` in the
 /// PlayerKitTesting product) in a test.
@@ -9,6 +11,32 @@
 /// **Conforming.** `now` never goes backwards, and `sleep(until:tolerance:)` returns at the
 /// latest once `now` has reached the deadline, and throws `CancellationError` when the task
 /// is cancelled.
-public protocol MonotonicClock: Clock, Sendable where Instant == ContinuousClock.Instant {}
+public protocol MonotonicClock: Clock, Sendable where Instant == ContinuousClock.Instant {
+    /// Runs `action` once, as soon as `now` has reached `deadline`: a one-shot timer for work
+    /// that must happen at an instant, not whenever a busy cooperative pool gets to it.
+    /// `ContinuousClock` fires it from a Dispatch timer (no task, not Swift's cooperative pool);
+    /// a test clock when it is moved past `deadline`. The default is a task that sleeps on the
+    /// clock until `deadline`. There is no cancelling: an action that may be stale checks so
+    /// itself when it runs.
+    func runOnce(at deadline: Instant, _ action: @escaping @Sendable () -> Void)
+}
 
-extension ContinuousClock: MonotonicClock {}
+extension MonotonicClock {
+    /// A task that sleeps on this clock until `deadline`, then runs `action`.
+    public func runOnce(at deadline: Instant, _ action: @escaping @Sendable () -> Void) {
+        Task { [self] in
+            try? await sleep(until: deadline, tolerance: nil)
+            action()
+        }
+    }
+}
+
+extension ContinuousClock: MonotonicClock {
+    /// Runs `action` from a Dispatch timer on a global queue of user-interactive quality once
+    /// `deadline` has passed (at once when it has already).
+    public func runOnce(at deadline: Instant, _ action: @escaping @Sendable () -> Void) {
+        let delay = max(.zero, deadline - now)
+        let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
+        DispatchQueue.global(qos: .userInteractive).asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds)), execute: action)
+    }
+}

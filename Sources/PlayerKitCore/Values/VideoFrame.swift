@@ -123,6 +123,27 @@ public struct FrameInfo: Sendable, Hashable {
     public let isNewFrame: Bool
     /// When the frame was rendered (monotonic).
     public let renderedAt: ContinuousClock.Instant
+
+    /// Describes a frame: for frames made outside PlayerKit's renderer (a test's fake player,
+    /// an app's own source). `stride` is `format`'s (``FrameFormat/stride``).
+    public init(playerID: PlayerID, format: FrameFormat, videoTime: Double?, sequenceNumber: UInt64,
+                framesMissed: UInt64 = 0, isNewFrame: Bool = true, renderedAt: ContinuousClock.Instant) {
+        self.init(playerID: playerID, format: format, stride: format.stride, videoTime: videoTime,
+                  sequenceNumber: sequenceNumber, framesMissed: framesMissed, isNewFrame: isNewFrame,
+                  renderedAt: renderedAt)
+    }
+
+    init(playerID: PlayerID, format: FrameFormat, stride: Int, videoTime: Double?, sequenceNumber: UInt64,
+         framesMissed: UInt64, isNewFrame: Bool, renderedAt: ContinuousClock.Instant) {
+        self.playerID = playerID
+        self.format = format
+        self.stride = stride
+        self.videoTime = videoTime
+        self.sequenceNumber = sequenceNumber
+        self.framesMissed = framesMissed
+        self.isNewFrame = isNewFrame
+        self.renderedAt = renderedAt
+    }
 }
 
 /// Red, green and blue of one pixel.
@@ -158,6 +179,25 @@ public struct VideoFrame: Sendable {
     init(info: FrameInfo, buffer: FrameBuffer) {
         self.info = info
         self.buffer = buffer
+    }
+
+    /// A frame of new memory (`info.format.byteCount` bytes) with every pixel `color`: for
+    /// frames made outside PlayerKit's renderer, such as a test's fake player
+    /// (PlayerKitTesting's `FakePlayer` renders its frames so).
+    public init(info: FrameInfo, filledWith color: RGBColor) {
+        let format = info.format
+        let buffer = FrameBuffer(byteCount: format.byteCount, pool: nil)
+        let layout = format.pixelFormat
+        for y in 0..<format.height {
+            let row = buffer.pointer.advanced(by: y * info.stride)
+            for x in 0..<format.width {
+                let pixel = row.advanced(by: x * layout.bytesPerPixel)
+                pixel.storeBytes(of: color.red, toByteOffset: layout.redOffset, as: UInt8.self)
+                pixel.storeBytes(of: color.green, toByteOffset: layout.greenOffset, as: UInt8.self)
+                pixel.storeBytes(of: color.blue, toByteOffset: layout.blueOffset, as: UInt8.self)
+            }
+        }
+        self.init(info: info, buffer: buffer)
     }
 
     /// The player the frame came from.

@@ -49,14 +49,50 @@ struct PlaybackModelTests {
         var confirming: UInt64?
         for case .requestProperties(let list) in played { confirming = list.first { $0.name == "pause" }?.replyID ?? confirming }
         let confirm = try #require(confirming)
-        #expect(events(model.apply(.propertyReply(replyID: confirm, error: 0, name: "pause", value: .flag(false)))).isEmpty)
-        #expect(events(model.apply(.propertyChanged(observationID: 1, name: "pause", value: .flag(true))))
+        let answered = model.apply(.propertyReply(replyID: confirm, error: 0, name: "pause", value: .flag(false)))
+        #expect(events(answered).isEmpty)
+        // mpv last reported `true` (the stale observation), so the model reads again; a newer
+        // report while that read is in flight comes with its answer.
+        let verify = try #require(readRequest(answered, "pause"))
+        #expect(events(model.apply(.propertyChanged(observationID: 1, name: "pause", value: .flag(true)))).isEmpty)
+        #expect(events(model.apply(.propertyReply(replyID: verify, error: 0, name: "pause", value: .flag(true))))
             == [.stateChanged(from: .playing, to: .paused)])
         #expect(events(model.apply(.propertyChanged(observationID: 2, name: "paused-for-cache", value: .flag(true))))
             == [.stateChanged(from: .paused, to: .buffering)])
         _ = model.apply(.propertyChanged(observationID: 2, name: "paused-for-cache", value: .flag(false)))
         #expect(events(model.applyDrained(.endFile(entryID: 1, reason: .endOfFile, error: 0)))
             == [.itemEnded(.finished), .stateChanged(from: .paused, to: .ended)])
+    }
+
+    private func readRequest(_ outputs: [PlaybackModel.Output], _ name: String) -> UInt64? {
+        var found: UInt64?
+        for case .requestProperties(let list) in outputs { found = list.first { $0.name == name }?.replyID ?? found }
+        return found
+    }
+
+    @Test("a set that mpv undoes before it reports it is not kept: the model reads again until it agrees with mpv's last report")
+    func setUndoneBeforeReported() throws {
+        var model = PlaybackModel()
+        _ = model.apply(.propertyChanged(observationID: 1, name: "fullscreen", value: .flag(false)))  // mpv's first report
+        let set = model.noteSet("fullscreen", .flag(true))
+        #expect(events(set) == [.fullscreenStateChanged(true)])
+        let confirm = try #require(readRequest(set, "fullscreen"))
+        // mpv answered the confirming read while fullscreen was on; then a key (or a command)
+        // turned it off again before mpv reported it. mpv reports a property only when it differs
+        // from what it last reported (off), so no report will come: the model must ask again.
+        let answered = model.apply(.propertyReply(replyID: confirm, error: 0, name: "fullscreen", value: .flag(true)))
+        let again = try #require(readRequest(answered, "fullscreen"), "no second read: the read-out would stay on for good")
+        #expect(events(model.apply(.propertyReply(replyID: again, error: 0, name: "fullscreen", value: .flag(false))))
+            == [.fullscreenStateChanged(false)])
+        #expect(model.isFullscreen == false)
+        // When mpv's report catches up with a set that stayed, the reads end there.
+        let kept = model.noteSet("fullscreen", .flag(true))
+        let keptConfirm = try #require(readRequest(kept, "fullscreen"))
+        let keptAnswer = model.apply(.propertyReply(replyID: keptConfirm, error: 0, name: "fullscreen", value: .flag(true)))
+        let verify = try #require(readRequest(keptAnswer, "fullscreen"))
+        _ = model.apply(.propertyChanged(observationID: 1, name: "fullscreen", value: .flag(true)))  // mpv reports it
+        let settled = model.apply(.propertyReply(replyID: verify, error: 0, name: "fullscreen", value: .flag(true)))
+        #expect(readRequest(settled, "fullscreen") == nil && events(settled).isEmpty && model.isFullscreen == true)
     }
 
     @Test("a load error reports error, itemEnded(error), failed, and fails the waiter")

@@ -130,6 +130,11 @@ struct PlaybackModel: Sendable {
     private var confirming: [String: UInt64] = [:]
     /// Confirming reads in flight: reply ID -> property name.
     private var confirmRequests: [UInt64: String] = [:]
+    /// What mpv last reported of each observed property. mpv reports a property again only when
+    /// it differs from this, so a set value it changed back before reporting it is never
+    /// reported: a confirming read whose answer differs from this is followed by another read,
+    /// until an answer and mpv's report agree.
+    private var lastReported: [String: MPVValue] = [:]
     /// mpv's error lines not yet given to an error (the latest 8), for the error that may end
     /// the current entry. Not cleared when an entry starts: mpv hands out log lines ahead of
     /// queued events, so a failing entry's lines can arrive before its START_FILE. Taken by the
@@ -463,6 +468,7 @@ struct PlaybackModel: Sendable {
         var outputs: [Output] = []
         switch event {
         case .propertyChanged(_, let name, let value):
+            lastReported[name] = value
             outputs += applyProperty(name: name, value: value, observed: true)
         case .startFile(let entryID):
             entryFirstErrorLine = nextErrorLine
@@ -526,7 +532,13 @@ struct PlaybackModel: Sendable {
             }
             if let confirmed = confirmRequests.removeValue(forKey: replyID) {
                 confirming[confirmed] = nil
-                if error >= 0 { outputs += applyProperty(name: confirmed, value: value) }
+                if error >= 0 {
+                    outputs += applyProperty(name: confirmed, value: value)
+                    // Not what mpv last reported: mpv reports it later if it stays, and never if
+                    // it went back to that value first. Read again (observations meanwhile are
+                    // ignored as before; the next answer is newer than they are).
+                    if let reported = lastReported[confirmed], reported != value { outputs += confirm(confirmed) }
+                }
                 break
             }
             if let entryID = failedPathRequests.removeValue(forKey: replyID) {

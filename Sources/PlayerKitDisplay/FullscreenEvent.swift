@@ -17,7 +17,8 @@ public enum FullscreenEvent: PlayerDelegateEvent {
     case fullscreenChanged(Bool)
     /// The player entered fullscreen by a path its policy could not refuse beforehand (mpv's
     /// window, the window manager, an escape hatch) while `owner` owns the policy, and the policy
-    /// took it out of fullscreen again.
+    /// took it out of fullscreen again. Published once the player is out (its read-out and mpv
+    /// agree), so an app that reads the player's state on hearing it sees it windowed.
     case fullscreenUndone(owner: PlayerID)
     /// The app (or an ``OrientationSource``) reported a new screen orientation; sent to the
     /// policy's owner.

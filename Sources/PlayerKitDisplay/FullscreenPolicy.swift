@@ -120,6 +120,9 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
         /// publishes them.
         var outbox: [Outgoing] = []
         var publishing = false
+        /// Members being taken out of fullscreen, with the owner to name: their
+        /// `fullscreenUndone` is published when the policy sees them out (mpv applied it).
+        var undoing: [PlayerID: PlayerID] = [:]
     }
 
     private let state: Locked<State>
@@ -199,6 +202,7 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
         let watch = state.withLock { state -> PlayerSubscription? in
             guard let member = state.members[player.id], member.reference.object === player else { return nil }
             state.members[player.id] = nil
+            state.undoing[player.id] = nil
             return member.watch
         }
         watch?.cancel()
@@ -380,10 +384,15 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
             case .setFullscreen(let player, let fullscreen):
                 do { try apply(fullscreen, to: player, waiting) } catch { continue }  // refused or shut down meanwhile
                 step(waiting) { $0.settle(player) }
-            case .undo(let player, let owner):
-                do { try apply(false, to: player, waiting) } catch { continue }  // shut down meanwhile
-                state.withLock { $0.outbox.append(Outgoing(player: player, event: .fullscreenUndone(owner: owner))) }
-                publishOutbox()
+            case .undo(let player, _):
+                do {
+                    try apply(false, to: player, waiting)
+                } catch {
+                    state.withLock { _ = $0.undoing.removeValue(forKey: player.id) }  // shut down meanwhile
+                    continue
+                }
+                // Blocking, the read-out shows it out now; otherwise its change event settles it.
+                if case .blocking = waiting { step(waiting) { $0.settle(player) } }
             }
         }
     }
@@ -447,6 +456,7 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
             state.reapGoneOwner()
             guard let member = state.members[id], member.reference.object.map({ $0.isShutDown }) ?? true else { return nil }
             state.members[id] = nil
+            state.undoing[id] = nil
             return member.watch
         }
         watch?.cancel()
@@ -487,11 +497,20 @@ extension FullscreenPolicy.State {
         reapGoneOwner()
         let fullscreen = player.isFullscreen == true
         if owner === player {
+            undoing[player.id] = nil
             if announcedFullscreen != fullscreen { announce(fullscreen, on: player) }
         } else if fullscreen {
-            if let ownerID { return [.undo(player, owner: ownerID)] }
+            if let ownerID {
+                // Asked again on every change heard while it stays in: setting it out is idempotent.
+                undoing[player.id] = ownerID
+                return [.undo(player, owner: ownerID)]
+            }
+            undoing[player.id] = nil
             setOwner(player)
             announce(true, on: player)
+        } else if let owner = undoing.removeValue(forKey: player.id) {
+            // Out again, as the policy asked: say so now that it is true.
+            outbox.append(.init(player: player, event: .fullscreenUndone(owner: owner)))
         }
         return []
     }

@@ -15,10 +15,15 @@ let strictSettings: [SwiftSetting] = [
 ///     CMPV (C)            PlayerKitSupport (leaf: helpers, imports nothing of PlayerKit)
 ///        \                 /
 ///         PlayerKitCore    (engine, Player, events, bus, delegate; only its Engine imports CMPV)
-///        /      |      \        \          \
-///   Display  Resources  Sync     Feed (-> Resources)  Sequencer   (features: the core's public API only)
-///        \      |      /        /
-///         PlayerKit        (umbrella: re-exports all of them)
+///        /      |      \        \          \            \                    \
+///   Display  Resources  Sync     Feed (-> Resources)  Sequencer   Cache (CCurl, CSQLite)  Rooms (-> Sync; COpenSSL)
+///        \      |      /        /          /
+///         PlayerKit        (umbrella of the in-process features: no network code)
+///
+/// Products: `PlayerKit` (players and the in-process features), `PlayerKitCache` and
+/// `PlayerKitRooms` (network features, each on its own), `PlayerKitTesting` (fakes for apps'
+/// tests), and each module. The feed precaches through the core's `MediaPrecaching`, which the
+/// cache's `MediaCache` conforms to: the app wires one to the other, the feed imports no cache.
 let featureDependencies: [Target.Dependency] = ["PlayerKitCore", "PlayerKitSupport"]
 
 let package = Package(
@@ -109,7 +114,7 @@ let package = Package(
         ),
         .target(
             name: "PlayerKitFeed",
-            dependencies: featureDependencies + ["PlayerKitResources", "PlayerKitCache"],
+            dependencies: featureDependencies + ["PlayerKitResources"],
             swiftSettings: strictSettings
         ),
         // Rooms across processes and machines: a client of Syncplay's protocol and a follower
@@ -135,7 +140,7 @@ let package = Package(
             name: "PlayerKit",
             dependencies: [
                 "PlayerKitSupport", "PlayerKitCore", "PlayerKitDisplay", "PlayerKitResources", "PlayerKitSync", "PlayerKitFeed",
-                "PlayerKitSequencer", "PlayerKitCache", "PlayerKitRooms",
+                "PlayerKitSequencer",
             ],
             swiftSettings: strictSettings
         ),
@@ -203,7 +208,7 @@ let package = Package(
         .executableTarget(
             name: "Feed",
             dependencies: [
-                "PlayerKit", "ExampleSupport",
+                "PlayerKit", "PlayerKitCache", "ExampleSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/Feed",
@@ -247,7 +252,7 @@ let package = Package(
         .executableTarget(
             name: "PlayerKitBench",
             dependencies: [
-                "PlayerKit", "ExampleSupport", "CGLHost",
+                "PlayerKit", "PlayerKitCache", "ExampleSupport", "CGLHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Benchmarks/PlayerKitBench",
@@ -285,7 +290,8 @@ let package = Package(
             name: "PlayerKitTests",
             dependencies: [
                 "PlayerKit", "ExampleSupport", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare", "Feed",
-                "Mosaic", "Sequencer", "PumpRuleProbe", "CacheCrashProbe", "CorpusProbe", "SoakProbe", "PlayerKitRooms", "Room",
+                "Mosaic", "Sequencer", "PumpRuleProbe", "CacheCrashProbe", "CorpusProbe", "SoakProbe", "PlayerKitCache", "PlayerKitRooms",
+                "Room",
             ],
             swiftSettings: strictSettings
         ),

@@ -23,7 +23,8 @@ if grep -rnE --include='*.swift' '^\s*@testable import' Sources Examples Benchma
 fi
 
 # Support is a leaf; features import the core's public API (and Support), nothing else of PlayerKit
-# but Feed, which builds on Resources and Cache.
+# but Feed, which builds on Resources (and precaches through the core's MediaPrecaching, not the
+# cache module), and Rooms, which uses Sync's drift corrector.
 check_imports() {
   local folder=$1 allowed=$2 line file module
   while IFS= read -r line; do
@@ -39,7 +40,7 @@ for feature in Display Resources Sync Sequencer; do
 done
 check_imports Sources/PlayerKitCache "$system PlayerKitCore PlayerKitSupport CSQLite CCurl"
 check_imports Sources/PlayerKitRooms "$system PlayerKitCore PlayerKitSupport PlayerKitSync COpenSSL"
-check_imports Sources/PlayerKitFeed "$system PlayerKitCore PlayerKitSupport PlayerKitResources PlayerKitCache"
+check_imports Sources/PlayerKitFeed "$system PlayerKitCore PlayerKitSupport PlayerKitResources"
 
 # mpv's names for the player's operations are spelled only in the engine.
 if grep -rnE --include='*.swift' '"(loop-file|play-dir|hwdec|fullscreen|mute|loadfile|playlist-(next|prev|clear)|screenshot-to-file|time-pos|track-list|audio-device(-list)?|sub-add|demuxer-seekable-cache|volume-max|demux-[wh])"' \

@@ -3,6 +3,7 @@ import Dispatch
 import ExampleSupport
 import Foundation
 import PlayerKit
+import PlayerKitCache
 
 /// How the benchmarks' loopback servers pace a rate-limited response: a burst every 10 ms (20 KB
 /// at 2 MB/s), closer to a TCP flow than the servers' 50 ms default; a response a client drops

@@ -11,9 +11,10 @@ let package = Package(
     ],
     targets: [
         .executableTarget(name: "Consumer", dependencies: [
-            // Players, events and the bus: the lightest product (no network stack). The umbrella
-            // "PlayerKit" adds every feature; each feature is a product of its own too.
-            .product(name: "PlayerKitCore", package: "PlayerKit"),
+            // Players, events, the bus and the in-process features (fullscreen, budgets, loops,
+            // sync, feed, sequencer, frames): no network code. The media cache and Syncplay
+            // rooms are products of their own ("PlayerKitCache", "PlayerKitRooms").
+            .product(name: "PlayerKit", package: "PlayerKit"),
         ]),
     ]
 )

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import ExampleSupport
 import PlayerKit
+import PlayerKitCache
 
 /// A feed of ten items and a scripted scroll: prints which item plays and why, through an
 /// `AutoplayCoordinator` with a decoder budget of three. With `--server`, the ten shipped clips

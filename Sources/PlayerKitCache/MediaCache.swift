@@ -30,7 +30,7 @@ import PlayerKitCore
 ///
 /// **Threading.** Every method is safe from any thread. A folder holds one cache at a time
 /// (a lock file; a second one gets ``MediaCacheError/directoryInUse(path:)``).
-public final class MediaCache: Sendable {
+public final class MediaCache: MediaPrecaching {
     /// How the cache stores and fetches.
     public struct Configuration: Sendable, Hashable {
         /// The cache folder (made when missing). Default: ``MediaCache/defaultDirectory``.
@@ -83,16 +83,10 @@ public final class MediaCache: Sendable {
         case always
     }
 
-    /// How much of an item ``precache(_:_:)`` downloads.
-    public enum PrecacheAmount: Sendable, Hashable {
-        /// The first `n` bytes.
-        case bytes(Int64)
-        /// The first seconds, from the media's size and duration (an MP4's `mvhd`; else
-        /// ``Configuration/assumedBitsPerSecond``), plus its header.
-        case seconds(Double)
-        /// Everything.
-        case all
-    }
+    /// How much of an item's start ``precache(_:_:)`` fetches: the core's
+    /// ``/PlayerKitCore/PrecacheAmount`` (``/PlayerKitCore/PrecacheAmount/seconds(_:)`` uses the
+    /// media's `mvhd` duration, else ``Configuration/assumedBitsPerSecond``).
+    public typealias PrecacheAmount = PlayerKitCore.PrecacheAmount
 
     /// What a read's bound adds to ``Configuration/readTimeout``: a read through the cache
     /// returns within `readTimeout + readTimeoutSlack` (500 ms), on the monotonic clock.
@@ -143,6 +137,12 @@ public final class MediaCache: Sendable {
         try store.register(url: url, key: key)
         let hex = key.utf8.map { String(format: "%02x", $0) }.joined()
         return MediaSource(location: .url("\(configuration.scheme)://\(hex)"))
+    }
+
+    /// Whether `source` is one of this cache's (``key(of:)`` knows it): what a feature
+    /// precaching through ``/PlayerKitCore/MediaPrecaching`` asks first.
+    public func canPrecache(_ source: MediaSource) -> Bool {
+        key(of: source) != nil
     }
 
     /// The key of a source made by ``source(for:key:)``, or nil.

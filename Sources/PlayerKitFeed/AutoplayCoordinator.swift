@@ -1,5 +1,4 @@
 import Foundation
-import PlayerKitCache
 import PlayerKitCore
 import PlayerKitResources
 import PlayerKitSupport
@@ -19,7 +18,7 @@ import PlayerKitSupport
 ///   when one is given);
 /// * a visible item that is not playing is prepared paused on its first frame, a poster the app
 ///   can show (or save with ``/PlayerKitCore/Player/saveFrame(to:)``), while decoder slots allow;
-/// * with a ``/PlayerKitCache/MediaCache``, items within ``Settings/precacheDistance`` of a
+/// * with a precacher (PlayerKitCache's `MediaCache`, any ``/PlayerKitCore/MediaPrecaching``), items within ``Settings/precacheDistance`` of a
 ///   visible item whose sources come from that cache are precached
 ///   (``Settings/precacheAmount``), and an item that moves farther away has its precache
 ///   cancelled (a released item's player stops reading, which stops its download too).
@@ -56,7 +55,7 @@ public final class AutoplayCoordinator: Sendable {
         /// With a cache: how many items above and below a visible item are precached. Default 2.
         public var precacheDistance = 2
         /// With a cache: how much of each item near the viewport is precached. Default 3 s.
-        public var precacheAmount: MediaCache.PrecacheAmount = .seconds(3)
+        public var precacheAmount: PrecacheAmount = .seconds(3)
 
         /// The defaults.
         public init() {}
@@ -96,8 +95,10 @@ public final class AutoplayCoordinator: Sendable {
     public let settings: Settings
     /// The budget loads go through, if any.
     public let budget: DecoderBudget?
-    /// The cache items near the viewport are precached into, if any.
-    public let cache: MediaCache?
+    /// What items near the viewport are precached through, if anything: PlayerKitCache's
+    /// `MediaCache` (or an app's own ``/PlayerKitCore/MediaPrecaching``), wired by the app, so the
+    /// feed builds without the cache module.
+    public let cache: (any MediaPrecaching)?
     /// Every decision, in order, as its items' players published it. One consumer. Bounded: it
     /// keeps the newest ``decisionBufferLimit`` decisions not yet read, so a coordinator whose
     /// stream nobody reads holds no more than that.
@@ -144,7 +145,7 @@ public final class AutoplayCoordinator: Sendable {
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a threshold outside
     ///   0...1 or a negative settle delay.
     ///   A negative ``Settings/precacheDistance`` is refused the same way.
-    public init(settings: Settings = Settings(), budget: DecoderBudget? = nil, cache: MediaCache? = nil,
+    public init(settings: Settings = Settings(), budget: DecoderBudget? = nil, cache: (any MediaPrecaching)? = nil,
                 clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
         guard settings.threshold.isFinite, (0...1).contains(settings.threshold) else {
             throw .invalidArgument(name: "autoplay threshold", value: "\(settings.threshold)", reason: "must be between 0 and 1")
@@ -328,7 +329,7 @@ public final class AutoplayCoordinator: Sendable {
             guard let live = current[item.id] else { continue }
             let distance = visible.map { abs($0 - item.order) }.min()
             let near = distance.map { $0 <= settings.precacheDistance } ?? false
-            if near, live.precacheTask == nil, !live.precached, !live.loaded, live.loadTask == nil, cache.key(of: item.source) != nil {
+            if near, live.precacheTask == nil, !live.precached, !live.loaded, live.loadTask == nil, cache.canPrecache(item.source) {
                 let source = item.source, amount = settings.precacheAmount, id = item.id
                 let task = Task { [weak self] in
                     let finished = (try? await cache.precache(source, amount)) != nil
@@ -348,7 +349,7 @@ public final class AutoplayCoordinator: Sendable {
         }
     }
 
-    private static func describe(_ amount: MediaCache.PrecacheAmount) -> String {
+    private static func describe(_ amount: PrecacheAmount) -> String {
         switch amount {
         case .bytes(let count): return "\(count) bytes"
         case .seconds(let seconds): return "\(format(seconds)) s"

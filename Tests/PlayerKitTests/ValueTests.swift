@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PlayerKit
 @testable import PlayerKitRooms
+@testable import PlayerKitCache
 
 /// Values with rules of their own, checked without a player: the commands' checks (the same a
 /// player and a fake make before anything reaches mpv), the cache's byte ranges, a room's clock.

@@ -1,4 +1,4 @@
-import PlayerKitCore
+import PlayerKit
 
 /// Prints each player's state changes. Delegates are held weakly: keep this object.
 final class Monitor: PlayerDelegate {

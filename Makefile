@@ -2,6 +2,9 @@
 # Both install libmpv-dev first when it is missing (Scripts/install-deps.sh).
 export PATH := $(PATH):/opt/swift/usr/bin
 SWIFT ?= swift
+# The project's own builds treat warnings as errors (Package.swift reads this); an app that
+# depends on PlayerKit never does.
+export PLAYERKIT_WARNINGS_AS_ERRORS := 1
 
 .PHONY: deps bench-deps build demo docs test test-long test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms media clean check-layers room-demo screenshots
 

@@ -2,11 +2,11 @@
 import PackageDescription
 
 /// Settings applied to every Swift target of the package: Swift 6 language mode (strict
-/// concurrency is part of it) and warnings treated as errors, so `swift build` stays silent.
-let strictSettings: [SwiftSetting] = [
-    .swiftLanguageMode(.v6),
-    .treatAllWarnings(as: .error),
-]
+/// concurrency is part of it). Warnings are errors only in the project's own builds (`make`
+/// exports `PLAYERKIT_WARNINGS_AS_ERRORS=1`), never in an app that depends on PlayerKit: a
+/// warning a newer compiler finds in PlayerKit must not break the app's build.
+let strictSettings: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+    + (Context.environment["PLAYERKIT_WARNINGS_AS_ERRORS"] == "1" ? [.treatAllWarnings(as: .error)] : [])
 
 /// The layers, as swift-nio splits NIOCore, NIOPosix and the NIO umbrella. Each target may
 /// import only what it lists (`make test` builds with

@@ -108,7 +108,7 @@ def run_playerkit(room_binary, work, seconds, naive, back_to_back=False):
             if naive:
                 arguments.append("--naive")
             else:
-                arguments += ["--server", f"127.0.0.1:{server.port}"]
+                arguments += ["--server", f"127.0.0.1:{server.port}", "--security", "plain"]
                 if index == 1:
                     arguments += ["--start-with", "2"]
             processes.append(subprocess.Popen(arguments, stdout=open(log, "w"), stderr=subprocess.DEVNULL))

@@ -38,7 +38,8 @@ for name in "${names[@]}"; do
   extra=()
   # The last to join starts the room once all three are in.
   [ "$name" = right ] && extra=(--start-with 3)
-  "$ROOM_EXAMPLE" --server "127.0.0.1:$port" --room demo --name "$name" --frames --json \
+  # The server started here offers no TLS (loopback): --security plain, as an app must ask for.
+  "$ROOM_EXAMPLE" --server "127.0.0.1:$port" --security plain --room demo --name "$name" --frames --json \
     --seconds "$((SECONDS_TO_PLAY + 5))" "${extra[@]}" >"$work/$name.jsonl" 2>"$work/$name.err" &
   pids+=($!)
 done

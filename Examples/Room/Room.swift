@@ -34,6 +34,9 @@ struct Room: AsyncParsableCommand {
     @Option(help: "The server's password, if it has one.")
     var password: String?
 
+    @Option(help: "tls-required (the default: a server without TLS is refused), tls-if-offered (fall back to plain TCP, saying so) or plain (a server without TLS, such as Debian's syncplay-server on loopback).")
+    var security: String = "tls-required"
+
     @Option(help: "The clip to play (default: the shipped Media/clip-a.mp4), repeated seamlessly.")
     var clip: String?
 
@@ -62,6 +65,16 @@ struct Room: AsyncParsableCommand {
             throw ValidationError("--server must be host:port with a port from 1 to 65535, got \(server)")
         }
         if !compare.isEmpty, compare.count < 2 { throw ValidationError("--compare needs two frame logs or more, got \(compare.count)") }
+        if parsedSecurity == nil { throw ValidationError("--security must be tls-required, tls-if-offered or plain, got \(security)") }
+    }
+
+    private var parsedSecurity: RoomClient.Configuration.Security? {
+        switch security {
+        case "tls-required": return .tlsRequired
+        case "tls-if-offered": return .tlsIfOffered
+        case "plain": return .plain
+        default: return nil
+        }
     }
 
     private var parsedServer: (host: String, port: Int)? {
@@ -101,7 +114,9 @@ struct Room: AsyncParsableCommand {
         }
 
         guard let (host, port) = parsedServer else { return }
-        let client = try RoomClient(.init(host: host, port: port, room: room, name: name, password: password))
+        var roomConfiguration = RoomClient.Configuration(host: host, port: port, room: room, name: name, password: password)
+        roomConfiguration.security = parsedSecurity ?? .tlsRequired
+        let client = try RoomClient(roomConfiguration)
         let follower = try RoomFollower(room: client, players: [player])
         try await client.join()
         follower.start()

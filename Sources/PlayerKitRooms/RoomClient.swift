@@ -53,6 +53,10 @@ public enum RoomEvent: Sendable, Hashable {
     /// ``RoomClient/Configuration/idleTimeout`` ends it with
     /// ``RoomError/timedOut(operation:server:after:)`` naming ``RoomError/Operation/receiving``.
     case disconnected(RoomError?)
+    /// The server does not offer TLS and the configuration (``RoomClient/Configuration/Security/tlsIfOffered``)
+    /// let the client go on in plain TCP: the room's traffic, the names and the password's digest
+    /// travel in the clear. Comes before ``joined(room:name:)`` on every such connection.
+    case encryptionUnavailable(server: String)
 }
 
 /// A member of a Syncplay room: joins a room on a `syncplay-server`, answers the server's
@@ -97,9 +101,13 @@ public final class RoomClient: Sendable {
         /// How long to wait before reconnecting after the connection ends; nil: do not reconnect.
         /// Default: 1 s.
         public var reconnectDelay: Duration? = .seconds(1)
-        /// Whether the connection is encrypted. Default: ``Security/tlsIfOffered``, as Syncplay's
-        /// own client does.
-        public var security: Security = .tlsIfOffered
+        /// Whether the connection is encrypted. Default: ``Security/tlsRequired``: a server that
+        /// does not offer TLS is ``RoomError/tlsNotOffered(server:)``, never a silent downgrade
+        /// (Syncplay's own client falls back to plain TCP, so anyone on the path who strips the
+        /// server's offer reads the room, the names and the password's digest). Choose
+        /// ``Security/plain`` for a server without TLS (a loopback or private network), or
+        /// ``Security/tlsIfOffered`` to fall back with ``RoomEvent/encryptionUnavailable(server:)``.
+        public var security: Security = .tlsRequired
         /// A PEM file of certificates to trust for the server's TLS certificate, besides the
         /// system's (a private certificate authority, a self-signed server). Default: none.
         public var trustedCertificatesFile: String?
@@ -111,10 +119,12 @@ public final class RoomClient: Sendable {
         public enum Security: Sendable, Hashable {
             /// Plain TCP: the room, names and the password's digest travel in the clear.
             case plain
-            /// TLS when the server offers it (Syncplay's STARTTLS), plain TCP when it does not.
+            /// TLS when the server offers it (Syncplay's STARTTLS), plain TCP when it does not: then
+            /// ``RoomEvent/encryptionUnavailable(server:)`` comes before ``RoomEvent/joined(room:name:)``
+            /// and ``RoomClient/isEncrypted`` is false. A downgrade is never silent.
             case tlsIfOffered
-            /// TLS or nothing: a server that does not offer it is
-            /// ``RoomError/connectionFailed(server:reason:)``.
+            /// TLS or nothing (the default): a server that does not offer it is
+            /// ``RoomError/tlsNotOffered(server:)``, which says how to opt out.
             case tlsRequired
         }
 
@@ -131,6 +141,8 @@ public final class RoomClient: Sendable {
     private struct Session {
         var connection: RoomConnection?
         var joinedName: String?
+        /// Whether the current connection is encrypted (nil before one is set up).
+        var isEncrypted: Bool?
         var members: Set<String> = []
         var room: RoomState?
         var latency = RoomLatency()
@@ -199,6 +211,10 @@ public final class RoomClient: Sendable {
     public var members: Set<String> { state.withLock { $0.members } }
     /// The name the server gave us (nil before the greeting's answer).
     public var joinedName: String? { state.withLock { $0.joinedName } }
+    /// Whether the connection to the server is encrypted with TLS: nil before a connection is set
+    /// up, false with ``Configuration/Security/plain`` or after a ``Configuration/Security/tlsIfOffered``
+    /// fallback (``RoomEvent/encryptionUnavailable(server:)``).
+    public var isEncrypted: Bool? { state.withLock { $0.isEncrypted } }
     /// The path's round trip to the server (the shortest recent one), nil before the first.
     public var roundTrip: Double? { state.withLock { $0.latency.roundTrip } }
 
@@ -439,6 +455,8 @@ public final class RoomClient: Sendable {
         var iterator = connection.lines.makeAsyncIterator()
         if configuration.security != .plain {
             try await negotiateTLS(on: connection, lines: &iterator)
+        } else {
+            state.withLock { $0.isEncrypted = false }
         }
         let limit = configuration.joinTimeout
         let deadline = ContinuousClock.now + limit
@@ -501,16 +519,17 @@ public final class RoomClient: Sendable {
         }
         connection.stopExpectingLines()
         guard accepted == true else {
-            guard configuration.security != .tlsRequired else {
-                throw .connectionFailed(server: server, reason: "the server does not offer TLS, which the configuration requires")
-            }
-            logger.notice("the server does not offer TLS: the room's traffic is not encrypted", metadata: ["server": "\(server)"])
+            guard configuration.security != .tlsRequired else { throw .tlsNotOffered(server: server) }
+            logger.warning("the server does not offer TLS: the room's traffic is not encrypted", metadata: ["server": "\(server)"])
+            state.withLock { $0.isEncrypted = false }
+            publish(.encryptionUnavailable(server: server))
             return
         }
         // SNI and the name check take a host name; an address literal is checked against the
         // certificate's IP addresses instead.
         try await connection.startTLS(host: configuration.host, trustedCertificatesFile: configuration.trustedCertificatesFile,
                                       limit: limit, remaining: deadline - .now)
+        state.withLock { $0.isEncrypted = true }
     }
 
     /// Reads the server's lines until the connection ends, then reconnects (unless left).

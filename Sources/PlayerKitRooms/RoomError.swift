@@ -19,6 +19,11 @@ public enum RoomError: Error, Sendable, Hashable, CustomStringConvertible {
     case timedOut(operation: Operation, server: String, after: Duration)
     /// The room client was closed.
     case closed
+    /// The server does not offer TLS, which the configuration requires (the default,
+    /// ``RoomClient/Configuration/Security/tlsRequired``). Nothing was sent but the request for
+    /// TLS. To join such a server anyway, set ``RoomClient/Configuration/security`` to
+    /// ``RoomClient/Configuration/Security/plain`` (or ``RoomClient/Configuration/Security/tlsIfOffered``).
+    case tlsNotOffered(server: String)
 
     public var description: String {
         switch self {
@@ -29,6 +34,8 @@ public enum RoomError: Error, Sendable, Hashable, CustomStringConvertible {
         case .serverError(let message): return "the Syncplay server reported an error: \(message)"
         case .timedOut(let operation, let server, let after): return "the Syncplay server \(server): \(operation) timed out after \(after)"
         case .closed: return "the room client is closed"
+        case .tlsNotOffered(let server):
+            return "the Syncplay server \(server) does not offer TLS, which the configuration requires; to join it without encryption, set RoomClient.Configuration.security to .plain (or .tlsIfOffered)"
         }
     }
 

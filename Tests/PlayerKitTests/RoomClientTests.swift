@@ -31,7 +31,9 @@ private final class RoomRecorder: Sendable {
 @Suite("Rooms: clients on the real syncplay-server", .timeLimit(.minutes(4)))
 struct RoomClientTests {
     private static func configuration(_ server: SyncplayServer, room: String, name: String, password: String? = "secret") -> RoomClient.Configuration {
-        RoomClient.Configuration(host: "127.0.0.1", port: server.port, room: room, name: name, password: password)
+        var configuration = RoomClient.Configuration(host: "127.0.0.1", port: server.port, room: room, name: name, password: password)
+        configuration.security = .plain  // the test server offers no TLS (RoomTLSTests covers TLS)
+        return configuration
     }
 
     @Test("two members: start, pause and seek from one reach the other with the position; leaving is seen")

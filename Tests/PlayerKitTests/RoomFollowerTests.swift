@@ -17,6 +17,7 @@ private struct Member {
         let (player, events) = try await Fixtures.player()
         try await player.preload(.joined([MediaSource(Fixtures.clipA)], repeated: 100))
         var configuration = RoomClient.Configuration(host: "127.0.0.1", port: port ?? server.port, room: room, name: name)
+        configuration.security = .plain  // the test server offers no TLS
         configuration.reconnectDelay = reconnectDelay
         // A loaded machine's Python server answers late.
         configuration.tlsTimeout = .seconds(20)
@@ -159,6 +160,7 @@ struct RoomFollowerTests {
         defer { Task { await first.shutdown(); await second.shutdown() } }
         for player in [first, second] { try await player.preload(.joined([MediaSource(Fixtures.clipA)], repeated: 100)) }
         var configuration = RoomClient.Configuration(host: "127.0.0.1", port: server.port, room: room, name: "pair")
+        configuration.security = .plain
         configuration.tlsTimeout = .seconds(20)
         configuration.joinTimeout = .seconds(20)
         let client = try RoomClient(configuration, logger: roomLogger("pair"))

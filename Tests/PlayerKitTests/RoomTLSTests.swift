@@ -25,7 +25,7 @@ struct RoomTLSTests {
         try FileManager.default.copyItem(atPath: path("ca.pem"), toPath: path("chain.pem"))
     }
 
-    @Test("a server that offers TLS: the room is joined over TLS with its certificate checked; an untrusted certificate and a plain server under tlsRequired are typed errors")
+    @Test("a server that offers TLS: the room is joined over TLS with its certificate checked; an untrusted certificate and a plain server under the default (tlsRequired) is a typed error saying how to opt out; tlsIfOffered's fallback is announced")
     func startTLS() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("playerkit-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -35,7 +35,7 @@ struct RoomTLSTests {
         defer { server.stop() }
 
         var configuration = RoomClient.Configuration(host: "localhost", port: server.port, room: "secure", name: "left")
-        configuration.security = .tlsRequired
+        #expect(configuration.security == .tlsRequired)            // the default
         configuration.trustedCertificatesFile = directory.appendingPathComponent("ca.pem").path
         configuration.reconnectDelay = nil
         // A TLS handshake with a loaded machine's Python server.
@@ -43,7 +43,7 @@ struct RoomTLSTests {
         configuration.joinTimeout = .seconds(20)
         let client = try RoomClient(configuration)
         try await client.join()
-        #expect(client.joinedName == "left")
+        #expect(client.joinedName == "left" && client.isEncrypted == true)
         // The session works over TLS: the server's states arrive and are answered.
         #expect(await client.roundTrip(waitingUpTo: .seconds(10)) != nil)
         await client.leave()
@@ -60,20 +60,36 @@ struct RoomTLSTests {
         #expect(name == "localhost:\(server.port)")
         #expect(reason.localizedCaseInsensitiveContains("certificate") || reason.localizedCaseInsensitiveContains("handshake"), "\(reason)")
 
-        // A server without TLS: tlsRequired refuses; tlsIfOffered joins in the clear.
+        // A server without TLS: the default refuses it, by name, saying how to opt out.
         let plainServer = try await SyncplayServer.start()
         defer { plainServer.stop() }
         var plain = configuration
         plain.host = "127.0.0.1"
         plain.port = plainServer.port
         let strict = try RoomClient(plain)
-        #expect(await joinError(strict) == .connectionFailed(server: "127.0.0.1:\(plainServer.port)",
-                                                             reason: "the server does not offer TLS, which the configuration requires"))
+        let strictError = await joinError(strict)
+        #expect(strictError == .tlsNotOffered(server: "127.0.0.1:\(plainServer.port)"))
+        #expect(strictError?.description.contains("security to .plain") == true, "\(String(describing: strictError))")
+        #expect(strict.joinedName == nil)
+        // tlsIfOffered joins in the clear, and says so before it is joined.
         plain.security = .tlsIfOffered
         let lenient = try RoomClient(plain)
+        let events = lenient.events()
         try await lenient.join()
-        #expect(lenient.joinedName == "left")
+        #expect(lenient.joinedName == "left" && lenient.isEncrypted == false)
+        var seen: [RoomEvent] = []
+        for await event in events {
+            seen.append(event)
+            if case .joined = event { break }
+        }
+        #expect(seen.first == .encryptionUnavailable(server: "127.0.0.1:\(plainServer.port)"), "\(seen)")
         await lenient.leave()
+        // .plain is plain, as asked.
+        plain.security = .plain
+        let asked = try RoomClient(plain)
+        try await asked.join()
+        #expect(asked.isEncrypted == false)
+        await asked.leave()
     }
 
     private func joinError(_ client: RoomClient) async -> RoomError? {

@@ -25,7 +25,9 @@ struct SyncplayInteropTests {
         let (player, _) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         try await player.preload(.joined([MediaSource(Fixtures.clipA)], repeated: 50))
-        let client = try RoomClient(.init(host: "127.0.0.1", port: server.port, room: room, name: "playerkit"))
+        var configuration = RoomClient.Configuration(host: "127.0.0.1", port: server.port, room: room, name: "playerkit")
+        configuration.security = .plain  // Syncplay's server here offers no TLS
+        let client = try RoomClient(configuration)
         let follower = try RoomFollower(room: client, players: [player])
         follower.start()
         try await client.join()

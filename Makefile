@@ -1,15 +1,19 @@
 # PlayerKit: `make demo` runs the main example, `make test` runs the whole test suite.
-# Both install libmpv-dev first when it is missing (Scripts/install-deps.sh).
+# Each installs first what it needs and is missing, nothing more (Scripts/install-deps.sh): the
+# demo only libmpv; the tests their tools.
 export PATH := $(PATH):/opt/swift/usr/bin
 SWIFT ?= swift
 # The project's own builds treat warnings as errors (Package.swift reads this); an app that
 # depends on PlayerKit never does.
 export PLAYERKIT_WARNINGS_AS_ERRORS := 1
 
-.PHONY: deps bench-deps build demo docs test test-long test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms media clean check-layers room-demo screenshots
+.PHONY: deps test-deps bench-deps build demo docs test test-long test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms media clean check-layers room-demo screenshots
 
 deps:
-	@Scripts/install-deps.sh
+	@Scripts/install-deps.sh demo
+
+test-deps:
+	@Scripts/install-deps.sh test
 
 build: deps
 	$(SWIFT) build
@@ -20,7 +24,7 @@ demo: deps
 
 ## Checks the layering, builds everything (warnings are errors; a module may import only what it
 ## depends on), then runs every test against the real libmpv.
-test: deps
+test: test-deps
 	# The layering check, the build, then two passes (everything that does not measure time, in
 	# parallel; then the timing-sensitive tests one at a time), ending with one line "N passed, M
 	# failed". At the lowest priority: README's manifest lines and "Using it" snippet, built
@@ -31,22 +35,22 @@ test: deps
 
 ## make test with the long measurement windows: drift over 20 s of play (make test: 10 s) and a
 ## 60 s soak (make test: 30 s).
-test-long: deps
+test-long: test-deps
 	PLAYERKIT_LONG_WINDOWS=1 $(MAKE) test
 
 ## make test with stress-ng loading every core (4 CPU workers on top of the 2 cores) for the whole
 ## run: a suite that passes only on an idle machine is broken.
-test-loaded: deps
-	@Scripts/install-deps.sh --loaded
+test-loaded: test-deps
+	@Scripts/install-deps.sh test loaded
 	Scripts/with-load.sh $(MAKE) test
 
 ## Three playerkit-room processes in one room on the real syncplay-server for 60 s (SECONDS=…):
 ## prints the drift between them; fails when the p99 is above 33 ms (LIMIT_MS=…).
-room-demo: build
+room-demo: test-deps build
 	Scripts/room-demo.sh
 
 ## README's screenshot: the two-players example's real windows under Xvfb -> Documentation/images/examples.png.
-screenshots: build
+screenshots: test-deps build
 	Scripts/screenshot.sh
 
 ## Random operations on up to 32 players for MINUTES minutes (default 30), invariants checked
@@ -57,7 +61,7 @@ soak: deps
 	.build/debug/SoakProbe --seconds $$(( $(MINUTES) * 60 )) --arenas 2 $(if $(SEED),--seed $(SEED),)
 
 ## The test suite under ThreadSanitizer.
-test-tsan: deps
+test-tsan: test-deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan --explicit-target-dependency-import-check error
 	# One test at a time: under the sanitizer, 2 cores running every test at once starve the
 	# tests that wait on real playback (the race detection does not need them in parallel).
@@ -69,15 +73,15 @@ test-tsan: deps
 ## Scripts/lsan-suppressions.txt, each with the reason.
 ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=0 \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/Scripts/lsan-suppressions.txt:print_suppressions=0
-test-asan: deps
+test-asan: test-deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan --explicit-target-dependency-import-check error
 	# One test at a time, as under ThreadSanitizer: an AddressSanitizer build is 2-3 times slower,
 	# and 2 cores running every test at once starve the tests that wait on real playback.
 	$(ASAN_ENV) $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --skip TimingTests --skip SoakTests --no-parallel
 	$(ASAN_ENV) $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --filter TimingTests
 
-bench-deps: deps
-	@Scripts/install-deps.sh --bench
+bench-deps: test-deps
+	@Scripts/install-deps.sh test bench
 
 ## Benchmarks against plain C and python-mpv (release build, a few minutes); rewrites Documentation/Performance.md.
 bench: bench-deps
@@ -85,7 +89,7 @@ bench: bench-deps
 
 ## Drift between two processes: PlayerKit's rooms, the naive way and Syncplay's own client, side
 ## by side (about four minutes); rewrites the rooms table in Documentation/Performance.md.
-bench-rooms: deps
+bench-rooms: test-deps
 	Benchmarks/rooms.py --write
 
 ## Redraws Documentation/performance.svg (and its embed) from the table in Documentation/Performance.md; runs nothing.
@@ -97,7 +101,7 @@ bench-quick: bench-deps
 	@Benchmarks/run.py --quick
 
 ## The DocC documentation of every library module, as one combined archive; fails on any warning.
-docs: deps
+docs: test-deps
 	$(SWIFT) build
 	SWIFT=$(SWIFT) Scripts/check-docs.sh
 

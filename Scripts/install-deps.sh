@@ -1,75 +1,144 @@
 #!/usr/bin/env bash
-# Installs what building and testing PlayerKit needs on a fresh Debian or Ubuntu machine:
-# libmpv-dev (headers and library), libsqlite3-dev and libcurl4-openssl-dev (the media cache's
-# index and HTTP), libssl-dev (rooms' TLS), python3 (the corrupted-media corpus), Xvfb with x11-utils and x11-apps (xwd)
-# for the window tests, SDL2, EGL,
-# OpenGL and Mesa's software drivers for the OpenGL examples and tests, and PulseAudio with pactl
-# for the audio-device tests, when missing. It names each package as apt sets it up. Swift
-# itself is expected at /opt/swift or on PATH (https://www.swift.org/install/linux/).
+# Installs what a make target needs, and nothing more, when it is missing.
+#
+#   Scripts/install-deps.sh [demo|test|bench|loaded ...]     (default: demo)
+#
+#   demo     building the players and the in-process features, and running the examples
+#            headless: libmpv's headers and library. That is all (Swift itself is expected at
+#            /opt/swift or on PATH: https://www.swift.org/install/linux/).
+#   test     make test: demo's, plus the media cache's SQLite and libcurl, rooms' OpenSSL, python3
+#            (the corrupted-media corpus), Xvfb with xwininfo and xwd (real X11 windows), SDL2,
+#            EGL, OpenGL and Mesa's software drivers (frames and OpenGL drawn by the app), the
+#            PulseAudio daemon and pactl (the audio-device tests start a private server with
+#            null sinks), Debian's syncplay-server (rooms) and Syncplay's own client with mpv (the
+#            interoperability test).
+#   bench    the benchmarks: a C compiler, ffmpeg (the 720p clip), python3's venv (python-mpv), libmpv's library.
+#   loaded   make test-loaded: stress-ng.
+#
+# It checks for what is needed (a header, a library, a command), never for a distribution's
+# package names, so a machine that has it all (however it got there) never calls a package
+# manager. What is missing is printed, with the command that installs it, before root is asked
+# for. apt (Debian, Ubuntu), dnf (Fedora; libmpv from RPM Fusion) and pacman (Arch) install it;
+# elsewhere the script names what to install and fails.
 set -euo pipefail
 
-as_root() {
-  if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
-    echo "install-deps: need root (or sudo) to run: $*" >&2; exit 1; fi
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(demo)
+for target in "${targets[@]}"; do
+  case "$target" in demo|test|bench|loaded) ;; *) echo "install-deps: unknown target '$target' (demo, test, bench, loaded)" >&2; exit 2 ;; esac
+done
+wants() { local target; for target in "${targets[@]}"; do [ "$target" = "$1" ] && return 0; done; return 1; }
+
+have_file() { local pattern; for pattern in "$@"; do compgen -G "$pattern" >/dev/null && return 0; done; return 1; }
+have_command() { command -v "$1" >/dev/null 2>&1; }
+
+# The package manager, and each need's package in it.
+if have_command apt-get; then manager=apt
+elif have_command dnf; then manager=dnf
+elif have_command pacman; then manager=pacman
+else manager=none; fi
+
+# need WHAT CHECK... -- APT DNF PACMAN: records WHAT as missing unless CHECK passes.
+missing_what=()
+missing_packages=()
+need() {
+  local what=$1 check=$2 apt=$3 dnf=$4 pacman=$5
+  eval "$check" && return 0
+  missing_what+=("$what")
+  case "$manager" in
+    apt) missing_packages+=($apt) ;;
+    dnf) missing_packages+=($dnf) ;;
+    pacman) missing_packages+=($pacman) ;;
+  esac
 }
 
-missing=()
-[ -f /usr/include/mpv/client.h ] || missing+=(libmpv-dev)
-command -v pkg-config >/dev/null || missing+=(pkg-config)
-# The media cache's index: the system's SQLite, through its C API (Sources/CSQLite).
-[ -f /usr/include/sqlite3.h ] || missing+=(libsqlite3-dev)
-# Rooms' TLS: the system's OpenSSL (Sources/COpenSSL).
-[ -f /usr/include/openssl/ssl.h ] || missing+=(libssl-dev)
-# The media cache's HTTP: the system's libcurl (Sources/CCurl).
-[ -n "$(ls /usr/include/*/curl/curl.h /usr/include/curl/curl.h 2>/dev/null)" ] || missing+=(libcurl4-openssl-dev)
-# The corrupted-media corpus (Scripts/make-corpus.py) and the benchmark runner.
-command -v python3 >/dev/null || missing+=(python3)
-# Real X11 windows for the window tests: a virtual X server and xwininfo.
-command -v Xvfb >/dev/null || missing+=(xvfb)
-command -v xwininfo >/dev/null || missing+=(x11-utils)
-command -v xwd >/dev/null || missing+=(x11-apps)
-# Frames the app draws: the mosaic example's host (SDL2 window or EGL offscreen) and real
-# OpenGL from Mesa (llvmpipe) under Xvfb or without any display.
-[ -f /usr/include/SDL2/SDL.h ] || missing+=(libsdl2-dev)
-[ -f /usr/include/EGL/egl.h ] || missing+=(libegl-dev)
-[ -f /usr/include/GL/glext.h ] || missing+=(libgl-dev)
-ls /usr/lib/*/libOpenGL.so >/dev/null 2>&1 || missing+=(libopengl-dev)
-ls /usr/lib/*/dri/swrast_dri.so >/dev/null 2>&1 || missing+=(libgl1-mesa-dri)
-ls /usr/lib/*/libEGL_mesa.so.0 >/dev/null 2>&1 || missing+=(libegl-mesa0)
-ls /usr/lib/*/libGLX_mesa.so.0 >/dev/null 2>&1 || missing+=(libglx-mesa0)
-# A real sound server for the audio-device tests: PulseAudio with null sinks, and pactl.
-command -v pulseaudio >/dev/null || missing+=(pulseaudio)
-command -v pactl >/dev/null || missing+=(pulseaudio-utils)
-# Rooms across processes: the real Syncplay server (Debian's 1.6.9) the room tests join.
-command -v syncplay-server >/dev/null || missing+=(syncplay-server)
-# ...and Syncplay's own client with the mpv it drives, for the interoperability test.
-command -v syncplay >/dev/null || missing+=(syncplay)
-command -v mpv >/dev/null || missing+=(mpv)
-# For the benchmarks (--bench): a C compiler, ffmpeg for the 720p clip, and venv for python-mpv.
-if [ "${1:-}" = "--bench" ]; then
-  command -v cc >/dev/null || missing+=(gcc)
-  command -v ffmpeg >/dev/null || missing+=(ffmpeg)
-  python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
-  [ -e /usr/lib/x86_64-linux-gnu/libmpv.so.2 ] || [ -e /usr/lib/aarch64-linux-gnu/libmpv.so.2 ] || missing+=(libmpv2)
+lib=/usr/lib/*
+# demo: the players (and every example that needs nothing else).
+need "libmpv's headers and library" "have_file /usr/include/mpv/client.h" libmpv-dev mpv-libs-devel mpv
+
+if wants test; then
+  need "SQLite's headers (the media cache's index)" "have_file /usr/include/sqlite3.h" libsqlite3-dev sqlite-devel sqlite
+  need "libcurl's headers (the media cache's HTTP)" "have_file '/usr/include/*/curl/curl.h' /usr/include/curl/curl.h" libcurl4-openssl-dev libcurl-devel curl
+  need "OpenSSL's headers (rooms' TLS)" "have_file /usr/include/openssl/ssl.h" libssl-dev openssl-devel openssl
+  need "python3" "have_command python3" python3 python3 python
+  need "Xvfb" "have_command Xvfb" xvfb xorg-x11-server-Xvfb xorg-server-xvfb
+  need "xwininfo" "have_command xwininfo" x11-utils xwininfo xorg-xwininfo
+  need "xwd" "have_command xwd" x11-apps xwd xorg-xwd
+  need "SDL2's headers" "have_file /usr/include/SDL2/SDL.h" libsdl2-dev SDL2-devel sdl2
+  need "EGL's headers" "have_file /usr/include/EGL/egl.h" libegl-dev mesa-libEGL-devel mesa
+  need "OpenGL's headers" "have_file /usr/include/GL/glext.h" libgl-dev mesa-libGL-devel mesa
+  need "libOpenGL" "have_file '$lib/libOpenGL.so' '/usr/lib/libOpenGL.so' '/usr/lib64/libOpenGL.so'" libopengl-dev libglvnd-devel libglvnd
+  need "Mesa's software rasterizer" "have_file '$lib/dri/swrast_dri.so' '/usr/lib/dri/swrast_dri.so' '/usr/lib64/dri/swrast_dri.so' '$lib/dri/llvmpipe_dri.so'" libgl1-mesa-dri mesa-dri-drivers mesa
+  need "Mesa's EGL" "have_file '$lib/libEGL_mesa.so.0' '/usr/lib/libEGL_mesa.so.0' '/usr/lib64/libEGL_mesa.so.0'" libegl-mesa0 mesa-libEGL mesa
+  need "Mesa's GLX" "have_file '$lib/libGLX_mesa.so.0' '/usr/lib/libGLX_mesa.so.0' '/usr/lib64/libGLX_mesa.so.0'" libglx-mesa0 mesa-libGL mesa
+  need "pactl" "have_command pactl" pulseaudio-utils pulseaudio-utils libpulse
+  if ! have_command pulseaudio; then
+    if have_command pipewire-pulse; then
+      # A PipeWire desktop has a sound server already; the tests start a private PulseAudio
+      # daemon of their own (null sinks, no hardware), and installing PulseAudio beside
+      # pipewire-pulse may replace the desktop's. Not done behind the user's back.
+      echo "install-deps: this machine's sound server is PipeWire (pipewire-pulse). The audio-device tests start a private PulseAudio daemon with null sinks, which needs the 'pulseaudio' program; your package manager may replace pipewire-pulse with it, so install it yourself if you accept that, or run the tests on another machine." >&2
+      missing_what+=("the pulseaudio daemon (for the tests' private sound server)")
+    else
+      need "the pulseaudio daemon (for the tests' private sound server)" "false" pulseaudio pulseaudio pulseaudio
+    fi
+  fi
+  need "syncplay-server" "have_command syncplay-server" syncplay-server syncplay syncplay
+  need "Syncplay's client" "have_command syncplay" syncplay syncplay syncplay
+  need "mpv (the player Syncplay's client drives)" "have_command mpv" mpv mpv mpv
 fi
-# For make test-loaded (--loaded): stress-ng loads the CPU beside the suite.
-if [ "${1:-}" = "--loaded" ]; then
-  command -v stress-ng >/dev/null || missing+=(stress-ng)
+if wants bench; then
+  need "a C compiler" "have_command cc" gcc gcc gcc
+  need "ffmpeg" "have_command ffmpeg" ffmpeg ffmpeg ffmpeg
+  need "python3's venv" "python3 -c 'import venv, ensurepip' 2>/dev/null" python3-venv python3 python
+  need "libmpv's shared library" "have_file '$lib/libmpv.so.2' /usr/lib/libmpv.so.2 /usr/lib64/libmpv.so.2" libmpv2 mpv-libs mpv
 fi
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "install-deps: missing ${missing[*]}" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  echo "install-deps: apt-get update" >&2
-  as_root apt-get update -qq
-  # What apt will install with them (their dependencies too), then each as it is set up.
-  count=$(apt-get install -s --no-install-recommends "${missing[@]}" 2>/dev/null | grep -c '^Inst ' || true)
-  echo "install-deps: installing $count Debian packages (${missing[*]} and their dependencies)" >&2
-  as_root apt-get install -y -q --no-install-recommends -o Dpkg::Progress-Fancy=0 "${missing[@]}" 2>&1 \
-    | sed -n 's/^Setting up \([^ ]*\).*/install-deps:   \1/p' >&2
-  echo "install-deps: done" >&2
+if wants loaded; then
+  need "stress-ng" "have_command stress-ng" stress-ng stress-ng stress-ng
 fi
 
-if ! command -v swift >/dev/null && [ ! -x /opt/swift/usr/bin/swift ]; then
-  echo "install-deps: Swift 6 not found on PATH or at /opt/swift (https://www.swift.org/install/linux/)" >&2
+if ! have_command swift && [ ! -x /opt/swift/usr/bin/swift ]; then
+  echo "install-deps: Swift 6.3 or newer is not on PATH or at /opt/swift (https://www.swift.org/install/linux/)" >&2
   exit 1
 fi
+
+[ ${#missing_what[@]} -eq 0 ] && exit 0
+if [ -n "${PLAYERKIT_DEPS_RECHECK:-}" ]; then
+  echo "install-deps: still missing after installing:" >&2
+  for what in "${missing_what[@]}"; do echo "install-deps:   $what" >&2; done
+  exit 1
+fi
+
+# Deduplicated, in order.
+packages=()
+for package in "${missing_packages[@]}"; do
+  [[ " ${packages[*]} " == *" $package "* ]] || packages+=("$package")
+done
+echo "install-deps: missing for ${targets[*]}:" >&2
+for what in "${missing_what[@]}"; do echo "install-deps:   $what" >&2; done
+case "$manager" in
+  apt) command=(apt-get install -y -q --no-install-recommends "${packages[@]}") ;;
+  dnf) command=(dnf install -y "${packages[@]}") ;;
+  pacman) command=(pacman -S --needed --noconfirm "${packages[@]}") ;;
+  none)
+    echo "install-deps: no apt-get, dnf or pacman here: install the above with your package manager, then run this again." >&2
+    exit 1 ;;
+esac
+if [ ${#packages[@]} -eq 0 ]; then exit 1; fi
+echo "install-deps: installing with $manager: ${packages[*]}" >&2
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; elif have_command sudo; then sudo "$@"; else
+    echo "install-deps: need root (or sudo) to run: $*" >&2; exit 1; fi
+}
+if [ "$manager" = apt ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  as_root apt-get update -qq
+  count=$(apt-get install -s --no-install-recommends "${packages[@]}" 2>/dev/null | grep -c '^Inst ' || true)
+  echo "install-deps: $count Debian packages in all (with their dependencies)" >&2
+  as_root "${command[@]}" -o Dpkg::Progress-Fancy=0 2>&1 | sed -n 's/^Setting up \([^ ]*\).*/install-deps:   \1/p' >&2
+else
+  as_root "${command[@]}" >&2
+fi
+# What was asked for must now be there (a partial install is not success).
+PLAYERKIT_DEPS_RECHECK=1 exec "$0" "${targets[@]}"

@@ -12,7 +12,7 @@ let strictSettings: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 /// import only what it lists (`make test` builds with
 /// `--explicit-target-dependency-import-check error`), so the compiler keeps the layering:
 ///
-///     CMPV (C)            PlayerKitSupport (leaf: helpers, imports nothing of PlayerKit)
+///     CMPV (C)            PlayerKitSupport (leaf: `package` helpers, imports nothing of PlayerKit)
 ///        \                 /
 ///         PlayerKitCore    (engine, Player, events, bus, delegate; only its Engine imports CMPV)
 ///        /      |      \        \          \            \                    \
@@ -33,7 +33,6 @@ let package = Package(
     products: [
         .library(name: "PlayerKit", targets: ["PlayerKit"]),
         .library(name: "PlayerKitCore", targets: ["PlayerKitCore"]),
-        .library(name: "PlayerKitSupport", targets: ["PlayerKitSupport"]),
         .library(name: "PlayerKitDisplay", targets: ["PlayerKitDisplay"]),
         .library(name: "PlayerKitResources", targets: ["PlayerKitResources"]),
         .library(name: "PlayerKitSync", targets: ["PlayerKitSync"]),
@@ -77,7 +76,8 @@ let package = Package(
         // connection's own thread. swift-nio-ssl compiled BoringSSL (406 C files, about 100 s of
         // every clean build on 2 cores) and SwiftNIO for one line-based connection per room.
         .systemLibrary(name: "COpenSSL"),
-        // Helpers every layer may use; imports nothing of PlayerKit.
+        // Helpers every layer may use; imports nothing of PlayerKit. Not a product and not public
+        // API: its declarations are `package` (the one module where check-layers allows that).
         .target(name: "PlayerKitSupport", swiftSettings: strictSettings),
         // The core: the only module that talks to libmpv (and, inside it, only Engine/).
         .target(
@@ -139,7 +139,7 @@ let package = Package(
         .target(
             name: "PlayerKit",
             dependencies: [
-                "PlayerKitSupport", "PlayerKitCore", "PlayerKitDisplay", "PlayerKitResources", "PlayerKitSync", "PlayerKitFeed",
+                "PlayerKitCore", "PlayerKitDisplay", "PlayerKitResources", "PlayerKitSync", "PlayerKitFeed",
                 "PlayerKitSequencer",
             ],
             swiftSettings: strictSettings
@@ -282,7 +282,7 @@ let package = Package(
         // Plays the corrupted-media corpus through 8 players in one process (a crash ends it).
         .executableTarget(
             name: "CorpusProbe",
-            dependencies: ["PlayerKit"],
+            dependencies: ["PlayerKit", "PlayerKitSupport"],
             path: "Tests/CorpusProbe",
             swiftSettings: strictSettings
         ),
@@ -291,7 +291,7 @@ let package = Package(
             dependencies: [
                 "PlayerKit", "ExampleSupport", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare", "Feed",
                 "Mosaic", "Sequencer", "PumpRuleProbe", "CacheCrashProbe", "CorpusProbe", "SoakProbe", "PlayerKitCache", "PlayerKitRooms",
-                "Room",
+                "Room", "PlayerKitSupport",
             ],
             swiftSettings: strictSettings
         ),

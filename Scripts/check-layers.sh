@@ -12,9 +12,15 @@ while IFS= read -r file; do
   case "$file" in Sources/PlayerKitCore/Engine/*) ;; *) fail "$file imports CMPV (only Sources/PlayerKitCore/Engine may)";; esac
 done < <(grep -rlE --include='*.swift' '^\s*(public |internal |package |private |fileprivate )?import CMPV' Sources Examples Benchmarks Tests || true)
 
-# No package access anywhere: what another module needs is public API.
-if grep -rnE --include='*.swift' '^\s*(@[A-Za-z]+ )*package (func|var|let|init|final|struct|class|enum|static|subscript|protocol|typealias|import)' Sources Examples Benchmarks Tests; then
-  fail "package access (above): make it public API or keep it internal"
+# Package access only in PlayerKitSupport: its helpers (locks, weak references, a gate, statistics)
+# are shared by PlayerKit's modules without being public API, the one place `package` is allowed.
+# Anything else another module needs is public API. Examples use public API only, so they never
+# import PlayerKitSupport.
+if grep -rnE --include='*.swift' '^\s*(@[A-Za-z]+ )*package (func|var|let|init|final|struct|class|enum|static|subscript|protocol|typealias|import)' Sources Examples Benchmarks Tests | grep -v '^Sources/PlayerKitSupport/'; then
+  fail "package access (above) outside Sources/PlayerKitSupport: make it public API or keep it internal"
+fi
+if grep -rnE --include='*.swift' '^\s*(@_exported )?import PlayerKitSupport' Examples; then
+  fail "an example imports PlayerKitSupport (above): examples use public API only"
 fi
 
 # No @testable outside the core's own test target.
@@ -52,4 +58,4 @@ if [ "$problems" -gt 0 ]; then
   echo "layering: $problems problem(s)" >&2
   exit 1
 fi
-echo "layering: ok (CMPV only in the engine; no package or @testable access; features on the core's public API)"
+echo "layering: ok (CMPV only in the engine; package access only in PlayerKitSupport; no @testable access; features on the core's public API)"

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CGLHost
 import Dispatch
+import ExampleSupport
 import Foundation
 import PlayerKit
 
@@ -93,8 +94,8 @@ struct Frames: AsyncParsableCommand {
     func runOpenGL(_ created: [Player], tally: Tally) async throws -> Double {
         let (width, height, seconds) = (width, height, seconds)
         let ready = DispatchSemaphore(value: 0), loaded = DispatchSemaphore(value: 0)
-        let failure = Locked<String?>(nil)
-        let finished = Locked(false)
+        let failure = Guarded<String?>(nil)
+        let finished = Guarded(false)
         let thread = Thread {
             // One GL thread: an EGL context without a surface, an FBO per player.
             guard let display = eglGetPlatformDisplay(EGLenum(EGL_PLATFORM_SURFACELESS_MESA), nil, nil),

@@ -56,9 +56,9 @@ struct RoundTrip: ParsableCommand {
 
         // The handler notes when it ran and wakes the measuring thread.
         let arrived = DispatchSemaphore(value: 0)
-        let target = Locked<(player: PlayerID?, volume: Double, end: DispatchTime)>((nil, -1, .now()))
+        let target = Guarded<(player: PlayerID?, volume: Double, end: DispatchTime)>((nil, -1, .now()))
         // The delivery hop: from the record's time (taken on the event pump) to the handler.
-        let hops = Locked<[Double]>([])
+        let hops = Guarded<[Double]>([])
         let subscription = bus.subscribe(to: .all, kinds: [.volumeChanged], delivery: immediate ? .immediate : .queue(nil)) { record in
             let now = DispatchTime.now()
             let hop = ContinuousClock.now.seconds(since: record.time) * 1e6
@@ -89,7 +89,7 @@ struct RoundTrip: ParsableCommand {
         }
         subscription.cancel()
         let hopsTaken = hops.withLock { Array($0.suffix(latencies.count)) }
-        print(summary(latencies, extra: [("hop_p50_us", Statistics.percentile(0.5, of: hopsTaken) ?? 0)]))
+        print(summary(latencies, extra: [("hop_p50_us", ExampleStatistics.percentile(0.5, of: hopsTaken) ?? 0)]))
         let done = DispatchSemaphore(value: 0)
         Task {
             for player in created { await player.shutdown() }
@@ -424,7 +424,7 @@ struct Seams: AsyncParsableCommand {
 
     func run() async throws {
         let bus = PlayerEventBus(label: "seams")
-        let samples = Locked<[(Double, Double)]>([])
+        let samples = Guarded<[(Double, Double)]>([])
         let player = try Player(configuration: benchConfiguration(bus: bus, positionInterval: .zero))
         let subscription = bus.subscribe(to: player.id, kinds: [.positionChanged], delivery: .immediate) { record in
             guard case .positionChanged(let position) = record.event else { return }
@@ -454,8 +454,8 @@ struct Sync: AsyncParsableCommand {
     func run() async throws {
         let bus = PlayerEventBus(label: "sync")
         let players = try (0..<2).map { _ in try Player(configuration: benchConfiguration(bus: bus, positionInterval: .zero)) }
-        let offsets = Locked<[PlayerID: Double]>([:])
-        let spreads = Locked<[Double]>([])
+        let offsets = Guarded<[PlayerID: Double]>([:])
+        let spreads = Guarded<[Double]>([])
         let origin = ContinuousClock.now
         let subscription = bus.subscribe(to: .all, kinds: [.positionChanged], delivery: .immediate) { record in
             guard case .positionChanged(let position) = record.event else { return }
@@ -544,7 +544,7 @@ struct Autoplay: AsyncParsableCommand {
         var settings = AutoplayCoordinator.Settings()
         settings.preparesPosters = false
         let coordinator = try AutoplayCoordinator(settings: settings)
-        let decided = Locked<[String: DispatchTime]>([:])
+        let decided = Guarded<[String: DispatchTime]>([:])
         coordinator.onDecision = { decision in
             if decision.action == .play { decided.withLock { $0[decision.item] = .now() } }
         }

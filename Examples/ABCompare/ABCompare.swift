@@ -136,7 +136,7 @@ final class SpreadMeter: Sendable {
         var measuring = false
         var latest: Double?
     }
-    private let state = Locked(State())
+    private let state = Guarded(State())
     private let origin = ContinuousClock.now
 
     func startMeasuring() { state.withLock { $0.measuring = true } }
@@ -157,6 +157,6 @@ final class SpreadMeter: Sendable {
 
     func percentiles() -> (Double, Double, Double) {
         let spreads = state.withLock { $0.spreads }
-        return (Statistics.percentile(0.5, of: spreads) ?? 0, Statistics.percentile(0.99, of: spreads) ?? 0, spreads.max() ?? 0)
+        return (ExampleStatistics.percentile(0.5, of: spreads) ?? 0, ExampleStatistics.percentile(0.99, of: spreads) ?? 0, spreads.max() ?? 0)
     }
 }

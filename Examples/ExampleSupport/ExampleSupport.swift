@@ -196,7 +196,7 @@ public struct JSONEventLine: Encodable, Sendable {
 /// was called three times. Used by the examples and benchmarks to wait for events, never by
 /// sleeping; ``wait(for:timeout:)`` gives up after a time.
 public final class Tally: Sendable {
-    // PlayerKit's Locked (PlayerKitSupport, public), not Synchronization.Mutex: ThreadSanitizer
+    // PlayerKit's Guarded (PlayerKitSupport, public), not Synchronization.Mutex: ThreadSanitizer
     // cannot see Mutex's futex on Linux and reports every access under it as a race.
     private struct State {
         var count = 0
@@ -205,7 +205,7 @@ public final class Tally: Sendable {
         /// Waits whose time ran out before they began: they return false at once.
         var expired: Set<Int> = []
     }
-    private let state = Locked(State())
+    private let state = Guarded(State())
 
     /// A tally at zero.
     public init() {}

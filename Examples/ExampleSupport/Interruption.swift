@@ -20,7 +20,7 @@ public final class Interruption: Sendable {
         var nextWaiter = 0
     }
 
-    private let state = Locked(State())
+    private let state = Guarded(State())
 
     private init() {
         let queue = DispatchQueue(label: "ExampleSupport.interruption")
@@ -101,7 +101,7 @@ public final class Interruption: Sendable {
     /// - Throws: what `body` threw, unless a signal cut it short.
     @discardableResult
     public func run(grace: Duration = .seconds(2), _ body: @escaping @Sendable () async throws -> Void) async throws -> Bool {
-        let finished = Locked(false)
+        let finished = Guarded(false)
         let task = Task {
             defer { finished.withLock { $0 = true } }
             try await body()

@@ -9,7 +9,7 @@ import Glibc
 /// throttling, and faults on demand (404, a reset in the middle of a body, a stall, redirects).
 /// It counts what it serves, per path. One thread per connection; not for production.
 public final class LoopbackMediaServer: @unchecked Sendable {
-    // @unchecked: mutable state is in `state` (Locked); the listening socket is set once.
+    // @unchecked: mutable state is in `state` (Guarded); the listening socket is set once.
 
     /// A fault the server injects for one path.
     public enum Fault: Sendable, Hashable {
@@ -91,7 +91,7 @@ public final class LoopbackMediaServer: @unchecked Sendable {
         var version = 0
     }
 
-    private let state = Locked(State())
+    private let state = Guarded(State())
     private var listener: Int32 = -1
     /// The port it listens on (after ``start()``).
     public private(set) var port: UInt16 = 0

@@ -84,7 +84,7 @@ struct Mosaic: AsyncParsableCommand {
         let options = GLThreadOptions(
             width: width, height: height, headless: headless, json: json, seconds: seconds, snapshot: snapshot, start: start)
         // When the clips are loaded: the GL thread draws from the start, and for `--seconds` after this.
-        let loadsDone = Locked<ContinuousClock.Instant?>(nil)
+        let loadsDone = Guarded<ContinuousClock.Instant?>(nil)
         let thread = Thread {
             runGLThread(players: players, options: options, loadsDone: loadsDone, post: post)
             post.finish()
@@ -145,7 +145,7 @@ enum GLThreadMessage: Sendable {
 /// The GL thread: host, renderers, the draw loop, the summary; then renderers closed here,
 /// where the context is current, before the players shut down.
 func runGLThread(
-    players: [Player], options: GLThreadOptions, loadsDone: Locked<ContinuousClock.Instant?>, post: AsyncStream<GLThreadMessage>.Continuation
+    players: [Player], options: GLThreadOptions, loadsDone: Guarded<ContinuousClock.Instant?>, post: AsyncStream<GLThreadMessage>.Continuation
 ) {
     let app: MosaicApp
     do {
@@ -212,7 +212,7 @@ final class MosaicApp {
 
     /// Draws whenever a player has a frame, from the start, until `--seconds` after the clips
     /// are loaded (`loadedAt`), until the window closes, or until SIGINT or SIGTERM.
-    func drawUntilDeadline(loadedAt: Locked<ContinuousClock.Instant?>) throws {
+    func drawUntilDeadline(loadedAt: Guarded<ContinuousClock.Instant?>) throws {
         let duration = Duration.milliseconds(Int(options.seconds * 1000))
         while loadedAt.withLock({ $0 }).map({ ContinuousClock.now < $0 + duration }) ?? true {
             if host.waitForWork(timeoutMilliseconds: 10) == .quit || Interruption.shared.receivedSignal != nil { break }

@@ -86,7 +86,7 @@ final class Board: Sendable {
     /// the terminal's height. Otherwise (a pipe, a file) plain snapshots, one a second.
     private let isTerminal = isatty(STDOUT_FILENO) != 0
     private let start = ContinuousClock.now
-    private let content = Locked(Content())  // not Synchronization.Mutex: ThreadSanitizer cannot see its futex on Linux
+    private let content = Guarded(Content())  // not Synchronization.Mutex: ThreadSanitizer cannot see its futex on Linux
     private let shutDowns = Tally()
 
     init(json: Bool) {

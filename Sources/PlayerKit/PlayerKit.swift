@@ -10,5 +10,4 @@
 @_exported import PlayerKitFeed
 @_exported import PlayerKitResources
 @_exported import PlayerKitSequencer
-@_exported import PlayerKitSupport
 @_exported import PlayerKitSync

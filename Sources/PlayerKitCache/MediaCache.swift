@@ -59,7 +59,7 @@ public final class MediaCache: MediaPrecaching {
         public var maximumRedirects: Int = 5
         /// Whether a complete entry asks the server before it is played. Default ``Revalidation/never``.
         public var revalidation: Revalidation = .never
-        /// The bitrate ``PrecacheAmount/seconds(_:)`` assumes when the media's header does not
+        /// The bitrate ``/PlayerKitCore/PrecacheAmount/seconds(_:)`` assumes when the media's header does not
         /// say its duration. Default 4 Mbit/s.
         public var assumedBitsPerSecond: Int64 = 4_000_000
         /// The User-Agent header.

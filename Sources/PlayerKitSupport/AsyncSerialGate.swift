@@ -8,7 +8,7 @@
 ///
 /// **Threading.** Safe from any task. Waiting is not cancellable: a cancelled task still gets
 /// its turn (and should then check for cancellation itself), so the order never breaks.
-public final class AsyncSerialGate: Sendable {
+package final class AsyncSerialGate: Sendable {
     private struct State {
         var busy = false
         var waiting: [CheckedContinuation<Void, Never>] = []
@@ -16,10 +16,10 @@ public final class AsyncSerialGate: Sendable {
     private let state = Locked(State())
 
     /// Creates an open gate.
-    public init() {}
+    package init() {}
 
     /// Waits until the caller is the one inside. Pair every `enter()` with one ``leave()``.
-    public func enter() async {
+    package func enter() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state -> Bool in
                 if !state.busy {
@@ -34,7 +34,7 @@ public final class AsyncSerialGate: Sendable {
     }
 
     /// Lets the next waiter in (or opens the gate when nobody waits).
-    public func leave() {
+    package func leave() {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
             if state.waiting.isEmpty {
                 state.busy = false
@@ -46,7 +46,7 @@ public final class AsyncSerialGate: Sendable {
     }
 
     /// Runs `body` inside the gate: after every earlier caller has left it, and before any later one.
-    public func run<Result: Sendable, Failure: Error>(
+    package func run<Result: Sendable, Failure: Error>(
         _ body: () async throws(Failure) -> Result
     ) async throws(Failure) -> Result {
         await enter()

@@ -25,13 +25,13 @@ import Darwin
 ///
 /// **Threading.** Safe from any thread. The lock is not recursive; ``wait(until:)`` must be
 /// called with the lock held (it releases it while waiting and takes it back before returning).
-public final class MonotonicCondition: @unchecked Sendable {
+package final class MonotonicCondition: @unchecked Sendable {
     // @unchecked: the mutex and condition are only used through pthread calls, which are thread-safe.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
     /// Creates an unlocked condition.
-    public init() {
+    package init() {
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
         var attributes = pthread_condattr_t()
@@ -50,30 +50,30 @@ public final class MonotonicCondition: @unchecked Sendable {
     }
 
     /// Takes the lock.
-    public func lock() { pthread_mutex_lock(mutex) }
+    package func lock() { pthread_mutex_lock(mutex) }
 
     /// Releases the lock.
-    public func unlock() { pthread_mutex_unlock(mutex) }
+    package func unlock() { pthread_mutex_unlock(mutex) }
 
     /// Runs `body` holding the lock.
-    public func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+    package func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         lock()
         defer { unlock() }
         return try body()
     }
 
     /// Wakes one waiter. Call with the lock held, after changing what it waits for.
-    public func signal() { pthread_cond_signal(condition) }
+    package func signal() { pthread_cond_signal(condition) }
 
     /// Wakes every waiter. Call with the lock held, after changing what they wait for.
-    public func broadcast() { pthread_cond_broadcast(condition) }
+    package func broadcast() { pthread_cond_broadcast(condition) }
 
     /// Waits, with the lock held, until signalled or until `deadline` passes. Like every
     /// condition wait it may also return early without a signal: check what you wait for in a
     /// loop.
     /// - Returns: false when the deadline has passed (the wait timed out), true otherwise.
     @discardableResult
-    public func wait(until deadline: ContinuousClock.Instant) -> Bool {
+    package func wait(until deadline: ContinuousClock.Instant) -> Bool {
         let left = deadline - ContinuousClock.now
         guard left > .zero else { return false }
         var now = timespec()
@@ -93,7 +93,7 @@ public final class MonotonicCondition: @unchecked Sendable {
 
     /// Waits, with the lock held, for at most `timeout`; see ``wait(until:)``.
     @discardableResult
-    public func wait(timeout: Duration) -> Bool {
+    package func wait(timeout: Duration) -> Bool {
         wait(until: ContinuousClock.now + timeout)
     }
 }

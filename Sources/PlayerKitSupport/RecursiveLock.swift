@@ -9,12 +9,12 @@ import Darwin
 /// handler that cancels its own subscription).
 ///
 /// **Threading.** Safe from any thread.
-public final class RecursiveLock: @unchecked Sendable {
+package final class RecursiveLock: @unchecked Sendable {
     // @unchecked: the mutex is only used through pthread calls, which are thread-safe.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
 
     /// Creates an unlocked recursive mutex.
-    public init() {
+    package init() {
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
         pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
@@ -29,7 +29,7 @@ public final class RecursiveLock: @unchecked Sendable {
     }
 
     /// Runs `body` holding the lock; the same thread may take it again inside `body`.
-    public func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+    package func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()

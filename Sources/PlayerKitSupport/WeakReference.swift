@@ -5,17 +5,17 @@
 /// reference is kept as `AnyObject` and cast back when read.
 ///
 /// **Threading.** A `WeakReference` is a value; reading ``object`` from several threads is safe.
-public struct WeakReference<Object: Sendable>: @unchecked Sendable {
+package struct WeakReference<Object: Sendable>: @unchecked Sendable {
     // @unchecked: `storage` only ever holds an `Object` (checked at init), which is Sendable.
     private weak var storage: AnyObject?
 
     /// A reference to `object` (which must be a class instance; anything else is kept as nil).
-    public init(_ object: Object?) {
+    package init(_ object: Object?) {
         storage = object.flatMap { Self.asObject($0) }
     }
 
     /// The object, or nil once it was deallocated.
-    public var object: Object? {
+    package var object: Object? {
         get { storage as? Object }
         set { storage = newValue.flatMap { Self.asObject($0) } }
     }

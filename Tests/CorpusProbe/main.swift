@@ -4,6 +4,7 @@
 //   CorpusProbe <corpus folder> <a good clip, for the warm-up> [--arenas N] [--passes N (2)]
 import Foundation
 import PlayerKit
+import PlayerKitSupport
 
 struct Outcome: Encodable {
     let file: String

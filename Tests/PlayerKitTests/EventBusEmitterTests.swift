@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 import PlayerKit
+import PlayerKitSupport
 
 /// The bus's own promises, with the events of a player that is not backed by mpv: a
 /// `PlayerEventEmitter` numbers them and hands them to the bus exactly as a player's pump does.

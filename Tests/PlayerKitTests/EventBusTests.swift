@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 import PlayerKit
+import PlayerKitSupport
 
 /// Collects what a queue subscription receives.
 final class SubscriberLog: Sendable {

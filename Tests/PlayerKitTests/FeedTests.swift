@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import PlayerKit
+import PlayerKitSupport
 
 @Suite("Autoplay coordinator", .timeLimit(.minutes(4)))
 struct FeedTests {

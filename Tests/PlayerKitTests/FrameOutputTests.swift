@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import PlayerKit
+import PlayerKitSupport
 
 /// Software frames from real mpv cores: pixels, times, slow consumers, lifetime, bad input.
 @Suite("Software frames", .timeLimit(.minutes(4)))

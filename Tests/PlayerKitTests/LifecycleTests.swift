@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PlayerKit
 @testable import PlayerKitCore
+import PlayerKitSupport
 
 @Suite("Identity and lifecycle", .timeLimit(.minutes(4)))
 struct LifecycleTests {

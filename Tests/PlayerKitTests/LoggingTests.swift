@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Testing
 import PlayerKit
+import PlayerKitSupport
 
 /// Captures log records of every logger made after bootstrap (swift-log allows one bootstrap per process).
 final class CapturedLogs: Sendable {

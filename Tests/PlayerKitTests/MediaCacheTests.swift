@@ -12,7 +12,7 @@ final class CacheHarness: Sendable {
     let directory: URL
     let server: LoopbackMediaServer
     let cache: MediaCache
-    let events = Locked<[MediaCacheEvent]>([])
+    let events = Guarded<[MediaCacheEvent]>([])
     private let listener: Task<Void, Never>
 
     static let long = try! Data(contentsOf: URL(fileURLWithPath: Fixtures.fixture("long.mp4")))
@@ -463,7 +463,7 @@ struct AutoplayCacheTests {
         settings.precacheAmount = .all
         settings.preparesPosters = false
         let coordinator = try AutoplayCoordinator(settings: settings, cache: harness.cache)
-        let decisions = Locked<[AutoplayCoordinator.Decision]>([])
+        let decisions = Guarded<[AutoplayCoordinator.Decision]>([])
         coordinator.onDecision = { decision in decisions.withLock { $0.append(decision) } }
         var players: [Player] = []
         for index in 0..<6 {

@@ -305,7 +305,7 @@ struct LostEventsTests {
         let stream = player.events(kinds: [.eventsLost])
         let notifications = NotificationCenter()
         bus.startPostingNotifications(to: notifications)
-        let posted = Locked<[PlayerSnapshot]>([])
+        let posted = Guarded<[PlayerSnapshot]>([])
         let postedSignal = DispatchSemaphore(value: 0)
         let observer = notifications.addObserver(forName: .playerDidLoseEvents, object: nil, queue: nil) { note in
             if let record = note.userInfo?[PlayerNotification.recordKey] as? PlayerEventRecord, case .eventsLost(let snapshot) = record.event {
@@ -326,7 +326,7 @@ struct LostEventsTests {
         // position it sees, until released.
         let release = DispatchSemaphore(value: 0)
         let holding = DispatchSemaphore(value: 0)
-        let armed = Locked(true)
+        let armed = Guarded(true)
         let hold = bus.subscribe(to: .player(id), kinds: [.positionChanged], delivery: .immediate) { _ in
             guard armed.withLock({ armed in defer { armed = false }; return armed }) else { return }
             holding.signal()

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import PlayerKit
+import PlayerKitSupport
 
 /// The clip sequencer: edits while playing, mirroring, bad input. (Its gaps at boundaries and
 /// a still's hold are timing, in ``TimingTests``.)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PlayerKit
 import PlayerKitCache
+import PlayerKitSupport
 
 /// A provider of the tests' own: clips served from memory under "pkmem://<name>", counting
 /// what mpv asks of it; a "stall" item blocks every read until it is cancelled.

@@ -112,7 +112,7 @@ struct TimingTests {
     func steppedWallClock() async throws {
         // The players' wall clock (PlayerConfiguration.wallClock) is stepped back an hour while
         // the group plays, as NTP or an administrator might step the system clock.
-        let step = Locked(0.0)
+        let step = Guarded(0.0)
         var configuration = Fixtures.headless
         configuration.wallClock = { Date().addingTimeInterval(step.withLock { $0 }) }
         let (left, leftEvents) = try await Fixtures.player(configuration: configuration)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import PlayerKitSupport
 
 /// Reads the library's sources for waits: none may measure its deadline on the wall clock or
 /// wait without a bound, and every file that waits is listed in Documentation/Reliability.md

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import PlayerKit
 import PlayerKitCache
+import PlayerKitSupport
 
 /// A provider whose `open` does not return until the test lets it go (or a minute passes):
 /// what a stream provider stuck on a transfer looks like to mpv. mpv cannot interrupt an

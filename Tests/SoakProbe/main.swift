@@ -77,14 +77,14 @@ struct Ledger: Sendable {
         if violations.count < 50 { violations.append(text) }
     }
 }
-let ledger = Locked(Ledger())
+let ledger = Guarded(Ledger())
 /// Volume sets started per player, so the read-out check knows when another task set it too.
 struct VolumeSets: Sendable {
     var next = 0
     var active: [ObjectIdentifier: Set<Int>] = [:]
     var overlapped: Set<Int> = []
 }
-let volumeSets = Locked(VolumeSets())
+let volumeSets = Guarded(VolumeSets())
 
 /// The transitions PlayerState's documentation lists.
 func documented(_ from: PlayerState, _ to: PlayerState) -> Bool {
@@ -129,8 +129,8 @@ let monitor = bus.subscribe(to: .all) { record in
 }
 
 /// Calls in flight, for the watchdog: token -> (what, since).
-let inFlight = Locked([Int: (String, ContinuousClock.Instant)]())
-let nextToken = Locked(0)
+let inFlight = Guarded([Int: (String, ContinuousClock.Instant)]())
+let nextToken = Guarded(0)
 func tracked<Value>(_ what: String, _ body: () async throws -> Value) async rethrows -> Value {
     let token = nextToken.withLock { token -> Int in
         token += 1

@@ -1,6 +1,7 @@
 import Foundation
 import PlayerKit
 import Testing
+import PlayerKitSupport
 
 /// A delegate that records every delivery and lets a test wait for an event with a timeout.
 final class EventRecorder: PlayerDelegate {

@@ -304,6 +304,17 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The Swift code blocks of README.md and Documentation/, compiled (never run): each block
+        // shown is a region here (Scripts/check-snippets.py checks they are the same). Written as
+        // an app would, on public API; their warnings (an example's unused value) are not errors.
+        .testTarget(
+            name: "DocSnippets",
+            dependencies: [
+                "PlayerKit", "PlayerKitCache", "PlayerKitRooms", "PlayerKitTesting", "CGLHost",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6), .unsafeFlags(["-suppress-warnings"])]
+        ),
         // A feature written in a test target from the core's public API alone (no @testable).
         .testTarget(
             name: "CustomFeatureTests",

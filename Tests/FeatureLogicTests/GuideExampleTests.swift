@@ -1,6 +1,7 @@
 // The example test of Documentation/Testing.md, as an app would write it: the app's own
 // orchestration ("when a player's item ends, the next player starts"), tested on fake players
-// and a manual clock. Keep the guide's code block and this file the same.
+// and a manual clock. Scripts/check-snippets.py checks that the guide shows this region as it is.
+// snippet: guide
 import PlayerKitCore
 import PlayerKitTesting
 import Testing
@@ -43,3 +44,4 @@ func nextStartsWhenOneEnds() async throws {
     await first.shutdown()
     await second.shutdown()
 }
+// end snippet

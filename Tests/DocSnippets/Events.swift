@@ -1,0 +1,44 @@
+// The code blocks of Documentation/Events.md, compiled by `make test` (the DocSnippets test target builds them;
+// Scripts/check-snippets.py checks that each block shown is the region here). Not run.
+import Foundation
+import Logging
+import PlayerKit
+import PlayerKitCache
+import PlayerKitRooms
+import PlayerKitTesting
+import CGLHost
+
+func snippet_customEvent(other: Player, started: PlayerID) async throws {
+    // snippet: customEvent
+    enum ExclusivePlaybackEvent: PlayerDelegateEvent {
+        case pausedBecauseOf(PlayerID)
+        var kind: PlayerEventKind { "myapp.exclusivePlaybackPaused" }     // prefix your own kinds
+        var notificationName: Notification.Name? { Notification.Name("MyApp.playerWasPausedForAnother") }  // optional
+        var description: String {
+            switch self { case .pausedBecauseOf(let other): "pausedBecauseOf(\(other))" }
+        }
+        func dispatch(to delegate: any PlayerDelegate, from player: Player) {
+            guard case .pausedBecauseOf(let other) = self else { return }
+            (delegate as? any ExclusivePlaybackDelegate)?.player(player, wasPausedBecauseOf: other)
+        }
+    }
+    other.publish(ExclusivePlaybackEvent.pausedBecauseOf(started))    // next sequence number, every channel
+    // end snippet
+}
+
+func snippet_streams(bus: PlayerEventBus, player: Player) async throws {
+    // snippet: streams
+    for await record in bus.events(for: "main", kinds: [.stateChanged]) {
+        if record.droppedBefore > 0 { /* fell behind: that many events were dropped before this one */ }
+    }
+
+    // Waiting for one event with a timeout (subscribe first, then act, so it cannot slip by):
+    let landings = player.events(kinds: [.seekCompleted])
+    try player.seek(to: 12)
+    let landed = await landings.first(timeout: .seconds(5)) { _ in true }   // nil: timed out
+    // end snippet
+}
+/// The typed delegate the guide's custom event dispatches to.
+protocol ExclusivePlaybackDelegate: PlayerDelegate {
+    func player(_ player: Player, wasPausedBecauseOf other: PlayerID)
+}

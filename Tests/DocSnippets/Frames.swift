@@ -1,0 +1,43 @@
+// The code blocks of Documentation/Frames.md, compiled by `make test` (the DocSnippets test target builds them;
+// Scripts/check-snippets.py checks that each block shown is the region here). Not run.
+import Foundation
+import Logging
+import PlayerKit
+import PlayerKitCache
+import PlayerKitRooms
+import PlayerKitTesting
+import CGLHost
+
+func snippet_softwareFrames() async throws {
+    // snippet: softwareFrames
+    var configuration = PlayerConfiguration(videoOutput: .frames, audioOutput: .none)
+    let player = try Player(id: "left", configuration: configuration)
+    let output = try player.makeFrameOutput(FrameFormat(width: 640, height: 360, pixelFormat: .bgr0))
+    _ = try await player.load("Media/clip-a.mp4")
+
+    for await frame in output.frames {            // one consumer
+        let time = frame.videoTime                 // seconds into the media
+        let missed = frame.info.framesMissed       // frames rendered since the last one you saw
+        frame.withUnsafeBytes { bytes in upload(bytes, stride: frame.stride, time: time, missed: missed) }
+    }
+    // end snippet
+}
+
+func snippet_openGL(player: Player, fbo: Int32, w: Int, h: Int, window: OpaquePointer) async throws {
+    // snippet: openGL
+    // On the GL thread, with the app's context current, before loading media:
+    let renderer = try player.makeOpenGLRenderer(
+        getProcAddress: { name in SDL_GL_GetProcAddress(name) },
+        onFrameReady: { pushRedrawEvent() })      // any thread: schedule a redraw, nothing else
+    // In the redraw, on the GL thread:
+    try renderer.render(framebuffer: fbo, width: w, height: h, flipY: fbo == 0)
+    SDL_GL_SwapWindow(window)
+    renderer.reportSwap()
+    // At the end, on the GL thread, before the player shuts down:
+    renderer.close()
+    // end snippet
+}
+/// What the guide's app does with a frame's bytes (a texture upload, say).
+func upload(_ bytes: UnsafeRawBufferPointer, stride: Int, time: Double?, missed: UInt64) {}
+/// What the guide's app does to redraw: an SDL user event, say.
+func pushRedrawEvent() {}

@@ -1,0 +1,39 @@
+// The code blocks of Documentation/Sync.md, compiled by `make test` (the DocSnippets test target builds them;
+// Scripts/check-snippets.py checks that each block shown is the region here). Not run.
+import Foundation
+import Logging
+import PlayerKit
+import PlayerKitCache
+import PlayerKitRooms
+import PlayerKitTesting
+import CGLHost
+
+func snippet_group(left: Player, right: Player) async throws {
+    // snippet: group
+    let group = try SyncGroup(players: [left, right])              // fewer than 2, or one twice: invalidArgument
+    try await group.load(["with-esc.mp4", "without-esc.mp4"], looping: true)
+    try await group.play()
+    try await group.seek(to: 12)                                    // all land on 12 s, then play on together
+    try await group.setSpeed(0.5)                                   // 0.25...4, all members and the clock
+    try await group.pause()
+    group.invalidate()                                              // stop following (also when released)
+    // end snippet
+}
+
+func snippet_feed(player17: Player) async throws {
+    // snippet: feed
+    let coordinator = try AutoplayCoordinator(budget: try DecoderBudget(limit: 3))
+    try coordinator.add("post-17", player: player17, source: "post-17.mp4")   // top to bottom
+    // as the feed scrolls:
+    try coordinator.reportVisibility(0.92, of: "post-17")                     // 0...1; NaN or outside: invalidArgument
+    for await decision in coordinator.decisions { print(decision) }           // "play post-17: most visible (0.92 >= 0.85) ..."
+    // end snippet
+}
+
+func snippet_audio(main: Player, preview: Player, background: Player) async throws {
+    // snippet: audio
+    let audio = try AudioPolicy(mode: .duck(volume: 20), players: [main, preview, background])
+    try audio.focus(main)       // main as it was; the others at volume 20
+    try audio.clearFocus()      // everyone back to their own volume and mute
+    // end snippet
+}

@@ -1,0 +1,36 @@
+// The code blocks of Documentation/UsingPlayers.md, compiled by `make test` (the DocSnippets test target builds them;
+// Scripts/check-snippets.py checks that each block shown is the region here). Not run.
+import Foundation
+import Logging
+import PlayerKit
+import PlayerKitCache
+import PlayerKitRooms
+import PlayerKitTesting
+import CGLHost
+
+func snippet_creating() async throws {
+    // snippet: creating
+    let main = try Player(id: "main")                                  // custom ID
+    let other = try Player(configuration: .init(videoOutput: .window))  // random ID, mpv's own window
+    let side = try await Player.create(id: "side")                      // from async code (below)
+    // end snippet
+}
+
+func snippet_loading(player: Player) async throws {
+    // snippet: loading
+    let media = try await player.load("clip.mp4")                  // file path
+    try await player.load(.url(URL(string: "https://example.com/a.mp4")!))
+    try await player.load("av://lavfi:testsrc", startPaused: true)  // state .ready
+    try player.append("next.mp4"); try player.next(); try player.previous(); try player.clearPlaylist()
+    try player.play(); try player.pause(); try player.togglePause(); try player.stop()
+    try player.seek(to: 12.5, precision: .exact); try player.seek(by: -5)
+    try player.setVolume(80); try player.setMuted(true); try player.setSpeed(1.25)
+    try player.setLoop(.forever)            // .off, .forever, .playCount(n)
+    try player.setHardwareDecoding(true); try player.setFullscreen(true)
+    try player.saveFrame(to: "poster.png")   // the frame on screen, video only
+    player.releaseMedia()                    // unload: decoder, buffers and cache freed, heap trimmed
+    try player.send(.setSpeed(1.02))         // the same commands, checked the same way, without waiting
+    try await player.perform(.seek(to: 3, precision: .exact))  // the same, suspending until mpv answered
+    let frames = player.observeEveryFrame()  // positionChanged with every frame while `frames` lives
+    // end snippet
+}

@@ -1,31 +1,14 @@
 #!/bin/sh
 # Builds and runs Examples/Consumer as an app's package would use PlayerKit: from a directory
 # next to a checkout named PlayerKit (a symlink to this one), with exactly the manifest and code
-# README.md shows. Fails when README's snippets differ from those files, when the consumer does
-# not build, or when its two players do not play.
+# README.md shows (check-snippets.py checks README shows them as they are). Fails when the
+# consumer does not build, or when its two players do not play.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 swift=${SWIFT:-swift}
 
-# 1. README shows the files verbatim: each "<!-- snippet: PATH -->" is followed by a code block
-#    that must equal PATH.
-for path in $(sed -n 's/^<!-- snippet: \(.*\) -->$/\1/p' "$root/README.md"); do
-    awk -v marker="<!-- snippet: $path -->" '
-        $0 == marker { found = 1; next }
-        found == 1 && /^```/ { found = 2; next }
-        found == 2 && /^```$/ { exit }
-        found == 2 { print }
-    ' "$root/README.md" > "${TMPDIR:-/tmp}/playerkit-snippet.$$"
-    if ! cmp -s "${TMPDIR:-/tmp}/playerkit-snippet.$$" "$root/$path"; then
-        echo "check-consumer: README.md's snippet of $path differs from the file:" >&2
-        diff "${TMPDIR:-/tmp}/playerkit-snippet.$$" "$root/$path" >&2 || true
-        rm -f "${TMPDIR:-/tmp}/playerkit-snippet.$$"
-        exit 1
-    fi
-    echo "check-consumer: README.md shows $path as it is"
-done
-rm -f "${TMPDIR:-/tmp}/playerkit-snippet.$$"
-
+# 1. README shows the files verbatim: Scripts/check-snippets.py (run by make test before the
+#    build) checks every marked block of README.md, these two files' included.
 # 2. Build it next to "PlayerKit" (outside the checkout: a link to the checkout inside it would
 #    be a loop for tools that walk the tree). One directory per checkout, kept between runs.
 work="${TMPDIR:-/tmp}/playerkit-consumer-$(printf '%s' "$root" | cksum | cut -d' ' -f1)"

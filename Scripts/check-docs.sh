@@ -56,6 +56,44 @@ for map in Sources/*/module.modulemap .build/checkouts/*/Sources/*/include/modul
 done
 triple=$("$SWIFT" -print-target-info 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["target"]["triple"])')
 
+# The catalogs, with the guides' links made DocC links. A guide is written for the forge, where
+# `[Frames](Frames.md)` links the file next to it; in the archive it is an article, linked as
+# `<doc:Frames>` in its own module and by its path in the combined archive
+# (`/documentation/playerkitcache/caching`) from another.
+catalogs="$out/catalogs"
+mkdir -p "$catalogs"
+for module in "${modules[@]}"; do cp -RL "Sources/$module/$module.docc" "$catalogs/"; done
+python3 - "$catalogs" "${modules[@]}" <<'PYTHON'
+import os, re, sys
+catalogs, modules = sys.argv[1], sys.argv[2:]
+# Documentation/X.md -> (module, article) for every guide a catalog links to.
+articles = {}
+for module in modules:
+    folder = os.path.join("Sources", module, module + ".docc")
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if name.endswith(".md") and os.path.islink(path):
+            articles[os.path.basename(os.readlink(path))] = (module, name[:-3])
+link = re.compile(r"\]\(([A-Za-z]+\.md)(#[a-z0-9-]+)?\)")
+for module in modules:
+    folder = os.path.join(catalogs, module + ".docc")
+    for name in os.listdir(folder):
+        if not name.endswith(".md"):
+            continue
+        path = os.path.join(folder, name)
+        text = open(path).read()
+        def rewrite(match):
+            target = articles.get(match.group(1))
+            if target is None:
+                return match.group(0)
+            if target[0] == module:
+                return "](<doc:%s%s>)" % (target[1], match.group(2) or "")
+            # Another module's article: a module links only the archives it depends on, so this is
+            # the article's path in the combined archive.
+            return "](/documentation/%s/%s)" % (target[0].lower(), target[1].lower())
+        open(path, "w").write(link.sub(rewrite, text))
+PYTHON
+
 echo "docs: building the documentation of ${#modules[@]} modules"
 archives=()
 for module in "${modules[@]}"; do
@@ -72,7 +110,7 @@ for module in "${modules[@]}"; do
     dependencies+=(--dependency "$out/archives/$dependency.doccarchive")
   done
   archive="$out/archives/$module.doccarchive"
-  if ! "$docc" convert "Sources/$module/$module.docc" --warnings-as-errors --emit-lmdb-index \
+  if ! "$docc" convert "$catalogs/$module.docc" --warnings-as-errors --emit-lmdb-index \
       --fallback-display-name "$module" --fallback-bundle-identifier "$module" \
       --additional-symbol-graph-dir "$symbols" --output-path "$archive" \
       --enable-experimental-external-link-support "${dependencies[@]}" >"$log" 2>&1 \

@@ -275,7 +275,7 @@ let package = Package(
         // Random operations on up to 32 players with invariants checked (make soak; SoakTests).
         .executableTarget(
             name: "SoakProbe",
-            dependencies: ["PlayerKit", "ExampleSupport"],
+            dependencies: ["PlayerKit", "ExampleSupport", "PlayerKitTesting"],
             path: "Tests/SoakProbe",
             swiftSettings: strictSettings
         ),
@@ -291,7 +291,7 @@ let package = Package(
             dependencies: [
                 "PlayerKit", "ExampleSupport", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare", "Feed",
                 "Mosaic", "Sequencer", "PumpRuleProbe", "CacheCrashProbe", "CorpusProbe", "SoakProbe", "PlayerKitCache", "PlayerKitRooms",
-                "Room", "PlayerKitSupport",
+                "Room", "PlayerKitSupport", "PlayerKitTesting",
             ],
             swiftSettings: strictSettings
         ),

@@ -221,7 +221,7 @@ struct FullscreenPolicyLogicTests {
         for player in players { try policy.add(player) }
         let orientations: [Orientation] = [.landscapeLeft, .portrait, .landscapeRight, .portraitUpsideDown]
         await Self.onThreads(8) { thread in
-            var random = Mix(state: seed &* 1_000 &+ UInt64(thread))
+            var random = SeededGenerator(state: seed &* 1_000 &+ UInt64(thread))
             for _ in 0..<400 {
                 let player = players[Int(random.next() % 6)]
                 let other = players[Int(random.next() % 6)]
@@ -303,17 +303,6 @@ struct FullscreenPolicyLogicTests {
     }
 }
 
-/// SplitMix64: a seeded generator, so each run's operations are the same (their interleaving is not).
-private struct Mix {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 private extension Array where Element == Bool {
     /// `self` repeated to `count` elements.

@@ -2,6 +2,7 @@ import Foundation
 import PlayerKit
 import Testing
 @testable import PlayerKitCache
+import PlayerKitTesting
 
 /// The cache's transfer machine against seeded random origins, readers, precaches and
 /// lifecycle events on a simulated clock. Every run checks:
@@ -64,18 +65,6 @@ struct CacheModelTests {
     }
 }
 
-/// A split-mix generator: the same seed gives the same run.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Which version of the origin's bytes each byte on the simulated disk holds.
 struct VersionMap {

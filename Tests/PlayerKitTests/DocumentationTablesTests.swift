@@ -45,23 +45,27 @@ struct DocumentationTablesTests {
         ["`\(name)`", "`\(name)(", "`.\(name)`", "`.\(name)("].contains { cell.contains($0) }
     }
 
+    /// The cases of `enumName` (declared in `source`, at least `minimum` of them) that have no row in
+    /// the table headed `header` of UsingPlayers.md.
+    static func casesMissing(_ enumName: String, source: String, minimum: Int, header: String) throws -> [String] {
+        let cases = try cases(of: enumName, in: source)
+        #expect(cases.count >= minimum, "read \(cases) from \(source)")
+        let rows = try firstColumn(of: header, in: "Documentation/UsingPlayers.md")
+        #expect(!rows.isEmpty, "no table headed \(header) in UsingPlayers.md")
+        return cases.filter { name in !rows.contains { names($0, name) } }
+    }
+
     @Test("every PlayerEvent case has a row in UsingPlayers.md's event table")
     func eventTable() throws {
-        let cases = try Self.cases(of: "PlayerEvent", in: "Sources/PlayerKitCore/Values/PlayerEvent.swift")
-        #expect(cases.count >= 19, "read \(cases) from PlayerEvent.swift")
-        let rows = try Self.firstColumn(of: "| event | when |", in: "Documentation/UsingPlayers.md")
-        #expect(!rows.isEmpty, "no event table in UsingPlayers.md")
-        let missing = cases.filter { name in !rows.contains { Self.names($0, name) } }
+        let missing = try Self.casesMissing("PlayerEvent", source: "Sources/PlayerKitCore/Values/PlayerEvent.swift",
+                                            minimum: 19, header: "| event | when |")
         #expect(missing.isEmpty, "PlayerEvent cases without a row in UsingPlayers.md's event table: \(missing)")
     }
 
     @Test("every PlayerCommand case has a row in UsingPlayers.md's command table")
     func commandTable() throws {
-        let cases = try Self.cases(of: "PlayerCommand", in: "Sources/PlayerKitCore/Values/PlayerCommand.swift")
-        #expect(cases.count >= 13, "read \(cases) from PlayerCommand.swift")
-        let rows = try Self.firstColumn(of: "| command | does |", in: "Documentation/UsingPlayers.md")
-        #expect(!rows.isEmpty, "no command table in UsingPlayers.md")
-        let missing = cases.filter { name in !rows.contains { Self.names($0, name) } }
+        let missing = try Self.casesMissing("PlayerCommand", source: "Sources/PlayerKitCore/Values/PlayerCommand.swift",
+                                            minimum: 13, header: "| command | does |")
         #expect(missing.isEmpty, "PlayerCommand cases without a row in UsingPlayers.md's command table: \(missing)")
     }
 

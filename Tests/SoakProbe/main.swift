@@ -23,6 +23,7 @@
 import ExampleSupport
 import Foundation
 import PlayerKit
+import PlayerKitTesting
 
 // MARK: Options
 
@@ -47,17 +48,6 @@ if let arenas = option("--arenas").flatMap(Int.init) {
 let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 print("soak: seed \(seed), \(seconds) s, \(taskCount) tasks, up to \(maximumPlayers) players\(includesBackward ? ", backward playback" : "")\(keepsPitch ? ", pitch correction" : "") (replay: --seed \(seed))")
 
-/// SplitMix64: small, fast and the same on every machine for a seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 // MARK: Invariants
 

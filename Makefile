@@ -65,8 +65,8 @@ test-tsan: test-deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan --explicit-target-dependency-import-check error
 	# One test at a time: under the sanitizer, 2 cores running every test at once starve the
 	# tests that wait on real playback (the race detection does not need them in parallel).
-	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --skip TimingTests --skip SoakTests --no-parallel
-	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter TimingTests
+	PLAYERKIT_SANITIZER=thread $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --skip TimingTests --skip SoakTests --no-parallel
+	PLAYERKIT_SANITIZER=thread $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter TimingTests
 
 ## The test suite under AddressSanitizer with leak detection (LeakSanitizer). Leaks inside
 ## libraries PlayerKit does not own (fontconfig, Mesa, libmpv's one-time globals) are listed in

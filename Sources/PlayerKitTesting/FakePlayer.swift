@@ -579,6 +579,8 @@ public final class FakePlayer: MediaPlayer {
         switch command {
         case .seek, .seekBy:
             guard hasMedia else { throw .noMediaLoaded(operation: "seek") }
+        case .stepFrame, .stepFrameBack:
+            guard hasMedia else { throw .noMediaLoaded(operation: "step a frame") }
         case .selectTrack:
             guard hasMedia else { throw .noMediaLoaded(operation: "select a track") }
         case .setVolume(let volume):
@@ -636,6 +638,15 @@ public final class FakePlayer: MediaPlayer {
                 state.isFullscreen = fullscreen
             case .stop:
                 return self.endItem(&state, &events, reason: .stopped)
+            case .stepFrame, .stepFrameBack:
+                // One frame interval on, or back, and paused there, with the frame rendered.
+                guard let media = state.media, state.phase == .loaded else { break }
+                let step = (command == .stepFrame ? 1 : -1) / max(media.frameRate, 1)
+                state.anchorPosition = min(max((current ?? 0) + step, 0), media.duration)
+                state.anchorTime = now
+                state.isPaused = true
+                events.append(.positionChanged(state.anchorPosition))
+                self.render(&state, videoTime: state.anchorPosition)
             default:
                 break
             }

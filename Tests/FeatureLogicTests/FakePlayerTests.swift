@@ -154,6 +154,29 @@ struct FakePlayerTests {
         await player.shutdown()
     }
 
+    @Test("frames are rendered while playing and on a step; a step forward or back moves one frame interval and pauses")
+    func framesAndSteps() async throws {
+        let player = try FakePlayer(clock: clock, bus: bus, media: ["a.mp4": .init(duration: 2, frameRate: 25)])
+        let source = try player.makeFrameSource(try FrameFormat(width: 4, height: 4))
+        #expect(throws: FrameOutputError.alreadyAttached(playerID: player.id)) { _ = try player.makeFrameSource(try FrameFormat(width: 4, height: 4)) }
+        let frames = Locked<[VideoFrame]>([])
+        source.setFrameHandler { frame in frames.withLock { $0.append(frame) } }
+        try await player.load("a.mp4")                                 // playing; its first frame at 0
+        clock.advance(by: .milliseconds(200))                          // 5 more frames at 25 fps
+        #expect(frames.withLock { $0.map(\.sequenceNumber) } == Array(1...6))
+        try player.pause()
+        let paused = try #require(player.position)
+        try player.send(.stepFrame)
+        #expect(player.isPaused && abs((player.position ?? 0) - (paused + 0.04)) < 1e-9)
+        try await player.perform(.stepFrameBack)
+        #expect(player.isPaused && abs((player.position ?? 0) - paused) < 1e-9)
+        #expect(frames.withLock { $0.suffix(2).map(\.videoTime) } == [paused + 0.04, paused])
+        clock.advance(by: .seconds(1))                                 // paused: no new frame
+        #expect(frames.withLock { $0.count } == 8)
+        await player.shutdown()
+        #expect(throws: PlayerError.playerShutDown(player.id)) { try player.send(.stepFrame) }
+    }
+
     @Test("IDs are unique among live fakes and free once shut down")
     func identity() async throws {
         let first = try FakePlayer(id: "fake-unique", clock: clock, bus: bus)

@@ -65,6 +65,8 @@ enum EngineOperation: Sendable {
                 let name = PlaybackModel.trackSelectionProperties.first { $0.value == kind }?.key ?? "sid"
                 return [.set(name, id.map { .int(Int64($0)) } ?? .string("no"))]
             case .stop: return [.command(["stop"])]
+            case .stepFrame: return [.command(["frame-step"])]
+            case .stepFrameBack: return [.command(["frame-back-step"])]
             }
         case .setHardwareDecoding(let enabled): return [.set("hwdec", .string(enabled ? "auto-safe" : "no"))]
         case .next: return [.command(["playlist-next", "weak"])]

@@ -468,6 +468,8 @@ public final class Player: MediaPlayer {
         switch command {
         case .seek, .seekBy:
             guard state.hasMedia else { throw .noMediaLoaded(operation: "seek") }
+        case .stepFrame, .stepFrameBack:
+            guard state.hasMedia else { throw .noMediaLoaded(operation: "step a frame") }
         case .selectTrack(let kind, let id):
             guard state.hasMedia else { throw .noMediaLoaded(operation: "select a track") }
             if let id {
@@ -608,6 +610,16 @@ public final class Player: MediaPlayer {
 
     /// Pauses when playing, plays when paused.
     public func togglePause() throws(PlayerError) { try performBlocking(isPaused ? .play : .pause) }
+
+    /// Shows the next frame and pauses there (mpv's `frame-step`). Returns once mpv accepted the
+    /// request; the frame is shown a moment later, and `property("time-pos")` gives its time.
+    /// - Throws: ``PlayerError/noMediaLoaded(operation:)`` when nothing is loaded.
+    public func stepFrame() throws(PlayerError) { try performBlocking(.stepFrame) }
+
+    /// Shows the previous frame and pauses there (mpv's `frame-back-step`: a seek back to the
+    /// keyframe before it and a decode forward, so slower than ``stepFrame()``).
+    /// - Throws: ``PlayerError/noMediaLoaded(operation:)`` when nothing is loaded.
+    public func stepFrameBack() throws(PlayerError) { try performBlocking(.stepFrameBack) }
 
     /// Stops playback and unloads the item (state ``PlayerState/idle``); the playlist is cleared.
     public func stop() throws(PlayerError) { try performBlocking(.stop) }

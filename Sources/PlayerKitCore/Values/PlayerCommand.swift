@@ -35,6 +35,12 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
     case selectTrack(Track.Kind, id: Int?)
     /// Stop and unload the item (``Player/stop()``).
     case stop
+    /// Show the next frame and pause there (mpv's `frame-step`; ``Player/stepFrame()``).
+    case stepFrame
+    /// Show the previous frame and pause there (mpv's `frame-back-step`: a seek back to the
+    /// keyframe before it and a decode forward, so slower than a step forward;
+    /// ``Player/stepFrameBack()``).
+    case stepFrameBack
 
     /// The speeds ``setSpeed(_:)`` accepts: a quarter to four times normal speed, where mpv
     /// keeps audio pitch-corrected and audio and video in sync.
@@ -75,7 +81,7 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
             if let id, id < 1 {
                 throw .invalidArgument(name: "track ID", value: "\(id)", reason: "must be 1 or more (mpv numbers tracks from 1), or nil for none")
             }
-        case .play, .pause, .setMuted, .setLoop, .setPlaybackDirection, .setFullscreen, .setFlip, .stop:
+        case .play, .pause, .setMuted, .setLoop, .setPlaybackDirection, .setFullscreen, .setFlip, .stop, .stepFrame, .stepFrameBack:
             break
         }
     }
@@ -96,6 +102,8 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
         case .setFlip(let flip): return "setFlip(\(flip))"
         case .selectTrack(let kind, let id): return "selectTrack(\(kind.rawValue), \(id.map(String.init) ?? "none"))"
         case .stop: return "stop"
+        case .stepFrame: return "stepFrame"
+        case .stepFrameBack: return "stepFrameBack"
         }
     }
 }

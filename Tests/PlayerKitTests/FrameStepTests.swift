@@ -1,0 +1,49 @@
+import Foundation
+import PlayerKit
+import PlayerKitSupport
+import Testing
+
+/// Stepping one frame at a time on a real mpv core: the first steps of issue 28's frame-accurate
+/// comparison. The shipped clip is 30 frames per second, so a frame is 1/30 s.
+@Suite("Frame stepping", .timeLimit(.minutes(2)))
+struct FrameStepTests {
+    /// mpv's exact position, read until it differs from `old` (a step is carried out a moment
+    /// after mpv accepted it), at most 5 s.
+    private func position(of player: Player, after old: Double?) async -> Double? {
+        let now = Locked<Double?>(nil)
+        _ = await eventually(timeout: .seconds(5)) {
+            let read = (try? player.property("time-pos"))?.doubleValue
+            now.withLock { $0 = read }
+            return read != nil && read != old
+        }
+        return now.withLock { $0 }
+    }
+
+    @Test("three steps forward land three frames on, paused; a step back one frame before; nothing loaded is a typed error")
+    func stepForwardAndBack() async throws {
+        let (player, _) = try await Fixtures.player()
+        defer { Task { await player.shutdown() } }
+        #expect(throws: PlayerError.noMediaLoaded(operation: "step a frame")) { try player.stepFrame() }
+        #expect(throws: PlayerError.noMediaLoaded(operation: "step a frame")) { try player.send(.stepFrameBack) }
+
+        try await player.preload(MediaSource(Fixtures.clipA))
+        // From a frame in the middle, once the seek has landed (a step sent during the seek is
+        // part of it).
+        let landings = player.events(kinds: [.seekCompleted])
+        try await player.perform(.seek(to: 1, precision: .exact))
+        #expect(await landings.first(timeout: .seconds(5)) { _ in true } != nil)
+        var time = try #require(await position(of: player, after: nil))
+        let start = time
+        #expect(abs(start - 1) < 0.5 / 30, "the seek landed at \(start)")
+        for _ in 0..<3 {
+            try player.stepFrame()
+            time = try #require(await position(of: player, after: time))
+        }
+        #expect(abs(time - (start + 3.0 / 30)) < 0.5 / 30, "from \(start) to \(time)")
+        #expect(player.isPaused)
+        try await player.perform(.stepFrameBack)
+        time = try #require(await position(of: player, after: time))
+        #expect(abs(time - (start + 2.0 / 30)) < 0.5 / 30, "back to \(time)")
+        #expect(player.isPaused)
+    }
+}

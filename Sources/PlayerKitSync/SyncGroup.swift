@@ -108,8 +108,10 @@ public final class SyncGroup: Sendable {
     /// The clock the group plays on and measures drift with.
     public let clock: any MonotonicClock
 
-    private struct Member: Sendable {
+    struct Member: Sendable {
         let player: any MediaPlayer
+        /// The member's media time minus the group's time (``timeOffsets``).
+        var offset: Double = 0
         var subscription: PlayerSubscription?
         var observation: PositionObservation?
         var corrector: DriftCorrector
@@ -119,7 +121,7 @@ public final class SyncGroup: Sendable {
         var smoothedDrift: Double? { corrector.smoothedDrift }
     }
 
-    private struct State: Sendable {
+    struct State: Sendable {
         var members: [Member] = []
         var phase: Phase = .paused
         var speed: Double = 1
@@ -132,6 +134,9 @@ public final class SyncGroup: Sendable {
         var tasks: [UInt64: Task<Void, Never>] = [:]
         var nextTask: UInt64 = 0
         var invalidated = false
+        /// The group's time after the latest frame step or frame seek; nil once the members
+        /// moved otherwise (a load, a seek, playing).
+        var frameTime: Double?
 
         func clockPosition(at time: ContinuousClock.Instant) -> Double? {
             guard let anchorPosition else { return nil }
@@ -141,9 +146,9 @@ public final class SyncGroup: Sendable {
     }
 
     /// The group's state, changed in single steps under its lock.
-    private let state: Locked<State>
+    let state: Locked<State>
     /// Serializes the public calls that change the group.
-    private let operations = AsyncSerialGate()
+    let operations = AsyncSerialGate()
     /// How often a looping source is repeated in its timeline.
     static let loopRepeats = 500
     /// How long a seek of the group waits for each member to land (``seek(to:)``).
@@ -219,6 +224,7 @@ public final class SyncGroup: Sendable {
             change { state in
                 state.phase = .paused
                 state.anchorPosition = 0
+                state.frameTime = nil
                 for index in state.members.indices { state.members[index].corrector.restart(speed: state.speed) }
             }
             let speed = speed
@@ -363,6 +369,7 @@ public final class SyncGroup: Sendable {
             state.anchorPosition = state.anchorPosition ?? players.first?.position ?? 0
             state.anchorTime = now
             state.phase = .playing
+            state.frameTime = nil
             for index in state.members.indices {
                 state.members[index].corrector.restart(speed: speed)
                 state.members[index].rawDrift = nil
@@ -376,7 +383,7 @@ public final class SyncGroup: Sendable {
         }
     }
 
-    private func pauseMembers() async throws(PlayerError) {
+    func pauseMembers() async throws(PlayerError) {
         let now = clock.now
         let players = change { state -> [any MediaPlayer] in
             state.anchorPosition = state.clockPosition(at: now)
@@ -388,15 +395,30 @@ public final class SyncGroup: Sendable {
 
     private func seekMembers(to seconds: Double) async throws(PlayerError) {
         try await pauseMembers()
-        let players = members
+        let (players, offsets) = state.withLock { ($0.members.map(\.player), $0.members.map(\.offset)) }
         let landings = players.map { $0.events(kinds: [.seekCompleted], bufferLimit: 4) }
         defer { for landing in landings { landing.cancel() } }
-        let carried = try await performOnEvery(players, .seek(to: seconds, precision: .exact)).map(\.id)
+        // Each member to the group's time plus its offset (before its start: its first frame).
+        var carried: [PlayerID] = []
+        for (player, result) in zip(players, await Player.perform(each: zip(players, offsets).map { player, offset in
+            (player, PlayerCommand.seek(to: max(seconds + offset, 0), precision: .exact))
+        })) {
+            switch result {
+            case .success:
+                carried.append(player.id)
+            case .failure(let error):
+                guard failurePolicy == .dropMember, player.isShutDown || player.state == .failed else { throw error }
+                remove(player.id)
+            }
+        }
         // A member dropped meanwhile lands nowhere: only the others are waited for.
         for (player, landing) in zip(players, landings) where carried.contains(player.id) {
             _ = await landing.first(timeout: Self.seekLandingTimeout) { _ in true }
         }
-        change { $0.anchorPosition = seconds }
+        change { state in
+            state.anchorPosition = seconds
+            state.frameTime = nil
+        }
     }
 
     // MARK: Following the members (on the thread that delivers their events)
@@ -435,8 +457,9 @@ public final class SyncGroup: Sendable {
     /// a seek when needed; a report now and then. Sends its corrections without waiting for mpv.
     private func measure(_ position: Double, at time: ContinuousClock.Instant, of id: PlayerID) {
         let (player, step) = state.withLock { state -> ((any MediaPlayer)?, DriftCorrector.Step) in
-            guard state.phase == .playing, let clock = state.clockPosition(at: time),
+            guard state.phase == .playing, let groupClock = state.clockPosition(at: time),
                   let index = state.members.firstIndex(where: { $0.player.id == id }) else { return (nil, .init()) }
+            let clock = groupClock + state.members[index].offset
             state.members[index].rawDrift = position - clock
             let raws = state.members.compactMap(\.rawDrift)
             if raws.count == state.members.count, let low = raws.min(), let high = raws.max() {
@@ -527,7 +550,7 @@ public final class SyncGroup: Sendable {
     }
 
     /// One step of the group's state, under its lock.
-    private func change<Result>(_ body: (inout State) -> Result) -> Result {
+    func change<Result>(_ body: (inout State) -> Result) -> Result {
         state.withLock(body)
     }
 }

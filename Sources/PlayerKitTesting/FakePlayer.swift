@@ -56,13 +56,16 @@ import PlayerKitSupport
 public final class FakePlayer: MediaPlayer {
     /// An item a fake player can load: how long it is and how it behaves.
     public struct Media: Sendable, Hashable {
-        /// The item's duration in seconds.
+        /// The item's duration in seconds; `.infinity` for a live stream (``duration`` then
+        /// reads nil, as mpv gives none).
         public var duration: Double
         /// How long the load takes on the clock (zero: done before ``load(_:startPaused:)`` returns).
         public var loadTime: Duration
         /// How long after the load the first frame is shown (zero: with the load).
         public var firstFrameDelay: Duration
         /// Frames per second: the rate of position events while a frame observation lives.
+        /// Zero for an item whose rate is unknown (``frameRate`` then reads nil; position
+        /// events come at 1 per second).
         public var frameRate: Double
         /// The picture's size; nil for audio only.
         public var videoSize: VideoSize?
@@ -279,7 +282,7 @@ public final class FakePlayer: MediaPlayer {
         return readOut { $0.position(at: now) }
     }
     /// The item's duration, once loaded.
-    public var duration: Double? { readOut { $0.phase == .loaded ? $0.media?.duration : nil } }
+    public var duration: Double? { readOut { $0.phase == .loaded ? $0.media?.duration.nonInfinite : nil } }
     /// Whether playback is paused.
     public var isPaused: Bool { readOut { $0.isPaused } }
     /// The speed.
@@ -294,6 +297,8 @@ public final class FakePlayer: MediaPlayer {
     public var isFullscreen: Bool? { readOut { $0.isFullscreen } }
     /// Whether the current item's first frame was shown.
     public var hasShownFirstFrame: Bool { readOut { $0.firstFrameShown } }
+    /// The loaded item's ``Media/frameRate``; nil with nothing loaded.
+    public var frameRate: Double? { readOut { $0.phase == .loaded ? $0.media.flatMap { $0.frameRate > 0 ? $0.frameRate : nil } : nil } }
 
     private func readOut<T>(_ body: (State) -> T) -> T { model.withLock { body($0) } }
 
@@ -403,11 +408,11 @@ public final class FakePlayer: MediaPlayer {
         }
         state.phase = .loaded
         state.anchorTime = clock.now
-        let info = MediaInfo(source: source, duration: media.duration, videoSize: media.videoSize, title: nil, tracks: [])
+        let info = MediaInfo(source: source, duration: media.duration.nonInfinite, videoSize: media.videoSize, title: nil, tracks: [])
         state.info = info
         // The state change comes first, then what was read about the item (the core's order).
         refreshState(&state, &events)
-        events.append(.durationKnown(media.duration))
+        if let duration = media.duration.nonInfinite { events.append(.durationKnown(duration)) }
         events.append(.mediaLoaded(info))
         if media.firstFrameDelay > .zero {
             let generation = state.generation
@@ -639,10 +644,16 @@ public final class FakePlayer: MediaPlayer {
             case .stop:
                 return self.endItem(&state, &events, reason: .stopped)
             case .stepFrame, .stepFrameBack:
-                // One frame interval on, or back, and paused there, with the frame rendered.
+                // The next (or previous) frame of the item's frame grid, as mpv's frame-step:
+                // from a position between two frames, back is the frame shown there. Paused
+                // there, with the frame rendered.
                 guard let media = state.media, state.phase == .loaded else { break }
-                let step = (command == .stepFrame ? 1 : -1) / max(media.frameRate, 1)
-                state.anchorPosition = min(max((current ?? 0) + step, 0), media.duration)
+                let rate = max(media.frameRate, 1)
+                let shown = ((current ?? 0) * rate + 1e-6).rounded(.down)
+                let onFrame = abs((current ?? 0) * rate - shown) < 1e-6
+                let target = command == .stepFrame ? shown + 1 : (onFrame ? shown - 1 : shown)
+                let lastFrame = max(((media.duration * rate) - 1e-6).rounded(.up) - 1, 0)
+                state.anchorPosition = min(max(target, 0), lastFrame) / rate
                 state.anchorTime = now
                 state.isPaused = true
                 events.append(.positionChanged(state.anchorPosition))
@@ -883,4 +894,9 @@ final class FakeFrameSource: VideoFrameSource {
         }
         handler?(frame)
     }
+}
+
+extension Double {
+    /// Self, or nil for an infinite value (a live item's duration).
+    fileprivate var nonInfinite: Double? { isInfinite ? nil : self }
 }

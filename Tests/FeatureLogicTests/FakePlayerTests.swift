@@ -170,7 +170,7 @@ struct FakePlayerTests {
         #expect(player.isPaused && abs((player.position ?? 0) - (paused + 0.04)) < 1e-9)
         try await player.perform(.stepFrameBack)
         #expect(player.isPaused && abs((player.position ?? 0) - paused) < 1e-9)
-        #expect(frames.withLock { $0.suffix(2).map(\.videoTime) } == [paused + 0.04, paused])
+        #expect(frames.withLock { $0.suffix(2).map(\.videoTime) } == [6.0 / 25, paused])  // frame 6 of 25 fps, then back
         clock.advance(by: .seconds(1))                                 // paused: no new frame
         #expect(frames.withLock { $0.count } == 8)
         await player.shutdown()

@@ -46,4 +46,42 @@ struct FrameStepTests {
         #expect(abs(time - (start + 2.0 / 30)) < 0.5 / 30, "back to \(time)")
         #expect(player.isPaused)
     }
+
+    @Test("a sync group steps two real players in lockstep: the same frame number on both, as mpv counts it; a frame seek and a step back too; the item's frame rate is read")
+    func groupLockstep() async throws {
+        let (left, _) = try await Fixtures.player()
+        let (right, _) = try await Fixtures.player()
+        let (idle, _) = try await Fixtures.player()
+        defer { Task { for player in [left, right, idle] { await player.shutdown() } } }
+        let info = try await idle.preload(MediaSource(Fixtures.clipA))
+        #expect(info.frameRate == 30 && idle.frameRate == 30)
+        idle.releaseMedia()
+        #expect(await eventually(timeout: .seconds(5)) { idle.position == nil })
+        let unloaded = try SyncGroup(players: [left, idle])
+        await #expect(throws: FrameStepError.nothingLoaded(left.id)) { try await unloaded.stepFrame() }
+        unloaded.invalidate()
+
+        let group = try SyncGroup(players: [left, right])
+        defer { group.invalidate() }
+        try await group.load([MediaSource(Fixtures.clipA), MediaSource(Fixtures.clipB)])
+        var frame = try await group.seek(toFrame: 30)
+        #expect(frame.members.map(\.frameNumber) == [30, 30], "\(frame)")
+        for expected in 31...33 {
+            frame = try await group.stepFrame()
+            #expect(frame.members.map(\.frameNumber) == [expected, expected] && frame.members.allSatisfy(\.moved), "\(frame)")
+        }
+        for player in [left, right] {
+            #expect(try player.property("estimated-frame-number").intValue == 33)
+            #expect(player.isPaused)
+        }
+        frame = try await group.stepFrameBack()
+        #expect(frame.members.map(\.frameNumber) == [32, 32], "\(frame)")
+        for player in [left, right] {
+            #expect(try player.property("estimated-frame-number").intValue == 32)
+        }
+        // The last frame of the 4 s clips is 119: one more step is refused, nothing moves.
+        frame = try await group.seek(toFrame: 119)
+        #expect(frame.members.map(\.frameNumber) == [119, 119], "\(frame)")
+        await #expect(throws: FrameStepError.atLastFrame) { try await group.stepFrame() }
+    }
 }

@@ -15,7 +15,8 @@ extension Track {
                 codec: entry["codec"]?.stringValue,
                 isSelected: entry["selected"]?.boolValue ?? false,
                 videoSize: size,
-                externalFile: (entry["external"]?.boolValue ?? false) ? entry["external-filename"]?.stringValue : nil)
+                externalFile: (entry["external"]?.boolValue ?? false) ? entry["external-filename"]?.stringValue : nil,
+                frameRate: entry["demux-fps"]?.doubleValue.flatMap { $0 > 0 && $0.isFinite ? $0 : nil })
         }
     }
 }

@@ -44,6 +44,11 @@ public protocol MediaPlayer: AnyObject, Sendable {
     var isFullscreen: Bool? { get }
     /// Whether the current item's first frame has been shown.
     var hasShownFirstFrame: Bool { get }
+    /// The current item's video frame rate in frames per second, nil when unknown (see
+    /// ``Player/frameRate``). Frame-accurate features (a sync group's frame steps) need it; a
+    /// conformer that does not know it keeps the default, nil, and those features refuse it
+    /// with a typed error.
+    var frameRate: Double? { get }
 
     /// Checks `command` and hands it to the player without waiting (see ``Player/send(_:)``).
     func send(_ command: PlayerCommand) throws(PlayerError)
@@ -101,6 +106,9 @@ public protocol MediaPlayer: AnyObject, Sendable {
 }
 
 extension MediaPlayer {
+    /// Unknown: nil.
+    public var frameRate: Double? { nil }
+
     /// ``perform(_:timeout:)`` with a 10 s timeout.
     public func perform(_ command: PlayerCommand) async throws(PlayerError) {
         try await perform(command, timeout: .seconds(10))

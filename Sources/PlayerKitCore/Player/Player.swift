@@ -261,6 +261,9 @@ public final class Player: MediaPlayer {
     public var mediaTitle: String? { model(\.mediaTitle) }
     /// The current item's tracks.
     public var tracks: [Track] { model(\.tracks) }
+    /// The selected video track's frame rate in frames per second (``Track/frameRate``), once
+    /// the item's tracks are known; nil for audio-only media and containers that give none.
+    public var frameRate: Double? { model(\.tracks).first { $0.kind == .video && $0.isSelected }?.frameRate }
     /// The volume (100 is unchanged), once mpv reported it.
     public var volume: Double? { model(\.volume) }
     /// Whether audio is muted, once mpv reported it.
@@ -556,6 +559,23 @@ public final class Player: MediaPlayer {
     public static func perform(
         _ command: PlayerCommand, on players: [any MediaPlayer], timeout: Duration = .seconds(10)
     ) async -> [Result<Void, PlayerError>] {
+        await perform(each: players.map { ($0, command) }, timeout: timeout)
+    }
+
+    /// Performs a command of its own on each player, handing every command to its player
+    /// before any answer is awaited, as ``perform(_:on:timeout:)`` does with one command for
+    /// all: what a feature uses to move several players at once in different ways (one steps
+    /// a frame, another seeks).
+    ///
+    /// **Ordering** and **bounds** as ``perform(_:on:timeout:)``: one deadline for all.
+    /// - Parameters:
+    ///   - commands: the players and their commands (a player listed twice gets both, in order).
+    ///   - timeout: how long to wait for the answers (default 10 s; must be positive).
+    /// - Returns: one result per entry of `commands`, in their order.
+    public static func perform(
+        each commands: [(any MediaPlayer, PlayerCommand)], timeout: Duration = .seconds(10)
+    ) async -> [Result<Void, PlayerError>] {
+        let players = commands.map(\.0)
         guard timeout > .zero else {
             let error = PlayerError.invalidArgument(name: "timeout", value: "\(timeout)", reason: "must be positive")
             return players.map { _ in .failure(error) }
@@ -563,10 +583,10 @@ public final class Player: MediaPlayer {
         var results = [Result<Void, PlayerError>](repeating: .success(()), count: players.count)
         var mpvIndices: [Int] = []
         var items: [(core: PlayerCore, operation: Result<EngineOperation, PlayerError>)] = []
-        var others: [(index: Int, player: any MediaPlayer)] = []
-        for (index, candidate) in players.enumerated() {
+        var others: [(index: Int, player: any MediaPlayer, command: PlayerCommand)] = []
+        for (index, (candidate, command)) in commands.enumerated() {
             guard let player = candidate as? Player else {
-                others.append((index, candidate))
+                others.append((index, candidate, command))
                 continue
             }
             mpvIndices.append(index)
@@ -580,7 +600,7 @@ public final class Player: MediaPlayer {
         }
         let pending = others
         async let otherResults = withTaskGroup(of: (Int, Result<Void, PlayerError>).self) { group in
-            for (index, player) in pending {
+            for (index, player, command) in pending {
                 group.addTask {
                     do throws(PlayerError) {
                         try await player.perform(command, timeout: timeout)

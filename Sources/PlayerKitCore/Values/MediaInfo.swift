@@ -48,10 +48,15 @@ public struct Track: Sendable, Hashable, Codable, Identifiable, CustomStringConv
     public var videoSize: VideoSize?
     /// For a track added from a file of its own (external subtitles), that file's path.
     public var externalFile: String?
+    /// For video tracks, the frame rate the demuxer reports (mpv's `demux-fps`), in frames per
+    /// second; nil when the container gives none. For a variable-frame-rate file it is an
+    /// average, so frame numbers derived from it are estimates.
+    public var frameRate: Double?
 
     /// Creates a track description.
     public init(id: Int, kind: Kind, title: String? = nil, language: String? = nil, codec: String? = nil,
-                isSelected: Bool = false, videoSize: VideoSize? = nil, externalFile: String? = nil) {
+                isSelected: Bool = false, videoSize: VideoSize? = nil, externalFile: String? = nil, frameRate: Double? = nil) {
+        self.frameRate = frameRate
         self.id = id
         self.kind = kind
         self.title = title
@@ -109,6 +114,9 @@ public struct MediaInfo: Sendable, Hashable, Codable {
     public var title: String?
     /// Every track of the item.
     public var tracks: [Track]
+    /// The selected video track's frame rate (``Track/frameRate``); nil for audio-only media
+    /// and containers that give none.
+    public var frameRate: Double? { tracks.first { $0.kind == .video && $0.isSelected }?.frameRate }
 
     /// Creates a media description.
     public init(source: String, duration: Double?, videoSize: VideoSize?, title: String?, tracks: [Track]) {

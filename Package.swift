@@ -16,7 +16,7 @@ let strictSettings: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 ///        \                 /
 ///         PlayerKitCore    (engine, Player, events, bus, delegate; only its Engine imports CMPV)
 ///        /      |      \        \          \            \                    \
-///   Display  Resources  Sync     Feed (-> Resources)  Sequencer   Cache (CCurl, CSQLite)  Rooms (-> Sync; COpenSSL)
+///   Display  Resources  Sync     Feed (-> Resources)  Sequencer  Posters   Cache (CCurl, CSQLite)  Rooms (-> Sync; COpenSSL)
 ///        \      |      /        /          /
 ///         PlayerKit        (umbrella of the in-process features: no network code)
 ///
@@ -38,6 +38,7 @@ let package = Package(
         .library(name: "PlayerKitSync", targets: ["PlayerKitSync"]),
         .library(name: "PlayerKitFeed", targets: ["PlayerKitFeed"]),
         .library(name: "PlayerKitSequencer", targets: ["PlayerKitSequencer"]),
+        .library(name: "PlayerKitPosters", targets: ["PlayerKitPosters"]),
         .library(name: "PlayerKitCache", targets: ["PlayerKitCache"]),
         .library(name: "PlayerKitRooms", targets: ["PlayerKitRooms"]),
         // Test support for apps: FakePlayer and ManualClock (no mpv cores, no wall clock).
@@ -133,6 +134,8 @@ let package = Package(
             dependencies: featureDependencies + [.product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
+        // Poster frames for many items from a small pool of players.
+        .target(name: "PlayerKitPosters", dependencies: featureDependencies, swiftSettings: strictSettings),
         // A fake player and a manual clock, for tests of features and apps' orchestration.
         .target(name: "PlayerKitTesting", dependencies: featureDependencies, swiftSettings: strictSettings),
         // The umbrella: `import PlayerKit` keeps working for apps.
@@ -140,7 +143,7 @@ let package = Package(
             name: "PlayerKit",
             dependencies: [
                 "PlayerKitCore", "PlayerKitDisplay", "PlayerKitResources", "PlayerKitSync", "PlayerKitFeed",
-                "PlayerKitSequencer",
+                "PlayerKitSequencer", "PlayerKitPosters",
             ],
             swiftSettings: strictSettings
         ),
@@ -300,7 +303,7 @@ let package = Package(
             name: "FeatureLogicTests",
             dependencies: [
                 "PlayerKitTesting", "PlayerKitCore", "PlayerKitSupport", "PlayerKitDisplay", "PlayerKitResources",
-                "PlayerKitSync", "PlayerKitFeed", "PlayerKitSequencer", "PlayerKitRooms",
+                "PlayerKitSync", "PlayerKitFeed", "PlayerKitSequencer", "PlayerKitRooms", "PlayerKitPosters",
             ],
             swiftSettings: strictSettings
         ),

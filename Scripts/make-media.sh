@@ -104,6 +104,21 @@ ff -f lavfi -i testsrc2=size=320x240:rate=30:duration=4 \
    -disposition:a:0 default -disposition:a:1 0 \
    -movflags +faststart -metadata title="PlayerKit two languages" "$media/two-languages.mp4"
 rm -f "$media/two-languages.embedded.srt.tmp"
+# For the compare app (issue 28): two 4-second 30 fps clips whose top half is one colour (A red,
+# B blue) and whose bottom half shows the frame number in binary, eight 40-pixel blocks, least
+# significant bit on the left (white = 1), so a screenshot tells which clip and which frame.
+for clip in "a 220 40 40" "b 40 60 220"; do
+    set -- $clip
+    code="255*mod(floor(N/pow(2,floor(X/40))),2)"
+    ff -f lavfi -i "color=c=black:s=320x240:r=30:d=4,format=rgb24,geq=r='if(lt(Y,120),$2,$code)':g='if(lt(Y,120),$3,$code)':b='if(lt(Y,120),$4,$code)'" \
+       -c:v libx264 -preset veryfast -crf 12 -pix_fmt yuv420p -g 30 -movflags +faststart \
+       -metadata title="PlayerKit compare $1" "$media/compare-$1.mp4"
+done
+
+# For posters (issue 28): ten black frames, then red, 16:9 (320x180), 2 s at 30 fps, no audio.
+ff -f lavfi -i "color=c=black:s=320x180:r=30:d=0.3333333" -f lavfi -i "color=c=0xDC2828:s=320x180:r=30:d=1.6666667" \
+   -filter_complex "[0][1]concat=n=2:v=1[v]" -map "[v]" -frames:v 60 \
+   -c:v libx264 -preset veryfast -crf 20 -pix_fmt yuv420p -g 30 -movflags +faststart "$fixtures/black-leader.mp4"
 # Bad inputs for the error tests.
 : > "$fixtures/empty.mp4"
 # Random bytes with an .mp4 name (fixed seed, so the file is reproducible).

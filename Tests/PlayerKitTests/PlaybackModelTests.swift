@@ -95,6 +95,20 @@ struct PlaybackModelTests {
         #expect(readRequest(settled, "fullscreen") == nil && events(settled).isEmpty && model.isFullscreen == true)
     }
 
+    @Test("a position mpv reports after the item was unloaded (a late per-frame time-pos) does not come back into the read-out")
+    func lateTimePosAfterUnload() throws {
+        var model = PlaybackModel()
+        _ = model.awaitEntry(1, source: "a.mp4")
+        _ = model.apply(.startFile(entryID: 1))
+        _ = model.apply(.fileLoaded)
+        _ = model.apply(.playbackRestart)
+        _ = model.apply(.propertyChanged(observationID: 99, name: "time-pos", value: .double(0.3)))
+        #expect(model.position == 0.3)
+        _ = model.applyDrained(.endFile(entryID: 1, reason: .stop, error: 0))
+        _ = model.apply(.propertyChanged(observationID: 99, name: "time-pos", value: .double(0.333)))
+        #expect(model.position == nil, "a stale position after the unload: \(model.position as Any)")
+    }
+
     @Test("a load error reports error, itemEnded(error), failed, and fails the waiter")
     func loadError() {
         var model = PlaybackModel()

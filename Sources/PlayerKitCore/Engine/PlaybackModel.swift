@@ -419,7 +419,9 @@ struct PlaybackModel: Sendable {
         switch name {
         case "time-pos":
             // Briefly unavailable (during a loop's wrap or a seek): keep the last known position.
-            guard let new = value.doubleValue else { return [] }
+            // A report that arrives after the item was unloaded (a per-frame observation or a
+            // poll in flight at the stop) is about an item that is gone.
+            guard let new = value.doubleValue, phase != .idle, phase != .failed else { return [] }
             let old = position
             position = new
             guard new != old, phase == .loaded, !seekInProgress, seekPositionRequest == nil else { return [] }
@@ -813,6 +815,8 @@ struct PlaybackModel: Sendable {
                 }
             }
             phase = .idle
+            // Nothing is loaded: no position (a replacing load's start resets the rest).
+            position = nil
         case .quit:
             return []
         }

@@ -252,6 +252,26 @@ public struct VideoFrame: Sendable {
         return RGBColor(red: UInt8(sums.0 / count), green: UInt8(sums.1 / count), blue: UInt8(sums.2 / count))
     }
 
+    /// A new frame holding the rectangle at (`x`, `y`) of `width` × `height` pixels (clipped to
+    /// this frame; at least one pixel), in new memory of its own: for the picture inside
+    /// letterbox bars, or a region to compare. Its info is this frame's, at the new size.
+    public func cropped(x: Int, y: Int, width: Int, height: Int) -> VideoFrame {
+        let left = min(max(x, 0), self.width - 1), top = min(max(y, 0), self.height - 1)
+        let columns = max(1, min(width, self.width - left)), rows = max(1, min(height, self.height - top))
+        // The size is within this frame's, so within FrameFormat's range.
+        guard let format = try? FrameFormat(width: columns, height: rows, pixelFormat: pixelFormat) else { return self }
+        let buffer = FrameBuffer(byteCount: format.byteCount, pool: nil)
+        let bytesPerPixel = pixelFormat.bytesPerPixel
+        for row in 0..<rows {
+            buffer.pointer.advanced(by: row * format.stride).copyMemory(
+                from: self.buffer.pointer.advanced(by: (top + row) * stride + left * bytesPerPixel), byteCount: columns * bytesPerPixel)
+        }
+        let cropped = FrameInfo(playerID: info.playerID, format: format, stride: format.stride, videoTime: info.videoTime,
+                                sequenceNumber: info.sequenceNumber, framesMissed: info.framesMissed, isNewFrame: info.isNewFrame,
+                                renderedAt: info.renderedAt)
+        return VideoFrame(info: cropped, buffer: buffer)
+    }
+
     /// A copy of the pixels, row by row without padding (`width * 4` bytes a row).
     public var packedBytes: [UInt8] {
         let row = width * pixelFormat.bytesPerPixel

@@ -9,7 +9,9 @@ import PlayerKitCache
 /// `AutoplayCoordinator` with a decoder budget of three. With `--server`, the ten shipped clips
 /// come from a loopback HTTP server the example starts, through a `MediaCache` shared by every
 /// player; it scrolls through them twice and prints, per item and pass, the bytes fetched from
-/// the network and read from the cache (the second pass fetches none).
+/// the network and read from the cache (the second pass fetches none). With `--posters DIR`, it
+/// first makes every item's poster (its first non-black frame, 320x180 at most) with a
+/// `PosterMaker` of two players (through the cache with `--server`), saved as PNG files in DIR.
 @main
 struct Feed: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -36,10 +38,44 @@ struct Feed: AsyncParsableCommand {
     @Option(help: "With --server: the cache folder (default: a new temporary folder, removed at the end).")
     var cacheDir: String?
 
+    @Option(help: "Make every item's poster first (its first non-black frame) and save them as PNG files in this folder.")
+    var posters: String?
+
     func validate() throws {
         guard decoders >= 1 else { throw ValidationError("--decoders must be 1 or more, got \(decoders)") }
         guard settle >= 0, settle.isFinite else { throw ValidationError("--settle must be 0 or more, got \(settle)") }
         guard rate >= 1000 else { throw ValidationError("--rate must be 1000 bytes per second or more, got \(rate)") }
+        if let posters {
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: posters, isDirectory: &isFolder), isFolder.boolValue else {
+                throw ValidationError("--posters must be an existing folder, got \(posters)")
+            }
+        }
+    }
+
+    /// `--posters`: every item's poster, two at a time, saved in the folder; one line each.
+    static func makePosters(_ items: [(id: String, source: MediaSource)], into folder: String, streamProviders: [any MediaStreamProvider],
+                            json: Bool, start: ContinuousClock.Instant) async throws {
+        let maker = try PosterMaker(configuration: .init(width: 320, height: 180, concurrency: 2), streamProviders: streamProviders)
+        let requests = items.map { item in
+            PosterRequest(source: item.source, moment: .firstNonBlackFrame(),
+                          pngFile: URL(fileURLWithPath: folder).appendingPathComponent("\(item.id).png"))
+        }
+        for await result in maker.posters(for: requests) {
+            let item = items[result.index].id
+            var line = JSONEventLine(player: item, event: "poster", t: ExampleSupport.seconds(since: start))
+            switch result.outcome {
+            case .success(let poster):
+                line.value = poster.pngFile?.path ?? ""
+                ExampleSupport.printLine(json ? line.json : String(
+                    format: "%7.2f  %@ poster: %dx%d, frame at %.3f s, %@", line.t, item, poster.frame.width, poster.frame.height,
+                    poster.time, poster.pngFile?.path ?? ""))
+            case .failure(let error):
+                line.value = "\(error)"
+                ExampleSupport.printLine(json ? line.json : String(format: "%7.2f  %@ no poster: %@", line.t, item, "\(error)"))
+            }
+        }
+        await maker.shutdown()
     }
 
     /// The ten shipped clips the `--server` mode serves.
@@ -76,6 +112,12 @@ struct Feed: AsyncParsableCommand {
             } else {
                 ExampleSupport.printLine(String(format: "%7.2f  %@", t, decision.description))
             }
+        }
+        if let posters {
+            let items = (0..<10).map { index in
+                ("item-\(index)", MediaSource(ExampleSupport.shippedMedia(index % 2 == 0 ? "clip-a.mp4" : "clip-b.mp4")))
+            }
+            try await Self.makePosters(items, into: posters, streamProviders: [], json: json, start: start)
         }
         var players: [Player] = []
         for index in 0..<10 {
@@ -137,6 +179,10 @@ struct Feed: AsyncParsableCommand {
         var playerConfiguration = logging.applied(to: PlayerConfiguration(videoOutput: .none, audioOutput: .none))
         playerConfiguration.streamProviders = [cache.streamProvider]
 
+        if let posters {
+            let items = try Self.served.enumerated().map { index, name in ("item-\(index)", try cache.source(for: origin.url(name), key: name)) }
+            try await Self.makePosters(items, into: posters, streamProviders: [cache.streamProvider], json: json, start: start)
+        }
         let budget = try DecoderBudget(limit: decoders)
         var settings = AutoplayCoordinator.Settings()
         settings.settleDelay = .milliseconds(Int(settle * 1000))

@@ -41,3 +41,20 @@ func snippet_openGL(player: Player, fbo: Int32, w: Int, h: Int, window: OpaquePo
 func upload(_ bytes: UnsafeRawBufferPointer, stride: Int, time: Double?, missed: UInt64) {}
 /// What the guide's app does to redraw: an SDL user event, say.
 func pushRedrawEvent() {}
+
+func snippet_posters() async throws {
+    // snippet: posters
+    let maker = try PosterMaker(configuration: .init(width: 320, height: 180, concurrency: 2))
+    let requests = ["a.mp4", "b.mp4"].map { name in
+        PosterRequest(source: MediaSource(name), moment: .firstNonBlackFrame(within: 5),
+                      pngFile: URL(fileURLWithPath: "/tmp/posters/\(name).png"))
+    }
+    for await result in maker.posters(for: requests) {      // in the order they finish
+        switch result.outcome {
+        case .success(let poster): print(poster.frame.width, poster.frame.height, poster.time)
+        case .failure(let error): print(error)              // PosterError, naming the item
+        }
+    }
+    await maker.shutdown()
+    // end snippet
+}

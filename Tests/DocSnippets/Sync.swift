@@ -37,3 +37,22 @@ func snippet_audio(main: Player, preview: Player, background: Player) async thro
     try audio.clearFocus()      // everyone back to their own volume and mute
     // end snippet
 }
+
+func snippet_frames(left: Player, right: Player) async throws {
+    // snippet: frames
+    let group = try SyncGroup(players: [left, right])
+    try await group.load(["with-esc.mp4", "without-esc.mp4"])
+    var frame = try await group.seek(toFrame: 300)          // frame 300 of the first member, on both
+    frame = try await group.stepFrame()                      // both on 301, paused
+    frame = try await group.stepFrameBack()                  // both back on 300
+    for member in frame.members { print(member) }            // "left: frame 300 (10.000 s)"
+    try group.setTimeOffset(2, for: right.id)                // right's content starts 2 s into its file
+    do {
+        try await group.stepFrameBack()
+    } catch .atFirstFrame {
+        // every member shows its first frame already
+    } catch {
+        print(error)                                         // FrameStepError, naming the member
+    }
+    // end snippet
+}

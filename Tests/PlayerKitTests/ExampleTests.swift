@@ -392,6 +392,29 @@ struct FeedExampleTests {
         #expect(touched.isDisjoint(with: ["item-3", "item-9"]), "touched: \(touched)")
     }
 
+    @Test("feed --posters DIR: every item's poster first, as PNG files in DIR, before the scroll plays")
+    func posters() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pk-feed-posters-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (status, output, errors) = try await ChildProcess.runToEnd(
+            ChildProcess.example("playerkit-feed"), ["--json", "--settle", "1", "--posters", folder.path])
+        #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
+        let objects = try exampleJSONLines(output)
+        let posters = objects.filter { $0["event"] as? String == "poster" }
+        #expect(Set(posters.compactMap { $0["player"] as? String }) == Set((0..<10).map { "item-\($0)" }))
+        for poster in posters {
+            let file = try #require(poster["value"] as? String)
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+            #expect(bytes.prefix(8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]), "\(file) is not a PNG")
+        }
+        let firstPlay = objects.firstIndex { $0["event"] as? String == "play" } ?? 0
+        let lastPoster = objects.lastIndex { $0["event"] as? String == "poster" } ?? Int.max
+        #expect(lastPoster < firstPlay, "the posters come before the scroll")
+        let refused = try await ChildProcess.runToEnd(ChildProcess.example("playerkit-feed"), ["--posters", "/nonexistent-folder"])
+        #expect(refused.status != 0 && refused.errors.contains("--posters must be an existing folder"), "\(refused.errors)")
+    }
+
     @Test("feed --server --json: ten clips over loopback HTTP through the cache; the second pass fetches nothing")
     func serverTwoPasses() async throws {
         let (status, output, errors) = try await ChildProcess.runToEnd(

@@ -16,7 +16,9 @@ struct PosterTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let players = Guarded<[Player]>([])
-        let maker = try PosterMaker(configuration: .init(width: 160, height: 160, concurrency: 2)) { () async throws(PlayerError) -> any MediaPlayer in
+        // 30 s per item: the parallel pass of make test runs this beside some 270 other tests on
+        // two cores (a 10 s bound was once not enough there for the leader's ten steps).
+        let maker = try PosterMaker(configuration: .init(width: 160, height: 160, concurrency: 2, timeoutPerItem: .seconds(30))) { () async throws(PlayerError) -> any MediaPlayer in
             var configuration = PlayerConfiguration(videoOutput: .frames, audioOutput: .none)
             configuration.extraOptions["aid"] = "no"
             let player = try await Player.create(configuration: configuration)
@@ -35,10 +37,10 @@ struct PosterTests {
         for await result in maker.posters(for: requests) { results[result.index] = result.outcome }
         #expect(results.count == 4)
 
-        let a = try #require(try? results[0]?.get())
+        let a = try #require(try? results[0]?.get(), "clip A: \(String(describing: results[0]))")
         #expect(a.frame.width == 160 && a.frame.height == 120, "4:3 in a square box: \(a.frame.width)x\(a.frame.height)")
         #expect(abs(a.time - 1) < 0.5 / 30, "clip A's poster is at \(a.time)")
-        let leader = try #require(try? results[1]?.get())
+        let leader = try #require(try? results[1]?.get(), "the black leader: \(String(describing: results[1]))")
         #expect(leader.frame.width == 160 && leader.frame.height == 90)
         #expect(abs(leader.time - 10.0 / 30) < 0.5 / 30, "the first non-black frame is frame 10, at \(leader.time)")
         let red = try #require(leader.frame.averageColor(x: 0, y: 0, width: 160, height: 90))

@@ -1,4 +1,5 @@
 // swift-tools-version: 6.3
+import Foundation
 import PackageDescription
 
 /// Settings applied to every Swift target of the package: Swift 6 language mode (strict
@@ -24,6 +25,25 @@ let strictSettings: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 /// `PlayerKitRooms` (network features, each on its own), `PlayerKitTesting` (fakes for apps'
 /// tests), and each module. The feed precaches through the core's `MediaPrecaching`, which the
 /// cache's `MediaCache` conforms to: the app wires one to the other, the feed imports no cache.
+/// GTK 4's header folders for the GTK example (`-Xcc -I...`), from `pkg-config --cflags-only-I
+/// gtk4`; none when GTK 4 is not installed (then only playerkit-compare fails to build, naming
+/// the missing header). Unsafe flags are allowed here: no product of the package contains the
+/// example, so no app that depends on PlayerKit ever builds it.
+let gtkHeaderFlags: [String] = {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["pkg-config", "--cflags-only-I", "gtk4"]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return [] }
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { return [] }
+    return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace)
+        .filter { $0.hasPrefix("-I") }.flatMap { ["-Xcc", String($0)] }
+}()
+
 let featureDependencies: [Target.Dependency] = ["PlayerKitCore", "PlayerKitSupport"]
 
 let package = Package(
@@ -52,6 +72,7 @@ let package = Package(
         .executable(name: "playerkit-mosaic", targets: ["Mosaic"]),
         .executable(name: "playerkit-sequencer", targets: ["Sequencer"]),
         .executable(name: "playerkit-room", targets: ["Room"]),
+        .executable(name: "playerkit-compare", targets: ["Compare"]),
         .executable(name: "playerkit-bench", targets: ["PlayerKitBench"]),
     ],
     dependencies: [
@@ -240,6 +261,21 @@ let package = Package(
             path: "Examples/Sequencer",
             exclude: ["README.md"],
             swiftSettings: strictSettings
+        ),
+        // The GTK 4 example's toolkit: GTK 4's C API from Debian (libgtk-4-dev) and OpenGL.
+        // Its header folders come from pkg-config (`gtkHeaderFlags`), not from `pkgConfig: "gtk4"`:
+        // gtk4.pc's flags include -pthread and -msse, which SwiftPM rejects with a warning on
+        // every build. The modulemap links the libraries.
+        .systemLibrary(name: "CGTK", path: "Examples/CGTK"),
+        .executableTarget(
+            name: "Compare",
+            dependencies: [
+                "PlayerKit", "ExampleSupport", "CGTK",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/Compare",
+            exclude: ["README.md"],
+            swiftSettings: strictSettings + [.unsafeFlags(gtkHeaderFlags)]
         ),
         .executableTarget(
             name: "Room",

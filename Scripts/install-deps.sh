@@ -8,7 +8,9 @@
 #            /opt/swift or on PATH: https://www.swift.org/install/linux/).
 #   test     make test: demo's, plus the media cache's SQLite and libcurl, rooms' OpenSSL, python3
 #            (the corrupted-media corpus), Xvfb with xwininfo and xwd (real X11 windows), SDL2,
-#            EGL, OpenGL and Mesa's software drivers (frames and OpenGL drawn by the app), the
+#            EGL, OpenGL and Mesa's software drivers (frames and OpenGL drawn by the app), GTK 4
+#            and pkg-config (the GTK example, playerkit-compare), weston (its Wayland test), ffmpeg
+#            (reading screenshots and posters), the
 #            PulseAudio daemon and pactl (the audio-device tests start a private server with
 #            null sinks), Debian's syncplay-server (rooms) and Syncplay's own client with mpv (the
 #            interoperability test).
@@ -71,6 +73,10 @@ if wants test; then
   need "Mesa's software rasterizer" "have_file '$lib/dri/swrast_dri.so' '/usr/lib/dri/swrast_dri.so' '/usr/lib64/dri/swrast_dri.so' '$lib/dri/llvmpipe_dri.so'" libgl1-mesa-dri mesa-dri-drivers mesa
   need "Mesa's EGL" "have_file '$lib/libEGL_mesa.so.0' '/usr/lib/libEGL_mesa.so.0' '/usr/lib64/libEGL_mesa.so.0'" libegl-mesa0 mesa-libEGL mesa
   need "Mesa's GLX" "have_file '$lib/libGLX_mesa.so.0' '/usr/lib/libGLX_mesa.so.0' '/usr/lib64/libGLX_mesa.so.0'" libglx-mesa0 mesa-libGL mesa
+  need "pkg-config" "have_command pkg-config" pkg-config pkgconf pkgconf
+  need "weston (a headless Wayland compositor for the GTK example's Wayland test)" "have_command weston && have_command weston-screenshooter" weston weston weston
+  need "ffmpeg and ffprobe (reading screenshots and posters in tests)" "have_command ffmpeg && have_command ffprobe" ffmpeg ffmpeg ffmpeg
+  need "GTK 4's headers (the playerkit-compare example)" "have_file /usr/include/gtk-4.0/gtk/gtk.h" libgtk-4-dev gtk4-devel gtk4
   need "pactl" "have_command pactl" pulseaudio-utils pulseaudio-utils libpulse
   if ! have_command pulseaudio; then
     if have_command pipewire-pulse; then

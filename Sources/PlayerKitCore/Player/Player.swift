@@ -142,6 +142,11 @@ public final class Player: MediaPlayer {
         PlayerRegistry.player(id)
     }
 
+    /// The IDs of every live player in this process, sorted: made and neither shut down nor
+    /// deallocated. An app can check at its end that it left no player behind (an empty list),
+    /// or list what it runs. Safe from any thread.
+    public static var liveIDs: [PlayerID] { PlayerRegistry.liveIDs }
+
     /// Whether ``shutdown()`` has been called (or the player is being torn down).
     public var isShutDown: Bool { core.isShutDown }
 

@@ -1,0 +1,344 @@
+import Foundation
+import PlayerKitSupport
+import Testing
+
+/// The GTK 4 app `playerkit-compare` under Xvfb with Mesa's OpenGL: both players drawn into
+/// the app's own `GtkGLArea`, checked in real screenshots of the X server. The clips'
+/// top halves are red (A) and blue (B); their bottom halves show the frame number in binary
+/// (eight blocks, least significant bit on the left, white = 1), so a screenshot says which
+/// clip each pane shows and which frame.
+@Suite("GTK 4 compare app", .timeLimit(.minutes(4)))
+struct CompareAppTests {
+    @Test("both panes show their clips, frame steps land both on the same burned-in frame, a clean quit")
+    func panesAndFrameSteps() async throws {
+        let app = try await CompareApp.start()
+        defer { app.stop() }
+        #expect(app.backend == "GdkX11Display")
+
+        // Paused on the first frames: A red on the left, B blue on the right, both frame 0.
+        var panes = try await app.panes { $0.a?.frame == 0 && $0.b?.frame == 0 }
+        #expect(panes.a?.frame == 0 && panes.b?.frame == 0, "\(panes)")
+        if let a = panes.a, let b = panes.b { #expect(a.box.maxX < b.box.minX, "A is left of B: \(panes)") }
+
+        // Three steps forward, then one back; then a frame seek.
+        for expected in [1, 2, 3] {
+            let reply = try await app.send("step")
+            #expect(reply["event"] as? String == "done", "\(reply)")
+            #expect(reply["frames"] as? [String: Int] == ["left": expected, "right": expected], "\(reply)")
+        }
+        panes = try await app.panes { $0.a?.frame == 3 && $0.b?.frame == 3 }
+        #expect(panes.a?.frame == 3 && panes.b?.frame == 3, "after three steps: \(panes)")
+        let back = try await app.send("back")
+        #expect(back["frames"] as? [String: Int] == ["left": 2, "right": 2], "\(back)")
+        panes = try await app.panes { $0.a?.frame == 2 && $0.b?.frame == 2 }
+        #expect(panes.a?.frame == 2 && panes.b?.frame == 2, "after a step back: \(panes)")
+        let seek = try await app.send("frame 45")
+        #expect(seek["frames"] as? [String: Int] == ["left": 45, "right": 45], "\(seek)")
+        panes = try await app.panes { $0.a?.frame == 45 && $0.b?.frame == 45 }
+        #expect(panes.a?.frame == 45 && panes.b?.frame == 45, "after frame 45: \(panes)")
+
+        // A bad command is refused by name; the app goes on.
+        let bad = try await app.send("frame -3")
+        #expect(bad["event"] as? String == "failed")
+        #expect((bad["error"] as? String)?.contains("-3") == true, "\(bad)")
+        #expect(try await app.send("status")["event"] as? String == "done")
+
+        let end = try await app.quit()
+        #expect(end.status == 0)
+        #expect(end.livePlayers == [], "players left at the end: \(String(describing: end.livePlayers))")
+        #expect(end.shutDowns == ["left", "right"])
+    }
+
+    @Test("the wipe puts its divider where asked, the difference is black where the frames agree, one pane fullscreen at a time")
+    func wipeDifferenceFullscreen() async throws {
+        let app = try await CompareApp.start()
+        defer { app.stop() }
+        _ = try await app.panes { $0.a != nil && $0.b != nil }
+
+        // The wipe: one picture, A left of the divider, B right of it.
+        _ = try await app.send("mode wipe")
+        for divider in [0.3, 0.7] {
+            let reply = try await app.send("wipe \(divider)")
+            let areaWidth = (reply["area"] as? [Int])?.first ?? 0
+            let wipe = try await app.picture { Self.wipePosition($0, areaWidth: areaWidth).map { abs($0 - divider) < 0.02 } ?? false }
+            let measured = Self.wipePosition(wipe, areaWidth: areaWidth)
+            #expect(measured.map { abs($0 - divider) < 0.02 } == true, "divider at \(String(describing: measured)), asked \(divider)")
+        }
+
+        // The difference of A and B on the same frame: |red - blue| on top, black below.
+        _ = try await app.send("frame 20")
+        _ = try await app.send("mode difference")
+        let difference = try await app.picture { Self.differenceIsRight($0) }
+        #expect(Self.differenceIsRight(difference), "the difference picture: \(Self.colorSummary(difference))")
+
+        // One fullscreen owner through the policy: A alone, then B alone, then both again.
+        _ = try await app.send("mode side")
+        let first = try await app.send("fullscreen a")
+        #expect(first["owner"] as? String == "left" && first["fullscreen"] as? Bool == true, "\(first)")
+        var shot = try await app.picture { $0.box(where: Pixel.isBlue) == nil && $0.box(where: Pixel.isRed) != nil }
+        #expect(shot.box(where: Pixel.isBlue) == nil && shot.box(where: Pixel.isRed) != nil, "A alone: \(Self.colorSummary(shot))")
+        let second = try await app.send("fullscreen b")
+        #expect(second["owner"] as? String == "right" && second["fullscreen"] as? Bool == true, "\(second)")
+        shot = try await app.picture { $0.box(where: Pixel.isRed) == nil && $0.box(where: Pixel.isBlue) != nil }
+        #expect(shot.box(where: Pixel.isRed) == nil && shot.box(where: Pixel.isBlue) != nil, "B alone: \(Self.colorSummary(shot))")
+        let off = try await app.send("fullscreen off")
+        #expect(off["fullscreen"] as? Bool == false, "\(off)")
+        shot = try await app.picture { $0.box(where: Pixel.isRed) != nil && $0.box(where: Pixel.isBlue) != nil }
+        #expect(shot.box(where: Pixel.isRed) != nil && shot.box(where: Pixel.isBlue) != nil)
+
+        let end = try await app.quit()
+        #expect(end.status == 0)
+        #expect(end.livePlayers == [])
+    }
+
+    @Test("under a headless Wayland compositor (weston): GTK picks Wayland, both panes drawn, a frame seek lands both")
+    func wayland() async throws {
+        let app = try await CompareApp.start(wayland: true)
+        defer { app.stop() }
+        #expect(app.backend == "GdkWaylandDisplay")
+        let seek = try await app.send("frame 5")
+        #expect(seek["frames"] as? [String: Int] == ["left": 5, "right": 5], "\(seek)")
+        // weston's desktop shell puts a panel on top and decorations around the window: the
+        // panes are found by colour wherever they are.
+        let panes = try await app.panes { $0.a?.frame == 5 && $0.b?.frame == 5 }
+        #expect(panes.a?.frame == 5 && panes.b?.frame == 5, "\(panes)")
+        if let a = panes.a, let b = panes.b { #expect(a.box.maxX < b.box.minX, "A is left of B: \(panes)") }
+        let end = try await app.quit()
+        #expect(end.status == 0)
+        #expect(end.livePlayers == [])
+    }
+
+    /// Where the wipe's divider is, as a fraction of the picture area's width (the area spans the
+    /// window, whose left edge is the screen's): the yellow line's column. Nil unless A's red is
+    /// left of the line and B's blue right of it.
+    static func wipePosition(_ image: Screen, areaWidth: Int) -> Double? {
+        guard let line = image.box(where: { $0.red > 200 && $0.green > 200 && $0.blue < 80 }),
+              let red = image.box(where: Pixel.isRed), let blue = image.box(where: Pixel.isBlue),
+              red.maxX <= line.minX + 2, blue.minX >= line.maxX - 2, areaWidth > 0 else { return nil }
+        return Double(line.minX + line.maxX) / 2 / Double(areaWidth)
+    }
+
+    /// The difference of the two clips on one frame: the top half |A - B| = (180, 20, 180), the
+    /// bottom half (the same frame number on both) black.
+    static func differenceIsRight(_ image: Screen) -> Bool {
+        guard let top = image.box(where: { $0.red > 140 && $0.green < 60 && $0.blue > 140 }) else { return false }
+        let height = top.maxY + 1 - top.minY
+        let below = image.averageColor(x: top.minX + 4, y: top.maxY + height / 4, width: top.maxX - top.minX - 8, height: height / 2)
+        return below.red < 24 && below.green < 24 && below.blue < 24 && image.box(where: Pixel.isRed) == nil
+    }
+
+    static func colorSummary(_ image: Screen) -> String {
+        "red \(String(describing: image.box(where: Pixel.isRed))), blue \(String(describing: image.box(where: Pixel.isBlue)))"
+    }
+}
+
+/// Colour tests for the clips' pixels (x264 and scaling blur edges a little).
+enum Pixel {
+    static func isRed(_ pixel: (red: Int, green: Int, blue: Int)) -> Bool { pixel.red > 150 && pixel.green < 90 && pixel.blue < 90 }
+    static func isBlue(_ pixel: (red: Int, green: Int, blue: Int)) -> Bool { pixel.blue > 150 && pixel.red < 100 && pixel.green < 120 }
+}
+
+/// A screenshot of the X server's screen; the app's window sits at its top-left corner (Xvfb has no
+/// window manager to place it elsewhere).
+struct Screen: CustomStringConvertible {
+    let image: XWDImage
+    let width: Int, height: Int
+
+    struct Box: CustomStringConvertible {
+        var minX: Int, minY: Int, maxX: Int, maxY: Int
+        var description: String { "(\(minX),\(minY))-(\(maxX),\(maxY))" }
+    }
+
+    /// The smallest box around the pixels `match` accepts (scanned every second pixel), when
+    /// there are more than a few.
+    func box(where match: ((red: Int, green: Int, blue: Int)) -> Bool) -> Box? {
+        var box: Box?
+        var count = 0
+        for y in stride(from: 0, to: height, by: 2) {
+            for x in stride(from: 0, to: width, by: 2) where match(image.color(x: x, y: y)) {
+                count += 1
+                if var found = box {
+                    found.minX = min(found.minX, x); found.maxX = max(found.maxX, x)
+                    found.minY = min(found.minY, y); found.maxY = max(found.maxY, y)
+                    box = found
+                } else {
+                    box = Box(minX: x, minY: y, maxX: x, maxY: y)
+                }
+            }
+        }
+        return count > 20 ? box : nil
+    }
+
+    func averageColor(x: Int, y: Int, width: Int, height: Int) -> (red: Int, green: Int, blue: Int) {
+        image.averageColor(x: x, y: y, width: max(width, 1), height: max(height, 1))
+    }
+
+    /// The frame number a clip shows, read from its bottom half: the clip's top half is `top`
+    /// (its width is the video's), the bits are eight blocks across the middle of the bottom half.
+    func frameNumber(below top: Box) -> Int {
+        let width = Double(top.maxX + 2 - top.minX)
+        let height = top.maxY + 2 - top.minY
+        let y = top.maxY + height / 2
+        var number = 0
+        for bit in 0..<8 {
+            let x = top.minX + Int((Double(bit) + 0.5) * width / 8)
+            let pixel = image.averageColor(x: x - 3, y: y - 3, width: 6, height: 6)
+            if pixel.red > 128 && pixel.green > 128 && pixel.blue > 128 { number |= 1 << bit }
+        }
+        return number
+    }
+
+    var description: String { "screen \(width)x\(height)" }
+}
+
+/// What a side-by-side screenshot shows: each pane's place and frame number.
+struct Panes: CustomStringConvertible {
+    struct Pane { var box: Screen.Box; var frame: Int }
+    var a: Pane?
+    var b: Pane?
+
+    init(_ screen: Screen) {
+        a = screen.box(where: Pixel.isRed).map { Pane(box: $0, frame: screen.frameNumber(below: $0)) }
+        b = screen.box(where: Pixel.isBlue).map { Pane(box: $0, frame: screen.frameNumber(below: $0)) }
+    }
+
+    var description: String {
+        "A: \(a.map { "frame \($0.frame) at \($0.box)" } ?? "not found"), B: \(b.map { "frame \($0.frame) at \($0.box)" } ?? "not found")"
+    }
+}
+
+/// Where the app's window is shown: an X server (Xvfb) or a Wayland compositor (weston).
+enum DisplayServer: Sendable {
+    case x11(VirtualDisplay)
+    case wayland(HeadlessWayland)
+
+    static func start(wayland: Bool) async throws -> DisplayServer {
+        wayland ? .wayland(try await HeadlessWayland.start()) : .x11(try await VirtualDisplay.start(size: "1024x600"))
+    }
+
+    var environment: [String: String] {
+        switch self {
+        case .x11(let display):
+            var environment = display.environment
+            environment["GDK_BACKEND"] = "x11"
+            return environment
+        case .wayland(let compositor): return compositor.environment
+        }
+    }
+
+    func screenshot() async throws -> XWDImage {
+        switch self {
+        case .x11(let display):
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("compare-\(UUID().uuidString).xwd")
+            defer { try? FileManager.default.removeItem(at: file) }
+            try await display.runAsync("xwd", ["-root", "-silent", "-out", file.path])
+            return try XWDImage(contentsOf: file)
+        case .wayland(let compositor):
+            return try await compositor.screenshot()
+        }
+    }
+
+    func stop() {
+        switch self {
+        case .x11(let display): display.stop()
+        case .wayland(let compositor): compositor.stop()
+        }
+    }
+}
+
+/// A running `playerkit-compare --remote --json` on a display server of its own.
+final class CompareApp: Sendable {
+    let display: DisplayServer
+    let process: Process
+    let input: FileHandle
+    let reader: JSONLineReader
+    /// GDK's display type, from the app's `ready` line.
+    let backend: String?
+    private let shutDowns = Locked<[String]>([])
+
+    private init(display: DisplayServer, process: Process, input: FileHandle, reader: JSONLineReader, backend: String?) {
+        self.display = display
+        self.process = process
+        self.input = input
+        self.reader = reader
+        self.backend = backend
+    }
+
+    /// Starts Xvfb (or weston) and the app on the shipped compare clips, paused on their first
+    /// frames, and waits for its `ready` line.
+    static func start(wayland: Bool = false) async throws -> CompareApp {
+        let display = try await DisplayServer.start(wayland: wayland)
+        let environment = display.environment
+        let child = try ChildProcess.startInteractive(
+            ChildProcess.example("playerkit-compare"),
+            ["--json", "--remote", "--paused", "--size", "800x400", Fixtures.media("compare-a.mp4"), Fixtures.media("compare-b.mp4")],
+            environment: environment)
+        let reader = JSONLineReader(child.output)
+        var ready = false
+        var backend: String?
+        while let line = await reader.next() {
+            if line["event"] as? String == "ready" {
+                ready = true
+                backend = line["backend"] as? String
+                break
+            }
+        }
+        let app = CompareApp(display: display, process: child.process, input: child.input, reader: reader, backend: backend)
+        guard ready else {
+            app.stop()
+            throw CompareAppError.notReady
+        }
+        return app
+    }
+
+    /// Sends one command and returns the app's answer to it (`done` or `failed`).
+    func send(_ command: String) async throws -> [String: Any] {
+        input.write(Data((command + "\n").utf8))
+        while let line = await reader.next() {
+            if line["event"] as? String == "shutDown", let player = line["player"] as? String { shutDowns.withLock { $0.append(player) } }
+            if ["done", "failed"].contains(line["event"] as? String ?? ""), line["command"] as? String == command { return line }
+        }
+        throw CompareAppError.ended(command)
+    }
+
+    /// Screenshots of the window's region until `accept` takes one (at most 25, 0.2 s apart:
+    /// GTK draws the area at its next frame, and a loaded machine is slow); returns the last.
+    func picture(_ accept: (Screen) -> Bool) async throws -> Screen {
+        var screen: Screen?
+        for _ in 0..<25 {
+            let image = try await display.screenshot()
+            screen = Screen(image: image, width: image.width, height: image.height)
+            if accept(screen!) { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        return screen!
+    }
+
+    /// ``picture(_:)`` read as two panes side by side.
+    func panes(_ accept: (Panes) -> Bool) async throws -> Panes {
+        Panes(try await picture { accept(Panes($0)) })
+    }
+
+    /// Sends `quit`, reads to the end of the output and waits for the exit: the status, the
+    /// app's last report and which players reported their shutdown.
+    func quit() async throws -> (status: Int32, livePlayers: [String]?, shutDowns: [String]) {
+        input.write(Data("quit\n".utf8))
+        var last: [String]?
+        while let line = await reader.next() {
+            if line["event"] as? String == "shutDown", let player = line["player"] as? String { shutDowns.withLock { $0.append(player) } }
+            if line["event"] as? String == "quit" { last = line["livePlayers"] as? [String] }
+        }
+        await ChildProcess.waitForExit(process)
+        return (process.terminationStatus, last, shutDowns.withLock { $0.sorted() })
+    }
+
+    func stop() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        display.stop()
+    }
+}
+
+enum CompareAppError: Error {
+    case notReady
+    case ended(String)
+}

@@ -49,9 +49,11 @@ test-loaded: test-deps
 room-demo: test-deps build
 	Scripts/room-demo.sh
 
-## README's screenshot: the two-players example's real windows under Xvfb -> Documentation/images/examples.png.
+## README's screenshots under Xvfb: the two-players example's real windows -> Documentation/images/examples.png,
+## and the GTK 4 app playerkit-compare -> Documentation/images/compare.png.
 screenshots: test-deps build
 	Scripts/screenshot.sh
+	Scripts/screenshot-compare.sh
 
 ## Random operations on up to 32 players for MINUTES minutes (default 30), invariants checked
 ## throughout; prints its seed (replay a failure with SEED=...). Arenas bounded as documented.

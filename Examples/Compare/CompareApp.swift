@@ -66,6 +66,7 @@ final class CompareApp {
         self.options = options
         sources = options.files
         chosenMode = options.mode
+        // snippet: players
         var configuration = options.configuration
         configuration.positionUpdateInterval = .milliseconds(100)
         var first = configuration
@@ -76,6 +77,7 @@ final class CompareApp {
         surface = CompareSurface(players: players)
         surface.mode = options.mode
         surface.divider = options.divider
+        // end snippet
     }
 
     var elapsed: Double { ExampleSupport.seconds(since: start) }
@@ -87,7 +89,14 @@ final class CompareApp {
     func run() -> Int32 {
         subscribe()
         gtk_init()
-        // SIGINT and SIGTERM close the window like its close button.
+        // SIGINT and SIGTERM close the window like its close button. They are unblocked on
+        // this thread first: a process inherits its parent's signal mask, and a parent that
+        // blocks them (a test runner, some service managers) would otherwise never stop the app.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
         for number in [SIGINT, SIGTERM] {
             let box = Unmanaged.passUnretained(self).toOpaque()
             _ = g_unix_signal_add(number, { data in
@@ -115,12 +124,14 @@ final class CompareApp {
 
     /// The bus: every event of the two players, printed with `--json` and shown in the panes.
     private func subscribe() {
+        // snippet: events
         let json = options.json
         let start = start
         subscription = PlayerEventBus.shared.subscribe(to: .players(Set(options.ids))) { [weak self] record in
             if json { ExampleSupport.printLine(JSONEventLine(record, t: ExampleSupport.seconds(since: start)).json) }
             MainLoop.post { [weak self] in self?.apply(record) }
         }
+        // end snippet
     }
 
     /// Standard input, one command per line, on a thread of its own; its end quits.
@@ -377,6 +388,7 @@ final class CompareApp {
         }
     }
 
+    // snippet: frames
     /// A frame command: the answer names each player's frame.
     private func runFrames(_ name: String, _ work: @escaping @Sendable (SyncGroup) async throws -> GroupFrame) {
         let group = group
@@ -389,6 +401,7 @@ final class CompareApp {
             }
         }
     }
+    // end snippet
 
     /// Loads `paths` into the two players (paused on their first frames), then plays if asked.
     private func openSources(_ paths: [String], play: Bool, command: String? = nil) {
@@ -432,6 +445,7 @@ final class CompareApp {
         policy.owner == players[index].id && policy.isFullscreen
     }
 
+    // snippet: fullscreen
     /// Pane `pane` fullscreen (nil: none), through the policy: at most one owner, and only the
     /// owner is ever fullscreen. The window follows the policy's events (`applyFullscreen`).
     private func setFullscreen(_ pane: Int?) throws {
@@ -449,6 +463,7 @@ final class CompareApp {
         }
         if let pane { try policy.enterFullscreen(players[pane]) }
     }
+    // end snippet
 
     /// The policy's state on screen: the owner's pane alone in a fullscreen window, or the
     /// chosen mode in a normal one.

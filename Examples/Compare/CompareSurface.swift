@@ -139,6 +139,7 @@ final class CompareSurface {
             glGetUniformLocation(program, "width"), glGetUniformLocation(program, "a"), glGetUniformLocation(program, "b")
         )
         glGenVertexArrays(1, &vertexArray)
+        // snippet: renderers
         let redraw = redraw
         do {
             for player in players {
@@ -159,6 +160,7 @@ final class CompareSurface {
             return
         }
         onReady(.success(()))
+        // end snippet
     }
 
     /// The GL context goes (the window closes): free mpv's renderers with it current, then the
@@ -166,10 +168,12 @@ final class CompareSurface {
     private func unrealize() {
         guard let area else { return }
         gtk_gl_area_make_current(gtkCast(area, to: GtkGLArea.self))
+        // snippet: unrealize
         // Stop the players before their renderers go: a playing item would otherwise fail
         // ("video output initialization failed") when mpv loses its renderer.
         for player in players { try? player.stop() }
         for renderer in renderers { renderer.close() }
+        // end snippet
         renderers = []
         for index in targets.indices {
             glDeleteFramebuffers(1, &targets[index].framebuffer)
@@ -189,6 +193,7 @@ final class CompareSurface {
         glClearColor(0.08, 0.08, 0.08, 1)
         glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
         guard renderers.count == 2, width >= 2, height >= 1 else { return true }
+        // snippet: render
         // Each player at the size it is shown at: half the width side by side.
         let paneWidth = mode == .sideBySide ? width / 2 : width
         for index in 0..<2 where shows(index) {
@@ -204,6 +209,7 @@ final class CompareSurface {
                 return true
             }
         }
+        // end snippet
         // The two textures onto the area's framebuffer, composed by the shader.
         glBindFramebuffer(GLenum(GL_FRAMEBUFFER), GLuint(screen))
         glViewport(0, 0, GLsizei(width), GLsizei(height))

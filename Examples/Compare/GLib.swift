@@ -127,6 +127,7 @@ enum Signal {
 
 /// Hands work to GTK's main loop.
 enum MainLoop {
+    // snippet: post
     /// Runs `work` on the main thread at the main loop's next idle moment. Safe from any thread.
     static func post(_ work: @escaping @Sendable @MainActor () -> Void) {
         let box = Unmanaged.passRetained(ClosureBox(work)).toOpaque()
@@ -136,6 +137,7 @@ enum MainLoop {
             return 0  // G_SOURCE_REMOVE: once
         }, box, nil)
     }
+    // end snippet
 
     /// Runs `work` on the main thread every `milliseconds` until it returns false.
     @MainActor

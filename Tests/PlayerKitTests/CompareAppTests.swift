@@ -7,7 +7,7 @@ import Testing
 /// top halves are red (A) and blue (B); their bottom halves show the frame number in binary
 /// (eight blocks, least significant bit on the left, white = 1), so a screenshot says which
 /// clip each pane shows and which frame.
-@Suite("GTK 4 compare app", .timeLimit(.minutes(4)))
+@Suite("GTK 4 compare app", .timeLimit(.minutes(2)))
 struct CompareAppTests {
     @Test("both panes show their clips, frame steps land both on the same burned-in frame, a clean quit")
     func panesAndFrameSteps() async throws {
@@ -106,6 +106,18 @@ struct CompareAppTests {
         let end = try await app.quit()
         #expect(end.status == 0)
         #expect(end.livePlayers == [])
+    }
+
+    @Test("SIGTERM closes the window: the players shut down, none is left, exit status 0")
+    func terminated() async throws {
+        let app = try await CompareApp.start()
+        defer { app.stop() }
+        _ = try await app.send("play")
+        app.process.terminate()  // SIGTERM
+        let end = try await app.quit(sending: nil)
+        #expect(end.status == 0)
+        #expect(end.livePlayers == [])
+        #expect(end.shutDowns == ["left", "right"])
     }
 
     /// Where the wipe's divider is, as a fraction of the picture area's width (the area spans the
@@ -319,10 +331,10 @@ final class CompareApp: Sendable {
         Panes(try await picture { accept(Panes($0)) })
     }
 
-    /// Sends `quit`, reads to the end of the output and waits for the exit: the status, the
+    /// Sends `quit` (or nothing, when the app was told another way), reads to the end of the output and waits for the exit: the status, the
     /// app's last report and which players reported their shutdown.
-    func quit() async throws -> (status: Int32, livePlayers: [String]?, shutDowns: [String]) {
-        input.write(Data("quit\n".utf8))
+    func quit(sending command: String? = "quit") async throws -> (status: Int32, livePlayers: [String]?, shutDowns: [String]) {
+        if let command { input.write(Data((command + "\n").utf8)) }
         var last: [String]?
         while let line = await reader.next() {
             if line["event"] as? String == "shutDown", let player = line["player"] as? String { shutDowns.withLock { $0.append(player) } }

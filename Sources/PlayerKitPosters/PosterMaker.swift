@@ -94,6 +94,9 @@ public final class PosterMaker: Sendable {
         var nextWaiter: UInt64 = 0
         var isShutDown = false
         var all: [Worker] = []
+        /// Batches and single ``poster(for:)`` calls in progress: the pool unloads its players
+        /// only when none is (unloading between two items of a batch raced the next item's load).
+        var activeRequests = 0
     }
 
     private let pool = Locked(Pool())
@@ -143,7 +146,9 @@ public final class PosterMaker: Sendable {
     /// the iteration cancels the rest (see the type's "Cancelling").
     public func posters(for requests: [PosterRequest]) -> AsyncStream<PosterResult> {
         let (stream, continuation) = AsyncStream<PosterResult>.makeStream(bufferingPolicy: .unbounded)
+        beginRequest()
         let batch = Task { [self] in
+            defer { endRequest() }
             let next = Locked(0)
             await withTaskGroup(of: Void.self) { group in
                 for _ in 0..<min(configuration.concurrency, requests.count) {
@@ -171,7 +176,9 @@ public final class PosterMaker: Sendable {
     /// Makes one poster.
     /// - Throws: ``PosterError``, naming the item.
     public func poster(for request: PosterRequest) async throws(PosterError) -> Poster {
-        try await make(request).get()
+        beginRequest()
+        defer { endRequest() }
+        return try await make(request).get()
     }
 
     /// Shuts the pool's players down; later requests fail with ``PosterError/shutDown``. Batches
@@ -228,9 +235,14 @@ public final class PosterMaker: Sendable {
         let expired = Locked(false), finished = Locked(false)
         defer { finished.withLock { $0 = true } }
         clock.runOnce(at: deadline) { [player = worker.player] in
-            guard !finished.withLock({ $0 }) else { return }
-            expired.withLock { $0 = true }
-            player.releaseMedia()
+            // Decided and sent under the lock the item's end takes: an item that ended first is
+            // never unloaded (its player may be loading the next item), and one that ends now
+            // waits until the unload is sent, so the next item's load comes after it.
+            finished.withLock { finished in
+                guard !finished else { return }
+                expired.withLock { $0 = true }
+                player.releaseMedia()
+            }
         }
         let info: MediaInfo
         do throws(PlayerError) {
@@ -346,13 +358,26 @@ public final class PosterMaker: Sendable {
             if !pool.isShutDown { pool.idle.append(worker) }
             return nil
         }
-        if let waiter {
-            waiter.resume(returning: worker)
-            return
+        waiter?.resume(returning: worker)
+    }
+
+    private func beginRequest() {
+        pool.withLock { $0.activeRequests += 1 }
+    }
+
+    /// The pool holds no item between batches: when the last batch or call in progress ends and
+    /// every player is back, each is unloaded. The players are out of the idle list meanwhile,
+    /// so a request that starts now waits for them and its load comes after the unload.
+    private func endRequest() {
+        let resting = pool.withLock { pool -> [Worker] in
+            pool.activeRequests -= 1
+            guard pool.activeRequests == 0, pool.idle.count == pool.created, pool.waiting.isEmpty else { return [] }
+            defer { pool.idle = [] }
+            return pool.idle
         }
-        // Nothing else to do: the pool holds no item between batches.
-        let resting = pool.withLock { pool in pool.idle.count == pool.created && pool.waiting.isEmpty ? pool.idle : [] }
-        for idle in resting { idle.player.releaseMedia() }
+        guard !resting.isEmpty else { return }
+        for worker in resting { worker.player.releaseMedia() }
+        for worker in resting { giveBack(worker) }
     }
 
     private func createWorker() async throws(PosterError) -> Worker {

@@ -49,6 +49,24 @@ struct PosterMakerLogicTests {
         #expect(made.withLock { $0.allSatisfy(\.isShutDown) })
     }
 
+    @Test("within a batch no player is unloaded between items (an unload racing the next item's load cancelled it); once, at the batch's end")
+    func noUnloadBetweenItems() async throws {
+        let made = Locked<[FakePlayer]>([])
+        let red = RGBColor(red: 200, green: 30, blue: 30)
+        var media: [String: FakePlayer.Media] = [:]
+        for index in 0..<4 { media["\(index).mp4"] = .init(duration: 4, loadTime: .zero, frameColor: red) }
+        let maker = try maker(concurrency: 1, media: media, made: made)
+        let requests = (0..<4).map { PosterRequest(source: MediaSource("\($0).mp4"), moment: .time(0)) }
+        var results: [PosterResult] = []
+        for await result in maker.posters(for: requests) { results.append(result) }
+        #expect(results.allSatisfy { (try? $0.outcome.get()) != nil }, "\(results.map(\.outcome))")
+        let player = try #require(made.withLock { $0.first })
+        // The pool holds no item between batches: released once, after the last item.
+        #expect(await eventually { player.releaseCount == 1 }, "released \(player.releaseCount) times")
+        #expect(player.releaseCount == 1)
+        await maker.shutdown()
+    }
+
     @Test("a load longer than the item's timeout fails on the clock, naming the item; the player goes on with the next")
     func timeout() async throws {
         let made = Locked<[FakePlayer]>([])

@@ -98,6 +98,10 @@ public struct JSONEventLine: Encodable, Sendable {
     public var networkBytes: Int64?
     /// Bytes read from the cache, on cache summaries.
     public var cacheBytes: Int64?
+    /// Bytes a cancelled download did not fetch (an item's size less what was cached).
+    public var savedBytes: Int64?
+    /// An item's size in bytes.
+    public var sizeBytes: Int64?
 
     /// A line that is not a player event (a script step, a status read-out): `player`,
     /// `event` and `t` only; set the other fields as needed.

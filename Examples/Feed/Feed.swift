@@ -32,8 +32,11 @@ struct Feed: AsyncParsableCommand {
     @Flag(help: "Serve the ten shipped clips from a loopback HTTP server through a media cache; scroll through them twice.")
     var server = false
 
-    @Option(help: "With --server: the server's rate in bytes per second.")
-    var rate = 2_000_000
+    @Option(help: "With --server: the server's rate in bytes per second (default 2000000; with --fling 20000).")
+    var rate: Int?
+
+    @Flag(help: "With --server: one fast fling down the ten items over a slow server instead of the two passes; items leave while they download, and the output shows the bytes that cancelling their downloads saved.")
+    var fling = false
 
     @Option(help: "With --server: the cache folder (default: a new temporary folder, removed at the end).")
     var cacheDir: String?
@@ -44,7 +47,8 @@ struct Feed: AsyncParsableCommand {
     func validate() throws {
         guard decoders >= 1 else { throw ValidationError("--decoders must be 1 or more, got \(decoders)") }
         guard settle >= 0, settle.isFinite else { throw ValidationError("--settle must be 0 or more, got \(settle)") }
-        guard rate >= 1000 else { throw ValidationError("--rate must be 1000 bytes per second or more, got \(rate)") }
+        if let rate { guard rate >= 1000 else { throw ValidationError("--rate must be 1000 bytes per second or more, got \(rate)") } }
+        guard !fling || server else { throw ValidationError("--fling needs --server (it cancels downloads)") }
         if let posters {
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: posters, isDirectory: &isFolder), isFolder.boolValue else {
@@ -169,7 +173,8 @@ struct Feed: AsyncParsableCommand {
         // The server: the ten clips, from memory, at --rate bytes per second.
         var files: [String: Data] = [:]
         for name in Self.served { files[name] = try Data(contentsOf: URL(fileURLWithPath: ExampleSupport.shippedMedia(name))) }
-        let origin = LoopbackMediaServer(files: files, bytesPerSecond: rate)
+        let bytesPerSecond = rate ?? (fling ? 20_000 : 2_000_000)
+        let origin = LoopbackMediaServer(files: files, bytesPerSecond: bytesPerSecond)
         try origin.start()
         // The cache every player reads through.
         let temporary = cacheDir == nil
@@ -205,6 +210,10 @@ struct Feed: AsyncParsableCommand {
             for index in 0..<10 { try coordinator.reportVisibility(min(1, Self.visibility(of: index, at: offset)), of: "item-\(index)") }
         }
         let settle = self.settle
+        if fling {
+            try await Self.fling(
+                scroll: scroll, cache: cache, origin: origin, rate: bytesPerSecond, files: files, settle: settle, say: say, start: start)
+        } else {
         // Two passes, top to bottom: each item in turn comes into view and plays a moment.
         try await Interruption.shared.run {
             var offset = 0.0
@@ -246,9 +255,61 @@ struct Feed: AsyncParsableCommand {
                 say(summary, "-- pass \(pass) done: \(totalNetwork) bytes from the network in all")
             }
         }
+        }
         for player in players { await player.shutdown() }
         await cache.shutdown()
         origin.stop()
         if temporary { try? FileManager.default.removeItem(at: folder) }
+    }
+
+    /// `--fling`: down the ten items fast over a slow server, resting only long enough on each
+    /// for the coordinator to settle, start it and precache its neighbour. Each item leaves while
+    /// its download runs; the cache cancels a download nobody reads or precaches any more and
+    /// reports what it kept. Prints each cancel with the bytes it saved, then the total, which
+    /// the server's own count of the bytes it sent confirms.
+    static func fling(
+        scroll: @escaping @Sendable (Double) throws -> Void, cache: MediaCache, origin: LoopbackMediaServer, rate: Int, files: [String: Data],
+        settle: Double, say: @escaping @Sendable (JSONEventLine, String) -> Void, start: ContinuousClock.Instant
+    ) async throws {
+        let sizes = files.mapValues { Int64($0.count) }
+        // The cache's events, read as they come: every cancelled download, with what it kept.
+        let events = cache.events()
+        let listener = Task {
+            for await event in events {
+                guard case .cancelled(let key, let cached) = event, let size = sizes[key] else { continue }
+                let index = served.firstIndex(of: key) ?? -1
+                var line = JSONEventLine(player: "item-\(index)", event: "downloadCancelled", t: ExampleSupport.seconds(since: start))
+                line.value = key
+                line.cacheBytes = cached
+                line.sizeBytes = size
+                line.savedBytes = max(0, size - cached)
+                say(line, "   item-\(index) (\(key)) left after \(cached) of \(size) bytes: cancelling saved \(max(0, size - cached)) bytes")
+            }
+        }
+        var line = JSONEventLine(player: "feed", event: "fling", t: ExampleSupport.seconds(since: start))
+        line.value = "\(rate) bytes/s"
+        say(line, "-- a fast fling down the ten items, the server sending \(rate) bytes/s")
+        try await Interruption.shared.run {
+            var offset = 0.0
+            for item in 0..<10 {
+                for step in 1...3 {
+                    try scroll(offset + (Double(item) - offset) * Double(step) / 3)
+                    try await Task.sleep(for: .milliseconds(25))
+                }
+                offset = Double(item)
+                try await Task.sleep(for: .seconds(settle + 0.2))
+            }
+            // The fling ends on the last item, which may finish its download.
+            try await Task.sleep(for: .seconds(1))
+        }
+        // What the server really sent: the savings, counted at the other end.
+        let total = sizes.values.reduce(0, +)
+        let sent = origin.totalBodyBytes
+        listener.cancel()
+        var summary = JSONEventLine(player: "feed", event: "flingDone", t: ExampleSupport.seconds(since: start))
+        summary.sizeBytes = total
+        summary.networkBytes = sent
+        summary.savedBytes = max(0, total - sent)
+        say(summary, "-- fling done: the server sent \(sent) of the items' \(total) bytes; cancelling saved \(max(0, total - sent)) bytes (\(total > 0 ? Int((Double(max(0, total - sent)) / Double(total) * 100).rounded()) : 0)%)")
     }
 }

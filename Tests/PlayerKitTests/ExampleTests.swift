@@ -405,6 +405,10 @@ struct FeedExampleTests {
         #expect(Set(posters.compactMap { $0["player"] as? String }) == Set((0..<10).map { "item-\($0)" }))
         for poster in posters {
             let file = try #require(poster["value"] as? String)
+            guard FileManager.default.fileExists(atPath: file) else {
+                Issue.record("no poster: \(poster)")
+                continue
+            }
             let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
             #expect(bytes.prefix(8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]), "\(file) is not a PNG")
         }
@@ -432,5 +436,30 @@ struct FeedExampleTests {
         }
         #expect(second.allSatisfy { $0["networkBytes"] as? Int == 0 && ($0["cacheBytes"] as? Int ?? 0) > 0 }, "pass 2: \(second)")
         #expect(objects.contains { $0["event"] as? String == "precache" })
+    }
+
+    @Test("feed --server --fling: items leave while they download; the bytes cancelling saved, by the cache and by the server's count")
+    func flingSavesBytes() async throws {
+        let (status, output, errors) = try await ChildProcess.runToEnd(
+            ChildProcess.example("playerkit-feed"), ["--server", "--fling", "--json"])
+        #expect(status == 0, "exit status \(status): \(errors.suffix(4000))")
+        let objects = try exampleJSONLines(output)
+        let cancels = objects.filter { $0["event"] as? String == "downloadCancelled" }
+        // clip-a (117 KB) cannot come in at 20 KB/s while item 0 is near the viewport.
+        #expect(cancels.contains { $0["value"] as? String == "clip-a.mp4" && ($0["savedBytes"] as? Int ?? 0) > 0 }, "\(cancels)")
+        for cancel in cancels {
+            let kept = cancel["cacheBytes"] as? Int ?? -1, size = cancel["sizeBytes"] as? Int ?? -1
+            #expect(kept >= 0 && kept < size && cancel["savedBytes"] as? Int == size - kept, "\(cancel)")
+        }
+        let done = try #require(objects.first { $0["event"] as? String == "flingDone" })
+        let total = try #require(done["sizeBytes"] as? Int), sent = try #require(done["networkBytes"] as? Int)
+        let saved = try #require(done["savedBytes"] as? Int)
+        let served = ["clip-a", "clip-b", "background-1", "background-2", "background-3", "tile-1", "tile-2", "tile-3", "tile-4", "sequence-1"]
+        #expect(total == served.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: Fixtures.media("\($1).mp4"))[.size] as? Int) ?? 0) })
+        #expect(saved == total - sent && saved > 0, "\(done)")
+        // The server's count agrees with the cache's: it may have sent a burst more per
+        // cancelled response (written before it saw the client close), never less.
+        let savedByCancels = cancels.reduce(0) { $0 + ($1["savedBytes"] as? Int ?? 0) }
+        #expect(saved <= savedByCancels && saved >= savedByCancels - 4096 * cancels.count, "server \(saved), cancels \(savedByCancels)")
     }
 }

@@ -232,7 +232,7 @@ let package = Package(
         .executableTarget(
             name: "Feed",
             dependencies: [
-                "PlayerKit", "PlayerKitCache", "ExampleSupport",
+                "PlayerKit", "PlayerKitCache", "ExampleSupport", "CGLHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/Feed",

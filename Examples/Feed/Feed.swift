@@ -44,6 +44,9 @@ struct Feed: AsyncParsableCommand {
     @Option(help: "Make every item's poster first (its first non-black frame) and save them as PNG files in this folder.")
     var posters: String?
 
+    @Flag(help: "Show the feed in an SDL window: each item's poster (with --posters) at its place in the scrolled list, the playing item framed in green.")
+    var window = false
+
     func validate() throws {
         guard decoders >= 1 else { throw ValidationError("--decoders must be 1 or more, got \(decoders)") }
         guard settle >= 0, settle.isFinite else { throw ValidationError("--settle must be 0 or more, got \(settle)") }
@@ -59,7 +62,7 @@ struct Feed: AsyncParsableCommand {
 
     /// `--posters`: every item's poster, two at a time, saved in the folder; one line each.
     static func makePosters(_ items: [(id: String, source: MediaSource)], into folder: String, streamProviders: [any MediaStreamProvider],
-                            json: Bool, start: ContinuousClock.Instant) async throws {
+                            view: FeedView?, json: Bool, start: ContinuousClock.Instant) async throws {
         let maker = try PosterMaker(configuration: .init(width: 320, height: 180, concurrency: 2), streamProviders: streamProviders)
         let requests = items.map { item in
             PosterRequest(source: item.source, moment: .firstNonBlackFrame(),
@@ -70,6 +73,7 @@ struct Feed: AsyncParsableCommand {
             var line = JSONEventLine(player: item, event: "poster", t: ExampleSupport.seconds(since: start))
             switch result.outcome {
             case .success(let poster):
+                view?.poster(poster.frame, of: result.index)
                 line.value = poster.pngFile?.path ?? ""
                 ExampleSupport.printLine(json ? line.json : String(
                     format: "%7.2f  %@ poster: %dx%d, frame at %.3f s, %@", line.t, item, poster.frame.width, poster.frame.height,
@@ -80,6 +84,34 @@ struct Feed: AsyncParsableCommand {
             }
         }
         await maker.shutdown()
+        if let view {
+            // The window shows the posters from its next drawing on.
+            let shown = await view.drawnWithPosters.wait(for: 1, timeout: .seconds(5))
+            var line = JSONEventLine(player: "feed", event: "window", t: ExampleSupport.seconds(since: start))
+            line.value = shown ? "\(FeedView.itemWidth)x\(FeedView.height), posters shown" : "no poster drawn within 5 s"
+            ExampleSupport.printLine(json ? line.json : String(format: "%7.2f  -- the window: %@", line.t, line.value ?? ""))
+        }
+    }
+
+    /// `--window`: the view, open; nil without `--window`. Fails the program when it cannot open.
+    func openView() async throws -> FeedView? {
+        guard window else { return nil }
+        let view = FeedView(items: 10)
+        if let failure = await view.start() {
+            FileHandle.standardError.write(Data("playerkit-feed: cannot open the window: \(failure)\n".utf8))
+            throw ExitCode(1)
+        }
+        return view
+    }
+
+    /// The playing item framed in the view, from the coordinator's decisions.
+    static func show(_ decision: AutoplayCoordinator.Decision, in view: FeedView?) {
+        guard let view else { return }
+        switch decision.action {
+        case .play: view.playing(decision.item)
+        case .pause, .release: view.state.withLock { if $0.playing == decision.item { $0.playing = nil } }
+        default: break
+        }
     }
 
     /// The ten shipped clips the `--server` mode serves.
@@ -103,11 +135,13 @@ struct Feed: AsyncParsableCommand {
         }
         let start = ContinuousClock.now
         let json = self.json
+        let view = try await openView()
         let budget = try DecoderBudget(limit: decoders)
         var settings = AutoplayCoordinator.Settings()
         settings.settleDelay = .milliseconds(Int(settle * 1000))
         let coordinator = try AutoplayCoordinator(settings: settings, budget: budget)
         coordinator.onDecision = { decision in
+            Self.show(decision, in: view)
             let t = ExampleSupport.seconds(since: start)
             if json {
                 var line = JSONEventLine(player: decision.item, event: decision.action.rawValue, t: t)
@@ -121,7 +155,7 @@ struct Feed: AsyncParsableCommand {
             let items = (0..<10).map { index in
                 ("item-\(index)", MediaSource(ExampleSupport.shippedMedia(index % 2 == 0 ? "clip-a.mp4" : "clip-b.mp4")))
             }
-            try await Self.makePosters(items, into: posters, streamProviders: [], json: json, start: start)
+            try await Self.makePosters(items, into: posters, streamProviders: [], view: view, json: json, start: start)
         }
         var players: [Player] = []
         for index in 0..<10 {
@@ -133,6 +167,7 @@ struct Feed: AsyncParsableCommand {
         }
 
         @Sendable func scroll(to offset: Double) throws {
+            view?.scrolled(to: offset)
             for index in 0..<10 { try coordinator.reportVisibility(min(1, Self.visibility(of: index, at: offset)), of: "item-\(index)") }
         }
         @Sendable func note(_ text: String) {
@@ -160,6 +195,7 @@ struct Feed: AsyncParsableCommand {
             }
         }
         note("\(interrupted ? "interrupted" : "done"); playing: \(coordinator.playingItem ?? "none"), holding decoders: \(budget.holders.map(\.rawValue).joined(separator: ", "))")
+        await view?.close()
         for player in players { await player.shutdown() }
     }
 
@@ -183,10 +219,11 @@ struct Feed: AsyncParsableCommand {
         let cache = try MediaCache(configuration: MediaCache.Configuration(directory: folder))
         var playerConfiguration = logging.applied(to: PlayerConfiguration(videoOutput: .none, audioOutput: .none))
         playerConfiguration.streamProviders = [cache.streamProvider]
+        let view = try await openView()
 
         if let posters {
             let items = try Self.served.enumerated().map { index, name in ("item-\(index)", try cache.source(for: origin.url(name), key: name)) }
-            try await Self.makePosters(items, into: posters, streamProviders: [cache.streamProvider], json: json, start: start)
+            try await Self.makePosters(items, into: posters, streamProviders: [cache.streamProvider], view: view, json: json, start: start)
         }
         let budget = try DecoderBudget(limit: decoders)
         var settings = AutoplayCoordinator.Settings()
@@ -195,6 +232,7 @@ struct Feed: AsyncParsableCommand {
         settings.precacheAmount = .all
         let coordinator = try AutoplayCoordinator(settings: settings, budget: budget, cache: cache)
         coordinator.onDecision = { decision in
+            Self.show(decision, in: view)
             var line = JSONEventLine(player: decision.item, event: decision.action.rawValue, t: ExampleSupport.seconds(since: start))
             line.value = decision.reason
             say(line, decision.description)
@@ -207,6 +245,7 @@ struct Feed: AsyncParsableCommand {
             players.append(player)
         }
         @Sendable func scroll(to offset: Double) throws {
+            view?.scrolled(to: offset)
             for index in 0..<10 { try coordinator.reportVisibility(min(1, Self.visibility(of: index, at: offset)), of: "item-\(index)") }
         }
         let settle = self.settle
@@ -256,6 +295,7 @@ struct Feed: AsyncParsableCommand {
             }
         }
         }
+        await view?.close()
         for player in players { await player.shutdown() }
         await cache.shutdown()
         origin.stop()

@@ -462,4 +462,60 @@ struct FeedExampleTests {
         let savedByCancels = cancels.reduce(0) { $0 + ($1["savedBytes"] as? Int ?? 0) }
         #expect(saved <= savedByCancels && saved >= savedByCancels - 4096 * cancels.count, "server \(saved), cancels \(savedByCancels)")
     }
+
+    @Test("feed --posters DIR --window under Xvfb: the SDL window shows each item's poster from its PNG at its place, the playing item framed")
+    func postersInTheWindow() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pk-feed-window-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let display = try await VirtualDisplay.start(size: "640x480")
+        defer { display.stop() }
+        let (process, output) = try ChildProcess.start(
+            ChildProcess.example("playerkit-feed"), ["--json", "--settle", "1", "--posters", folder.path, "--window"], environment: display.environment)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let reader = JSONLineReader(output)
+        // The posters are drawn, and the feed at its top plays item 0.
+        var shown = false
+        while let line = await reader.next() {
+            if line["event"] as? String == "window" { shown = (line["value"] as? String)?.contains("posters shown") == true }
+            if line["event"] as? String == "play" {
+                #expect(line["player"] as? String == "item-0")
+                break
+            }
+        }
+        #expect(shown)
+        // The window (at the screen's top-left corner) against the PNG files: item 0's poster
+        // (240x180, centred in the 320-pixel row) on top, framed in green; item 1's top below.
+        let first = try XWDImage(converting: folder.appendingPathComponent("item-0.png"))
+        let second = try XWDImage(converting: folder.appendingPathComponent("item-1.png"))
+        func close(_ a: (red: Int, green: Int, blue: Int), _ b: (red: Int, green: Int, blue: Int)) -> Bool {
+            abs(a.red - b.red) <= 24 && abs(a.green - b.green) <= 24 && abs(a.blue - b.blue) <= 24
+        }
+        // Regions of the posters (x, y, width, height in the poster) and where they are on screen.
+        let checks: [(image: XWDImage, region: (Int, Int, Int, Int), screenY: Int)] = [
+            (first, (20, 20, 60, 60), 0), (first, (120, 100, 60, 60), 0), (first, (160, 20, 60, 40), 0), (second, (20, 4, 200, 24), 180),
+        ]
+        let shot = FileManager.default.temporaryDirectory.appendingPathComponent("feed-\(UUID().uuidString).xwd")
+        defer { try? FileManager.default.removeItem(at: shot) }
+        var mismatches: [String] = []
+        var border = (red: 0, green: 0, blue: 0)
+        for _ in 0..<15 {
+            try await display.runAsync("xwd", ["-root", "-silent", "-out", shot.path])
+            let screen = try XWDImage(contentsOf: shot)
+            mismatches = checks.compactMap { check in
+                let (x, y, width, height) = check.region
+                let expected = check.image.averageColor(x: x, y: y, width: width, height: height)
+                let seen = screen.averageColor(x: 40 + x, y: check.screenY + y, width: width, height: height)
+                return close(expected, seen) ? nil : "poster region \(check.region): expected \(expected), window \(seen)"
+            }
+            border = screen.averageColor(x: 0, y: 40, width: 3, height: 100)
+            if mismatches.isEmpty, border.green > 180, border.red < 100 { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        #expect(mismatches.isEmpty, "\(mismatches)")
+        #expect(border.green > 180 && border.red < 100, "the playing item's frame: \(border)")
+        await reader.drain()
+        await ChildProcess.waitForExit(process)
+        #expect(process.terminationStatus == 0)
+    }
 }

@@ -81,12 +81,7 @@ final class HeadlessWayland: Sendable {
             guard process.terminationStatus == 0, let png = shots.first else {
                 throw VirtualDisplayError.toolFailed("weston-screenshooter wrote no screenshot", process.terminationStatus)
             }
-            let xwd = folder.appendingPathComponent("shot.xwd")
-            let (status, _) = try ChildProcess.run(
-                URL(fileURLWithPath: "/usr/bin/ffmpeg"),
-                ["-hide_banner", "-loglevel", "error", "-y", "-i", folder.appendingPathComponent(png).path, "-c:v", "xwd", "-f", "image2", xwd.path])
-            guard status == 0 else { throw VirtualDisplayError.toolFailed("ffmpeg could not convert the screenshot", status) }
-            return try XWDImage(contentsOf: xwd)
+            return try XWDImage(converting: folder.appendingPathComponent(png))
         }
     }
 
@@ -96,5 +91,18 @@ final class HeadlessWayland: Sendable {
             process.waitUntilExit()
         }
         try? FileManager.default.removeItem(at: runtimeDirectory)
+    }
+}
+
+extension XWDImage {
+    /// Any image ffmpeg reads (a PNG), converted by ffmpeg to an X window dump and read.
+    init(converting image: URL) throws {
+        let xwd = FileManager.default.temporaryDirectory.appendingPathComponent("converted-\(UUID().uuidString).xwd")
+        defer { try? FileManager.default.removeItem(at: xwd) }
+        let (status, _) = try ChildProcess.run(
+            URL(fileURLWithPath: "/usr/bin/ffmpeg"),
+            ["-hide_banner", "-loglevel", "error", "-y", "-i", image.path, "-c:v", "xwd", "-f", "image2", xwd.path])
+        guard status == 0 else { throw VirtualDisplayError.toolFailed("ffmpeg could not convert \(image.path)", status) }
+        try self.init(contentsOf: xwd)
     }
 }

@@ -49,7 +49,7 @@ struct CompareAppTests {
         #expect(end.shutDowns == ["left", "right"])
     }
 
-    @Test("the wipe puts its divider where asked, the difference is black where the frames agree, one pane fullscreen at a time")
+    @Test("the wipe puts its divider where asked, the difference is black where the frames agree, one pane fullscreen at a time, a file opened in one pane")
     func wipeDifferenceFullscreen() async throws {
         let app = try await CompareApp.start()
         defer { app.stop() }
@@ -85,6 +85,13 @@ struct CompareAppTests {
         #expect(off["fullscreen"] as? Bool == false, "\(off)")
         shot = try await app.picture { $0.box(where: Pixel.isRed) != nil && $0.box(where: Pixel.isBlue) != nil }
         #expect(shot.box(where: Pixel.isRed) != nil && shot.box(where: Pixel.isBlue) != nil)
+
+        // Opening a file in one pane (what a file dropped on it does): B shows clip A too.
+        let open = try await app.send("open b \(Fixtures.media("compare-a.mp4"))")
+        #expect(open["event"] as? String == "done", "\(open)")
+        shot = try await app.picture { $0.box(where: Pixel.isBlue) == nil && Panes($0).a != nil }
+        #expect(shot.box(where: Pixel.isBlue) == nil, "B still shows blue: \(Self.colorSummary(shot))")
+        if let red = shot.box(where: Pixel.isRed) { #expect(red.maxX - red.minX > 600, "red in both panes: \(red)") }
 
         let end = try await app.quit()
         #expect(end.status == 0)

@@ -47,9 +47,13 @@ struct Feed: AsyncParsableCommand {
     @Flag(help: "Show the feed in an SDL window: each item's poster (with --posters) at its place in the scrolled list, the playing item framed in green.")
     var window = false
 
+    @Option(help: "Seconds the feed rests at its top, item 0 playing, before the script scrolls (plus --settle).")
+    var restAtTop = 1.0
+
     func validate() throws {
         guard decoders >= 1 else { throw ValidationError("--decoders must be 1 or more, got \(decoders)") }
         guard settle >= 0, settle.isFinite else { throw ValidationError("--settle must be 0 or more, got \(settle)") }
+        guard restAtTop >= 0, restAtTop.isFinite else { throw ValidationError("--rest-at-top must be 0 or more, got \(restAtTop)") }
         if let rate { guard rate >= 1000 else { throw ValidationError("--rate must be 1000 bytes per second or more, got \(rate)") } }
         guard !fling || server else { throw ValidationError("--fling needs --server (it cancels downloads)") }
         if let posters {
@@ -175,7 +179,7 @@ struct Feed: AsyncParsableCommand {
         }
         // The script: (what, from, to, seconds of scrolling, seconds to rest after).
         let script: [(String, Double, Double, Double, Double)] = [
-            ("the feed opens at the top", 0, 0, 0, 1.0),
+            ("the feed opens at the top", 0, 0, 0, restAtTop),
             ("a fast fling down to item 4", 0, 4, 1.0, 1.0),
             ("a slow drag to between items 6 and 7", 4, 6.45, 1.0, 1.0),
             ("settle on item 7", 6.45, 7, 0.3, 1.0),

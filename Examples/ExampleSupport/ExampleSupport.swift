@@ -132,6 +132,8 @@ public struct JSONEventLine: Encodable, Sendable {
         case .speedChanged(let speed): value = String(speed)
         case .tracksChanged(let tracks): value = tracks.filter(\.isSelected).map(\.description).joined(separator: ", ")
         case .videoDecoderChanged(let decoder): value = decoder?.description ?? "none"
+        case .loopModeChanged(let mode): value = "\(mode)"
+        case .playlistChanged(let playlist): value = playlist.description
         case .itemEnded(let endReason):
             reason = endReason.description
             if case .error(let failure) = endReason { error = failure.description }

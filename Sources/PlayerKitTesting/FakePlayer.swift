@@ -28,8 +28,10 @@ import PlayerKitSupport
 ///   `positionChanged(duration)`, `itemEnded(.finished)`, `stateChanged(playing → ended)`, or
 ///   `seekCompleted(0)` and on when the item loops;
 /// - commands: `stateChanged` for play and pause, `seekCompleted` and `positionChanged` for a
-///   seek, `speedChanged`, `volumeChanged`, `muteChanged`, `fullscreenStateChanged`; a stop ends
-///   the item with `itemEnded(.stopped)` and `stateChanged(→ idle)`;
+///   seek, `speedChanged`, `volumeChanged`, `muteChanged`, `loopModeChanged`,
+///   `fullscreenStateChanged`; a stop ends the item with `itemEnded(.stopped)` and
+///   `stateChanged(→ idle)`; it plays one item at a time, so `next` and `previous` are refused
+///   as mpv refuses them at a playlist's ends (``/PlayerKitCore/PlayerError/commandFailed(command:_:)``);
 /// - ``shutdown()``: `shutDown`, last.
 ///
 /// **Frames.** ``makeFrameSource(_:)`` gives it a ``/PlayerKitCore/VideoFrameSource``, as a real
@@ -604,6 +606,11 @@ public final class FakePlayer: MediaPlayer {
     /// Checks and carries out `command` now.
     private func execute(_ command: PlayerCommand) throws(PlayerError) {
         try check(command)
+        if command == .next || command == .previous {
+            // A fake plays one item at a time, so mpv's refusal of a playlist step without a
+            // next or previous entry.
+            throw .commandFailed(command: [command.description], MPVError(code: -12, message: "error running command"))
+        }
         if let refusal = model.withLock({ $0.refusal }), let error = refusal(command) { throw error }
         let now = clock.now
         change { state, events in
@@ -632,6 +639,7 @@ public final class FakePlayer: MediaPlayer {
                 if state.isMuted != muted { events.append(.muteChanged(muted)) }
                 state.isMuted = muted
             case .setLoop(let mode):
+                if state.loopMode != mode { events.append(.loopModeChanged(mode)) }
                 state.loopMode = mode
                 if case .playCount(let count) = mode { state.playsLeft = count - 1 } else { state.playsLeft = nil }
             case .setPlaybackDirection(let direction):

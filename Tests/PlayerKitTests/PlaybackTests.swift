@@ -220,6 +220,47 @@ struct PlaybackTests {
         #expect(player.state.hasMedia)
     }
 
+    @Test("playlistChanged follows the playlist (append, next sent without waiting, previous, clear) and the read-out agrees")
+    func playlistEvents() async throws {
+        let (player, recorder) = try await Fixtures.player()
+        defer { Task { await player.shutdown() } }
+        try await player.load(.file(Fixtures.clipA), startPaused: true)
+        #expect(await recorder.waitFor { $0.event == .playlistChanged(PlaylistPosition(index: 0, count: 1)) } != nil)
+        #expect(player.playlist?.hasNext == false && player.playlist?.hasPrevious == false)
+        try player.append(.file(Fixtures.clipB))
+        #expect(await recorder.waitFor { $0.event == .playlistChanged(PlaylistPosition(index: 0, count: 2)) } != nil)
+        #expect(player.playlist?.hasNext == true)
+        try player.send(.next)
+        #expect(await recorder.waitFor { $0.event == .playlistChanged(PlaylistPosition(index: 1, count: 2)) } != nil)
+        #expect(await recorder.waitFor { $0.event == .itemEnded(.replaced) } != nil)
+        #expect(player.playlist?.hasPrevious == true && player.playlist?.hasNext == false)
+        // At the end of the list, mpv refuses a next: the awaited form throws it.
+        await #expect(throws: PlayerError.self) { try await player.perform(.next) }
+        var mark = recorder.mark
+        try await player.perform(.previous)
+        #expect(await recorder.waitFor(after: mark) { $0.event == .playlistChanged(PlaylistPosition(index: 0, count: 2)) } != nil)
+        mark = recorder.mark
+        try player.clearPlaylist()
+        #expect(await recorder.waitFor(after: mark) { $0.event == .playlistChanged(PlaylistPosition(index: 0, count: 1)) } != nil)
+        #expect(player.playlist == PlaylistPosition(index: 0, count: 1))
+    }
+
+    @Test("loopModeChanged reports each change of the loop, by any path; the initial value is not reported")
+    func loopModeEvents() async throws {
+        let (player, recorder) = try await Fixtures.player()
+        defer { Task { await player.shutdown() } }
+        try await player.load(.file(Fixtures.clipA), startPaused: true)
+        #expect(player.loopMode == .off)
+        try player.setLoop(.forever)
+        #expect(await recorder.waitFor { $0.event == .loopModeChanged(.forever) } != nil)
+        try player.setProperty("loop-file", to: .int(2))
+        #expect(await recorder.waitFor { $0.event == .loopModeChanged(.playCount(3)) } != nil)
+        try await player.perform(.setLoop(.off))
+        #expect(await recorder.waitFor { $0.event == .loopModeChanged(.off) } != nil)
+        let changes = recorder.events.filter { $0.kind == .loopModeChanged }
+        #expect(changes == [.loopModeChanged(.forever), .loopModeChanged(.playCount(3)), .loopModeChanged(.off)], "\(changes)")
+    }
+
     @Test("mpv URLs and an http URL on a loopback server")
     func urls() async throws {
         let (player, recorder) = try await Fixtures.player()

@@ -9,8 +9,6 @@ enum EngineOperation: Sendable {
     /// A command of the public set (validated by the player).
     case command(PlayerCommand)
     case setHardwareDecoding(Bool)
-    case next
-    case previous
     case clearPlaylist
     /// `loadfile <argument> append-play`; `source` names the entry in errors.
     case append(argument: String, source: String)
@@ -67,10 +65,10 @@ enum EngineOperation: Sendable {
             case .stop: return [.command(["stop"])]
             case .stepFrame: return [.command(["frame-step"])]
             case .stepFrameBack: return [.command(["frame-back-step"])]
+            case .next: return [.command(["playlist-next", "weak"])]
+            case .previous: return [.command(["playlist-prev", "weak"])]
             }
         case .setHardwareDecoding(let enabled): return [.set("hwdec", .string(enabled ? "auto-safe" : "no"))]
-        case .next: return [.command(["playlist-next", "weak"])]
-        case .previous: return [.command(["playlist-prev", "weak"])]
         case .clearPlaylist: return [.command(["playlist-clear"])]
         case .append(let argument, _): return [.command(["loadfile", argument, "append-play"])]
         case .saveFrame(let path): return [.command(["screenshot-to-file", path, "video"])]
@@ -92,7 +90,7 @@ enum EngineOperation: Sendable {
         switch self {
         case .command(.stop): model.noteStopping()
         case .runCommand(let arguments) where Self.commandName(arguments) == "stop": model.noteStopping()
-        case .next, .previous: model.noteReplacing()
+        case .command(.next), .command(.previous): model.noteReplacing()
         default: break
         }
     }
@@ -100,7 +98,7 @@ enum EngineOperation: Sendable {
     /// Undoes ``prepare(_:)`` when mpv refused the requests.
     func revert(_ model: inout PlaybackModel) {
         switch self {
-        case .next, .previous: model.noteReplacementFailed()
+        case .command(.next), .command(.previous): model.noteReplacementFailed()
         default: break
         }
     }

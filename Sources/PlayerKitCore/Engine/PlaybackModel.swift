@@ -51,6 +51,7 @@ struct PlaybackModel: Sendable {
             "pause", "paused-for-cache", "duration", "volume", "mute", "speed", "cache-buffering-state",
             "width", "height", "media-title", "track-list", "volume-max",
             "loop-file", "play-dir", "fullscreen", "hwdec", "video-codec", "hwdec-current", "audio-device",
+            "playlist-pos", "playlist-count",
         ]
         return positionInterval == .zero ? base + polledProperties : base
     }
@@ -115,6 +116,11 @@ struct PlaybackModel: Sendable {
     /// The decoder last reported with ``PlayerEvent/videoDecoderChanged(_:)`` for this item.
     private var reportedDecoder: VideoDecoder?
     private(set) var loopMode: LoopMode?
+    /// mpv's `playlist-pos` (-1: none) and `playlist-count`, as last observed.
+    private var playlistIndex: Int?
+    private var playlistCount: Int?
+    /// ``playlistIndex`` and ``playlistCount`` as last reported (nil until both are known).
+    private(set) var playlist: PlaylistPosition?
     private(set) var playbackDirection: PlaybackDirection?
     private(set) var isFullscreen: Bool?
     private(set) var isHardwareDecodingEnabled: Bool?
@@ -632,7 +638,13 @@ struct PlaybackModel: Sendable {
         case "speed":
             return changed(&speed, to: value.doubleValue, reportFirst: fromSetter) { .speedChanged($0) }
         case "loop-file":
-            loopMode = Self.loopMode(value) ?? loopMode
+            return changed(&loopMode, to: Self.loopMode(value), reportFirst: fromSetter) { .loopModeChanged($0) }
+        case "playlist-pos":
+            playlistIndex = value.intValue.map(Int.init) ?? playlistIndex
+            return playlistChanged()
+        case "playlist-count":
+            playlistCount = value.intValue.map(Int.init) ?? playlistCount
+            return playlistChanged()
         case "play-dir":
             switch value.stringValue {
             case "forward"?: playbackDirection = .forward
@@ -688,6 +700,14 @@ struct PlaybackModel: Sendable {
         defer { if newValue != nil { stored = newValue } }
         guard let newValue, stored != newValue, stored != nil || reportFirst else { return [] }
         return [.event(event(newValue))]
+    }
+
+    /// A new ``playlist`` from the observed index and count, reported when it differs from an
+    /// earlier one (the first is the baseline, as mpv's initial values are).
+    private mutating func playlistChanged() -> [Output] {
+        guard let count = playlistCount, let index = playlistIndex else { return [] }
+        let position = PlaylistPosition(index: index >= 0 && index < count ? index : nil, count: max(count, 0))
+        return changed(&playlist, to: position) { .playlistChanged($0) }
     }
 
     /// mpv's `loop-file` value ("no"/false, "inf", or a count of repeats) as a ``LoopMode``.

@@ -49,6 +49,9 @@ public protocol MediaPlayer: AnyObject, Sendable {
     /// conformer that does not know it keeps the default, nil, and those features refuse it
     /// with a typed error.
     var frameRate: Double? { get }
+    /// Where the player is in its playlist, nil before it reported it (see ``Player/playlist``).
+    /// A conformer without playlists keeps the default, nil.
+    var playlist: PlaylistPosition? { get }
 
     /// Checks `command` and hands it to the player without waiting (see ``Player/send(_:)``).
     func send(_ command: PlayerCommand) throws(PlayerError)
@@ -108,6 +111,9 @@ public protocol MediaPlayer: AnyObject, Sendable {
 extension MediaPlayer {
     /// Unknown: nil.
     public var frameRate: Double? { nil }
+
+    /// No playlist: nil.
+    public var playlist: PlaylistPosition? { nil }
 
     /// ``perform(_:timeout:)`` with a 10 s timeout.
     public func perform(_ command: PlayerCommand) async throws(PlayerError) {

@@ -279,8 +279,13 @@ public final class Player: MediaPlayer {
     public var hasShownFirstFrame: Bool { model(\.firstFrameShown) }
     /// All the main read-outs at once, read under one lock (so they agree with each other).
     public var snapshot: PlayerSnapshot { model(\.snapshot) }
-    /// How often the current item repeats (``setLoop(_:)``), once mpv reported it.
+    /// How often the current item repeats (``setLoop(_:)``), once mpv reported it. Changes are
+    /// reported by ``PlayerEvent/loopModeChanged(_:)``.
     public var loopMode: LoopMode? { model(\.loopMode) }
+    /// Where the player is in its playlist (the current item's place and how many items there
+    /// are), nil before mpv reported it. Changes are reported by
+    /// ``PlayerEvent/playlistChanged(_:)``.
+    public var playlist: PlaylistPosition? { model(\.playlist) }
     /// Which way playback runs (``setPlaybackDirection(_:)``), once mpv reported it.
     public var playbackDirection: PlaybackDirection? { model(\.playbackDirection) }
     /// Whether the player's video is fullscreen (``setFullscreen(_:)``), once mpv reported it.
@@ -385,13 +390,13 @@ public final class Player: MediaPlayer {
     /// Plays the next playlist item.
     /// - Throws: ``PlayerError/commandFailed(command:_:)`` when there is no next item.
     public func next() throws(PlayerError) {
-        try core.perform(.next)
+        try performBlocking(.next)
     }
 
     /// Plays the previous playlist item.
     /// - Throws: ``PlayerError/commandFailed(command:_:)`` when there is no previous item.
     public func previous() throws(PlayerError) {
-        try core.perform(.previous)
+        try performBlocking(.previous)
     }
 
     /// Removes every playlist item except the one playing.

@@ -48,6 +48,10 @@ public protocol PlayerDelegate: AnyObject, Sendable {
     /// ``PlayerEvent/fullscreenStateChanged(_:)``: mpv's `fullscreen` property changed, by any
     /// path. Default: nothing.
     func player(_ player: Player, didChangeFullscreenState isFullscreen: Bool)
+    /// ``PlayerEvent/loopModeChanged(_:)``. Default: nothing.
+    func player(_ player: Player, didChangeLoopMode mode: LoopMode)
+    /// ``PlayerEvent/playlistChanged(_:)``. Default: nothing.
+    func player(_ player: Player, didChangePlaylist playlist: PlaylistPosition)
     /// ``PlayerEvent/itemEnded(_:)``. Default: nothing.
     func player(_ player: Player, didEndItem reason: ItemEndReason)
     /// ``PlayerEvent/error(_:)``. Default: nothing.
@@ -94,6 +98,10 @@ extension PlayerDelegate {
     /// Does nothing.
     public func player(_ player: Player, didChangeFullscreenState isFullscreen: Bool) {}
     /// Does nothing.
+    public func player(_ player: Player, didChangeLoopMode mode: LoopMode) {}
+    /// Does nothing.
+    public func player(_ player: Player, didChangePlaylist playlist: PlaylistPosition) {}
+    /// Does nothing.
     public func player(_ player: Player, didEndItem reason: ItemEndReason) {}
     /// Does nothing.
     public func player(_ player: Player, didFail error: PlayerError) {}
@@ -122,6 +130,8 @@ extension PlayerEvent {
         case .tracksChanged(let tracks): delegate.player(player, didChangeTracks: tracks)
         case .videoDecoderChanged(let decoder): delegate.player(player, didChangeVideoDecoder: decoder)
         case .fullscreenStateChanged(let fullscreen): delegate.player(player, didChangeFullscreenState: fullscreen)
+        case .loopModeChanged(let mode): delegate.player(player, didChangeLoopMode: mode)
+        case .playlistChanged(let playlist): delegate.player(player, didChangePlaylist: playlist)
         case .itemEnded(let reason): delegate.player(player, didEndItem: reason)
         case .error(let error): delegate.player(player, didFail: error)
         case .eventsLost(let snapshot): delegate.player(player, didLoseEventsRecoveringTo: snapshot)

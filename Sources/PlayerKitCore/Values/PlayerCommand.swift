@@ -41,6 +41,13 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
     /// keyframe before it and a decode forward, so slower than a step forward;
     /// ``Player/stepFrameBack()``).
     case stepFrameBack
+    /// Play the next playlist item (mpv's `playlist-next weak`; ``Player/next()``). mpv refuses
+    /// it when there is no next item (``PlaylistPosition/hasNext``): thrown by
+    /// ``Player/perform(_:timeout:)``, published as an `error` event after ``Player/send(_:)``.
+    case next
+    /// Play the previous playlist item (mpv's `playlist-prev weak`; ``Player/previous()``);
+    /// refused when there is none (``PlaylistPosition/hasPrevious``).
+    case previous
 
     /// The speeds ``setSpeed(_:)`` accepts: a quarter to four times normal speed, where mpv
     /// keeps audio pitch-corrected and audio and video in sync.
@@ -81,7 +88,7 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
             if let id, id < 1 {
                 throw .invalidArgument(name: "track ID", value: "\(id)", reason: "must be 1 or more (mpv numbers tracks from 1), or nil for none")
             }
-        case .play, .pause, .setMuted, .setLoop, .setPlaybackDirection, .setFullscreen, .setFlip, .stop, .stepFrame, .stepFrameBack:
+        case .play, .pause, .setMuted, .setLoop, .setPlaybackDirection, .setFullscreen, .setFlip, .stop, .stepFrame, .stepFrameBack, .next, .previous:
             break
         }
     }
@@ -104,6 +111,8 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
         case .stop: return "stop"
         case .stepFrame: return "stepFrame"
         case .stepFrameBack: return "stepFrameBack"
+        case .next: return "next"
+        case .previous: return "previous"
         }
     }
 }

@@ -55,6 +55,14 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     /// setting too. The first value mpv reports is the baseline and is not an event.
     /// (A fullscreen policy's own view is its `FullscreenEvent`.)
     case fullscreenStateChanged(Bool)
+    /// How the current item repeats changed (mpv's `loop-file`): by ``Player/setLoop(_:)``, by
+    /// ``Player/setProperty(_:to:)``, or by mpv's own window. The first value mpv reports is the
+    /// baseline and is not an event.
+    case loopModeChanged(LoopMode)
+    /// The playlist changed: another item became current, an item was appended or removed, or
+    /// the playlist ended (``PlaylistPosition/index`` nil). The first value mpv reports is the
+    /// baseline and is not an event.
+    case playlistChanged(PlaylistPosition)
     /// The current item ended, and why.
     case itemEnded(ItemEndReason)
     /// Something failed; the error names what.
@@ -96,6 +104,8 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .tracksChanged: return .tracksChanged
         case .videoDecoderChanged: return .videoDecoderChanged
         case .fullscreenStateChanged: return .fullscreenStateChanged
+        case .loopModeChanged: return .loopModeChanged
+        case .playlistChanged: return .playlistChanged
         case .itemEnded: return .itemEnded
         case .error: return .error
         case .eventsLost: return .eventsLost
@@ -133,6 +143,8 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .tracksChanged(let tracks): return "tracksChanged(\(tracks.map(\.description).joined(separator: ", ")))"
         case .videoDecoderChanged(let decoder): return "videoDecoderChanged(\(decoder?.description ?? "none"))"
         case .fullscreenStateChanged(let fullscreen): return "fullscreenStateChanged(\(fullscreen))"
+        case .loopModeChanged(let mode): return "loopModeChanged(\(mode))"
+        case .playlistChanged(let playlist): return "playlistChanged(\(playlist))"
         case .itemEnded(let reason): return "itemEnded(\(reason))"
         case .error(let error): return "error(\(error))"
         case .eventsLost(let snapshot): return "eventsLost(now \(snapshot))"
@@ -157,6 +169,8 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case (.tracksChanged(let a), .tracksChanged(let b)): return a == b
         case (.videoDecoderChanged(let a), .videoDecoderChanged(let b)): return a == b
         case (.fullscreenStateChanged(let a), .fullscreenStateChanged(let b)): return a == b
+        case (.loopModeChanged(let a), .loopModeChanged(let b)): return a == b
+        case (.playlistChanged(let a), .playlistChanged(let b)): return a == b
         case (.itemEnded(let a), .itemEnded(let b)): return a == b
         case (.error(let a), .error(let b)): return a == b
         case (.eventsLost(let a), .eventsLost(let b)): return a == b
@@ -179,6 +193,8 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .muteChanged(let muted), .fullscreenStateChanged(let muted): hasher.combine(muted)
         case .tracksChanged(let tracks): hasher.combine(tracks)
         case .videoDecoderChanged(let decoder): hasher.combine(decoder)
+        case .loopModeChanged(let mode): hasher.combine(mode)
+        case .playlistChanged(let playlist): hasher.combine(playlist)
         case .itemEnded(let reason): hasher.combine(reason)
         case .error(let error): hasher.combine(error)
         case .eventsLost(let snapshot): hasher.combine(snapshot)

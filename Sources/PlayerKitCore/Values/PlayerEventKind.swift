@@ -75,6 +75,10 @@ public struct PlayerEventKind: RawRepresentable, Hashable, Sendable, Codable, Cu
     public static let videoDecoderChanged: PlayerEventKind = "videoDecoderChanged"
     /// ``PlayerEvent/fullscreenStateChanged(_:)``.
     public static let fullscreenStateChanged: PlayerEventKind = "fullscreenStateChanged"
+    /// ``PlayerEvent/loopModeChanged(_:)``.
+    public static let loopModeChanged: PlayerEventKind = "loopModeChanged"
+    /// ``PlayerEvent/playlistChanged(_:)``.
+    public static let playlistChanged: PlayerEventKind = "playlistChanged"
     /// ``PlayerEvent/itemEnded(_:)``.
     public static let itemEnded: PlayerEventKind = "itemEnded"
     /// ``PlayerEvent/error(_:)``.
@@ -88,6 +92,6 @@ public struct PlayerEventKind: RawRepresentable, Hashable, Sendable, Codable, Cu
     public static let coreKinds: [PlayerEventKind] = [
         .created, .stateChanged, .positionChanged, .durationKnown, .mediaLoaded, .firstFrame, .seekCompleted,
         .bufferingProgress, .volumeChanged, .muteChanged, .speedChanged, .tracksChanged,
-        .videoDecoderChanged, .fullscreenStateChanged, .itemEnded, .error, .eventsLost, .shutDown,
+        .videoDecoderChanged, .fullscreenStateChanged, .loopModeChanged, .playlistChanged, .itemEnded, .error, .eventsLost, .shutDown,
     ]
 }

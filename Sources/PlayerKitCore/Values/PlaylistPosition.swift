@@ -1,0 +1,27 @@
+/// Where a player is in its playlist: the current item's place and how many items there are
+/// (mpv's `playlist-pos` and `playlist-count`). ``Player/playlist`` reads it;
+/// ``PlayerEvent/playlistChanged(_:)`` reports each change.
+///
+/// A player's playlist is the item it loaded plus what ``Player/append(_:)`` added (and the
+/// entries a playlist file expanded into).
+public struct PlaylistPosition: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The current item's place, from 0; nil when no item is current (nothing loaded, or the
+    /// playlist played to its end).
+    public var index: Int?
+    /// How many items the playlist holds, the current one included.
+    public var count: Int
+
+    /// Creates a position.
+    public init(index: Int?, count: Int) {
+        self.index = index
+        self.count = count
+    }
+
+    /// Whether an item follows the current one (``PlayerCommand/next`` would play it).
+    public var hasNext: Bool { index.map { $0 + 1 < count } ?? false }
+    /// Whether an item comes before the current one (``PlayerCommand/previous`` would play it).
+    public var hasPrevious: Bool { index.map { $0 > 0 && $0 < count } ?? false }
+
+    /// "2 of 5" (1-based, as people count), or "none of 5".
+    public var description: String { "\(index.map { String($0 + 1) } ?? "none") of \(count)" }
+}

@@ -61,6 +61,9 @@ let package = Package(
         .library(name: "PlayerKitPosters", targets: ["PlayerKitPosters"]),
         .library(name: "PlayerKitCache", targets: ["PlayerKitCache"]),
         .library(name: "PlayerKitRooms", targets: ["PlayerKitRooms"]),
+        // Players on the desktop through MPRIS over D-Bus (the system's sd-bus): on its own, so
+        // an app without it links no libsystemd.
+        .library(name: "PlayerKitMPRIS", targets: ["PlayerKitMPRIS"]),
         // Test support for apps: FakePlayer and ManualClock (no mpv cores, no wall clock).
         .library(name: "PlayerKitTesting", targets: ["PlayerKitTesting"]),
         .executable(name: "playerkit-two-players", targets: ["TwoPlayers"]),
@@ -98,6 +101,9 @@ let package = Package(
         // connection's own thread. swift-nio-ssl compiled BoringSSL (406 C files, about 100 s of
         // every clean build on 2 cores) and SwiftNIO for one line-based connection per room.
         .systemLibrary(name: "COpenSSL"),
+        // MPRIS's D-Bus: the system's sd-bus (Debian/Ubuntu: libsystemd-dev), with the two MPRIS
+        // interface tables built in C (sd-bus's table macros cannot be used from Swift).
+        .systemLibrary(name: "CSDBus"),
         // Helpers every layer may use; imports nothing of PlayerKit. Not a product and not public
         // API: its declarations are `package` (the one module where check-layers allows that).
         .target(name: "PlayerKitSupport", swiftSettings: strictSettings),
@@ -157,6 +163,12 @@ let package = Package(
         ),
         // Poster frames for many items from a small pool of players.
         .target(name: "PlayerKitPosters", dependencies: featureDependencies, swiftSettings: strictSettings),
+        // Each published player an MPRIS media player on the session bus, named by its ID.
+        .target(
+            name: "PlayerKitMPRIS",
+            dependencies: featureDependencies + [.product(name: "Logging", package: "swift-log"), "CSDBus"],
+            swiftSettings: strictSettings
+        ),
         // A fake player and a manual clock, for tests of features and apps' orchestration.
         .target(name: "PlayerKitTesting", dependencies: featureDependencies, swiftSettings: strictSettings),
         // The umbrella: `import PlayerKit` keeps working for apps.
@@ -270,7 +282,7 @@ let package = Package(
         .executableTarget(
             name: "Compare",
             dependencies: [
-                "PlayerKit", "ExampleSupport", "CGTK",
+                "PlayerKit", "PlayerKitMPRIS", "ExampleSupport", "CGTK",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/Compare",
@@ -330,7 +342,7 @@ let package = Package(
             dependencies: [
                 "PlayerKit", "ExampleSupport", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare", "Feed",
                 "Mosaic", "Sequencer", "PumpRuleProbe", "CacheCrashProbe", "CorpusProbe", "SoakProbe", "PlayerKitCache", "PlayerKitRooms",
-                "Room", "PlayerKitSupport", "PlayerKitTesting",
+                "Room", "PlayerKitSupport", "PlayerKitTesting", "PlayerKitMPRIS",
             ],
             swiftSettings: strictSettings
         ),
@@ -339,7 +351,7 @@ let package = Package(
             name: "FeatureLogicTests",
             dependencies: [
                 "PlayerKitTesting", "PlayerKitCore", "PlayerKitSupport", "PlayerKitDisplay", "PlayerKitResources",
-                "PlayerKitSync", "PlayerKitFeed", "PlayerKitSequencer", "PlayerKitRooms", "PlayerKitPosters",
+                "PlayerKitSync", "PlayerKitFeed", "PlayerKitSequencer", "PlayerKitRooms", "PlayerKitPosters", "PlayerKitMPRIS",
             ],
             swiftSettings: strictSettings
         ),
@@ -349,7 +361,7 @@ let package = Package(
         .testTarget(
             name: "DocSnippets",
             dependencies: [
-                "PlayerKit", "PlayerKitCache", "PlayerKitRooms", "PlayerKitTesting", "CGLHost",
+                "PlayerKit", "PlayerKitCache", "PlayerKitRooms", "PlayerKitMPRIS", "PlayerKitTesting", "CGLHost",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6), .unsafeFlags(["-suppress-warnings"])]

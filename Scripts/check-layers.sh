@@ -41,12 +41,13 @@ check_imports() {
 }
 system="Foundation Dispatch Glibc Synchronization DequeModule Logging"
 check_imports Sources/PlayerKitSupport "Foundation Dispatch Glibc Darwin Synchronization"
-for feature in Display Resources Sync Sequencer; do
+for feature in Display Resources Sync Sequencer Posters; do
   check_imports "Sources/PlayerKit$feature" "$system PlayerKitCore PlayerKitSupport"
 done
 check_imports Sources/PlayerKitCache "$system PlayerKitCore PlayerKitSupport CSQLite CCurl"
 check_imports Sources/PlayerKitRooms "$system PlayerKitCore PlayerKitSupport PlayerKitSync COpenSSL"
 check_imports Sources/PlayerKitFeed "$system PlayerKitCore PlayerKitSupport PlayerKitResources"
+check_imports Sources/PlayerKitMPRIS "$system PlayerKitCore PlayerKitSupport CSDBus"
 
 # mpv's names for the player's operations are spelled only in the engine.
 if grep -rnE --include='*.swift' '"(loop-file|play-dir|hwdec|fullscreen|mute|loadfile|playlist-(next|prev|clear)|screenshot-to-file|time-pos|track-list|audio-device(-list)?|sub-add|demuxer-seekable-cache|volume-max|demux-[wh])"' \

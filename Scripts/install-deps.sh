@@ -10,7 +10,8 @@
 #            (the corrupted-media corpus), Xvfb with xwininfo and xwd (real X11 windows), SDL2,
 #            EGL, OpenGL and Mesa's software drivers (frames and OpenGL drawn by the app), GTK 4
 #            and pkg-config (the GTK example, playerkit-compare), weston (its Wayland test), ffmpeg
-#            (reading screenshots and posters), the
+#            (reading screenshots and posters), sd-bus's headers (MPRIS), a D-Bus daemon and the
+#            desktop's D-Bus clients playerctl, gdbus and dbus-send (the MPRIS tests), the
 #            PulseAudio daemon and pactl (the audio-device tests start a private server with
 #            null sinks), Debian's syncplay-server (rooms) and Syncplay's own client with mpv (the
 #            interoperability test).
@@ -77,6 +78,11 @@ if wants test; then
   need "weston (a headless Wayland compositor for the GTK example's Wayland test)" "have_command weston && have_command weston-screenshooter" weston weston weston
   need "ffmpeg and ffprobe (reading screenshots and posters in tests)" "have_command ffmpeg && have_command ffprobe" ffmpeg ffmpeg ffmpeg
   need "GTK 4's headers (the playerkit-compare example)" "have_file /usr/include/gtk-4.0/gtk/gtk.h" libgtk-4-dev gtk4-devel gtk4
+  need "sd-bus's headers (MPRIS)" "have_file /usr/include/systemd/sd-bus.h" libsystemd-dev systemd-devel systemd-libs
+  need "dbus-daemon (the MPRIS tests' private session bus)" "have_command dbus-daemon" dbus-daemon dbus-daemon dbus
+  need "dbus-send (an MPRIS test client)" "have_command dbus-send" dbus-bin dbus-tools dbus
+  need "gdbus (an MPRIS test client)" "have_command gdbus" libglib2.0-bin glib2 glib2
+  need "playerctl (the desktop's MPRIS client)" "have_command playerctl && have_command playerctld" playerctl playerctl playerctl
   need "pactl" "have_command pactl" pulseaudio-utils pulseaudio-utils libpulse
   if ! have_command pulseaudio; then
     if have_command pipewire-pulse; then

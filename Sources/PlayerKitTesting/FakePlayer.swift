@@ -285,6 +285,8 @@ public final class FakePlayer: MediaPlayer {
     }
     /// The item's duration, once loaded.
     public var duration: Double? { readOut { $0.phase == .loaded ? $0.media?.duration.nonInfinite : nil } }
+    /// The loaded item's information, as its `mediaLoaded` event gave it; nil while none is loaded.
+    public var mediaInfo: MediaInfo? { readOut { $0.phase == .loaded ? $0.info : nil } }
     /// Whether playback is paused.
     public var isPaused: Bool { readOut { $0.isPaused } }
     /// The speed.

@@ -252,6 +252,10 @@ struct PlaybackModel: Sendable {
             isPaused: isPaused, volume: volume, isMuted: isMuted, speed: speed)
     }
 
+    /// The current item's information as its ``PlayerEvent/mediaLoaded(_:)`` reported it; nil
+    /// while no item is loaded.
+    var mediaInfo: MediaInfo? { state.hasMedia ? loadedInfo : nil }
+
     /// The video decoder in use, once video is being decoded.
     var videoDecoder: VideoDecoder? {
         videoCodec.map { VideoDecoder(codec: $0, hardwareAPI: hardwareDecoderAPI) }

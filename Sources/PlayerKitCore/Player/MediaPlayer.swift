@@ -49,6 +49,9 @@ public protocol MediaPlayer: AnyObject, Sendable {
     /// conformer that does not know it keeps the default, nil, and those features refuse it
     /// with a typed error.
     var frameRate: Double? { get }
+    /// The current item as its ``PlayerEvent/mediaLoaded(_:)`` described it, nil while no item is
+    /// loaded (see ``Player/mediaInfo``).
+    var mediaInfo: MediaInfo? { get }
     /// Where the player is in its playlist, nil before it reported it (see ``Player/playlist``).
     /// A conformer without playlists keeps the default, nil.
     var playlist: PlaylistPosition? { get }
@@ -114,6 +117,9 @@ extension MediaPlayer {
 
     /// No playlist: nil.
     public var playlist: PlaylistPosition? { nil }
+
+    /// Not known: nil.
+    public var mediaInfo: MediaInfo? { nil }
 
     /// ``perform(_:timeout:)`` with a 10 s timeout.
     public func perform(_ command: PlayerCommand) async throws(PlayerError) {

@@ -262,8 +262,13 @@ public final class Player: MediaPlayer {
     public var cacheDuration: Double? { model(\.cacheDuration) }
     /// The decoded video size; nil before the first frame or for audio-only media.
     public var videoSize: VideoSize? { model(\.videoSize) }
-    /// The media title (metadata title or file name).
+    /// The media title (metadata title or file name), as mpv last reported it (right after a
+    /// load it may still name the previous item: ``mediaInfo`` is the loaded item's).
     public var mediaTitle: String? { model(\.mediaTitle) }
+    /// The current item as its ``PlayerEvent/mediaLoaded(_:)`` described it (source, duration,
+    /// size, title, tracks at load), nil while no item is loaded: what a feature that starts
+    /// following a player late reads instead of the event it missed.
+    public var mediaInfo: MediaInfo? { model(\.mediaInfo) }
     /// The current item's tracks.
     public var tracks: [Track] { model(\.tracks) }
     /// The selected video track's frame rate in frames per second (``Track/frameRate``), once

@@ -1,0 +1,375 @@
+import Foundation
+import PlayerKit
+import PlayerKitMPRIS
+import PlayerKitSupport
+import Testing
+
+/// MPRIS on a real session bus (a private `dbus-daemon` per test), driven by the desktop's own
+/// clients: playerctl, gdbus and dbus-send; real players over libmpv.
+@Suite("MPRIS: players on a real session bus, driven by playerctl, gdbus and dbus-send", .timeLimit(.minutes(2)))
+struct MPRISTests {
+    /// A bus, a service on it and players, each playing a looping clip.
+    struct Setup {
+        let bus: SessionBus
+        let service: MPRISService
+        let players: [(player: Player, recorder: EventRecorder)]
+        let app: String
+
+        func shutdown() async {
+            await service.shutdown()
+            for (player, _) in players { await player.shutdown() }
+            bus.stop()
+        }
+    }
+
+    static func setUp(ids: [PlayerID], options: [MPRISPlayerOptions]? = nil, paused: Bool = false) async throws -> Setup {
+        let bus = try await SessionBus.start()
+        let app = "pktest\(UUID().uuidString.prefix(6).lowercased())"
+        let service = try MPRISService(configuration: MPRISConfiguration(appName: app, identity: "PlayerKit Tests", busAddress: bus.address))
+        var players: [(Player, EventRecorder)] = []
+        for (index, id) in ids.enumerated() {
+            let (player, recorder) = try await Fixtures.player(id: id)
+            try player.setLoop(.forever)
+            try await player.load(MediaSource(index % 2 == 0 ? Fixtures.clipA : Fixtures.clipB), startPaused: paused)
+            try service.publish(player, options: options?[index] ?? MPRISPlayerOptions())
+            let published = await recorder.waitFor(timeout: .seconds(10)) { $0.event.feature(MPRISEvent.self)?.kind == .mprisPublished }
+            #expect(published != nil, "\(id) was not published")
+            players.append((player, recorder))
+        }
+        return Setup(bus: bus, service: service, players: players, app: app)
+    }
+
+    /// The request event for `request`, from the recorder, within 10 s.
+    static func requestEvent(_ recorder: EventRecorder, after mark: UInt64 = 0, _ match: @escaping @Sendable (MPRISRequest) -> Bool)
+        async -> (MPRISRequest, MPRISClient, MPRISOutcome)? {
+        let record = await recorder.waitFor(timeout: .seconds(10), after: mark) { record in
+            if case .requested(let request, _, _)? = record.event.feature(MPRISEvent.self) { return match(request) }
+            return false
+        }
+        guard case .requested(let request, let client, let outcome)? = record?.event.feature(MPRISEvent.self) else { return nil }
+        return (request, client, outcome)
+    }
+
+    @Test("two players of one process are two MPRIS players named by their IDs: listed, read and controlled apart by playerctl")
+    func twoPlayersApart() async throws {
+        let left = Fixtures.uniqueID("left"), right = PlayerID(stringLiteral: "right feed \(UUID().uuidString.prefix(4))")
+        let setup = try await Self.setUp(ids: [left, right])
+        defer { setup.bus.stop() }
+        let (leftPlayer, leftRecorder) = setup.players[0], (rightPlayer, rightRecorder) = setup.players[1]
+        let leftName = "\(setup.app).instance_\(MPRISBusName.escape(left))"
+        let rightName = "\(setup.app).instance_\(MPRISBusName.escape(right))"
+        #expect(rightName.hasSuffix("right_20feed_20" + String(right.rawValue.suffix(4))))
+        #expect(setup.service.busName(of: right) == MPRISBusName.prefix + rightName)
+        #expect(MPRISBusName.playerID(fromInstance: MPRISBusName.prefix + rightName, app: setup.app) == right)
+
+        // Listed by their IDs.
+        let listed = try await setup.bus.playerctl(["-l"]).split(separator: "\n").map(String.init)
+        #expect(Set(listed) == [leftName, rightName], "\(listed)")
+
+        // Metadata and status read back.
+        #expect(try await setup.bus.playerctl(["--player=\(leftName)", "status"]) == "Playing")
+        let metadata = try await setup.bus.playerctl([
+            "--player=\(leftName)", "metadata", "--format", "{{title}}|{{mpris:length}}|{{xesam:url}}|{{mpris:trackid}}",
+        ]).split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+        #expect(metadata.count == 4)
+        #expect(metadata.first == leftPlayer.mediaTitle && leftPlayer.mediaTitle != nil)
+        #expect(abs((Double(metadata[1]) ?? 0) / 1e6 - (leftPlayer.duration ?? -1)) < 0.01, "\(metadata)")
+        #expect(metadata[2] == URL(fileURLWithPath: Fixtures.clipA).absoluteString)
+        #expect(metadata[3] == "'/org/playerkit/track/1'")  // playerctl prints an object path quoted
+        let rightTitle = try await setup.bus.playerctl(["--player=\(rightName)", "metadata", "title"])
+        let rightMetadata = try await setup.bus.playerctl(["--player=\(rightName)", "metadata"])
+        #expect(rightTitle == rightPlayer.mediaTitle, "\(rightTitle) of \(rightMetadata)")
+        let position = Double(try await setup.bus.playerctl(["--player=\(leftName)", "position"])) ?? -1
+        #expect(abs(position - (leftPlayer.position ?? -10)) < 0.5, "playerctl \(position), player \(leftPlayer.position ?? -1)")
+
+        // play-pause on one: that one pauses, the other plays on.
+        let mark = leftRecorder.mark
+        _ = try await setup.bus.playerctl(["--player=\(leftName)", "play-pause"])
+        #expect(await leftRecorder.waitForState(.paused, after: mark))
+        let request = await Self.requestEvent(leftRecorder, after: mark) { $0 == .playPause }
+        #expect(request?.2 == .applied(.pause))
+        #expect(request?.1.processName == "playerctl", "\(String(describing: request?.1))")
+        #expect(request?.1.sentTo == MPRISBusName.prefix + leftName)
+        #expect(rightPlayer.state == .playing)
+        #expect(try await setup.bus.playerctl(["--player=\(leftName)", "status"]) == "Paused")
+        #expect(try await setup.bus.playerctl(["--player=\(rightName)", "status"]) == "Playing")
+        #expect(!rightRecorder.records.contains { $0.event.kind == .mprisRequest })
+
+        // A seek from the desktop lands, on that player only.
+        let seekMark = leftRecorder.mark
+        _ = try await setup.bus.playerctl(["--player=\(leftName)", "position", "2.5"])
+        let landed = await leftRecorder.waitFor(after: seekMark) { if case .seekCompleted = $0.event { return true } else { return false } }
+        if case .seekCompleted(let at)? = landed?.event { #expect(abs((at ?? -1) - 2.5) < 0.1, "landed at \(String(describing: at))") } else {
+            Issue.record("no seek")
+        }
+        #expect(abs((Double(try await setup.bus.playerctl(["--player=\(leftName)", "position"])) ?? -1) - 2.5) < 0.2)
+
+        // Volume, rate and loop from the desktop, read back.
+        _ = try await setup.bus.playerctl(["--player=\(rightName)", "volume", "0.4"])
+        #expect(await rightRecorder.waitFor { $0.event == .volumeChanged(40) } != nil)
+        #expect(try await setup.bus.playerctl(["--player=\(rightName)", "volume"]) == "0.400000")
+        #expect(try await setup.bus.playerctl(["--player=\(rightName)", "loop"]) == "Track")
+        _ = try await setup.bus.playerctl(["--player=\(rightName)", "loop", "None"])
+        #expect(await rightRecorder.waitFor { $0.event == .loopModeChanged(.off) } != nil)
+        #expect(leftPlayer.loopMode == .forever)
+        await setup.shutdown()
+    }
+
+    @Test("PropertiesChanged and Seeked: playerctl --follow sees the player's own changes (from the app) as they happen")
+    func signalsFollowThePlayer() async throws {
+        let id = Fixtures.uniqueID("followed")
+        let setup = try await Self.setUp(ids: [id])
+        defer { setup.bus.stop() }
+        let (player, _) = setup.players[0]
+        let name = "\(setup.app).instance_\(MPRISBusName.escape(id))"
+        let playerctl = try #require(VirtualDisplay.which("playerctl"))
+        let (process, output) = try ChildProcess.start(
+            URL(fileURLWithPath: playerctl), ["--player=\(name)", "--follow", "metadata", "--format", "{{status}} {{volume}}"],
+            environment: setup.bus.environment)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let lines = LineReader(output)
+        #expect(await lines.next(timeout: .seconds(10)) { $0.hasPrefix("Playing") } != nil)
+        try await player.perform(.pause)
+        #expect(await lines.next(timeout: .seconds(10)) { $0.hasPrefix("Paused") } != nil)
+        try await player.perform(.setVolume(25))
+        let volumeLine = await lines.next(timeout: .seconds(10)) { $0.hasPrefix("Paused 0.25") }
+        #expect(volumeLine != nil, "seen: \(lines.seen)")
+
+        // A seek by the app: the Seeked signal carries where it landed, in microseconds.
+        let gdbus = try #require(VirtualDisplay.which("gdbus"))
+        let (monitor, monitorOutput) = try ChildProcess.start(
+            URL(fileURLWithPath: gdbus), ["monitor", "--session", "--dest", MPRISBusName.prefix + name, "--object-path", "/org/mpris/MediaPlayer2"],
+            environment: setup.bus.environment)
+        defer { if monitor.isRunning { kill(monitor.processIdentifier, SIGKILL) } }
+        let signals = LineReader(monitorOutput)
+        #expect(await signals.next(timeout: .seconds(10)) { $0.contains("Monitoring") } != nil)
+        try await player.perform(.seek(to: 2, precision: .exact))
+        let seeked = await signals.next(timeout: .seconds(10)) { $0.contains("org.mpris.MediaPlayer2.Player.Seeked") }
+        #expect(seeked?.contains("(int64 2000000,)") == true, "\(signals.seen)")
+        await setup.shutdown()
+    }
+
+    /// A D-Bus error name and message from a client's standard error, or nil when it succeeded.
+    static func dbusError(_ result: (status: Int32, output: String, errors: String)) -> String? {
+        result.status == 0 ? nil : result.errors
+    }
+
+    @Test("bad input from the desktop: each a D-Bus error named for it; the player plays on, unchanged, and its neighbour too")
+    func badInput() async throws {
+        let id = Fixtures.uniqueID("target"), neighbour = Fixtures.uniqueID("neighbour")
+        let setup = try await Self.setUp(ids: [id, neighbour], options: [MPRISPlayerOptions(controls: [.playback, .seeking, .volume, .rate, .loop]),
+                                                                         MPRISPlayerOptions(controls: [.playback])])
+        defer { setup.bus.stop() }
+        let (player, recorder) = setup.players[0], (other, _) = setup.players[1]
+        let name = MPRISBusName.prefix + "\(setup.app).instance_\(MPRISBusName.escape(id))"
+        let otherName = MPRISBusName.prefix + "\(setup.app).instance_\(MPRISBusName.escape(neighbour))"
+        func call(_ destination: String, _ method: String, _ arguments: [String]) async throws -> String? {
+            Self.dbusError(try await setup.bus.run("gdbus", [
+                "call", "--session", "--dest", destination, "--object-path", "/org/mpris/MediaPlayer2", "--method", method, "--",
+            ] + arguments))
+        }
+        func set(_ destination: String, _ property: String, _ variant: String) async throws -> String? {
+            Self.dbusError(try await setup.bus.run("dbus-send", [
+                "--bus=\(setup.bus.address)", "--print-reply", "--dest=\(destination)", "/org/mpris/MediaPlayer2",
+                "org.freedesktop.DBus.Properties.Set", "string:org.mpris.MediaPlayer2.Player", "string:\(property)", variant,
+            ]))
+        }
+        let duration = try #require(player.duration)
+        let player2 = "org.mpris.MediaPlayer2.Player"
+        let cases: [(what: String, error: String?, name: String)] = [
+            ("stale track", try await call(name, "\(player2).SetPosition", ["'/org/playerkit/track/7'", "1000000"]), "org.playerkit.MPRIS.UnknownTrack"),
+            ("negative position", try await call(name, "\(player2).SetPosition", ["'/org/playerkit/track/1'", "-1000000"]), "org.playerkit.MPRIS.InvalidArgument"),
+            ("position past the end", try await call(name, "\(player2).SetPosition", ["'/org/playerkit/track/1'", "\(Int64((duration + 5) * 1e6))"]),
+             "org.playerkit.MPRIS.InvalidArgument"),
+            ("NaN rate", try await set(name, "Rate", "variant:double:nan"), "org.playerkit.MPRIS.InvalidArgument"),
+            ("rate 10", try await set(name, "Rate", "variant:double:10"), "org.playerkit.MPRIS.InvalidArgument"),
+            ("negative rate", try await set(name, "Rate", "variant:double:-1"), "org.playerkit.MPRIS.InvalidArgument"),
+            ("infinite volume", try await set(name, "Volume", "variant:double:inf"), "org.playerkit.MPRIS.InvalidArgument"),
+            ("volume above the player's maximum", try await set(name, "Volume", "variant:double:5"), "org.playerkit.MPRIS.InvalidArgument"),
+            ("playlist loop", try await set(name, "LoopStatus", "variant:string:Playlist"), "org.playerkit.MPRIS.NotSupported"),
+            ("unknown loop status", try await set(name, "LoopStatus", "variant:string:Sometimes"), "org.playerkit.MPRIS.InvalidArgument"),
+            ("a string for the rate", try await set(name, "Rate", "variant:string:fast"), "org.freedesktop.DBus.Error.InvalidArgs"),
+            ("OpenUri", try await call(name, "\(player2).OpenUri", ["'file:///etc/passwd'"]), "org.playerkit.MPRIS.NotSupported"),
+            ("Raise, not allowed", try await call(name, "org.mpris.MediaPlayer2.Raise", []), "org.playerkit.MPRIS.NotAllowed"),
+            ("Seek on a player without seeking", try await call(otherName, "\(player2).Seek", ["1000000"]), "org.playerkit.MPRIS.NotAllowed"),
+            ("Volume on a player without volume", try await set(otherName, "Volume", "variant:double:0.1"), "org.playerkit.MPRIS.NotAllowed"),
+        ]
+        for (what, error, expected) in cases {
+            #expect(error?.contains(expected) == true, "\(what): \(error ?? "no error")")
+        }
+        // Each refusal names the value.
+        #expect(cases[3].error?.contains("invalid rate nan") == true, "\(cases[3].error ?? "")")
+        #expect(cases[0].error?.contains("/org/playerkit/track/7") == true)
+        // Reported to the app, refused, with who asked.
+        let refusals = recorder.records.compactMap { record -> MPRISRefusal? in
+            if case .requested(_, _, .refused(let refusal))? = record.event.feature(MPRISEvent.self) { return refusal }
+            return nil
+        }
+        #expect(refusals.count >= 10, "\(refusals)")
+        // Nothing changed: both play on at rate 1, volume 100, looping.
+        #expect(player.state == .playing && other.state == .playing)
+        #expect(player.speed == 1 && player.volume == 100 && player.loopMode == .forever)
+        let before = player.position ?? 0
+        #expect(await recorder.waitFor(timeout: .seconds(10)) { if case .positionChanged(let p) = $0.event { return p > before + 0.3 || p < before } else { return false } } != nil)
+        // And it still obeys the desktop.
+        _ = try await setup.bus.playerctl(["--player=\(setup.app).instance_\(MPRISBusName.escape(id))", "pause"])
+        #expect(await recorder.waitForState(.paused))
+        await setup.shutdown()
+    }
+
+    @Test("a player that shuts down, is unpublished or hidden leaves the bus (its neighbour stays); shown again, it is back")
+    func leavingTheBus() async throws {
+        let ids = [Fixtures.uniqueID("closing"), Fixtures.uniqueID("removed"), Fixtures.uniqueID("hidden"), Fixtures.uniqueID("staying")]
+        let setup = try await Self.setUp(ids: ids, paused: true)
+        defer { setup.bus.stop() }
+        let names = ids.map { MPRISBusName.prefix + "\(setup.app).instance_\(MPRISBusName.escape($0))" }
+        #expect(try await setup.bus.waitForNames { Set(names).isSubset(of: $0) }.count >= 4)
+
+        await setup.players[0].player.shutdown()
+        try await setup.bus.waitForNames { !$0.contains(names[0]) }
+        try setup.service.unpublish(ids[1])
+        #expect(await setup.players[1].recorder.waitFor { $0.event.feature(MPRISEvent.self) == .unpublished(busName: names[1], reason: .removed) } != nil)
+        try setup.service.setVisible(false, for: ids[2])
+        #expect(await setup.players[2].recorder.waitFor { $0.event.feature(MPRISEvent.self) == .unpublished(busName: names[2], reason: .hidden) } != nil)
+        let now = try await setup.bus.waitForNames { !$0.contains(names[0]) && !$0.contains(names[1]) && !$0.contains(names[2]) }
+        #expect(!now.contains(names[0]) && !now.contains(names[1]) && !now.contains(names[2]) && now.contains(names[3]), "\(now)")
+        #expect(setup.service.publishedPlayers.sorted() == [ids[2], ids[3]].sorted())
+        // Calls to a name that left get the bus's own error.
+        let gone = try await setup.bus.run("gdbus", ["call", "--session", "--dest", names[0], "--object-path", "/org/mpris/MediaPlayer2",
+                                                     "--method", "org.mpris.MediaPlayer2.Player.Play"])
+        #expect(gone.status != 0 && gone.errors.contains("ServiceUnknown"), "\(gone.errors)")
+        #expect(try await setup.bus.playerctl(["-l"]).split(separator: "\n").map(String.init) == ["\(setup.app).instance_\(MPRISBusName.escape(ids[3]))"])
+
+        try setup.service.setVisible(true, for: ids[2])
+        #expect(await setup.players[2].recorder.waitFor(after: setup.players[2].recorder.mark) { $0.event.feature(MPRISEvent.self) == .published(busName: names[2]) } != nil)
+        #expect(try await setup.bus.waitForNames { $0.contains(names[2]) }.contains(names[2]))
+        // Typed errors for the app's own mistakes.
+        #expect(throws: MPRISError.notPublished(ids[1])) { try setup.service.setVisible(true, for: ids[1]) }
+        #expect(throws: MPRISError.alreadyPublished(ids[3])) { try setup.service.publish(setup.players[3].player) }
+        #expect(throws: MPRISError.playerShutDown(ids[0])) { try setup.service.publish(setup.players[0].player) }
+        await setup.shutdown()
+        #expect(throws: MPRISError.serviceShutDown) { try setup.service.publish(setup.players[1].player) }
+    }
+
+    @Test("the bus goes away: the players hear it; it comes back: the service reconnects (not hammering it) and the players are on it again")
+    func busComesBack() async throws {
+        let id = Fixtures.uniqueID("resilient")
+        let setup = try await Self.setUp(ids: [id])
+        defer { setup.bus.stop() }
+        let (player, recorder) = setup.players[0]
+        let name = MPRISBusName.prefix + "\(setup.app).instance_\(MPRISBusName.escape(id))"
+        let events = setup.service.serviceEvents()
+        let mark = recorder.mark
+        try await setup.bus.restart(after: .seconds(2))
+        #expect(await recorder.waitFor(after: mark) { $0.event.feature(MPRISEvent.self) == .unpublished(busName: name, reason: .busLost) } != nil)
+        #expect(await recorder.waitFor(timeout: .seconds(15), after: mark) { $0.event.feature(MPRISEvent.self) == .published(busName: name) } != nil)
+        try await setup.service.waitUntilConnected(timeout: .seconds(10))
+        // Two seconds away cost a handful of attempts (0.25 s, doubling), not a busy loop.
+        var disconnections = 0
+        for await event in events {
+            if case .disconnected = event { disconnections += 1 }
+            if case .connected = event { break }
+        }
+        #expect(disconnections >= 1 && disconnections <= 6, "\(disconnections) failed attempts")
+        // The desktop controls it again.
+        _ = try await setup.bus.playerctl(["--player=\(setup.app).instance_\(MPRISBusName.escape(id))", "pause"])
+        #expect(await recorder.waitForState(.paused, after: mark))
+        #expect(player.state == .paused)
+        await setup.shutdown()
+    }
+
+    @Test("media keys: the marked player is also the app's entry; playerctld (what media keys are bound to) controls the marked one as the mark moves")
+    func mediaKeysFollowTheMark() async throws {
+        let first = Fixtures.uniqueID("first"), second = Fixtures.uniqueID("second")
+        let setup = try await Self.setUp(ids: [first, second])
+        defer { setup.bus.stop() }
+        let (a, aRecorder) = setup.players[0], (b, bRecorder) = setup.players[1]
+        let daemon = try #require(VirtualDisplay.which("playerctld"))
+        let (process, _) = try ChildProcess.start(URL(fileURLWithPath: daemon), [], environment: setup.bus.environment)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        try await setup.bus.waitForNames { $0.contains("org.mpris.MediaPlayer2.playerctld") }
+
+        try setup.service.setMediaKeysPlayer(second)
+        #expect(setup.service.mediaKeysPlayer == second)
+        #expect(await bRecorder.waitFor { $0.event.feature(MPRISEvent.self) == .published(busName: setup.service.appBusName) } != nil)
+        // (Read with gdbus: playerctl's --player=<app> also matches the app's instances.)
+        let appMetadata = try await setup.bus.run("gdbus", [
+            "call", "--session", "--dest", setup.service.appBusName, "--object-path", "/org/mpris/MediaPlayer2",
+            "--method", "org.freedesktop.DBus.Properties.Get", "org.mpris.MediaPlayer2.Player", "Metadata",
+        ])
+        #expect(appMetadata.output.contains("'xesam:title': <'\(b.mediaTitle ?? "?")'>"), "\(appMetadata)")
+        _ = try await setup.bus.playerctl(["pause"])        // no player named: playerctld's most recent
+        #expect(await bRecorder.waitForState(.paused))
+        let request = await Self.requestEvent(bRecorder) { $0 == .pause }
+        #expect(request?.1.sentTo == setup.service.appBusName)
+        #expect(a.state == .playing)
+
+        let mark = aRecorder.mark
+        try setup.service.setMediaKeysPlayer(first)
+        #expect(await aRecorder.waitFor(after: mark) { $0.event.feature(MPRISEvent.self) == .published(busName: setup.service.appBusName) } != nil)
+        #expect(await bRecorder.waitFor { $0.event.feature(MPRISEvent.self) == .unpublished(busName: setup.service.appBusName, reason: .hidden) } != nil)
+        _ = try await setup.bus.playerctl(["pause"])
+        #expect(await aRecorder.waitForState(.paused, after: mark))
+        #expect(b.state == .paused)
+
+        // Hidden under its own name, the marked player is still the app's entry.
+        try setup.service.setVisible(false, for: first)
+        let names = try await setup.bus.waitForNames { !$0.contains(MPRISBusName.prefix + "\(setup.app).instance_\(MPRISBusName.escape(first))") }
+        #expect(names.contains(setup.service.appBusName), "\(names)")
+        let play = try await setup.bus.run("gdbus", [
+            "call", "--session", "--dest", setup.service.appBusName, "--object-path", "/org/mpris/MediaPlayer2",
+            "--method", "org.mpris.MediaPlayer2.Player.Play",
+        ])
+        #expect(play.status == 0, "\(play.errors)")
+        #expect(await aRecorder.waitForState(.playing, after: mark))
+        try setup.service.setMediaKeysPlayer(nil)
+        #expect(try await setup.bus.waitForNames { !$0.contains(setup.service.appBusName) }.contains(setup.service.appBusName) == false)
+        await setup.shutdown()
+    }
+}
+
+/// Reads a child's output line by line on a thread of its own.
+final class LineReader: Sendable {
+    private let lines: AsyncStream<String>
+    private let record = Locked<[String]>([])
+    /// Every line read so far.
+    var seen: [String] { record.withLock { $0 } }
+
+    init(_ handle: FileHandle) {
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+        lines = stream
+        let record = self.record
+        Thread {
+            var buffer = Data()
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                buffer.append(chunk)
+                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                    record.withLock { $0.append(line) }
+                    continuation.yield(line)
+                    buffer.removeSubrange(buffer.startIndex...newline)
+                }
+            }
+            continuation.finish()
+        }.start()
+    }
+
+    /// The next line matching `condition`, within `timeout`; nil when none came.
+    func next(timeout: Duration, _ condition: @escaping @Sendable (String) -> Bool) async -> String? {
+        await withTaskGroup(of: String?.self) { group in
+            group.addTask { [lines] in
+                for await line in lines where condition(line) { return line }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import Synchronization
+
+/// A private D-Bus session bus of the test's own: Debian's `dbus-daemon --session` on a Unix
+/// socket in a private folder, and the desktop's own clients (playerctl, gdbus, dbus-send)
+/// pointed at it. ``restart()`` ends the daemon and starts a new one at the same address, as a
+/// desktop session's bus that went away and came back.
+final class SessionBus: Sendable {
+    /// The bus's address (`unix:path=…`).
+    let address: String
+    private let folder: URL
+    private let socket: String
+    private let pid: Mutex<pid_t?>
+
+    /// The environment for a client of this bus (the test process's own, with
+    /// `DBUS_SESSION_BUS_ADDRESS` set to it).
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = address
+        environment["HOME"] = folder.path
+        environment["XDG_RUNTIME_DIR"] = folder.path
+        return environment
+    }
+
+    private init() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("playerkit-bus-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        socket = folder.appendingPathComponent("bus").path
+        address = "unix:path=\(socket)"
+        pid = Mutex(nil)
+        try launch()
+    }
+
+    /// Starts a bus off the cooperative pool; it answers `ListNames` when this returns.
+    static func start() async throws -> SessionBus {
+        try await offPool { try SessionBus() }
+    }
+
+    private func launch() throws {
+        guard let daemon = VirtualDisplay.which("dbus-daemon") else { throw SessionBusError.notInstalled("dbus-daemon") }
+        try? FileManager.default.removeItem(atPath: socket)
+        let started = try Self.spawn([daemon, "--session", "--nofork", "--nopidfile", "--address=\(address)"], environment: environment)
+        pid.withLock { $0 = started }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while (try? names()) == nil {
+            guard ContinuousClock.now < deadline else {
+                stop()
+                throw SessionBusError.didNotStart(address)
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+
+    /// Ends the daemon (every connection to it drops) and starts a new one at the same address.
+    func restart(after pause: Duration = .zero) async throws {
+        try await offPool { [self] in
+            endDaemon()
+            if pause > .zero { Thread.sleep(forTimeInterval: Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18) }
+            try launch()
+        }
+    }
+
+    /// Ends the daemon without starting another.
+    func endDaemon() {
+        pid.withLock { pid in
+            guard let running = pid else { return }
+            kill(running, SIGKILL)
+            var status: Int32 = 0
+            waitpid(running, &status, 0)
+            pid = nil
+        }
+    }
+
+    /// The names on the bus now (blocking; for tests' polling off the pool).
+    func names() throws -> [String] {
+        let (status, output) = try ChildProcess.run(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["dbus-send", "--bus=\(address)", "--print-reply=literal", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+             "org.freedesktop.DBus.ListNames"])
+        guard status == 0 else { throw SessionBusError.toolFailed("dbus-send ListNames", status, output) }
+        return output.split(whereSeparator: \.isWhitespace).map(String.init).filter { $0.contains(".") && !$0.hasPrefix(":") && $0 != "array" && $0 != "[" && $0 != "]" }
+    }
+
+    /// Runs a client of this bus (`playerctl`, `gdbus`, `dbus-send`) to its end, off the pool:
+    /// exit status, standard output and standard error.
+    func run(_ tool: String, _ arguments: [String]) async throws -> (status: Int32, output: String, errors: String) {
+        guard let path = VirtualDisplay.which(tool) else { throw SessionBusError.notInstalled(tool) }
+        return try await ChildProcess.runToEnd(URL(fileURLWithPath: path), arguments, environment: environment)
+    }
+
+    /// Runs `playerctl` with `arguments`; its output, trimmed. Throws when it fails.
+    func playerctl(_ arguments: [String]) async throws -> String {
+        let (status, output, errors) = try await run("playerctl", arguments)
+        guard status == 0 else { throw SessionBusError.toolFailed("playerctl \(arguments.joined(separator: " "))", status, errors) }
+        return output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Waits, polling every 50 ms for at most `timeout`, until `condition` holds of the names on
+    /// the bus; the last names read.
+    @discardableResult
+    func waitForNames(timeout: Duration = .seconds(10), _ condition: @escaping @Sendable ([String]) -> Bool) async throws -> [String] {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let names = try await offPool { [self] in try self.names() }
+            if condition(names) || ContinuousClock.now >= deadline { return names }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    func stop() {
+        endDaemon()
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Starts `arguments[0]` with `environment`, its standard streams on /dev/null; its process ID.
+    /// (Spawned directly: dbus-daemon closes inherited descriptors, which Foundation's Process
+    /// would take for the child's exit; see SoundServer.)
+    private static func spawn(_ arguments: [String], environment: [String: String]) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
+        guard status == 0 else { throw SessionBusError.didNotStart("posix_spawn: \(String(cString: strerror(status)))") }
+        return pid
+    }
+}
+
+enum SessionBusError: Error, CustomStringConvertible {
+    case notInstalled(String)
+    case didNotStart(String)
+    case toolFailed(String, Int32, String)
+
+    var description: String {
+        switch self {
+        case .notInstalled(let tool): return "\(tool) is not installed (make test-deps installs it)"
+        case .didNotStart(let address): return "dbus-daemon did not start at \(address)"
+        case .toolFailed(let tool, let status, let errors): return "\(tool) failed with \(status): \(errors)"
+        }
+    }
+}

@@ -16,12 +16,14 @@ enum Command: Sendable, Equatable {
     case fullscreen(Int?)
     /// Opens a file in pane 0 or 1.
     case open(Int, String)
+    /// With `--mpris`: pane 0 or 1 gets the media keys.
+    case mediaKeys(Int)
     /// Reports the app's state.
     case status
     case quit
 
     /// The commands as typed, for help texts.
-    static let usage = "play | pause | toggle | step | back | seek SECONDS | frame N | speed X | mode side|wipe|difference | wipe 0..1 | fullscreen a|b|off | open a|b PATH | status | quit"
+    static let usage = "play | pause | toggle | step | back | seek SECONDS | frame N | speed X | mode side|wipe|difference | wipe 0..1 | fullscreen a|b|off | open a|b PATH | keys a|b | status | quit"
 
     /// The command one line names.
     /// - Throws: ``CommandError`` naming the word or value that is wrong.
@@ -72,6 +74,7 @@ enum Command: Sendable, Equatable {
         case "open":
             let index = try pane(try argument(1))
             self = .open(index, try argument(2))
+        case "keys": self = .mediaKeys(try pane(try argument(1)))
         case "status": self = .status
         case "quit": self = .quit
         default: throw .unknown(name)

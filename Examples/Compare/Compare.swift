@@ -3,6 +3,7 @@ import CGTK
 import ExampleSupport
 import Foundation
 import PlayerKit
+import PlayerKitMPRIS
 
 extension ViewMode: ExpressibleByArgument {}
 
@@ -20,6 +21,7 @@ struct Compare: ParsableCommand {
             wipe, difference, f fullscreen A, Esc leave fullscreen, q quit. Drag on the picture to \
             move the wipe; drop a file on a pane to open it there.
             With --remote, commands are read from standard input, one per line: \(Command.usage).
+            With --mpris, the desktop sees both players (playerctl -l).
             """)
 
     @OptionGroup var logging: LoggingOptions
@@ -47,6 +49,9 @@ struct Compare: ParsableCommand {
 
     @Flag(help: "Read commands from standard input, one per line; its end quits.")
     var remote = false
+
+    @Flag(help: "Publish both players on the D-Bus session bus (MPRIS) as playerkit_compare.instance_<ID>: the desktop's media controls, media keys and playerctl play, pause and seek the pair; the pane last clicked gets media keys.")
+    var mpris = false
 
     @Option(help: "Quit after this many seconds.")
     var seconds: Double?
@@ -85,7 +90,7 @@ struct Compare: ParsableCommand {
             files: files.isEmpty ? ["compare-a.mp4", "compare-b.mp4"].map(ExampleSupport.shippedMedia) : files,
             ids: try ids.split(separator: ",").map { try PlayerID(validating: String($0)) },
             mode: mode, divider: wipe, startPaused: paused, json: json, remote: remote, seconds: seconds,
-            width: width, height: height, audio: audio,
+            width: width, height: height, audio: audio, mpris: mpris,
             configuration: logging.applied(to: PlayerConfiguration(videoOutput: .frames, audioOutput: .none)))
         // GTK runs on the main thread, where `run()` is called.
         let status = try MainActor.assumeIsolated {

@@ -2,6 +2,7 @@ import CGTK
 import ExampleSupport
 import Foundation
 import PlayerKit
+import PlayerKitMPRIS
 
 /// What the command line chose.
 struct CompareOptions: Sendable {
@@ -16,6 +17,8 @@ struct CompareOptions: Sendable {
     var width: Int
     var height: Int
     var audio: Bool
+    /// Publish both players on the session bus (MPRIS).
+    var mpris: Bool
     /// Both players' configuration (B never plays audio).
     var configuration: PlayerConfiguration
 }
@@ -37,6 +40,8 @@ final class CompareApp {
     private let start = ContinuousClock.now
     private var sources: [String]
     private var subscription: PlayerSubscription?
+    /// With `--mpris`: both players on the desktop.
+    private var mpris: MPRISService?
 
     private var loop: OpaquePointer?
     private var window: Widget?
@@ -88,6 +93,7 @@ final class CompareApp {
     /// exit status.
     func run() -> Int32 {
         subscribe()
+        if options.mpris { publishOnTheDesktop() }
         gtk_init()
         // SIGINT and SIGTERM close the window like its close button. They are unblocked on
         // this thread first: a process inherits its parent's signal mask, and a parent that
@@ -134,6 +140,40 @@ final class CompareApp {
         // end snippet
     }
 
+    // snippet: mpris
+    /// `--mpris`: both players on the session bus, named by their IDs. The desktop may play,
+    /// pause, seek, change the speed, go fullscreen, raise and quit; the app carries those out
+    /// itself, on the sync group (a desktop's Pause pauses the pair), and leaves volume and loop
+    /// to each player. Pane A has the media keys until another pane is clicked.
+    private func publishOnTheDesktop() {
+        do {
+            let service = try MPRISService(configuration: MPRISConfiguration(appName: "playerkit_compare", identity: "PlayerKit Compare"))
+            let options = MPRISPlayerOptions(controls: [.playback, .seeking, .rate, .volume, .loop, .fullscreen, .raise, .quit],
+                                             appHandles: [.playback, .seeking, .rate, .fullscreen])
+            for player in players { try service.publish(player, options: options) }
+            try service.setMediaKeysPlayer(players[0].id)
+            mpris = service
+        } catch {
+            fail("MPRIS: \(error)")
+        }
+    }
+
+    /// A request the desktop sent that the app carries out (see `publishOnTheDesktop`).
+    private func desktopAsked(_ request: MPRISRequest, of pane: Int, command: PlayerCommand?) {
+        let name = "mpris \(request)"
+        switch command {
+        case .play?: perform(.play, named: name)
+        case .pause?, .stop?: perform(.pause, named: name)
+        case .seek(let seconds, _)?: perform(.seek(seconds), named: name)
+        case .setSpeed(let speed)?: perform(.speed(speed), named: name)
+        case .setFullscreen(let fullscreen)?: perform(.fullscreen(fullscreen ? pane : nil), named: name)
+        case nil where request == .raise: if let window { gtk_window_present(gtkCast(window, to: GtkWindow.self)) }
+        case nil where request == .quit: perform(.quit, named: name)
+        default: break
+        }
+    }
+    // end snippet
+
     /// Standard input, one command per line, on a thread of its own; its end quits.
     private func readCommands() {
         Thread {
@@ -150,7 +190,9 @@ final class CompareApp {
         group.invalidate()
         let players = players
         let done = DispatchSemaphore(value: 0)
+        let mpris = mpris
         Task.detached {
+            await mpris?.shutdown()
             for player in players { await player.shutdown() }
             done.signal()
         }
@@ -233,6 +275,7 @@ final class CompareApp {
         let drag = gtk_gesture_drag_new()!
         Signal.onPoint(UnsafeMutableRawPointer(drag), "drag-begin") { [unowned self] x, _ in
             dragStart = x
+            if mpris != nil { perform(.mediaKeys(pane(atX: x))) }
             if surface.mode == .wipe { perform(.wipe(surface.dividerPosition(atX: x))) }
         }
         Signal.onPoint(UnsafeMutableRawPointer(drag), "drag-update") { [unowned self] dx, _ in
@@ -367,6 +410,16 @@ final class CompareApp {
             var next = sources
             next[index] = path
             openSources(next, play: group.phase == .playing, command: name)
+        case .mediaKeys(let pane):
+            do {
+                guard let mpris else {
+                    throw CommandError.invalidValue(command: "keys", value: pane == 0 ? "a" : "b", expected: "the app started with --mpris")
+                }
+                try mpris.setMediaKeysPlayer(players[pane].id)
+                done(name)
+            } catch {
+                failed(name, error)
+            }
         case .status:
             done(name)
         case .quit:
@@ -431,12 +484,16 @@ final class CompareApp {
         if paths.count >= 2 {
             openSources(Array(paths.prefix(2)), play: group.phase == .playing, command: "drop")
         } else {
-            let position = surface.dividerPosition(atX: x)
-            let split = surface.mode == .wipe ? surface.divider : 0.5
-            let pane = surface.mode == .onlyB ? 1 : surface.mode == .onlyA ? 0 : (position < split ? 0 : 1)
-            perform(.open(pane, paths[0]), named: "drop")
+            perform(.open(pane(atX: x), paths[0]), named: "drop")
         }
         return true
+    }
+
+    /// The pane under the pointer at `x` in the picture.
+    private func pane(atX x: Double) -> Int {
+        let position = surface.dividerPosition(atX: x)
+        let split = surface.mode == .wipe ? surface.divider : 0.5
+        return surface.mode == .onlyB ? 1 : surface.mode == .onlyA ? 0 : (position < split ? 0 : 1)
     }
 
     // MARK: Fullscreen
@@ -502,6 +559,10 @@ final class CompareApp {
             positions[index] = position ?? positions[index]
         case .feature(let event) where event is FullscreenEvent:
             applyFullscreen()
+        case .feature(let event):
+            if case .requested(let request, _, .forwardedToApp(let command))? = event as? MPRISEvent {
+                desktopAsked(request, of: index, command: command)
+            }
         default:
             break
         }

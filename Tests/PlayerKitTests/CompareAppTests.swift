@@ -49,6 +49,47 @@ struct CompareAppTests {
         #expect(end.shutDowns == ["left", "right"])
     }
 
+    @Test("--mpris: both players on the session bus by ID; the desktop's Play and Pause move the pair (the app's policy), media keys follow the clicked pane, Quit ends the app cleanly")
+    func onTheDesktop() async throws {
+        let bus = try await SessionBus.start()
+        defer { bus.stop() }
+        let app = try await CompareApp.start(arguments: ["--mpris"], environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+        defer { app.stop() }
+        let left = "org.mpris.MediaPlayer2.playerkit_compare.instance_left", right = "org.mpris.MediaPlayer2.playerkit_compare.instance_right"
+        let names = try await bus.waitForNames { [left, right, "org.mpris.MediaPlayer2.playerkit_compare"].allSatisfy($0.contains) }
+        #expect([left, right, "org.mpris.MediaPlayer2.playerkit_compare"].allSatisfy(names.contains), "\(names)")
+
+        // Play on B's entry: the app plays the group, so both play.
+        _ = try await bus.playerctl(["--player=playerkit_compare.instance_right", "play"])
+        func state(_ player: String, _ state: String) -> @Sendable ([String: Any]) -> Bool {
+            { $0["event"] as? String == "stateChanged" && $0["player"] as? String == player && $0["state"] as? String == state }
+        }
+        #expect(await app.lines([state("left", "playing"), state("right", "playing")]))
+        #expect(try await bus.playerctl(["--player=playerkit_compare.instance_left", "status"]) == "Playing")
+
+        // The media keys are A's (the app's own name); after `keys b` they are B's. Either way
+        // the pair pauses, and the request reaches the pane that has them.
+        let keys = try await app.send("keys b")
+        #expect(keys["event"] as? String == "done", "\(keys)")
+        let pause = try await bus.run("gdbus", ["call", "--session", "--dest", "org.mpris.MediaPlayer2.playerkit_compare",
+                                                "--object-path", "/org/mpris/MediaPlayer2", "--method", "org.mpris.MediaPlayer2.Player.Pause"])
+        #expect(pause.status == 0, "\(pause.errors)")
+        #expect(await app.lines([
+            state("left", "paused"), state("right", "paused"),
+            { $0["event"] as? String == "mprisRequest" && $0["player"] as? String == "right" },
+        ]))
+
+        // Quit from the desktop: the app ends, no player left.
+        let quit = try await bus.run("gdbus", ["call", "--session", "--dest", left, "--object-path", "/org/mpris/MediaPlayer2",
+                                               "--method", "org.mpris.MediaPlayer2.Quit"])
+        #expect(quit.status == 0, "\(quit.errors)")
+        let end = try await app.quit(sending: nil)
+        #expect(end.status == 0)
+        #expect(end.livePlayers == [], "players left at the end: \(String(describing: end.livePlayers))")
+        let after = try await bus.waitForNames { !$0.contains(left) && !$0.contains(right) }
+        #expect(!after.contains(left) && !after.contains(right), "\(after)")
+    }
+
     @Test("the wipe puts its divider where asked, the difference is black where the frames agree, one pane fullscreen at a time, a file opened in one pane")
     func wipeDifferenceFullscreen() async throws {
         let app = try await CompareApp.start()
@@ -285,12 +326,12 @@ final class CompareApp: Sendable {
 
     /// Starts Xvfb (or weston) and the app on the shipped compare clips, paused on their first
     /// frames, and waits for its `ready` line.
-    static func start(wayland: Bool = false) async throws -> CompareApp {
+    static func start(wayland: Bool = false, arguments: [String] = [], environment extra: [String: String] = [:]) async throws -> CompareApp {
         let display = try await DisplayServer.start(wayland: wayland)
-        let environment = display.environment
+        let environment = display.environment.merging(extra) { $1 }
         let child = try ChildProcess.startInteractive(
             ChildProcess.example("playerkit-compare"),
-            ["--json", "--remote", "--paused", "--size", "800x400", Fixtures.media("compare-a.mp4"), Fixtures.media("compare-b.mp4")],
+            ["--json", "--remote", "--paused", "--size", "800x400"] + arguments + [Fixtures.media("compare-a.mp4"), Fixtures.media("compare-b.mp4")],
             environment: environment)
         let reader = JSONLineReader(child.output)
         var ready = false
@@ -318,6 +359,18 @@ final class CompareApp: Sendable {
             if ["done", "failed"].contains(line["event"] as? String ?? ""), line["command"] as? String == command { return line }
         }
         throw CompareAppError.ended(command)
+    }
+
+    /// Reads the app's lines until `condition` has held of some line, for each condition (in any
+    /// order); returns whether all did before the output ended. (The app's lines come as its
+    /// events happen; the caller's time limit bounds the wait.)
+    func lines(_ conditions: [@Sendable ([String: Any]) -> Bool]) async -> Bool {
+        var pending = conditions
+        while !pending.isEmpty, let line = await reader.next() {
+            if line["event"] as? String == "shutDown", let player = line["player"] as? String { shutDowns.withLock { $0.append(player) } }
+            pending.removeAll { $0(line) }
+        }
+        return pending.isEmpty
     }
 
     /// Screenshots of the window's region until `accept` takes one (at most 25, 0.2 s apart:

@@ -17,12 +17,12 @@ let strictSettings: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 ///        \                 /
 ///         PlayerKitCore    (engine, Player, events, bus, delegate; only its Engine imports CMPV)
 ///        /      |      \        \          \            \                    \
-///   Display  Resources  Sync     Feed (-> Resources)  Sequencer  Posters   Cache (CCurl, CSQLite)  Rooms (-> Sync; COpenSSL)
+///   Display  Resources  Sync     Feed (-> Resources)  Sequencer  Posters   Cache (CCurl, CSQLite)  Rooms (-> Sync; COpenSSL)  MPRIS (CSDBus)
 ///        \      |      /        /          /
 ///         PlayerKit        (umbrella of the in-process features: no network code)
 ///
 /// Products: `PlayerKit` (players and the in-process features), `PlayerKitCache` and
-/// `PlayerKitRooms` (network features, each on its own), `PlayerKitTesting` (fakes for apps'
+/// `PlayerKitRooms` (network features, each on its own), `PlayerKitMPRIS` (the desktop, on its own), `PlayerKitTesting` (fakes for apps'
 /// tests), and each module. The feed precaches through the core's `MediaPrecaching`, which the
 /// cache's `MediaCache` conforms to: the app wires one to the other, the feed imports no cache.
 /// GTK 4's header folders for the GTK example (`-Xcc -I...`), from `pkg-config --cflags-only-I

@@ -1,6 +1,6 @@
 import PlayerKitCore
 
-/// The D-Bus names PlayerKit's MPRIS service uses, and how a ``PlayerKitCore/PlayerID`` becomes
+/// The D-Bus names PlayerKit's MPRIS service uses, and how a ``/PlayerKitCore/PlayerID`` becomes
 /// part of one.
 ///
 /// A published player is named `org.mpris.MediaPlayer2.<app>.instance_<ID>` (MPRIS's rule for
@@ -13,7 +13,7 @@ import PlayerKitCore
 /// ID is escaped: letters, digits and `-` stay as they are; every other byte of the ID's UTF-8
 /// (`_` itself included) becomes `_` and two lowercase hex digits. `main` stays `main`,
 /// `feed-3` stays `feed-3`, `camera 1` becomes `camera_201`, `a_b` becomes `a_5fb`, `é` becomes
-/// `_c3_a9`. Distinct IDs give distinct names, and ``playerID(fromInstance:)`` reverses it.
+/// `_c3_a9`. Distinct IDs give distinct names, and ``playerID(fromInstance:app:)`` reverses it.
 /// A whole name may be at most 255 bytes; a longer one is
 /// ``MPRISError/busNameTooLong(_:busName:)``.
 public enum MPRISBusName {

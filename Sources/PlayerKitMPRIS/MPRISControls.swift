@@ -26,7 +26,7 @@ public struct MPRISControls: OptionSet, Sendable, Hashable, CustomStringConverti
     /// still decides).
     public static let fullscreen = MPRISControls(rawValue: 1 << 6)
     /// `Raise`: the app brings the player's window forward. PlayerKit draws no window, so it
-    /// only tells the app (``MPRISOutcome/forwardedToApp``); the app acts on the event.
+    /// only tells the app (``MPRISOutcome/forwardedToApp(_:)``); the app acts on the event.
     public static let raise = MPRISControls(rawValue: 1 << 7)
     /// `Quit`: the app ends the player (or itself), as it decides. Like ``raise``, told to the
     /// app only.

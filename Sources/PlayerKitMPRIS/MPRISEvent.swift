@@ -45,7 +45,7 @@ public enum MPRISEvent: PlayerFeatureEvent {
         }
     }
 
-    /// ``Foundation/Notification/Name/playerDidReceiveMPRISRequest`` for requests; the others are not posted.
+    /// `playerDidReceiveMPRISRequest` for requests; the others are not posted.
     public var notificationName: Notification.Name? {
         if case .requested = self { return .playerDidReceiveMPRISRequest }
         return nil

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import PlayerKit
 import PlayerKitCache
+import PlayerKitMPRIS
 import PlayerKitRooms
 import PlayerKitTesting
 import CGLHost
@@ -82,6 +83,15 @@ func snippet_rooms(player: Player) async throws {
     follower.start()
     try await room.join()
     try await follower.play()   // every member starts; pause() and seek(to:) likewise
+    // end snippet
+}
+
+func snippet_mpris(left: Player, right: Player) throws {
+    // snippet: mpris
+    let mpris = try MPRISService(configuration: MPRISConfiguration(appName: "myapp", identity: "My App"))
+    try mpris.publish(left)          // playerctl --player=myapp.instance_left play-pause
+    try mpris.publish(right)
+    try mpris.setMediaKeysPlayer(left.id)
     // end snippet
 }
 

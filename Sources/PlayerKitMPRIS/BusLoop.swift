@@ -87,6 +87,11 @@ final class BusLoop: @unchecked Sendable {
     private var entries: [EntryKey: Entry] = [:]
     private var retryDelay: Duration
     private var nextAttempt: ContinuousClock.Instant? = .now
+    /// While the service's connection is being made: when it is given up (sd-bus's own bound on
+    /// the handshake is 90 s).
+    private var connectDeadline: ContinuousClock.Instant?
+    /// How long the bus may take to answer a new connection.
+    static let connectTimeout: Duration = .seconds(5)
     private var clients: [String: (processID: Int32?, processName: String?)] = [:]
 
     init(address: String, configuration: MPRISConfiguration, logger: Logger) throws(MPRISError) {
@@ -189,8 +194,12 @@ final class BusLoop: @unchecked Sendable {
             if work.stop { break }
             let now = ContinuousClock.now
             if !connected, control == nil, let attempt = nextAttempt, attempt <= now { connect() }
+            if control != nil, !connected, let deadline = connectDeadline, now > deadline {
+                lose(reason: "the bus did not answer a new connection within \(Self.connectTimeout)")
+            }
             if let control, !connected, sd_bus_is_ready(control) > 0 {
                 connected = true
+                connectDeadline = nil
                 retryDelay = configuration.initialReconnectDelay
                 logger.info("connected to the bus", metadata: ["address": "\(address)"])
                 owner.object?.busConnected(address: address)
@@ -224,6 +233,7 @@ final class BusLoop: @unchecked Sendable {
         case .success(let bus):
             control = bus
             nextAttempt = nil
+            connectDeadline = .now + Self.connectTimeout
         case .failure(let failure):
             scheduleRetry(reason: failure.text)
         }
@@ -243,6 +253,7 @@ final class BusLoop: @unchecked Sendable {
         if let control { _ = sd_bus_close_unref(control) }
         control = nil
         connected = false
+        connectDeadline = nil
         retryDelay = configuration.initialReconnectDelay
         scheduleRetry(reason: reason)
     }
@@ -293,6 +304,7 @@ final class BusLoop: @unchecked Sendable {
         var descriptors = [pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)]
         var deadline = ContinuousClock.now + .seconds(1)
         if let attempt = nextAttempt, control == nil { deadline = min(deadline, attempt) }
+        if let connecting = connectDeadline, !connected { deadline = min(deadline, connecting) }
         var buses: [OpaquePointer] = control.map { [$0] } ?? []
         buses += entries.values.compactMap(\.bus)
         let nowMicroseconds = Self.monotonicMicroseconds()

@@ -73,8 +73,9 @@ public final class MPRISService: Sendable {
 
     private struct State {
         var players: [PlayerID: Published] = [:]
-        /// Players that left, and why, until their entry's departure is reported.
-        var departed: [PlayerID: (player: any MediaPlayer, reason: MPRISUnpublishReason)] = [:]
+        /// Players that left, and why, for their entries' departure (held weakly: a player the app
+        /// dropped is not kept for it).
+        var departed: [PlayerID: (player: WeakReference<any MediaPlayer>, reason: MPRISUnpublishReason)] = [:]
         var mediaKeysPlayer: PlayerID?
         var isShutDown = false
         var isConnected = false
@@ -128,7 +129,8 @@ public final class MPRISService: Sendable {
     ///
     /// Returns at once; ``MPRISEvent/published(busName:)`` follows on the player's bus once the
     /// name is the player's. The player stays published until ``unpublish(_:)``, its shutdown
-    /// (its name then leaves the bus), or the service's ``shutdown()``.
+    /// (its name then leaves the bus), or the service's ``shutdown()``; the service holds it
+    /// until then.
     /// - Throws: ``MPRISError/alreadyPublished(_:)``, ``MPRISError/playerShutDown(_:)``,
     ///   ``MPRISError/busNameTooLong(_:busName:)``, ``MPRISError/serviceShutDown``.
     public func publish(_ player: any MediaPlayer, options: MPRISPlayerOptions = MPRISPlayerOptions()) throws(MPRISError) {
@@ -321,8 +323,8 @@ public final class MPRISService: Sendable {
     private func removePlayer(_ id: PlayerID, reason: MPRISUnpublishReason) -> Bool {
         let removed = state.withLock { state -> Published? in
             guard let published = state.players.removeValue(forKey: id) else { return nil }
-            state.departed[id] = (published.player, reason)
-            if state.departed.count > 256 { state.departed = [id: (published.player, reason)] }
+            if state.departed.count >= 256 { state.departed = [:] }
+            state.departed[id] = (WeakReference(published.player), reason)
             if state.mediaKeysPlayer == id { state.mediaKeysPlayer = nil }
             return published
         }
@@ -367,7 +369,7 @@ public final class MPRISService: Sendable {
 
     /// Publishes `event` on player `id` (published, or departed).
     func report(_ event: MPRISEvent, to id: PlayerID) {
-        let player = state.withLock { $0.players[id]?.player ?? $0.departed[id]?.player }
+        let player = state.withLock { $0.players[id]?.player ?? $0.departed[id]?.player.object }
         player?.publish(event)
     }
 

@@ -278,6 +278,61 @@ struct MPRISTests {
         await setup.shutdown()
     }
 
+    @Test("a bus that is not there, and one that never answers: typed errors, attempts a growing delay apart, nothing waits unbounded")
+    func noBus() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("playerkit-nobus-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Nothing at the address.
+        let missing = try MPRISService(configuration: MPRISConfiguration(
+            appName: "pkmissing", identity: "Missing", busAddress: "unix:path=\(folder.path)/none", initialReconnectDelay: .milliseconds(100)))
+        let missingEvents = missing.serviceEvents()
+        let start = ContinuousClock.now
+        await #expect(throws: MPRISError.self) { try await missing.waitUntilConnected(timeout: .seconds(1)) }
+        #expect(ContinuousClock.now - start < .seconds(3))
+        do {
+            try await missing.waitUntilConnected(timeout: .milliseconds(200))
+        } catch {
+            guard case .busUnavailable(let address, let reason) = error else { throw error }
+            #expect(address.hasSuffix("/none") && reason.contains("No such file"), "\(error)")
+        }
+        // A player published meanwhile waits for the bus without error.
+        let (player, _) = try await Fixtures.player(id: Fixtures.uniqueID("waiting"))
+        try missing.publish(player)
+        #expect(missing.publishedPlayers == [player.id])
+        await missing.shutdown()
+        var attempts = 0
+        for await event in missingEvents { if case .disconnected = event { attempts += 1 } }
+        // 100 ms doubling over about 1.5 s: 4 or 5 attempts, not hundreds.
+        #expect(attempts >= 2 && attempts <= 8, "\(attempts) attempts")
+
+        // A socket that accepts and never answers: given up after 5 s, then tried again.
+        let path = folder.appendingPathComponent("silent").path
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in path.utf8.prefix(buffer.count - 1).enumerated() { buffer[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0 && listen(listener, 8) == 0)
+        let silent = try MPRISService(configuration: MPRISConfiguration(appName: "pksilent", identity: "Silent", busAddress: "unix:path=\(path)"))
+        let silentEvents = silent.serviceEvents()
+        var reason: String?
+        for await event in silentEvents {
+            if case .disconnected(let why, _) = event {
+                reason = why
+                break
+            }
+        }
+        #expect(reason?.contains("did not answer") == true, "\(String(describing: reason))")
+        await silent.shutdown()
+        await player.shutdown()
+    }
+
     @Test("media keys: the marked player is also the app's entry; playerctld (what media keys are bound to) controls the marked one as the mark moves")
     func mediaKeysFollowTheMark() async throws {
         let first = Fixtures.uniqueID("first"), second = Fixtures.uniqueID("second")

@@ -207,8 +207,10 @@ final class BusLoop: @unchecked Sendable {
             }
             if connected {
                 if work.reconcile { reconcileEntries() }
-                if work.retargetApp { retargetAppEntry() }
+                // The players' changes first, the app's new player last: clients that follow the
+                // most recent announcement (playerctld) then turn to the media-keys player.
                 for (id, change) in work.changes { emit(change, of: id) }
+                if work.retargetApp { retargetAppEntry() }
             }
             if let failure = processAll() {
                 lose(reason: failure)
@@ -411,7 +413,9 @@ final class BusLoop: @unchecked Sendable {
 
     /// Announces `change` on every entry that shows player `id`.
     private func emit(_ change: MPRISPlayerModel.Change, of id: PlayerID) {
-        for entry in entries.values where entry.target == id && entry.acquired {
+        // The app's entry last (see `run`).
+        let showing = entries.values.filter { $0.target == id && $0.acquired }.sorted { $1.key == .app && $0.key != .app }
+        for entry in showing {
             emitProperties(on: entry, player: change.player, root: change.root)
             if let seeked = change.seeked, let bus = entry.bus {
                 var signal: OpaquePointer?

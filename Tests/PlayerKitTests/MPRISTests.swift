@@ -358,6 +358,17 @@ struct MPRISTests {
         let request = await Self.requestEvent(bRecorder) { $0 == .pause }
         #expect(request?.1.sentTo == setup.service.appBusName)
         #expect(a.state == .playing)
+        // playerctld follows the most recent announcement: B's own name announces its pause too,
+        // so the mark moves once the desktop sees B paused (the service announces the app's new
+        // player after every change already on its way).
+        let bName = MPRISBusName.prefix + "\(setup.app).instance_\(MPRISBusName.escape(second))"
+        var status = ""
+        for _ in 0..<100 where !status.contains("Paused") {
+            status = try await setup.bus.run("gdbus", ["call", "--session", "--dest", bName, "--object-path", "/org/mpris/MediaPlayer2",
+                                                       "--method", "org.freedesktop.DBus.Properties.Get", "org.mpris.MediaPlayer2.Player",
+                                                       "PlaybackStatus"]).output
+        }
+        #expect(status.contains("Paused"), "\(status)")
 
         let mark = aRecorder.mark
         try setup.service.setMediaKeysPlayer(first)

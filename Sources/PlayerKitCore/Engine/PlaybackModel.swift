@@ -116,11 +116,14 @@ struct PlaybackModel: Sendable {
     /// The decoder last reported with ``PlayerEvent/videoDecoderChanged(_:)`` for this item.
     private var reportedDecoder: VideoDecoder?
     private(set) var loopMode: LoopMode?
-    /// mpv's `playlist-pos` (-1: none) and `playlist-count`, as last observed.
-    private var playlistIndex: Int?
-    private var playlistCount: Int?
-    /// ``playlistIndex`` and ``playlistCount`` as last reported (nil until both are known).
-    private(set) var playlist: PlaylistPosition?
+    /// mpv's `playlist-pos` (-1: none) and `playlist-count`, as last observed. A new core's
+    /// playlist is empty, so that is the baseline: mpv's first report may come only after a load
+    /// has filled it (its initial value is read when the pump gets to it), and must count as a
+    /// change then.
+    private var playlistIndex: Int? = -1
+    private var playlistCount: Int? = 0
+    /// ``playlistIndex`` and ``playlistCount`` as last reported.
+    private(set) var playlist: PlaylistPosition? = PlaylistPosition(index: nil, count: 0)
     private(set) var playbackDirection: PlaybackDirection?
     private(set) var isFullscreen: Bool?
     private(set) var isHardwareDecodingEnabled: Bool?

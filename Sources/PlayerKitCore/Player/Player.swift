@@ -288,8 +288,9 @@ public final class Player: MediaPlayer {
     /// reported by ``PlayerEvent/loopModeChanged(_:)``.
     public var loopMode: LoopMode? { model(\.loopMode) }
     /// Where the player is in its playlist (the current item's place and how many items there
-    /// are), nil before mpv reported it. Changes are reported by
-    /// ``PlayerEvent/playlistChanged(_:)``.
+    /// are): empty when the player is made, and each change reported by
+    /// ``PlayerEvent/playlistChanged(_:)``. (Optional for ``MediaPlayer``'s sake: a player
+    /// without playlists says nil; a `Player` never does.)
     public var playlist: PlaylistPosition? { model(\.playlist) }
     /// Which way playback runs (``setPlaybackDirection(_:)``), once mpv reported it.
     public var playbackDirection: PlaybackDirection? { model(\.playbackDirection) }

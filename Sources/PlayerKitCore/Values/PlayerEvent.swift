@@ -60,8 +60,8 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     /// baseline and is not an event.
     case loopModeChanged(LoopMode)
     /// The playlist changed: another item became current, an item was appended or removed, or
-    /// the playlist ended (``PlaylistPosition/index`` nil). The first value mpv reports is the
-    /// baseline and is not an event.
+    /// the playlist ended (``PlaylistPosition/index`` nil). A player starts with an empty
+    /// playlist, so its first load is reported (index 0 of 1).
     case playlistChanged(PlaylistPosition)
     /// The current item ended, and why.
     case itemEnded(ItemEndReason)

@@ -287,9 +287,7 @@ struct MPRISTests {
         let missing = try MPRISService(configuration: MPRISConfiguration(
             appName: "pkmissing", identity: "Missing", busAddress: "unix:path=\(folder.path)/none", initialReconnectDelay: .milliseconds(100)))
         let missingEvents = missing.serviceEvents()
-        let start = ContinuousClock.now
         await #expect(throws: MPRISError.self) { try await missing.waitUntilConnected(timeout: .seconds(1)) }
-        #expect(ContinuousClock.now - start < .seconds(3))
         do {
             try await missing.waitUntilConnected(timeout: .milliseconds(200))
         } catch {

@@ -7,7 +7,7 @@ SWIFT ?= swift
 # depends on PlayerKit never does.
 export PLAYERKIT_WARNINGS_AS_ERRORS := 1
 
-.PHONY: deps test-deps bench-deps build demo docs test test-long test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms media clean check-layers room-demo screenshots
+.PHONY: deps test-deps bench-deps build demo docs test test-long test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms bench-mpris media clean check-layers room-demo screenshots
 
 deps:
 	@Scripts/install-deps.sh demo
@@ -93,6 +93,11 @@ bench: bench-deps
 ## by side (about four minutes); rewrites the rooms table in Documentation/Performance.md.
 bench-rooms: test-deps
 	Benchmarks/rooms.py --write
+
+## A player on the desktop (MPRIS) from a desktop client's side, next to mpv with its MPRIS plugin
+## (about a minute once built); rewrites the MPRIS table in Documentation/Performance.md.
+bench-mpris: bench-deps
+	Benchmarks/mpris.py --write
 
 ## Redraws Documentation/performance.svg (and its embed) from the table in Documentation/Performance.md; runs nothing.
 bench-chart:

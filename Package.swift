@@ -303,7 +303,7 @@ let package = Package(
         .executableTarget(
             name: "PlayerKitBench",
             dependencies: [
-                "PlayerKit", "PlayerKitCache", "ExampleSupport", "CGLHost",
+                "PlayerKit", "PlayerKitCache", "PlayerKitMPRIS", "ExampleSupport", "CGLHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Benchmarks/PlayerKitBench",

@@ -23,6 +23,9 @@ import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchkit import build_bench  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(ROOT, ".build-bench")
 DOC = os.path.join(ROOT, "Documentation", "Performance.md")
@@ -46,12 +49,7 @@ def main():
     parser.add_argument("--steps", type=int, default=30)
     options = parser.parse_args()
     os.makedirs(WORK, exist_ok=True)
-    log("building playerkit-bench (release)")
-    env = dict(os.environ, PLAYERKIT_WARNINGS_AS_ERRORS="1")
-    subprocess.run(["swift", "build", "-c", "release", "--product", "playerkit-bench"], check=True, cwd=ROOT, env=env,
-                   stdout=subprocess.DEVNULL)
-    bench = os.path.join(subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], check=True, cwd=ROOT,
-                                        capture_output=True, text=True).stdout.strip(), "playerkit-bench")
+    bench = build_bench(ROOT, log)
     c_client = os.path.join(WORK, "compare")
     log("building the C client (Benchmarks/c/compare.c)")
     subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-o", c_client, os.path.join(ROOT, "Benchmarks", "c", "compare.c"),

@@ -15,7 +15,8 @@
 #            PulseAudio daemon and pactl (the audio-device tests start a private server with
 #            null sinks), Debian's syncplay-server (rooms) and Syncplay's own client with mpv (the
 #            interoperability test).
-#   bench    the benchmarks: a C compiler, ffmpeg (the 720p clip), python3's venv (python-mpv), libmpv's library.
+#   bench    the benchmarks: a C compiler, ffmpeg (the 720p clip), python3's venv (python-mpv), libmpv's library,
+#            mpv and its MPRIS plugin (make bench-mpris).
 #   loaded   make test-loaded: stress-ng.
 #
 # It checks for what is needed (a header, a library, a command), never for a distribution's
@@ -104,6 +105,8 @@ if wants bench; then
   need "ffmpeg" "have_command ffmpeg" ffmpeg ffmpeg ffmpeg
   need "python3's venv" "python3 -c 'import venv, ensurepip' 2>/dev/null" python3-venv python3 python
   need "libmpv's shared library" "have_file '$lib/libmpv.so.2' /usr/lib/libmpv.so.2 /usr/lib64/libmpv.so.2" libmpv2 mpv-libs mpv
+  need "mpv's MPRIS plugin (make bench-mpris)" "have_file /usr/lib/mpv-mpris/mpris.so" mpv-mpris mpv-mpris mpv-mpris
+  need "mpv (make bench-mpris)" "have_command mpv" mpv mpv mpv
 fi
 if wants loaded; then
   need "stress-ng" "have_command stress-ng" stress-ng stress-ng stress-ng

@@ -40,6 +40,9 @@ final class CompareApp {
     private let start = ContinuousClock.now
     private var sources: [String]
     private var subscription: PlayerSubscription?
+    /// Signalled once per player when its `shutDown` event was handled (printed), so the app
+    /// ends after its players' last events, not before.
+    private let shutDownHandled = DispatchSemaphore(value: 0)
     /// With `--mpris`: both players on the desktop.
     private var mpris: MPRISService?
 
@@ -133,8 +136,10 @@ final class CompareApp {
         // snippet: events
         let json = options.json
         let start = start
+        let shutDownHandled = shutDownHandled
         subscription = PlayerEventBus.shared.subscribe(to: .players(Set(options.ids))) { [weak self] record in
             if json { ExampleSupport.printLine(JSONEventLine(record, t: ExampleSupport.seconds(since: start)).json) }
+            if record.event == .shutDown { shutDownHandled.signal() }
             MainLoop.post { [weak self] in self?.apply(record) }
         }
         // end snippet
@@ -198,6 +203,8 @@ final class CompareApp {
         }
         // The main thread may wait (it is not one of Swift's pool threads); bounded all the same.
         let finished = done.wait(timeout: .now() + 15) == .success
+        // The subscription's queue may still be printing the last `shutDown`: let it (bounded).
+        for _ in players { _ = shutDownHandled.wait(timeout: .now() + 5) }
         subscription?.cancel()
         let live = Player.liveIDs.filter { options.ids.contains($0) }.map(\.rawValue)
         var line = AppLine(event: "quit", t: elapsed)

@@ -1,4 +1,5 @@
 import Foundation
+import PlayerKitSupport
 import Testing
 
 /// Runs other programs (the examples, X clients) for tests. Standard error is discarded.
@@ -86,19 +87,7 @@ final class JSONLineReader: Sendable {
     init(_ handle: FileHandle) {
         let (lines, continuation) = AsyncStream<Data>.makeStream()
         self.lines = lines
-        Thread {
-            var pending = Data()
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                pending.append(chunk)
-                while let newline = pending.firstIndex(of: 10) {
-                    continuation.yield(Data(pending[pending.startIndex..<newline]))
-                    pending.removeSubrange(pending.startIndex...newline)
-                }
-            }
-            continuation.finish()
-        }.start()
+        readLines(from: handle, { continuation.yield($0) }, end: { continuation.finish() })
     }
 
     /// The next line as an object; nil at the end of the output. Lines that are not JSON
@@ -117,7 +106,84 @@ final class JSONLineReader: Sendable {
     }
 }
 
+/// Splits what `handle` gives into lines on a thread of its own: `line` gets each (without its
+/// newline) as it arrives, `end` is called at the end of the output.
+func readLines(from handle: FileHandle, _ line: @escaping @Sendable (Data) -> Void, end: @escaping @Sendable () -> Void) {
+    Thread {
+        var pending = Data()
+        while true {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            pending.append(chunk)
+            while let newline = pending.firstIndex(of: 10) {
+                line(Data(pending[pending.startIndex..<newline]))
+                pending.removeSubrange(pending.startIndex...newline)
+            }
+        }
+        end()
+    }.start()
+}
+
+/// Reads a child's output as text lines, as they arrive (``readLines(from:_:end:)``), keeping
+/// every line for the test's messages.
+final class LineReader: Sendable {
+    private let lines: AsyncStream<String>
+    private let record = Locked<[String]>([])
+    /// Every line read so far.
+    var seen: [String] { record.withLock { $0 } }
+
+    init(_ handle: FileHandle) {
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+        lines = stream
+        let record = record
+        readLines(from: handle, { data in
+            let line = String(decoding: data, as: UTF8.self)
+            record.withLock { $0.append(line) }
+            continuation.yield(line)
+        }, end: { continuation.finish() })
+    }
+
+    /// The next line matching `condition`, within `timeout`; nil when none came.
+    func next(timeout: Duration, _ condition: @escaping @Sendable (String) -> Bool) async -> String? {
+        await withTaskGroup(of: String?.self) { group in
+            group.addTask { [lines] in
+                for await line in lines where condition(line) { return line }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+}
+
 extension ChildProcess {
+    /// Starts `arguments[0]` with the rest as its arguments, `environment` as its environment
+    /// and /dev/null as its standard streams; its process ID. For servers that close every
+    /// descriptor they inherit as they start (pulseaudio, dbus-daemon): Foundation's `Process`
+    /// takes that for the child's exit and answers with a blocking `waitpid` on its one
+    /// monitoring thread, so no other child of the test process would be reaped until the server
+    /// ends. The caller reaps it (`waitpid`).
+    static func spawnServer(_ arguments: [String], environment: [String: String]) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
+        guard status == 0 else { throw ChildProcessError.spawnFailed(arguments[0], String(cString: strerror(status))) }
+        return pid
+    }
+
     /// Runs `executable` to its end off the cooperative pool and returns its exit status, standard
     /// output and standard error. A sanitizer build that fails to start (ThreadSanitizer's
     /// "unexpected memory mapping", an address-space layout it cannot use, exit status 66) is
@@ -161,10 +227,12 @@ extension ChildProcess {
 
 enum ChildProcessError: Error, CustomStringConvertible {
     case notBuilt(String)
+    case spawnFailed(String, String)
 
     var description: String {
         switch self {
         case .notBuilt(let name): return "\(name) is not built: run `swift build` first"
+        case .spawnFailed(let program, let reason): return "cannot start \(program): \(reason)"
         }
     }
 }

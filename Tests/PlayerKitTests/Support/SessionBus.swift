@@ -39,7 +39,7 @@ final class SessionBus: Sendable {
     private func launch() throws {
         guard let daemon = VirtualDisplay.which("dbus-daemon") else { throw SessionBusError.notInstalled("dbus-daemon") }
         try? FileManager.default.removeItem(atPath: socket)
-        let started = try Self.spawn([daemon, "--session", "--nofork", "--nopidfile", "--address=\(address)"], environment: environment)
+        let started = try ChildProcess.spawnServer([daemon, "--session", "--nofork", "--nopidfile", "--address=\(address)"], environment: environment)
         pid.withLock { $0 = started }
         let deadline = ContinuousClock.now + .seconds(10)
         while (try? names()) == nil {
@@ -114,25 +114,6 @@ final class SessionBus: Sendable {
 
     deinit {
         stop()
-    }
-
-    /// Starts `arguments[0]` with `environment`, its standard streams on /dev/null; its process ID.
-    /// (Spawned directly: dbus-daemon closes inherited descriptors, which Foundation's Process
-    /// would take for the child's exit; see SoundServer.)
-    private static func spawn(_ arguments: [String], environment: [String: String]) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        let status = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
-        guard status == 0 else { throw SessionBusError.didNotStart("posix_spawn: \(String(cString: strerror(status)))") }
-        return pid
     }
 }
 

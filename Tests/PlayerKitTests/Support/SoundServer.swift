@@ -18,10 +18,7 @@ final class SoundServer: Sendable {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let socket = folder.appendingPathComponent("native").path
         address = "unix:\(socket)"
-        // Spawned directly, not with Foundation's Process: pulseaudio closes every descriptor it
-        // inherits as it starts, which Foundation takes for the child's exit and answers with a
-        // blocking waitpid on its one monitoring thread, so no other child of the test process
-        // (pactl, the examples) would be reaped until the server ends.
+        // Spawned directly, not with Foundation's Process (see `ChildProcess.spawnServer`).
         let arguments = [pulseaudio, "--daemonize=no", "-n", "--exit-idle-time=-1", "--disallow-exit", "--log-target=stderr",
                          "--load=module-native-protocol-unix socket=\(socket) auth-anonymous=1"]
             + sinks.map { "--load=module-null-sink sink_name=\($0)" }
@@ -29,7 +26,7 @@ final class SoundServer: Sendable {
         environment["HOME"] = folder.path
         environment["XDG_RUNTIME_DIR"] = folder.path
         environment["PULSE_RUNTIME_PATH"] = folder.appendingPathComponent("run").path
-        pid = try Self.spawn(arguments, environment: environment)
+        pid = try ChildProcess.spawnServer(arguments, environment: environment)
         let deadline = ContinuousClock.now + .seconds(10)
         while (try? pactl(["list", "short", "sinks"]))?.components(separatedBy: "\n").filter({ !$0.isEmpty }).count != sinks.count {
             guard ContinuousClock.now < deadline, isRunning else {
@@ -106,24 +103,6 @@ final class SoundServer: Sendable {
             ended = true
         }
         try? FileManager.default.removeItem(at: folder)
-    }
-
-    /// Starts `arguments[0]` with the rest as its arguments, `environment` as its environment
-    /// and /dev/null as its standard streams; its process ID.
-    private static func spawn(_ arguments: [String], environment: [String: String]) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        let status = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
-        guard status == 0 else { throw SoundServerError.didNotStart("posix_spawn: \(String(cString: strerror(status)))") }
-        return pid
     }
 }
 

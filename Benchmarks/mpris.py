@@ -128,7 +128,7 @@ def main():
     ]
     for key, what in (("toggle", "PlayPause until PropertiesChanged says the new PlaybackStatus"), ("get", "Get Position answered")):
         a50, a99, b50, b99 = median(pk, f"{key}_p50_us"), median(pk, f"{key}_p99_us"), median(mpv, f"{key}_p50_us"), median(mpv, f"{key}_p99_us")
-        lines.append(f"| {what} | {a50 / 1000:.2f} ms | {a99 / 1000:.2f} ms | {b50 / 1000:.2f} ms | {b99 / 1000:.2f} ms | {a50 / b50:.2f}x |")
+        lines.append(f"| {what} | {a50 / 1000:.2f} ms | {a99 / 1000:.2f} ms | {b50 / 1000:.2f} ms | {b99 / 1000:.2f} ms | {a50 / b50:.3f}x |")
     table = "\n".join(lines)
     print(table)
     print(json.dumps(results), file=sys.stderr)

@@ -281,9 +281,19 @@ enum DisplayServer: Sendable {
         case .x11(let display):
             var environment = display.environment
             environment["GDK_BACKEND"] = "x11"
-            return environment
-        case .wayland(let compositor): return compositor.environment
+            return Self.withoutAccessibilityBus(environment)
+        case .wayland(let compositor): return Self.withoutAccessibilityBus(compositor.environment)
         }
+    }
+
+    /// GTK starts the desktop's accessibility bus (at-spi-bus-launcher, a dbus-daemon and a
+    /// registry daemon) when it finds a session bus, and those outlive the app: a test run must
+    /// not leave them behind.
+    private static func withoutAccessibilityBus(_ environment: [String: String]) -> [String: String] {
+        var environment = environment
+        environment["NO_AT_BRIDGE"] = "1"
+        environment["GTK_A11Y"] = "none"
+        return environment
     }
 
     func screenshot() async throws -> XWDImage {

@@ -162,12 +162,12 @@ final class LineReader: Sendable {
 }
 
 extension ChildProcess {
-    /// Starts `arguments[0]` with the rest as its arguments, `environment` as its environment
-    /// and /dev/null as its standard streams; its process ID. For servers that close every
-    /// descriptor they inherit as they start (pulseaudio, dbus-daemon): Foundation's `Process`
-    /// takes that for the child's exit and answers with a blocking `waitpid` on its one
-    /// monitoring thread, so no other child of the test process would be reaped until the server
-    /// ends. The caller reaps it (`waitpid`).
+    /// Starts `arguments[0]` with the rest as its arguments, `environment` as its environment,
+    /// /dev/null as its standard streams and no other descriptor of the test process; its process
+    /// ID. For servers that close every descriptor they inherit as they start (pulseaudio):
+    /// Foundation's `Process` takes that for the child's exit and answers with a blocking
+    /// `waitpid` on its one monitoring thread, so no other child of the test process would be
+    /// reaped until the server ends. The caller reaps it (`waitpid`).
     static func spawnServer(_ arguments: [String], environment: [String: String]) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -175,6 +175,16 @@ extension ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        // Nothing else of the test process: a server that kept another child's pipe open (dbus-daemon
+        // does not close what it inherits) would hide that child's end from its reader, and from
+        // Foundation's `Process`, whose `waitUntilExit` then spins for ever (seen in make test).
+        // (glibc 2.34's posix_spawn_file_actions_addclosefrom_np, which Swift's Glibc module does
+        // not declare.)
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
+            throw ChildProcessError.spawnFailed(arguments[0], "this C library cannot close a child's inherited descriptors (glibc 2.34 or newer can)")
+        }
+        _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }

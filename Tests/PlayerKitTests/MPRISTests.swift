@@ -340,14 +340,21 @@ struct MPRISTests {
 
     @Test("media keys: the marked player is also the app's entry; playerctld (what media keys are bound to) controls the marked one as the mark moves")
     func mediaKeysFollowTheMark() async throws {
+        // Both players start paused and stay quiet unless told: playerctld turns to whichever
+        // player announced last, and a playing 4 s clip that loops announces a jump (`Seeked`)
+        // every 4 s, which would take the keys from the mark by playerctld's own rule (the guide
+        // says so).
         let first = Fixtures.uniqueID("first"), second = Fixtures.uniqueID("second")
-        let setup = try await Self.setUp(ids: [first, second])
+        let setup = try await Self.setUp(ids: [first, second], paused: true)
         defer { setup.bus.stop() }
         let (a, aRecorder) = setup.players[0], (b, bRecorder) = setup.players[1]
         let daemon = try #require(VirtualDisplay.which("playerctld"))
         let (process, _) = try ChildProcess.start(URL(fileURLWithPath: daemon), [], environment: setup.bus.environment)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         try await setup.bus.waitForNames { $0.contains("org.mpris.MediaPlayer2.playerctld") }
+        let aName = MPRISBusName.prefix + "\(setup.app).instance_\(MPRISBusName.escape(first))"
+        let bName = MPRISBusName.prefix + "\(setup.app).instance_\(MPRISBusName.escape(second))"
+        try await setup.bus.waitForPlayerctld { Set($0) == [aName, bName] }
 
         try setup.service.setMediaKeysPlayer(second)
         #expect(setup.service.mediaKeysPlayer == second)
@@ -358,15 +365,21 @@ struct MPRISTests {
             "--method", "org.freedesktop.DBus.Properties.Get", "org.mpris.MediaPlayer2.Player", "Metadata",
         ])
         #expect(appMetadata.output.contains("'xesam:title': <'\(b.mediaTitle ?? "?")'>"), "\(appMetadata)")
-        _ = try await setup.bus.playerctl(["pause"])        // no player named: playerctld's most recent
-        #expect(await bRecorder.waitForState(.paused))
-        let request = await Self.requestEvent(bRecorder) { $0 == .pause }
+        // playerctld turns to the app's name once it has read the new name's properties.
+        let turned = try await setup.bus.waitForPlayerctld { $0.first == setup.service.appBusName }
+        #expect(turned.first == setup.service.appBusName, "\(turned)")
+        var mark = bRecorder.mark
+        _ = try await setup.bus.playerctl(["play"])        // no player named: playerctld's most recent
+        #expect(await bRecorder.waitForState(.playing, after: mark))
+        let request = await Self.requestEvent(bRecorder, after: mark) { $0 == .play }
         #expect(request?.1.sentTo == setup.service.appBusName)
-        #expect(a.state == .playing)
-        // playerctld follows the most recent announcement: B's own name announces its pause too,
-        // so the mark moves once the desktop sees B paused (the service announces the app's new
-        // player after every change already on its way).
-        let bName = MPRISBusName.prefix + "\(setup.app).instance_\(MPRISBusName.escape(second))"
+        #expect(a.state != .playing)
+        // B plays now, and its loop may make its own name playerctld's latest; either is B.
+        mark = bRecorder.mark
+        _ = try await setup.bus.playerctl(["pause"])
+        #expect(await bRecorder.waitForState(.paused, after: mark))
+        // The desktop sees B paused under its own name before the mark moves (B's last
+        // announcement is on its way before the app's name announces A).
         var status = ""
         for _ in 0..<100 where !status.contains("Paused") {
             status = try await setup.bus.run("gdbus", ["call", "--session", "--dest", bName, "--object-path", "/org/mpris/MediaPlayer2",
@@ -375,24 +388,33 @@ struct MPRISTests {
         }
         #expect(status.contains("Paused"), "\(status)")
 
-        let mark = aRecorder.mark
+        mark = aRecorder.mark
+        let bMark = bRecorder.mark
         try setup.service.setMediaKeysPlayer(first)
         #expect(await aRecorder.waitFor(after: mark) { $0.event.feature(MPRISEvent.self) == .published(busName: setup.service.appBusName) } != nil)
-        #expect(await bRecorder.waitFor { $0.event.feature(MPRISEvent.self) == .unpublished(busName: setup.service.appBusName, reason: .hidden) } != nil)
-        _ = try await setup.bus.playerctl(["pause"])
-        #expect(await aRecorder.waitForState(.paused, after: mark))
+        #expect(await bRecorder.waitFor(after: bMark) {
+            $0.event.feature(MPRISEvent.self) == .unpublished(busName: setup.service.appBusName, reason: .hidden)
+        } != nil)
+        // The app's name announced A's properties: playerctld turns to it again.
+        let turnedAgain = try await setup.bus.waitForPlayerctld { $0.first == setup.service.appBusName }
+        #expect(turnedAgain.first == setup.service.appBusName, "\(turnedAgain)")
+        _ = try await setup.bus.playerctl(["play"])
+        #expect(await aRecorder.waitForState(.playing, after: mark))
+        let moved = await Self.requestEvent(aRecorder, after: mark) { $0 == .play }
+        #expect(moved?.1.sentTo == setup.service.appBusName)
         #expect(b.state == .paused)
 
         // Hidden under its own name, the marked player is still the app's entry.
         try setup.service.setVisible(false, for: first)
-        let names = try await setup.bus.waitForNames { !$0.contains(MPRISBusName.prefix + "\(setup.app).instance_\(MPRISBusName.escape(first))") }
-        #expect(names.contains(setup.service.appBusName), "\(names)")
-        let play = try await setup.bus.run("gdbus", [
+        let names = try await setup.bus.waitForNames { !$0.contains(aName) }
+        #expect(!names.contains(aName) && names.contains(setup.service.appBusName), "\(names)")
+        mark = aRecorder.mark
+        let pause = try await setup.bus.run("gdbus", [
             "call", "--session", "--dest", setup.service.appBusName, "--object-path", "/org/mpris/MediaPlayer2",
-            "--method", "org.mpris.MediaPlayer2.Player.Play",
+            "--method", "org.mpris.MediaPlayer2.Player.Pause",
         ])
-        #expect(play.status == 0, "\(play.errors)")
-        #expect(await aRecorder.waitForState(.playing, after: mark))
+        #expect(pause.status == 0, "\(pause.errors)")
+        #expect(await aRecorder.waitForState(.paused, after: mark))
         try setup.service.setMediaKeysPlayer(nil)
         #expect(try await setup.bus.waitForNames { !$0.contains(setup.service.appBusName) }.contains(setup.service.appBusName) == false)
         await setup.shutdown()

@@ -107,6 +107,23 @@ final class SessionBus: Sendable {
         }
     }
 
+    /// Waits, polling every 50 ms for at most `timeout`, until `condition` holds of playerctld's
+    /// players, most recently active first (its `PlayerNames`); the last list read.
+    @discardableResult
+    func waitForPlayerctld(timeout: Duration = .seconds(10), _ condition: @escaping @Sendable ([String]) -> Bool) async throws -> [String] {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let reply = try await run("gdbus", [
+                "call", "--session", "--dest", "org.mpris.MediaPlayer2.playerctld", "--object-path", "/org/mpris/MediaPlayer2",
+                "--method", "org.freedesktop.DBus.Properties.Get", "com.github.altdesktop.playerctld", "PlayerNames",
+            ])
+            // (<['org.mpris.MediaPlayer2.a', 'org.mpris.MediaPlayer2.b']>,)
+            let names = reply.output.split(separator: "'").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+            if condition(names) || ContinuousClock.now >= deadline { return names }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
     func stop() {
         endDaemon()
         try? FileManager.default.removeItem(at: folder)

@@ -41,6 +41,9 @@ struct Compare: ParsableCommand {
     @Flag(help: "Stay paused on the first frames (default: play).")
     var paused = false
 
+    @Flag(help: "Play the pair over and over (default: once, ending on idle players).")
+    var loop = false
+
     @Flag(help: "Play A's audio on the default output (B is never heard).")
     var audio = false
 
@@ -89,7 +92,7 @@ struct Compare: ParsableCommand {
         let options = CompareOptions(
             files: files.isEmpty ? ["compare-a.mp4", "compare-b.mp4"].map(ExampleSupport.shippedMedia) : files,
             ids: try ids.split(separator: ",").map { try PlayerID(validating: String($0)) },
-            mode: mode, divider: wipe, startPaused: paused, json: json, remote: remote, seconds: seconds,
+            mode: mode, divider: wipe, startPaused: paused, looping: loop, json: json, remote: remote, seconds: seconds,
             width: width, height: height, audio: audio, mpris: mpris,
             configuration: logging.applied(to: PlayerConfiguration(videoOutput: .frames, audioOutput: .none)))
         // GTK runs on the main thread, where `run()` is called.

@@ -11,6 +11,8 @@ struct CompareOptions: Sendable {
     var mode: ViewMode
     var divider: Double
     var startPaused: Bool
+    /// Play the pair over and over.
+    var looping: Bool
     var json: Bool
     var remote: Bool
     var seconds: Double?
@@ -467,9 +469,10 @@ final class CompareApp {
     private func openSources(_ paths: [String], play: Bool, command: String? = nil) {
         let group = group
         let ids = options.ids
+        let looping = options.looping
         Task.detached {
             do {
-                try await group.load(paths.map { MediaSource($0) })
+                try await group.load(paths.map { MediaSource($0) }, looping: looping)
                 if play { try await group.play() }
                 MainLoop.post { [weak self] in
                     guard let self else { return }

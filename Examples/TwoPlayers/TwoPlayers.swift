@@ -20,6 +20,9 @@ struct TwoPlayers: AsyncParsableCommand {
     @Option(help: "Stop after this many seconds (default: when both clips have ended).")
     var seconds: Double?
 
+    @Flag(help: "Play each clip over and over, until --seconds pass or Ctrl-C (default: once).")
+    var loop = false
+
     @Flag(help: "Print one JSON object per event per line: player, event, t, and state on state changes.")
     var json = false
 
@@ -77,10 +80,12 @@ struct TwoPlayers: AsyncParsableCommand {
 
         let sources = [mainMedia ?? ExampleSupport.shippedMedia("clip-a.mp4"), otherMedia ?? ExampleSupport.shippedMedia("clip-b.mp4")]
         var failures = 0
+        let loop = loop
         await withTaskGroup(of: Bool.self) { group in
             for (player, source) in zip([main, other], sources) {
                 group.addTask {
                     do throws(PlayerError) {
+                        if loop { try player.setLoop(.forever) }
                         try await player.load(MediaSource(source))
                         return true
                     } catch {
@@ -101,6 +106,8 @@ struct TwoPlayers: AsyncParsableCommand {
         let expectedEnds = 2 - failures
         if let seconds {
             await Interruption.shared.wait(upTo: .seconds(seconds))
+        } else if loop {
+            await Interruption.shared.wait()  // a looping clip never ends: until Ctrl-C or SIGTERM
         } else {
             await Interruption.shared.wait(orUntil: { await printer.waitForEnds(count: expectedEnds) })
         }

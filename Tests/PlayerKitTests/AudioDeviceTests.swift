@@ -69,6 +69,9 @@ struct AudioDeviceTests {
         defer { server.stop() }
         let id = Fixtures.uniqueID("solo")
         let (player, recorder) = try await player(id, server: server, device: "pulse/alpha")
+        // Looping until its stream is seen: on a loaded machine the 4 s clip could end (and its
+        // stream with it) before pactl is asked.
+        try player.setLoop(.forever)
         _ = try await player.load(.file(Fixtures.clipA))
         do {
             try player.setAudioDevice("pulse/gamma")
@@ -85,7 +88,10 @@ struct AudioDeviceTests {
         #expect(player.audioDevice == "pulse/alpha")
         let seen = try await streams(of: server) { $0.contains { $0.application == id.rawValue } }
         #expect(seen == [.init(application: id.rawValue, sink: "alpha")])
-        let end = await recorder.waitFor(timeout: .seconds(20)) {
+        // It plays on to the end of the clip once looping stops.
+        let mark = recorder.mark
+        try player.setLoop(.off)
+        let end = await recorder.waitFor(timeout: .seconds(20), after: mark) {
             if case .itemEnded = $0.event { return true } else { return false }
         }
         #expect(end?.event == .itemEnded(.finished))

@@ -53,7 +53,8 @@ struct CompareAppTests {
     func onTheDesktop() async throws {
         let bus = try await SessionBus.start()
         defer { bus.stop() }
-        let app = try await CompareApp.start(arguments: ["--mpris"], environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+        // Looping: the 4 s clips would end (leaving no pair to pause) on a loaded machine.
+        let app = try await CompareApp.start(arguments: ["--mpris", "--loop"], environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
         defer { app.stop() }
         let left = "org.mpris.MediaPlayer2.playerkit_compare.instance_left", right = "org.mpris.MediaPlayer2.playerkit_compare.instance_right"
         let names = try await bus.waitForNames { [left, right, "org.mpris.MediaPlayer2.playerkit_compare"].allSatisfy($0.contains) }

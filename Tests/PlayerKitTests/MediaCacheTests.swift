@@ -186,12 +186,15 @@ struct MediaCacheTests {
         let harness = try CacheHarness { $0.capacity = 150_000 }
         try await harness.cache.precache(try harness.source("clip-b.mp4"), .all)
         let (player, events) = try await Fixtures.player(configuration: harness.playerConfiguration)
-        _ = try await player.load(try harness.source("clip-a.mp4"))
+        // Paused until the precache below: a 4 s clip playing could end (and its reader close)
+        // first on a loaded machine.
+        _ = try await player.load(try harness.source("clip-a.mp4"), startPaused: true)
         // clip-a (117 kB) plus clip-b (36 kB) exceed the cap: clip-b, unused, goes.
         #expect(await harness.saw { $0 == .evicted(key: "clip-b.mp4", bytes: Int64(CacheHarness.clipB.count)) })
-        // A precache while clip-a plays goes over the cap rather than evicting clip-a.
+        // A precache while clip-a is open in a player goes over the cap rather than evicting clip-a.
         try await harness.cache.precache(try harness.source("clip-b.mp4"), .all)
         #expect(harness.cache.entry(forKey: "clip-a.mp4")?.isComplete == true)
+        try player.play()
         #expect(await events.waitFor { if case .itemEnded(.finished) = $0.event { return true }; return false } != nil)
         await player.shutdown()
         #expect(await eventually { harness.cache.cachedBytes <= 150_000 })

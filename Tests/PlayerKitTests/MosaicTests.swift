@@ -17,7 +17,7 @@ struct MosaicTests {
         let display = try await VirtualDisplay.start(size: "1024x768")
         defer { display.stop() }
         let (process, output) = try ChildProcess.start(
-            ChildProcess.example("playerkit-mosaic"), ["--json", "--seconds", "5", "--size", "640x480"], environment: display.environment)
+            ChildProcess.example("playerkit-mosaic"), ["--json", "--seconds", "120", "--size", "640x480"], environment: display.environment)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         let reader = JSONLineReader(output)
         // Wait until each of the four players has shown its first frame and played on a little.
@@ -50,6 +50,9 @@ struct MosaicTests {
         for (index, expected) in Self.tileColors.enumerated() {
             #expect(Self.matches(colors[index], expected), "quadrant \(index): \(colors[index]), expected \(expected)")
         }
+        // Checked: SIGTERM ends it, and it shuts its players down and exits cleanly (--seconds is
+        // only a backstop: a short one could close the window before a busy machine's screenshot).
+        process.terminate()
         await reader.drain()
         await ChildProcess.waitForExit(process)
         #expect(process.terminationStatus == 0)

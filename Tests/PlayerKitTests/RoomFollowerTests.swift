@@ -250,7 +250,9 @@ struct RoomFollowerTests {
         defer { fake.stop() }
         let (player, events) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
-        try await player.preload(MediaSource(Fixtures.clipA))
+        // Long enough to play on through the whole test (a single 4 s clip could end first on a
+        // loaded machine), as in the other room tests.
+        try await player.preload(.joined([MediaSource(Fixtures.clipA)], repeated: 100))
         var configuration = RoomClient.Configuration(host: "127.0.0.1", port: fake.port, room: "demo", name: "solo")
         configuration.reconnectDelay = nil
         configuration.security = .plain

@@ -128,7 +128,7 @@ struct SequencerTests {
         let display = try await VirtualDisplay.start(size: "1024x768")
         defer { display.stop() }
         let (process, output) = try ChildProcess.start(
-            ChildProcess.example("playerkit-sequencer"), ["--json", "--seconds", "5"], environment: display.environment)
+            ChildProcess.example("playerkit-sequencer"), ["--json", "--seconds", "60"], environment: display.environment)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         let reader = JSONLineReader(output)
         // Wait until the output has run a little.
@@ -156,6 +156,8 @@ struct SequencerTests {
         ]
         let match = items.first { MosaicTests.matches(left, $0.left) && MosaicTests.matches(right, $0.right) }
         #expect(match != nil, "window shows \(left) | \(right)")
+        // Checked: SIGTERM ends it cleanly (when the timeline has not ended it already).
+        process.terminate()
         await reader.drain()
         await ChildProcess.waitForExit(process)
         #expect(process.terminationStatus == 0)

@@ -224,15 +224,20 @@ final class RenderContext: @unchecked Sendable {
     /// Fires the update target once more afterwards (outside the lock), so a render thread
     /// waiting for an update wakes and finds the context gone.
     func free(_ reason: Ending) {
-        let freed = lock.withLock { () -> Bool in
-            guard let context = raw else { return false }
+        // Taken out under the lock (no render call is in progress once we hold it, and none
+        // starts once `raw` is nil), freed after it: clearing the update callback waits for a
+        // callback mpv is running, and that callback runs the app's `onFrameReady`, which may
+        // call `render` or `isClosed` and so take this lock.
+        let taken = lock.withLock { () -> OpaquePointer? in
+            guard let context = raw else { return nil }
             raw = nil
             ending = reason
-            mpv_render_context_set_update_callback(context, nil, nil)
-            mpv_render_context_free(context)
-            return true
+            return context
         }
-        if freed { updateTarget.takeUnretainedValue().fire() }
+        guard let taken else { return }
+        mpv_render_context_set_update_callback(taken, nil, nil)
+        mpv_render_context_free(taken)
+        updateTarget.takeUnretainedValue().fire()
     }
 }
 

@@ -1,5 +1,8 @@
 import Dispatch
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import PlayerKitSupport
 import Synchronization
 
@@ -57,7 +60,10 @@ public final class PlayerEventBus: Sendable {
     ///   - kinds: only these kinds of event; nil (the default) for every kind.
     ///   - delivery: where `handler` runs: on a serial queue (the default, see
     ///     ``SubscriptionDelivery/queue(_:)``) or ``SubscriptionDelivery/immediate``.
-    ///   - handler: called once per event, one call at a time, in each player's order.
+    ///   - handler: called once per event, in each player's order, with no PlayerKit lock
+    ///     held. With queue delivery calls never overlap; with immediate delivery calls for one
+    ///     player never overlap, but calls for different players may run at the same time, each
+    ///     on its player's delivering thread.
     /// - Returns: the subscription. It lasts until ``PlayerSubscription/cancel()`` or until the
     ///   token is deallocated: keep it.
     public func subscribe(
@@ -220,15 +226,20 @@ final class HandlerSubscriber: BusSubscriber {
     let selection: PlayerSelection
     private let kinds: Set<PlayerEventKind>?
     private let queue: DispatchQueue?
-    /// Read and written only under `deliveryLock`. Dropped on `cancel()`, so a handler that
-    /// holds its own subscription (to cancel it, say) does not keep a reference cycle alive:
-    /// subscription -> subscriber -> handler -> subscription.
-    nonisolated(unsafe) private var handler: (@Sendable (PlayerEventRecord) -> Void)?
     private let mailbox = Locked(Mailbox())
-    /// Held while the handler runs and while cancelling, so no call starts after `cancel()`
-    /// returned. Recursive: a handler may cancel its own subscription.
-    private let deliveryLock = RecursiveLock()
-    /// Written only under `deliveryLock`; atomic so the hot path reads it without a lock.
+    /// Guards `handler`, `running` and `waiters`. Never held while the handler runs.
+    private let control = MonotonicCondition()
+    /// The app's handler; nil once cancelled. Dropped on `cancel()`, so a handler that holds
+    /// its own subscription (to cancel it, say) does not keep a reference cycle alive:
+    /// subscription -> subscriber -> handler -> subscription. Under `control`.
+    nonisolated(unsafe) private var handler: (@Sendable (PlayerEventRecord) -> Void)?
+    /// The threads calling the handler now: one at most with queue delivery; with immediate
+    /// delivery, one per player whose events are being delivered. Under `control`.
+    nonisolated(unsafe) private var running: [pthread_t] = []
+    /// How many `cancel()` calls wait for `running` to clear. Under `control`.
+    nonisolated(unsafe) private var waiters = 0
+    /// Set once with `handler = nil`, under `control`; atomic so the hot path reads it without
+    /// a lock.
     private let cancelled = Atomic<Bool>(false)
 
     init(selection: PlayerSelection, kinds: Set<PlayerEventKind>?, queue: DispatchQueue?,
@@ -270,25 +281,64 @@ final class HandlerSubscriber: BusSubscriber {
         }
     }
 
+    /// Calls the handler once per record, with no lock held. Each call is admitted under
+    /// `control` (not once cancelled) and marks this thread as the running one, so an ordinary
+    /// `cancel()` on another thread can wait for it to return.
     private func call(_ records: [PlayerEventRecord]) {
-        deliveryLock.withLock {
-            for record in records {
-                // Held for the call: the handler may cancel its own subscription, which drops it.
-                guard !cancelled.load(ordering: .acquiring), let handler else { return }
+        for record in records {
+            let admitted = AppCodeMark.run { () -> Bool in
+                // The handler is copied out under the lock and released inside the mark: what
+                // it captured may run a deinit that cancels another subscription.
+                guard let handler = admit() else { return false }
                 handler(record)
+                return true
             }
+            leave()
+            if !admitted { return }
         }
     }
 
-    /// Stops delivery; waits for a handler call running on another thread to return.
-    func cancel() {
-        // The handler is handed out of the lock and released there: what it captured may run a
-        // deinit that cancels another subscription.
-        _ = deliveryLock.withLock { () -> (@Sendable (PlayerEventRecord) -> Void)? in
-            cancelled.store(true, ordering: .releasing)
-            defer { handler = nil }
+    private func admit() -> (@Sendable (PlayerEventRecord) -> Void)? {
+        control.withLock {
+            guard let handler else { return nil }
+            running.append(pthread_self())
             return handler
         }
+    }
+
+    private func leave() {
+        control.withLock {
+            let current = pthread_self()
+            if let index = running.firstIndex(where: { pthread_equal($0, current) != 0 }) {
+                running.remove(at: index)
+            }
+            if waiters > 0 { control.broadcast() }
+        }
+    }
+
+    /// Stops delivery: no handler call starts after this returns. Called by an app's ordinary
+    /// code, it also waits for a call in progress on another thread to return. Called from
+    /// inside an app's code that PlayerKit runs (any subscription's handler, a delegate, a
+    /// deinit that a handler's release triggered), it never waits: a call in progress on
+    /// another thread may still be running when it returns, and none starts after it.
+    func cancel() {
+        let mayWait = !AppCodeMark.isRunningAppCode
+        let self_ = pthread_self()
+        // Released outside the lock: what the handler captured may run a deinit that cancels
+        // another subscription.
+        let released: (@Sendable (PlayerEventRecord) -> Void)? = control.withLock {
+            cancelled.store(true, ordering: .releasing)
+            defer { handler = nil }
+            guard mayWait else { return handler }
+            waiters += 1
+            // The app's own handler: no bound of PlayerKit's (the handler must return quickly).
+            while running.contains(where: { pthread_equal($0, self_) == 0 }) {
+                control.wait(timeout: .seconds(1))
+            }
+            waiters -= 1
+            return handler
+        }
+        _ = released
         mailbox.withLock { $0.records.removeAll() }
     }
 }
@@ -304,7 +354,9 @@ public enum SubscriptionDelivery: Sendable {
     case queue(DispatchQueue?)
     /// Directly on the thread that delivers the player's events (usually the player's event
     /// pump; sometimes a thread that called into the player), right after they are produced,
-    /// with no PlayerKit lock held. One hop less than a queue: the lowest latency. The handler
+    /// with no PlayerKit lock held. One hop less than a queue: the lowest latency. A
+    /// subscription to several players may be called for two of them at the same time, each on
+    /// its own thread (one call at a time per player, in order). The handler
     /// must return quickly and never block: while it runs, that player's later events wait
     /// for every channel. It may read the player's read-outs and call ``Player/send(_:)``, but
     /// not the player's blocking methods (``Player/play()``, ``Player/property(_:)``, ...): the

@@ -18,9 +18,17 @@ public final class PlayerSubscription: Sendable {
         cancel()
     }
 
-    /// Ends the subscription. Once `cancel()` has returned, the handler is not called again.
-    /// If the handler is running on another thread, `cancel()` waits for it to return; a
-    /// handler may cancel its own subscription. Safe to call more than once, from any thread.
+    /// Ends the subscription. Once `cancel()` has returned, no call of the handler starts.
+    ///
+    /// Called from an app's ordinary code, `cancel()` also waits for a call of the handler in
+    /// progress on another thread to return, so once it returns the handler is not running.
+    /// Called from inside code that PlayerKit runs for the app (any subscription's handler, a
+    /// delegate method, or a `deinit` that releasing something there triggered), it never
+    /// waits: a call in progress on another thread may still finish after it returns. So
+    /// handlers may cancel their own subscription and each other's, on any delivery, without
+    /// deadlock. No PlayerKit lock is held while a handler runs.
+    ///
+    /// Safe to call more than once, from any thread.
     public func cancel() {
         subscriber.cancel()
         let first = ended.withLock { ended -> Bool in

@@ -343,8 +343,9 @@ struct LostEventsTests {
         try await offPool { _ = holding.wait(timeout: .now() + 10) }
         // Volume changes sent until mpv refuses more: each reserves a place for its answer in
         // mpv's queue (1000 events), so the queue fills and the refusal is typed. Then the item
-        // is sent to its end (a blocking seek needs no queue), which mpv reports into the full
-        // queue: lost.
+        // is sent to its end (mpv's seek command run synchronously needs no queue; the player's
+        // own seeks wait until they land, which needs the pump), which mpv reports into the
+        // full queue: lost.
         var sent = 0
         var refusal: PlayerError?
         while refusal == nil, sent < 5000 {
@@ -362,7 +363,7 @@ struct LostEventsTests {
         }
         #expect(refusedID == id && operation.hasPrefix("set volume"))
         #expect(sent >= 900 && sent <= 1000, "\(sent)")
-        try player.seek(to: 19.9, precision: .exact)
+        _ = try player.command(["seek", "19.9", "absolute+exact"])
         let deadline = ContinuousClock.now + .seconds(20)
         while try player.property("idle-active").boolValue != true, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))

@@ -27,6 +27,16 @@ enum EngineOperation: Sendable {
         case command([String])
     }
 
+    /// Whether a caller that awaits the operation waits until the player shows its result: a
+    /// seek is answered by mpv when queued, and lands a little later (see
+    /// ``PlaybackModel/awaitSeekLanding(ticket:)``).
+    var landsOnRestart: Bool {
+        switch self {
+        case .command(.seek), .command(.seekBy): true
+        default: false
+        }
+    }
+
     /// The requests, in order.
     var requests: [Request] {
         switch self {

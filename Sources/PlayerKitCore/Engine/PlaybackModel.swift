@@ -20,6 +20,9 @@ struct PlaybackModel: Sendable {
         /// Let mpv go on with the hook it waits on (`mpv_hook_continue`), after the requests
         /// that come before this output.
         case continueHook(UInt64)
+        /// The awaited seek `ticket` (see ``awaitSeekLanding(ticket:)``) landed: the player shows
+        /// `position` (nil when the item ended or was replaced first).
+        case seekLanded(ticket: UInt64, position: Double?)
 
         static func == (lhs: Output, rhs: Output) -> Bool {
             switch (lhs, rhs) {
@@ -29,6 +32,7 @@ struct PlaybackModel: Sendable {
             case (.loadResolved(let a, let ra), .loadResolved(let b, let rb)): return a == b && ra == rb
             case (.loadRedirected(let a, let b), .loadRedirected(let c, let d)): return a == c && b == d
             case (.continueHook(let a), .continueHook(let b)): return a == b
+            case (.seekLanded(let a, let p), .seekLanded(let b, let q)): return a == b && p == q
             case (.stopItem, .stopItem): return true
             default: return false
             }
@@ -221,6 +225,23 @@ struct PlaybackModel: Sendable {
     private var pollRequests: [UInt64: String] = [:]
     /// The request whose `time-pos` answer completes the current seek.
     private var seekPositionRequest: UInt64?
+    /// Where an awaited seek is on its way to the screen. mpv answers a `seek` command when it
+    /// queued the seek; the playloop carries it out later (`MPV_EVENT_SEEK`), and the first
+    /// frame after it is shown at `MPV_EVENT_PLAYBACK_RESTART`. The pump reads the answer and
+    /// the events in mpv's order, so a SEEK read after the answer carries this seek (mpv merges
+    /// seeks queued together), and a restart read before that SEEK belongs to an earlier one.
+    private enum SeekStage: Sendable, Equatable {
+        /// Answered, not yet carried out.
+        case queued
+        /// Carried out (SEEK seen), its frame not yet shown.
+        case executing
+        /// Shown (restart seen); completes with the answer to `seekPositionRequest`.
+        case landing
+    }
+    /// The awaited seeks, by ticket, in the order they were answered.
+    private var seekTickets: [(ticket: UInt64, stage: SeekStage)] = []
+    /// The position read with the item's info, not yet announced by a `positionChanged`.
+    private var positionUnannounced = false
     private var lastReportedDuration: Double?
 
     /// The entry mpv is playing or opening.
@@ -382,6 +403,26 @@ struct PlaybackModel: Sendable {
     mutating func cancelAllWaiters(with error: PlayerError) -> [Output] {
         let outputs = awaitedEntries.sorted().map { Output.loadResolved(entryID: $0, .failure(error)) }
         awaitedEntries.removeAll()
+        return outputs + resolveSeeks()
+    }
+
+    /// mpv accepted a seek whose caller waits until it lands: `ticket` completes with
+    /// ``Output/seekLanded(ticket:position:)`` once the player shows the new position (the
+    /// restart after the seek, then one read of `time-pos`), or when the item ends first.
+    mutating func awaitSeekLanding(ticket: UInt64) -> [Output] {
+        guard phase == .loading || phase == .loaded else { return [.seekLanded(ticket: ticket, position: position)] }
+        seekTickets.append((ticket, .queued))
+        return []
+    }
+
+    /// Completes the awaited seeks at `stages` (all when nil) at the current position.
+    private mutating func resolveSeeks(at stages: Set<SeekStage>? = nil) -> [Output] {
+        var outputs: [Output] = []
+        seekTickets.removeAll { entry in
+            guard stages?.contains(entry.stage) ?? true else { return false }
+            outputs.append(.seekLanded(ticket: entry.ticket, position: position))
+            return true
+        }
         return outputs
     }
 
@@ -437,7 +478,8 @@ struct PlaybackModel: Sendable {
             guard let new = value.doubleValue, phase != .idle, phase != .failed else { return [] }
             let old = position
             position = new
-            guard new != old, phase == .loaded, !seekInProgress, seekPositionRequest == nil else { return [] }
+            guard new != old || positionUnannounced, phase == .loaded, !seekInProgress, seekPositionRequest == nil else { return [] }
+            positionUnannounced = false
             return [.event(.positionChanged(new))]
         case "demuxer-cache-duration":
             cacheDuration = value.doubleValue
@@ -486,6 +528,8 @@ struct PlaybackModel: Sendable {
             lastReported[name] = value
             outputs += applyProperty(name: name, value: value, observed: true)
         case .startFile(let entryID):
+            outputs += resolveSeeks()
+            positionUnannounced = false
             entryFirstErrorLine = nextErrorLine
             currentEntryID = entryID
             phase = .loading
@@ -520,7 +564,9 @@ struct PlaybackModel: Sendable {
             infoValues = [:]
             infoRequests = [:]
             var requests: [(replyID: UInt64, name: String)] = []
-            for name in ["duration", "track-list", "media-title", "path"] {
+            // `time-pos` too: where the item starts (0, or its start time), so the position
+            // read-out is set when a load returns, before the first frame's read.
+            for name in ["duration", "track-list", "media-title", "path", "time-pos"] {
                 let request = nextRequestID()
                 infoRequests[request] = name
                 requests.append((request, name))
@@ -537,8 +583,10 @@ struct PlaybackModel: Sendable {
             if replyID == seekPositionRequest {
                 seekPositionRequest = nil
                 position = error < 0 ? position : value.doubleValue
+                positionUnannounced = false
                 outputs.append(.event(.seekCompleted(position: position)))
                 if let position { outputs.append(.event(.positionChanged(position))) }
+                outputs += resolveSeeks(at: [.landing])
                 break
             }
             if pollRequests.removeValue(forKey: replyID) != nil {
@@ -569,6 +617,9 @@ struct PlaybackModel: Sendable {
             }
         case .seek:
             seekInProgress = true
+            for index in seekTickets.indices where seekTickets[index].stage == .queued {
+                seekTickets[index].stage = .executing
+            }
         case .playbackRestart:
             if awaitingFirstFrame {
                 awaitingFirstFrame = false
@@ -582,6 +633,10 @@ struct PlaybackModel: Sendable {
                 let request = nextRequestID()
                 seekPositionRequest = request
                 outputs.append(.requestProperties([(request, "time-pos")]))
+                // Seeks landing on an earlier request's answer now wait for this one, newer.
+                for index in seekTickets.indices where seekTickets[index].stage == .executing {
+                    seekTickets[index].stage = .landing
+                }
             }
         case .endFile(let entryID, let reason, let code, let insertedEntryID, let insertedCount):
             outputs += endFile(
@@ -748,6 +803,10 @@ struct PlaybackModel: Sendable {
         let loadedDuration = infoValues["duration"]?.doubleValue ?? duration
         let title = infoValues["media-title"]?.stringValue ?? mediaTitle
         let size = videoSize ?? trackList.first { $0.kind == .video && $0.isSelected }?.videoSize
+        if position == nil, let start = infoValues["time-pos"]?.doubleValue {
+            position = start
+            positionUnannounced = true
+        }
         let info = MediaInfo(
             source: sources[entryID] ?? infoValues["path"]?.stringValue ?? "", duration: loadedDuration, videoSize: size, title: title,
             tracks: trackList)
@@ -774,7 +833,8 @@ struct PlaybackModel: Sendable {
     private mutating func endFile(
         entryID: Int64, reason: MPVEvent.EndFileReason, code: Int32, inserted: ClosedRange<Int64>?
     ) -> [Output] {
-        var outputs: [Output] = []
+        // Awaited seeks end with the item (a seek past the end ends it): they return at once.
+        var outputs: [Output] = resolveSeeks()
         let source = sources[entryID]
         let wasLoaded = loadedEntryID == entryID
         let endReason: ItemEndReason
@@ -977,6 +1037,9 @@ struct PlaybackModel: Sendable {
             outputs += applyProperty(name: name, value: done.values[name] ?? .none)
         }
         if let time = done.values["time-pos"]?.doubleValue { position = time }
+        // Whether a seek awaited landed, its events lost with the rest, nobody can say now:
+        // the seeks return at the position mpv has now.
+        outputs += resolveSeeks()
         cacheDuration = done.values["demuxer-cache-duration"]?.doubleValue ?? cacheDuration
         // 3. The item: which entry mpv plays, and whether it loaded.
         let entries = done.values["playlist"]?.arrayValue ?? []

@@ -22,6 +22,8 @@ final class PlayerCore: Sendable {
         var entryWaiters: [Int64: LoadWaiter] = [:]
         /// Operations sent with ``send(_:)`` whose reply has not come yet, by reply ID.
         var sentOperations: [UInt64: SentRequest] = [:]
+        /// Awaited seeks mpv accepted that have not landed yet, by ticket (their reply ID).
+        var seekReplies: [UInt64: SentReply] = [:]
         var nextReplyID: UInt64 = 1
         /// Counts loads, so a cancelled load can tell whether a later one replaced it.
         var loadCount: UInt64 = 0
@@ -331,7 +333,13 @@ final class PlayerCore: Sendable {
             return [.event(.error(Self.error(of: sent.request, status: error)))]
         }
         guard sent.isLast else { return [] }
-        let outputs = sent.operation.applied(to: &state.model, result: result)
+        var outputs = sent.operation.applied(to: &state.model, result: result)
+        if let reply = sent.reply, sent.operation.landsOnRestart {
+            // Accepted, not yet shown: the caller waits until the seek lands.
+            state.seekReplies[replyID] = reply
+            outputs += state.model.awaitSeekLanding(ticket: replyID)
+            return outputs
+        }
         sent.reply?.resume(.success(result))
         return outputs
     }
@@ -420,6 +428,9 @@ final class PlayerCore: Sendable {
                 try? send(.command(.stop))
             case .continueHook(let hookID):
                 _ = handle.ifAlive { mpv_hook_continue($0, hookID) }
+            case .seekLanded(let ticket, let position):
+                let reply = state.withLock { $0.seekReplies.removeValue(forKey: ticket) }
+                reply?.resume(.success(position.map(MPVValue.double) ?? .none))
             case .event:
                 break
             }
@@ -480,6 +491,31 @@ final class PlayerCore: Sendable {
         }
         applyIntent { operation.applied(to: &$0, result: result) }
         return result
+    }
+
+    /// ``perform(_:)`` for an operation that lands after mpv answered (a seek: see
+    /// ``EngineOperation/landsOnRestart``): hands it over as ``send(_:reply:)`` does and blocks
+    /// until the player shows its result, at most `timeout` on the monotonic clock. Never on a
+    /// pump queue.
+    @discardableResult
+    func performUntilLanded(_ operation: EngineOperation, timeout: Duration = .seconds(10)) throws(PlayerError) -> MPVValue {
+        PumpQueue.assertNotOnPump("seek")
+        PoolRule.assertNotBlockingPool("seek")
+        let outcome = Locked<Result<MPVValue, PlayerError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let reply = SentReply { result in
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        try send(operation, reply: reply)
+        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+        if done.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds))) == .timedOut {
+            let description = operation.requests.map(Self.describe).joined(separator: "; ")
+            reply.resume(.failure(.timedOut(operation: "\(description) on player \(id)", after: timeout)))
+            // Either that resumed it, or the answer came just before: both signalled once.
+            done.wait()
+        }
+        return try outcome.withLock { $0 ?? .failure(.playerShutDown(id)) }.get()
     }
 
     /// Hands `operation` to mpv without waiting (`mpv_set_property_async`,
@@ -739,10 +775,11 @@ final class PlayerCore: Sendable {
         let (waiters, replies, deliver) = state.withLock { state -> ([LoadWaiter], [SentReply], Bool) in
             _ = state.model.cancelAllWaiters(with: .playerShutDown(id))
             let all = Array(state.loadWaiters.values) + Array(state.entryWaiters.values)
-            let replies = state.sentOperations.values.compactMap(\.reply)
+            let replies = state.sentOperations.values.compactMap(\.reply) + Array(state.seekReplies.values)
             state.loadWaiters.removeAll()
             state.entryWaiters.removeAll()
             state.sentOperations.removeAll()
+            state.seekReplies.removeAll()
             // The last event; the pump is stopped, so nothing can follow it.
             return (all, replies, emit(&state, [.event(.shutDown)]))
         }

@@ -526,8 +526,11 @@ public final class Player: MediaPlayer {
     ///
     /// **Ordering.** Commands sent or performed on one player are carried out in the order they
     /// were made, as with ``send(_:)``. When it returns, the player's read-outs reflect the command
-    /// (as after the blocking method); its events follow on their usual paths. A refusal is
-    /// thrown to the caller and not reported as an ``PlayerEvent/error(_:)`` event.
+    /// (as after the blocking method); its events follow on their usual paths. A seek returns
+    /// once the player shows the new position: ``position`` reads where it landed (the target of
+    /// an exact seek) and ``PlayerEvent/seekCompleted(position:)`` has been published; a seek that
+    /// the item's end overtakes returns then. A refusal is thrown to the caller and not reported
+    /// as an ``PlayerEvent/error(_:)`` event.
     ///
     /// **Bounds.** It returns within `timeout` on the monotonic clock; cancelling the calling
     /// task does not withdraw the command (mpv has it), so the call still returns mpv's answer.
@@ -660,19 +663,24 @@ public final class Player: MediaPlayer {
     /// Stops playback and unloads the item (state ``PlayerState/idle``); the playlist is cleared.
     public func stop() throws(PlayerError) { try performBlocking(.stop) }
 
-    /// Seeks to an absolute position in seconds. Completion is reported by
-    /// ``PlayerEvent/seekCompleted(position:)``.
+    /// Seeks to an absolute position in seconds and returns once the player shows it: then
+    /// ``position`` reads where it landed (the target itself for an exact seek to a frame's
+    /// time), and ``PlayerEvent/seekCompleted(position:)`` has been published. A seek past the
+    /// end returns when the item ends. Waits at most 10 s.
     /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN, infinite or
-    ///   negative positions; ``PlayerError/noMediaLoaded(operation:)`` when nothing is loaded.
+    ///   negative positions; ``PlayerError/noMediaLoaded(operation:)`` when nothing is loaded;
+    ///   ``PlayerError/timedOut(operation:after:)``.
     public func seek(to seconds: Double, precision: SeekPrecision = .exact) throws(PlayerError) {
-        try performBlocking(.seek(to: seconds, precision: precision))
+        try core.performUntilLanded(.command(checked(.seek(to: seconds, precision: precision))))
     }
 
-    /// Seeks relative to the current position (negative goes back).
+    /// Seeks relative to the current position (negative goes back) and returns once the player
+    /// shows the new position, as ``seek(to:precision:)`` does.
     /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN or infinite offsets;
-    ///   ``PlayerError/noMediaLoaded(operation:)`` when nothing is loaded.
+    ///   ``PlayerError/noMediaLoaded(operation:)`` when nothing is loaded;
+    ///   ``PlayerError/timedOut(operation:after:)``.
     public func seek(by seconds: Double, precision: SeekPrecision = .keyframe) throws(PlayerError) {
-        try performBlocking(.seekBy(seconds, precision: precision))
+        try core.performUntilLanded(.command(checked(.seekBy(seconds, precision: precision))))
     }
 
     // MARK: Audio, speed, loop, decoding, fullscreen

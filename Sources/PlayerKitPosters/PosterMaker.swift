@@ -251,6 +251,7 @@ public final class PosterMaker: Sendable {
             if Task.isCancelled { return .failure(.cancelled(source)) }
             if case .timedOut = error { return .failure(.timedOut(source, after: timeout)) }
             if expired.withLock({ $0 }) { return .failure(.timedOut(source, after: timeout)) }
+            if case .loadFailed(_, let mpvError) = error, Self.hasNoVideoTrack(mpvError) { return .failure(.noVideo(source)) }
             return .failure(.loadFailed(source, error))
         }
         guard let size = info.videoSize else { return .failure(.noVideo(source)) }
@@ -472,5 +473,15 @@ private struct FramePlayerFactory: Sendable {
 
     func make() async throws(PlayerError) -> any MediaPlayer {
         try await Player.create(configuration: configuration)
+    }
+}
+
+extension PosterMaker {
+    /// Whether a load failure means the item has no video track. The pool's players decode no
+    /// audio or subtitles, so an audio-only item leaves the player nothing to play, and the
+    /// player says only that no stream was selected (the error's first line). A video track
+    /// whose decoder failed names its own error first, and stays a load failure.
+    static func hasNoVideoTrack(_ error: MPVError) -> Bool {
+        error.code == -16 && error.reason?.hasPrefix("No video or audio streams selected") == true
     }
 }

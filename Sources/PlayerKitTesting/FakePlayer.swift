@@ -1,6 +1,7 @@
 import Foundation
 import PlayerKitCore
 import PlayerKitSupport
+import Synchronization
 
 /// A deterministic ``/PlayerKitCore/MediaPlayer`` on a ``ManualClock``: no mpv, no threads, no
 /// wall clock. Loads take the time the test gives them and can fail; playback advances with the
@@ -50,7 +51,8 @@ import PlayerKitSupport
 ///
 /// **Differences from ``/PlayerKitCore/Player``.** ``send(_:)`` carries the command out at once (a real
 /// player does it a little later). There is no delegate (features use the bus), no audio devices
-/// or tracks, and frames are plain colour. IDs are unique among live fake players; a fake and a real player
+/// or tracks, and frames are plain colour. IDs are unique among the live fake players on one
+/// bus (tests with buses of their own may use the same IDs at once); a fake and a real player
 /// may share one.
 ///
 /// **Threading.** Safe from any thread and task. Clock-driven changes happen on the thread
@@ -175,8 +177,21 @@ public final class FakePlayer: MediaPlayer {
         }
     }
 
-    /// Live fake IDs, for uniqueness.
-    private static let liveIDs = Locked(Set<PlayerID>())
+    /// Frees the ID on its bus, once (shutdown, then deinit).
+    private func releaseID() {
+        guard idReleased.exchange(true, ordering: .acquiringAndReleasing) == false else { return }
+        let bus = ObjectIdentifier(eventBus)
+        Self.liveIDs.withLock { ids in
+            ids[bus]?.remove(id)
+            if ids[bus]?.isEmpty == true { ids[bus] = nil }
+        }
+    }
+
+    private let idReleased = Atomic<Bool>(false)
+
+    /// Live fake IDs by bus, for uniqueness: unique among the live fakes on one bus, so tests
+    /// with buses of their own may use the same IDs at once.
+    private static let liveIDs = Locked([ObjectIdentifier: Set<PlayerID>]())
 
     /// Creates a fake player and publishes ``/PlayerKitCore/PlayerEvent/created``.
     /// - Parameters:
@@ -194,7 +209,7 @@ public final class FakePlayer: MediaPlayer {
                 positionInterval: Duration = .milliseconds(250)) throws(PlayerError) {
         let id = id ?? .random()
         guard PlayerID.isValid(id.rawValue) else { throw .invalidID(id.rawValue) }
-        guard Self.liveIDs.withLock({ $0.insert(id).inserted }) else { throw .duplicateID(id) }
+        guard Self.liveIDs.withLock({ $0[ObjectIdentifier(bus), default: []].insert(id).inserted }) else { throw .duplicateID(id) }
         self.id = id
         self.clock = clock
         self.eventBus = bus
@@ -207,7 +222,7 @@ public final class FakePlayer: MediaPlayer {
     deinit {
         let timers = model.withLock { $0.timers + $0.playbackTimers }
         for timer in timers { timer.cancel() }
-        Self.liveIDs.withLock { _ = $0.remove(id) }
+        releaseID()
     }
 
     // MARK: What a test controls and reads
@@ -344,7 +359,7 @@ public final class FakePlayer: MediaPlayer {
                     state.pendingLoad = PendingLoad(token: token, continuation: continuation)
                     let current = state.generation
                     if media.loadTime > .zero {
-                        state.timers.append(self.clock.schedule(at: self.clock.now.advanced(by: media.loadTime)) { [weak self] in
+                        state.timers.append(self.clock.schedule(at: self.clock.now.advanced(by: media.loadTime), awaited: true) { [weak self] in
                             self?.finishLoad(current)
                         })
                         return replaced
@@ -377,7 +392,7 @@ public final class FakePlayer: MediaPlayer {
                 continuation.resume(returning: down ? .failure(.playerShutDown(id)) : .success(()))
                 return
             }
-            let timer = clock.schedule(at: clock.now.advanced(by: timeout)) { [weak self] in
+            let timer = clock.schedule(at: clock.now.advanced(by: timeout), awaited: true) { [weak self] in
                 guard let self else { return }
                 let waiter = self.model.withLock { state -> FirstFrameWaiter? in
                     guard let index = state.firstFrameWaiters.firstIndex(where: { $0.id == waiterID }) else { return nil }
@@ -507,7 +522,7 @@ public final class FakePlayer: MediaPlayer {
                 for reply in replies { reply.resume(returning: false) }
             }
         }
-        Self.liveIDs.withLock { _ = $0.remove(id) }
+        releaseID()
     }
 
     // MARK: Commands
@@ -545,7 +560,7 @@ public final class FakePlayer: MediaPlayer {
                     return state.lastWaiterID
                 }
                 guard let id else { return continuation.resume(returning: false) }
-                let timer = clock.schedule(at: deadline) { [weak self] in
+                let timer = clock.schedule(at: deadline, awaited: true) { [weak self] in
                     self?.model.withLock { $0.replyWaiters.removeValue(forKey: id) }?.resume(returning: true)
                 }
                 model.withLock { $0.timers.append(timer) }

@@ -32,7 +32,9 @@ public final class ManualClock: MonotonicClock {
 
     private enum Action {
         case resume(CheckedContinuation<Void, any Error>)
-        case run(@Sendable () -> Void)
+        /// `awaited`: a task waits for it (a fake player's load, reply or preload timeout), so
+        /// it counts in ``sleeperCount``.
+        case run(@Sendable () -> Void, awaited: Bool)
     }
 
     private struct Alarm {
@@ -69,9 +71,17 @@ public final class ManualClock: MonotonicClock {
     /// The smallest step: one nanosecond.
     public var minimumResolution: Duration { .nanoseconds(1) }
 
-    /// How many tasks sleep on this clock now.
+    /// How many tasks wait on this clock now: tasks sleeping on it, and a ``FakePlayer``'s
+    /// pending loads, replies and preloads (each waits for the clock to reach its time).
     public var sleeperCount: Int {
-        state.withLock { $0.alarms.count { if case .resume = $0.action { true } else { false } } }
+        state.withLock {
+            $0.alarms.count {
+                switch $0.action {
+                case .resume: true
+                case .run(_, let awaited): awaited
+                }
+            }
+        }
     }
 
     /// Suspends until the clock has been advanced to `deadline` (at once when it has been
@@ -132,9 +142,15 @@ public final class ManualClock: MonotonicClock {
     /// What ``FakePlayer`` times its loads, positions and ends with.
     @discardableResult
     public func schedule(at deadline: Instant, _ action: @escaping @Sendable () -> Void) -> ScheduledAction {
+        schedule(at: deadline, awaited: false, action)
+    }
+
+    /// ``schedule(at:_:)`` for an action a task waits for (a fake player's pending load, reply
+    /// or preload timeout): it counts in ``sleeperCount`` until it runs or is cancelled.
+    func schedule(at deadline: Instant, awaited: Bool, _ action: @escaping @Sendable () -> Void) -> ScheduledAction {
         let id = state.withLock { state -> UInt64 in
             state.lastID += 1
-            state.alarms.append(Alarm(id: state.lastID, deadline: deadline, action: .run(action)))
+            state.alarms.append(Alarm(id: state.lastID, deadline: deadline, action: .run(action, awaited: awaited)))
             return state.lastID
         }
         return ScheduledAction(id: id, clock: self)
@@ -170,14 +186,15 @@ public final class ManualClock: MonotonicClock {
             guard let due else { return }
             switch due.action {
             case .resume(let continuation): continuation.resume()
-            case .run(let action): action()
+            case .run(let action, _): action()
             }
         }
     }
 
-    /// Suspends until at least `count` tasks sleep on this clock, or `timeout` of real time
-    /// (on `ContinuousClock`) has passed; returns whether they do. A test calls it before
-    /// ``advance(by:)`` to know that the code under test has reached its sleep.
+    /// Suspends until at least `count` tasks wait on this clock (see ``sleeperCount``: sleepers,
+    /// and a fake player's pending loads, replies and preloads), or `timeout` of real time (on
+    /// `ContinuousClock`) has passed; returns whether they do. A test calls it before
+    /// ``advance(by:)`` to know that the code under test has reached its wait.
     @discardableResult
     public func waitForSleepers(_ count: Int = 1, timeout: Duration = .seconds(5)) async -> Bool {
         let deadline = ContinuousClock.now.advanced(by: timeout)

@@ -187,6 +187,50 @@ struct FakePlayerTests {
         await second.shutdown()
     }
 
+    @Test("IDs are unique per bus: two tests on buses of their own may both use \"left\" at once")
+    func idsPerBus() async throws {
+        let mine = try FakePlayer(id: "left", clock: clock, bus: PlayerEventBus(label: "mine"))
+        let theirs = try FakePlayer(id: "left", clock: clock, bus: PlayerEventBus(label: "theirs"))
+        #expect(throws: PlayerError.duplicateID("left")) { try FakePlayer(id: "left", clock: clock, bus: mine.eventBus) }
+        await mine.shutdown()
+        // Freed once, by the shutdown; the deinit of the old fake does not free a new one's ID.
+        var again: FakePlayer? = try FakePlayer(id: "left", clock: clock, bus: mine.eventBus)
+        #expect(throws: PlayerError.duplicateID("left")) { try FakePlayer(id: "left", clock: clock, bus: mine.eventBus) }
+        await again?.shutdown()
+        again = nil
+        await theirs.shutdown()
+    }
+
+    @Test("waitForSleepers counts a fake's pending load, and its reply delay")
+    func sleepersCoverPendingLoads() async throws {
+        let player = try FakePlayer(clock: clock, bus: bus, media: ["slow.mp4": .init(duration: 4, loadTime: .seconds(2))])
+        let load = Task { try await player.load("slow.mp4") }
+        #expect(await clock.waitForSleepers(1, timeout: .seconds(5)), "the pending load was not counted")
+        clock.advance(by: .seconds(2))
+        _ = try await load.value
+        #expect(clock.sleeperCount == 0)
+        player.replyDelay = .milliseconds(100)
+        let play = Task { try await player.perform(.pause) }
+        #expect(await clock.waitForSleepers(1, timeout: .seconds(5)), "the pending reply was not counted")
+        clock.advance(by: .milliseconds(100))
+        try await play.value
+        await player.shutdown()
+    }
+
+    @Test("a fake's event stream ends after its shutDown; load takes a String variable")
+    func streamEndsAndStringLoad() async throws {
+        let player = try FakePlayer(clock: clock, bus: bus)
+        let events = player.events()
+        let path: String = ["clips", "a.mp4"].joined(separator: "/")
+        try await player.load(path)
+        #expect(player.mediaInfo?.source == path || player.state == .playing)
+        await player.shutdown()
+        var seen: [PlayerEvent] = []
+        for await record in events { seen.append(record.event) }
+        #expect(seen.last == .shutDown)
+        #expect(seen.contains { if case .mediaLoaded = $0 { return true } else { return false } })
+    }
+
     @Test("a sleeper on the manual clock wakes when the clock reaches its deadline, and not before")
     func manualClockSleep() async throws {
         let woke = Locked(false)

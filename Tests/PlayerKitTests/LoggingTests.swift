@@ -74,6 +74,26 @@ struct LoggingTests {
         #expect(mine.allSatisfy { $0.message.hasPrefix("[") })
     }
 
+    @Test("audioOutput .none logs no error: pause, seek or load, then play (mpv's null output's spurious start() line is dropped)")
+    func silentOutputLogsNoError() async throws {
+        let sink = CapturedLogs()
+        var configuration = Fixtures.headless
+        configuration.logger = sink.logger(label: "app.silent")
+        configuration.mpvLogLevel = .warn
+        let (player, _) = try await Fixtures.player(id: Fixtures.uniqueID("silent"), configuration: configuration)
+        try await player.load(.file(Fixtures.fixture("long.mp4")), startPaused: true)
+        try await player.perform(.seek(to: 1, precision: .exact))
+        try await player.perform(.play)
+        #expect(await eventually { (player.position ?? 0) > 1.2 })
+        try await player.perform(.pause)
+        try await player.load(.file(Fixtures.fixture("long.mp4")), startPaused: true)
+        try await player.perform(.play)
+        #expect(await eventually { (player.position ?? 0) > 0.2 })
+        await player.shutdown()
+        let errors = sink.all.filter { $0.level >= .error }
+        #expect(errors.isEmpty, "\(errors.map(\.message))")
+    }
+
     @Test("a logger given per player gets that player's messages, PlayerKit's and mpv's, at that player's mpv level")
     func loggerPerPlayer() async throws {
         let process = CapturedLogs.shared

@@ -69,6 +69,28 @@ struct PosterTests {
         await #expect(throws: PosterError.shutDown) { try await maker.poster(for: requests[0]) }
     }
 
+    @Test("an audio-only item gives noVideo, naming it; the maker goes on with the next item")
+    func audioOnly() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pk-posters-audio-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let audio = folder.appendingPathComponent("audio-only.m4a").path
+        let made = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/ffmpeg"), [
+            "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "aac", audio])
+        #expect(FileManager.default.fileExists(atPath: audio), "ffmpeg: \(made.output)")
+        let maker = try PosterMaker(configuration: .init(width: 160, height: 160, concurrency: 1, timeoutPerItem: .seconds(30))) { () async throws(PlayerError) -> any MediaPlayer in
+            var configuration = PlayerConfiguration(videoOutput: .frames, audioOutput: .none)
+            configuration.extraOptions["aid"] = "no"
+            return try await Player.create(configuration: configuration)
+        }
+        await #expect(throws: PosterError.noVideo(MediaSource(audio))) {
+            try await maker.poster(for: PosterRequest(source: MediaSource(audio), moment: .time(0)))
+        }
+        let poster = try await maker.poster(for: PosterRequest(source: MediaSource(Fixtures.clipA), moment: .time(1)))
+        #expect(poster.frame.width == 160)
+        await maker.shutdown()
+    }
+
     @Test("a cancelled batch stops: items not started are never loaded, and the pool holds no item")
     func cancelled() async throws {
         let players = Guarded<[Player]>([])

@@ -85,6 +85,18 @@ enum LibMPV {
     /// Whether `scaletempo2` writes past its buffer: libmpv before 0.37 (client API 2.2), which
     /// fixed its handling of a stream's final packet and of format changes (mpv PR #12052).
     static let scaletempo2IsUnsafe = clientAPIVersion < (2 << 16 | 2)
+
+    /// Whether mpv's null audio output keeps its pause flag through a reset: libmpv before 0.38
+    /// (client API 2.3; mpv commit 431b420, issue #13267). Resuming after a seek or a load while
+    /// paused then logs a harmless "illegal state: start() while paused" error and plays on.
+    static let aoNullLogsSpuriousStart = clientAPIVersion < (2 << 16 | 3)
+
+    /// Whether a log line is that harmless error of the null audio output (see
+    /// ``aoNullLogsSpuriousStart``): PlayerKit drops it, so a run with `audioOutput: .none` logs
+    /// no error that is not one.
+    static func isSpuriousAONullError(prefix: String, text: String) -> Bool {
+        aoNullLogsSpuriousStart && prefix == "ao/null" && text.hasPrefix("illegal state: start() while paused")
+    }
 }
 
 extension PlayerConfiguration.MPVLogLevel {

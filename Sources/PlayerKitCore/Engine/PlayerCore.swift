@@ -232,6 +232,7 @@ final class PlayerCore: Sendable {
         while let event = nextEvent() {
             switch event {
             case .logMessage(let level, let prefix, let text):
+                if LibMPV.isSpuriousAONullError(prefix: prefix, text: text) { continue }
                 if forwardedLogLevels.contains(level) { logMPVMessage(level: level, prefix: prefix, text: text) }
                 if level == .error || level == .fatal { update { $0.model.apply(event) } }
             case .queueOverflow:

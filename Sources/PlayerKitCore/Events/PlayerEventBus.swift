@@ -117,6 +117,15 @@ public final class PlayerEventBus: Sendable {
         return PlayerEventStream(subscriber: subscriber)
     }
 
+    /// One player's own events, ending after its ``PlayerEvent/shutDown`` (what
+    /// ``MediaPlayer/events(kinds:bufferLimit:)`` gives).
+    func playerEvents(for id: PlayerID, kinds: Set<PlayerEventKind>?, bufferLimit: Int) -> PlayerEventStream {
+        let subscriber = StreamSubscriber(
+            selection: .player(id), kinds: kinds, limit: max(bufferLimit, 1), bus: self, endsAtShutDown: true)
+        add(subscriber)
+        return PlayerEventStream(subscriber: subscriber)
+    }
+
     /// Same as ``events(for:kinds:bufferLimit:)`` for one player ID.
     public func events(for id: PlayerID, kinds: Set<PlayerEventKind>? = nil, bufferLimit: Int = 1024) -> PlayerEventStream {
         events(for: .player(id), kinds: kinds, bufferLimit: bufferLimit)

@@ -115,30 +115,49 @@ final class StreamSubscriber: BusSubscriber {
     let selection: PlayerSelection
     let limit: Int
     private let kinds: Set<PlayerEventKind>?
+    /// Whether the subscription ends with ``PlayerEvent/shutDown`` (a player's own stream:
+    /// ``MediaPlayer/events(kinds:bufferLimit:)``), after the events already buffered.
+    private let endsAtShutDown: Bool
     private let buffer = Locked(Buffer())
     /// The bus holds this subscriber until ``finish()`` removes it.
     private let bus: PlayerEventBus
 
-    init(selection: PlayerSelection, kinds: Set<PlayerEventKind>?, limit: Int, bus: PlayerEventBus) {
+    init(selection: PlayerSelection, kinds: Set<PlayerEventKind>?, limit: Int, bus: PlayerEventBus, endsAtShutDown: Bool = false) {
         self.selection = selection
         self.kinds = kinds
         self.limit = limit
         self.bus = bus
+        self.endsAtShutDown = endsAtShutDown
     }
 
     var droppedCount: Int { buffer.withLock { $0.droppedTotal } }
 
     func receive(_ records: [PlayerEventRecord]) {
         var handOver: (CheckedContinuation<Outcome, Never>, PlayerEventRecord)?
-        buffer.withLock { buffer in
-            guard !buffer.finished else { return }
-            for record in records where kinds?.contains(record.event.kind) ?? true {
+        var ended: CheckedContinuation<Outcome, Never>?
+        let endedNow = buffer.withLock { buffer -> Bool in
+            guard !buffer.finished else { return false }
+            for record in records {
+                let last = endsAtShutDown && record.event == .shutDown
+                defer {
+                    if last {
+                        // Iteration ends after what is buffered; a waiter that got nothing ends now.
+                        buffer.finished = true
+                        ended = buffer.waiter?.continuation
+                        buffer.waiter = nil
+                    }
+                }
+                guard kinds?.contains(record.event.kind) ?? true else {
+                    if last { break }
+                    continue
+                }
                 if let waiter = buffer.waiter {
                     buffer.waiter = nil
                     var record = record
                     record.droppedBefore = buffer.droppedSinceLastTaken
                     buffer.droppedSinceLastTaken = 0
                     handOver = (waiter.continuation, record)
+                    if last { break }
                     continue
                 }
                 if buffer.records.count == limit {
@@ -147,9 +166,13 @@ final class StreamSubscriber: BusSubscriber {
                     buffer.droppedTotal += 1
                 }
                 buffer.records.append(record)
+                if last { break }
             }
+            return buffer.finished
         }
         if let (waiter, record) = handOver { waiter.resume(returning: .record(record)) }
+        ended?.resume(returning: .ended)
+        if endedNow { bus.remove(self) }
     }
 
     func next() async -> PlayerEventRecord? {

@@ -132,15 +132,25 @@ extension MediaPlayer {
         try await load(source, startPaused: false)
     }
 
+    /// Loads the local file or URL in `location`, a `String` (a variable as well as a literal):
+    /// `scheme://...` is a URL, anything else a path (see ``MediaSource/init(_:)``).
+    @discardableResult
+    public func load(_ location: String, startPaused: Bool = false) async throws(PlayerError) -> MediaInfo {
+        try await load(MediaSource(location), startPaused: startPaused)
+    }
+
     /// ``preload(_:timeout:)`` waiting up to 10 s for the first frame.
     @discardableResult
     public func preload(_ source: MediaSource) async throws(PlayerError) -> MediaInfo {
         try await preload(source, timeout: .seconds(10))
     }
 
-    /// This player's events as an `AsyncSequence`: `eventBus.events(for: id, ...)`.
+    /// This player's events as an `AsyncSequence`: `eventBus.events(for: id, ...)`, ending after
+    /// the player's ``PlayerEvent/shutDown`` (see ``Player/events(kinds:bufferLimit:)``).
     public func events(kinds: Set<PlayerEventKind>? = nil, bufferLimit: Int = 1024) -> PlayerEventStream {
-        eventBus.events(for: id, kinds: kinds, bufferLimit: bufferLimit)
+        let stream = eventBus.playerEvents(for: id, kinds: kinds, bufferLimit: bufferLimit)
+        if isShutDown { stream.cancel() }
+        return stream
     }
 
 }

@@ -162,11 +162,15 @@ public final class Player: MediaPlayer {
     /// The bus this player publishes to (``PlayerConfiguration/eventBus``).
     public var eventBus: PlayerEventBus { fanOut.bus }
 
-    /// This player's events as an `AsyncSequence`; same as
-    /// `eventBus.events(for: id, kinds: kinds, bufferLimit: bufferLimit)`. Like any bus
-    /// subscription by ID, it also hears a later player with the same ID.
+    /// This player's events as an `AsyncSequence`, as
+    /// `eventBus.events(for: id, kinds: kinds, bufferLimit: bufferLimit)` gives them, except that
+    /// the sequence ends after this player's ``PlayerEvent/shutDown`` (delivered if `kinds`
+    /// includes it), so a `for await` loop over it finishes; made once the player is shut down,
+    /// it ends at once. (A bus subscription by ID goes on, and hears a later player with the ID.)
     public func events(kinds: Set<PlayerEventKind>? = nil, bufferLimit: Int = 1024) -> PlayerEventStream {
-        fanOut.bus.events(for: id, kinds: kinds, bufferLimit: bufferLimit)
+        let stream = fanOut.bus.playerEvents(for: id, kinds: kinds, bufferLimit: bufferLimit)
+        if isShutDown { stream.cancel() }
+        return stream
     }
 
     /// Publishes a feature's event about this player through the player's own ordered

@@ -140,6 +140,11 @@ struct AppLine: Encodable {
     /// How many times the GL area was drawn, and how many new frames each player gave it.
     var draws: Int?
     var newFrames: [String: Int]?
+    /// What the window's controls show: the play button's label, the seek bar's value and end,
+    /// the time label.
+    var playButton: String?
+    var seekBar: [Double]?
+    var timeLabel: String?
     /// At the end: the players still alive in the process (none, after a clean quit).
     var livePlayers: [String]?
 

@@ -392,7 +392,7 @@ final class CompareApp {
         case .play: runAsync(name) { group in try await group.play() }
         case .pause: runAsync(name) { group in try await group.pause() }
         case .togglePlay:
-            let playing = group.phase == .playing
+            let playing = isPlaying
             runAsync(name) { group in if playing { try await group.pause() } else { try await group.play() } }
         case .step: runFrames(name) { group in try await group.stepFrame() }
         case .back: runFrames(name) { group in try await group.stepFrameBack() }
@@ -561,7 +561,8 @@ final class CompareApp {
         case .positionChanged(let position):
             positions[index] = position
         case .durationKnown(let duration):
-            durations[index] = duration
+            // A looping pair plays each clip as one timeline of many passes: the bar shows one pass.
+            durations[index] = options.looping ? duration / Double(SyncGroup.loopRepeats) : duration
             if let seekBar, let longest = durations.compactMap({ $0 }).max() {
                 gtk_range_set_range(gtkCast(seekBar, to: GtkRange.self), 0, max(longest, 0.001))
             }
@@ -579,6 +580,18 @@ final class CompareApp {
         updateLabels()
     }
 
+    /// Whether the pair is playing: the group plays and a clip has not ended (the group stays in
+    /// its playing phase when both clips end; then the button offers Play again).
+    private var isPlaying: Bool {
+        group.phase == .playing && states.contains { $0 != .ended && $0 != .idle && $0 != .failed }
+    }
+
+    /// `position` within the current pass of a looping pair (the position itself otherwise).
+    private func inPass(_ position: Double) -> Double {
+        guard options.looping, let pass = durations[0], pass > 0 else { return position }
+        return position.truncatingRemainder(dividingBy: pass)
+    }
+
     private func updateLabels() {
         for index in paneLabels.indices {
             var text = "\(index == 0 ? "A" : "B") · \(players[index].id) · \(states[index])"
@@ -587,9 +600,9 @@ final class CompareApp {
             gtk_label_set_text(OpaquePointer(paneLabels[index]), text)
         }
         if let playButton {
-            gtk_button_set_label(gtkCast(playButton, to: GtkButton.self), group.phase == .playing ? "Pause" : "Play")
+            gtk_button_set_label(gtkCast(playButton, to: GtkButton.self), isPlaying ? "Pause" : "Play")
         }
-        if let position = positions[0] {
+        if let position = positions[0].map(inPass) {
             if let seekBar { gtk_range_set_value(gtkCast(seekBar, to: GtkRange.self), position) }
             if let timeLabel { gtk_label_set_text(OpaquePointer(timeLabel), String(format: "%.3f s", position)) }
         }
@@ -632,6 +645,14 @@ final class CompareApp {
         line.fullscreen = policy.isFullscreen
         line.draws = surface.draws
         line.newFrames = Dictionary(uniqueKeysWithValues: zip(players.map(\.id.rawValue), surface.newFrames))
+        if let playButton, let label = gtk_button_get_label(gtkCast(playButton, to: GtkButton.self)) {
+            line.playButton = String(cString: label)
+        }
+        if let seekBar {
+            let range = gtkCast(seekBar, to: GtkRange.self)
+            line.seekBar = [gtk_range_get_value(range), gtk_adjustment_get_upper(gtk_range_get_adjustment(range))]
+        }
+        if let timeLabel, let text = gtk_label_get_text(OpaquePointer(timeLabel)) { line.timeLabel = String(cString: text) }
         report(line, text: frame.map { "\(name): \($0)" } ?? name)
     }
 

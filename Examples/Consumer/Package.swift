@@ -1,4 +1,4 @@
-// swift-tools-version: 6.2
+// swift-tools-version: 6.3
 // A package that uses PlayerKit the way an app does, with the lines README.md gives. `make test`
 // builds and runs it (Scripts/check-consumer.sh) next to a checkout named PlayerKit, so the
 // README's lines and snippet cannot drift from what compiles.

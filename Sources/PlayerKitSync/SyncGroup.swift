@@ -149,8 +149,12 @@ public final class SyncGroup: Sendable {
     let state: Locked<State>
     /// Serializes the public calls that change the group.
     let operations = AsyncSerialGate()
-    /// How often a looping source is repeated in its timeline.
-    static let loopRepeats = 500
+    /// How often a looping group's source is repeated in its member's timeline
+    /// (``load(_:looping:)`` with `looping: true` plays each source as one seamless timeline of
+    /// this many copies). So a looping member reports a duration, and a position, of that
+    /// timeline: its source's duration is `duration / loopRepeats`, and the position within the
+    /// current pass is the position modulo that.
+    public static let loopRepeats = 500
     /// How long a seek of the group waits for each member to land (``seek(to:)``).
     public static let seekLandingTimeout: Duration = .seconds(30)
 

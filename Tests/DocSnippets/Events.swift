@@ -10,16 +10,12 @@ import CGLHost
 
 func snippet_customEvent(other: Player, started: PlayerID) async throws {
     // snippet: customEvent
-    enum ExclusivePlaybackEvent: PlayerDelegateEvent {
+    enum ExclusivePlaybackEvent: PlayerFeatureEvent {
         case pausedBecauseOf(PlayerID)
         var kind: PlayerEventKind { "myapp.exclusivePlaybackPaused" }     // prefix your own kinds
         var notificationName: Notification.Name? { Notification.Name("MyApp.playerWasPausedForAnother") }  // optional
         var description: String {
             switch self { case .pausedBecauseOf(let other): "pausedBecauseOf(\(other))" }
-        }
-        func dispatch(to delegate: any PlayerDelegate, from player: Player) {
-            guard case .pausedBecauseOf(let other) = self else { return }
-            (delegate as? any ExclusivePlaybackDelegate)?.player(player, wasPausedBecauseOf: other)
         }
     }
     other.publish(ExclusivePlaybackEvent.pausedBecauseOf(started))    // next sequence number, every channel
@@ -38,7 +34,4 @@ func snippet_streams(bus: PlayerEventBus, player: Player) async throws {
     let landed = await landings.first(timeout: .seconds(5)) { _ in true }   // nil: timed out
     // end snippet
 }
-/// The typed delegate the guide's custom event dispatches to.
-protocol ExclusivePlaybackDelegate: PlayerDelegate {
-    func player(_ player: Player, wasPausedBecauseOf other: PlayerID)
-}
+

@@ -17,6 +17,15 @@ func snippet_creating() async throws {
 }
 
 func snippet_loading(player: Player) async throws {
+    // snippet: sources
+    let path: String = CommandLine.arguments.last ?? "clip.mp4"    // a String variable
+    try await player.load(path)                                    // "scheme://..." is a URL, anything else a path
+    try await player.load(MediaSource(path))                       // the same, as a value
+    try await player.load(.file("/videos/clip.mp4"))               // a local file, whatever its name
+    try await player.load(.url(URL(string: "https://example.com/live.m3u8")!))  // a URL (file:// becomes a file)
+    try await player.load(.joined(["intro.mp4", "main.mp4"], repeated: 2))      // one seamless timeline
+    // end snippet
+
     // snippet: loading
     let media = try await player.load("clip.mp4")                  // file path
     try await player.load(.url(URL(string: "https://example.com/a.mp4")!))

@@ -157,6 +157,31 @@ struct CompareAppTests {
         #expect(end.livePlayers == [])
     }
 
+    @Test("the play button offers Play once both clips ended; with --loop the seek bar spans one pass and follows the time")
+    func buttonAndSeekBar() async throws {
+        let app = try await CompareApp.start()
+        defer { app.stop() }
+        _ = try await app.send("play")
+        let ended = await app.lines([
+            { $0["event"] as? String == "itemEnded" && $0["player"] as? String == "left" },
+            { $0["event"] as? String == "itemEnded" && $0["player"] as? String == "right" },
+        ])
+        #expect(ended, "both clips should end")
+        let status = try await app.send("status")
+        #expect(status["playButton"] as? String == "Play", "after both clips ended: \(status)")
+        _ = try await app.quit()
+
+        let looping = try await CompareApp.start(arguments: ["--loop"])
+        defer { looping.stop() }
+        _ = try await looping.send("seek 1.5")
+        let seeked = try await looping.send("status")
+        let bar = seeked["seekBar"] as? [Double] ?? []
+        #expect(bar.count == 2 && abs(bar[0] - 1.5) < 0.05, "the bar after seek 1.5: \(seeked)")
+        #expect(bar.count == 2 && abs(bar[1] - 4) < 0.1, "one pass of the 4 s clips: \(seeked)")
+        #expect(seeked["timeLabel"] as? String == "1.500 s", "\(seeked)")
+        _ = try await looping.quit()
+    }
+
     @Test("SIGTERM closes the window: the players shut down, none is left, exit status 0")
     func terminated() async throws {
         let app = try await CompareApp.start()

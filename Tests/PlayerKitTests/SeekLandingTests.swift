@@ -86,7 +86,13 @@ struct SeekLandingTests {
         defer { Task { await left.shutdown(); await right.shutdown() } }
         let group = try SyncGroup(players: [left, right])
         for run in 0..<20 {
-            try await group.load([.file(longClip), .file(longClip)])
+            if run.isMultiple(of: 2) {
+                try await group.load([.file(longClip), .file(longClip)])
+            } else {
+                // What an app does as often: each player loaded paused, then the group moved.
+                try await left.load(.file(longClip), startPaused: true)
+                try await right.load(.file(longClip), startPaused: true)
+            }
             let frame = 30 + run
             do {
                 let landed = try await group.seek(toFrame: frame)

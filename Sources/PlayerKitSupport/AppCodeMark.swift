@@ -13,7 +13,7 @@ import Darwin
 /// ever. Code that would wait asks ``isRunningAppCode`` first and, when it is true, returns
 /// without waiting.
 ///
-/// The mark is per thread (a pthread key), set for the duration of ``run(_:)`` and restored
+/// The mark is per thread (a pthread key), set for the duration of ``calling(_:)`` and restored
 /// after it, so calls nest.
 ///
 /// **Threading.** Safe from any thread; each thread sees only its own mark.
@@ -24,11 +24,11 @@ package enum AppCodeMark {
         return key
     }()
 
-    /// Whether the calling thread is inside ``run(_:)``.
+    /// Whether the calling thread is inside ``calling(_:)``.
     package static var isRunningAppCode: Bool { pthread_getspecific(key) != nil }
 
     /// Runs `body` (an app's code) with the calling thread marked.
-    package static func run<Result>(_ body: () throws -> Result) rethrows -> Result {
+    package static func calling<Result>(_ body: () throws -> Result) rethrows -> Result {
         let previous = pthread_getspecific(key)
         pthread_setspecific(key, UnsafeRawPointer(bitPattern: 1))
         defer { pthread_setspecific(key, previous) }

@@ -6,26 +6,14 @@ import PlayerKit
 /// `for await` loop over `player.events()` never finished once the player was shut down).
 @Suite("A player's event stream ends with the player", .timeLimit(.minutes(2)))
 struct PlayerEventStreamEndTests {
-    /// Iterates `stream` to its end on a task; returns the events seen, or nil when the
-    /// iteration did not end within `timeout`.
+    /// Iterates `stream` to its end; returns the events seen, or nil when the iteration did not
+    /// end within `timeout` (``within(_:_:)``).
     private func drain(_ stream: PlayerEventStream, timeout: Duration = .seconds(20)) async -> [PlayerEvent]? {
-        let iteration = Task { () -> [PlayerEvent] in
+        await within(timeout) {
             var seen: [PlayerEvent] = []
             for await record in stream { seen.append(record.event) }
             return seen
         }
-        let ended = await withTaskGroup(of: [PlayerEvent]?.self) { group in
-            group.addTask { await iteration.value }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
-        if ended == nil { iteration.cancel() }
-        return ended
     }
 
     @Test("for await over player.events() finishes after shutDown, which it delivers")

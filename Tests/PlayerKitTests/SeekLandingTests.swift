@@ -73,7 +73,8 @@ struct SeekLandingTests {
     func seekPastEnd() async throws {
         let (player, _) = try await Fixtures.player(id: Fixtures.uniqueID("seek-end"))
         defer { Task { await player.shutdown() } }
-        try await player.load(.file(Fixtures.clipA), startPaused: true)
+        // The 20 s clip: it cannot end on its own before the seek, however loaded the machine.
+        try await player.load(.file(longClip), startPaused: true)
         try await player.perform(.play)
         try await player.perform(.seek(to: 60, precision: .exact), timeout: .seconds(10))
         #expect(await eventually { player.state == .ended || player.state == .idle })

@@ -138,7 +138,7 @@ struct SubscriptionCancelTests {
         #expect(await wait(handlerEntered, timeout: .seconds(10)))
         // What a delegate's thread does: cancel inside PlayerKit's app-code mark.
         let cancelReturned = DispatchSemaphore(value: 0)
-        Thread { AppCodeMark.run { token.cancel() }; cancelReturned.signal() }.start()
+        Thread { AppCodeMark.calling { token.cancel() }; cancelReturned.signal() }.start()
         #expect(await wait(cancelReturned, timeout: .seconds(5)), "cancel() from app code waited for the running handler")
         releaseHandler.signal()
         // From ordinary code, cancel() waits for a running call (already tested by

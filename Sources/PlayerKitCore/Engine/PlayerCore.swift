@@ -513,8 +513,9 @@ final class PlayerCore: Sendable {
         if done.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds))) == .timedOut {
             let description = operation.requests.map(Self.describe).joined(separator: "; ")
             reply.resume(.failure(.timedOut(operation: "\(description) on player \(id)", after: timeout)))
-            // Either that resumed it, or the answer came just before: both signalled once.
-            done.wait()
+            // Either that resumed it, or the answer came just before: both signalled once, so
+            // this returns at once.
+            _ = done.wait(timeout: .now() + .seconds(1))
         }
         return try outcome.withLock { $0 ?? .failure(.playerShutDown(id)) }.get()
     }

@@ -295,7 +295,7 @@ final class HandlerSubscriber: BusSubscriber {
     /// `cancel()` on another thread can wait for it to return.
     private func call(_ records: [PlayerEventRecord]) {
         for record in records {
-            let admitted = AppCodeMark.run { () -> Bool in
+            let admitted = AppCodeMark.calling { () -> Bool in
                 // The handler is copied out under the lock and released inside the mark: what
                 // it captured may run a deinit that cancels another subscription.
                 guard let handler = admit() else { return false }

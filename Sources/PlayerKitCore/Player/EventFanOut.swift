@@ -35,7 +35,7 @@ final class EventFanOut: Sendable {
             delegateQueue.async { [self] in
                 // Read again: no lock is held while the delegate runs.
                 guard let delegate, let player = playerBox.withLock({ $0.object }) else { return }
-                AppCodeMark.run {
+                AppCodeMark.calling {
                     for record in records {
                         delegate.player(player, didEmit: record)
                         record.event.dispatch(to: delegate, from: player)

@@ -257,7 +257,7 @@ final class SoftwareRenderer: @unchecked Sendable {
                 let buffer = pool.take()
                 let frame = VideoFrame(info: try render(into: buffer.pointer, stride: format.stride, next: next, paced: true), buffer: buffer)
                 latestFrame.withLock { $0 = frame }
-                if let handler = frameHandler.withLock({ $0 }) { AppCodeMark.run { handler(frame) } }
+                if let handler = frameHandler.withLock({ $0 }) { AppCodeMark.calling { handler(frame) } }
                 if case .dropped = continuation.yield(frame) {
                     counters.withLock { $0.missed += 1 }
                 }
@@ -314,7 +314,7 @@ final class SoftwareRenderer: @unchecked Sendable {
         let buffer = pool.take()
         let frame = VideoFrame(info: try render(into: buffer.pointer, stride: format.stride, next: next, paced: false), buffer: buffer)
         latestFrame.withLock { $0 = frame }
-        if let handler = frameHandler.withLock({ $0 }) { AppCodeMark.run { handler(frame) } }
+        if let handler = frameHandler.withLock({ $0 }) { AppCodeMark.calling { handler(frame) } }
         return frame
     }
 

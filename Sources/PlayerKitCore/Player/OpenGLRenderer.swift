@@ -44,7 +44,7 @@ public final class OpenGLRenderer: Sendable {
         self.pending = pending
         context = try RenderContext.attach(to: core.handle, api: .openGL, getProcAddress: getProcAddress) {
             pending.withLock { $0 = true }
-            AppCodeMark.run { onFrameReady() }
+            AppCodeMark.calling { onFrameReady() }
         }
     }
 

@@ -167,14 +167,15 @@ struct CompareAppTests {
             { $0["event"] as? String == "itemEnded" && $0["player"] as? String == "right" },
         ])
         #expect(ended, "both clips should end")
-        let status = try await app.send("status")
+        // The window applies the events on its main loop, a moment after they are printed.
+        let status = try await app.status { $0["playButton"] as? String == "Play" }
         #expect(status["playButton"] as? String == "Play", "after both clips ended: \(status)")
         _ = try await app.quit()
 
         let looping = try await CompareApp.start(arguments: ["--loop"])
         defer { looping.stop() }
         _ = try await looping.send("seek 1.5")
-        let seeked = try await looping.send("status")
+        let seeked = try await looping.status { $0["timeLabel"] as? String == "1.500 s" }
         let bar = seeked["seekBar"] as? [Double] ?? []
         #expect(bar.count == 2 && abs(bar[0] - 1.5) < 0.05, "the bar after seek 1.5: \(seeked)")
         #expect(bar.count == 2 && abs(bar[1] - 4) < 0.1, "one pass of the 4 s clips: \(seeked)")
@@ -395,6 +396,18 @@ final class CompareApp: Sendable {
             if ["done", "failed"].contains(line["event"] as? String ?? ""), line["command"] as? String == command { return line }
         }
         throw CompareAppError.ended(command)
+    }
+
+    /// Asks for `status` until its answer satisfies `accept` (at most 50 times, 0.1 s apart: the
+    /// window applies events on its main loop, a moment after they happen); returns the last.
+    func status(until accept: ([String: Any]) -> Bool) async throws -> [String: Any] {
+        var answer: [String: Any] = [:]
+        for _ in 0..<50 {
+            answer = try await send("status")
+            if accept(answer) { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return answer
     }
 
     /// Reads the app's lines until `condition` has held of some line, for each condition (in any

@@ -26,10 +26,11 @@ struct SeekLandingTests {
             #expect(reported.map { abs($0 - target) < 1e-6 } == true,
                     "after seeking to \(target): mpv's time-pos \(String(describing: reported))")
         }
-        // While playing too.
+        // While playing too: it returns at or past the target (the clip plays on from there; how
+        // far depends on the machine, so no upper bound), never at the old place (0.5).
         try await player.perform(.play)
         try await player.perform(.seek(to: 12, precision: .exact))
-        #expect(player.position.map { $0 >= 12 && $0 < 12.5 } == true, "playing: \(String(describing: player.position))")
+        #expect(player.position.map { $0 >= 12 } == true, "playing: \(String(describing: player.position))")
     }
 
     @Test("the blocking seek(to:) returns with position at the target")

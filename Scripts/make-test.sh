@@ -18,6 +18,7 @@ cd "$(dirname "$0")/.."
 export SWIFT=${SWIFT:-swift}
 
 Scripts/check-layers.sh || exit 1
+Scripts/count-public.sh
 python3 Scripts/check-snippets.py || exit 1
 
 consumer=$(mktemp -d "${TMPDIR:-/tmp}/playerkit-consumer-check.XXXXXX")

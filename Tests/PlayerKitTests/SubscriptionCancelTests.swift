@@ -39,14 +39,14 @@ struct SubscriptionCancelTests {
         let leftToken = bus.subscribe(to: left.playerID, delivery: delivery) { _ in
             calls.withLock { $0 += 1 }
             leftEntered.signal()
-            _ = rightEntered.wait(timeout: .now() + 2)
+            _ = rightEntered.wait(timeout: .now() + 10)
             tokens.withLock { $0["right"] }?.cancel()
             returned.signal()
         }
         let rightToken = bus.subscribe(to: right.playerID, delivery: delivery) { _ in
             calls.withLock { $0 += 1 }
             rightEntered.signal()
-            _ = leftEntered.wait(timeout: .now() + 2)
+            _ = leftEntered.wait(timeout: .now() + 10)
             tokens.withLock { $0["left"] }?.cancel()
             returned.signal()
         }
@@ -74,8 +74,8 @@ struct SubscriptionCancelTests {
     @Test("two handlers that cancel each other's subscriptions, queue delivery: 100 rounds, no deadlock")
     func mutualCancelQueue() async {
         for round in 0..<100 {
-            let finished = await mutualCancelRound(round, delivery: .queue(nil), timeout: .seconds(10))
-            #expect(finished, "round \(round): a handler did not return within 10 s (deadlock)")
+            let finished = await mutualCancelRound(round, delivery: .queue(nil), timeout: .seconds(30))
+            #expect(finished, "round \(round): a handler did not return within 30 s (deadlock)")
             if !finished { return }
         }
     }
@@ -83,8 +83,8 @@ struct SubscriptionCancelTests {
     @Test("two handlers that cancel each other's subscriptions, immediate delivery: 100 rounds, no deadlock")
     func mutualCancelImmediate() async {
         for round in 0..<100 {
-            let finished = await mutualCancelRound(round, delivery: .immediate, timeout: .seconds(10))
-            #expect(finished, "round \(round): a handler did not return within 10 s (deadlock)")
+            let finished = await mutualCancelRound(round, delivery: .immediate, timeout: .seconds(30))
+            #expect(finished, "round \(round): a handler did not return within 30 s (deadlock)")
             if !finished { return }
         }
     }
@@ -102,14 +102,14 @@ struct SubscriptionCancelTests {
         held.withLock { initial in
             initial["left"] = bus.subscribe(to: left.playerID) { _ in
                 leftEntered.signal()
-                _ = rightEntered.wait(timeout: .now() + 2)
+                _ = rightEntered.wait(timeout: .now() + 10)
                 let dropped = held.withLock { $0.removeValue(forKey: "right") }
                 _ = dropped   // released here, inside the handler
                 returned.signal()
             }
             initial["right"] = bus.subscribe(to: right.playerID) { _ in
                 rightEntered.signal()
-                _ = leftEntered.wait(timeout: .now() + 2)
+                _ = leftEntered.wait(timeout: .now() + 10)
                 let dropped = held.withLock { $0.removeValue(forKey: "left") }
                 _ = dropped
                 returned.signal()
@@ -117,8 +117,8 @@ struct SubscriptionCancelTests {
         }
         Thread { left.emit(.positionChanged(1)) }.start()
         Thread { right.emit(.positionChanged(1)) }.start()
-        #expect(await wait(returned, timeout: .seconds(10)), "a handler did not return (deadlock)")
-        #expect(await wait(returned, timeout: .seconds(10)), "a handler did not return (deadlock)")
+        #expect(await wait(returned, timeout: .seconds(30)), "a handler did not return (deadlock)")
+        #expect(await wait(returned, timeout: .seconds(30)), "a handler did not return (deadlock)")
         #expect(await eventually { bus.subscriptionCount == 0 })
     }
 

@@ -157,6 +157,17 @@ struct PlaybackModelTests {
         _ = model.apply(.startFile(entryID: 5))
         _ = model.apply(.logMessage(level: .error, prefix: "vd", text: "Could not open codec.\n"))
         #expect(failure(model.applyDrained(.endFile(entryID: 5, reason: .error, error: -13)))?.logMessages == ["Could not open codec."])
+        // A hardware device probe's line (FFmpeg logs it with no context, so libmpv hands it to
+        // whichever core registered FFmpeg's log: any player's probe in the process) never
+        // fails an item (mpv falls back to software decoding): it is not the item's reason.
+        // Seen in make test's parallel pass, 2026-11-26: a fresh player's 404 was given
+        // "AVHWDeviceContext: Could not dynamically load CUDA" as its reason.
+        _ = model.awaitEntry(6, source: "http://127.0.0.1:9/missing.mp4")
+        _ = model.apply(.startFile(entryID: 6))
+        _ = model.apply(.logMessage(level: .error, prefix: "ffmpeg", text: "AVHWDeviceContext: Could not dynamically load CUDA\n"))
+        _ = model.apply(.logMessage(level: .error, prefix: "stream", text: "Failed to open http://127.0.0.1:9/missing.mp4.\n"))
+        #expect(failure(model.applyDrained(.endFile(entryID: 6, reason: .error, error: -13)))?.logMessages
+            == ["Failed to open http://127.0.0.1:9/missing.mp4."])
     }
 
     @Test("a failure while playing gets the lines mpv hands out after its END_FILE (a busy pump reads the end first), and the events after it keep their order")

@@ -507,6 +507,15 @@ struct PlaybackModel: Sendable {
         return process(event)
     }
 
+    /// Whether a log line is FFmpeg's report of a hardware device it could not open (CUDA,
+    /// VAAPI, ...). FFmpeg logs it with no context, so libmpv hands it to whichever core
+    /// registered FFmpeg's log callback: it may come from any player's hardware-decoding probe in
+    /// the process. And it never fails an item (mpv falls back to software decoding), so it is
+    /// never an item's reason.
+    static func isHardwareDeviceProbe(prefix: String, line: String) -> Bool {
+        prefix == "ffmpeg" && line.hasPrefix("AVHWDeviceContext:")
+    }
+
     /// Whether an entry that ended for `reason` failed.
     private static func isFailure(_ reason: MPVEvent.EndFileReason) -> Bool {
         switch reason {
@@ -656,9 +665,11 @@ struct PlaybackModel: Sendable {
             } else {
                 outputs.append(.continueHook(id))
             }
-        case .logMessage(let level, _, let text):
+        case .logMessage(let level, let prefix, let text):
             let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            if line == Self.unknownFormatLine, lateUnknownFormatLines > 0 {
+            if Self.isHardwareDeviceProbe(prefix: prefix, line: line) {
+                // Never an item's reason (see ``isHardwareDeviceProbe(prefix:line:)``).
+            } else if line == Self.unknownFormatLine, lateUnknownFormatLines > 0 {
                 // An ended entry's own line, read after its end (``lateUnknownFormatLines``).
                 lateUnknownFormatLines -= 1
             } else if line == Self.unknownFormatLine, heldEvents?.contains(where: Self.endsUnrecognized) == true {

@@ -23,6 +23,10 @@ final class RenderContext: @unchecked Sendable {
     let api: API
     let playerID: PlayerID
     private let lock = NSLock()
+    /// Held for the whole of ``free(_:)``, so a second caller (the core's destruction, which
+    /// must not go on until the context is gone, or mpv aborts) returns only once the first one
+    /// freed it. Never taken by the render path or the update callback.
+    private let freeing = NSLock()
     private var raw: OpaquePointer?
     private var ending: Ending?
     /// Retained for the context's life: the update callback's target, and for OpenGL the
@@ -227,17 +231,23 @@ final class RenderContext: @unchecked Sendable {
         // Taken out under the lock (no render call is in progress once we hold it, and none
         // starts once `raw` is nil), freed after it: clearing the update callback waits for a
         // callback mpv is running, and that callback runs the app's `onFrameReady`, which may
-        // call `render` or `isClosed` and so take this lock.
-        let taken = lock.withLock { () -> OpaquePointer? in
-            guard let context = raw else { return nil }
-            raw = nil
-            ending = reason
-            return context
+        // call `render` or `isClosed` and so take this lock. `freeing` is held throughout, so a
+        // concurrent free (a renderer closed on its thread while the core is destroyed on
+        // another) returns only once the context is gone: the core must not be destroyed
+        // before (a crash at SIGTERM in playerkit-mosaic, make test, 2026-11-26).
+        let freed = freeing.withLock { () -> Bool in
+            let taken = lock.withLock { () -> OpaquePointer? in
+                guard let context = raw else { return nil }
+                raw = nil
+                ending = reason
+                return context
+            }
+            guard let taken else { return false }
+            mpv_render_context_set_update_callback(taken, nil, nil)
+            mpv_render_context_free(taken)
+            return true
         }
-        guard let taken else { return }
-        mpv_render_context_set_update_callback(taken, nil, nil)
-        mpv_render_context_free(taken)
-        updateTarget.takeUnretainedValue().fire()
+        if freed { updateTarget.takeUnretainedValue().fire() }
     }
 }
 

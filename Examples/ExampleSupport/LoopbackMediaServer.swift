@@ -38,6 +38,11 @@ public final class LoopbackMediaServer: @unchecked Sendable {
         /// Sends the headers, then `bytes` of the body every `interval`, for as long as the
         /// client listens: a server that is never silent for long and never gets anywhere.
         case trickle(bytes: Int, every: Duration)
+        /// Holds back the bytes from `offset` on until the fault is removed (`setFault(nil, ...)`),
+        /// then sends them: a response that reaches `offset` (one starting there too) sends
+        /// nothing more until then; one that starts past it is served at once. A gate a test
+        /// opens when it has seen what it waits for, whatever the machine's speed.
+        case holdAt(offset: Int)
     }
 
     /// How the server answers a path, beside faults: the habits of real origins.
@@ -351,27 +356,34 @@ public final class LoopbackMediaServer: @unchecked Sendable {
         if case .truncateAt(let cut) = fault { limit = max(start, min(end, Int64(cut))) }
         if case .stallAt(let cut) = fault { limit = max(start, min(end, Int64(cut))) }
         let chunk = bytesPerSecond.map { max(1024, Int(Double($0) * (Double(pacing.components.seconds) + Double(pacing.components.attoseconds) * 1e-18))) } ?? (64 << 10)
+        if case .holdAt(let cut) = fault, start <= Int64(cut) { limit = min(end, Int64(cut)) }
         let began = ContinuousClock.now
         var sent: Int64 = 0
-        while offset < limit {
-            if isStopped { return false }
-            let count = Int(min(Int64(chunk), limit - offset))
-            let ok = file.data.withUnsafeBytes { bytes -> Bool in
-                chunked ? sendChunk(connection, bytes.baseAddress!.advanced(by: Int(offset)), count)
-                    : sendAll(connection, bytes.baseAddress!.advanced(by: Int(offset)), count)
+        while true {
+            while offset < limit {
+                if isStopped { return false }
+                let count = Int(min(Int64(chunk), limit - offset))
+                let ok = file.data.withUnsafeBytes { bytes -> Bool in
+                    chunked ? sendChunk(connection, bytes.baseAddress!.advanced(by: Int(offset)), count)
+                        : sendAll(connection, bytes.baseAddress!.advanced(by: Int(offset)), count)
+                }
+                if !ok {
+                    state.withLock { $0.counts[path, default: PathCounts()].closedByClient += 1 }
+                    return false
+                }
+                offset += Int64(count)
+                sent += Int64(count)
+                state.withLock { $0.counts[path, default: PathCounts()].bodyBytes += Int64(count) }
+                if let bytesPerSecond {
+                    let due = began + .seconds(Double(sent) / Double(bytesPerSecond))
+                    let wait = due - ContinuousClock.now
+                    if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.components.seconds) + Double(wait.components.attoseconds) * 1e-18) }
+                }
             }
-            if !ok {
-                state.withLock { $0.counts[path, default: PathCounts()].closedByClient += 1 }
-                return false
-            }
-            offset += Int64(count)
-            sent += Int64(count)
-            state.withLock { $0.counts[path, default: PathCounts()].bodyBytes += Int64(count) }
-            if let bytesPerSecond {
-                let due = began + .seconds(Double(sent) / Double(bytesPerSecond))
-                let wait = due - ContinuousClock.now
-                if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.components.seconds) + Double(wait.components.attoseconds) * 1e-18) }
-            }
+            guard limit < end, case .holdAt = fault else { break }
+            // Held: nothing more until the fault is removed, the client leaves or the server stops.
+            guard waitWhileHeld(connection, path: path) else { return false }
+            limit = end
         }
         if limit < end {
             if case .closeAfter = fault {
@@ -396,6 +408,28 @@ public final class LoopbackMediaServer: @unchecked Sendable {
     private func resetConnection(_ connection: Int32) {
         var linger = linger(l_onoff: 1, l_linger: 0)
         setsockopt(connection, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
+    }
+
+    /// Waits while `path`'s fault is a hold: true once it is removed or replaced, false when the
+    /// client closes (counted) or the server stops first.
+    private func waitWhileHeld(_ connection: Int32, path: String) -> Bool {
+        while !isStopped {
+            let held = state.withLock { state -> Bool in
+                if case .holdAt = state.faults[path] { return true }
+                return false
+            }
+            if !held { return true }
+            var descriptor = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
+            if poll(&descriptor, 1, 20) > 0 {
+                var byte: UInt8 = 0
+                if recv(connection, &byte, 1, Int32(MSG_PEEK)) <= 0 {
+                    state.withLock { $0.counts[path, default: PathCounts()].closedByClient += 1 }
+                    return false
+                }
+                usleep(20_000)  // the client wrote (a pipelined request): it waits its turn
+            }
+        }
+        return false
     }
 
     /// Sends nothing more; returns when the client closes (counted) or the server stops.

@@ -32,8 +32,10 @@ final class EventLog: Sendable {
 }
 
 /// Waits, at most `timeout` of real time, until `condition` holds; returns whether it did. For the
-/// moment a task started by the test has reached the fake (its load is under way).
-func eventually(timeout: Duration = .seconds(10), _ condition: @Sendable () -> Bool) async -> Bool {
+/// moment a task started by the test has reached the fake (its load is under way). 30 s: in make
+/// test's parallel pass a task may wait that long for a thread of Swift's cooperative pool (one
+/// waited over 10 s, 2026-11-26, while real-player tests blocked the pool's two threads).
+func eventually(timeout: Duration = .seconds(30), _ condition: @Sendable () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now.advanced(by: timeout)
     while !condition() {
         guard ContinuousClock.now < deadline else { return false }

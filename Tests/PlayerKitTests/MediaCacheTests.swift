@@ -81,11 +81,12 @@ final class CacheHarness: Sendable {
 struct MediaCacheTests {
     @Test("a player plays while the item downloads; the second play reads the cache and makes no request")
     func playsWhileDownloadingThenFromCache() async throws {
-        // 150 kB/s: the 1.5 MB item takes 10 s, so the load returns long before the download
-        // ends even in make test's parallel pass (at 400 kB/s a load on the busy machine once
-        // took the 4 s the whole item did, 2026-11-26).
-        let harness = try CacheHarness(bytesPerSecond: 150_000)
+        // The server holds back the second half of the item until the load has returned: the
+        // first frame comes before the download ends however slow the machine (served at a
+        // rate instead, a load in make test's parallel pass once took all of 10 s, 2026-11-26).
+        let harness = try CacheHarness { $0.readTimeout = .seconds(120) }
         let size = Int64(CacheHarness.long.count)
+        harness.server.setFault(.holdAt(offset: Int(size / 2)), for: "long.mp4")
         let (first, _) = try await Fixtures.player(configuration: harness.playerConfiguration)
         let info = try await first.load(try harness.source("long.mp4"))
         #expect(info.duration.map { abs($0 - 20) < 0.5 } == true)
@@ -93,6 +94,7 @@ struct MediaCacheTests {
         let atLoad = try #require(harness.cache.entry(forKey: "long.mp4"))
         #expect(atLoad.cachedBytes < size, "all \(atLoad.cachedBytes) bytes were there before the first frame")
         #expect(atLoad.readers == [first.id])
+        harness.server.setFault(nil, for: "long.mp4")
         #expect(await harness.saw { $0 == .completed(key: "long.mp4", size: size) })
         let usage = harness.cache.usage(for: first.id)
         #expect(usage.bytesFromNetwork > 0)
@@ -168,11 +170,12 @@ struct MediaCacheTests {
 
     @Test("a seek ahead fetches the range it needs first")
     func seekAheadFetchesRangeFirst() async throws {
-        // The first request stalls after 400 kB, so the range the seek needs can only come from
-        // a request of its own (the stalled one is replaced after 2 s without bytes, or at once
-        // when the seek lands farther ahead than the download's window).
+        // Every request that reaches 400 kB stops there, so the range the seek needs can only
+        // come from a request of its own. (A request that stalled once, then was served: a
+        // reader waiting on the stall replaces it after 1 s, and the replacement fetched the
+        // whole item before the seek when make test's parallel pass delayed the seek, 2026-11-26.)
         let harness = try CacheHarness { $0.readTimeout = .seconds(120) }
-        harness.server.setFault(.stallAfter(bytes: 400_000, times: 1), for: "long.mp4")
+        harness.server.setFault(.holdAt(offset: 400_000), for: "long.mp4")
         let size = Int64(CacheHarness.long.count)
         let (player, events) = try await Fixtures.player(configuration: harness.playerConfiguration)
         _ = try await player.preload(try harness.source("long.mp4"))

@@ -309,13 +309,6 @@ let package = Package(
             path: "Benchmarks/PlayerKitBench",
             swiftSettings: strictSettings
         ),
-        // Asserts the pump rule in a child process: a blocking mpv call from an event-pump handler.
-        .executableTarget(
-            name: "PumpRuleProbe",
-            dependencies: ["PlayerKitCore"],
-            path: "Tests/PumpRuleProbe",
-            swiftSettings: strictSettings
-        ),
         // Downloads through a media cache until it is killed (the cache's crash-repair test).
         .executableTarget(
             name: "CacheCrashProbe",
@@ -341,7 +334,7 @@ let package = Package(
             name: "PlayerKitTests",
             dependencies: [
                 "PlayerKit", "ExampleSupport", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare", "Feed",
-                "Mosaic", "Sequencer", "PumpRuleProbe", "CacheCrashProbe", "CorpusProbe", "SoakProbe", "PlayerKitCache", "PlayerKitRooms",
+                "Mosaic", "Sequencer", "CacheCrashProbe", "CorpusProbe", "SoakProbe", "PlayerKitCache", "PlayerKitRooms",
                 "Room", "PlayerKitSupport", "PlayerKitTesting", "PlayerKitMPRIS",
             ],
             swiftSettings: strictSettings

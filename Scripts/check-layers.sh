@@ -24,7 +24,7 @@ if grep -rnE --include='*.swift' '^\s*(@_exported )?import PlayerKitSupport' Exa
 fi
 
 # No @testable outside the core's own test target.
-if grep -rnE --include='*.swift' '^\s*@testable import' Sources Examples Benchmarks Tests/CustomFeatureTests Tests/PumpRuleProbe; then
+if grep -rnE --include='*.swift' '^\s*@testable import' Sources Examples Benchmarks Tests/CustomFeatureTests; then
   fail "@testable import (above) outside Tests/PlayerKitTests"
 fi
 

@@ -8,12 +8,16 @@ Each ```swift block must follow a marker naming where it is compiled:
 The files are in targets `swift build --build-tests` builds (Tests/DocSnippets, the README's
 consumer package, test files), so a block that does not compile fails the build, and this script
 fails when a block has no marker or differs from what is compiled.
+
+    python3 Scripts/check-snippets.py          checks
+    python3 Scripts/check-snippets.py --fix    rewrites each marked block from what is compiled
 """
 import glob, os, sys
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 docs = ["README.md"] + sorted(glob.glob(os.path.join(root, "Documentation", "*.md")))
 problems, checked = [], 0
+fix = "--fix" in sys.argv[1:]
 
 def region(path, name):
     lines = open(os.path.join(root, path)).read().split("\n")
@@ -46,6 +50,11 @@ for doc in docs:
         expected = region(file, name) if name else open(os.path.join(root, file)).read().rstrip("\n").split("\n")
         if expected is None:
             problems.append(f"{shown}:{i + 1}: no region '{name}' in {file}")
+        elif expected != block and fix:
+            lines[i + 1:end] = expected
+            open(path, "w").write("\n".join(lines))
+            print(f"check-snippets: {shown}:{i + 1}: rewritten from {target}")
+            checked += 1
         elif expected != block:
             diff = next((k for k in range(max(len(expected), len(block)))
                          if k >= len(expected) or k >= len(block) or expected[k] != block[k]), 0)

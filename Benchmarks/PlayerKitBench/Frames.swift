@@ -41,7 +41,7 @@ struct Frames: AsyncParsableCommand {
         var configuration = PlayerConfiguration(videoOutput: .frames, audioOutput: .none)
         configuration.eventBus = PlayerEventBus(label: "frames")
         let created = try (0..<players).map { _ in try Player(configuration: configuration) }
-        for player in created { try player.setLoop(.forever) }
+        for player in created { try await player.setLoop(.forever) }
         let tally = Tally()
         let cpu: Double
         if mode == "gl" {
@@ -85,7 +85,7 @@ struct Frames: AsyncParsableCommand {
         }
         for player in created { _ = try await player.load(MediaSource(media)) }
         let cpu = try await countingWindow(tally)
-        for player in created { try? player.stop() }
+        for player in created { try? await player.stop() }
         for output in outputs { output.close() }
         for reader in readers { await reader.value }
         return cpu
@@ -156,7 +156,7 @@ struct Frames: AsyncParsableCommand {
                     }
                 }
             }
-            for player in created { try? player.stop() }
+            for player in created { try? player.send(.stop) }
             for renderer in renderers { renderer.close() }
             eglMakeCurrent(display, nil, nil, nil)
             eglDestroyContext(display, context)

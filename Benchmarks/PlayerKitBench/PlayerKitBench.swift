@@ -83,7 +83,8 @@ struct RoundTrip: ParsableCommand {
             let volume = 20.0 + Double((k + warmup) % 50)
             target.withLock { $0 = (player.id, volume, .now()) }
             let start = DispatchTime.now()
-            try player.setVolume(volume)
+            // Sent, as from a handler or a UI callback: the time until the change is heard.
+            try player.send(.setVolume(volume))
             guard arrived.wait(timeout: .now() + 10) == .success else { throw ValidationError("round trip timed out") }
             if k >= 0 { latencies.append(microseconds(start, target.withLock { $0.end })) }
         }
@@ -189,7 +190,7 @@ final class EventCounter: Sendable {
 func makePlayers(_ count: Int, configuration: PlayerConfiguration, loop: Bool) throws -> [Player] {
     try (0..<count).map { _ in
         let player = try Player(configuration: configuration)
-        if loop { try player.setLoop(.forever) }
+        if loop { try player.send(.setLoop(.forever)) }  // carried out before the load that follows
         return player
     }
 }
@@ -356,8 +357,8 @@ struct Switch: AsyncParsableCommand {
             // Until mpv's core runs, as the C and Python programs wait for `core-idle` to turn
             // false (PlayerKit's own `playing` state follows the request at once).
             start = DispatchTime.now()
-            try b.play()
-            while (try? b.property("core-idle")) != .flag(false) {}
+            try await b.play()
+            while await (try? b.property("core-idle")) != .flag(false) {}
             warm.append(microseconds(start, .now()) / 1000)
             await a.shutdown()
             await b.shutdown()
@@ -405,12 +406,15 @@ struct Realtime: AsyncParsableCommand {
         let created = try makePlayers(players, configuration: benchConfiguration(bus: bus), loop: true)
         startLoading(created, media: media)
         await started.wait(for: players)
-        func drops(_ player: Player) -> Int64 {
-            ((try? player.property("frame-drop-count"))?.intValue ?? 0) + ((try? player.property("decoder-frame-drop-count"))?.intValue ?? 0)
+        func drops(_ player: Player) async -> Int64 {
+            let frames = (try? await player.property("frame-drop-count"))?.intValue ?? 0
+            return frames + ((try? await player.property("decoder-frame-drop-count"))?.intValue ?? 0)
         }
-        let base = created.map(drops)
+        var base: [Int64] = []
+        for player in created { base.append(await drops(player)) }
         try await Task.sleep(for: .seconds(self.seconds))
-        let dropped = zip(created, base).map { drops($0) - $1 }.reduce(0, +)
+        var dropped: Int64 = 0
+        for (player, before) in zip(created, base) { dropped += await drops(player) - before }
         print(String(format: "{\"dropped\": %lld, \"frames\": %.0f}", dropped, Double(players) * self.seconds * 30))
         for player in created { await player.shutdown() }
     }

@@ -409,11 +409,14 @@ final class CompareApp {
             surface.divider = divider
             done(name)
         case .fullscreen(let pane):
-            do {
-                try setFullscreen(pane)
-                done(name)
-            } catch {
-                failed(name, error)
+            let (players, policy) = (players, policy)
+            Task.detached {
+                do {
+                    try await Self.setFullscreen(pane, players: players, policy: policy)
+                    MainLoop.post { [weak self] in self?.done(name) }
+                } catch {
+                    MainLoop.post { [weak self] in self?.failed(name, error) }
+                }
             }
         case .open(let index, let path):
             var next = sources
@@ -515,20 +518,20 @@ final class CompareApp {
     // snippet: fullscreen
     /// Pane `pane` fullscreen (nil: none), through the policy: at most one owner, and only the
     /// owner is ever fullscreen. The window follows the policy's events (`applyFullscreen`).
-    private func setFullscreen(_ pane: Int?) throws {
+    private nonisolated static func setFullscreen(_ pane: Int?, players: [Player], policy: FullscreenPolicy) async throws {
         if let owner = policy.owner, let current = players.first(where: { $0.id == owner }) {
             if let pane, players[pane].id == owner {
-                try policy.enterFullscreen(current)
+                try await policy.enterFullscreen(current)
                 return
             }
             if let pane {
-                try policy.transfer(from: current, to: players[pane])
+                try await policy.transfer(from: current, to: players[pane])
             } else if policy.isFullscreen {
-                try policy.exitFullscreen(current)
+                try await policy.exitFullscreen(current)
                 return
             }
         }
-        if let pane { try policy.enterFullscreen(players[pane]) }
+        if let pane { try await policy.enterFullscreen(players[pane]) }
     }
     // end snippet
 

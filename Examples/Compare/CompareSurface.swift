@@ -171,7 +171,7 @@ final class CompareSurface {
         // snippet: unrealize
         // Stop the players before their renderers go: a playing item would otherwise fail
         // ("video output initialization failed") when mpv loses its renderer.
-        for player in players { try? player.stop() }
+        for player in players { try? player.send(.stop) }
         for renderer in renderers { renderer.close() }
         // end snippet
         renderers = []

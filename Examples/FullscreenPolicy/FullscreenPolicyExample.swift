@@ -68,7 +68,7 @@ struct FullscreenPolicyExample: AsyncParsableCommand {
 
         for id in names {
             let player = players[id]!
-            try player.setLoop(.forever)
+            try await player.setLoop(.forever)
             _ = try await player.load(MediaSource(ExampleSupport.shippedMedia(id == "center" ? "clip-b.mp4" : "clip-a.mp4")))
         }
 
@@ -79,26 +79,26 @@ struct FullscreenPolicyExample: AsyncParsableCommand {
 
         let left = players["left"]!, center = players["center"]!, right = players["right"]!
         let script: [(String, @Sendable () async throws -> Void)] = [
-            ("the screen is in portrait", { policy.setOrientation(.portrait) }),
-            ("center claims the policy", { try policy.claim(center) }),
-            ("the screen turns to landscape left", { policy.setOrientation(.landscapeLeft) }),
-            ("left claims the policy", { try policy.claim(left) }),
-            ("right asks for fullscreen", { try policy.enterFullscreen(right) }),
-            ("the screen turns to portrait", { policy.setOrientation(.portrait) }),
-            ("the screen turns to landscape right", { policy.setOrientation(.landscapeRight) }),
-            ("center hands the policy to right", { try policy.transfer(from: center, to: right) }),
-            ("center asks to leave fullscreen", { try policy.exitFullscreen(center) }),
-            ("the screen turns to portrait", { policy.setOrientation(.portrait) }),
-            ("right asks for fullscreen in portrait", { try policy.enterFullscreen(right) }),
-            ("right releases the policy", { try policy.release(right) }),
-            ("left claims the policy", { try policy.claim(left) }),
-            ("the screen turns to landscape left", { policy.setOrientation(.landscapeLeft) }),
+            ("the screen is in portrait", { await policy.setOrientation(.portrait) }),
+            ("center claims the policy", { try await policy.claim(center) }),
+            ("the screen turns to landscape left", { await policy.setOrientation(.landscapeLeft) }),
+            ("left claims the policy", { try await policy.claim(left) }),
+            ("right asks for fullscreen", { try await policy.enterFullscreen(right) }),
+            ("the screen turns to portrait", { await policy.setOrientation(.portrait) }),
+            ("the screen turns to landscape right", { await policy.setOrientation(.landscapeRight) }),
+            ("center hands the policy to right", { try await policy.transfer(from: center, to: right) }),
+            ("center asks to leave fullscreen", { try await policy.exitFullscreen(center) }),
+            ("the screen turns to portrait", { await policy.setOrientation(.portrait) }),
+            ("right asks for fullscreen in portrait", { try await policy.enterFullscreen(right) }),
+            ("right releases the policy", { try await policy.release(right) }),
+            ("left claims the policy", { try await policy.claim(left) }),
+            ("the screen turns to landscape left", { await policy.setOrientation(.landscapeLeft) }),
             ("center's own mpv window goes fullscreen (as a key in it would; the policy undoes it)", {
                 let undone = center.events(kinds: [.fullscreenUndone])
-                try center.command(["set", "fullscreen", "yes"])
+                try await center.command(["set", "fullscreen", "yes"])
                 try await Self.first(of: undone, within: .seconds(5), waitingFor: "the policy to undo center's fullscreen")
             }),
-            ("right asks its own player for fullscreen", { try right.setFullscreen(true) }),
+            ("right asks its own player for fullscreen", { try await right.setFullscreen(true) }),
             ("left shuts down", { await left.shutdown() }),
         ]
         let hold = stepSeconds ?? (window ? 1.5 : 0.25)
@@ -114,7 +114,7 @@ struct FullscreenPolicyExample: AsyncParsableCommand {
                 } catch {
                     printer.refused(step, error)
                 }
-                printer.status(step, players: names.compactMap { playing[$0] }, policy: policy)
+                await printer.status(step, players: names.compactMap { playing[$0] }, policy: policy)
                 if hold > 0 { try await Task.sleep(for: .seconds(hold)) }
             }
         }
@@ -195,11 +195,11 @@ final class Printer: Sendable {
     }
 
     /// Reads each live player's mpv `fullscreen` property: the truth, not PlayerKit's belief.
-    func status(_ number: Int, players: [Player], policy: FullscreenPolicy) {
+    func status(_ number: Int, players: [Player], policy: FullscreenPolicy) async {
         let owner = policy.owner
         var fullscreen: [String] = []
         for player in players where !player.isShutDown {
-            let isFullscreen = (try? player.property("fullscreen")) == .flag(true)
+            let isFullscreen = (try? await player.property("fullscreen")) == .flag(true)
             if isFullscreen { fullscreen.append(player.id.rawValue) }
             if json {
                 var line = JSONEventLine(player: player.id.rawValue, event: "status", t: t)

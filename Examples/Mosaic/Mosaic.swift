@@ -99,7 +99,7 @@ struct Mosaic: AsyncParsableCommand {
                 // Renderers exist: load the clips (looping), then let the loop start.
                 for (player, clip) in zip(players, clips) where Interruption.shared.receivedSignal == nil {
                     do {
-                        try player.setLoop(.forever)
+                        try await player.setLoop(.forever)
                         _ = try await player.load(MediaSource(clip))
                     } catch {
                         failure = "\(player.id): \(error)"
@@ -245,7 +245,7 @@ final class MosaicApp {
             }
         }
         summarize(pixels: pixels)
-        for player in players { try? player.stop() }
+        for player in players { try? player.send(.stop) }  // on the GL thread: sent, not awaited
         for renderer in renderers { renderer.close() }
         for var tile in tiles {
             glDeleteFramebuffers(1, &tile.framebuffer)

@@ -103,11 +103,11 @@ struct Room: AsyncParsableCommand {
         let everyFrame = frames ? player.observeEveryFrame() : nil
         defer { everyFrame?.cancel() }
 
-        try player.setLoop(.forever)
+        try await player.setLoop(.forever)
         try await player.preload(.joined([MediaSource(path)], repeated: 500))  // paused on its first frame
 
         if naive {
-            try player.play()
+            try await player.play()
             await Interruption.shared.wait(upTo: seconds.map { .seconds($0) })
             await player.shutdown()
             return

@@ -21,7 +21,7 @@ import PlayerKitSupport
 /// * Through the policy: ``enterFullscreen(_:)`` by a non-owner throws
 ///   ``FullscreenPolicyError/ownedByAnotherPlayer(owner:requester:)``.
 /// * Through the player: the policy is each member's ``/PlayerKitCore/FullscreenArbiter``, so a
-///   non-owner's ``/PlayerKitCore/Player/setFullscreen(_:)`` (or `send(.setFullscreen(true))`) throws
+///   non-owner's ``/PlayerKitCore/MediaPlayer/setFullscreen(_:)`` (or `send(.setFullscreen(true))`) throws
 ///   ``/PlayerKitCore/PlayerError/fullscreenRefused(_:reason:)`` naming the owner, and nothing changes.
 /// * Paths nobody can refuse beforehand (a key in mpv's own window, the window manager,
 ///   ``/PlayerKitCore/Player/setProperty(_:to:)``, ``/PlayerKitCore/Player/command(_:)``) reach the
@@ -43,7 +43,7 @@ import PlayerKitSupport
 /// * ``fullscreenControlsOrientation``: entering fullscreen in portrait asks the app to turn to
 ///   landscape, with ``FullscreenEvent/orientationRequested(_:)`` on the owner; the app decides how.
 ///
-/// Entering fullscreen calls ``/PlayerKitCore/Player/setFullscreen(_:)`` on the owner, so a player with a
+/// Entering fullscreen calls ``/PlayerKitCore/MediaPlayer/setFullscreen(_:)`` on the owner, so a player with a
 /// window really goes fullscreen; a headless player keeps the setting.
 ///
 /// **Events.** The policy reports through its players' own pipelines, keyed by player ID, as
@@ -62,12 +62,11 @@ import PlayerKitSupport
 /// Ownership changes are atomic: of any number of racing claims, exactly one wins. A race
 /// between a call and a path nobody can refuse is settled by the policy's rule when it hears the
 /// member's fullscreen change: a non-owner in fullscreen is taken out again.
-/// * The synchronous methods that change fullscreen (``enterFullscreen(_:)``,
-///   ``exitFullscreen(_:)``, ``release(_:)``, ``transfer(from:to:)``, ``setOrientation(_:)``, and
-///   ``add(_:)`` or ``claim(_:)`` when they take a member out of fullscreen) block the calling
-///   thread until mpv accepted the change, as ``/PlayerKitCore/Player/setFullscreen(_:)`` does; do
-///   not call them from Swift's cooperative pool or a player's event pump. ``follow(_:)`` applies
-///   orientations by suspending instead.
+/// * The methods that change fullscreen (``enterFullscreen(_:)``, ``exitFullscreen(_:)``,
+///   ``release(_:)``, ``transfer(from:to:)``, ``setOrientation(_:)``, and ``claim(_:)`` or
+///   ``remove(_:)`` when they take a member out of fullscreen) are async: they return once the
+///   players' changes are made, as ``/PlayerKitCore/MediaPlayer/setFullscreen(_:)`` does, and no
+///   thread waits meanwhile. ``add(_:)`` never waits: it sends the change it makes.
 /// * The policy hears its members' fullscreen changes and shutdowns in `.immediate` bus
 ///   handlers, on the thread that delivers the event (a player's event pump), and answers them
 ///   without waiting (``/PlayerKitCore/MediaPlayer/send(_:)``).
@@ -95,14 +94,6 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
         case setFullscreen(any MediaPlayer, Bool)
         /// Take a non-owner out of fullscreen and tell it who owns the policy.
         case undo(any MediaPlayer, owner: PlayerID)
-    }
-
-    /// How an action waits for mpv.
-    fileprivate enum Waiting {
-        /// Block the calling thread until mpv accepted (the synchronous API).
-        case blocking
-        /// Hand the command over and return at once (event handlers on a player's pump).
-        case never
     }
 
     fileprivate struct State: Sendable {
@@ -180,20 +171,22 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     /// Puts `player` under the policy: from now on only the owner may be fullscreen among the
     /// members, whatever path fullscreen takes. A player already fullscreen while another member
     /// owns the policy is taken out of fullscreen; while the policy is free, it becomes the owner.
-    /// Adding a member again does nothing.
+    /// Adding a member again does nothing. Never waits: a player taken out of fullscreen is
+    /// sent the change (``/PlayerKitCore/MediaPlayer/send(_:)``), and its
+    /// ``/PlayerKitCore/PlayerEvent/fullscreenStateChanged(_:)`` follows once mpv made it.
     /// - Throws: ``FullscreenPolicyError/governedByAnotherPolicy(_:)`` or
     ///   ``FullscreenPolicyError/playerShutDown(_:)``; nothing changes.
     public func add(_ player: any MediaPlayer) throws(FullscreenPolicyError) {
-        try admit(player, settling: true)
+        send(try admit(player, settling: true))
     }
 
     /// Lets `player` go: the policy no longer governs it. The owner leaves fullscreen and the
     /// policy becomes free first (as ``release(_:)``). Removing a player that is no member does
     /// nothing.
-    public func remove(_ player: any MediaPlayer) {
+    public func remove(_ player: any MediaPlayer) async {
         if state.withLock({ $0.ownerID == player.id && $0.owner === player }) {
-            leave(player)
-            step { state in
+            await leave(player)
+            await step { state in
                 guard state.ownerID == player.id, state.owner === player else { return [] }
                 state.setOwner(nil)
                 return []
@@ -217,9 +210,9 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     /// - Throws: ``FullscreenPolicyError/ownedByAnotherPlayer(owner:requester:)`` (nothing
     ///   changes), ``FullscreenPolicyError/governedByAnotherPolicy(_:)`` or
     ///   ``FullscreenPolicyError/playerShutDown(_:)``.
-    public func claim(_ player: any MediaPlayer) throws(FullscreenPolicyError) {
+    public func claim(_ player: any MediaPlayer) async throws(FullscreenPolicyError) {
         guard !player.isShutDown else { throw .playerShutDown(player.id) }
-        try admit(player, settling: false)
+        _ = try admit(player, settling: false)
         let decided = state.withLock { state -> Result<[Action], FullscreenPolicyError> in
             state.reapGoneOwner()
             if let current = state.ownerID {
@@ -230,15 +223,15 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
             return .success(state.settle(player))
         }
         publishOutbox()
-        carryOut(try decided.get(), .blocking)
+        await carryOut(try decided.get())
     }
 
     /// Frees the policy; the owner leaves fullscreen first. It stays a member.
     /// - Throws: ``FullscreenPolicyError/notOwner(_:owner:)`` when `player` is not the owner.
-    public func release(_ player: any MediaPlayer) throws(FullscreenPolicyError) {
+    public func release(_ player: any MediaPlayer) async throws(FullscreenPolicyError) {
         try requireOwner(player)
-        leave(player)
-        step { state in
+        await leave(player)
+        await step { state in
             guard state.ownerID == player.id, state.owner === player else { return [] }
             state.setOwner(nil)
             // Back in fullscreen meanwhile (mpv's window, the window manager): the free policy's
@@ -253,12 +246,12 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     /// - Throws: ``FullscreenPolicyError/notOwner(_:owner:)`` when `owner` does not own the
     ///   policy (also when another call took it meanwhile), ``FullscreenPolicyError/playerShutDown(_:)``
     ///   when `newOwner` is shut down, ``FullscreenPolicyError/governedByAnotherPolicy(_:)``.
-    public func transfer(from owner: any MediaPlayer, to newOwner: any MediaPlayer) throws(FullscreenPolicyError) {
+    public func transfer(from owner: any MediaPlayer, to newOwner: any MediaPlayer) async throws(FullscreenPolicyError) {
         try requireOwner(owner)
         guard !newOwner.isShutDown else { throw .playerShutDown(newOwner.id) }
         if owner === newOwner { return }
-        try admit(newOwner, settling: false)
-        leave(owner)
+        _ = try admit(newOwner, settling: false)
+        await leave(owner)
         let decided = state.withLock { state -> Result<[Action], FullscreenPolicyError> in
             state.reapGoneOwner()
             guard state.ownerID == owner.id, state.owner === owner else {
@@ -275,7 +268,7 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
             return .success(actions)
         }
         publishOutbox()
-        carryOut(try decided.get(), .blocking)
+        await carryOut(try decided.get())
     }
 
     // MARK: Fullscreen
@@ -285,13 +278,13 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     ///   player owns the policy (nothing changes; also when another call took the policy while
     ///   `player` was entering), ``FullscreenPolicyError/governedByAnotherPolicy(_:)``
     ///   or ``FullscreenPolicyError/playerShutDown(_:)``.
-    public func enterFullscreen(_ player: any MediaPlayer) throws(FullscreenPolicyError) {
-        try claim(player)
+    public func enterFullscreen(_ player: any MediaPlayer) async throws(FullscreenPolicyError) {
+        try await claim(player)
         if player.isFullscreen != true {
             do {
                 // The player is the owner, so the policy (its arbiter) lets the request through,
                 // unless another call took the policy meanwhile.
-                try player.setFullscreen(true)
+                try await player.setFullscreen(true)
             } catch {
                 if player.isShutDown { throw .playerShutDown(player.id) }
                 if let current = owner, current != player.id {
@@ -300,14 +293,14 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
                 return
             }
         }
-        step { $0.settle(player) }
+        await step { $0.settle(player) }
     }
 
     /// Takes `player` out of fullscreen.
     /// - Throws: ``FullscreenPolicyError/notOwner(_:owner:)`` when `player` is not the owner.
-    public func exitFullscreen(_ player: any MediaPlayer) throws(FullscreenPolicyError) {
+    public func exitFullscreen(_ player: any MediaPlayer) async throws(FullscreenPolicyError) {
         try requireOwner(player)
-        leave(player)
+        await leave(player)
     }
 
     // MARK: Arbitration
@@ -325,28 +318,22 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     // MARK: Orientation
 
     /// Reports the screen's orientation. With ``orientationControlsFullscreen`` on, the owner
-    /// enters fullscreen in landscape and leaves it in portrait (blocking until mpv accepted, as
-    /// the other synchronous methods do); nobody else changes.
-    public func setOrientation(_ orientation: Orientation) {
-        carryOut(orientationStep(orientation), .blocking)
+    /// enters fullscreen in landscape and leaves it in portrait (returning once it has); nobody
+    /// else changes.
+    public func setOrientation(_ orientation: Orientation) async {
+        await carryOut(orientationStep(orientation))
     }
 
     /// Follows an orientation source until it ends, is unavailable, or the returned task is
     /// cancelled; the caller owns the task. The task's error is the source's (for example
     /// ``FullscreenPolicyError/orientationSourceUnavailable(_:)``). Each orientation is applied as
-    /// ``setOrientation(_:)`` applies it, except that entering or leaving fullscreen suspends the
-    /// task until mpv accepted (``/PlayerKitCore/MediaPlayer/perform(_:timeout:)``): no thread of
-    /// Swift's cooperative pool waits for mpv.
+    /// ``setOrientation(_:)`` applies it.
     @discardableResult
     public func follow<Source: OrientationSource>(_ source: Source) -> Task<Void, any Error> {
         Task {
-            try await BlockingCallCheck.enforcing { () async throws in
-                for try await orientation in source {
-                    try Task.checkCancellation()
-                    guard case .setFullscreen(let player, let fullscreen)? = orientationStep(orientation).first else { continue }
-                    do { try await player.perform(.setFullscreen(fullscreen)) } catch { continue }
-                    step(.never) { $0.settle(player) }  // never blocks this task's thread
-                }
+            for try await orientation in source {
+                try Task.checkCancellation()
+                await setOrientation(orientation)
             }
         }
     }
@@ -370,44 +357,61 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
         }
     }
 
-    /// Runs one step under the lock, publishes what it decided, then carries out its action.
-    private func step(_ waiting: Waiting = .blocking, _ body: (inout State) -> [Action]) {
+    /// Runs one step under the lock, publishes what it decided, then carries out its actions,
+    /// awaiting each (the public methods: they return once their changes are made).
+    private func step(_ body: (inout State) -> [Action]) async {
         let actions = state.withLock(body)
         publishOutbox()
-        carryOut(actions, waiting)
+        await carryOut(actions)
     }
 
-    /// Carries out what a step decided, in order, with no lock held.
-    private func carryOut(_ actions: [Action], _ waiting: Waiting) {
+    /// ``step(_:)`` for the policy's event handlers, which run on a player's event pump: the
+    /// actions are sent (``/PlayerKitCore/MediaPlayer/send(_:)``), never awaited.
+    private func stepSending(_ body: (inout State) -> [Action]) {
+        let actions = state.withLock(body)
+        publishOutbox()
+        send(actions)
+    }
+
+    /// Carries out what a step decided by sending each change, with no lock held.
+    private func send(_ actions: [Action]) {
         for action in actions {
             switch action {
             case .setFullscreen(let player, let fullscreen):
-                do { try apply(fullscreen, to: player, waiting) } catch { continue }  // refused or shut down meanwhile
-                step(waiting) { $0.settle(player) }
+                do { try player.send(.setFullscreen(fullscreen)) } catch { continue }  // refused or shut down meanwhile
+                stepSending { $0.settle(player) }
             case .undo(let player, _):
-                do {
-                    try apply(false, to: player, waiting)
-                } catch {
+                // Its change event settles it once mpv applied it.
+                do { try player.send(.setFullscreen(false)) } catch {
                     state.withLock { _ = $0.undoing.removeValue(forKey: player.id) }  // shut down meanwhile
-                    continue
                 }
-                // Blocking, the read-out shows it out now; otherwise its change event settles it.
-                if case .blocking = waiting { step(waiting) { $0.settle(player) } }
             }
         }
     }
 
-    private func apply(_ fullscreen: Bool, to player: any MediaPlayer, _ waiting: Waiting) throws(PlayerError) {
-        switch waiting {
-        case .blocking: try player.setFullscreen(fullscreen)
-        case .never: try player.send(.setFullscreen(fullscreen))
+    /// Carries out what a step decided, in order, with no lock held, awaiting each change.
+    private func carryOut(_ actions: [Action]) async {
+        for action in actions {
+            switch action {
+            case .setFullscreen(let player, let fullscreen):
+                do { try await player.setFullscreen(fullscreen) } catch { continue }  // refused or shut down meanwhile
+                await step { $0.settle(player) }
+            case .undo(let player, _):
+                do {
+                    try await player.setFullscreen(false)
+                } catch {
+                    state.withLock { _ = $0.undoing.removeValue(forKey: player.id) }  // shut down meanwhile
+                    continue
+                }
+                await step { $0.settle(player) }  // the read-out shows it out now
+            }
         }
     }
 
     /// Takes `player` out of fullscreen (if it is in) and announces it while it owns the policy.
-    private func leave(_ player: any MediaPlayer) {
-        if player.isFullscreen == true { try? player.setFullscreen(false) }
-        step { $0.settle(player) }
+    private func leave(_ player: any MediaPlayer) async {
+        if player.isFullscreen == true { try? await player.setFullscreen(false) }
+        await step { $0.settle(player) }
     }
 
     private func requireOwner(_ player: any MediaPlayer) throws(FullscreenPolicyError) {
@@ -420,9 +424,10 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
 
     /// Makes `player` a member: the policy becomes its fullscreen arbiter and hears its
     /// fullscreen changes and its shutdown. `settling`: apply the rule to its state now.
-    private func admit(_ player: any MediaPlayer, settling: Bool) throws(FullscreenPolicyError) {
+    /// Returns what settling decided, for the caller to carry out.
+    private func admit(_ player: any MediaPlayer, settling: Bool) throws(FullscreenPolicyError) -> [Action] {
         guard !player.isShutDown else { throw .playerShutDown(player.id) }
-        if state.withLock({ $0.isMember(player) }) { return }
+        if state.withLock({ $0.isMember(player) }) { return [] }
         guard player.setFullscreenArbiter(self, replacing: nil) || player.fullscreenArbiter === self else {
             throw .governedByAnotherPolicy(player.id)
         }
@@ -434,7 +439,7 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
             if record.event == .shutDown {
                 memberGone(id)
             } else if let player {
-                step(.never) { $0.settle(player) }
+                stepSending { $0.settle(player) }
             }
         }
         let (unused, actions) = state.withLock { state -> (PlayerSubscription?, [Action]) in
@@ -447,7 +452,11 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
         unused?.cancel()
         publishOutbox()
         // Its shutdown may have begun before the subscription: then no event will say so.
-        if player.isShutDown { memberGone(id) } else { carryOut(actions, .blocking) }
+        if player.isShutDown {
+            memberGone(id)
+            return []
+        }
+        return actions
     }
 
     /// A member's last event arrived: it leaves the policy (and frees it if it owned it).

@@ -7,8 +7,8 @@ import PlayerKitSupport
 ///
 /// ```swift
 /// let audio = try AudioPolicy(mode: .duck(volume: 20), players: [main, preview, background])
-/// try audio.focus(main)        // main as it was; preview and background at volume 20
-/// try audio.focus(preview)     // preview back to its own volume; main down to 20
+/// try await audio.focus(main)        // main as it was; preview and background at volume 20
+/// try await audio.focus(preview)     // preview back to its own volume; main down to 20
 /// ```
 ///
 /// The policy remembers each player's own volume and mute and restores them when the player
@@ -16,14 +16,12 @@ import PlayerKitSupport
 ///
 /// Written, as every PlayerKit feature, against the core's public API only.
 ///
-/// **Threading.** Methods may be called from any thread. Each call is one step under the
-/// policy's one lock, and its volume and mute changes are made when it returns: a read of the
-/// players' volumes right after `focus` shows the new ones. This is the one feature whose steps
-/// include waiting calls (``/PlayerKitCore/MediaPlayer/setVolume(_:)`` and
-/// ``/PlayerKitCore/MediaPlayer/setMuted(_:)`` wait for mpv, a few milliseconds), so that calls
-/// racing from several threads take effect whole, one after another; nothing the policy calls
-/// calls back into it (Architecture.md, "Features: one concurrency model"). Call it from a thread
-/// of your own, not from async code on Swift's cooperative pool.
+/// **Threading.** Methods may be called from any thread or task. Each call decides under the
+/// policy's lock (a pure step: who is turned down, who gets their own volume back) and then
+/// awaits the players' volume and mute changes with no lock held; calls run one after another,
+/// in call order (an async gate, no thread blocked), so calls racing from several tasks take
+/// effect whole. When a call returns, its changes are made: a read of the players' volumes
+/// right after `focus` shows the new ones.
 public final class AudioPolicy: Sendable {
     /// How the players that do not have the focus sound.
     public enum Mode: Sendable, Hashable {
@@ -45,8 +43,10 @@ public final class AudioPolicy: Sendable {
         var saved: [PlayerID: (volume: Double?, muted: Bool?)] = [:]
     }
 
-    /// Read and changed under its lock, for a whole call.
+    /// Read and changed under its lock, by one step of a call at a time.
     private let state: Locked<State>
+    /// One call at a time, in call order: a call's changes are made before the next call decides.
+    private let calls = AsyncSerialGate()
 
     /// A policy over `players`.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a ducking volume that
@@ -62,64 +62,79 @@ public final class AudioPolicy: Sendable {
         state = Locked(State(players: players))
     }
 
-    /// The player with the focus, if any. Waits while a call of the policy runs.
+    /// The player with the focus, if any (set as a call decides, before its changes are made).
     public var focused: PlayerID? { state.withLock { $0.focus } }
 
-    /// Adds a player; it sounds as the mode says for a player without the focus.
-    public func add(_ player: any MediaPlayer) throws(PlayerError) {
-        try state.withLock { (state: inout State) throws(PlayerError) in
-            guard !state.players.contains(where: { $0 === player }) else { return }
+    /// Adds a player; it sounds as the mode says for a player without the focus. Returns once
+    /// it does.
+    /// - Throws: the errors of setting its volume or mute.
+    public func add(_ player: any MediaPlayer) async throws(PlayerError) {
+        try await run { state throws(PlayerError) in
+            guard !state.players.contains(where: { $0 === player }) else { return [] }
             state.players.append(player)
-            guard state.focus != nil else { return }
-            try quiet(player, in: &state)
+            guard state.focus != nil else { return [] }
+            return self.quiet(player, in: &state)
         }
     }
 
     /// Gives `player` the focus: it sounds as it would alone, and the others as the mode says.
+    /// Returns once every change is made.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a player that is not
-    ///   in the policy; the errors of setting volume or mute.
-    public func focus(_ player: any MediaPlayer) throws(PlayerError) {
-        try state.withLock { (state: inout State) throws(PlayerError) in
+    ///   in the policy (nothing changes); the first error of setting a volume or mute (the
+    ///   other changes are still made).
+    public func focus(_ player: any MediaPlayer) async throws(PlayerError) {
+        try await run { state throws(PlayerError) in
             guard state.players.contains(where: { $0 === player }) else {
                 throw .invalidArgument(name: "audio focus", value: player.id.rawValue, reason: "is not in the audio policy")
             }
-            try restore(player, in: &state)
+            var commands = self.restore(player, in: &state)
             state.focus = player.id
             for other in state.players where other !== player && !other.isShutDown {
-                try quiet(other, in: &state)
+                commands += self.quiet(other, in: &state)
             }
+            return commands
         }
     }
 
     /// Lets go of the focus: every player sounds as it did before the policy changed it.
-    public func clearFocus() throws(PlayerError) {
-        try state.withLock { (state: inout State) throws(PlayerError) in
+    /// - Throws: the first error of setting a volume or mute (the other changes are still made).
+    public func clearFocus() async throws(PlayerError) {
+        try await run { state throws(PlayerError) in
             state.focus = nil
-            for player in state.players where !player.isShutDown {
-                try restore(player, in: &state)
-            }
+            return state.players.filter { !$0.isShutDown }.flatMap { self.restore($0, in: &state) }
+        }
+    }
+
+    /// One call: its decision under the lock, then its commands, all players at once, with no
+    /// lock held; the first failure is thrown once every command has its answer.
+    private func run(
+        _ decide: @escaping @Sendable (inout State) throws(PlayerError) -> [(any MediaPlayer, PlayerCommand)]
+    ) async throws(PlayerError) {
+        try await calls.run { () async throws(PlayerError) in
+            let commands = try state.withLock { (state: inout State) throws(PlayerError) in try decide(&state) }
+            guard !commands.isEmpty else { return }
+            for result in await Player.perform(each: commands) { try result.get() }
         }
     }
 
     /// Turns a player without the focus down as the mode says, remembering its own setting.
-    private func quiet(_ player: any MediaPlayer, in state: inout State) throws(PlayerError) {
+    private func quiet(_ player: any MediaPlayer, in state: inout State) -> [(any MediaPlayer, PlayerCommand)] {
         switch mode {
         case .mix:
-            return
+            return []
         case .solo, .duck:
             if state.saved[player.id] == nil { state.saved[player.id] = (player.volume, player.isMuted) }
-            if case .duck(let volume) = mode {
-                try player.setVolume(volume)
-            } else {
-                try player.setMuted(true)
-            }
+            if case .duck(let volume) = mode { return [(player, .setVolume(volume))] }
+            return [(player, .setMuted(true))]
         }
     }
 
     /// Puts back a player's own volume and mute.
-    private func restore(_ player: any MediaPlayer, in state: inout State) throws(PlayerError) {
-        guard let saved = state.saved.removeValue(forKey: player.id) else { return }
-        if let volume = saved.volume { try player.setVolume(volume) }
-        if let muted = saved.muted { try player.setMuted(muted) }
+    private func restore(_ player: any MediaPlayer, in state: inout State) -> [(any MediaPlayer, PlayerCommand)] {
+        guard let saved = state.saved.removeValue(forKey: player.id) else { return [] }
+        var commands: [(any MediaPlayer, PlayerCommand)] = []
+        if let volume = saved.volume { commands.append((player, .setVolume(volume))) }
+        if let muted = saved.muted { commands.append((player, .setMuted(muted))) }
+        return commands
     }
 }

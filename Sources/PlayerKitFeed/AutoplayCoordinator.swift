@@ -264,15 +264,13 @@ public final class AutoplayCoordinator: Sendable {
             // Under the pool check: the decision and the loads it starts (tasks that inherit it)
             // never block a pool thread.
             state.settleTask = Task { [weak self] in
-                await BlockingCallCheck.enforcing {
-                    await previous?.value
+                await previous?.value
                     do {
                         try await clock.sleep(until: clock.now.advanced(by: delay), tolerance: nil)
                     } catch {
                         return
                     }
                     self?.decide(ifStill: generation)
-                }
             }
         }
     }

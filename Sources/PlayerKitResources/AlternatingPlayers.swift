@@ -61,12 +61,13 @@ public final class AlternatingPlayers: Sendable {
     }
 
     /// Starts the prepared standby player, then releases the previously active one. Returns the
-    /// new active player.
-    /// - Throws: ``/PlayerKitCore/PlayerError/noMediaLoaded(operation:)`` when nothing was prepared.
+    /// new active player, once it plays.
+    /// - Throws: ``/PlayerKitCore/PlayerError/noMediaLoaded(operation:)`` when nothing was prepared;
+    ///   the errors of ``/PlayerKitCore/MediaPlayer/play()``.
     @discardableResult
-    public func switchToPrepared() throws(PlayerError) -> any MediaPlayer {
+    public func switchToPrepared() async throws(PlayerError) -> any MediaPlayer {
         let (incoming, outgoing) = try takePrepared()
-        try incoming.play()
+        try await incoming.play()
         outgoing?.releaseMedia()
         return incoming
     }
@@ -97,7 +98,7 @@ public final class AlternatingPlayers: Sendable {
         guard !sources.isEmpty else {
             throw .invalidArgument(name: "back-to-back sources", value: "[]", reason: "needs at least one source")
         }
-        try await BlockingCallCheck.enforcing { () async throws(PlayerError) in try await runs.run { () async throws(PlayerError) in
+        try await runs.run { () async throws(PlayerError) in
             var index = 0
             // Prepare the first playable clip.
             while index < sources.count {
@@ -127,6 +128,6 @@ public final class AlternatingPlayers: Sendable {
                 }
                 index = next
             }
-        } }
+        }
     }
 }

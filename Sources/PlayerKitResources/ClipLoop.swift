@@ -145,7 +145,7 @@ public final class ClipLoop: Sendable {
     ///   played (each failure was also reported as ``ClipEvent/clipUnplayable(index:error:)``),
     ///   or the errors of ``/PlayerKitCore/Player/load(_:startPaused:)``.
     public func start() async throws(PlayerError) {
-        try await BlockingCallCheck.enforcing { () async throws(PlayerError) in try await operations.run { () async throws(PlayerError) in
+        try await operations.run { () async throws(PlayerError) in
             let stopsBefore = state.withLock { $0.stops }
             let probed = await probe()
             guard state.withLock({ $0.stops }) == stopsBefore else { return }
@@ -190,7 +190,7 @@ public final class ClipLoop: Sendable {
                 stopFollowing()
                 throw error
             }
-        } }
+        }
     }
 
     /// Stops following the player (no more clip events) and playback. The player stays usable.

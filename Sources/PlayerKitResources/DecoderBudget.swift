@@ -136,14 +136,12 @@ public final class DecoderBudget: Sendable {
     @discardableResult
     public func load(_ source: MediaSource, into player: any MediaPlayer, startPaused: Bool = false,
                      whenFull: WhenFull = .fail) async throws(DecoderBudgetError) -> MediaInfo {
-        try await BlockingCallCheck.enforcing { () async throws(DecoderBudgetError) -> MediaInfo in
-            try await acquire(for: player, whenFull: whenFull)
-            do throws(PlayerError) {
-                return try await player.load(source, startPaused: startPaused)
-            } catch {
-                free(player.id)
-                throw .loadFailed(error)
-            }
+        try await acquire(for: player, whenFull: whenFull)
+        do throws(PlayerError) {
+            return try await player.load(source, startPaused: startPaused)
+        } catch {
+            free(player.id)
+            throw .loadFailed(error)
         }
     }
 
@@ -152,14 +150,12 @@ public final class DecoderBudget: Sendable {
     /// - Throws: as ``load(_:into:startPaused:whenFull:)``.
     @discardableResult
     public func preload(_ source: MediaSource, into player: any MediaPlayer, whenFull: WhenFull = .fail) async throws(DecoderBudgetError) -> MediaInfo {
-        try await BlockingCallCheck.enforcing { () async throws(DecoderBudgetError) -> MediaInfo in
-            try await acquire(for: player, whenFull: whenFull)
-            do throws(PlayerError) {
-                return try await player.preload(source)
-            } catch {
-                free(player.id)
-                throw .loadFailed(error)
-            }
+        try await acquire(for: player, whenFull: whenFull)
+        do throws(PlayerError) {
+            return try await player.preload(source)
+        } catch {
+            free(player.id)
+            throw .loadFailed(error)
         }
     }
 

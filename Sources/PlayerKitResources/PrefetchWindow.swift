@@ -112,7 +112,7 @@ public final class PrefetchWindow: Sendable {
     /// Makes `index` current: releases the players whose items left the window, prepares the
     /// items that entered it (the current one first), and returns the current item's player,
     /// paused on its first frame (or as it was, if it was current already). Start it with
-    /// ``/PlayerKitCore/Player/play()``.
+    /// ``/PlayerKitCore/MediaPlayer/play()``.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for an index outside the
     ///   sequence; the errors of ``/PlayerKitCore/Player/preload(_:timeout:)`` for the current item (a
     ///   neighbour that fails is left unprepared and reported by its player's error event).
@@ -121,48 +121,46 @@ public final class PrefetchWindow: Sendable {
         guard items.indices.contains(index) else {
             throw .invalidArgument(name: "sequence index", value: "\(index)", reason: "must be in 0..<\(items.count)")
         }
-        return try await BlockingCallCheck.enforcing { () async throws(PlayerError) -> any MediaPlayer in
-            await moves.enter()
-            defer { moves.leave() }
-            let wanted = Set(max(0, index - radius)...min(items.count - 1, index + radius))
-            // Release what left the window.
-            let released = change { state -> [any MediaPlayer] in
-                var released: [any MediaPlayer] = []
-                for slot in state.assignment.indices {
-                    if let item = state.assignment[slot], !wanted.contains(item) {
-                        state.assignment[slot] = nil
-                        released.append(state.players[slot])
-                    }
-                }
-                state.current = index
-                return released
-            }
-            for player in released { player.releaseMedia() }
-            // Prepare what entered, the current item first.
-            let missing = wanted.filter { item in state.withLock { !$0.assignment.contains(item) } }
-                .sorted { abs($0 - index) < abs($1 - index) }
-            var current: (any MediaPlayer)?
-            if missing.first == index {
-                let player = try await slot(for: index)
-                try await prepare(index, on: player)
-                current = player
-            }
-            // The neighbours at the same time, once the current item is ready: a window of radius r
-            // prepares in about two load times, not 2r + 1. A neighbour that fails stays unprepared.
-            let neighbours = missing.filter { $0 != index }
-            await withTaskGroup(of: Void.self) { group in
-                for item in neighbours {
-                    group.addTask {
-                        guard let player = try? await self.slot(for: item) else { return }
-                        try? await self.prepare(item, on: player)
-                    }
+        await moves.enter()
+        defer { moves.leave() }
+        let wanted = Set(max(0, index - radius)...min(items.count - 1, index + radius))
+        // Release what left the window.
+        let released = change { state -> [any MediaPlayer] in
+            var released: [any MediaPlayer] = []
+            for slot in state.assignment.indices {
+                if let item = state.assignment[slot], !wanted.contains(item) {
+                    state.assignment[slot] = nil
+                    released.append(state.players[slot])
                 }
             }
-            guard let player = current ?? self.player(for: index) else {
-                throw .noMediaLoaded(operation: "prefetch window move to \(index)")
-            }
-            return player
+            state.current = index
+            return released
         }
+        for player in released { player.releaseMedia() }
+        // Prepare what entered, the current item first.
+        let missing = wanted.filter { item in state.withLock { !$0.assignment.contains(item) } }
+            .sorted { abs($0 - index) < abs($1 - index) }
+        var current: (any MediaPlayer)?
+        if missing.first == index {
+            let player = try await slot(for: index)
+            try await prepare(index, on: player)
+            current = player
+        }
+        // The neighbours at the same time, once the current item is ready: a window of radius r
+        // prepares in about two load times, not 2r + 1. A neighbour that fails stays unprepared.
+        let neighbours = missing.filter { $0 != index }
+        await withTaskGroup(of: Void.self) { group in
+            for item in neighbours {
+                group.addTask {
+                    guard let player = try? await self.slot(for: item) else { return }
+                    try? await self.prepare(item, on: player)
+                }
+            }
+        }
+        guard let player = current ?? self.player(for: index) else {
+            throw .noMediaLoaded(operation: "prefetch window move to \(index)")
+        }
+        return player
     }
 
     /// A free slot's player for `item` (made when none is free), recorded as holding it.

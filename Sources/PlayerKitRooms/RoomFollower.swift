@@ -171,12 +171,10 @@ public final class RoomFollower: Sendable {
         for player in players { watch(player) }
         let events = room.events(bufferLimit: 256)
         let task = Task { [weak self] in
-            await BlockingCallCheck.enforcing {
-                for await event in events {
+            for await event in events {
                     guard let self else { return }
                     self.handle(event)
                 }
-            }
         }
         let kept = state.withLock { state -> Bool in
             guard !state.invalidated else { return false }
@@ -213,43 +211,37 @@ public final class RoomFollower: Sendable {
     /// - Throws: ``RoomError/closed`` while not connected; ``RoomError/invalidArgument(name:value:reason:)``
     ///   before anything is loaded (no position to start from).
     public func play() async throws(RoomError) {
-        try await BlockingCallCheck.enforcing { () async throws(RoomError) in
-            await measured()
-            let position = try currentPosition()
-            // The client hears of the change before the clock does (``RoomClient/beginChange(_:)``):
-            // a state the server sent before it cannot reach the clock stamped after it.
-            let change = room.beginChange(position: position, paused: false, seeking: false)
-            apply(Clock(position: position, time: time.now, playing: true), seek: false)
-            try await change.send()
-        }
+        await measured()
+        let position = try currentPosition()
+        // The client hears of the change before the clock does (``RoomClient/beginChange(_:)``):
+        // a state the server sent before it cannot reach the clock stamped after it.
+        let change = room.beginChange(position: position, paused: false, seeking: false)
+        apply(Clock(position: position, time: time.now, playing: true), seek: false)
+        try await change.send()
     }
 
     /// Pauses the room (and the local players) at the clock's position.
     /// - Throws: ``RoomError/closed`` while not connected.
     public func pause() async throws(RoomError) {
-        try await BlockingCallCheck.enforcing { () async throws(RoomError) in
-            await measured()
-            let position = try currentPosition()
-            let change = room.beginChange(position: position, paused: true, seeking: false)
-            apply(Clock(position: position, time: time.now, playing: false), seek: true)
-            try await change.send()
-        }
+        await measured()
+        let position = try currentPosition()
+        let change = room.beginChange(position: position, paused: true, seeking: false)
+        apply(Clock(position: position, time: time.now, playing: false), seek: true)
+        try await change.send()
     }
 
     /// Seeks the room (and the local players) to `position`, playing on if it plays.
     /// - Throws: ``RoomError/invalidArgument(name:value:reason:)`` for a NaN, infinite or negative
     ///   position; ``RoomError/closed`` while not connected.
     public func seek(to position: Double) async throws(RoomError) {
-        try await BlockingCallCheck.enforcing { () async throws(RoomError) in
-            guard position.isFinite, position >= 0 else {
-                throw .invalidArgument(name: "position", value: "\(position)", reason: "is not a position")
-            }
-            await measured()
-            let playing = clock?.playing ?? false
-            let change = room.beginChange(position: position, paused: !playing, seeking: true)
-            apply(Clock(position: position, time: time.now, playing: playing), seek: true)
-            try await change.send()
+        guard position.isFinite, position >= 0 else {
+            throw .invalidArgument(name: "position", value: "\(position)", reason: "is not a position")
         }
+        await measured()
+        let playing = clock?.playing ?? false
+        let change = room.beginChange(position: position, paused: !playing, seeking: true)
+        apply(Clock(position: position, time: time.now, playing: playing), seek: true)
+        try await change.send()
     }
 
     /// Waits (up to 3 s) until the path to the server was measured once: the server adds its

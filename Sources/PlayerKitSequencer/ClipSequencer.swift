@@ -201,23 +201,21 @@ public final class ClipSequencer: Sendable {
     /// when the first clip is ready) output time zero.
     /// - Throws: the errors of preparing the first clip (``/PlayerKitCore/Player/preload(_:timeout:)``).
     public func start(at instant: ContinuousClock.Instant? = nil) async throws(PlayerError) {
-        try await BlockingCallCheck.enforcing { () async throws(PlayerError) in
-            guard let first = state.withLock({ $0.clips.first }) else { return }
-            try await prepare(first, throwing: true)
-            let slot = state.withLock { state -> Slot? in
-                    state.outputStart = instant ?? clock.now
-                    state.current = first
-                    state.currentIndexHint = 0
-                    state.currentStart = .zero
-                    guard let index = state.slots.firstIndex(where: { $0.clipID == first.id }) else { return nil }
-                    state.slots[index].isStarted = true
-                    state.slots[index].isPlaying = true
-                    return state.slots[index]
-            }
-            if let slot, !first.isStill { try? slot.player.send(.play) }
-            if let slot { slot.player.publish(SequencerEvent.clipStarted(clipID: first.id, index: 0)) }
-            scheduleMaintenance()
+        guard let first = state.withLock({ $0.clips.first }) else { return }
+        try await prepare(first, throwing: true)
+        let slot = state.withLock { state -> Slot? in
+                state.outputStart = instant ?? clock.now
+                state.current = first
+                state.currentIndexHint = 0
+                state.currentStart = .zero
+                guard let index = state.slots.firstIndex(where: { $0.clipID == first.id }) else { return nil }
+                state.slots[index].isStarted = true
+                state.slots[index].isPlaying = true
+                return state.slots[index]
         }
+        if let slot, !first.isStill { try? slot.player.send(.play) }
+        if let slot { slot.player.publish(SequencerEvent.clipStarted(clipID: first.id, index: 0)) }
+        scheduleMaintenance()
     }
 
     /// The output frame for display time `instant`: the newest frame, rendered by `instant`, of
@@ -528,7 +526,7 @@ public final class ClipSequencer: Sendable {
             tasks.lastNumber += 1
             let number = tasks.lastNumber
             tasks.running[number] = Task { [weak self] in
-                if let self { await BlockingCallCheck.enforcing { await self.preparations.run { await self.maintain() } } }
+                if let self { await self.preparations.run { await self.maintain() } }
                 self?.maintenanceTasks.withLock { _ = $0.running.removeValue(forKey: number) }
             }
         }
@@ -642,8 +640,7 @@ public final class ClipSequencer: Sendable {
 
     /// Stops background work and shuts the players down.
     public func shutdown() async {
-        await BlockingCallCheck.enforcing {
-            for task in maintenanceTasks.withLock({ Array($0.running.values) }) { task.cancel() }
+        for task in maintenanceTasks.withLock({ Array($0.running.values) }) { task.cancel() }
             let outputs = state.withLock { state -> [any VideoFrameSource] in
                 state.isShutDown = true
                 return state.slots.compactMap(\.output)
@@ -651,7 +648,6 @@ public final class ClipSequencer: Sendable {
             for player in players { try? await player.perform(.stop) }
             for output in outputs { output.close() }
             for player in players { await player.shutdown() }
-        }
     }
 }
 

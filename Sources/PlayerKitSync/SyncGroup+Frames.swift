@@ -182,10 +182,8 @@ extension SyncGroup {
     private func moveFrames(
         backward: Bool = false, _ target: @escaping @Sendable (Double, [FrameGrid]) throws(FrameStepError) -> Double
     ) async throws(FrameStepError) -> GroupFrame {
-        try await BlockingCallCheck.enforcing { () async throws(FrameStepError) -> GroupFrame in
-            try await operations.run { () async throws(FrameStepError) -> GroupFrame in
-                try await moveFramesNow(backward: backward, target)
-            }
+        try await operations.run { () async throws(FrameStepError) -> GroupFrame in
+            try await moveFramesNow(backward: backward, target)
         }
     }
 

@@ -224,7 +224,7 @@ public final class SyncGroup: Sendable {
         guard sources.count == players.count else {
             throw .invalidArgument(name: "sync group sources", value: "\(sources.count)", reason: "needs one source per member (\(players.count))")
         }
-        try await BlockingCallCheck.enforcing { () async throws(PlayerError) in try await operations.run { () async throws(PlayerError) in
+        try await operations.run { () async throws(PlayerError) in
             change { state in
                 state.phase = .paused
                 state.anchorPosition = 0
@@ -251,7 +251,7 @@ public final class SyncGroup: Sendable {
                 throw .invalidArgument(name: "sync group sources", value: sources.map(\.description).joined(separator: ", "),
                                        reason: "only \(left) member(s) could load; a group needs two")
             }
-        } }
+        }
     }
 
     /// Runs `body` for every item at the same time (children of one task group) and waits for
@@ -279,7 +279,7 @@ public final class SyncGroup: Sendable {
         }
     }
 
-    /// Performs `command` on every player at once (``/PlayerKitCore/Player/perform(_:on:timeout:)``:
+    /// Performs `command` on every player at once (``/PlayerKitCore/Player/perform(_:on:timeout:pacing:)``:
     /// handed to all before any answer is awaited) and waits for every answer; throws the first
     /// refusal in member order. With ``FailurePolicy/dropMember``, a member whose item failed
     /// (or that shut down) is dropped instead and its refusal ignored. Returns the players that
@@ -300,15 +300,15 @@ public final class SyncGroup: Sendable {
     }
 
     /// Starts every member at once from the group's position.
-    /// - Throws: the errors of ``/PlayerKitCore/Player/setSpeed(_:)`` and ``/PlayerKitCore/Player/play()``.
+    /// - Throws: the errors of ``/PlayerKitCore/MediaPlayer/setSpeed(_:)`` and ``/PlayerKitCore/MediaPlayer/play()``.
     public func play() async throws(PlayerError) {
-        try await BlockingCallCheck.enforcing { () async throws(PlayerError) in try await operations.run { () async throws(PlayerError) in try await playMembers() } }
+        try await operations.run { () async throws(PlayerError) in try await playMembers() }
     }
 
     /// Pauses every member and the clock.
-    /// - Throws: the errors of ``/PlayerKitCore/Player/pause()``.
+    /// - Throws: the errors of ``/PlayerKitCore/MediaPlayer/pause()``.
     public func pause() async throws(PlayerError) {
-        try await BlockingCallCheck.enforcing { () async throws(PlayerError) in try await operations.run { () async throws(PlayerError) in try await pauseMembers() } }
+        try await operations.run { () async throws(PlayerError) in try await pauseMembers() }
     }
 
     /// Seeks every member to `seconds` (exactly) and waits until all have landed, each for at
@@ -316,21 +316,21 @@ public final class SyncGroup: Sendable {
     /// is not waited for further, and the group goes on from `seconds`. A playing group plays
     /// on from there together.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a NaN or negative
-    ///   position; the errors of ``/PlayerKitCore/Player/seek(to:precision:)``.
+    ///   position; the errors of ``/PlayerKitCore/MediaPlayer/seek(to:precision:)``.
     public func seek(to seconds: Double) async throws(PlayerError) {
         try PlayerCommand.seek(to: seconds, precision: .exact).validate()
-        try await BlockingCallCheck.enforcing { () async throws(PlayerError) in try await operations.run { () async throws(PlayerError) in
+        try await operations.run { () async throws(PlayerError) in
             let wasPlaying = phase == .playing
             try await seekMembers(to: seconds)
             if wasPlaying { try await playMembers() }
-        } }
+        }
     }
 
     /// Sets the group's speed (within ``/PlayerKitCore/PlayerCommand/speedRange``) for every member and the clock.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` outside the range.
     public func setSpeed(_ speed: Double) async throws(PlayerError) {
         try PlayerCommand.setSpeed(speed).validate()
-        try await BlockingCallCheck.enforcing { () async throws(PlayerError) in try await operations.run { () async throws(PlayerError) in
+        try await operations.run { () async throws(PlayerError) in
             let now = clock.now
             let players = change { state -> [any MediaPlayer] in
                 state.anchorPosition = state.clockPosition(at: now)
@@ -340,33 +340,23 @@ public final class SyncGroup: Sendable {
                 return state.members.map(\.player)
             }
             try await performOnEvery(players, .setSpeed(speed))
-        } }
+        }
     }
 
     // MARK: Operations (inside `operations`)
 
-    /// Sets every member's speed (all at once), then starts the members one right after another,
-    /// each once mpv has started the one before, on a thread off Swift's pool while the caller
-    /// suspends.
+    /// Sets every member's speed (all at once), then starts the members in turn, each once mpv
+    /// has started the one before (``/PlayerKitCore/CommandPacing/inTurn``: handed over by the
+    /// pump that read the answer, so nothing waits in between).
     /// Of the ways measured (`playerkit-bench sync-load`, Performance.md) this start is the
-    /// tightest that keeps the caller off the blocked thread: handing `play` to every member at
-    /// once spread four members' starts wider (the woken cores compete for two CPUs), and so did
-    /// awaiting each member's `perform` in turn (a task hop per member).
+    /// tightest: handing `play` to every member at once spread four members' starts wider (the
+    /// woken cores compete for two CPUs), and so did awaiting each member's `perform` in turn (a
+    /// task hop per member).
     private func playMembers() async throws(PlayerError) {
         let players = members
         let speed = speed
         try await performOnEvery(players, .setSpeed(speed))
-        let started = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, PlayerError>, Never>) in
-            DispatchQueue.global(qos: .userInitiated).async {
-                do throws(PlayerError) {
-                    for player in players { try player.play() }
-                    continuation.resume(returning: .success(()))
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
-        }
-        try started.get()
+        for result in await Player.perform(.play, on: players, pacing: .inTurn) { try result.get() }
         let now = clock.now
         let begun = state.withLock { state -> Bool in
             guard !state.invalidated else { return false }
@@ -506,12 +496,12 @@ public final class SyncGroup: Sendable {
         // `invalidate()`), serialized with the public calls, not on the delivering thread.
         track { [weak self] in
             guard let self else { return }
-            try? await BlockingCallCheck.enforcing { () async throws(PlayerError) in try await self.operations.run { () async throws(PlayerError) in
+            try? await self.operations.run { () async throws(PlayerError) in
                 guard !Task.isCancelled else { return }
                 try await self.seekMembers(to: position)
                 guard !Task.isCancelled else { return }
                 try await self.playMembers()
-            } }
+            }
         }
     }
 

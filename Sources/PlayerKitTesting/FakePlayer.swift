@@ -570,26 +570,6 @@ public final class FakePlayer: MediaPlayer {
         try execute(command)
     }
 
-    /// Starts playback.
-    public func play() throws(PlayerError) { try execute(.play) }
-    /// Pauses playback.
-    public func pause() throws(PlayerError) { try execute(.pause) }
-    /// Seeks.
-    public func seek(to seconds: Double, precision: SeekPrecision = .exact) throws(PlayerError) {
-        try execute(.seek(to: seconds, precision: precision))
-    }
-    /// Sets the speed.
-    public func setSpeed(_ speed: Double) throws(PlayerError) { try execute(.setSpeed(speed)) }
-    /// Sets the volume.
-    public func setVolume(_ volume: Double) throws(PlayerError) { try execute(.setVolume(volume)) }
-    /// Mutes or unmutes.
-    public func setMuted(_ muted: Bool) throws(PlayerError) { try execute(.setMuted(muted)) }
-    /// Sets how the item repeats.
-    public func setLoop(_ mode: LoopMode) throws(PlayerError) { try execute(.setLoop(mode)) }
-    /// Enters or leaves fullscreen, asking the arbiter first (a refusal throws
-    /// ``/PlayerKitCore/PlayerError/fullscreenRefused(_:reason:)``).
-    public func setFullscreen(_ fullscreen: Bool) throws(PlayerError) { try execute(.setFullscreen(fullscreen)) }
-
     private func isRefusal(_ error: PlayerError, of command: PlayerCommand) -> Bool {
         guard let refusal = model.withLock({ $0.refusal }) else { return false }
         return refusal(command) == error

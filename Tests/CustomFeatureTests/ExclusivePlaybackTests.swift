@@ -74,14 +74,14 @@ struct ExclusivePlaybackTests {
             subscription.cancel()
         }
 
-        try first.setLoop(.forever)
-        try second.setLoop(.forever)
+        try await first.setLoop(.forever)
+        try await second.setLoop(.forever)
         try await first.load(MediaSource(Self.clip))
         try await second.load(MediaSource(Self.clip), startPaused: true)
         #expect(await stream.first(timeout: .milliseconds(1)) { _ in true } == nil)  // nothing yet
 
         // The second starts: the feature pauses the first and tells it why.
-        try second.play()
+        try await second.play()
         let streamed = await stream.first(timeout: .seconds(15)) { _ in true }
         #expect(streamed?.playerID == first.id)
         #expect(streamed?.event.feature(ExclusivePlaybackEvent.self) == .pausedBecauseOf(second.id))

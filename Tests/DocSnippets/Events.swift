@@ -30,7 +30,7 @@ func snippet_streams(bus: PlayerEventBus, player: Player) async throws {
 
     // Waiting for one event with a timeout (subscribe first, then act, so it cannot slip by):
     let landings = player.events(kinds: [.seekCompleted])
-    try player.seek(to: 12)
+    try await player.seek(to: 12)
     let landed = await landings.first(timeout: .seconds(5)) { _ in true }   // nil: timed out
     // end snippet
 }

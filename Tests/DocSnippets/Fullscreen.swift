@@ -12,12 +12,12 @@ func snippet_policy(main: Player, thumbnail: Player, detail: Player) async throw
     // snippet: policy
     let policy = FullscreenPolicy(orientationControlsFullscreen: true)   // or FullscreenPolicy.shared
     for player in [main, thumbnail, detail] { try policy.add(player) }   // the players on this screen
-    try policy.claim(main)                       // main owns the policy
-    try policy.claim(thumbnail)                  // throws .ownedByAnotherPlayer(owner: "main", requester: ...)
-    policy.setOrientation(.landscapeLeft)        // main enters fullscreen; the others do not move
-    policy.setOrientation(.portrait)             // main leaves fullscreen
-    try policy.transfer(from: main, to: detail)  // main leaves fullscreen; detail enters it in landscape
-    try policy.release(detail)                   // nobody owns it
+    try await policy.claim(main)                       // main owns the policy
+    try await policy.claim(thumbnail)                  // throws .ownedByAnotherPlayer(owner: "main", requester: ...)
+    await policy.setOrientation(.landscapeLeft)        // main enters fullscreen; the others do not move
+    await policy.setOrientation(.portrait)             // main leaves fullscreen
+    try await policy.transfer(from: main, to: detail)  // main leaves fullscreen; detail enters it in landscape
+    try await policy.release(detail)                   // nobody owns it
     // end snippet
 }
 

@@ -23,7 +23,7 @@ func snippet_fullscreen(main: Player, thumbnail: Player) async throws {
     // snippet: fullscreen
     let policy = FullscreenPolicy(orientationControlsFullscreen: true)
     for player in [main, thumbnail] { try policy.add(player) }  // the players on this screen
-    try policy.claim(main)                                  // another player's claim now throws, naming "main"
+    try await policy.claim(main)                                  // another player's claim now throws, naming "main"
     // thumbnail.setFullscreen(true) throws fullscreenRefused; from mpv's window, it is undone
     policy.follow(RandROrientationSource())                 // the X11 screen's rotation (RandR)
     // end snippet
@@ -58,10 +58,10 @@ func snippet_configuration() async throws {
     configuration.mpvLogLevel = .info                       // how much of mpv's own log reaches that logger
     let player = try Player(id: "main", configuration: configuration)
     try await player.load("film.mkv")
-    try player.selectTrack(.audio, id: 2)                   // the read-out shows it when this returns
-    try player.addSubtitles(path: "film.en.srt", language: "eng")
+    try await player.selectTrack(.audio, id: 2)                   // the read-out shows it when this returns
+    try await player.addSubtitles(path: "film.en.srt", language: "eng")
     let decoder = player.videoDecoder                       // e.g. codec h264, hardwareAPI nil: software
-    try player.setAudioDevice("pulse/speakers")             // moves only this player, also while playing
+    try await player.setAudioDevice("pulse/speakers")             // moves only this player, also while playing
     // end snippet
 }
 

@@ -32,7 +32,7 @@ func snippet_prefetch(items: [PrefetchWindow.Item], headless: PlayerConfiguratio
         try await Player.create(id: PlayerID(stringLiteral: "sequencer-\(slot)"), configuration: headless)
     }
     let player = try await window.move(to: 0)    // prepared: 0, 1
-    try player.play()
+    try await player.play()
     try await window.move(to: 2)                 // prepared: 1, 2, 3; item 0's player released
     // end snippet
 }

@@ -33,8 +33,8 @@ func snippet_feed(player17: Player) async throws {
 func snippet_audio(main: Player, preview: Player, background: Player) async throws {
     // snippet: audio
     let audio = try AudioPolicy(mode: .duck(volume: 20), players: [main, preview, background])
-    try audio.focus(main)       // main as it was; the others at volume 20
-    try audio.clearFocus()      // everyone back to their own volume and mute
+    try await audio.focus(main)       // main as it was; the others at volume 20
+    try await audio.clearFocus()      // everyone back to their own volume and mute
     // end snippet
 }
 

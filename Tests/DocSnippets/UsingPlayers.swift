@@ -30,13 +30,13 @@ func snippet_loading(player: Player) async throws {
     let media = try await player.load("clip.mp4")                  // file path
     try await player.load(.url(URL(string: "https://example.com/a.mp4")!))
     try await player.load("av://lavfi:testsrc", startPaused: true)  // state .ready
-    try player.append("next.mp4"); try player.next(); try player.previous(); try player.clearPlaylist()
-    try player.play(); try player.pause(); try player.togglePause(); try player.stop()
-    try player.seek(to: 12.5, precision: .exact); try player.seek(by: -5)
-    try player.setVolume(80); try player.setMuted(true); try player.setSpeed(1.25)
-    try player.setLoop(.forever)            // .off, .forever, .playCount(n)
-    try player.setHardwareDecoding(true); try player.setFullscreen(true)
-    try player.saveFrame(to: "poster.png")   // the frame on screen, video only
+    try await player.append("next.mp4"); try await player.next(); try await player.previous(); try await player.clearPlaylist()
+    try await player.play(); try await player.pause(); try await player.togglePause(); try await player.stop()
+    try await player.seek(to: 12.5, precision: .exact); try await player.seek(by: -5)
+    try await player.setVolume(80); try await player.setMuted(true); try await player.setSpeed(1.25)
+    try await player.setLoop(.forever)            // .off, .forever, .playCount(n)
+    try await player.setHardwareDecoding(true); try await player.setFullscreen(true)
+    try await player.saveFrame(to: "poster.png")   // the frame on screen, video only
     player.releaseMedia()                    // unload: decoder, buffers and cache freed, heap trimmed
     try player.send(.setSpeed(1.02))         // the same commands, checked the same way, without waiting
     try await player.perform(.seek(to: 3, precision: .exact))  // the same, suspending until mpv answered

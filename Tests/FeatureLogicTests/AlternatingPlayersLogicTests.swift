@@ -39,10 +39,11 @@ struct AlternatingPlayersLogicTests {
     }
 
     @Test("switching with nothing prepared is refused; the same player twice is refused")
-    func refusals() throws {
+    func refusals() async throws {
         let first = try FakePlayer(clock: clock, bus: bus)
-        #expect(throws: PlayerError.noMediaLoaded(operation: "switch to the prepared player")) {
-            try AlternatingPlayers(first, try FakePlayer(clock: clock, bus: bus)).switchToPrepared()
+        let second = try FakePlayer(clock: clock, bus: bus)
+        await #expect(throws: PlayerError.noMediaLoaded(operation: "switch to the prepared player")) {
+            try await AlternatingPlayers(first, second).switchToPrepared()
         }
         #expect(throws: PlayerError.self) { try AlternatingPlayers(first, first) }
     }
@@ -55,12 +56,12 @@ struct AlternatingPlayersLogicTests {
         #expect(pair.active == nil && pair.standby === first)
         try await pair.prepare("a.mp4")
         #expect(first.state == .ready)
-        #expect(try pair.switchToPrepared() === first)
+        await #expect(try pair.switchToPrepared() === first)
         #expect(first.state == .playing && pair.standby === second)
         try await pair.prepare("b.mp4")
-        #expect(try pair.switchToPrepared() === second)
+        await #expect(try pair.switchToPrepared() === second)
         #expect(second.state == .playing && first.state == .idle && first.releaseCount == 1)
-        #expect(throws: PlayerError.noMediaLoaded(operation: "switch to the prepared player")) { try pair.switchToPrepared() }
+        await #expect(throws: PlayerError.noMediaLoaded(operation: "switch to the prepared player")) { try await pair.switchToPrepared() }
         #expect(pair.active === second)
         await first.shutdown()
         await second.shutdown()

@@ -15,14 +15,14 @@ struct AudioPolicyLogicTests {
     @Test("duck: the others are turned down, each gets its own volume back with the focus, and all of them when the policy lets go")
     func duck() async throws {
         let all = try players(3)
-        try all[1].setVolume(70)
+        try await all[1].setVolume(70)
         let audio = try AudioPolicy(mode: .duck(volume: 20), players: all)
-        try audio.focus(all[0])
+        try await audio.focus(all[0])
         #expect(all.map(\.volume) == [100, 20, 20])
-        try audio.focus(all[1])
+        try await audio.focus(all[1])
         #expect(all.map(\.volume) == [20, 70, 20])
         #expect(audio.focused == all[1].id)
-        try audio.clearFocus()
+        try await audio.clearFocus()
         #expect(all.map(\.volume) == [100, 70, 100])
         #expect(audio.focused == nil)
         // Nobody's mute was touched.
@@ -33,13 +33,13 @@ struct AudioPolicyLogicTests {
     @Test("solo keeps a player's own mute: one muted before the policy stays muted when the policy lets go")
     func soloKeepsOwnMute() async throws {
         let all = try players(3)
-        try all[2].setMuted(true)
+        try await all[2].setMuted(true)
         let audio = try AudioPolicy(mode: .solo, players: all)
-        try audio.focus(all[0])
+        try await audio.focus(all[0])
         #expect(all.map(\.isMuted) == [false, true, true])
-        try audio.focus(all[2])                                  // its own mute: it was muted itself
+        try await audio.focus(all[2])                                  // its own mute: it was muted itself
         #expect(all.map(\.isMuted) == [true, true, true])
-        try audio.clearFocus()
+        try await audio.clearFocus()
         #expect(all.map(\.isMuted) == [false, false, true])
         for player in all { await player.shutdown() }
     }
@@ -48,13 +48,13 @@ struct AudioPolicyLogicTests {
     func mixAndAdd() async throws {
         let all = try players(3)
         let mix = try AudioPolicy(mode: .mix, players: [all[0], all[1]])
-        try mix.focus(all[0])
+        try await mix.focus(all[0])
         #expect(all[0].commands.isEmpty && all[1].commands.isEmpty)
         let duck = try AudioPolicy(mode: .duck(volume: 10), players: [all[0]])
-        try duck.focus(all[0])
-        try duck.add(all[2])
+        try await duck.focus(all[0])
+        try await duck.add(all[2])
         #expect(all[2].volume == 10)
-        try duck.add(all[2])                                     // again: nothing more
+        try await duck.add(all[2])                                     // again: nothing more
         #expect(all[2].commands == [.setVolume(10)])
         for player in all { await player.shutdown() }
     }
@@ -72,11 +72,11 @@ struct AudioPolicyLogicTests {
             try AudioPolicy(mode: .solo, players: [all[0], all[0]])
         }
         let solo = try AudioPolicy(mode: .solo, players: [all[0]])
-        #expect(throws: PlayerError.invalidArgument(name: "audio focus", value: all[1].id.rawValue, reason: "is not in the audio policy")) {
-            try solo.focus(all[1])
+        await #expect(throws: PlayerError.invalidArgument(name: "audio focus", value: all[1].id.rawValue, reason: "is not in the audio policy")) {
+            try await solo.focus(all[1])
         }
         #expect(solo.focused == nil && all[0].commands.isEmpty)
-        try solo.focus(all[0])
+        try await solo.focus(all[0])
         #expect(solo.focused == all[0].id)
         for player in all { await player.shutdown() }
     }
@@ -89,11 +89,11 @@ struct AudioPolicyLogicTests {
             if case .setVolume = command { return .commandFailed(command: ["set", "volume"], MPVError(code: -12, message: "refused by the test")) }
             return nil
         }
-        #expect(throws: PlayerError.commandFailed(command: ["set", "volume"], MPVError(code: -12, message: "refused by the test"))) { try audio.focus(all[0]) }
+        await #expect(throws: PlayerError.commandFailed(command: ["set", "volume"], MPVError(code: -12, message: "refused by the test"))) { try await audio.focus(all[0]) }
         all[2].refuseCommands(nil)
-        try audio.focus(all[1])
+        try await audio.focus(all[1])
         #expect(all.map(\.volume) == [20, 100, 20])
-        try audio.clearFocus()
+        try await audio.clearFocus()
         #expect(all.map(\.volume) == [100, 100, 100])
         for player in all { await player.shutdown() }
     }
@@ -103,13 +103,13 @@ struct AudioPolicyLogicTests {
         let all = try players(4)
         let audio = try AudioPolicy(mode: .duck(volume: 20), players: all)
         await all[3].shutdown()
-        try audio.focus(all[0])
+        try await audio.focus(all[0])
         #expect(all[3].commands.isEmpty)
         for round in 0..<50 {
             await withTaskGroup(of: Void.self) { group in
                 for task in 0..<8 {
                     let player = all[(round + task) % 3]
-                    group.addTask { try? audio.focus(player) }
+                    group.addTask { try? await audio.focus(player) }
                 }
             }
             let focused = try #require(audio.focused)

@@ -61,7 +61,7 @@ struct FakePlayerTests {
         #expect(player.state == .playing && player.position == 0)
         clock.advance(by: .seconds(1))
         #expect(player.position == 1)
-        try player.setSpeed(2)
+        try await player.setSpeed(2)
         clock.advance(by: .seconds(1))
         #expect(player.position == 3)
         clock.advance(by: .seconds(10))
@@ -131,16 +131,16 @@ struct FakePlayerTests {
     func commands() async throws {
         let player = try FakePlayer(clock: clock, bus: bus)
         let log = EventLog(bus: bus, players: [player.id])
-        #expect(throws: PlayerError.noMediaLoaded(operation: "seek")) { try player.seek(to: 1, precision: .exact) }
-        #expect(throws: PlayerError.self) { try player.setSpeed(.nan) }
+        await #expect(throws: PlayerError.noMediaLoaded(operation: "seek")) { try await player.seek(to: 1, precision: .exact) }
+        await #expect(throws: PlayerError.self) { try await player.setSpeed(.nan) }
         try await player.load("x.mp4")
-        try player.seek(to: 3, precision: .exact)
+        try await player.seek(to: 3, precision: .exact)
         #expect(player.position == 3)
         player.refuseCommands { command in
             if case .seek = command { return .commandFailed(command: ["seek"], MPVError(code: -12, message: "refused")) }
             return nil
         }
-        #expect(throws: PlayerError.self) { try player.seek(to: 5, precision: .exact) }
+        await #expect(throws: PlayerError.self) { try await player.seek(to: 5, precision: .exact) }
         try player.send(.seek(to: 5, precision: .exact))           // refused later: an error event
         #expect(log.events(of: player.id).last?.kind == .error)
         #expect(player.position == 3)
@@ -166,7 +166,7 @@ struct FakePlayerTests {
         try await player.load("a.mp4")                                 // playing; its first frame at 0
         clock.advance(by: .milliseconds(200))                          // 5 more frames at 25 fps
         #expect(frames.withLock { $0.map(\.sequenceNumber) } == Array(1...6))
-        try player.pause()
+        try await player.pause()
         let paused = try #require(player.position)
         try player.send(.stepFrame)
         #expect(player.isPaused && abs((player.position ?? 0) - (paused + 0.04)) < 1e-9)

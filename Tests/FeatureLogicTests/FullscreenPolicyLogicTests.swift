@@ -16,14 +16,14 @@ struct FullscreenPolicyLogicTests {
         let a = try FakePlayer(clock: clock, bus: bus)
         let b = try FakePlayer(clock: clock, bus: bus)
         try policy.add(b)
-        try policy.enterFullscreen(a)
+        try await policy.enterFullscreen(a)
         #expect(policy.owner == a.id && a.isFullscreen == true && policy.isFullscreen)
-        #expect(throws: PlayerError.fullscreenRefused(b.id, reason: "player \"\(a.id)\" owns the fullscreen policy")) {
-            try b.setFullscreen(true)
+        await #expect(throws: PlayerError.fullscreenRefused(b.id, reason: "player \"\(a.id)\" owns the fullscreen policy")) {
+            try await b.setFullscreen(true)
         }
-        #expect(throws: FullscreenPolicyError.ownedByAnotherPlayer(owner: a.id, requester: b.id)) { try policy.enterFullscreen(b) }
+        await #expect(throws: FullscreenPolicyError.ownedByAnotherPlayer(owner: a.id, requester: b.id)) { try await policy.enterFullscreen(b) }
         #expect(b.isFullscreen == false)
-        try policy.transfer(from: a, to: b)
+        try await policy.transfer(from: a, to: b)
         #expect(policy.owner == b.id && a.isFullscreen == false)
         await a.shutdown()
         await b.shutdown()
@@ -35,7 +35,7 @@ struct FullscreenPolicyLogicTests {
         let a = try FakePlayer(clock: clock, bus: bus)
         let b = try FakePlayer(clock: clock, bus: bus)
         let log = EventLog(bus: bus, players: [b.id])
-        try policy.claim(a)
+        try await policy.claim(a)
         try policy.add(b)
         b.changeFullscreenExternally(true)                        // a key in mpv's window
         #expect(await eventually { b.isFullscreen == false })
@@ -56,7 +56,7 @@ struct FullscreenPolicyLogicTests {
         #expect(await eventually { policy.owner == a.id })
         await a.shutdown()
         #expect(policy.owner == nil)                              // at once, before its last event is heard
-        try b.setFullscreen(true)                                 // free again: allowed
+        try await b.setFullscreen(true)                                 // free again: allowed
         #expect(await eventually { policy.owner == b.id })
         await b.shutdown()
     }
@@ -70,7 +70,7 @@ struct FullscreenPolicyLogicTests {
             for player in contenders {
                 group.addTask {
                     do throws(FullscreenPolicyError) {
-                        try policy.claim(player)
+                        try await policy.claim(player)
                         outcomes.withLock { $0.append(.success(player.id)) }
                     } catch {
                         outcomes.withLock { $0.append(.failure(error)) }
@@ -99,20 +99,20 @@ struct FullscreenPolicyLogicTests {
         let all = try (0..<3).map { _ in try FakePlayer(clock: clock, bus: bus) }
         let (owner, other) = (all[0], all[1])
         let log = EventLog(bus: bus, players: all.map(\.id))
-        try policy.enterFullscreen(owner)
+        try await policy.enterFullscreen(owner)
         #expect(policy.owner == owner.id && policy.isFullscreen && owner.isFullscreen == true)
         let before = log.all.count
-        #expect(throws: FullscreenPolicyError.ownedByAnotherPlayer(owner: owner.id, requester: other.id)) { try policy.claim(other) }
-        #expect(throws: FullscreenPolicyError.ownedByAnotherPlayer(owner: owner.id, requester: other.id)) { try policy.enterFullscreen(other) }
-        #expect(throws: FullscreenPolicyError.notOwner(other.id, owner: owner.id)) { try policy.exitFullscreen(other) }
-        #expect(throws: FullscreenPolicyError.notOwner(other.id, owner: owner.id)) { try policy.release(other) }
+        await #expect(throws: FullscreenPolicyError.ownedByAnotherPlayer(owner: owner.id, requester: other.id)) { try await policy.claim(other) }
+        await #expect(throws: FullscreenPolicyError.ownedByAnotherPlayer(owner: owner.id, requester: other.id)) { try await policy.enterFullscreen(other) }
+        await #expect(throws: FullscreenPolicyError.notOwner(other.id, owner: owner.id)) { try await policy.exitFullscreen(other) }
+        await #expect(throws: FullscreenPolicyError.notOwner(other.id, owner: owner.id)) { try await policy.release(other) }
         #expect(policy.owner == owner.id && policy.isFullscreen)
         #expect(all.map(\.isFullscreen) == [true, false, false])
         #expect(!other.commands.contains(.setFullscreen(true)) && all[2].commands.isEmpty)
         // No event for anyone: the refusals changed nothing.
         #expect(log.all.count == before, "\(log.all.suffix(log.all.count - before))")
         #expect(log.features(FullscreenEvent.self, of: owner.id).contains(.fullscreenChanged(true)))
-        try policy.claim(owner)                                     // again, as the owner: fine
+        try await policy.claim(owner)                                     // again, as the owner: fine
         for player in all { await player.shutdown() }
     }
 
@@ -123,13 +123,13 @@ struct FullscreenPolicyLogicTests {
         let owner = all[0]
         let log = EventLog(bus: bus, players: all.map(\.id))
         for player in all { try policy.add(player) }
-        policy.setOrientation(.portrait)
-        try policy.claim(owner)
-        policy.setOrientation(.landscapeRight)
+        await policy.setOrientation(.portrait)
+        try await policy.claim(owner)
+        await policy.setOrientation(.landscapeRight)
         #expect(policy.isFullscreen && all.map(\.isFullscreen) == [true, false, false])
-        policy.setOrientation(.portrait)
+        await policy.setOrientation(.portrait)
         #expect(!policy.isFullscreen && all.map(\.isFullscreen) == [false, false, false])
-        try policy.enterFullscreen(owner)
+        try await policy.enterFullscreen(owner)
         #expect(log.features(FullscreenEvent.self, of: owner.id).contains(.orientationChanged(.portrait)))
         #expect(log.features(FullscreenEvent.self, of: owner.id).suffix(2) == [.fullscreenChanged(true), .orientationRequested(.landscapeLeft)])
         #expect(log.features(FullscreenEvent.self, of: owner.id).first == .ownershipChanged(owner: owner.id))
@@ -144,18 +144,18 @@ struct FullscreenPolicyLogicTests {
         let first = try FakePlayer(clock: clock, bus: bus)
         let second = try FakePlayer(clock: clock, bus: bus)
         let log = EventLog(bus: bus, players: [first.id, second.id])
-        try policy.claim(first)
-        policy.setOrientation(.landscapeLeft)
-        try policy.enterFullscreen(first)
+        try await policy.claim(first)
+        await policy.setOrientation(.landscapeLeft)
+        try await policy.enterFullscreen(first)
         #expect(policy.isFullscreen)
-        try policy.transfer(from: first, to: second)
+        try await policy.transfer(from: first, to: second)
         #expect(policy.owner == second.id && first.isFullscreen == false && second.isFullscreen == true)
         #expect(log.features(FullscreenEvent.self, of: first.id).suffix(2) == [.fullscreenChanged(false), .ownershipChanged(owner: second.id)])
         #expect(log.features(FullscreenEvent.self, of: second.id).suffix(2) == [.ownershipChanged(owner: second.id), .fullscreenChanged(true)])
-        #expect(throws: FullscreenPolicyError.notOwner(first.id, owner: second.id)) { try policy.transfer(from: first, to: second) }
+        await #expect(throws: FullscreenPolicyError.notOwner(first.id, owner: second.id)) { try await policy.transfer(from: first, to: second) }
         // Without the switch the new owner stays as it was.
         policy.orientationControlsFullscreen = false
-        try policy.transfer(from: second, to: first)
+        try await policy.transfer(from: second, to: first)
         #expect(!policy.isFullscreen && first.isFullscreen == false && second.isFullscreen == false)
         await first.shutdown()
         await second.shutdown()
@@ -166,19 +166,19 @@ struct FullscreenPolicyLogicTests {
         let policy = FullscreenPolicy()
         let owner = try FakePlayer(clock: clock, bus: bus)
         let next = try FakePlayer(clock: clock, bus: bus)
-        try policy.enterFullscreen(owner)
+        try await policy.enterFullscreen(owner)
         await owner.shutdown()
         #expect(policy.owner == nil && !policy.isFullscreen)
-        #expect(throws: FullscreenPolicyError.playerShutDown(owner.id)) { try policy.claim(owner) }
-        try policy.claim(next)
-        try policy.release(next)
+        await #expect(throws: FullscreenPolicyError.playerShutDown(owner.id)) { try await policy.claim(owner) }
+        try await policy.claim(next)
+        try await policy.release(next)
         do {
             let dropped = try FakePlayer(clock: clock, bus: bus)
-            try policy.enterFullscreen(dropped)
+            try await policy.enterFullscreen(dropped)
             #expect(policy.owner == dropped.id)
         }
         #expect(policy.owner == nil)                                // held weakly: gone with the player
-        try policy.claim(next)
+        try await policy.claim(next)
         #expect(policy.owner == next.id)
         await next.shutdown()
     }
@@ -190,18 +190,18 @@ struct FullscreenPolicyLogicTests {
         let (a, b, c) = (try FakePlayer(clock: clock, bus: bus), try FakePlayer(clock: clock, bus: bus), try FakePlayer(clock: clock, bus: bus))
         try first.add(a)
         #expect(throws: FullscreenPolicyError.governedByAnotherPolicy(a.id)) { try second.add(a) }
-        #expect(throws: FullscreenPolicyError.governedByAnotherPolicy(a.id)) { try second.claim(a) }
+        await #expect(throws: FullscreenPolicyError.governedByAnotherPolicy(a.id)) { try await second.claim(a) }
         #expect(first.members == [a.id])
-        try first.enterFullscreen(a)
-        try c.setFullscreen(true)                                   // before the policy knew it
+        try await first.enterFullscreen(a)
+        try await c.setFullscreen(true)                                   // before the policy knew it
         try first.add(c)
         #expect(c.isFullscreen == false && a.isFullscreen == true && first.owner == a.id && first.isFullscreen)
         try first.add(b)
-        #expect(throws: PlayerError.fullscreenRefused(b.id, reason: "player \"\(a.id)\" owns the fullscreen policy")) {
-            try b.setFullscreen(true)
+        await #expect(throws: PlayerError.fullscreenRefused(b.id, reason: "player \"\(a.id)\" owns the fullscreen policy")) {
+            try await b.setFullscreen(true)
         }
         #expect(first.members == [a.id, b.id, c.id].sorted())
-        first.remove(a)
+        await first.remove(a)
         #expect(first.owner == nil && !first.isFullscreen && a.isFullscreen == false && a.fullscreenArbiter == nil)
         try second.add(a)
         #expect(second.members == [a.id] && first.members == [b.id, c.id].sorted())
@@ -212,7 +212,7 @@ struct FullscreenPolicyLogicTests {
         await c.shutdown()
     }
 
-    @Test("8 threads racing every call and every unrefusable path, on 6 members: once quiet, only the owner is fullscreen, and each player's events alternate in order",
+    @Test("8 tasks racing every call and every unrefusable path, on 6 members: once quiet, only the owner is fullscreen, and each player's events alternate in order",
           arguments: [UInt64(1), 2, 3])
     func everythingRacing(seed: UInt64) async throws {
         let policy = FullscreenPolicy(orientationControlsFullscreen: true, fullscreenControlsOrientation: true)
@@ -220,20 +220,25 @@ struct FullscreenPolicyLogicTests {
         let log = EventLog(bus: bus, players: players.map(\.id))
         for player in players { try policy.add(player) }
         let orientations: [Orientation] = [.landscapeLeft, .portrait, .landscapeRight, .portraitUpsideDown]
-        await Self.onThreads(8) { thread in
-            var random = SeededGenerator(state: seed &* 1_000 &+ UInt64(thread))
-            for _ in 0..<400 {
-                let player = players[Int(random.next() % 6)]
-                let other = players[Int(random.next() % 6)]
-                switch random.next() % 8 {
-                case 0: try? policy.enterFullscreen(player)
-                case 1: try? policy.exitFullscreen(player)
-                case 2: try? policy.release(player)
-                case 3: try? policy.claim(player)
-                case 4: player.changeFullscreenExternally(random.next() % 2 == 0)   // mpv's window, the window manager
-                case 5: try? policy.transfer(from: player, to: other)
-                case 6: policy.setOrientation(orientations[Int(random.next() % 4)])
-                default: try? player.setFullscreen(random.next() % 2 == 0)
+        await withTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    var random = SeededGenerator(state: seed &* 1_000 &+ UInt64(task))
+                    for _ in 0..<400 {
+                        let player = players[Int(random.next() % 6)]
+                        let other = players[Int(random.next() % 6)]
+                        switch random.next() % 9 {
+                        case 0: try? await policy.enterFullscreen(player)
+                        case 1: try? await policy.exitFullscreen(player)
+                        case 2: try? await policy.release(player)
+                        case 3: try? await policy.claim(player)
+                        case 4: player.changeFullscreenExternally(random.next() % 2 == 0)   // mpv's window, the window manager
+                        case 5: try? await policy.transfer(from: player, to: other)
+                        case 6: await policy.setOrientation(orientations[Int(random.next() % 4)])
+                        case 7: try? player.send(.setFullscreen(random.next() % 2 == 0))
+                        default: try? await player.setFullscreen(random.next() % 2 == 0)
+                        }
+                    }
                 }
             }
         }
@@ -267,7 +272,7 @@ struct FullscreenPolicyLogicTests {
         let a = try FakePlayer(clock: clock, bus: bus)
         let b = try FakePlayer(clock: clock, bus: bus)
         try policy.add(b)
-        try policy.enterFullscreen(a)
+        try await policy.enterFullscreen(a)
         // The moment `a` leaves fullscreen, the window manager puts it back.
         let bounced = Locked(false)
         let windowManager = bus.subscribe(to: a.id, kinds: [.fullscreenStateChanged], delivery: .immediate) { record in
@@ -276,30 +281,16 @@ struct FullscreenPolicyLogicTests {
         }
         defer { windowManager.cancel() }
         if call == "release" {
-            try policy.release(a)
+            try await policy.release(a)
             // Back in fullscreen with the policy free: by the free policy's rule it owns it again.
             #expect(bounced.withLock { $0 } && a.isFullscreen == true && policy.owner == a.id && policy.isFullscreen)
         } else {
-            try policy.transfer(from: a, to: b)
+            try await policy.transfer(from: a, to: b)
             // Back in fullscreen without owning the policy: taken out again.
             #expect(bounced.withLock { $0 } && a.isFullscreen == false && policy.owner == b.id)
         }
         await a.shutdown()
         await b.shutdown()
-    }
-
-    /// Runs `body` on `count` threads of their own (never on Swift's cooperative pool: the
-    /// policy's synchronous calls may block) and returns when all have finished.
-    static func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let remaining = Locked(count)
-            for index in 0..<count {
-                Thread {
-                    body(index)
-                    if remaining.withLock({ $0 -= 1; return $0 == 0 }) { continuation.resume() }
-                }.start()
-            }
-        }
     }
 }
 

@@ -166,8 +166,8 @@ struct RoomFollowerLogicTests {
     @Test("play() registers the change with the room before it sets its clock, starts the players where they are (no seek), then sends the change")
     func playFromHere() async throws {
         let (p, follower, _) = try await followed()
-        try p[0].seek(to: 5, precision: .exact)
-        try p[1].seek(to: 5, precision: .exact)
+        try await p[0].seek(to: 5, precision: .exact)
+        try await p[1].seek(to: 5, precision: .exact)
         let before = p.map(\.commands.count)
         try await follower.play()
         #expect(room.calls == [.began(position: 5, paused: false, seeking: false), .sent(position: 5, paused: false, seeking: false)])
@@ -269,7 +269,7 @@ struct RoomFollowerLogicTests {
         let (p, follower, log) = try await followed()
         await deliver(state(0, paused: false), to: log, of: p[0])
         play(1)
-        try p[1].seek(to: (p[1].position ?? 0) + 0.15, precision: .exact)  // a jump the room did not make
+        try await p[1].seek(to: (p[1].position ?? 0) + 0.15, precision: .exact)  // a jump the room did not make
         play(2)
         let speeds = p[1].commands.compactMap { command -> Double? in
             if case .setSpeed(let speed) = command { return speed } else { return nil }
@@ -278,7 +278,7 @@ struct RoomFollowerLogicTests {
         #expect(follower.correctiveSeeks == 0)
         #expect(!log.features(SyncEvent.self, of: p[1].id).isEmpty)
         #expect(follower.drifts[p[1].id] != nil)
-        try p[0].seek(to: (p[0].position ?? 0) - 3, precision: .exact)
+        try await p[0].seek(to: (p[0].position ?? 0) - 3, precision: .exact)
         play(1)
         #expect(follower.correctiveSeeks >= 1)
         #expect(abs((p[0].position ?? 0) - (follower.clock?.position(at: clock.now) ?? 0)) < 0.2)
@@ -305,11 +305,11 @@ struct RoomFollowerLogicTests {
         let before = p.map(\.commands.count)
         room.emit(state(40, paused: true))
         room.emit(.paused(position: 40, by: "other"))
-        try p[0].seek(to: (p[0].position ?? 0) + 2, precision: .exact)    // drift nobody corrects now
+        try await p[0].seek(to: (p[0].position ?? 0) + 2, precision: .exact)    // drift nobody corrects now
         play(1)
         #expect(p[0].commands.count == before[0] + 1 && p[1].commands.count == before[1])
         #expect(p.allSatisfy { $0.state == .playing })
-        try p[1].pause()
+        try await p[1].pause()
         #expect(p[1].isPaused)
         for player in p { await player.shutdown() }
     }

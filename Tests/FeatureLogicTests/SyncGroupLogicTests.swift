@@ -85,7 +85,7 @@ struct SyncGroupLogicTests {
         try await group.load(["a", "b"])
         try await group.play()
         play(1)
-        try p[1].seek(to: (p[1].position ?? 0) + 0.15, precision: .exact)      // a jump the group did not make
+        try await p[1].seek(to: (p[1].position ?? 0) + 0.15, precision: .exact)      // a jump the group did not make
         play(2)
         let speeds = p[1].commands.compactMap { command -> Double? in
             if case .setSpeed(let speed) = command { return speed } else { return nil }
@@ -93,7 +93,7 @@ struct SyncGroupLogicTests {
         #expect(speeds.contains { $0 < 1 && $0 >= 0.95 })
         #expect(group.correctiveSeeks == 0)
         #expect(!log.features(SyncEvent.self, of: p[1].id).isEmpty)
-        try p[0].seek(to: (p[0].position ?? 0) + 3, precision: .exact)
+        try await p[0].seek(to: (p[0].position ?? 0) + 3, precision: .exact)
         play(1)
         #expect(group.correctiveSeeks >= 1)
         #expect(abs((p[0].position ?? 0) - (group.position ?? 0)) < 0.2)

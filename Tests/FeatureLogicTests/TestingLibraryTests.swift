@@ -45,18 +45,18 @@ struct TestingLibraryTests {
         _ = try await player.load("a.mp4")
         clock.advance(by: .seconds(2))
         #expect(player.position == 2)
-        try player.setSpeed(2)
+        try await player.setSpeed(2)
         clock.advance(by: .seconds(2))
         #expect(player.position == 6 && player.speed == 2)
-        try player.pause()
+        try await player.pause()
         clock.advance(by: .seconds(10))
         #expect(player.position == 6 && player.state == .paused)
-        try player.seek(to: 30)
+        try await player.seek(to: 30)
         #expect(player.position == 30)
-        try player.play()
+        try await player.play()
         clock.advance(by: .milliseconds(500))
         #expect(player.position == 31)
-        #expect(throws: PlayerError.invalidArgument(name: "speed", value: "0.0", reason: "must be between 0.25 and 4")) { try player.setSpeed(0) }
+        await #expect(throws: PlayerError.invalidArgument(name: "speed", value: "0.0", reason: "must be between 0.25 and 4")) { try await player.setSpeed(0) }
         #expect(player.speed == 2)
         await player.shutdown()
     }
@@ -66,7 +66,7 @@ struct TestingLibraryTests {
         let looping = try FakePlayer(clock: clock, bus: bus, defaultMedia: .init(duration: 2))
         let ending = try FakePlayer(clock: clock, bus: bus, defaultMedia: .init(duration: 2))
         let events = EventLog(bus: bus, players: [looping.id, ending.id])
-        try looping.setLoop(.forever)
+        try await looping.setLoop(.forever)
         _ = try await looping.load("a.mp4")
         _ = try await ending.load("b.mp4")
         clock.advance(by: .seconds(5))
@@ -89,7 +89,7 @@ struct TestingLibraryTests {
         #expect(events.events(of: player.id).contains(.itemEnded(.stopped)))
         await player.shutdown()
         #expect(player.isShutDown && events.events(of: player.id).last == .shutDown)
-        #expect(throws: PlayerError.playerShutDown(player.id)) { try player.play() }
+        await #expect(throws: PlayerError.playerShutDown(player.id)) { try await player.play() }
         await #expect(throws: PlayerError.playerShutDown(player.id)) { _ = try await player.load("a.mp4") }
         let count = events.all.count
         clock.advance(by: .seconds(5))
@@ -156,16 +156,16 @@ struct TestingLibraryTests {
     func volumeAndMute() async throws {
         let player = try FakePlayer(clock: clock, bus: bus)
         let events = EventLog(bus: bus, players: [player.id])
-        try player.setVolume(40)
-        try player.setVolume(40)
-        try player.setMuted(true)
-        try player.setMuted(true)
+        try await player.setVolume(40)
+        try await player.setVolume(40)
+        try await player.setMuted(true)
+        try await player.setMuted(true)
         #expect(events.events(of: player.id) == [.volumeChanged(40), .muteChanged(true)])
-        #expect(throws: PlayerError.invalidArgument(name: "volume", value: "131.0", reason: "must be at most 130 (mpv's volume-max)")) {
-            try player.setVolume(131)
+        await #expect(throws: PlayerError.invalidArgument(name: "volume", value: "131.0", reason: "must be at most 130 (mpv's volume-max)")) {
+            try await player.setVolume(131)
         }
-        #expect(throws: PlayerError.invalidArgument(name: "volume", value: "-1.0", reason: "must be a finite number, 0 or more")) {
-            try player.setVolume(-1)
+        await #expect(throws: PlayerError.invalidArgument(name: "volume", value: "-1.0", reason: "must be a finite number, 0 or more")) {
+            try await player.setVolume(-1)
         }
         #expect(player.volume == 40 && player.isMuted == true)
         await player.shutdown()
@@ -197,10 +197,10 @@ struct TestingLibraryTests {
         #expect(player.setFullscreenArbiter(first, replacing: nil))
         #expect(!player.setFullscreenArbiter(second, replacing: nil))        // not the one expected
         #expect(player.fullscreenArbiter === first)
-        #expect(throws: PlayerError.fullscreenRefused(player.id, reason: "not here")) { try player.setFullscreen(true) }
+        await #expect(throws: PlayerError.fullscreenRefused(player.id, reason: "not here")) { try await player.setFullscreen(true) }
         #expect(player.isFullscreen == false)
         #expect(player.setFullscreenArbiter(nil, replacing: first))
-        try player.setFullscreen(true)
+        try await player.setFullscreen(true)
         #expect(player.isFullscreen == true)
         await player.shutdown()
     }

@@ -36,11 +36,11 @@ struct AudioDeviceTests {
         let (leftPlayer, _) = try await player(left, server: server, device: "pulse/beta")
         let (rightPlayer, _) = try await player(right, server: server)
         for player in [leftPlayer, rightPlayer] {
-            try player.setLoop(.forever)
+            try await player.setLoop(.forever)
             _ = try await player.load(.file(Fixtures.clipA))
         }
         // The devices the players can use: the default and both sinks, by mpv's names.
-        let devices = try leftPlayer.audioDevices()
+        let devices = try await leftPlayer.audioDevices()
         #expect(devices.first?.name == "auto")
         #expect(Set(devices.map(\.name)).isSuperset(of: ["pulse/alpha", "pulse/beta"]), "\(devices)")
         #expect(leftPlayer.audioDevice == "pulse/beta")
@@ -52,7 +52,7 @@ struct AudioDeviceTests {
         #expect(Set(seen) == expected)
 
         // Right moves to beta while playing; left stays.
-        try rightPlayer.setAudioDevice("pulse/beta")
+        try await rightPlayer.setAudioDevice("pulse/beta")
         #expect(rightPlayer.audioDevice == "pulse/beta")
         let moved: Set<SoundServer.Stream> = [.init(application: left.rawValue, sink: "beta"), .init(application: right.rawValue, sink: "beta")]
         seen = try await streams(of: server) { Set($0) == moved }
@@ -71,10 +71,10 @@ struct AudioDeviceTests {
         let (player, recorder) = try await player(id, server: server, device: "pulse/alpha")
         // Looping until its stream is seen: on a loaded machine the 4 s clip could end (and its
         // stream with it) before pactl is asked.
-        try player.setLoop(.forever)
+        try await player.setLoop(.forever)
         _ = try await player.load(.file(Fixtures.clipA))
         do {
-            try player.setAudioDevice("pulse/gamma")
+            try await player.setAudioDevice("pulse/gamma")
             Issue.record("a missing device was accepted")
         } catch {
             guard case .unknownAudioDevice(let name, let available) = error else {
@@ -90,7 +90,7 @@ struct AudioDeviceTests {
         #expect(seen == [.init(application: id.rawValue, sink: "alpha")])
         // It plays on to the end of the clip once looping stops.
         let mark = recorder.mark
-        try player.setLoop(.off)
+        try await player.setLoop(.off)
         let end = await recorder.waitFor(timeout: .seconds(20), after: mark) {
             if case .itemEnded = $0.event { return true } else { return false }
         }

@@ -9,7 +9,7 @@ struct BadInputTests {
     /// Asserts the player still works: it loads and plays a real clip.
     private func assertStillPlays(_ player: Player, _ recorder: EventRecorder, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let mark = recorder.mark
-        try player.setLoop(.forever)  // stays playing however slow the machine is
+        try await player.setLoop(.forever)  // stays playing however slow the machine is
         let info = try await player.load(.file(Fixtures.clipB))
         #expect(info.duration != nil, sourceLocation: sourceLocation)
         let moving = await recorder.waitFor(after: mark) { if case .positionChanged(let p) = $0.event { return p > 0.1 }; return false }
@@ -104,7 +104,7 @@ struct BadInputTests {
         let (player, recorder) = try await Fixtures.player()
         let (bystander, bystanderEvents) = try await Fixtures.player()
         defer { Task { await player.shutdown(); await bystander.shutdown() } }
-        try bystander.setLoop(.forever)  // keeps playing however long the test takes
+        try await bystander.setLoop(.forever)  // keeps playing however long the test takes
         try await bystander.load(.file(Fixtures.clipA))
 
         let path = Fixtures.fixture(name)
@@ -144,20 +144,20 @@ struct BadInputTests {
         defer { Task { await player.shutdown() } }
         try await player.load(.file(Fixtures.clipA), startPaused: true)
 
-        #expect(throws: PlayerError.propertyNotFound(name: "no-such-property")) {
-            try player.setProperty("no-such-property", to: 1)
+        await #expect(throws: PlayerError.propertyNotFound(name: "no-such-property")) {
+            try await player.setProperty("no-such-property", to: 1)
         }
-        #expect(throws: PlayerError.propertyNotFound(name: "no-such-property")) {
-            try player.property("no-such-property")
+        await #expect(throws: PlayerError.propertyNotFound(name: "no-such-property")) {
+            try await player.property("no-such-property")
         }
-        #expect(throws: PlayerError.unknownCommand(name: "frobnicate")) { try player.command(["frobnicate", "x"]) }
-        #expect(throws: PlayerError.self) { try player.command([]) }
+        await #expect(throws: PlayerError.unknownCommand(name: "frobnicate")) { try await player.command(["frobnicate", "x"]) }
+        await #expect(throws: PlayerError.self) { try await player.command([]) }
         // A file name with command syntax in it is one argument, never a command string.
-        #expect(throws: PlayerError.self) { try player.command(["loadfile", "a.mp4; quit", "no-such-flag"]) }
+        await #expect(throws: PlayerError.self) { try await player.command(["loadfile", "a.mp4; quit", "no-such-flag"]) }
         #expect(player.state == .ready)
 
         do {
-            try player.setProperty("volume", to: "abc")
+            try await player.setProperty("volume", to: "abc")
             Issue.record("volume abc accepted")
         } catch {
             guard case .invalidPropertyValue(let name, let value, let mpvError) = error else {
@@ -166,36 +166,36 @@ struct BadInputTests {
             }
             #expect(name == "volume" && value == "abc" && mpvError.code < 0)
         }
-        #expect(throws: PlayerError.invalidArgument(name: "speed", value: "-1.0", reason: "must be between 0.25 and 4")) {
-            try player.setSpeed(-1)
+        await #expect(throws: PlayerError.invalidArgument(name: "speed", value: "-1.0", reason: "must be between 0.25 and 4")) {
+            try await player.setSpeed(-1)
         }
-        #expect(throws: PlayerError.self) { try player.setSpeed(.nan) }
-        #expect(throws: PlayerError.invalidArgument(name: "volume", value: "nan", reason: "must be a finite number, 0 or more")) {
-            try player.setVolume(.nan)
+        await #expect(throws: PlayerError.self) { try await player.setSpeed(.nan) }
+        await #expect(throws: PlayerError.invalidArgument(name: "volume", value: "nan", reason: "must be a finite number, 0 or more")) {
+            try await player.setVolume(.nan)
         }
-        #expect(throws: PlayerError.self) { try player.setVolume(1000) }
-        #expect(throws: PlayerError.invalidArgument(name: "seek position", value: "nan", reason: "must be a finite number of seconds, 0 or more")) {
-            try player.seek(to: .nan)
+        await #expect(throws: PlayerError.self) { try await player.setVolume(1000) }
+        await #expect(throws: PlayerError.invalidArgument(name: "seek position", value: "nan", reason: "must be a finite number of seconds, 0 or more")) {
+            try await player.seek(to: .nan)
         }
-        #expect(throws: PlayerError.self) { try player.seek(by: .infinity) }
-        #expect(throws: PlayerError.invalidArgument(name: "loop play count", value: "0", reason: "must be 1 or more")) {
-            try player.setLoop(.playCount(0))
+        await #expect(throws: PlayerError.self) { try await player.seek(by: .infinity) }
+        await #expect(throws: PlayerError.invalidArgument(name: "loop play count", value: "0", reason: "must be 1 or more")) {
+            try await player.setLoop(.playCount(0))
         }
         // The escape hatches work for good input.
-        #expect(try player.property("volume").doubleValue == 100)
-        try player.setProperty("volume", to: 55)
-        #expect(try player.property("volume").doubleValue == 55)
-        #expect(try player.command(["expand-text", "${media-title}"]) == .string("PlayerKit clip A"))
-        try player.play()
+        await #expect(try player.property("volume").doubleValue == 100)
+        try await player.setProperty("volume", to: 55)
+        await #expect(try player.property("volume").doubleValue == 55)
+        await #expect(try player.command(["expand-text", "${media-title}"]) == .string("PlayerKit clip A"))
+        try await player.play()
         #expect(await recorder.waitForState(.playing))
         try await assertStillPlays(player, recorder)
     }
 
     @Test("seeking with nothing loaded")
-    func seekWithoutMedia() throws {
+    func seekWithoutMedia() async throws {
         let player = try Player(configuration: Fixtures.headless)
         defer { Task { await player.shutdown() } }
-        #expect(throws: PlayerError.noMediaLoaded(operation: "seek")) { try player.seek(to: 1) }
+        await #expect(throws: PlayerError.noMediaLoaded(operation: "seek")) { try await player.seek(to: 1) }
     }
 
     @Test("every call on a shut-down player throws playerShutDown")
@@ -207,22 +207,22 @@ struct BadInputTests {
         #expect(player.isShutDown)
         let shutDown = PlayerError.playerShutDown(id)
         await #expect(throws: shutDown) { try await player.load(.file(Fixtures.clipA)) }
-        #expect(throws: shutDown) { try player.play() }
-        #expect(throws: shutDown) { try player.pause() }
-        #expect(throws: shutDown) { try player.togglePause() }
-        #expect(throws: shutDown) { try player.stop() }
-        #expect(throws: shutDown) { try player.setVolume(10) }
-        #expect(throws: shutDown) { try player.setMuted(true) }
-        #expect(throws: shutDown) { try player.setSpeed(2) }
-        #expect(throws: shutDown) { try player.setLoop(.forever) }
-        #expect(throws: shutDown) { try player.setHardwareDecoding(true) }
-        #expect(throws: shutDown) { try player.append(.file(Fixtures.clipB)) }
-        #expect(throws: shutDown) { try player.next() }
-        #expect(throws: shutDown) { try player.previous() }
-        #expect(throws: shutDown) { try player.clearPlaylist() }
-        #expect(throws: shutDown) { try player.property("volume") }
-        #expect(throws: shutDown) { try player.setProperty("volume", to: 1) }
-        #expect(throws: shutDown) { try player.command(["stop"]) }
+        await #expect(throws: shutDown) { try await player.play() }
+        await #expect(throws: shutDown) { try await player.pause() }
+        await #expect(throws: shutDown) { try await player.togglePause() }
+        await #expect(throws: shutDown) { try await player.stop() }
+        await #expect(throws: shutDown) { try await player.setVolume(10) }
+        await #expect(throws: shutDown) { try await player.setMuted(true) }
+        await #expect(throws: shutDown) { try await player.setSpeed(2) }
+        await #expect(throws: shutDown) { try await player.setLoop(.forever) }
+        await #expect(throws: shutDown) { try await player.setHardwareDecoding(true) }
+        await #expect(throws: shutDown) { try await player.append(.file(Fixtures.clipB)) }
+        await #expect(throws: shutDown) { try await player.next() }
+        await #expect(throws: shutDown) { try await player.previous() }
+        await #expect(throws: shutDown) { try await player.clearPlaylist() }
+        await #expect(throws: shutDown) { try await player.property("volume") }
+        await #expect(throws: shutDown) { try await player.setProperty("volume", to: 1) }
+        await #expect(throws: shutDown) { try await player.command(["stop"]) }
         // A second shutdown is harmless.
         await player.shutdown()
     }
@@ -232,7 +232,7 @@ struct BadInputTests {
         let (player, recorder) = try await Fixtures.player()
         let speed = PlayerError.invalidArgument(name: "speed", value: "0.0", reason: "must be between 0.25 and 4")
         #expect(throws: speed) { try player.send(.setSpeed(0)) }
-        #expect(throws: speed) { try player.setSpeed(0) }
+        await #expect(throws: speed) { try await player.setSpeed(0) }
         #expect(throws: PlayerError.invalidArgument(name: "seek position", value: "nan", reason: "must be a finite number of seconds, 0 or more")) {
             try player.send(.seek(to: .nan, precision: .exact))
         }

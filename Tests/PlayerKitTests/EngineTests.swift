@@ -23,7 +23,7 @@ struct EngineTests {
         defer { Task { await player.shutdown() } }
         // The 4 s clip loops: on a loaded machine the time between play and pause below can be
         // longer than the clip at 1.5x, and an ended clip leaves nothing loaded to seek in.
-        try player.setLoop(.forever)
+        try await player.setLoop(.forever)
         try await player.load(.file(Fixtures.clipA), startPaused: true)
         try await player.perform(.setSpeed(1.5))
         #expect(player.speed == 1.5)
@@ -138,14 +138,14 @@ struct EngineTests {
         // This libmpv (Debian's is 0.35): the client API version agrees with the release number.
         let (player, _) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
-        let release = "\(try player.property("mpv-version"))"  // "mpv 0.35.1"
+        let release = "\(try await player.property("mpv-version"))"  // "mpv 0.35.1"
         let number = release.split(separator: " ").first { $0.contains(".") && $0.contains(where: \.isNumber) }?.drop { !$0.isNumber } ?? ""
         let parts = number.split(separator: ".").compactMap { Int(String($0.prefix(while: \.isNumber))) }
         try #require(parts.count >= 2, "mpv-version \(release)")
         #expect(LibMPV.scaletempo2IsUnsafe == (parts[0] == 0 && parts[1] < 37), "\(release), client API \(String(LibMPV.clientAPIVersion, radix: 16))")
         try await player.load(.file(Fixtures.clipA), startPaused: true)
         try await player.perform(.setSpeed(1.5))
-        let chain = "\(try player.property("af"))"
+        let chain = "\(try await player.property("af"))"
         if LibMPV.scaletempo2IsUnsafe {
             #expect(chain.contains("scaletempo") && chain.contains("playerkit-pitch") && !chain.contains("scaletempo2"), "af: \(chain)")
         } else {
@@ -160,11 +160,11 @@ struct EngineTests {
         let (player, _) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         try await player.load(.file(Fixtures.clipA), startPaused: true)
-        try player.play()
+        try await player.play()
         #expect(!player.isPaused)
-        try player.pause()
+        try await player.pause()
         #expect(player.isPaused)
-        try player.setProperty("pause", to: false)
+        try await player.setProperty("pause", to: false)
         #expect(!player.isPaused)
     }
 }

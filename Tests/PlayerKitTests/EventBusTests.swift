@@ -66,7 +66,7 @@ struct EventBusTests {
         var players: [(Player, EventRecorder)] = []
         for (index, id) in ids.enumerated() {
             let (player, recorder) = try await Fixtures.player(id: id, configuration: configuration(bus: bus))
-            try player.setLoop(.forever)
+            try await player.setLoop(.forever)
             players.append((player, recorder))
             _ = index
         }
@@ -141,18 +141,18 @@ struct EventBusTests {
 
         let (player, recorder) = try await Fixtures.player(configuration: configuration(bus: bus))
         defer { Task { await player.shutdown() } }
-        try player.setLoop(.forever)  // the item must not end before the pause below, however slow the run
+        try await player.setLoop(.forever)  // the item must not end before the pause below, however slow the run
         try await player.load(.file(Fixtures.clipA), startPaused: true)
         #expect(await eventually { states.records.contains { $0.event == .stateChanged(from: .loading, to: .ready) } })
         #expect(notified.count == 0)  // off by default
 
         bus.startPostingNotifications(to: center)
         #expect(bus.isPostingNotifications)
-        try player.play()
+        try await player.play()
         #expect(await eventually { notified.records.contains { $0.event == .stateChanged(from: .ready, to: .playing) } })
         bus.stopPostingNotifications()
         let before = notified.count
-        try player.pause()
+        try await player.pause()
         #expect(await recorder.waitForState(.paused))
         #expect(await eventually { states.records.contains { $0.event == .stateChanged(from: .playing, to: .paused) } })
         #expect(notified.count == before)
@@ -209,7 +209,7 @@ struct EventBusTests {
         defer { token.cancel(); other.cancel() }
         let (player, recorder) = try await Fixtures.player(id: id, configuration: configuration(bus: bus))
         players.withLock { $0 = player }
-        try player.setLoop(.forever)
+        try await player.setLoop(.forever)
         try await player.load(.file(Fixtures.clipA))
         #expect(await recorder.waitForState(.paused))
         await player.shutdown()
@@ -272,4 +272,14 @@ func eventually(timeout: Duration = .seconds(15), _ condition: @Sendable () -> B
         try? await Task.sleep(for: .milliseconds(5))
     }
     return condition()
+}
+
+/// ``eventually(timeout:_:)`` for a condition that awaits (a property read from mpv).
+func eventually(timeout: Duration = .seconds(15), _ condition: @Sendable () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return await condition()
 }

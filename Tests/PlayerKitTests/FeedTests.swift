@@ -64,7 +64,7 @@ struct FeedTests {
             if case .stateChanged(_, .idle) = record.event { break }
         }
         #expect(!sawPlaying)
-        #expect(try players[0].property("track-list").arrayValue?.isEmpty == true)
+        await #expect(try players[0].property("track-list").arrayValue?.isEmpty == true)
     }
     // Bad input (fractions, unknown and duplicate items, thresholds): AutoplayLogicTests.
 }
@@ -85,13 +85,20 @@ struct AudioPolicyTests {
         let all = try await players(3)
         defer { Task { for player in all { await player.shutdown() } } }
         let audio = try AudioPolicy(mode: .solo, players: all)
-        try audio.focus(all[0])
-        #expect(try all.map { try $0.property("mute") } == [.flag(false), .flag(true), .flag(true)])
-        try audio.focus(all[1])
-        #expect(try all.map { try $0.property("mute") } == [.flag(true), .flag(false), .flag(true)])
+        try await audio.focus(all[0])
+        #expect(try await mutes(all) == [.flag(false), .flag(true), .flag(true)])
+        try await audio.focus(all[1])
+        #expect(try await mutes(all) == [.flag(true), .flag(false), .flag(true)])
         #expect(audio.focused == all[1].id)
-        try audio.clearFocus()
-        #expect(try all.map { try $0.property("mute") } == [.flag(false), .flag(false), .flag(false)])
+        try await audio.clearFocus()
+        #expect(try await mutes(all) == [.flag(false), .flag(false), .flag(false)])
+    }
+
+    /// Each player's `mute` as mpv reads it.
+    private func mutes(_ players: [Player]) async throws -> [MPVValue] {
+        var values: [MPVValue] = []
+        for player in players { values.append(try await player.property("mute")) }
+        return values
     }
     // Duck, mix, a player's own mute kept, bad input, refusals and racing focus calls:
     // AudioPolicyLogicTests (FeatureLogicTests), on fake players.
@@ -105,9 +112,9 @@ struct PosterFrameTests {
         defer { Task { await player.shutdown() } }
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("poster-\(UUID().uuidString).png").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        #expect(throws: PlayerError.noMediaLoaded(operation: "save a frame")) { try player.saveFrame(to: path) }
+        await #expect(throws: PlayerError.noMediaLoaded(operation: "save a frame")) { try await player.saveFrame(to: path) }
         try await player.preload(MediaSource(Fixtures.clipA))
-        try player.saveFrame(to: path)
+        try await player.saveFrame(to: path)
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(data.starts(with: [0x89, 0x50, 0x4E, 0x47]), "not a PNG: \(data.prefix(8).map { $0 })")
         // 320x240, from the PNG header.

@@ -86,7 +86,7 @@ struct FrameOutputTests {
         let (player, _) = try await Fixtures.player(configuration: Self.framesConfiguration)
         defer { Task { await player.shutdown() } }
         let output = try player.makeFrameOutput(FrameFormat(width: 160, height: 120, pixelFormat: .bgr0))
-        try player.setLoop(.forever)
+        try await player.setLoop(.forever)
         #expect(output.delivery == .stream && output.format.stride % 64 == 0)
         _ = try await player.load(MediaSource(Self.quadrants))
         let frames = try await Self.sample(output, count: 5)
@@ -102,8 +102,8 @@ struct FrameOutputTests {
         // The same pattern mirrored left to right, in another format.
         let (flipped, _) = try await Fixtures.player(configuration: Self.framesConfiguration)
         defer { Task { await flipped.shutdown() } }
-        try flipped.setFlip(.horizontal)
-        try flipped.setLoop(.forever)
+        try await flipped.setFlip(.horizontal)
+        try await flipped.setLoop(.forever)
         #expect(flipped.flip == .horizontal)
         let flippedOutput = try flipped.makeFrameOutput(FrameFormat(width: 160, height: 120, pixelFormat: .rgb0))
         _ = try await flipped.load(MediaSource(Self.quadrants))
@@ -141,7 +141,7 @@ struct FrameOutputTests {
         let (reverse, _) = try await Fixtures.player(configuration: configuration)
         defer { Task { await reverse.shutdown() } }
         let reverseOutput = try reverse.makeFrameOutput(FrameFormat(width: 64, height: 48))
-        try reverse.setPlaybackDirection(.backward)
+        try await reverse.setPlaybackDirection(.backward)
         _ = try await reverse.load(MediaSource(Self.quadrants))
         let backward = try await Self.sample(reverseOutput, count: 30, timeout: .seconds(10), newFramesOnly: true)
         try #require(backward.count >= 8)
@@ -182,7 +182,7 @@ struct FrameOutputTests {
         let (player, _) = try await Fixtures.player(configuration: Self.framesConfiguration)
         defer { Task { await player.shutdown() } }
         let output = try player.makeFrameOutput(FrameFormat(width: 320, height: 240))
-        try player.setLoop(.forever)
+        try await player.setLoop(.forever)
         _ = try await player.load(MediaSource(Self.quadrants))
         var iterator = output.frames.makeAsyncIterator()
         let first = try #require(await iterator.next())
@@ -206,7 +206,7 @@ struct FrameOutputTests {
         for round in 0..<6 {
             let (player, _) = try await Fixtures.player(configuration: Self.framesConfiguration)
             let output = try player.makeFrameOutput(FrameFormat(width: 160, height: 120))
-            try player.setLoop(.forever)
+            try await player.setLoop(.forever)
             _ = try await player.load(MediaSource(Self.quadrants))
             let frames = try await Self.sample(output, count: 3)
             #expect(frames.count == 3, "round \(round)")
@@ -242,7 +242,7 @@ struct FrameOutputTests {
         defer { Task { await player.shutdown() } }
         let format = try FrameFormat(width: 160, height: 120, pixelFormat: .rgb0)
         let output = try player.makeFrameOutput(format, delivery: .pull)
-        try player.setLoop(.forever)
+        try await player.setLoop(.forever)
         _ = try await player.load(MediaSource(Self.quadrants))
         // The app's own memory, 64-byte aligned.
         let memory = UnsafeMutableRawPointer.allocate(byteCount: format.byteCount, alignment: 64)
@@ -266,7 +266,7 @@ struct FrameOutputTests {
         #expect(throws: FrameOutputError.wrongDelivery(expected: .pull, actual: .stream)) { try streamOutput.nextFrameIfDue() }
         // Paused: once the paused picture is drawn, no new video frame is due any more (mpv may
         // still ask for redraws of the same one).
-        try player.pause()
+        try await player.pause()
         #expect(await eventually { player.isPaused })
         for _ in 0..<20 {
             _ = try output.nextFrameIfDue()
@@ -290,7 +290,7 @@ struct FrameOutputTests {
             return id == player.id
         }
         let output = try player.makeFrameOutput(FrameFormat(width: 160, height: 120))
-        try player.setLoop(.forever)
+        try await player.setLoop(.forever)
         _ = try await player.load(MediaSource(Self.quadrants))
         #expect(try await Self.sample(output, count: 2).count == 2)
         // The renderers of a shut-down player are typed errors too.

@@ -12,7 +12,7 @@ struct FrameStepTests {
     private func position(of player: Player, after old: Double?) async -> Double? {
         let now = Locked<Double?>(nil)
         _ = await eventually(timeout: .seconds(5)) {
-            let read = (try? player.property("time-pos"))?.doubleValue
+            let read = (try? await player.property("time-pos"))?.doubleValue
             now.withLock { $0 = read }
             return read != nil && read != old
         }
@@ -23,7 +23,7 @@ struct FrameStepTests {
     func stepForwardAndBack() async throws {
         let (player, _) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
-        #expect(throws: PlayerError.noMediaLoaded(operation: "step a frame")) { try player.stepFrame() }
+        await #expect(throws: PlayerError.noMediaLoaded(operation: "step a frame")) { try await player.stepFrame() }
         #expect(throws: PlayerError.noMediaLoaded(operation: "step a frame")) { try player.send(.stepFrameBack) }
 
         try await player.preload(MediaSource(Fixtures.clipA))
@@ -36,7 +36,7 @@ struct FrameStepTests {
         let start = time
         #expect(abs(start - 1) < 0.5 / 30, "the seek landed at \(start)")
         for _ in 0..<3 {
-            try player.stepFrame()
+            try await player.stepFrame()
             time = try #require(await position(of: player, after: time))
         }
         #expect(abs(time - (start + 3.0 / 30)) < 0.5 / 30, "from \(start) to \(time)")
@@ -71,13 +71,13 @@ struct FrameStepTests {
             #expect(frame.members.map(\.frameNumber) == [expected, expected] && frame.members.allSatisfy(\.moved), "\(frame)")
         }
         for player in [left, right] {
-            #expect(try player.property("estimated-frame-number").intValue == 33)
+            await #expect(try player.property("estimated-frame-number").intValue == 33)
             #expect(player.isPaused)
         }
         frame = try await group.stepFrameBack()
         #expect(frame.members.map(\.frameNumber) == [32, 32], "\(frame)")
         for player in [left, right] {
-            #expect(try player.property("estimated-frame-number").intValue == 32)
+            await #expect(try player.property("estimated-frame-number").intValue == 32)
         }
         // The last frame of the 4 s clips is 119: one more step is refused, nothing moves.
         frame = try await group.seek(toFrame: 119)

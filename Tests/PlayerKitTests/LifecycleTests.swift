@@ -58,9 +58,9 @@ struct LifecycleTests {
         var configuration = Fixtures.headless
         configuration.pitchCorrection = false
         let (plain, recorder) = try await Fixtures.player(id: Fixtures.uniqueID("pitch-off"), configuration: configuration)
-        #expect(try standard.property("audio-pitch-correction") == .flag(true))
-        #expect(try plain.property("audio-pitch-correction") == .flag(false))
-        try plain.setSpeed(2)
+        await #expect(try standard.property("audio-pitch-correction") == .flag(true))
+        await #expect(try plain.property("audio-pitch-correction") == .flag(false))
+        try await plain.setSpeed(2)
         _ = try await plain.load(.file(Fixtures.clipB))
         let end = await recorder.waitFor(timeout: .seconds(20)) {
             if case .itemEnded = $0.event { return true } else { return false }
@@ -148,9 +148,9 @@ struct LifecycleTests {
             // Runs on the delegate queue: call straight back into the same player.
             if case .stateChanged(_, .playing) = record.event, player.isPaused == false, calls.withLock({ $0.isEmpty }) {
                 do {
-                    try player.pause()
-                    let position = try player.property("time-pos")
-                    calls.withLock { $0.append("paused at \(position)") }
+                    try player.send(.pause)
+                    let position = player.position
+                    calls.withLock { $0.append("paused at \(String(describing: position))") }
                     _ = player.state
                 } catch {
                     calls.withLock { $0.append("error \(error)") }
@@ -162,7 +162,7 @@ struct LifecycleTests {
         }
         let player = try Player(configuration: Fixtures.headless)
         player.delegate = recorder
-        try player.setLoop(.forever)
+        try await player.setLoop(.forever)
         // The delegate may pause and shut the player down before `load` has returned to this task
         // (seen under ThreadSanitizer): `load` then ends with `playerShutDown`, as documented.
         // What must hold is below.
@@ -210,10 +210,10 @@ struct LifecycleTests {
                         for step in 0..<50 {
                             do throws(PlayerError) {
                                 switch (worker + step) % 4 {
-                                case 0: try player.setVolume(Double(step))
-                                case 1: _ = try player.property("time-pos")
-                                case 2: try player.command(["show-text", "x"])
-                                default: try player.setProperty("mute", to: .flag(step % 2 == 0))
+                                case 0: try await player.setVolume(Double(step))
+                                case 1: _ = try await player.property("time-pos")
+                                case 2: try await player.command(["show-text", "x"])
+                                default: try await player.setProperty("mute", to: .flag(step % 2 == 0))
                                 }
                                 outcomes.withLock { $0["ok", default: 0] += 1 }
                             } catch .playerShutDown(let failed) {

@@ -29,7 +29,7 @@ struct MPRISTests {
         var players: [(Player, EventRecorder)] = []
         for (index, id) in ids.enumerated() {
             let (player, recorder) = try await Fixtures.player(id: id)
-            try player.setLoop(.forever)
+            try await player.setLoop(.forever)
             try await player.load(MediaSource(index % 2 == 0 ? Fixtures.clipA : Fixtures.clipB), startPaused: paused)
             try service.publish(player, options: options?[index] ?? MPRISPlayerOptions())
             let published = await recorder.waitFor(timeout: .seconds(10)) { $0.event.feature(MPRISEvent.self)?.kind == .mprisPublished }

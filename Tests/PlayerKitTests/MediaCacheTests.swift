@@ -103,7 +103,7 @@ struct MediaCacheTests {
 
         let (second, events) = try await Fixtures.player(configuration: harness.playerConfiguration)
         _ = try await second.load(try harness.source("long.mp4"))
-        try second.seek(to: 15)
+        try await second.seek(to: 15)
         #expect(await events.waitFor { if case .seekCompleted = $0.event { return true }; return false } != nil)
         #expect(harness.server.counts("long.mp4").requests == requestsAfterFirst, "the second play asked the server")
         let secondUsage = harness.cache.usage(for: second.id)
@@ -155,7 +155,7 @@ struct MediaCacheTests {
         let (player, _) = try await Fixtures.player(configuration: harness.playerConfiguration)
         let other = Task { try await harness.cache.precache(try harness.source("clip-a.mp4"), .all) }
         _ = try await player.load(try harness.source("long.mp4"))
-        try player.stop()
+        try await player.stop()
         #expect(await harness.saw { if case .cancelled(let key, _) = $0 { return key == "long.mp4" }; return false })
         #expect(await eventually { harness.server.counts("long.mp4").closedByClient >= 1 }, "the server never saw the connection close")
         let entry = try #require(harness.cache.entry(forKey: "long.mp4"))
@@ -179,7 +179,7 @@ struct MediaCacheTests {
         let size = Int64(CacheHarness.long.count)
         let (player, events) = try await Fixtures.player(configuration: harness.playerConfiguration)
         _ = try await player.preload(try harness.source("long.mp4"))
-        try player.seek(to: 16)
+        try await player.seek(to: 16)
         #expect(await events.waitFor(timeout: .seconds(30)) { if case .seekCompleted = $0.event { return true }; return false } != nil)
         let entry = try #require(harness.cache.entry(forKey: "long.mp4"))
         #expect(harness.server.requests.contains { $0.path == "/long.mp4" && $0.rangeStart > size / 2 },
@@ -203,7 +203,7 @@ struct MediaCacheTests {
         // A precache while clip-a is open in a player goes over the cap rather than evicting clip-a.
         try await harness.cache.precache(try harness.source("clip-b.mp4"), .all)
         #expect(harness.cache.entry(forKey: "clip-a.mp4")?.isComplete == true)
-        try player.play()
+        try await player.play()
         #expect(await events.waitFor { if case .itemEnded(.finished) = $0.event { return true }; return false } != nil)
         await player.shutdown()
         #expect(await eventually { harness.cache.cachedBytes <= 150_000 })
@@ -342,7 +342,7 @@ struct MediaCacheTests {
         #expect(!repaired.isComplete && repaired.cachedBytes >= 1 << 20, "kept \(repaired.cachedRanges)")
         let (player, events) = try await Fixtures.player(configuration: harness.playerConfiguration)
         _ = try await player.load(try harness.source("long.mp4"))
-        try player.seek(to: 19)
+        try await player.seek(to: 19)
         #expect(await events.waitFor(timeout: .seconds(20)) { if case .itemEnded(.finished) = $0.event { return true }; return false } != nil)
         await player.shutdown()
         #expect(try await harness.readAll("long.mp4", name: "long.mp4") == CacheHarness.long)

@@ -25,7 +25,7 @@ struct NetworkFaultTests {
             proxy = FaultProxy(upstreamPort: server.port)
             try proxy.start()
             (bystander, bystanderEvents) = try await Fixtures.player()
-            try bystander.setLoop(.forever)  // before loading: the item never ends
+            try await bystander.setLoop(.forever)  // before loading: the item never ends
             try await bystander.load(.file(Fixtures.clipB))
         }
 
@@ -67,7 +67,7 @@ struct NetworkFaultTests {
         rig.proxy.setMode(.pass)
         #expect(rig.proxy.isListening, "the proxy could not listen on its port again")
         #expect(await waitForState(recorder, .playing, after: mark), "\(recorder.events.suffix(10))")
-        try? player.seek(to: 17)  // shortens the test; the end below is what it checks
+        try? await player.seek(to: 17)  // shortens the test; the end below is what it checks
         let end = await recorder.waitFor(timeout: .seconds(60), after: mark) { if case .itemEnded = $0.event { return true } else { return false } }
         #expect(end?.event == .itemEnded(.finished), "\(String(describing: end?.event))")
         await player.shutdown()
@@ -133,7 +133,7 @@ struct NetworkFaultTests {
         let info = try await player.load(rig.url)
         #expect(info.duration.map { abs($0 - 20) < 0.5 } == true)
         #expect(await waitForState(recorder, .buffering, after: 0, timeout: .seconds(30)))
-        try player.stop()
+        try await player.stop()
         #expect(await recorder.waitFor(timeout: .seconds(10)) { $0.event == .itemEnded(.stopped) } != nil)
         await player.shutdown()
         await rig.finish()
@@ -167,7 +167,7 @@ struct NetworkFaultTests {
         // Now the server has a file half as long; a seek past its end needs a new request.
         rig.server.setFile("long.mp4", NetworkFaultTests.long.prefix(NetworkFaultTests.long.count / 2))
         let mark = recorder.mark
-        try player.seek(to: 16)
+        try await player.seek(to: 16)
         let end = await recorder.waitFor(timeout: .seconds(60), after: mark) { if case .itemEnded = $0.event { return true } else { return false } }
         #expect(end != nil, "\(recorder.events.suffix(10))")
         try await player.load(.file(Fixtures.fixture("short-a.mp4")))

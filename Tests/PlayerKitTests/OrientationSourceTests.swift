@@ -37,7 +37,7 @@ struct OrientationSourceTests {
         defer { tall.stop() }
         let policy = FullscreenPolicy(orientationControlsFullscreen: true)
         let (owner, events) = try await Fixtures.player()
-        try policy.claim(owner)
+        try await policy.claim(owner)
         let wide = try await VirtualDisplay.start(size: "1280x720")
         defer { wide.stop() }
         // Portrait first (the policy starts in landscape), then a wide screen: landscape again,

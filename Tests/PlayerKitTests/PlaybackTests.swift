@@ -10,8 +10,8 @@ struct PlaybackTests {
         let (other, otherEvents) = try await Fixtures.player()
         defer { Task { await main.shutdown(); await other.shutdown() } }
         // Looping, so both still play when checked, however slow the machine is.
-        try main.setLoop(.forever)
-        try other.setLoop(.forever)
+        try await main.setLoop(.forever)
+        try await other.setLoop(.forever)
 
         async let loadedMain = main.load(.file(Fixtures.clipA))
         async let loadedOther = other.load(.file(Fixtures.clipB))
@@ -49,16 +49,16 @@ struct PlaybackTests {
         // sanitizers).
         try await player.load(.file(Fixtures.clipA), startPaused: true)
         #expect(player.state == .ready, "after load: \(recorder.events)")
-        try player.seek(to: 1, precision: .exact)
+        try await player.seek(to: 1, precision: .exact)
         #expect(await recorder.waitFor { if case .seekCompleted = $0.event { return true }; return false } != nil)
         // A quarter speed: the 3 s left last 12 s, so the pause below comes before the end
         // even when a sanitizer run keeps this test waiting for seconds.
-        try player.setSpeed(0.25)
-        try player.play()
+        try await player.setSpeed(0.25)
+        try await player.play()
         #expect(await recorder.waitForState(.playing))
-        try player.pause()
+        try await player.pause()
         #expect(await recorder.waitForState(.paused))
-        try player.play()
+        try await player.play()
         #expect(await recorder.waitForState(.ended, timeout: .seconds(30)))
 
         let records = recorder.records
@@ -83,16 +83,16 @@ struct PlaybackTests {
     func orderUnderConcurrentCalls() async throws {
         let (player, recorder) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
-        try player.setLoop(.forever)
+        try await player.setLoop(.forever)
         try await player.load(.file(Fixtures.clipA))
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<4 {
                 group.addTask {
-                    for _ in 0..<100 { try? player.togglePause() }
+                    for _ in 0..<100 { try? await player.togglePause() }
                 }
             }
         }
-        try player.setVolume(42)  // a last, recognisable event
+        try await player.setVolume(42)  // a last, recognisable event
         #expect(await recorder.waitFor { $0.event == .volumeChanged(42) } != nil)
         let records = recorder.records
         #expect(records.map(\.sequenceNumber) == Array(1...UInt64(records.count)))
@@ -119,13 +119,13 @@ struct PlaybackTests {
 
         for target in [2.0, 0.5, 3.3] {
             let mark = recorder.mark
-            try player.seek(to: target, precision: .exact)
+            try await player.seek(to: target, precision: .exact)
             let done = await recorder.waitFor(after: mark) {
                 if case .seekCompleted = $0.event { return true }
                 return false
             }
             #expect(done != nil)
-            let landed = try #require(player.property("time-pos").doubleValue)
+            let landed = try await #require(player.property("time-pos").doubleValue)
             #expect(abs(landed - target) <= 1.0 / 30.0, "seek to \(target) landed at \(landed)")
         }
         #expect(recorder.events.filter { $0 == .firstFrame }.count == 1)
@@ -137,7 +137,7 @@ struct PlaybackTests {
     func controlsAndReadOuts() async throws {
         let (player, recorder) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
-        try player.setLoop(.forever)
+        try await player.setLoop(.forever)
         let info = try await player.load(.file(Fixtures.clipA), startPaused: true)
         #expect(info.title == "PlayerKit clip A")
         #expect(player.isPaused)
@@ -146,16 +146,16 @@ struct PlaybackTests {
         #expect(await eventually { player.mediaTitle == "PlayerKit clip A" })
         #expect(player.tracks.count == 2)
 
-        try player.togglePause()
+        try await player.togglePause()
         #expect(await recorder.waitForState(.playing))
         #expect(await recorder.waitFor { if case .positionChanged(let p) = $0.event { return p > 0.2 }; return false } != nil)
         // Known (the looping clip may just be wrapping to 0 on a busy machine).
         #expect(player.position.map { $0 >= 0 } == true)
         #expect(player.videoSize == VideoSize(width: 320, height: 240))
 
-        try player.setVolume(40)
-        try player.setMuted(true)
-        try player.setSpeed(1.5)
+        try await player.setVolume(40)
+        try await player.setMuted(true)
+        try await player.setSpeed(1.5)
         #expect(await recorder.waitFor { $0.event == .volumeChanged(40) } != nil)
         #expect(await recorder.waitFor { $0.event == .muteChanged(true) } != nil)
         #expect(await recorder.waitFor { $0.event == .speedChanged(1.5) } != nil)
@@ -163,20 +163,20 @@ struct PlaybackTests {
 
         // Paused for the loop modes: playing at 1.5x the clip wraps every 2.7 s, and a wrap
         // counts a play count down (or, looping off, ends the item) between a set and its read.
-        try player.pause()
-        try player.setLoop(.playCount(3))
-        #expect(try player.property("loop-file") == .int(2))
-        try player.setLoop(.off)
-        #expect(try player.property("loop-file") == .flag(false))
-        try player.setLoop(.forever)
-        #expect(try player.property("loop-file") == .string("inf"))
+        try await player.pause()
+        try await player.setLoop(.playCount(3))
+        await #expect(try player.property("loop-file") == .int(2))
+        try await player.setLoop(.off)
+        await #expect(try player.property("loop-file") == .flag(false))
+        try await player.setLoop(.forever)
+        await #expect(try player.property("loop-file") == .string("inf"))
 
-        try player.setHardwareDecoding(true)
-        #expect(try player.property("hwdec") == .string("auto-safe"))
-        try player.setHardwareDecoding(false)
-        #expect(try player.property("hwdec") == .string("no"))
+        try await player.setHardwareDecoding(true)
+        await #expect(try player.property("hwdec") == .string("auto-safe"))
+        try await player.setHardwareDecoding(false)
+        await #expect(try player.property("hwdec") == .string("no"))
 
-        try player.stop()
+        try await player.stop()
         #expect(await recorder.waitFor { $0.event == .itemEnded(.stopped) } != nil)
         #expect(await recorder.waitForState(.idle))
     }
@@ -185,7 +185,7 @@ struct PlaybackTests {
     func loopPlaysAgain() async throws {
         let (player, recorder) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
-        try player.setLoop(.playCount(2))
+        try await player.setLoop(.playCount(2))
         try await player.load(.file(Fixtures.clipB))
         // Past the first play (4 s) the position goes back to the start, then the item finishes.
         #expect(await recorder.waitFor(timeout: .seconds(20)) { $0.event == .itemEnded(.finished) } != nil)
@@ -201,10 +201,10 @@ struct PlaybackTests {
         let (player, recorder) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         try await player.load(.file(Fixtures.clipA), startPaused: true)
-        try player.append(.file(Fixtures.clipB))
-        #expect(try player.playlistCount() == 2)
+        try await player.append(.file(Fixtures.clipB))
+        await #expect(try player.playlistCount() == 2)
 
-        try player.next()
+        try await player.next()
         #expect(await recorder.waitFor { $0.event == .itemEnded(.replaced) } != nil)
         #expect(await recorder.waitFor {
             if case .mediaLoaded(let info) = $0.event { return info.source == Fixtures.clipB }
@@ -212,15 +212,15 @@ struct PlaybackTests {
         } != nil)
 
         let mark = recorder.mark
-        try player.previous()
+        try await player.previous()
         #expect(await recorder.waitFor(after: mark) {
             if case .mediaLoaded(let info) = $0.event { return info.source == Fixtures.clipA }
             return false
         } != nil)
 
-        try player.clearPlaylist()
-        #expect(try player.playlistCount() == 1)
-        #expect(throws: PlayerError.self) { try player.next() }
+        try await player.clearPlaylist()
+        await #expect(try player.playlistCount() == 1)
+        await #expect(throws: PlayerError.self) { try await player.next() }
         #expect(player.state.hasMedia)
     }
 
@@ -231,7 +231,7 @@ struct PlaybackTests {
         try await player.load(.file(Fixtures.clipA), startPaused: true)
         #expect(await recorder.waitFor { $0.event == .playlistChanged(PlaylistPosition(index: 0, count: 1)) } != nil)
         #expect(player.playlist?.hasNext == false && player.playlist?.hasPrevious == false)
-        try player.append(.file(Fixtures.clipB))
+        try await player.append(.file(Fixtures.clipB))
         #expect(await recorder.waitFor { $0.event == .playlistChanged(PlaylistPosition(index: 0, count: 2)) } != nil)
         #expect(player.playlist?.hasNext == true)
         try player.send(.next)
@@ -244,7 +244,7 @@ struct PlaybackTests {
         try await player.perform(.previous)
         #expect(await recorder.waitFor(after: mark) { $0.event == .playlistChanged(PlaylistPosition(index: 0, count: 2)) } != nil)
         mark = recorder.mark
-        try player.clearPlaylist()
+        try await player.clearPlaylist()
         #expect(await recorder.waitFor(after: mark) { $0.event == .playlistChanged(PlaylistPosition(index: 0, count: 1)) } != nil)
         #expect(player.playlist == PlaylistPosition(index: 0, count: 1))
     }
@@ -255,9 +255,9 @@ struct PlaybackTests {
         defer { Task { await player.shutdown() } }
         try await player.load(.file(Fixtures.clipA), startPaused: true)
         #expect(player.loopMode == .off)
-        try player.setLoop(.forever)
+        try await player.setLoop(.forever)
         #expect(await recorder.waitFor { $0.event == .loopModeChanged(.forever) } != nil)
-        try player.setProperty("loop-file", to: .int(2))
+        try await player.setProperty("loop-file", to: .int(2))
         #expect(await recorder.waitFor { $0.event == .loopModeChanged(.playCount(3)) } != nil)
         try await player.perform(.setLoop(.off))
         #expect(await recorder.waitFor { $0.event == .loopModeChanged(.off) } != nil)
@@ -278,7 +278,7 @@ struct PlaybackTests {
         let server = try LoopbackHTTPServer(root: Fixtures.repository.appendingPathComponent("Media"))
         defer { server.stop() }
         let url = "http://127.0.0.1:\(server.port)/clip-b.mp4"
-        try player.setSpeed(0.25)  // 16 s of playing: the item must not end before the checks below
+        try await player.setSpeed(0.25)  // 16 s of playing: the item must not end before the checks below
         let info = try await player.load(MediaSource(url))
         #expect(info.source == url)
         #expect(info.duration.map { abs($0 - 4) < 0.05 } == true)
@@ -315,30 +315,30 @@ struct PlaybackTests {
         }
         let (player, recorder) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
-        try player.setFullscreen(true)
+        try await player.setFullscreen(true)
         #expect(player.isFullscreen == true)
         #expect(await recorder.waitFor { $0.event == .fullscreenStateChanged(true) } != nil)
         var mark = recorder.mark
-        try player.command(["cycle", "fullscreen"])  // as a key bound in mpv's window would
+        try await player.command(["cycle", "fullscreen"])  // as a key bound in mpv's window would
         #expect(await recorder.waitFor(after: mark) { $0.event == .fullscreenStateChanged(false) } != nil)
         #expect(player.isFullscreen == false)
         mark = recorder.mark
-        try player.setProperty("fullscreen", to: .flag(true))
+        try await player.setProperty("fullscreen", to: .flag(true))
         #expect(await recorder.waitFor(after: mark) { $0.event == .fullscreenStateChanged(true) } != nil)
-        try player.setFullscreen(false)
+        try await player.setFullscreen(false)
 
         let refuser = Refuser()
         #expect(player.setFullscreenArbiter(refuser, replacing: nil))
         #expect(!player.setFullscreenArbiter(Refuser(), replacing: nil))  // one arbiter at a time
         #expect(player.fullscreenArbiter === refuser)
         let refused = PlayerError.fullscreenRefused(player.id, reason: "not now")
-        #expect(throws: refused) { try player.setFullscreen(true) }
+        await #expect(throws: refused) { try await player.setFullscreen(true) }
         #expect(throws: refused) { try player.send(.setFullscreen(true)) }
         #expect(refused.description.contains(player.id.rawValue) && refused.description.contains("not now"))
-        try player.setFullscreen(false)  // allowed
-        #expect(try player.property("fullscreen") == .flag(false))
+        try await player.setFullscreen(false)  // allowed
+        await #expect(try player.property("fullscreen") == .flag(false))
         #expect(player.setFullscreenArbiter(nil, replacing: refuser))
-        try player.setFullscreen(true)
-        #expect(try player.property("fullscreen") == .flag(true))
+        try await player.setFullscreen(true)
+        await #expect(try player.property("fullscreen") == .flag(true))
     }
 }

@@ -1,6 +1,7 @@
 import ExampleSupport
 import Foundation
 import PlayerKit
+@testable import PlayerKitCore
 import Testing
 
 /// What a new user hit (issue 14): playlist files, playlist entries that fail, cancelled loads,
@@ -99,7 +100,7 @@ struct ReliabilityTests {
         defer { server.stop() }
         let (player, recorder) = try await Fixtures.player()
         let other = try await Fixtures.player()
-        try other.0.setLoop(.forever)
+        try await other.0.setLoop(.forever)
         try await other.0.load(.file(Fixtures.clipA))
         let url = server.url("never.mp4").absoluteString
         let task = Task { try await player.load(MediaSource(url)) }
@@ -143,47 +144,47 @@ struct ReliabilityTests {
         var generator = SystemRandomNumberGenerator()
         for round in 0..<200 {
             let volume = Double(Int.random(in: 0...130, using: &generator))
-            try player.setVolume(volume)
+            try await player.setVolume(volume)
             #expect(player.volume == volume, "round \(round)")
             let muted = Bool.random(using: &generator)
-            try player.setMuted(muted)
+            try await player.setMuted(muted)
             #expect(player.isMuted == muted, "round \(round)")
             let speed = [0.5, 1, 1.25, 2][round % 4]
-            try player.setSpeed(speed)
+            try await player.setSpeed(speed)
             #expect(player.speed == speed, "round \(round)")
             let loop: LoopMode = [.off, .forever, .playCount(3)][round % 3]
-            try player.setLoop(loop)
+            try await player.setLoop(loop)
             #expect(player.loopMode == loop, "round \(round)")
-            if round % 2 == 0 { try player.play() } else { try player.pause() }
+            if round % 2 == 0 { try await player.play() } else { try await player.pause() }
             #expect(player.isPaused == (round % 2 == 1), "round \(round)")
             let fullscreen = round % 5 == 0
-            try player.setFullscreen(fullscreen)
+            try await player.setFullscreen(fullscreen)
             #expect(player.isFullscreen == fullscreen, "round \(round)")
-            try player.setHardwareDecoding(round % 7 == 0)
+            try await player.setHardwareDecoding(round % 7 == 0)
             #expect(player.isHardwareDecodingEnabled == (round % 7 == 0), "round \(round)")
-            try player.setProperty("volume", to: .double(42))
+            try await player.setProperty("volume", to: .double(42))
             #expect(player.volume == 42, "round \(round)")
         }
         // And once mpv's own observations have all arrived, the read-outs still agree.
-        try player.setVolume(55)
+        try await player.setVolume(55)
         // A seek's completion comes after every observation mpv queued before it.
         let mark = recorder.mark
-        try player.seek(to: 1)
+        try await player.seek(to: 1)
         #expect(await recorder.waitFor(timeout: .seconds(10), after: mark) {
             if case .seekCompleted = $0.event { return true } else { return false }
         } != nil)
         #expect(player.volume == 55)
-        #expect(try player.property("volume").doubleValue == 55)
+        await #expect(try player.property("volume").doubleValue == 55)
         // The change events came with the setters, in order: the last volume event says 55.
         let volumes = recorder.events.compactMap { if case .volumeChanged(let volume) = $0 { return volume } else { return nil } }
         #expect(volumes.last == 55)
         // The direction, with nothing loaded (libmpv 0.35 can abort on a change while an item
         // is loaded: Player.setPlaybackDirection says so).
-        try player.stop()
+        try await player.stop()
         #expect(await recorder.waitForState(.idle, after: mark))
-        try player.setPlaybackDirection(.backward)
+        try await player.setPlaybackDirection(.backward)
         #expect(player.playbackDirection == .backward)
-        try player.setPlaybackDirection(.forward)
+        try await player.setPlaybackDirection(.forward)
         #expect(player.playbackDirection == .forward)
         await player.shutdown()
     }
@@ -197,12 +198,12 @@ struct ReliabilityTests {
             try await preview.load(.file(Fixtures.clipB), startPaused: true)
             let policy = try AudioPolicy(mode: .duck(volume: 20), players: [main, preview])
             let own = Double(60 + run)
-            try preview.setVolume(own)
-            try policy.focus(main)
+            try await preview.setVolume(own)
+            try await policy.focus(main)
             #expect(preview.volume == 20, "run \(run)")
-            try policy.focus(preview)
+            try await policy.focus(preview)
             #expect(preview.volume == own, "run \(run)")
-            #expect(try preview.property("volume").doubleValue == own, "run \(run)")
+            await #expect(try preview.property("volume").doubleValue == own, "run \(run)")
             await main.shutdown()
             await preview.shutdown()
         }
@@ -322,15 +323,17 @@ struct LostEventsTests {
         }
         defer { notifications.removeObserver(observer) }
         let other = try await Fixtures.player()
-        try other.0.setLoop(.forever)
+        try await other.0.setLoop(.forever)
         try await other.0.load(.file(Fixtures.clipB))
 
-        // A 20 s clip: it cannot reach its end on its own while the queue is filled, however
-        // loaded the machine; the blocking seek below sends it there.
-        try await player.load(.file(Fixtures.fixture("long.mp4")))
-        try player.setVolume(100)
+        // A 20 s clip, paused 5 s before its end: once it plays, it ends long after the queue
+        // below is full (filling takes milliseconds), and mpv reports the end into the full
+        // queue: lost.
+        try await player.load(.file(Fixtures.fixture("long.mp4")), startPaused: true)
+        try await player.seek(to: 15)
+        try await player.setVolume(100)
         // Hold the event pump: an immediate handler (which runs on the pump) blocks on the next
-        // position it sees, until released.
+        // position it sees (the play below brings one), until released.
         let release = DispatchSemaphore(value: 0)
         let holding = DispatchSemaphore(value: 0)
         let armed = Guarded(true)
@@ -340,12 +343,10 @@ struct LostEventsTests {
             _ = release.wait(timeout: .now() + 30)
         }
         defer { hold.cancel() }
+        try player.send(.play)
         try await offPool { _ = holding.wait(timeout: .now() + 10) }
         // Volume changes sent until mpv refuses more: each reserves a place for its answer in
-        // mpv's queue (1000 events), so the queue fills and the refusal is typed. Then the item
-        // is sent to its end (mpv's seek command run synchronously needs no queue; the player's
-        // own seeks wait until they land, which needs the pump), which mpv reports into the
-        // full queue: lost.
+        // mpv's queue (1000 events), so the queue fills and the refusal is typed.
         var sent = 0
         var refusal: PlayerError?
         while refusal == nil, sent < 5000 {
@@ -363,12 +364,16 @@ struct LostEventsTests {
         }
         #expect(refusedID == id && operation.hasPrefix("set volume"))
         #expect(sent >= 900 && sent <= 1000, "\(sent)")
-        _ = try player.command(["seek", "19.9", "absolute+exact"])
-        let deadline = ContinuousClock.now + .seconds(20)
-        while try player.property("idle-active").boolValue != true, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
+        // Wait for the end, asking mpv synchronously (a read that needs no place in the full
+        // queue; PlayerKit's own reads do, so this is the engine's, for this test only).
+        let ended = try await offPool { () -> Bool in
+            let deadline = ContinuousClock.now + .seconds(20)
+            while (try? player.core.handle.property("idle-active"))?.boolValue != true, ContinuousClock.now < deadline {
+                _ = release.wait(timeout: .now() + .milliseconds(20))  // never signalled yet: a bounded pause
+            }
+            return (try? player.core.handle.property("idle-active"))?.boolValue == true
         }
-        #expect(try player.property("idle-active").boolValue == true)
+        #expect(ended, "the item did not end within 20 s")
         release.signal()
 
         let lost = await recorder.waitFor(timeout: .seconds(20)) { if case .eventsLost = $0.event { return true } else { return false } }
@@ -378,7 +383,7 @@ struct LostEventsTests {
         }
         // The rebuilt state: the item ended unseen; the volume is mpv's (the last sent change
         // mpv carried out).
-        let volume = try player.property("volume").doubleValue
+        let volume = try await player.property("volume").doubleValue
         #expect(snapshot.state == .ended, "\(snapshot)")
         #expect(snapshot.volume == volume)
         #expect(player.state == .ended)
@@ -403,7 +408,7 @@ struct LostEventsTests {
         try await player.load(.file(Fixtures.fixture("short-a.mp4")))
         #expect(await recorder.waitFor(timeout: .seconds(10), after: mark) { if case .positionChanged = $0.event { return true } else { return false } } != nil)
         #expect(await recorder.waitFor(timeout: .seconds(10), after: mark) { $0.event == .itemEnded(.finished) } != nil)
-        try player.setVolume(12)
+        try await player.setVolume(12)
         #expect(player.volume == 12)
         #expect(other.0.state == .playing)
         #expect(!other.1.events.contains { if case .eventsLost = $0 { return true } else { return false } })

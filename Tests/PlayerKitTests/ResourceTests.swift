@@ -32,13 +32,15 @@ struct ResourceTests {
         // Paused on the first frame: the item cannot end before the checks.
         try await budget.load(MediaSource(Fixtures.clipA), into: player, startPaused: true)
         #expect(await events.waitFor { $0.event == .firstFrame } != nil)
-        #expect((try? player.property("video-codec")) != nil, "tracks: \(String(describing: try? player.property("track-list"))) events: \(events.events)")
-        #expect(try player.property("track-list").arrayValue?.isEmpty == false)
+        let codec = try? await player.property("video-codec")
+        let trackList = try? await player.property("track-list")
+        #expect(codec != nil, "tracks: \(String(describing: trackList)) events: \(events.events)")
+        await #expect(try player.property("track-list").arrayValue?.isEmpty == false)
         try budget.release(player)
         #expect(await events.waitForState(.idle))
-        #expect(try player.property("track-list").arrayValue?.isEmpty == true)
-        #expect(throws: PlayerError.propertyUnavailable(name: "video-codec")) { try player.property("video-codec") }
-        #expect(throws: PlayerError.propertyUnavailable(name: "demuxer-cache-state")) { try player.property("demuxer-cache-state") }
+        await #expect(try player.property("track-list").arrayValue?.isEmpty == true)
+        await #expect(throws: PlayerError.propertyUnavailable(name: "video-codec")) { try await player.property("video-codec") }
+        await #expect(throws: PlayerError.propertyUnavailable(name: "demuxer-cache-state")) { try await player.property("demuxer-cache-state") }
         // Releasing twice is a typed error naming the player; the player stays usable.
         #expect(throws: DecoderBudgetError.notHolding(player.id)) { try budget.release(player) }
         try await player.load(MediaSource(Fixtures.clipB), startPaused: true)
@@ -50,13 +52,13 @@ struct ResourceTests {
         let (player, _) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         for speed in [0, .nan, 0.1, 4.5, -1, .infinity] {
-            #expect(throws: PlayerError.invalidArgument(name: "speed", value: "\(speed)", reason: "must be between 0.25 and 4")) {
-                try player.setSpeed(speed)
+            await #expect(throws: PlayerError.invalidArgument(name: "speed", value: "\(speed)", reason: "must be between 0.25 and 4")) {
+                try await player.setSpeed(speed)
             }
         }
-        try player.setSpeed(0.25)
-        try player.setSpeed(4)
-        #expect(try player.property("speed") == .double(4))
+        try await player.setSpeed(0.25)
+        try await player.setSpeed(4)
+        #expect(try await player.property("speed") == .double(4))
     }
 
     @Test("reverse playback reports decreasing positions and ends at the start")
@@ -64,17 +66,19 @@ struct ResourceTests {
         let (player, events) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         try await player.load(MediaSource(Fixtures.clipA), startPaused: true)
-        try player.seek(to: 3, precision: .exact)
+        try await player.seek(to: 3, precision: .exact)
         #expect(await events.waitFor { if case .seekCompleted = $0.event { return true }; return false } != nil)
         // Let the demuxer read the file to its end first: reversing from there used to hang.
-        #expect(await eventually { (try? player.property("demuxer-cache-state"))?["eof"] == .flag(true) })
-        try player.setPlaybackDirection(.backward)
-        #expect(try player.property("play-dir") == .string("backward"))
+        #expect(await eventually { (try? await player.property("demuxer-cache-state"))?["eof"] == .flag(true) })
+        try await player.setPlaybackDirection(.backward)
+        await #expect(try player.property("play-dir") == .string("backward"))
         let mark = events.mark
-        try player.play()
+        try await player.play()
         let ended = await events.waitFor(timeout: .seconds(20), after: mark) { $0.event == .itemEnded(.finished) }
-        let diagnostics = ["time-pos", "pause", "core-idle", "paused-for-cache", "seeking", "eof-reached", "demuxer-cache-state"]
-            .map { "\($0)=\(String(describing: try? player.property($0)))" }.joined(separator: " ")
+        var diagnostics = ""
+        for name in ["time-pos", "pause", "core-idle", "paused-for-cache", "seeking", "eof-reached", "demuxer-cache-state"] {
+            diagnostics += "\(name)=\(String(describing: try? await player.property(name))) "
+        }
         #expect(ended != nil, "events: \(events.events) \(diagnostics)")
         let positions = events.records.filter { $0.sequenceNumber > mark }.compactMap { record -> Double? in
             if case .positionChanged(let position) = record.event { return position }
@@ -84,7 +88,7 @@ struct ResourceTests {
         // Each report is at or below the one before (a frame's worth of slack for rounding).
         #expect(zip(positions, positions.dropFirst()).allSatisfy { $1 <= $0 + 0.04 }, "positions: \(positions)")
         #expect((positions.first ?? 0) - (positions.last ?? 0) > 2, "positions: \(positions)")
-        try player.setPlaybackDirection(.forward)
-        #expect(try player.property("play-dir") == .string("forward"))
+        try await player.setPlaybackDirection(.forward)
+        await #expect(try player.property("play-dir") == .string("forward"))
     }
 }

@@ -22,7 +22,7 @@ struct SeekLandingTests {
             try await player.perform(.seek(to: target, precision: .exact))
             #expect(player.position.map { abs($0 - target) < 1e-6 } == true,
                     "after seeking to \(target): position \(String(describing: player.position))")
-            let reported = try player.property("time-pos").doubleValue
+            let reported = try await player.property("time-pos").doubleValue
             #expect(reported.map { abs($0 - target) < 1e-6 } == true,
                     "after seeking to \(target): mpv's time-pos \(String(describing: reported))")
         }
@@ -40,7 +40,7 @@ struct SeekLandingTests {
         try await player.load(.file(longClip), startPaused: true)
         // Off the cooperative pool: the blocking form waits for mpv.
         let position = try await Task.detached { () throws -> Double? in
-            try player.seek(to: 0.5)
+            try await player.seek(to: 0.5)
             return player.position
         }.value
         #expect(position.map { abs($0 - 0.5) < 1e-6 } == true, "position \(String(describing: position))")

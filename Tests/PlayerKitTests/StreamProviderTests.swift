@@ -110,7 +110,7 @@ struct StreamProviderTests {
         // Paused on its first frame, so the seek below finds it loaded however busy the machine.
         let info = try await player.preload("pkmem://clip-a")
         #expect(info.duration.map { abs($0 - 4) < 0.1 } == true)
-        try player.seek(to: 3)
+        try await player.seek(to: 3)
         #expect(await events.waitFor { if case .seekCompleted(let position) = $0.event { return (position ?? 0) >= 2.9 }; return false } != nil)
         let counts = provider.counts.withLock { $0 }
         #expect(counts.opens >= 1 && counts.reads > 0 && counts.seeks >= 1 && counts.bytes > 0)
@@ -138,7 +138,7 @@ struct StreamProviderTests {
         let stalled = Task { try await player.load("pkmem://stall") }
         #expect(await eventually { provider.counts.withLock { $0.reads } > 0 })
         let began = ContinuousClock.now
-        try player.stop()
+        try await player.stop()
         _ = await stalled.result
         #expect(ContinuousClock.now - began < .seconds(15))  // prompt, not stuck (a stall waits for good); room for a loaded machine
         #expect(await eventually { provider.counts.withLock { $0.cancels } > 0 })
@@ -157,7 +157,7 @@ struct StreamProviderTests {
     }
 
     @Test("malformed, duplicate and mpv's own schemes are refused at creation with typed errors naming them")
-    func badSchemes() throws {
+    func badSchemes() async throws {
         for scheme in ["HTTP", "1abc", "", "with space", "a/b"] {
             #expect(throws: PlayerError.self) {
                 try Player(configuration: Self.configuration([MemoryStreamProvider(scheme: scheme, items: [:])]))
@@ -172,15 +172,15 @@ struct StreamProviderTests {
         // A scheme registered on one player is unknown to another.
         let plain = try Player(configuration: Fixtures.headless)
         defer { Task { await plain.shutdown() } }
-        #expect(throws: PlayerError.unsupportedScheme(scheme: "pkmem", source: "pkmem://clip-a")) {
-            _ = try plain.preloadCheck("pkmem://clip-a")
+        await #expect(throws: PlayerError.unsupportedScheme(scheme: "pkmem", source: "pkmem://clip-a")) {
+            _ = try await plain.preloadCheck("pkmem://clip-a")
         }
     }
 }
 
 extension Player {
     /// Whether a load of `source` would pass the player's checks: loads it paused (for tests).
-    func preloadCheck(_ source: MediaSource) throws(PlayerError) {
-        try append(source)
+    func preloadCheck(_ source: MediaSource) async throws(PlayerError) {
+        try await append(source)
     }
 }

@@ -80,7 +80,7 @@ struct TimingTests {
             #expect(await warmEvents.waitFor { $0.event == .firstFrame } != nil)
             let mark = warmEvents.mark
             let play = ContinuousClock.now
-            try warmPlayer.play()
+            try await warmPlayer.play()
             #expect(await warmEvents.waitForState(.playing, after: mark))
             warm.append(ContinuousClock.now - play)
             await warmPlayer.shutdown()

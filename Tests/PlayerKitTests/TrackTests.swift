@@ -30,7 +30,7 @@ struct TrackTests {
         _ = try await player.load(.file(Self.clip), startPaused: true)
         let mark = recorder.records.last?.sequenceNumber ?? 0
 
-        try player.selectTrack(.audio, id: 2)
+        try await player.selectTrack(.audio, id: 2)
         #expect(player.tracks.filter { $0.kind == .audio && $0.isSelected }.map(\.id) == [2])
         let changed = await recorder.waitFor(timeout: .seconds(10), after: mark) {
             if case .tracksChanged = $0.event { return true } else { return false }
@@ -40,10 +40,10 @@ struct TrackTests {
             return
         }
         #expect(tracks.filter { $0.kind == .audio && $0.isSelected }.map(\.language) == ["fra"])
-        #expect(try player.property("current-tracks/audio/lang") == .string("fra"))
+        await #expect(try player.property("current-tracks/audio/lang") == .string("fra"))
 
         // No audio at all, then back to the first track through `send`, as a feature would.
-        try player.selectTrack(.audio, id: nil)
+        try await player.selectTrack(.audio, id: nil)
         #expect(player.tracks.filter { $0.kind == .audio && $0.isSelected }.isEmpty)
         try player.send(.selectTrack(.audio, id: 1))
         let back = await recorder.waitFor(timeout: .seconds(10), after: mark) {
@@ -53,9 +53,9 @@ struct TrackTests {
             return false
         }
         #expect(back != nil)
-        #expect(try player.property("current-tracks/audio/lang") == .string("eng"))
+        await #expect(try player.property("current-tracks/audio/lang") == .string("eng"))
         // The read-out settles on what mpv has: once the confirmations are in, still track 1.
-        try player.selectTrack(player.tracks.first { $0.kind == .audio && $0.id == 1 }!)
+        try await player.selectTrack(player.tracks.first { $0.kind == .audio && $0.id == 1 }!)
         #expect(player.tracks.filter { $0.kind == .audio && $0.isSelected }.map(\.id) == [1])
         await player.shutdown()
     }
@@ -65,14 +65,14 @@ struct TrackTests {
         let (player, recorder) = try await Fixtures.player()
         _ = try await player.load(.file(Self.clip), startPaused: true)
         let mark = recorder.records.last?.sequenceNumber ?? 0
-        let track = try player.addSubtitles(path: Self.subtitles, title: "From a file", language: "eng")
+        let track = try await player.addSubtitles(path: Self.subtitles, title: "From a file", language: "eng")
         #expect(track.kind == .subtitle)
         #expect(track.externalFile?.hasSuffix("subtitles-en.srt") == true)
         #expect(track.title == "From a file")
         #expect(track.isSelected)
         #expect(player.tracks.filter { $0.kind == .subtitle }.count == 2)
         #expect(player.tracks.filter { $0.kind == .subtitle && $0.isSelected }.map(\.id) == [track.id])
-        #expect(try player.property("sid") == .int(Int64(track.id)))
+        await #expect(try player.property("sid") == .int(Int64(track.id)))
         let event = await recorder.waitFor(timeout: .seconds(10), after: mark) {
             if case .tracksChanged(let tracks) = $0.event { return tracks.contains { $0.id == track.id && $0.kind == .subtitle } }
             return false
@@ -80,46 +80,46 @@ struct TrackTests {
         #expect(event != nil)
 
         // Added without selecting: listed, the selection unchanged.
-        let second = try player.addSubtitles(path: Self.subtitles, select: false)
+        let second = try await player.addSubtitles(path: Self.subtitles, select: false)
         #expect(!second.isSelected && second.id != track.id)
         #expect(player.tracks.filter { $0.kind == .subtitle && $0.isSelected }.map(\.id) == [track.id])
         // Subtitles off.
-        try player.selectTrack(.subtitle, id: nil)
+        try await player.selectTrack(.subtitle, id: nil)
         #expect(player.tracks.filter { $0.kind == .subtitle && $0.isSelected }.isEmpty)
         await player.shutdown()
     }
 
     /// The error `body` throws, nil when it throws none.
-    private func thrown(_ body: () throws -> Void) -> PlayerError? {
-        do { try body() } catch { return error as? PlayerError }
+    private func thrown(_ body: () async throws -> Void) async -> PlayerError? {
+        do { try await body() } catch { return error as? PlayerError }
         return nil
     }
 
     @Test("bad track requests get typed errors naming the value; the player plays on")
     func badRequests() async throws {
         let (player, recorder) = try await Fixtures.player()
-        #expect(thrown { try player.selectTrack(.audio, id: 1) } == .noMediaLoaded(operation: "select a track"))
-        #expect(thrown { _ = try player.addSubtitles(path: Self.subtitles) } == .noMediaLoaded(operation: "add subtitles"))
+        #expect(await thrown { try await player.selectTrack(.audio, id: 1) } == .noMediaLoaded(operation: "select a track"))
+        #expect(await thrown { _ = try await player.addSubtitles(path: Self.subtitles) } == .noMediaLoaded(operation: "add subtitles"))
         _ = try await player.load(.file(Self.clip), startPaused: true)
 
-        #expect(thrown { try player.selectTrack(.audio, id: 9) } == .unknownTrack(kind: .audio, id: 9, available: [1, 2]))
-        #expect(thrown { try player.send(.selectTrack(.audio, id: 3)) } == .unknownTrack(kind: .audio, id: 3, available: [1, 2]))
-        let zero = thrown { try player.selectTrack(.video, id: 0) }
+        #expect(await thrown { try await player.selectTrack(.audio, id: 9) } == .unknownTrack(kind: .audio, id: 9, available: [1, 2]))
+        #expect(await thrown { try player.send(.selectTrack(.audio, id: 3)) } == .unknownTrack(kind: .audio, id: 3, available: [1, 2]))
+        let zero = await thrown { try await player.selectTrack(.video, id: 0) }
         #expect(zero.map { "\($0)" }?.contains("track ID") == true, "\(String(describing: zero))")
         if case .invalidArgument(let name, let value, _)? = zero {
             #expect(name == "track ID" && value == "0")
         } else {
             Issue.record("track 0: \(String(describing: zero))")
         }
-        if case .invalidArgument(let name, _, _)? = thrown({ try player.selectTrack(.unknown, id: 1) }) {
+        if case .invalidArgument(let name, _, _)? = await thrown({ try await player.selectTrack(.unknown, id: 1) }) {
             #expect(name == "track kind")
         } else {
             Issue.record("an unknown kind was accepted")
         }
         let missing = "/nonexistent/playerkit/\(UUID().uuidString).srt"
-        #expect(thrown { _ = try player.addSubtitles(path: missing) } == .fileNotFound(path: missing))
+        #expect(await thrown { _ = try await player.addSubtitles(path: missing) } == .fileNotFound(path: missing))
         let notSubtitles = Fixtures.fixture("random-bytes.mp4")
-        let refused = thrown { _ = try player.addSubtitles(path: notSubtitles) }
+        let refused = await thrown { _ = try await player.addSubtitles(path: notSubtitles) }
         if case .subtitlesFailed(let path, _)? = refused {
             #expect(path == notSubtitles)
         } else {
@@ -130,7 +130,7 @@ struct TrackTests {
 
         // Still usable: it plays to the end.
         let mark = recorder.records.last?.sequenceNumber ?? 0
-        try player.play()
+        try await player.play()
         let end = await recorder.waitFor(timeout: .seconds(20), after: mark) {
             if case .itemEnded = $0.event { return true } else { return false }
         }
@@ -143,7 +143,7 @@ struct TrackTests {
         let (player, recorder) = try await Fixtures.player()
         #expect(player.videoDecoder == nil)
         // Looping, so the item is still there however slowly a loaded machine gets to the checks.
-        try player.setLoop(.forever)
+        try await player.setLoop(.forever)
         _ = try await player.load(.file(Self.clip))
         let event = await recorder.waitFor(timeout: .seconds(10)) {
             if case .videoDecoderChanged(let decoder?) = $0.event { return decoder.codec.contains("H.264") }
@@ -158,7 +158,7 @@ struct TrackTests {
         #expect(decoder.description.hasSuffix("(software)"))
         // An audio-only item has no video decoder.
         let mark = recorder.records.last?.sequenceNumber ?? 0
-        try player.selectTrack(.video, id: nil)
+        try await player.selectTrack(.video, id: nil)
         let none = await recorder.waitFor(timeout: .seconds(10), after: mark) { $0.event == .videoDecoderChanged(nil) }
         #expect(none != nil)
         #expect(player.videoDecoder == nil)

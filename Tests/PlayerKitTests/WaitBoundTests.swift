@@ -102,9 +102,9 @@ struct WaitBoundTests {
         default:
             Issue.record("the load did not end with timedOut within 8 s: \(String(describing: outcome)) after \(elapsed)")
         }
-        // Blocking calls are served while the item is stuck opening: mpv answers them between
-        // its checks on the opening thread.
-        let volume = await blockingWithin(.seconds(5)) { Result { () throws(PlayerError) in try player.setVolume(40) } }
+        // Commands are answered while the item is stuck opening: mpv answers them between its
+        // checks on the opening thread.
+        let volume = await within(.seconds(5)) { await Self.outcome { () async throws(PlayerError) in try await player.setVolume(40) } }
         #expect(volume.map { (try? $0.get()) != nil } == true, "setVolume did not return while the item was opening")
         // Once the provider lets go, the player loads the next item as usual.
         provider.letGo()
@@ -114,7 +114,7 @@ struct WaitBoundTests {
     }
 
     @Test("a bad loadTimeout or shutdownTimeout is refused, naming the value")
-    func badTimeouts() throws {
+    func badTimeouts() async throws {
         for (name, change) in [
             ("loadTimeout", { (c: inout PlayerConfiguration) in c.loadTimeout = .zero }),
             ("shutdownTimeout", { (c: inout PlayerConfiguration) in c.shutdownTimeout = .seconds(-1) }),
@@ -153,14 +153,14 @@ struct WaitBoundTests {
         #expect(returned == true, "shutdown did not return within 8 s while mpv was stuck")
         #expect(elapsed < .seconds(5), "\(elapsed)")
         #expect(player.isShutDown)
-        // A blocking call made while mpv is still destroying the core fails at once; it does
-        // not wait for the destruction.
-        let play = await blockingWithin(.seconds(3)) { Result { () throws(PlayerError) in try player.play() } }
+        // A command made while mpv is still destroying the core fails at once; it does not wait
+        // for the destruction.
+        let play = await within(.seconds(3)) { await Self.outcome { () async throws(PlayerError) in try await player.play() } }
         switch play {
         case .failure(.playerShutDown(let failed))?: #expect(failed == id)
         default: Issue.record("play() during the core's destruction: \(String(describing: play)) (nil: still blocked after 3 s)")
         }
-        let property = await blockingWithin(.seconds(3)) { Result { () throws(PlayerError) in try player.property("volume") } }
+        let property = await within(.seconds(3)) { await Self.outcome { () async throws(PlayerError) in _ = try await player.property("volume") } }
         #expect(property.map { if case .failure(.playerShutDown) = $0 { return true }; return false } == true, "\(String(describing: property))")
         // The ID is free for a new player already.
         let successor = await blockingWithin(.seconds(5)) { try? Player(id: id, configuration: Fixtures.headless) } ?? nil
@@ -242,5 +242,17 @@ struct MonotonicConditionTests {
         }
         let ended = try await offPool { woke.wait(timeout: .now() + .seconds(10)) == .success }
         #expect(ended && (waitedFor.withLock { $0 } ?? .seconds(99)) < .seconds(10))
+    }
+}
+
+extension WaitBoundTests {
+    /// What `body` threw, or success.
+    static func outcome(_ body: @Sendable () async throws(PlayerError) -> Void) async -> Result<Void, PlayerError> {
+        do throws(PlayerError) {
+            try await body()
+            return .success(())
+        } catch {
+            return .failure(error)
+        }
     }
 }

@@ -277,17 +277,17 @@ func step(_ generator: inout SeededGenerator) async {
     case 30..<40:
         let position = [Double.nan, -1, 0, 0.5, 1, 2, 3.5, 100].randomElement(using: &generator)!
         await tracked("seek") {
-            do throws(PlayerError) { try player.seek(to: position) } catch { note(error, in: "seek") }
+            do throws(PlayerError) { try await player.seek(to: position) } catch { note(error, in: "seek") }
         }
     case 40..<50:
         let pause = Bool.random(using: &generator)
         await tracked(pause ? "pause" : "play") {
-            do throws(PlayerError) { if pause { try player.pause() } else { try player.play() } } catch { note(error, in: "pause") }
+            do throws(PlayerError) { if pause { try await player.pause() } else { try await player.play() } } catch { note(error, in: "pause") }
         }
     case 50..<56:
         let speed = [0, 0.25, 0.5, 1, 1.5, 2, 4, 8, Double.infinity].randomElement(using: &generator)!
         await tracked("speed") {
-            do throws(PlayerError) { try player.setSpeed(speed) } catch { note(error, in: "speed") }
+            do throws(PlayerError) { try await player.setSpeed(speed) } catch { note(error, in: "speed") }
         }
     case 56..<62:
         let volume: Double = [-5, 0, 50, 100, 130, 200].randomElement(using: &generator)!
@@ -309,7 +309,7 @@ func step(_ generator: inout SeededGenerator) async {
                         sets.overlapped.remove(ticket)
                     }
                 }
-                try player.setVolume(volume)
+                try await player.setVolume(volume)
                 let readOut = player.volume
                 let alone = volumeSets.withLock { !$0.overlapped.contains(ticket) }
                 if alone, readOut != volume {
@@ -319,7 +319,7 @@ func step(_ generator: inout SeededGenerator) async {
         }
     case 62..<67:
         await tracked("stop") {
-            do throws(PlayerError) { try player.stop() } catch { note(error, in: "stop") }
+            do throws(PlayerError) { try await player.stop() } catch { note(error, in: "stop") }
         }
     case 67..<72:
         await tracked("release") { player.releaseMedia() }
@@ -349,7 +349,7 @@ func step(_ generator: inout SeededGenerator) async {
         let claim = Bool.random(using: &generator)
         await tracked("fullscreen") {
             do throws(FullscreenPolicyError) {
-                if claim { try fullscreen.claim(player) } else { try fullscreen.release(player) }
+                if claim { try await fullscreen.claim(player) } else { try await fullscreen.release(player) }
             } catch {
                 note(error, in: "fullscreen")
             }
@@ -374,7 +374,7 @@ func step(_ generator: inout SeededGenerator) async {
         let direction: PlaybackDirection = backward && includesBackward ? .backward : .forward
         guard [.idle, .ended, .failed, .ready, .paused].contains(player.state) else { return }
         await tracked("direction") {
-            do throws(PlayerError) { try player.setPlaybackDirection(direction) } catch { note(error, in: "direction") }
+            do throws(PlayerError) { try await player.setPlaybackDirection(direction) } catch { note(error, in: "direction") }
         }
     }
 }

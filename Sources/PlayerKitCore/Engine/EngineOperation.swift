@@ -2,8 +2,8 @@
 /// changes with them, declared together. The only place where mpv's names for the player's
 /// operations (`pause`, `speed`, `loop-file`, `seek`, `playlist-next`, ...) are spelled.
 ///
-/// The engine runs an operation in one of two ways (``PlayerCore/perform(_:)`` and
-/// ``PlayerCore/send(_:)``), always in this order: ``prepare(_:)`` on the model, the requests,
+/// The engine runs an operation in one of two ways (``PlayerCore/send(_:reply:)``, and
+/// ``PlayerCore/request(_:timeout:)`` which awaits mpv's answer), always in this order: ``prepare(_:)`` on the model, the requests,
 /// then ``applied(to:result:)`` once mpv accepted them, or ``revert(_:)`` when it refused.
 enum EngineOperation: Sendable {
     /// A command of the public set (validated by the player).

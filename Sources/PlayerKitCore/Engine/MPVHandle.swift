@@ -137,37 +137,12 @@ final class MPVHandle: @unchecked Sendable {
         }
     }
 
-    /// A synchronous command from an argument array; returns mpv's result node. Blocks until
-    /// the core ran it: never on a pump queue.
-    func command(_ arguments: [String]) throws(PlayerError) -> MPVValue {
-        PumpQueue.assertNotOnPump("command \(arguments.first ?? "")")
-        PoolRule.assertNotBlockingPool("command \(arguments.first ?? "")")
-        return try withHandle { handle throws(PlayerError) in
-            var result = mpv_node()
-            let status = withCStringArray(arguments) { mpv_command_ret(handle, $0, &result) }
-            guard status >= 0 else { throw .commandFailed(command: arguments, MPVHandle.error(status)) }
-            defer { mpv_free_node_contents(&result) }
-            return MPVNode.value(from: result)
-        }
-    }
-
     /// An asynchronous command; its reply arrives as a command-reply event with `replyID`.
     func commandAsync(_ arguments: [String], replyID: UInt64) throws(PlayerError) {
         try withHandle { handle throws(PlayerError) in
             let status = withCStringArray(arguments) { mpv_command_async(handle, replyID, $0) }
             if status == MPV_ERROR_EVENT_QUEUE_FULL.rawValue { throw .eventQueueFull(playerID, operation: arguments.joined(separator: " ")) }
             guard status >= 0 else { throw .commandFailed(command: arguments, MPVHandle.error(status)) }
-        }
-    }
-
-    /// Sets a property; mpv's error is mapped to a ``PlayerError`` naming the property and value.
-    /// Blocks until the core applied it: never on a pump queue.
-    func setProperty(_ name: String, _ value: MPVValue) throws(PlayerError) {
-        PumpQueue.assertNotOnPump("set property \(name)")
-        PoolRule.assertNotBlockingPool("set property \(name)")
-        try withHandle { handle throws(PlayerError) in
-            let status = MPVNode.withNode(value) { mpv_set_property(handle, name, MPV_FORMAT_NODE, $0) }
-            guard status >= 0 else { throw MPVHandle.propertyError(name: name, value: value, status: status) }
         }
     }
 
@@ -186,9 +161,10 @@ final class MPVHandle: @unchecked Sendable {
     }
 
     /// Reads a property synchronously (blocks while the core is busy: never on a pump queue).
+    /// Only while a core is created (its catalog); everything after reads with
+    /// ``requestProperty(_:replyID:)``.
     func property(_ name: String) throws(PlayerError) -> MPVValue {
         PumpQueue.assertNotOnPump("get property \(name)")
-        PoolRule.assertNotBlockingPool("get property \(name)")
         return try withHandle { handle throws(PlayerError) in
             var node = mpv_node()
             let status = mpv_get_property(handle, name, MPV_FORMAT_NODE, &node)

@@ -98,7 +98,7 @@ struct PlaybackModel: Sendable {
     /// Whether the current item's first frame was presented.
     private(set) var firstFrameShown = false
     private(set) var position: Double?
-    /// The mirroring last set (``Player/setFlip(_:)``).
+    /// The mirroring last set (``MediaPlayer/setFlip(_:)``).
     var flip: VideoFlip = .none
     private(set) var duration: Double?
     private(set) var volume: Double?

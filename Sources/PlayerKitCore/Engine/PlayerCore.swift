@@ -11,7 +11,7 @@ import Synchronization
 /// serial pump queue (copy events, update the model and number the events under `state`'s
 /// lock, into an outbox) -> one deliverer at a time empties the outbox, in order and with no
 /// lock held, into the sink (the fan-out to delegate and bus). Commands flow the other way as
-/// typed operations (``perform(_:)``, ``send(_:)``, ``load(argument:source:startPaused:)``),
+/// typed operations (``send(_:reply:)``, ``request(_:timeout:)``, ``load(argument:source:startPaused:)``),
 /// each making its mpv requests through ``handle`` and its model update in the same step.
 final class PlayerCore: Sendable {
     /// Everything the pump and the API share, behind one lock that is never held while
@@ -24,13 +24,17 @@ final class PlayerCore: Sendable {
         var sentOperations: [UInt64: SentRequest] = [:]
         /// Awaited seeks mpv accepted that have not landed yet, by ticket (their reply ID).
         var seekReplies: [UInt64: SentReply] = [:]
+        /// Awaited property reads (``read(_:timeout:)``), by reply ID (``readIDBit`` set).
+        var propertyReads: [UInt64: PropertyRead] = [:]
         var nextReplyID: UInt64 = 1
+        var nextReadID: UInt64 = 1
         /// Counts loads, so a cancelled load can tell whether a later one replaced it.
         var loadCount: UInt64 = 0
         /// Loads and sent operations whose answer was due when mpv's event queue overflowed:
         /// those still unanswered once the recovery's reads are answered lost theirs.
         var lostLoadCandidates: Set<UInt64> = []
         var lostSentCandidates: Set<UInt64> = []
+        var lostReadCandidates: Set<UInt64> = []
         var sequenceNumber: UInt64 = 0
         var isShutDown = false
         /// Receives each numbered batch, in order, from the one deliverer (no lock held).
@@ -39,6 +43,10 @@ final class PlayerCore: Sendable {
         var outbox: [PlayerEventRecord] = []
         /// Whether some thread is emptying the outbox right now.
         var delivering = false
+        /// Answers decided under the lock, handed to their callers after it (``update(_:)``):
+        /// a caller's continuation, or the next step of ``requestInTurn(_:timeout:)``, never runs
+        /// under this lock.
+        var answers: [(reply: SentReply, result: Result<MPVValue, PlayerError>)] = []
     }
 
     /// One request of a sent operation: what to report if mpv refuses it, and whether it is the
@@ -70,6 +78,16 @@ final class PlayerCore: Sendable {
             completion?(result)
         }
     }
+
+    /// One awaited property read: the property, and the caller's end of the wait.
+    struct PropertyRead: Sendable {
+        let name: String
+        let reply: SentReply
+    }
+
+    /// Marks the reply IDs of ``read(_:timeout:)``: the model numbers its own reads from 1 in
+    /// the same space (mpv's get-property replies), so the core's never meet them.
+    static let readIDBit: UInt64 = 1 << 63
 
     struct LoadWaiter: Sendable {
         /// What `loadfile` got (mpv's `filename` of the entry).
@@ -241,6 +259,7 @@ final class PlayerCore: Sendable {
                 update { state in
                     state.lostLoadCandidates.formUnion(state.loadWaiters.keys)
                     state.lostSentCandidates.formUnion(state.sentOperations.keys)
+                    state.lostReadCandidates.formUnion(state.propertyReads.keys)
                     return state.model.recoverLostEvents()
                 }
             case .commandReply(let replyID, let error, let result):
@@ -252,6 +271,9 @@ final class PlayerCore: Sendable {
             case .setPropertyReply(let replyID, let error):
                 guard replyID != 0 else { continue }
                 update { Self.sentReply(&$0, replyID: replyID, error: error, result: .none) }
+            case .propertyReply(let replyID, let error, let name, let value) where replyID & Self.readIDBit != 0:
+                let read = state.withLock { $0.propertyReads.removeValue(forKey: replyID) }
+                read?.reply.resume(error >= 0 ? .success(value) : .failure(MPVHandle.propertyError(name: name, value: nil, status: error)))
             case .propertyChanged(Self.frameClockObservation, _, let value):
                 frameClock.note(value.doubleValue)
             default:
@@ -272,9 +294,14 @@ final class PlayerCore: Sendable {
     private static func recoverLoads(_ state: inout State, playlist: MPVValue, id: PlayerID) -> [PlaybackModel.Output] {
         for replyID in state.lostSentCandidates {
             guard let sent = state.sentOperations.removeValue(forKey: replyID) else { continue }
-            sent.reply?.resume(.failure(.replyLost(id, operation: describe(sent.request))))
+            if let reply = sent.reply { state.answers.append((reply, .failure(.replyLost(id, operation: describe(sent.request))))) }
         }
         state.lostSentCandidates = []
+        for replyID in state.lostReadCandidates {
+            guard let read = state.propertyReads.removeValue(forKey: replyID) else { continue }
+            state.answers.append((read.reply, .failure(.replyLost(id, operation: "read \(read.name)"))))
+        }
+        state.lostReadCandidates = []
         var outputs: [PlaybackModel.Output] = []
         let entries = playlist.arrayValue ?? []
         for replyID in state.lostLoadCandidates.sorted() {
@@ -328,7 +355,7 @@ final class PlayerCore: Sendable {
             sent.operation.revert(&state.model)
             // A caller waiting for the answer hears the refusal; nobody else needs to.
             if let reply = sent.reply {
-                reply.resume(.failure(Self.error(of: sent.request, status: error)))
+                state.answers.append((reply, .failure(Self.error(of: sent.request, status: error))))
                 return []
             }
             return [.event(.error(Self.error(of: sent.request, status: error)))]
@@ -341,7 +368,7 @@ final class PlayerCore: Sendable {
             outputs += state.model.awaitSeekLanding(ticket: replyID)
             return outputs
         }
-        sent.reply?.resume(.success(result))
+        if let reply = sent.reply { state.answers.append((reply, .success(result))) }
         return outputs
     }
 
@@ -446,11 +473,14 @@ final class PlayerCore: Sendable {
     /// Changes the state under the lock, numbers the events produced, then (outside the lock)
     /// delivers them and carries out the other outputs.
     private func update(_ change: (inout State) -> [PlaybackModel.Output]) {
-        let (outputs, deliver) = state.withLock { state in
+        let (outputs, deliver, answers) = state.withLock { state in
             let outputs = change(&state)
-            return (outputs, emit(&state, outputs))
+            let answers = state.answers
+            state.answers = []
+            return (outputs, emit(&state, outputs), answers)
         }
         if deliver { deliverOutbox() }
+        for answer in answers { answer.reply.resume(answer.result) }
         finish(outputs)
     }
 
@@ -468,57 +498,6 @@ final class PlayerCore: Sendable {
     }
 
     // MARK: Operations
-
-    /// Runs `operation` and waits until mpv accepted it (the model is updated in the same
-    /// step). Blocks while the core is busy: never on a pump queue.
-    /// - Returns: the last request's result (`.none` for property sets).
-    @discardableResult
-    func perform(_ operation: EngineOperation) throws(PlayerError) -> MPVValue {
-        state.withLock { operation.prepare(&$0.model) }
-        var result = MPVValue.none
-        do throws(PlayerError) {
-            for request in operation.requests {
-                switch request {
-                case .set(let name, let value):
-                    try handle.setProperty(name, value)
-                    result = .none
-                case .command(let arguments):
-                    result = try handle.command(arguments)
-                }
-            }
-        } catch {
-            state.withLock { operation.revert(&$0.model) }
-            throw error
-        }
-        applyIntent { operation.applied(to: &$0, result: result) }
-        return result
-    }
-
-    /// ``perform(_:)`` for an operation that lands after mpv answered (a seek: see
-    /// ``EngineOperation/landsOnRestart``): hands it over as ``send(_:reply:)`` does and blocks
-    /// until the player shows its result, at most `timeout` on the monotonic clock. Never on a
-    /// pump queue.
-    @discardableResult
-    func performUntilLanded(_ operation: EngineOperation, timeout: Duration = .seconds(10)) throws(PlayerError) -> MPVValue {
-        PumpQueue.assertNotOnPump("seek")
-        PoolRule.assertNotBlockingPool("seek")
-        let outcome = Locked<Result<MPVValue, PlayerError>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        let reply = SentReply { result in
-            outcome.withLock { $0 = result }
-            done.signal()
-        }
-        try send(operation, reply: reply)
-        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-        if done.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds))) == .timedOut {
-            let description = operation.requests.map(Self.describe).joined(separator: "; ")
-            reply.resume(.failure(.timedOut(operation: "\(description) on player \(id)", after: timeout)))
-            // Either that resumed it, or the answer came just before: both signalled once, so
-            // this returns at once.
-            _ = done.wait(timeout: .now() + .seconds(1))
-        }
-        return try outcome.withLock { $0 ?? .failure(.playerShutDown(id)) }.get()
-    }
 
     /// Hands `operation` to mpv without waiting (`mpv_set_property_async`,
     /// `mpv_command_async`): safe anywhere, the pump included. mpv runs the async requests of
@@ -609,21 +588,130 @@ final class PlayerCore: Sendable {
         }
     }
 
-    /// Reads any property; blocks while the core is busy (never on a pump queue).
-    func property(_ name: String) throws(PlayerError) -> MPVValue {
-        try handle.property(name)
+    /// ``requestAll(_:timeout:)`` one core after another: each operation is handed to its core
+    /// once the core before answered, by the thread that read that answer (a pump), so no task
+    /// or thread waits between two cores and none is blocked. A failure (a check, a refusal)
+    /// does not stop the turn: the next core gets its operation at once. One timer bounds them
+    /// all; when it fires, the operations not yet answered, and those not yet handed over, end
+    /// with ``PlayerError/timedOut(operation:after:)``. Returns one result per item, in order.
+    static func requestInTurn(
+        _ items: [(core: PlayerCore, operation: Result<EngineOperation, PlayerError>)], timeout: Duration
+    ) async -> [Result<MPVValue, PlayerError>] {
+        guard !items.isEmpty else { return [] }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<[Result<MPVValue, PlayerError>], Never>) in
+            let turn = InTurn(items: items, timeout: timeout, finish: { continuation.resume(returning: $0) })
+            let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds))) { turn.expire() }
+            turn.hand(0)
+        }
+    }
+
+    /// The state of one ``requestInTurn(_:timeout:)``: which item is next, what each got.
+    private final class InTurn: Sendable {
+        private struct Progress {
+            var results: [Result<MPVValue, PlayerError>?]
+            var finished = false
+        }
+        private let items: [(core: PlayerCore, operation: Result<EngineOperation, PlayerError>)]
+        private let timeout: Duration
+        private let progress: Locked<Progress>
+        private let finish: @Sendable ([Result<MPVValue, PlayerError>]) -> Void
+
+        init(items: [(core: PlayerCore, operation: Result<EngineOperation, PlayerError>)], timeout: Duration,
+             finish: @escaping @Sendable ([Result<MPVValue, PlayerError>]) -> Void) {
+            self.items = items
+            self.timeout = timeout
+            self.progress = Locked(Progress(results: Array(repeating: nil, count: items.count)))
+            self.finish = finish
+        }
+
+        /// Hands item `index` to its core; its answer hands the next. Nothing more is handed
+        /// over once the timer ended the turn.
+        func hand(_ index: Int) {
+            guard index < items.count, !progress.withLock({ $0.finished }) else { return }
+            let item = items[index]
+            let reply = SentReply { [self] result in
+                record(index, result)
+                hand(index + 1)
+            }
+            do throws(PlayerError) {
+                try item.core.send(try item.operation.get(), reply: reply)
+            } catch {
+                reply.resume(.failure(error))
+            }
+        }
+
+        private func record(_ index: Int, _ result: Result<MPVValue, PlayerError>) {
+            let all = progress.withLock { progress -> [Result<MPVValue, PlayerError>]? in
+                guard !progress.finished else { return nil }
+                progress.results[index] = result
+                guard index == items.count - 1 else { return nil }
+                progress.finished = true
+                return progress.results.map { $0 ?? .success(.none) }
+            }
+            if let all { finish(all) }
+        }
+
+        /// The timer: whatever has no answer yet ends timed out.
+        func expire() {
+            let all = progress.withLock { progress -> [Result<MPVValue, PlayerError>]? in
+                guard !progress.finished else { return nil }
+                progress.finished = true
+                return progress.results.enumerated().map { index, result in
+                    result ?? .failure(.timedOut(operation: "\(Self.describe(items[index])) (in turn)", after: timeout))
+                }
+            }
+            if let all { finish(all) }
+        }
+
+        private static func describe(_ item: (core: PlayerCore, operation: Result<EngineOperation, PlayerError>)) -> String {
+            let operation = (try? item.operation.get()).map { $0.requests.map(PlayerCore.describe).joined(separator: "; ") } ?? "a refused operation"
+            return "\(operation) on player \(item.core.id)"
+        }
+    }
+
+    /// Reads a property without blocking (`mpv_get_property_async`) and suspends until mpv
+    /// answered: its value, or its refusal as a typed error. No thread waits: the answer, read by
+    /// the pump, resumes the caller. Bounded by `timeout` on the monotonic clock
+    /// (``PlayerError/timedOut(operation:after:)``), by shutdown
+    /// (``PlayerError/playerShutDown(_:)``) and by a lost answer
+    /// (``PlayerError/replyLost(_:operation:)``).
+    func read(_ name: String, timeout: Duration) async throws(PlayerError) -> MPVValue {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<MPVValue, PlayerError>, Never>) in
+            let reply = SentReply { continuation.resume(returning: $0) }
+            let replyID: UInt64? = state.withLock { state in
+                guard !state.isShutDown else { return nil }
+                let replyID = Self.readIDBit | state.nextReadID
+                state.nextReadID += 1
+                state.propertyReads[replyID] = PropertyRead(name: name, reply: reply)
+                return replyID
+            }
+            guard let replyID else { return reply.resume(.failure(.playerShutDown(id))) }
+            guard handle.requestProperty(name, replyID: replyID) else {
+                state.withLock { $0.propertyReads[replyID] = nil }
+                // Refused at once: the core is gone, or its event queue is full.
+                return reply.resume(.failure(isShutDown ? .playerShutDown(id) : .replyLost(id, operation: "read \(name)")))
+            }
+            let id = self.id
+            // DispatchTime is the monotonic clock. A read already answered ignores this.
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in
+                self?.state.withLock { $0.propertyReads[replyID] = nil }
+                reply.resume(.failure(.timedOut(operation: "read \(name) on player \(id)", after: timeout)))
+            }
+        }
+        return try result.get()
     }
 
     /// Re-reads mpv's track list into the model (after a command that adds tracks, so the
-    /// read-out shows them when that command returns). Blocks while the core is busy.
-    func refreshTrackList() throws(PlayerError) {
-        let list = try handle.property("track-list")
+    /// read-out shows them when that command returns).
+    func refreshTrackList(timeout: Duration) async throws(PlayerError) {
+        let list = try await read("track-list", timeout: timeout)
         applyIntent { $0.noteTrackList(list) }
     }
 
-    /// The audio output devices mpv's audio drivers see now. Blocks while mpv asks the sound server.
-    func audioDeviceList() throws(PlayerError) -> [AudioDevice] {
-        let list = try handle.property("audio-device-list")
+    /// The audio output devices mpv's audio drivers see now.
+    func audioDeviceList(timeout: Duration) async throws(PlayerError) -> [AudioDevice] {
+        let list = try await read("audio-device-list", timeout: timeout)
         return (list.arrayValue ?? []).compactMap { entry in
             guard let name = entry["name"]?.stringValue else { return nil }
             return AudioDevice(name: name, description: entry["description"]?.stringValue ?? name)
@@ -631,8 +719,8 @@ final class PlayerCore: Sendable {
     }
 
     /// The number of playlist entries, the current one included.
-    func playlistCount() throws(PlayerError) -> Int {
-        Int(try handle.property("playlist-count").intValue ?? 0)
+    func playlistCount(timeout: Duration) async throws(PlayerError) -> Int {
+        Int(try await read("playlist-count", timeout: timeout).intValue ?? 0)
     }
 
     /// Unloads the media (`stop`, sent without waiting) and asks for the freed heap to go back
@@ -778,10 +866,12 @@ final class PlayerCore: Sendable {
             _ = state.model.cancelAllWaiters(with: .playerShutDown(id))
             let all = Array(state.loadWaiters.values) + Array(state.entryWaiters.values)
             let replies = state.sentOperations.values.compactMap(\.reply) + Array(state.seekReplies.values)
+                + state.propertyReads.values.map(\.reply)
             state.loadWaiters.removeAll()
             state.entryWaiters.removeAll()
             state.sentOperations.removeAll()
             state.seekReplies.removeAll()
+            state.propertyReads.removeAll()
             // The last event; the pump is stopped, so nothing can follow it.
             return (all, replies, emit(&state, [.event(.shutDown)]))
         }

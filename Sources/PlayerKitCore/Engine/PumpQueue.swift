@@ -28,34 +28,7 @@ enum PumpQueue {
         if let pump = current {
             fatalError("""
                 PlayerKit: blocking mpv call \(operation()) on the event pump of player "\(pump)". \
-                The pump never waits for mpv: handlers that run on it (.immediate bus subscriptions) \
-                must not call blocking Player methods; subscribe with .queue(...) or use Player.send(_:).
-                """)
-        }
-        #endif
-    }
-}
-
-/// The cooperative-pool rule: async code that waits for mpv suspends (`Player.perform`,
-/// `Player.create`), and never blocks a thread of Swift's cooperative pool on a blocking mpv call.
-///
-/// Code runs under the rule inside `BlockingCallCheck.enforcing(_:)` (a task-local value, so
-/// child tasks and tasks started inside inherit it). In debug builds every blocking mpv call
-/// checks it with ``assertNotBlockingPool(_:)``: made by a task under the rule, it stops the
-/// process with a message naming the call. PlayerKit's features run their async operations under
-/// it, so the test suite checks them; release builds do not check.
-enum PoolRule {
-    @TaskLocal static var isEnforced = false
-
-    /// Stops a debug build when a task under the rule makes the blocking mpv call `operation`.
-    @inline(__always)
-    static func assertNotBlockingPool(_ operation: @autoclosure () -> String) {
-        #if DEBUG
-        if isEnforced, withUnsafeCurrentTask(body: { $0 != nil }) {
-            fatalError("""
-                PlayerKit: blocking mpv call \(operation()) from a task on Swift's cooperative pool, \
-                under BlockingCallCheck. Async code must suspend instead: use Player.perform(_:timeout:) \
-                for commands and Player.create(...) to make players.
+                The pump never waits for mpv.
                 """)
         }
         #endif

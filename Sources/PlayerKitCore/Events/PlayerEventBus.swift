@@ -367,8 +367,7 @@ public enum SubscriptionDelivery: Sendable {
     /// subscription to several players may be called for two of them at the same time, each on
     /// its own thread (one call at a time per player, in order). The handler
     /// must return quickly and never block: while it runs, that player's later events wait
-    /// for every channel. It may read the player's read-outs and call ``Player/send(_:)``, but
-    /// not the player's blocking methods (``Player/play()``, ``Player/property(_:)``, ...): the
-    /// event pump never waits for mpv, and debug builds stop with a message if it does.
+    /// for every channel. It may read the player's read-outs and call ``Player/send(_:)`` (the
+    /// handler is synchronous: the awaited commands are for async code).
     case immediate
 }

@@ -3,7 +3,7 @@
 /// one owner, nobody else fullscreen).
 ///
 /// A player has at most one arbiter (``Player/fullscreenArbiter``, held weakly). It is asked
-/// by ``Player/setFullscreen(_:)`` and by ``Player/send(_:)`` with
+/// by ``MediaPlayer/setFullscreen(_:)`` and by ``Player/send(_:)`` with
 /// ``PlayerCommand/setFullscreen(_:)``, before mpv is, and a refusal is thrown as
 /// ``PlayerError/fullscreenRefused(_:reason:)``: nothing changes. Changes that do not go
 /// through these calls cannot be asked about beforehand (mpv's own window, the window manager,
@@ -17,7 +17,6 @@ public protocol FullscreenArbiter: AnyObject, Sendable {
     /// ``PlayerError/fullscreenRefused(_:reason:)``).
     ///
     /// Called on the caller's thread, possibly the player's event pump (``Player/send(_:)`` is
-    /// allowed there): return at once, without waiting for anything and without calling the
-    /// player's blocking methods.
+    /// allowed there): return at once, without waiting for anything.
     func refusal(ofFullscreen fullscreen: Bool, for player: any MediaPlayer) -> String?
 }

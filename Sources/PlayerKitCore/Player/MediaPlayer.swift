@@ -5,17 +5,19 @@
 ///
 /// PlayerKit's features take `any MediaPlayer`, so they run on either. Write an app's own
 /// feature the same way: against this protocol, subscribing to ``eventBus`` by ``id``, driving
-/// the player with ``send(_:)`` from event handlers and ``perform(_:timeout:)`` from async code.
+/// the player with ``send(_:)`` from event handlers and the awaited commands (``play()``,
+/// ``seek(to:precision:)``, …, or ``perform(_:timeout:)``) from async code.
 ///
 /// **Conforming.** Conform only with a player that keeps the contract ``Player`` documents: the
 /// same checks and errors for each command, events in the core's order on ``eventBus`` with
 /// gapless sequence numbers (``PlayerEventEmitter`` numbers them), ``PlayerEvent/shutDown`` last,
 /// read-outs that follow their setters. `FakePlayer` does.
 ///
-/// **Threading.** Every member may be called from any thread or task, as on ``Player``. The
-/// synchronous commands (``play()``, ``setVolume(_:)``, …) may wait for the player; async code
-/// uses ``perform(_:timeout:)``, and code that must never wait (an `.immediate` bus handler, a
-/// render loop) uses ``send(_:)``.
+/// **Commands: two forms, neither blocks a thread.** Every command is awaited (``play()``,
+/// ``setVolume(_:)``, …, each ``perform(_:timeout:)`` with its ``PlayerCommand``: it suspends
+/// until the player carried it out or refused it) or sent (``send(_:)``: handed over at once,
+/// for code that must never wait, such as an `.immediate` bus handler or a render loop). Every
+/// member may be called from any thread or task, as on ``Player``.
 public protocol MediaPlayer: AnyObject, Sendable {
     /// The player's ID, fixed for its life and unique among live players.
     var id: PlayerID { get }
@@ -73,24 +75,6 @@ public protocol MediaPlayer: AnyObject, Sendable {
     func releaseMedia()
     /// Shuts the player down; returns once it is down (see ``Player/shutdown()``).
     func shutdown() async
-
-    /// Starts playback; returns once the player accepted it.
-    func play() throws(PlayerError)
-    /// Pauses playback; returns once the player accepted it.
-    func pause() throws(PlayerError)
-    /// Seeks to `seconds`; returns once the player accepted it.
-    func seek(to seconds: Double, precision: SeekPrecision) throws(PlayerError)
-    /// Sets the playback speed; returns once the player accepted it.
-    func setSpeed(_ speed: Double) throws(PlayerError)
-    /// Sets the volume; returns once the player accepted it.
-    func setVolume(_ volume: Double) throws(PlayerError)
-    /// Mutes or unmutes; returns once the player accepted it.
-    func setMuted(_ muted: Bool) throws(PlayerError)
-    /// Sets how the current item repeats; returns once the player accepted it.
-    func setLoop(_ mode: LoopMode) throws(PlayerError)
-    /// Puts the video in fullscreen or takes it out, asking the fullscreen arbiter first;
-    /// returns once the player accepted it (see ``Player/setFullscreen(_:)``).
-    func setFullscreen(_ fullscreen: Bool) throws(PlayerError)
 
     /// Publishes a feature's event about this player in the player's own order (see
     /// ``Player/publish(_:)``). Never blocks.
@@ -152,5 +136,123 @@ extension MediaPlayer {
         if isShutDown { stream.cancel() }
         return stream
     }
+}
 
+// MARK: Commands, awaited by name
+
+/// Every ``PlayerCommand`` by name, awaited: each is ``MediaPlayer/perform(_:timeout:)`` with its
+/// command (10 s at most), and returns once the player carried it out, its read-out showing the
+/// result; the same on ``Player`` and on a test's `FakePlayer`. Code that must not wait sends the
+/// command instead: `try player.send(.play)`.
+extension MediaPlayer {
+    /// Starts or resumes playback; returns once ``isPaused`` is false.
+    public func play() async throws(PlayerError) { try await perform(.play) }
+
+    /// Pauses playback; returns once ``isPaused`` is true.
+    public func pause() async throws(PlayerError) { try await perform(.pause) }
+
+    /// Pauses when playing, plays when paused.
+    public func togglePause() async throws(PlayerError) { try await perform(isPaused ? .play : .pause) }
+
+    /// Stops playback and unloads the item (state ``PlayerState/idle``); the playlist is
+    /// cleared. (``releaseMedia()`` also hands the freed memory back to the system.)
+    public func stop() async throws(PlayerError) { try await perform(.stop) }
+
+    /// Seeks to an absolute position in seconds and returns once the player shows it: then
+    /// ``position`` reads where it landed (the target itself for an exact seek to a frame's
+    /// time), and ``PlayerEvent/seekCompleted(position:)`` has been published. A seek past the
+    /// end returns when the item ends.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN, infinite or
+    ///   negative positions; ``PlayerError/noMediaLoaded(operation:)`` when nothing is loaded;
+    ///   what ``perform(_:timeout:)`` throws while waiting.
+    public func seek(to seconds: Double, precision: SeekPrecision = .exact) async throws(PlayerError) {
+        try await perform(.seek(to: seconds, precision: precision))
+    }
+
+    /// Seeks relative to the current position (negative goes back) and returns once the player
+    /// shows the new position, as ``seek(to:precision:)`` does.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN or infinite offsets;
+    ///   ``PlayerError/noMediaLoaded(operation:)`` when nothing is loaded.
+    public func seek(by seconds: Double, precision: SeekPrecision = .keyframe) async throws(PlayerError) {
+        try await perform(.seekBy(seconds, precision: precision))
+    }
+
+    /// Shows the next frame and pauses there (mpv's `frame-step`).
+    /// - Throws: ``PlayerError/noMediaLoaded(operation:)`` when nothing is loaded.
+    public func stepFrame() async throws(PlayerError) { try await perform(.stepFrame) }
+
+    /// Shows the previous frame and pauses there (mpv's `frame-back-step`: a seek back to the
+    /// keyframe before it and a decode forward, so slower than ``stepFrame()``).
+    /// - Throws: ``PlayerError/noMediaLoaded(operation:)`` when nothing is loaded.
+    public func stepFrameBack() async throws(PlayerError) { try await perform(.stepFrameBack) }
+
+    /// Plays the next playlist item.
+    /// - Throws: ``PlayerError/commandFailed(command:_:)`` when there is no next item.
+    public func next() async throws(PlayerError) { try await perform(.next) }
+
+    /// Plays the previous playlist item.
+    /// - Throws: ``PlayerError/commandFailed(command:_:)`` when there is no previous item.
+    public func previous() async throws(PlayerError) { try await perform(.previous) }
+
+    /// Sets the volume: 100 leaves it unchanged; mpv allows up to `volume-max` (130 by default).
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN or negative
+    ///   values and values above mpv's `volume-max`.
+    public func setVolume(_ volume: Double) async throws(PlayerError) { try await perform(.setVolume(volume)) }
+
+    /// Mutes or unmutes audio.
+    public func setMuted(_ muted: Bool) async throws(PlayerError) { try await perform(.setMuted(muted)) }
+
+    /// Sets the playback speed (1 is normal), within ``PlayerCommand/speedRange``. Reported by
+    /// ``PlayerEvent/speedChanged(_:)``; positions keep counting media time.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN, zero and any
+    ///   speed outside ``PlayerCommand/speedRange``.
+    public func setSpeed(_ speed: Double) async throws(PlayerError) { try await perform(.setSpeed(speed)) }
+
+    /// Sets how often the current item repeats.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for a play count below 1.
+    public func setLoop(_ mode: LoopMode) async throws(PlayerError) { try await perform(.setLoop(mode)) }
+
+    /// Puts the player's video in fullscreen or takes it out. A player with a window (its own or
+    /// an embedding one) really goes fullscreen; a headless player keeps the setting. The
+    /// player's ``fullscreenArbiter`` (a `FullscreenPolicy` that governs it) may refuse. Every
+    /// change of the player's fullscreen state, by this call or any other path, is reported as
+    /// ``PlayerEvent/fullscreenStateChanged(_:)``.
+    /// - Throws: ``PlayerError/fullscreenRefused(_:reason:)`` when the arbiter refuses (nothing
+    ///   changes), ``PlayerError/playerShutDown(_:)``.
+    public func setFullscreen(_ fullscreen: Bool) async throws(PlayerError) { try await perform(.setFullscreen(fullscreen)) }
+
+    /// Mirrors the video (``VideoFlip``): in windows and in frames the app draws, from now on
+    /// and for later items. Changing it while playing rebuilds mpv's filter chain, which can
+    /// hold the picture for a frame; set it before loading for a clean start.
+    public func setFlip(_ flip: VideoFlip) async throws(PlayerError) { try await perform(.setFlip(flip)) }
+
+    /// Plays forwards (the default) or backwards. Backwards playback decodes ahead in reverse,
+    /// so it costs more memory and CPU; position events then count down, and the item ends at
+    /// its start.
+    ///
+    /// **libmpv 0.35.** Changing the direction while an item is loaded can trip an assertion
+    /// inside libmpv 0.35 that ends the process (`loadfile.c:1785`, mpv #10782, #13778;
+    /// Documentation/Reliability.md). A direction chosen before loading and kept is safe, so
+    /// choose it before ``load(_:startPaused:)`` or after ``stop()``, as `ClipSequencer` and
+    /// `PrefetchWindow` do.
+    public func setPlaybackDirection(_ direction: PlaybackDirection) async throws(PlayerError) {
+        try await perform(.setPlaybackDirection(direction))
+    }
+
+    /// Plays the track of `kind` with ID `id` (``Track/id``), or none of that kind with nil: no
+    /// video, no audio, or subtitles off. The player's track read-out (``Player/tracks``) shows
+    /// the selection when this returns, and ``PlayerEvent/tracksChanged(_:)`` reports it. The
+    /// selection holds for the current item; the next item starts with mpv's own choice.
+    /// - Throws: ``PlayerError/noMediaLoaded(operation:)`` with nothing loaded,
+    ///   ``PlayerError/unknownTrack(kind:id:available:)`` when the item has no such track,
+    ///   ``PlayerError/invalidArgument(name:value:reason:)`` for ``Track/Kind/unknown`` or an ID
+    ///   below 1.
+    public func selectTrack(_ kind: Track.Kind, id: Int?) async throws(PlayerError) {
+        try await perform(.selectTrack(kind, id: id))
+    }
+
+    /// Plays `track` in place of the other track of its kind, as ``selectTrack(_:id:)``.
+    public func selectTrack(_ track: Track) async throws(PlayerError) {
+        try await perform(.selectTrack(track.kind, id: track.id))
+    }
 }

@@ -9,7 +9,7 @@ import PlayerKitSupport
 /// let player = try Player(id: "main", configuration: .init(videoOutput: .none))
 /// player.delegate = myDelegate
 /// let media = try await player.load("Media/clip-a.mp4")
-/// try player.seek(to: 2, precision: .exact)
+/// try await player.seek(to: 2, precision: .exact)
 /// await player.shutdown()
 /// ```
 ///
@@ -20,16 +20,15 @@ import PlayerKitSupport
 /// **Identity.** ``id`` is random unless the app gives one; IDs are unique among live
 /// players in the process (see ``PlayerID``).
 ///
-/// **Threading.** Every method may be called from any thread or task. Control methods are
-/// synchronous and return once mpv accepted the request; its effect is reported by events.
-/// They wait for mpv, so they must not be called on the player's event pump (from an
-/// `.immediate` bus handler): there, use ``send(_:)``, which never waits. The read-out
-/// properties (``state``, ``position``, ...) are the latest values the event pump saw; they
-/// never block on mpv. After a setter returns, its read-out already shows the value it set
-/// (``setVolume(_:)`` then ``volume``, ``pause()`` then ``isPaused``, and so on for mute,
-/// speed, loop, direction, fullscreen and hardware decoding), and the matching change event
-/// has been published; a change mpv makes later (a key pressed in mpv's window) still comes
-/// through. After ``send(_:)``, the read-out follows once mpv has carried the command out.
+/// **Commands: two forms, neither blocks a thread.** Await a command (`try await
+/// player.play()`, `try await player.seek(to: 2)`, or ``perform(_:timeout:)`` with a
+/// ``PlayerCommand``): it suspends until mpv carried it out or refused it, and no thread waits
+/// meanwhile. Or send it (`try player.send(.play)`) where nothing may wait: a handler, the
+/// event pump, a render loop, a UI callback. Every method may be called from any thread or
+/// task. The read-out properties (``state``, ``position``, ...) are the latest values the event
+/// pump saw; they never wait. After an awaited setter returns, its read-out already shows the
+/// value it set and the matching change event has been published; after ``send(_:)``, the
+/// read-out follows once mpv has carried the command out.
 ///
 /// **Lifetime.** Call ``shutdown()`` when done: it returns once the mpv core is destroyed.
 /// A player that is simply dropped shuts down in the background; its ID is free at once.
@@ -63,8 +62,6 @@ public final class Player: MediaPlayer {
         id: PlayerID? = nil, configuration: PlayerConfiguration = PlayerConfiguration(),
         delegate: (any PlayerDelegate)? = nil
     ) throws(PlayerError) {
-        // Creating the core takes a process-wide lock for milliseconds: async code uses `create`.
-        PoolRule.assertNotBlockingPool("mpv_create (Player's initializer; async code uses Player.create)")
         let id = id ?? .random()
         guard PlayerID.isValid(id.rawValue) else { throw .invalidID(id.rawValue) }
         let token = try PlayerRegistry.reserve(id)
@@ -390,34 +387,30 @@ public final class Player: MediaPlayer {
         }
     }
 
-    /// Appends an item to the playlist without interrupting playback. When nothing is
-    /// playing, mpv starts it.
-    /// - Throws: the same validation errors as ``load(_:startPaused:)``.
-    public func append(_ source: MediaSource) throws(PlayerError) {
-        try core.perform(.append(argument: validate(source), source: source.description))
-    }
-
-    /// Plays the next playlist item.
-    /// - Throws: ``PlayerError/commandFailed(command:_:)`` when there is no next item.
-    public func next() throws(PlayerError) {
-        try performBlocking(.next)
-    }
-
-    /// Plays the previous playlist item.
-    /// - Throws: ``PlayerError/commandFailed(command:_:)`` when there is no previous item.
-    public func previous() throws(PlayerError) {
-        try performBlocking(.previous)
+    /// Appends an item to the playlist without interrupting playback, and returns once mpv
+    /// took it. When nothing is playing, mpv starts it. Play the next or previous entry with
+    /// ``MediaPlayer/next()`` and ``MediaPlayer/previous()``.
+    /// - Throws: the same validation errors as ``load(_:startPaused:)``; what
+    ///   ``perform(_:timeout:)`` throws while waiting for mpv's answer.
+    public func append(_ source: MediaSource) async throws(PlayerError) {
+        try await core.request(.append(argument: validate(source), source: source.description), timeout: Self.answerTimeout)
     }
 
     /// Removes every playlist item except the one playing.
-    public func clearPlaylist() throws(PlayerError) {
-        try core.perform(.clearPlaylist)
+    /// - Throws: what ``perform(_:timeout:)`` throws while waiting for mpv's answer.
+    public func clearPlaylist() async throws(PlayerError) {
+        try await core.request(.clearPlaylist, timeout: Self.answerTimeout)
     }
 
-    /// The number of playlist items, including the current one.
-    public func playlistCount() throws(PlayerError) -> Int {
-        try core.playlistCount()
+    /// The number of playlist items, including the current one, as mpv counts them now.
+    /// - Throws: what ``property(_:)`` throws.
+    public func playlistCount() async throws(PlayerError) -> Int {
+        try await core.playlistCount(timeout: Self.answerTimeout)
     }
+
+    /// How long the methods without a `timeout` parameter wait for mpv's answer, on the
+    /// monotonic clock (``PlayerError/timedOut(operation:after:)`` after it).
+    static let answerTimeout: Duration = .seconds(10)
 
     /// Unloads the current item so that its decoder, frame buffers and demuxer cache are freed,
     /// not merely paused, and hands the freed memory back to the system soon after
@@ -431,13 +424,14 @@ public final class Player: MediaPlayer {
         core.releaseMedia()
     }
 
-    /// Saves the frame on screen (the video only, at its own size) as an image file; the format
-    /// follows the extension (.png, .jpg, .webp). A poster for an item that is not playing.
+    /// Saves the frame on screen (the video only, at its own size) as an image file, and returns
+    /// once the file is written; the format follows the extension (.png, .jpg, .webp). A poster
+    /// for an item that is not playing.
     /// - Throws: ``PlayerError/noMediaLoaded(operation:)`` with nothing loaded, or
     ///   ``PlayerError/commandFailed(command:_:)`` when mpv cannot write the file.
-    public func saveFrame(to path: String) throws(PlayerError) {
+    public func saveFrame(to path: String) async throws(PlayerError) {
         guard state.hasMedia else { throw .noMediaLoaded(operation: "save a frame") }
-        try core.perform(.saveFrame(path: path))
+        try await core.request(.saveFrame(path: path), timeout: Self.answerTimeout)
     }
 
     private func validate(_ source: MediaSource) throws(PlayerError) -> String {
@@ -467,18 +461,21 @@ public final class Player: MediaPlayer {
 
     // MARK: Commands
 
-    /// Checks `command` as the blocking methods do and hands it to mpv without waiting for it.
+    /// Checks `command` and hands it to mpv without waiting: the form for code that must not
+    /// wait (a feature's event handler, an `.immediate` bus handler on the event pump, a render
+    /// loop, a GTK callback). Everything else awaits the command instead, by name
+    /// (`try await player.play()`, the methods of ``MediaPlayer``) or as a value
+    /// (``perform(_:timeout:)``).
     ///
-    /// What code that must not wait uses: a feature's event handler, an `.immediate` bus
-    /// handler on the event pump, a render loop. The player's state changes as mpv carries the
-    /// command out (reported by events as usual). Commands sent to one player are carried out in
-    /// the order they were sent (and after a ``load(_:startPaused:)`` started before them); a
-    /// blocking method called meanwhile may overtake them.
+    /// The player's state changes as mpv carries the command out (reported by events as usual).
+    /// Commands sent or awaited on one player are carried out in the order they were made (and
+    /// after a ``load(_:startPaused:)`` started before them).
     ///
-    /// - Throws: at once, ``PlayerError/invalidArgument(name:value:reason:)`` for a bad argument
-    ///   (as the blocking method would), ``PlayerError/noMediaLoaded(operation:)`` for a seek with
-    ///   nothing loaded, or ``PlayerError/playerShutDown(_:)``. When mpv refuses the command later,
-    ///   the refusal is reported as a ``PlayerEvent/error(_:)`` event naming it.
+    /// - Throws: at once, ``PlayerError/invalidArgument(name:value:reason:)`` for a bad argument,
+    ///   ``PlayerError/noMediaLoaded(operation:)`` for a seek with nothing loaded,
+    ///   ``PlayerError/fullscreenRefused(_:reason:)`` when the ``fullscreenArbiter`` refuses, or
+    ///   ``PlayerError/playerShutDown(_:)``. When mpv refuses the command later, the refusal is
+    ///   reported as a ``PlayerEvent/error(_:)`` event naming it.
     public func send(_ command: PlayerCommand) throws(PlayerError) {
         let command = try checked(command)
         try arbitrate(command)
@@ -517,24 +514,22 @@ public final class Player: MediaPlayer {
         if let reason = arbiter.refusal(ofFullscreen: fullscreen, for: self) { throw .fullscreenRefused(id, reason: reason) }
     }
 
-    /// Runs `command` after its checks and waits until mpv accepted it, blocking the thread.
-    private func performBlocking(_ command: PlayerCommand) throws(PlayerError) {
-        try core.perform(.command(checked(command)))
-    }
-
-    /// Runs `command` and suspends until mpv carried it out or refused it: the form of the
-    /// blocking methods (``play()``, ``seek(to:precision:)``, ``setSpeed(_:)``, …) for async
-    /// code, which must not block a thread of Swift's cooperative pool. No thread waits: the
-    /// command goes to mpv as ``send(_:)`` sends it, and mpv's answer, read by the event pump,
-    /// resumes the caller.
+    /// Runs `command` and suspends until mpv carried it out or refused it: the awaited form of
+    /// every command, which the named methods (``MediaPlayer/play()``,
+    /// ``MediaPlayer/seek(to:precision:)``, ``MediaPlayer/setSpeed(_:)``, …) call. No thread
+    /// waits: the command goes to mpv as ``send(_:)`` sends it, and mpv's answer, read by the
+    /// event pump, resumes the caller.
     ///
     /// **Ordering.** Commands sent or performed on one player are carried out in the order they
-    /// were made, as with ``send(_:)``. When it returns, the player's read-outs reflect the command
-    /// (as after the blocking method); its events follow on their usual paths. A seek returns
-    /// once the player shows the new position: ``position`` reads where it landed (the target of
-    /// an exact seek) and ``PlayerEvent/seekCompleted(position:)`` has been published; a seek that
-    /// the item's end overtakes returns then. A refusal is thrown to the caller and not reported
-    /// as an ``PlayerEvent/error(_:)`` event.
+    /// were made, as with ``send(_:)``. When it returns, the player's read-outs reflect the
+    /// command (``MediaPlayer/setVolume(_:)`` then ``volume``, ``MediaPlayer/pause()`` then
+    /// ``isPaused``, and so on for mute, speed, loop, direction, fullscreen and track selection)
+    /// and the matching change event has been published; a change mpv makes later (a key
+    /// pressed in mpv's window) still comes through. A seek returns once the player shows the
+    /// new position: ``position`` reads where it landed (the target of an exact seek) and
+    /// ``PlayerEvent/seekCompleted(position:)`` has been published; a seek that the item's end
+    /// overtakes returns then. A refusal is thrown to the caller and not reported as an
+    /// ``PlayerEvent/error(_:)`` event.
     ///
     /// **Bounds.** It returns within `timeout` on the monotonic clock; cancelling the calling
     /// task does not withdraw the command (mpv has it), so the call still returns mpv's answer.
@@ -543,9 +538,10 @@ public final class Player: MediaPlayer {
     ///   - command: the command.
     ///   - timeout: how long to wait for mpv's answer (default 10 s; must be positive).
     /// - Throws: what ``send(_:)`` throws at once (a bad argument, nothing loaded for a seek, a
-    ///   refused fullscreen, ``PlayerError/playerShutDown(_:)``); mpv's refusal, as the blocking
-    ///   method would throw it; ``PlayerError/playerShutDown(_:)`` when the player shuts down
-    ///   first; ``PlayerError/timedOut(operation:after:)`` after `timeout` (mpv may still carry the
+    ///   refused fullscreen, ``PlayerError/playerShutDown(_:)``); mpv's refusal
+    ///   (``PlayerError/commandFailed(command:_:)``, ``PlayerError/invalidPropertyValue(name:value:_:)``);
+    ///   ``PlayerError/playerShutDown(_:)`` when the player shuts down first;
+    ///   ``PlayerError/timedOut(operation:after:)`` after `timeout` (mpv may still carry the
     ///   command out); ``PlayerError/replyLost(_:operation:)`` when mpv's event queue overflowed
     ///   before its answer was read.
     public func perform(_ command: PlayerCommand, timeout: Duration = .seconds(10)) async throws(PlayerError) {
@@ -573,36 +569,44 @@ public final class Player: MediaPlayer {
     ///   - command: the command, for every player.
     ///   - players: the players (a player listed twice gets the command twice).
     ///   - timeout: how long to wait for the answers (default 10 s; must be positive).
+    ///   - pacing: ``CommandPacing/together`` (the default, as above) or
+    ///     ``CommandPacing/inTurn``: each player gets the command once the one before answered.
     /// - Returns: one result per player, in the order of `players`: success, or what
     ///   ``perform(_:timeout:)`` would have thrown for that player. A refusal on one player does
     ///   not stop the command on the others.
     ///
     /// Players of other ``MediaPlayer`` types (a test's `FakePlayer`) get the command through their
-    /// own ``MediaPlayer/perform(_:timeout:)``, all at once, beside the mpv-backed ones.
+    /// own ``MediaPlayer/perform(_:timeout:)``, all at once (in turn: one after another), beside
+    /// the mpv-backed ones.
     public static func perform(
-        _ command: PlayerCommand, on players: [any MediaPlayer], timeout: Duration = .seconds(10)
+        _ command: PlayerCommand, on players: [any MediaPlayer], timeout: Duration = .seconds(10),
+        pacing: CommandPacing = .together
     ) async -> [Result<Void, PlayerError>] {
-        await perform(each: players.map { ($0, command) }, timeout: timeout)
+        await perform(each: players.map { ($0, command) }, timeout: timeout, pacing: pacing)
     }
 
     /// Performs a command of its own on each player, handing every command to its player
-    /// before any answer is awaited, as ``perform(_:on:timeout:)`` does with one command for
+    /// before any answer is awaited, as ``perform(_:on:timeout:pacing:)`` does with one command for
     /// all: what a feature uses to move several players at once in different ways (one steps
     /// a frame, another seeks).
     ///
-    /// **Ordering** and **bounds** as ``perform(_:on:timeout:)``: one deadline for all.
+    /// **Ordering** and **bounds** as ``perform(_:on:timeout:pacing:)``: one deadline for all.
     /// - Parameters:
     ///   - commands: the players and their commands (a player listed twice gets both, in order).
     ///   - timeout: how long to wait for the answers (default 10 s; must be positive).
+    ///   - pacing: all handed over at once (``CommandPacing/together``, the default) or each once
+    ///     the one before answered (``CommandPacing/inTurn``).
     /// - Returns: one result per entry of `commands`, in their order.
     public static func perform(
-        each commands: [(any MediaPlayer, PlayerCommand)], timeout: Duration = .seconds(10)
+        each commands: [(any MediaPlayer, PlayerCommand)], timeout: Duration = .seconds(10),
+        pacing: CommandPacing = .together
     ) async -> [Result<Void, PlayerError>] {
         let players = commands.map(\.0)
         guard timeout > .zero else {
             let error = PlayerError.invalidArgument(name: "timeout", value: "\(timeout)", reason: "must be positive")
             return players.map { _ in .failure(error) }
         }
+        if pacing == .inTurn { return await performInTurn(commands, timeout: timeout) }
         var results = [Result<Void, PlayerError>](repeating: .success(()), count: players.count)
         var mpvIndices: [Int] = []
         var items: [(core: PlayerCore, operation: Result<EngineOperation, PlayerError>)] = []
@@ -643,110 +647,53 @@ public final class Player: MediaPlayer {
         return results
     }
 
-    // MARK: Transport
-
-    /// Starts or resumes playback.
-    public func play() throws(PlayerError) { try performBlocking(.play) }
-
-    /// Pauses playback.
-    public func pause() throws(PlayerError) { try performBlocking(.pause) }
-
-    /// Pauses when playing, plays when paused.
-    public func togglePause() throws(PlayerError) { try performBlocking(isPaused ? .play : .pause) }
-
-    /// Shows the next frame and pauses there (mpv's `frame-step`). Returns once mpv accepted the
-    /// request; the frame is shown a moment later, and `property("time-pos")` gives its time.
-    /// - Throws: ``PlayerError/noMediaLoaded(operation:)`` when nothing is loaded.
-    public func stepFrame() throws(PlayerError) { try performBlocking(.stepFrame) }
-
-    /// Shows the previous frame and pauses there (mpv's `frame-back-step`: a seek back to the
-    /// keyframe before it and a decode forward, so slower than ``stepFrame()``).
-    /// - Throws: ``PlayerError/noMediaLoaded(operation:)`` when nothing is loaded.
-    public func stepFrameBack() throws(PlayerError) { try performBlocking(.stepFrameBack) }
-
-    /// Stops playback and unloads the item (state ``PlayerState/idle``); the playlist is cleared.
-    public func stop() throws(PlayerError) { try performBlocking(.stop) }
-
-    /// Seeks to an absolute position in seconds and returns once the player shows it: then
-    /// ``position`` reads where it landed (the target itself for an exact seek to a frame's
-    /// time), and ``PlayerEvent/seekCompleted(position:)`` has been published. A seek past the
-    /// end returns when the item ends. Waits at most 10 s.
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN, infinite or
-    ///   negative positions; ``PlayerError/noMediaLoaded(operation:)`` when nothing is loaded;
-    ///   ``PlayerError/timedOut(operation:after:)``.
-    public func seek(to seconds: Double, precision: SeekPrecision = .exact) throws(PlayerError) {
-        try core.performUntilLanded(.command(checked(.seek(to: seconds, precision: precision))))
+    /// ``perform(each:timeout:pacing:)`` in turn. Players over mpv only: each command is handed to
+    /// its core by the pump that read the answer before (``PlayerCore/requestInTurn(_:timeout:)``),
+    /// so nothing waits between two players. With other players among them, one after another,
+    /// each awaited.
+    private static func performInTurn(
+        _ commands: [(any MediaPlayer, PlayerCommand)], timeout: Duration
+    ) async -> [Result<Void, PlayerError>] {
+        let checked = commands.compactMap { candidate, command -> (PlayerCore, Result<EngineOperation, PlayerError>)? in
+            guard let player = candidate as? Player else { return nil }
+            do throws(PlayerError) {
+                let command = try player.checked(command)
+                try player.arbitrate(command)
+                return (player.core, .success(.command(command)))
+            } catch {
+                return (player.core, .failure(error))
+            }
+        }
+        if checked.count == commands.count {
+            return await PlayerCore.requestInTurn(checked, timeout: timeout).map { $0.map { _ in () } }
+        }
+        let deadline = ContinuousClock.now + timeout
+        var results: [Result<Void, PlayerError>] = []
+        for (player, command) in commands {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else {
+                results.append(.failure(.timedOut(operation: "\(command) on player \(player.id) (in turn)", after: timeout)))
+                continue
+            }
+            do throws(PlayerError) {
+                try await player.perform(command, timeout: left)
+                results.append(.success(()))
+            } catch {
+                results.append(.failure(error))
+            }
+        }
+        return results
     }
 
-    /// Seeks relative to the current position (negative goes back) and returns once the player
-    /// shows the new position, as ``seek(to:precision:)`` does.
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN or infinite offsets;
-    ///   ``PlayerError/noMediaLoaded(operation:)`` when nothing is loaded;
-    ///   ``PlayerError/timedOut(operation:after:)``.
-    public func seek(by seconds: Double, precision: SeekPrecision = .keyframe) throws(PlayerError) {
-        try core.performUntilLanded(.command(checked(.seekBy(seconds, precision: precision))))
-    }
+    // MARK: Settings
 
-    // MARK: Audio, speed, loop, decoding, fullscreen
-
-    /// Sets the volume: 100 leaves it unchanged; mpv allows up to `volume-max` (130 by default).
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN or negative
-    ///   values and values above mpv's `volume-max`.
-    public func setVolume(_ volume: Double) throws(PlayerError) { try performBlocking(.setVolume(volume)) }
-
-    /// Mutes or unmutes audio.
-    public func setMuted(_ muted: Bool) throws(PlayerError) { try performBlocking(.setMuted(muted)) }
-
-    /// The speeds ``setSpeed(_:)`` accepts: a quarter to four times normal speed, where mpv
-    /// keeps audio pitch-corrected and audio and video in sync (``PlayerCommand/speedRange``).
+    /// The speeds ``MediaPlayer/setSpeed(_:)`` accepts: a quarter to four times normal speed,
+    /// where mpv keeps audio pitch-corrected and audio and video in sync
+    /// (``PlayerCommand/speedRange``).
     public static var speedRange: ClosedRange<Double> { PlayerCommand.speedRange }
 
-    /// Sets the playback speed (1 is normal), within ``speedRange``. Reported by
-    /// ``PlayerEvent/speedChanged(_:)``; positions keep counting media time.
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN, zero and any
-    ///   speed outside ``speedRange``.
-    public func setSpeed(_ speed: Double) throws(PlayerError) { try performBlocking(.setSpeed(speed)) }
-
-    /// Mirrors the video (``VideoFlip``): in windows and in frames the app draws, from now on
-    /// and for later items. Changing it while playing rebuilds mpv's filter chain, which can
-    /// hold the picture for a frame; set it before loading for a clean start.
-    public func setFlip(_ flip: VideoFlip) throws(PlayerError) { try performBlocking(.setFlip(flip)) }
-
-    /// The mirroring set with ``setFlip(_:)`` (``VideoFlip/none`` at first).
+    /// The mirroring set with ``MediaPlayer/setFlip(_:)`` (``VideoFlip/none`` at first).
     public var flip: VideoFlip { model(\.flip) }
-
-    /// Plays forwards (the default) or backwards. Backwards playback decodes ahead in reverse,
-    /// so it costs more memory and CPU; position events then count down, and the item ends at
-    /// its start. (Going backwards also makes the demuxer's cache seekable: without it, libmpv
-    /// 0.35 stays stuck "seeking" when the direction changes after the demuxer has read a local
-    /// file to its end. Going forwards again restores the default.)
-    ///
-    /// **libmpv 0.35.** Changing the direction while an item is loaded (playing or paused) can
-    /// trip an assertion inside libmpv 0.35 that ends the process (`loadfile.c:1785`, mpv
-    /// #10782, #13778; reproduced with a plain C client, Documentation/Reliability.md). A
-    /// direction chosen before loading and kept is safe. So choose it before ``load(_:startPaused:)`` or after
-    /// ``stop()``, as `ClipSequencer` and `PrefetchWindow` do.
-    public func setPlaybackDirection(_ direction: PlaybackDirection) throws(PlayerError) {
-        try performBlocking(.setPlaybackDirection(direction))
-    }
-
-    /// Sets how often the current item repeats.
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for a play count below 1.
-    public func setLoop(_ mode: LoopMode) throws(PlayerError) { try performBlocking(.setLoop(mode)) }
-
-    /// Puts the player's video in fullscreen or takes it out. A player with a window (its own or
-    /// an embedding one) really goes fullscreen; a headless player keeps the setting. To let only
-    /// one of several players go fullscreen, use a `FullscreenPolicy`: it is then this player's
-    /// ``fullscreenArbiter``, which may refuse the request. Every change of mpv's `fullscreen`
-    /// property, by this call or any other path, is reported as
-    /// ``PlayerEvent/fullscreenStateChanged(_:)``.
-    /// - Throws: ``PlayerError/fullscreenRefused(_:reason:)`` when the arbiter refuses (nothing
-    ///   changes), ``PlayerError/playerShutDown(_:)``.
-    public func setFullscreen(_ fullscreen: Bool) throws(PlayerError) {
-        let command = PlayerCommand.setFullscreen(fullscreen)
-        try arbitrate(command)
-        try performBlocking(command)
-    }
 
     /// The feature that decides whether this player's own fullscreen requests may go ahead
     /// (a `FullscreenPolicy` that governs it), or nil: see ``FullscreenArbiter``. Held weakly.
@@ -766,34 +713,18 @@ public final class Player: MediaPlayer {
         }
     }
 
-    /// Switches hardware decoding on (`auto-safe`) or off. Takes effect at once.
-    public func setHardwareDecoding(_ enabled: Bool) throws(PlayerError) {
-        try core.perform(.setHardwareDecoding(enabled))
+    /// Switches hardware decoding on (`auto-safe`) or off, and returns once mpv took the
+    /// setting; ``isHardwareDecodingEnabled`` shows it then. Takes effect at once.
+    /// - Throws: what ``perform(_:timeout:)`` throws while waiting for mpv's answer.
+    public func setHardwareDecoding(_ enabled: Bool) async throws(PlayerError) {
+        try await core.request(.setHardwareDecoding(enabled), timeout: Self.answerTimeout)
     }
 
     // MARK: Tracks
 
-    /// Plays the track of `kind` with mpv's ID `id` (``Track/id``), or none of that kind with
-    /// nil: no video, no audio, or subtitles off. The ``tracks`` read-out shows the selection
-    /// when this returns, and ``PlayerEvent/tracksChanged(_:)`` reports it. The selection holds
-    /// for the current item; the next item starts with mpv's own choice.
-    /// - Throws: ``PlayerError/noMediaLoaded(operation:)`` with nothing loaded,
-    ///   ``PlayerError/unknownTrack(kind:id:available:)`` when the item has no such track,
-    ///   ``PlayerError/invalidArgument(name:value:reason:)`` for ``Track/Kind/unknown`` or an ID
-    ///   below 1.
-    public func selectTrack(_ kind: Track.Kind, id: Int?) throws(PlayerError) {
-        try performBlocking(.selectTrack(kind, id: id))
-    }
-
-    /// Plays `track` (one of ``tracks``), in place of the other track of its kind.
-    /// - Throws: as ``selectTrack(_:id:)``.
-    public func selectTrack(_ track: Track) throws(PlayerError) {
-        try performBlocking(.selectTrack(track.kind, id: track.id))
-    }
-
     /// Adds subtitles from a file (SubRip, WebVTT, ASS, ... anything mpv reads) to the loaded
     /// item and, unless `select` is false, shows them in place of the current subtitle track.
-    /// Blocks while mpv reads the file.
+    /// Returns once mpv has read the file and ``tracks`` lists the new track.
     /// - Parameters:
     ///   - path: the subtitle file.
     ///   - title: the track's title (default: none; the file name when only `language` is given).
@@ -805,15 +736,15 @@ public final class Player: MediaPlayer {
     ///   ``PlayerError/emptyFile(path:)``, ...); ``PlayerError/subtitlesFailed(path:_:)`` when
     ///   mpv cannot read it.
     @discardableResult
-    public func addSubtitles(path: String, title: String? = nil, language: String? = nil, select: Bool = true) throws(PlayerError) -> Track {
+    public func addSubtitles(path: String, title: String? = nil, language: String? = nil, select: Bool = true) async throws(PlayerError) -> Track {
         guard state.hasMedia else { throw .noMediaLoaded(operation: "add subtitles") }
         let argument = try validate(.file(path))
         do {
-            try core.perform(.addSubtitles(path: argument, title: title, language: language, select: select))
+            try await core.request(.addSubtitles(path: argument, title: title, language: language, select: select), timeout: Self.answerTimeout)
         } catch .commandFailed(_, let error) {
             throw .subtitlesFailed(path: path, error)
         }
-        try core.refreshTrackList()
+        try await core.refreshTrackList(timeout: Self.answerTimeout)
         // mpv keeps the path as given; the newest external subtitle track if it normalized it.
         let external = tracks.filter { $0.kind == .subtitle && $0.externalFile != nil }
         let added = external.filter { $0.externalFile == argument }.max { $0.id < $1.id } ?? external.max { $0.id < $1.id }
@@ -826,51 +757,56 @@ public final class Player: MediaPlayer {
     // MARK: Audio devices
 
     /// The audio output devices this player can use, as mpv's audio drivers see them now (the
-    /// first is `auto`, the system's default). Blocks while mpv asks the sound server.
-    /// - Throws: ``PlayerError/playerShutDown(_:)``.
-    public func audioDevices() throws(PlayerError) -> [AudioDevice] {
-        try core.audioDeviceList()
+    /// first is `auto`, the system's default). Suspends while mpv asks the sound server.
+    /// - Throws: what ``property(_:)`` throws.
+    public func audioDevices() async throws(PlayerError) -> [AudioDevice] {
+        try await core.audioDeviceList(timeout: Self.answerTimeout)
     }
 
     /// Sends this player's sound to another device (one of ``audioDevices()``), at once, also
     /// while playing; other players keep theirs. ``audioDevice`` shows it when this returns.
     /// - Throws: ``PlayerError/unknownAudioDevice(name:available:)`` when there is no such
     ///   device (the player keeps its device).
-    public func setAudioDevice(_ name: String) throws(PlayerError) {
-        let available = try audioDevices().map(\.name)
+    public func setAudioDevice(_ name: String) async throws(PlayerError) {
+        let available = try await audioDevices().map(\.name)
         guard available.contains(name) else { throw .unknownAudioDevice(name: name, available: available) }
-        try core.perform(.setAudioDevice(name))
+        try await core.request(.setAudioDevice(name), timeout: Self.answerTimeout)
     }
 
     // MARK: Escape hatches
 
-    /// Sets any mpv property. The name and value are passed to mpv as data, never parsed
-    /// as a command.
+    /// Sets any mpv property, and returns once mpv took it. The name and value are passed to mpv
+    /// as data, never parsed as a command.
     /// - Throws: ``PlayerError/propertyNotFound(name:)``,
     ///   ``PlayerError/invalidPropertyValue(name:value:_:)`` or
-    ///   ``PlayerError/propertyUnavailable(name:)``.
-    public func setProperty(_ name: String, to value: MPVValue) throws(PlayerError) {
-        try core.perform(.setProperty(name: name, value: value))
+    ///   ``PlayerError/propertyUnavailable(name:)``; what ``perform(_:timeout:)`` throws while
+    ///   waiting for mpv's answer.
+    public func setProperty(_ name: String, to value: MPVValue) async throws(PlayerError) {
+        try await core.request(.setProperty(name: name, value: value), timeout: Self.answerTimeout)
     }
 
-    /// Reads any mpv property. Blocks while mpv's core is busy; prefer the read-out
-    /// properties and events where they exist.
-    /// - Throws: ``PlayerError/propertyNotFound(name:)`` or ``PlayerError/propertyUnavailable(name:)``.
-    public func property(_ name: String) throws(PlayerError) -> MPVValue {
-        try core.property(name)
+    /// Reads any mpv property: suspends until mpv answers (no thread waits), at most 10 s.
+    /// Prefer the read-out properties and events where they exist: they never wait.
+    /// - Throws: ``PlayerError/propertyNotFound(name:)`` or ``PlayerError/propertyUnavailable(name:)``;
+    ///   ``PlayerError/playerShutDown(_:)``, ``PlayerError/timedOut(operation:after:)`` or
+    ///   ``PlayerError/replyLost(_:operation:)`` when no answer comes.
+    public func property(_ name: String) async throws(PlayerError) -> MPVValue {
+        try await core.read(name, timeout: Self.answerTimeout)
     }
 
-    /// Runs any mpv command from an argument array, e.g. `["screenshot-to-file", path, "video"]`.
-    /// Each argument is passed to mpv as one word, so no file name or title can inject a command.
+    /// Runs any mpv command from an argument array, e.g. `["screenshot-to-file", path, "video"]`,
+    /// and returns once mpv carried it out. Each argument is passed to mpv as one word, so no
+    /// file name or title can inject a command.
     /// - Returns: the command's result (``MPVValue/none`` for most commands).
     /// - Throws: ``PlayerError/unknownCommand(name:)`` for a name mpv does not have,
-    ///   ``PlayerError/commandFailed(command:_:)`` when mpv refuses or fails it.
+    ///   ``PlayerError/commandFailed(command:_:)`` when mpv refuses or fails it; what
+    ///   ``perform(_:timeout:)`` throws while waiting for mpv's answer.
     @discardableResult
-    public func command(_ arguments: [String]) throws(PlayerError) -> MPVValue {
+    public func command(_ arguments: [String]) async throws(PlayerError) -> MPVValue {
         guard let name = EngineOperation.commandName(arguments) else {
             throw .invalidArgument(name: "command", value: "\(arguments)", reason: "has no command name")
         }
         guard core.catalog.commands.contains(name) else { throw .unknownCommand(name: name) }
-        return try core.perform(.runCommand(arguments))
+        return try await core.request(.runCommand(arguments), timeout: Self.answerTimeout)
     }
 }

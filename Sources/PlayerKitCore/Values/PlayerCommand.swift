@@ -1,6 +1,6 @@
-/// A request for a player that ``Player/send(_:)`` hands to mpv without waiting for it; the
-/// same operations as the player's blocking methods (``Player/play()``, ``Player/setSpeed(_:)``,
-/// ...), checked the same way.
+/// A request for a player: sent with ``MediaPlayer/send(_:)`` (handed over without waiting) or
+/// awaited with ``MediaPlayer/perform(_:timeout:)``; each case also has its named, awaited method
+/// (``MediaPlayer/play()``, ``MediaPlayer/setSpeed(_:)``, ...), checked the same way.
 ///
 /// What a feature's event handler uses: it runs on the feature's own queue and must not wait
 /// for mpv there either (see Documentation/Architecture.md, "The pump never blocks").
@@ -8,44 +8,44 @@
 /// **Can grow.** `@nonexhaustive`: a `switch` over it outside PlayerKit needs `@unknown default`.
 @nonexhaustive
 public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
-    /// Start or resume playback (``Player/play()``).
+    /// Start or resume playback (``MediaPlayer/play()``).
     case play
-    /// Pause playback (``Player/pause()``).
+    /// Pause playback (``MediaPlayer/pause()``).
     case pause
-    /// Seek to an absolute position in seconds (``Player/seek(to:precision:)``).
+    /// Seek to an absolute position in seconds (``MediaPlayer/seek(to:precision:)``).
     case seek(to: Double, precision: SeekPrecision)
-    /// Seek relative to the current position (``Player/seek(by:precision:)``).
+    /// Seek relative to the current position (``MediaPlayer/seek(by:precision:)``).
     case seekBy(Double, precision: SeekPrecision)
-    /// Set the playback speed, within ``PlayerCommand/speedRange`` (``Player/setSpeed(_:)``).
+    /// Set the playback speed, within ``PlayerCommand/speedRange`` (``MediaPlayer/setSpeed(_:)``).
     case setSpeed(Double)
-    /// Set the volume (``Player/setVolume(_:)``).
+    /// Set the volume (``MediaPlayer/setVolume(_:)``).
     case setVolume(Double)
-    /// Mute or unmute (``Player/setMuted(_:)``).
+    /// Mute or unmute (``MediaPlayer/setMuted(_:)``).
     case setMuted(Bool)
-    /// Set how often the item repeats (``Player/setLoop(_:)``).
+    /// Set how often the item repeats (``MediaPlayer/setLoop(_:)``).
     case setLoop(LoopMode)
-    /// Play forwards or backwards (``Player/setPlaybackDirection(_:)``).
+    /// Play forwards or backwards (``MediaPlayer/setPlaybackDirection(_:)``).
     case setPlaybackDirection(PlaybackDirection)
-    /// Enter or leave fullscreen (``Player/setFullscreen(_:)``).
+    /// Enter or leave fullscreen (``MediaPlayer/setFullscreen(_:)``).
     case setFullscreen(Bool)
-    /// Mirror the video horizontally, vertically or both (``Player/setFlip(_:)``).
+    /// Mirror the video horizontally, vertically or both (``MediaPlayer/setFlip(_:)``).
     case setFlip(VideoFlip)
     /// Select the track of a kind with this ID, or none of that kind with nil
-    /// (``Player/selectTrack(_:id:)``).
+    /// (``MediaPlayer/selectTrack(_:id:)``).
     case selectTrack(Track.Kind, id: Int?)
-    /// Stop and unload the item (``Player/stop()``).
+    /// Stop and unload the item (``MediaPlayer/stop()``).
     case stop
-    /// Show the next frame and pause there (mpv's `frame-step`; ``Player/stepFrame()``).
+    /// Show the next frame and pause there (mpv's `frame-step`; ``MediaPlayer/stepFrame()``).
     case stepFrame
     /// Show the previous frame and pause there (mpv's `frame-back-step`: a seek back to the
     /// keyframe before it and a decode forward, so slower than a step forward;
-    /// ``Player/stepFrameBack()``).
+    /// ``MediaPlayer/stepFrameBack()``).
     case stepFrameBack
-    /// Play the next playlist item (mpv's `playlist-next weak`; ``Player/next()``). mpv refuses
+    /// Play the next playlist item (mpv's `playlist-next weak`; ``MediaPlayer/next()``). mpv refuses
     /// it when there is no next item (``PlaylistPosition/hasNext``): thrown by
     /// ``Player/perform(_:timeout:)``, published as an `error` event after ``Player/send(_:)``.
     case next
-    /// Play the previous playlist item (mpv's `playlist-prev weak`; ``Player/previous()``);
+    /// Play the previous playlist item (mpv's `playlist-prev weak`; ``MediaPlayer/previous()``);
     /// refused when there is none (``PlaylistPosition/hasPrevious``).
     case previous
 
@@ -120,4 +120,17 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
 private extension Double {
     /// "4" for 4.0, "0.25" for 0.25: how the range reads in messages.
     var formatted: String { self == rounded() ? String(Int(self)) : String(self) }
+}
+
+/// How ``Player/perform(each:timeout:pacing:)`` hands commands to several players.
+public enum CommandPacing: Sendable, Hashable {
+    /// Every command is handed to its player at once, one right after another, and then every
+    /// answer is awaited: the players move microseconds apart, their cores starting together.
+    case together
+    /// Each command is handed to its player once the player before answered, by the thread that
+    /// read that answer (no task or thread waits in between): the players move one after
+    /// another, each as soon as the one before has. On two cores, starting several players this
+    /// way keeps their starts closer together than handing them all over at once, where the
+    /// woken cores compete for the CPUs (`playerkit-bench sync-load`, Performance.md).
+    case inTurn
 }

@@ -41,7 +41,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     /// The playback speed changed.
     case speedChanged(Double)
     /// The item's tracks changed after ``mediaLoaded(_:)``: a track was selected or deselected
-    /// (``Player/selectTrack(_:id:)``), an external subtitle file was added
+    /// (``MediaPlayer/selectTrack(_:id:)``), an external subtitle file was added
     /// (``Player/addSubtitles(path:title:language:select:)``), or a stream announced a new
     /// track. The whole new list, as ``Player/tracks`` reads it.
     case tracksChanged([Track])
@@ -49,13 +49,13 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     /// ``mediaLoaded(_:)``), hardware decoding began or fell back to software, or the video
     /// track changed. nil: no video is being decoded.
     case videoDecoderChanged(VideoDecoder?)
-    /// mpv's `fullscreen` property changed: by ``Player/setFullscreen(_:)``, by mpv's own window
+    /// mpv's `fullscreen` property changed: by ``MediaPlayer/setFullscreen(_:)``, by mpv's own window
     /// (a key binding), by the window manager, or through the escape hatches
     /// (``Player/setProperty(_:to:)``, ``Player/command(_:)``). A headless player keeps the
     /// setting too. The first value mpv reports is the baseline and is not an event.
     /// (A fullscreen policy's own view is its `FullscreenEvent`.)
     case fullscreenStateChanged(Bool)
-    /// How the current item repeats changed (mpv's `loop-file`): by ``Player/setLoop(_:)``, by
+    /// How the current item repeats changed (mpv's `loop-file`): by ``MediaPlayer/setLoop(_:)``, by
     /// ``Player/setProperty(_:to:)``, or by mpv's own window. The first value mpv reports is the
     /// baseline and is not an event.
     case loopModeChanged(LoopMode)

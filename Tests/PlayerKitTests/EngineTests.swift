@@ -1,4 +1,5 @@
 import Foundation
+import ExampleSupport
 import PlayerKit
 @testable import PlayerKitCore
 import Testing
@@ -155,8 +156,69 @@ struct EngineTests {
         #expect(player.speed == 1.5 && !player.isPaused)
     }
 
-    @Test("a blocking operation updates the read-outs it owns before it returns")
-    func blockingOperationUpdatesModel() async throws {
+    @Test("in turn: each player gets the command once the one before answered; a refused one does not stop the turn, and each answer is its own")
+    func performInTurn() async throws {
+        var made: [Player] = []
+        for _ in 0..<3 { made.append(try await Fixtures.player().0) }
+        let players = made
+        defer { Task { for player in players { await player.shutdown() } } }
+        for player in [players[0], players[2]] { try await player.load(.file(Fixtures.clipA), startPaused: true) }
+        // The middle one has nothing loaded: its seek is refused by the check, and the last one
+        // still gets its seek.
+        let seeks = await Player.perform(.seek(to: 1, precision: .exact), on: players, pacing: .inTurn)
+        #expect(seeks.count == 3)
+        #expect((try? seeks[0].get()) != nil && (try? seeks[2].get()) != nil)
+        #expect(throws: PlayerError.noMediaLoaded(operation: "seek")) { try seeks[1].get() }
+        // Each seek returned once landed, so both read the target.
+        #expect(players[0].position == 1 && players[2].position == 1)
+        // Started in turn: when it returns, every member plays; the starts are in list order.
+        let order = Guarded<[PlayerID]>([])
+        let watches = players.map { player in
+            player.eventBus.subscribe(to: player.id, kinds: [.stateChanged], delivery: .immediate) { record in
+                if case .stateChanged(_, .playing) = record.event { order.withLock { $0.append(record.playerID) } }
+            }
+        }
+        defer { for watch in watches { watch.cancel() } }
+        let plays = await Player.perform(.play, on: [players[0], players[2]], pacing: .inTurn)
+        #expect(plays.allSatisfy { (try? $0.get()) != nil })
+        #expect(!players[0].isPaused && !players[2].isPaused)
+        #expect(await eventually { order.withLock { $0.count } == 2 })
+        #expect(order.withLock { $0 } == [players[0].id, players[2].id])
+        // A shut-down member fails with playerShutDown; the turn goes on past it.
+        await players[1].shutdown()
+        let pauses = await Player.perform(.pause, on: [players[1], players[0]], pacing: .inTurn)
+        #expect(throws: PlayerError.playerShutDown(players[1].id)) { try pauses[0].get() }
+        #expect((try? pauses[1].get()) != nil && players[0].isPaused)
+    }
+
+    @Test("property reads suspend until mpv answers (no thread waits): values, typed errors by name, playerShutDown after shutdown")
+    func propertyReads() async throws {
+        let (player, _) = try await Fixtures.player()
+        try await player.load(.file(Fixtures.clipA), startPaused: true)
+        try await player.seek(to: 1.5)
+        #expect(try await player.property("time-pos").doubleValue.map { abs($0 - 1.5) < 0.01 } == true)
+        #expect(try await player.property("pause") == .flag(true))
+        await #expect(throws: PlayerError.propertyNotFound(name: "no-such-property")) { try await player.property("no-such-property") }
+        #expect(try await player.playlistCount() == 1)
+        // Reads and commands from many tasks at once: each gets its own answer.
+        let volumes = try await withThrowingTaskGroup(of: Double?.self) { group in
+            for index in 0..<20 {
+                group.addTask {
+                    try await player.setVolume(Double(40 + index))
+                    return try await player.property("volume").doubleValue
+                }
+            }
+            var all: [Double?] = []
+            for try await volume in group { all.append(volume) }
+            return all
+        }
+        #expect(volumes.count == 20 && volumes.allSatisfy { $0.map { (40...59).contains($0) } == true })
+        await player.shutdown()
+        await #expect(throws: PlayerError.playerShutDown(player.id)) { try await player.property("volume") }
+    }
+
+    @Test("an awaited operation updates the read-outs it owns before it returns")
+    func awaitedOperationUpdatesModel() async throws {
         let (player, _) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         try await player.load(.file(Fixtures.clipA), startPaused: true)

@@ -63,6 +63,30 @@ struct WaitAuditTests {
         #expect(found.isEmpty, "\n\(found.joined(separator: "\n"))")
     }
 
+    /// Issue 41: no public method waits for mpv. Every request after a core's creation is
+    /// asynchronous (`mpv_command_async`, `mpv_set_property_async`, `mpv_get_property_async`);
+    /// the one synchronous read left is `MPVHandle.property`, which only the creation of a core
+    /// uses (its catalog of protocols and commands).
+    @Test("no library source makes a synchronous mpv request but a core's creation")
+    func noSynchronousRequests() throws {
+        var found: [String] = []
+        for file in try Self.sources() {
+            for line in file.lines {
+                for token in ["mpv_command(", "mpv_command_ret(", "mpv_command_node(", "mpv_command_string(", "mpv_set_property(", "mpv_set_property_string("]
+                where line.text.contains(token) {
+                    found.append("Sources/\(file.path):\(line.number): \(token)")
+                }
+                if line.text.contains("mpv_get_property("), file.path != "PlayerKitCore/Engine/MPVHandle.swift" {
+                    found.append("Sources/\(file.path):\(line.number): mpv_get_property(")
+                }
+                if line.text.contains("handle.property("), file.path != "PlayerKitCore/Engine/MPVCatalog.swift" {
+                    found.append("Sources/\(file.path):\(line.number): handle.property( (a synchronous read) outside a core's creation")
+                }
+            }
+        }
+        #expect(found.isEmpty, "\n\(found.joined(separator: "\n"))")
+    }
+
     @Test("every source file that waits is listed in Reliability.md's table of waits")
     func everyWaitIsListed() throws {
         let document = try String(contentsOf: Fixtures.repository.appendingPathComponent("Documentation/Reliability.md"), encoding: .utf8)

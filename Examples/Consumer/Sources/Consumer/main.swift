@@ -16,7 +16,7 @@ main.delegate = monitor                                 // called on the player'
 background.delegate = monitor
 try await main.load("Media/clip-a.mp4")                 // returns once loaded: duration, size, tracks
 try await background.load("av://lavfi:testsrc", startPaused: true)
-try main.seek(to: 2, precision: .exact)
+try await main.seek(to: 2, precision: .exact)
 
 // Every event also goes, with its player's ID, to the event bus: code that does not hold the
 // players can listen by ID (here both, through an array literal of IDs).
@@ -24,7 +24,7 @@ let subscription = PlayerEventBus.shared.subscribe(to: ["main", background.id], 
     print("\(record.playerID) ended: \(record.event)")   // on a serial queue of the subscription's own
 }
 let mainEnds = PlayerEventBus.shared.events(for: "main", kinds: [.itemEnded])  // an AsyncSequence
-try main.play()
+try await main.play()
 for await record in mainEnds {                          // buffered from its creation: none is missed
     print("the stream saw \(record.playerID) end: \(record.event)")
     break

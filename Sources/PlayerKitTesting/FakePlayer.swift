@@ -108,6 +108,8 @@ public final class FakePlayer: MediaPlayer {
     public let positionInterval: Duration
 
     private let emitter: PlayerEventEmitter
+    /// How the fake's events reach its bus (``FakeEventDelivery``).
+    public let delivery: FakeEventDelivery
     private let model: Locked<State>
 
     private enum Phase { case idle, loading, loaded, ended, failed }
@@ -202,11 +204,13 @@ public final class FakePlayer: MediaPlayer {
     ///   - defaultMedia: what any other source is; nil makes other sources fail at once with
     ///     ``/PlayerKitCore/PlayerError/fileNotFound(path:)``.
     ///   - positionInterval: how often it reports its position while playing.
+    ///   - delivery: how its events reach the bus: at once (the default), or held and
+    ///     interleaved with other fakes' by a seed (``FakeEventDelivery/interleaved(seed:)``).
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidID(_:)``, or ``/PlayerKitCore/PlayerError/duplicateID(_:)`` when a live
     ///   fake has the ID.
     public init(id: PlayerID? = nil, clock: ManualClock, bus: PlayerEventBus = .shared,
                 media: [String: Media] = [:], defaultMedia: Media? = Media(),
-                positionInterval: Duration = .milliseconds(250)) throws(PlayerError) {
+                positionInterval: Duration = .milliseconds(250), delivery: FakeEventDelivery = .immediate) throws(PlayerError) {
         let id = id ?? .random()
         guard PlayerID.isValid(id.rawValue) else { throw .invalidID(id.rawValue) }
         guard Self.liveIDs.withLock({ $0[ObjectIdentifier(bus), default: []].insert(id).inserted }) else { throw .duplicateID(id) }
@@ -215,8 +219,9 @@ public final class FakePlayer: MediaPlayer {
         self.eventBus = bus
         self.positionInterval = max(positionInterval, .milliseconds(1))
         self.emitter = PlayerEventEmitter(playerID: id, bus: bus)
+        self.delivery = delivery
         self.model = Locked(State(catalog: media, defaultMedia: defaultMedia, anchorTime: clock.now))
-        emitter.emit(.created, at: clock.now)
+        emitNow([.created])
     }
 
     deinit {
@@ -533,7 +538,7 @@ public final class FakePlayer: MediaPlayer {
         do throws(PlayerError) {
             try execute(command)
         } catch let error where isRefusal(error, of: command) {
-            emitter.emit(.error(error), at: clock.now)
+            emitNow([.error(error)])
         }
     }
 
@@ -684,7 +689,7 @@ public final class FakePlayer: MediaPlayer {
 
     /// Publishes a feature's event in the fake's order.
     public func publish(_ event: some PlayerFeatureEvent) {
-        emitter.emit(.feature(event), at: clock.now)
+        emitNow([.feature(event)])
     }
 
     /// Reports the position with every frame (at the item's ``Media/frameRate``) while the
@@ -736,6 +741,15 @@ public final class FakePlayer: MediaPlayer {
     /// Runs `body` under the lock with the events it adds; then refreshes the derived state and
     /// the timers, queues the events (numbered in the order of the changes), and, with no lock
     /// held, runs what `body` returned and delivers the events.
+    /// Emits `events` now: published at once, or held by an interleaved ``delivery``.
+    private func emitNow(_ events: [PlayerEvent]) {
+        if delivery.isInterleaved {
+            _ = delivery.hold(emitter.number(events, at: clock.now), of: id, from: emitter)
+        } else {
+            emitter.emit(events, at: clock.now)
+        }
+    }
+
     private func change(_ body: (inout State, inout [PlayerEvent]) -> (() -> Void)?) {
         let now = clock.now
         let (after, frames) = model.withLock { state -> ((() -> Void)?, [(FakeFrameSource, VideoFrame)]) in
@@ -750,7 +764,12 @@ public final class FakePlayer: MediaPlayer {
                     events.remove(at: index)
                     events.append(.shutDown)
                 }
-                emitter.enqueue(events, at: now)
+                // Held: numbered and held under the fake's lock, so they keep the order of the changes.
+                if delivery.isInterleaved {
+                    _ = delivery.hold(emitter.number(events, at: now), of: id, from: emitter)
+                } else {
+                    emitter.enqueue(events, at: now)
+                }
             }
             return (after, state.renderedFrames)
         }

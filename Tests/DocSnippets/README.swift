@@ -95,19 +95,3 @@ func snippet_mpris(left: Player, right: Player) throws {
     // end snippet
 }
 
-func snippet_customFeature(bus: PlayerEventBus, myQueue: DispatchQueue, players: [Player]) async throws {
-    // snippet: customFeature
-    enum ExclusivePlaybackEvent: PlayerFeatureEvent {
-        case pausedBecauseOf(PlayerID)
-        var kind: PlayerEventKind { "myapp.exclusivePlaybackPaused" }
-        var description: String { "pausedBecauseOf" }
-    }
-    let watch = bus.subscribe(to: .all, kinds: [.stateChanged], delivery: .queue(myQueue)) { record in
-        guard case .stateChanged(_, .playing) = record.event else { return }
-        for other in players where other.id != record.playerID && other.state == .playing {
-            try? other.send(.pause)
-            other.publish(ExclusivePlaybackEvent.pausedBecauseOf(record.playerID))
-        }
-    }
-    // end snippet
-}

@@ -70,6 +70,28 @@ public final class PlayerEventEmitter: Sendable {
         }
     }
 
+    /// Numbers `events` as ``enqueue(_:at:timestamp:)`` does, and returns them without queueing
+    /// them: the caller hands them to the bus (a test's fake that holds its events back).
+    package func number(_ events: [PlayerEvent], at time: ContinuousClock.Instant, timestamp: Date = Date()) -> [PlayerEventRecord] {
+        let playerID = playerID
+        return state.withLock { state -> [PlayerEventRecord] in
+            var records: [PlayerEventRecord] = []
+            for event in events where !state.ended {
+                state.lastSequenceNumber += 1
+                records.append(PlayerEventRecord(
+                    playerID: playerID, event: event, sequenceNumber: state.lastSequenceNumber,
+                    time: time, timestamp: timestamp))
+                if case .shutDown = event { state.ended = true }
+            }
+            return records
+        }
+    }
+
+    /// Hands records numbered with ``number(_:at:timestamp:)`` to the bus, with no lock held.
+    package func publish(_ records: [PlayerEventRecord]) {
+        bus.publish(records)
+    }
+
     /// Hands every queued record to the bus, in order, unless another thread is delivering
     /// already (it then delivers them). Never holds a lock while subscribers run.
     public func deliverQueued() {

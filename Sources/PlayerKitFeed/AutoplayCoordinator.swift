@@ -178,7 +178,14 @@ public final class AutoplayCoordinator: Sendable {
     /// delivers that player's events: return quickly), before it goes to ``decisions``.
     public var onDecision: (@Sendable (Decision) -> Void)? {
         get { state.withLock { $0.onDecision } }
-        set { state.withLock { $0.onDecision = newValue } }
+        set {
+            // The old closure is released after the lock: what it captured may run a deinit.
+            let old = state.withLock { state in
+                defer { state.onDecision = newValue }
+                return state.onDecision
+            }
+            _ = old
+        }
     }
 
     /// The item playing now.

@@ -106,6 +106,8 @@ public final class ClipSequencer: Sendable {
         var lastFrame: SequencedFrame?
         /// The next clip's start, planned half a tick before its turn.
         var earlyStart: EarlyStart?
+        /// An early start decided by a pull, whose timer the pull's caller arms after the lock.
+        var earlyStartToArm: EarlyStart?
         /// Set by ``shutdown()``: a pending early start does nothing.
         var isShutDown = false
         /// Clips that could not be prepared, as they were then (by ID): skipped while they stay
@@ -225,7 +227,16 @@ public final class ClipSequencer: Sendable {
     /// and before the first frame. Never waits for mpv. `instant` nil: the clock's `now`.
     public func frame(at instant: ContinuousClock.Instant? = nil) -> SequencedFrame? {
         let instant = instant ?? clock.now
-        let (result, startedPlayer, events) = state.withLock { state in pull(&state, at: instant) }
+        let (result, startedPlayer, events, timer) = state.withLock { state in
+            let (result, startedPlayer, events) = pull(&state, at: instant)
+            defer { state.earlyStartToArm = nil }
+            return (result, startedPlayer, events, state.earlyStartToArm)
+        }
+        // A one-shot timer on the clock (for `ContinuousClock` a Dispatch timer, not a task: it
+        // must fire at its instant, and the cooperative pool may be busy), armed with no lock
+        // held (the clock is the app's). It holds the sequencer weakly and does nothing once the
+        // plan is stale or the sequencer shut down (startEarly checks both under the lock).
+        if let timer { clock.runOnce(at: timer.at) { [weak self] in self?.startEarly(timer) } }
         if let startedPlayer { try? startedPlayer.send(.play) }
         for (player, event) in events { player.publish(event) }
         if startedPlayer != nil || events.contains(where: { if case .boundary = $0.1 { return true }; return false }) {
@@ -313,11 +324,7 @@ public final class ClipSequencer: Sendable {
                 // frame, already rendered, is shown at the switch either way.
                 let plan: EarlyStart = (nextClip.id, state.slots[nextIndex].generation, start + now + halfTick)
                 state.earlyStart = plan
-                // A one-shot timer on the clock (for `ContinuousClock` a Dispatch timer, not a
-                // task: it must fire at its instant, and the cooperative pool may be busy). It
-                // holds the sequencer weakly and does nothing once the plan is stale or the
-                // sequencer shut down (startEarly checks both under the lock).
-                clock.runOnce(at: plan.at) { [weak self] in self?.startEarly(plan) }
+                state.earlyStartToArm = plan  // its timer is armed by the caller, after the lock
             }
         }
 

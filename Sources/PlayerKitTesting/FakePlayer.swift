@@ -238,17 +238,22 @@ public final class FakePlayer: MediaPlayer {
     }
 
     /// How long ``perform(_:timeout:)`` takes, on the clock, before the command is carried out
-    /// and answered (default zero: at once). The blocking forms and ``send(_:)`` never wait.
+    /// and answered (default zero: at once); every awaited command (``/PlayerKitCore/MediaPlayer/play()`` and the rest go through ``perform(_:timeout:)``) waits it. ``send(_:)`` never waits.
     public var replyDelay: Duration {
         get { model.withLock { $0.replyDelay } }
         set { model.withLock { $0.replyDelay = newValue } }
     }
 
     /// Makes the fake refuse the commands for which `refusal` returns an error, as mpv refuses
-    /// one: thrown by ``perform(_:timeout:)`` and the blocking forms, published as
+    /// one: thrown by ``perform(_:timeout:)`` (and the named commands over it), published as
     /// ``/PlayerKitCore/PlayerEvent/error(_:)`` after ``send(_:)``. Nil accepts everything again.
     public func refuseCommands(_ refusal: (@Sendable (PlayerCommand) -> PlayerError?)?) {
-        model.withLock { $0.refusal = refusal }
+        // The old closure is released after the lock: what it captured may run a deinit.
+        let old = model.withLock { state in
+            defer { state.refusal = refusal }
+            return state.refusal
+        }
+        _ = old
     }
 
     /// Every command the fake carried out, in order (sent, performed or called).
@@ -899,7 +904,11 @@ final class FakeFrameSource: VideoFrameSource {
     var isClosed: Bool { state.withLock { $0.isClosed } }
 
     func setFrameHandler(_ handler: (@Sendable (VideoFrame) -> Void)?) {
-        state.withLock { $0.handler = handler }
+        let old = state.withLock { state in
+            defer { state.handler = handler }
+            return state.handler
+        }
+        _ = old  // released after the lock
     }
 
     func close() {

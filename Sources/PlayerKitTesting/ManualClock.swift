@@ -129,11 +129,13 @@ public final class ManualClock: MonotonicClock {
         /// Withdraws the action; returns whether it had not run yet.
         @discardableResult
         public func cancel() -> Bool {
-            clock.state.withLock { state in
-                guard let index = state.alarms.firstIndex(where: { $0.id == id }) else { return false }
-                state.alarms.remove(at: index)
-                return true
+            // The alarm (and the action it holds) is released after the lock: what the action
+            // captured may run a deinit.
+            let removed = clock.state.withLock { state -> Alarm? in
+                guard let index = state.alarms.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.alarms.remove(at: index)
             }
+            return removed != nil
         }
     }
 

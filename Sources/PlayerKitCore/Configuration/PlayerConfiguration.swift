@@ -174,7 +174,10 @@ public struct PlayerConfiguration: Sendable {
     /// (``PlayerEventRecord/timestamp``). Default: the system clock. Nothing in PlayerKit
     /// measures time with it (durations, drift and seams use ``PlayerEventRecord/time``, on the
     /// monotonic `ContinuousClock`), so a system clock that is stepped changes only these
-    /// timestamps; a test or a replay tool can give a clock of its own.
+    /// timestamps; a test or a replay tool can give a clock of its own. Called with no PlayerKit
+    /// lock held, once per batch of events, just before the batch is numbered: records made on
+    /// two threads at once may carry timestamps a few microseconds out of order (their
+    /// ``PlayerEventRecord/sequenceNumber`` and ``PlayerEventRecord/time`` are in order).
     public var wallClock: @Sendable () -> Date = { Date() }
 
     /// The default configuration: headless, system audio, software decoding.

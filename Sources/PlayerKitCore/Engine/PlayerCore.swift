@@ -180,9 +180,10 @@ final class PlayerCore: Sendable {
     /// Connects the sink, emits ``PlayerEvent/created`` and starts the pump. Events mpv queued
     /// since creation follow.
     func start(sink: @escaping @Sendable ([PlayerEventRecord]) -> Void) {
+        let wall = wallClock()
         let deliver = state.withLock { state in
             state.sink = sink
-            return emit(&state, [.event(.created)])
+            return emit(&state, [.event(.created)], timestamp: wall)
         }
         if deliver { deliverOutbox() }
         let context = Unmanaged.passRetained(signal)
@@ -395,19 +396,16 @@ final class PlayerCore: Sendable {
     /// what keeps every player's events in order when the pump and an API call (an optimistic
     /// pause, say) produce events at the same time, while no lock is held during delivery.
     /// Each record gets the monotonic time (for measuring) and the wall-clock time (for display).
-    private func emit(_ state: inout State, _ outputs: [PlaybackModel.Output]) -> Bool {
+    private func emit(_ state: inout State, _ outputs: [PlaybackModel.Output], timestamp: Date) -> Bool {
         var time: ContinuousClock.Instant?
-        var timestamp: Date?
         for case .event(let event) in outputs {
             // Once shutdown began, only the final shutDown event goes out: nothing follows it.
             if state.isShutDown, event != .shutDown { continue }
             state.sequenceNumber += 1
             let now = time ?? ContinuousClock.now
-            let wall = timestamp ?? wallClock()
             time = now
-            timestamp = wall
             state.outbox.append(PlayerEventRecord(
-                playerID: id, event: event, sequenceNumber: state.sequenceNumber, time: now, timestamp: wall))
+                playerID: id, event: event, sequenceNumber: state.sequenceNumber, time: now, timestamp: timestamp))
         }
         guard !state.delivering, !state.outbox.isEmpty else { return false }
         state.delivering = true
@@ -473,11 +471,14 @@ final class PlayerCore: Sendable {
     /// Changes the state under the lock, numbers the events produced, then (outside the lock)
     /// delivers them and carries out the other outputs.
     private func update(_ change: (inout State) -> [PlaybackModel.Output]) {
+        // The app's wall clock (``PlayerConfiguration/wallClock``) is read before the lock: no
+        // app code runs under it.
+        let wall = wallClock()
         let (outputs, deliver, answers) = state.withLock { state in
             let outputs = change(&state)
             let answers = state.answers
             state.answers = []
-            return (outputs, emit(&state, outputs), answers)
+            return (outputs, emit(&state, outputs, timestamp: wall), answers)
         }
         if deliver { deliverOutbox() }
         for answer in answers { answer.reply.resume(answer.result) }
@@ -862,6 +863,7 @@ final class PlayerCore: Sendable {
         handle.destroy()
         streamProtocols.releaseAfterCoreDestroyed()
         // 4. Fail whatever still waits, and say the player is gone.
+        let wall = wallClock()
         let (waiters, replies, deliver) = state.withLock { state -> ([LoadWaiter], [SentReply], Bool) in
             _ = state.model.cancelAllWaiters(with: .playerShutDown(id))
             let all = Array(state.loadWaiters.values) + Array(state.entryWaiters.values)
@@ -873,7 +875,7 @@ final class PlayerCore: Sendable {
             state.seekReplies.removeAll()
             state.propertyReads.removeAll()
             // The last event; the pump is stopped, so nothing can follow it.
-            return (all, replies, emit(&state, [.event(.shutDown)]))
+            return (all, replies, emit(&state, [.event(.shutDown)], timestamp: wall))
         }
         if deliver { deliverOutbox() }
         for waiter in waiters { waiter.completion.resume(.failure(.playerShutDown(id))) }

@@ -65,7 +65,12 @@ public final class FrameOutput: Sendable {
     /// keep the frame or copy what you need and hand the work elsewhere. For frame-exact
     /// bookkeeping (timing, counting, analysis); show frames from ``frames`` or ``latestFrame``.
     public func setFrameHandler(_ handler: (@Sendable (VideoFrame) -> Void)?) {
-        engine.frameHandler.withLock { $0 = handler }
+        // The old handler is released after the lock: what it captured may run a deinit.
+        let old = engine.frameHandler.withLock { current in
+            defer { current = handler }
+            return current
+        }
+        _ = old
     }
 
     /// Frames rendered so far.

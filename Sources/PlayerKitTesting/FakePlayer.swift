@@ -301,33 +301,22 @@ public final class FakePlayer: MediaPlayer {
 
     /// Whether ``shutdown()`` was called.
     public var isShutDown: Bool { model.withLock { $0.isShutDown } }
-    /// The derived state, as ``/PlayerKitCore/Player/state``.
-    public var state: PlayerState { readOut { $0.published } }
-    /// The position at the clock's now; nil with nothing loaded.
-    public var position: Double? {
+    /// Every read-out at once, as ``/PlayerKitCore/Player/snapshot``: the derived state, the
+    /// position at the clock's now, the loaded item's duration, frame rate (its
+    /// ``Media/frameRate``) and information, and the settings commands made.
+    public var snapshot: PlayerSnapshot {
         let now = clock.now
-        return readOut { $0.position(at: now) }
+        return readOut { state in
+            let loaded = state.phase == .loaded
+            return PlayerSnapshot(
+                state: state.published, source: state.source, position: state.position(at: now),
+                duration: loaded ? state.media?.duration.nonInfinite : nil, isPaused: state.isPaused,
+                volume: state.volume, isMuted: state.isMuted, speed: state.speed, loopMode: state.loopMode,
+                isFullscreen: state.isFullscreen, hasShownFirstFrame: state.firstFrameShown,
+                frameRate: loaded ? state.media.flatMap { $0.frameRate > 0 ? $0.frameRate : nil } : nil,
+                mediaInfo: loaded ? state.info : nil)
+        }
     }
-    /// The item's duration, once loaded.
-    public var duration: Double? { readOut { $0.phase == .loaded ? $0.media?.duration.nonInfinite : nil } }
-    /// The loaded item's information, as its `mediaLoaded` event gave it; nil while none is loaded.
-    public var mediaInfo: MediaInfo? { readOut { $0.phase == .loaded ? $0.info : nil } }
-    /// Whether playback is paused.
-    public var isPaused: Bool { readOut { $0.isPaused } }
-    /// The speed.
-    public var speed: Double? { readOut { $0.speed } }
-    /// The volume.
-    public var volume: Double? { readOut { $0.volume } }
-    /// Whether audio is muted.
-    public var isMuted: Bool? { readOut { $0.isMuted } }
-    /// How the item repeats.
-    public var loopMode: LoopMode? { readOut { $0.loopMode } }
-    /// Whether the video is fullscreen.
-    public var isFullscreen: Bool? { readOut { $0.isFullscreen } }
-    /// Whether the current item's first frame was shown.
-    public var hasShownFirstFrame: Bool { readOut { $0.firstFrameShown } }
-    /// The loaded item's ``Media/frameRate``; nil with nothing loaded.
-    public var frameRate: Double? { readOut { $0.phase == .loaded ? $0.media.flatMap { $0.frameRate > 0 ? $0.frameRate : nil } : nil } }
 
     private func readOut<T>(_ body: (State) -> T) -> T { model.withLock { body($0) } }
 

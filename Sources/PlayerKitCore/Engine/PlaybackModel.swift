@@ -273,7 +273,10 @@ struct PlaybackModel: Sendable {
     var snapshot: PlayerSnapshot {
         PlayerSnapshot(
             state: state, source: currentEntryID.flatMap { sources[$0] }, position: position, duration: duration,
-            isPaused: isPaused, volume: volume, isMuted: isMuted, speed: speed)
+            isPaused: isPaused, volume: volume, isMuted: isMuted, speed: speed, loopMode: loopMode,
+            isFullscreen: isFullscreen, hasShownFirstFrame: firstFrameShown,
+            frameRate: tracks.first { $0.kind == .video && $0.isSelected }?.frameRate,
+            mediaInfo: mediaInfo, playlist: playlist)
     }
 
     /// The current item's information as its ``PlayerEvent/mediaLoaded(_:)`` reported it; nil

@@ -26,37 +26,11 @@ public protocol MediaPlayer: AnyObject, Sendable {
     /// Whether the player has been shut down (or is being torn down).
     var isShutDown: Bool { get }
 
-    /// The player's state (see ``PlayerState``).
-    var state: PlayerState { get }
-    /// Playback position in seconds, nil with nothing loaded.
-    var position: Double? { get }
-    /// The current item's duration in seconds, nil when unknown.
-    var duration: Double? { get }
-    /// Whether playback is paused.
-    var isPaused: Bool { get }
-    /// Playback speed (1 is normal), nil before the player reported it.
-    var speed: Double? { get }
-    /// Volume, 0...100 (up to mpv's `volume-max`), nil before the player reported it.
-    var volume: Double? { get }
-    /// Whether audio is muted, nil before the player reported it.
-    var isMuted: Bool? { get }
-    /// How the current item repeats, nil before the player reported it.
-    var loopMode: LoopMode? { get }
-    /// Whether the player's video is fullscreen, nil before the player reported it.
-    var isFullscreen: Bool? { get }
-    /// Whether the current item's first frame has been shown.
-    var hasShownFirstFrame: Bool { get }
-    /// The current item's video frame rate in frames per second, nil when unknown (see
-    /// ``Player/frameRate``). Frame-accurate features (a sync group's frame steps) need it; a
-    /// conformer that does not know it keeps the default, nil, and those features refuse it
-    /// with a typed error.
-    var frameRate: Double? { get }
-    /// The current item as its ``PlayerEvent/mediaLoaded(_:)`` described it, nil while no item is
-    /// loaded (see ``Player/mediaInfo``).
-    var mediaInfo: MediaInfo? { get }
-    /// Where the player is in its playlist, nil before it reported it (see ``Player/playlist``).
-    /// A conformer without playlists keeps the default, nil.
-    var playlist: PlaylistPosition? { get }
+    /// Every read-out at once, read together (so they agree with each other): state, position,
+    /// duration, pause, volume, mute, speed, loop, fullscreen, first frame, frame rate, the
+    /// loaded item and the playlist. The single read-outs (``state``, ``position``, …) read it.
+    /// Never waits for the player's engine.
+    var snapshot: PlayerSnapshot { get }
 
     /// Checks `command` and hands it to the player without waiting (see ``Player/send(_:)``).
     func send(_ command: PlayerCommand) throws(PlayerError)
@@ -95,16 +69,45 @@ public protocol MediaPlayer: AnyObject, Sendable {
     func setFullscreenArbiter(_ newArbiter: (any FullscreenArbiter)?, replacing expected: (any FullscreenArbiter)?) -> Bool
 }
 
+// MARK: Read-outs
+
+/// Each read-out of ``MediaPlayer/snapshot`` on its own (see ``PlayerSnapshot`` for when each is
+/// nil). Read several at once from one snapshot when they must agree with each other.
 extension MediaPlayer {
-    /// Unknown: nil.
-    public var frameRate: Double? { nil }
+    /// The player's state (see ``PlayerState``).
+    public var state: PlayerState { snapshot.state }
+    /// The playback position in seconds; nil when nothing is loaded.
+    public var position: Double? { snapshot.position }
+    /// The current item's duration in seconds; nil when unknown.
+    public var duration: Double? { snapshot.duration }
+    /// Whether playback is paused (also true while ``PlayerState/ready``).
+    public var isPaused: Bool { snapshot.isPaused }
+    /// The volume (100 is unchanged), once the player reported it.
+    public var volume: Double? { snapshot.volume }
+    /// Whether audio is muted, once the player reported it.
+    public var isMuted: Bool? { snapshot.isMuted }
+    /// The playback speed (1 is normal), once the player reported it.
+    public var speed: Double? { snapshot.speed }
+    /// How the current item repeats (``setLoop(_:)``), once the player reported it. Changes are
+    /// reported by ``PlayerEvent/loopModeChanged(_:)``.
+    public var loopMode: LoopMode? { snapshot.loopMode }
+    /// Whether the player's video is fullscreen (``setFullscreen(_:)``), once the player reported
+    /// it. A window manager or mpv's own window can change it too.
+    public var isFullscreen: Bool? { snapshot.isFullscreen }
+    /// Whether the current item's first frame was shown (``PlayerEvent/firstFrame``).
+    public var hasShownFirstFrame: Bool { snapshot.hasShownFirstFrame }
+    /// The current item's video frame rate in frames per second; nil when unknown.
+    public var frameRate: Double? { snapshot.frameRate }
+    /// The current item as its ``PlayerEvent/mediaLoaded(_:)`` described it; nil while no item is
+    /// loaded.
+    public var mediaInfo: MediaInfo? { snapshot.mediaInfo }
+    /// Where the player is in its playlist (each change reported by
+    /// ``PlayerEvent/playlistChanged(_:)``); nil for a player without playlists (a `Player`
+    /// always has one).
+    public var playlist: PlaylistPosition? { snapshot.playlist }
+}
 
-    /// No playlist: nil.
-    public var playlist: PlaylistPosition? { nil }
-
-    /// Not known: nil.
-    public var mediaInfo: MediaInfo? { nil }
-
+extension MediaPlayer {
     /// ``perform(_:timeout:)`` with a 10 s timeout.
     public func perform(_ command: PlayerCommand) async throws(PlayerError) {
         try await perform(command, timeout: .seconds(10))

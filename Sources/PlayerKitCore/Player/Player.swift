@@ -247,14 +247,6 @@ public final class Player: MediaPlayer {
         core.state.withLock { read($0.model) }
     }
 
-    /// The current state.
-    public var state: PlayerState { model(\.state) }
-    /// The playback position in seconds; nil when nothing is loaded.
-    public var position: Double? { model(\.position) }
-    /// The current item's duration in seconds; nil when unknown.
-    public var duration: Double? { model(\.duration) }
-    /// Whether mpv's `pause` is set (also true while `ready`).
-    public var isPaused: Bool { model(\.isPaused) }
     /// Whether playback waits for the network cache.
     public var isBuffering: Bool { model(\.isPausedForCache) }
     /// The cache fill while buffering, 0 to 100, when mpv reports it.
@@ -264,40 +256,15 @@ public final class Player: MediaPlayer {
     /// The decoded video size; nil before the first frame or for audio-only media.
     public var videoSize: VideoSize? { model(\.videoSize) }
     /// The media title (metadata title or file name), as mpv last reported it (right after a
-    /// load it may still name the previous item: ``mediaInfo`` is the loaded item's).
+    /// load it may still name the previous item: ``MediaPlayer/mediaInfo`` is the loaded item's).
     public var mediaTitle: String? { model(\.mediaTitle) }
-    /// The current item as its ``PlayerEvent/mediaLoaded(_:)`` described it (source, duration,
-    /// size, title, tracks at load), nil while no item is loaded: what a feature that starts
-    /// following a player late reads instead of the event it missed.
-    public var mediaInfo: MediaInfo? { model(\.mediaInfo) }
     /// The current item's tracks.
     public var tracks: [Track] { model(\.tracks) }
-    /// The selected video track's frame rate in frames per second (``Track/frameRate``), once
-    /// the item's tracks are known; nil for audio-only media and containers that give none.
-    public var frameRate: Double? { model(\.tracks).first { $0.kind == .video && $0.isSelected }?.frameRate }
-    /// The volume (100 is unchanged), once mpv reported it.
-    public var volume: Double? { model(\.volume) }
-    /// Whether audio is muted, once mpv reported it.
-    public var isMuted: Bool? { model(\.isMuted) }
-    /// The playback speed (1 is normal), once mpv reported it.
-    public var speed: Double? { model(\.speed) }
-    /// Whether the current item's first frame was presented (``PlayerEvent/firstFrame``).
-    public var hasShownFirstFrame: Bool { model(\.firstFrameShown) }
-    /// All the main read-outs at once, read under one lock (so they agree with each other).
+    /// Every read-out of ``MediaPlayer`` at once, read under one lock (so they agree with each
+    /// other); ``MediaPlayer/state``, ``MediaPlayer/position`` and the others read it.
     public var snapshot: PlayerSnapshot { model(\.snapshot) }
-    /// How often the current item repeats (``setLoop(_:)``), once mpv reported it. Changes are
-    /// reported by ``PlayerEvent/loopModeChanged(_:)``.
-    public var loopMode: LoopMode? { model(\.loopMode) }
-    /// Where the player is in its playlist (the current item's place and how many items there
-    /// are): empty when the player is made, and each change reported by
-    /// ``PlayerEvent/playlistChanged(_:)``. (Optional for ``MediaPlayer``'s sake: a player
-    /// without playlists says nil; a `Player` never does.)
-    public var playlist: PlaylistPosition? { model(\.playlist) }
-    /// Which way playback runs (``setPlaybackDirection(_:)``), once mpv reported it.
+    /// Which way playback runs (``MediaPlayer/setPlaybackDirection(_:)``), once mpv reported it.
     public var playbackDirection: PlaybackDirection? { model(\.playbackDirection) }
-    /// Whether the player's video is fullscreen (``setFullscreen(_:)``), once mpv reported it.
-    /// A window manager or mpv's own window can change it too.
-    public var isFullscreen: Bool? { model(\.isFullscreen) }
     /// Whether hardware decoding is allowed (``setHardwareDecoding(_:)``), once mpv reported it.
     public var isHardwareDecodingEnabled: Bool? { model(\.isHardwareDecodingEnabled) }
     /// The audio output device in use, by mpv's name (``AudioDevice/name``; `auto` for the

@@ -1,0 +1,25 @@
+import Foundation
+import Testing
+
+/// The public surface's promises that a reading of the sources can check (issue 41, item 4).
+@Suite("The public surface", .timeLimit(.minutes(1)))
+struct APISurfaceTests {
+    /// The requirements of `MediaPlayer`: the declarations in the protocol's body.
+    static func mediaPlayerRequirements() throws -> [String] {
+        let path = Fixtures.repository.appendingPathComponent("Sources/PlayerKitCore/Player/MediaPlayer.swift").path
+        let lines = try String(contentsOfFile: path, encoding: .utf8).components(separatedBy: "\n")
+        let start = try #require(lines.firstIndex { $0.hasPrefix("public protocol MediaPlayer") })
+        let end = try #require(lines[start...].firstIndex { $0 == "}" })
+        return lines[(start + 1)..<end].map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { $0.hasPrefix("var ") || $0.hasPrefix("func ") || $0.hasPrefix("associatedtype ") || $0.hasPrefix("init(") }
+    }
+
+    @Test("MediaPlayer, what an app implements to write a player of its own, has at most 15 requirements")
+    func mediaPlayerIsSmall() throws {
+        let requirements = try Self.mediaPlayerRequirements()
+        #expect(requirements.count <= 15, "\(requirements.count): \(requirements.joined(separator: "; "))")
+        // The read-outs come as one snapshot; the named commands are extension methods.
+        #expect(requirements.contains { $0.hasPrefix("var snapshot: PlayerSnapshot") })
+        #expect(!requirements.contains { $0.hasPrefix("func play(") || $0.hasPrefix("var position") })
+    }
+}

@@ -83,11 +83,6 @@ public final class MediaCache: MediaPrecaching {
         case always
     }
 
-    /// How much of an item's start ``precache(_:_:)`` fetches: the core's
-    /// ``/PlayerKitCore/PrecacheAmount`` (``/PlayerKitCore/PrecacheAmount/seconds(_:)`` uses the
-    /// media's `mvhd` duration, else ``Configuration/assumedBitsPerSecond``).
-    public typealias PrecacheAmount = PlayerKitCore.PrecacheAmount
-
     /// What a read's bound adds to ``Configuration/readTimeout``: a read through the cache
     /// returns within `readTimeout + readTimeoutSlack` (500 ms), on the monotonic clock.
     public static let readTimeoutSlack: Duration = TransferMachine.Settings.readSlack
@@ -152,7 +147,9 @@ public final class MediaCache: MediaPrecaching {
     }
 
     /// Downloads the start of `source` (made by ``source(for:key:)``) now, sharing the
-    /// download with any player reading it. Returns the bytes cached when `amount` is there.
+    /// download with any player reading it. Returns the bytes cached when `amount` is there
+    /// (``/PlayerKitCore/PrecacheAmount``: ``/PlayerKitCore/PrecacheAmount/seconds(_:)`` uses the
+    /// media's `mvhd` duration, else ``Configuration/assumedBitsPerSecond``).
     /// Cancel it with ``cancelPrecache(key:)`` or by cancelling the awaiting task; either
     /// ends it with ``MediaCacheError/cancelled(key:)`` and stops the download unless a player reads it.
     /// - Throws: ``MediaCacheError`` (``MediaCacheError/unknownSource(_:)`` for a source of

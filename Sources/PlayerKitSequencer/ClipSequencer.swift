@@ -144,7 +144,7 @@ public final class ClipSequencer: Sendable {
     ///   - clips: the timeline, in order: clips and stills.
     ///   - format: the output frames' size and pixel layout.
     ///   - clock: the clock of the output's time, the next clip's early start and the waits for a
-    ///     prepared clip's first frame (``/PlayerKitCore/MonotonicClock/runOnce(at:_:)`` times the start).
+    ///     prepared clip's first frame (a one-shot timer on the clock times the start).
     ///   - makePlayer: makes the player for slot 1, 2 and 3, once each, before this returns. Each
     ///     must be able to make frame sources (``/PlayerKitCore/MediaPlayer/makeFrameSource(_:)``: a
     ///     `Player` created with ``/PlayerKitCore/PlayerConfiguration/VideoOutput/frames``).

@@ -3,18 +3,19 @@ import PlayerKitSupport
 
 /// Numbers one player's events and hands them to a bus as ``Player`` does: sequence numbers 1,
 /// 2, 3, … with no gaps, every subscriber in that order whichever thread emits, nothing after
-/// ``PlayerEvent/shutDown``. For ``MediaPlayer``s that are not backed by mpv (a test's
-/// `FakePlayer`, a player in another process); ``Player`` numbers its own.
+/// ``PlayerEvent/shutDown``. For the package's ``MediaPlayer``s that are not backed by mpv (the
+/// testing kit's `FakePlayer`); ``Player`` numbers its own. Not public since issue 41: a
+/// plumbing type, not a media concept.
 ///
 /// **Threading.** Safe from any thread. Events emitted by one call keep their order; calls
 /// that race are numbered in the order they take the emitter's lock. Records are handed to the
 /// bus with no lock held, by whichever caller finds nobody delivering (so `.immediate` bus
 /// handlers run on an emitting thread, one batch at a time).
-public final class PlayerEventEmitter: Sendable {
+package final class PlayerEventEmitter: Sendable {
     /// The player whose events these are.
-    public let playerID: PlayerID
+    package let playerID: PlayerID
     /// The bus the records go to.
-    public let bus: PlayerEventBus
+    package let bus: PlayerEventBus
 
     private struct State {
         var lastSequenceNumber: UInt64 = 0
@@ -26,22 +27,22 @@ public final class PlayerEventEmitter: Sendable {
     private let state = Locked(State())
 
     /// Creates an emitter for the player `playerID`, publishing to `bus`.
-    public init(playerID: PlayerID, bus: PlayerEventBus) {
+    package init(playerID: PlayerID, bus: PlayerEventBus) {
         self.playerID = playerID
         self.bus = bus
     }
 
     /// The sequence number of the last event emitted, 0 before the first.
-    public var lastSequenceNumber: UInt64 { state.withLock { $0.lastSequenceNumber } }
+    package var lastSequenceNumber: UInt64 { state.withLock { $0.lastSequenceNumber } }
 
     /// Whether ``PlayerEvent/shutDown`` has been emitted (later events are dropped).
-    public var hasEnded: Bool { state.withLock { $0.ended } }
+    package var hasEnded: Bool { state.withLock { $0.ended } }
 
     /// Numbers `events` in order and publishes them, stamped with `time` (monotonic, for
     /// measuring) and `timestamp` (wall clock, for display). Events after
     /// ``PlayerEvent/shutDown`` are dropped. Returns the records emitted.
     @discardableResult
-    public func emit(_ events: [PlayerEvent], at time: ContinuousClock.Instant = .now,
+    package func emit(_ events: [PlayerEvent], at time: ContinuousClock.Instant = .now,
                      timestamp: Date = Date()) -> [PlayerEventRecord] {
         let records = enqueue(events, at: time, timestamp: timestamp)
         deliverQueued()
@@ -53,7 +54,7 @@ public final class PlayerEventEmitter: Sendable {
     /// changes its state under a lock of its own: queue under that lock, so the numbering follows
     /// the order of the changes, and deliver after releasing it, so a handler may call back in.
     @discardableResult
-    public func enqueue(_ events: [PlayerEvent], at time: ContinuousClock.Instant = .now,
+    package func enqueue(_ events: [PlayerEvent], at time: ContinuousClock.Instant = .now,
                         timestamp: Date = Date()) -> [PlayerEventRecord] {
         let playerID = playerID
         return state.withLock { state -> [PlayerEventRecord] in
@@ -94,7 +95,7 @@ public final class PlayerEventEmitter: Sendable {
 
     /// Hands every queued record to the bus, in order, unless another thread is delivering
     /// already (it then delivers them). Never holds a lock while subscribers run.
-    public func deliverQueued() {
+    package func deliverQueued() {
         let deliver = state.withLock { state -> Bool in
             guard !state.delivering, !state.outbox.isEmpty else { return false }
             state.delivering = true
@@ -105,7 +106,7 @@ public final class PlayerEventEmitter: Sendable {
 
     /// ``emit(_:at:timestamp:)-([PlayerEvent],_,_)`` for one event.
     @discardableResult
-    public func emit(_ event: PlayerEvent, at time: ContinuousClock.Instant = .now,
+    package func emit(_ event: PlayerEvent, at time: ContinuousClock.Instant = .now,
                      timestamp: Date = Date()) -> PlayerEventRecord? {
         emit([event], at: time, timestamp: timestamp).first
     }

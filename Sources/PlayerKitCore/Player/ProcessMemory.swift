@@ -12,9 +12,11 @@ import Logging
 /// of libmpv grows the same way (Documentation/Reliability.md has the figures). Fewer arenas
 /// mean less of that, at the price of threads waiting on each other's allocations more often.
 ///
-/// PlayerKit never changes the allocator by itself: ``limitMallocArenas(to:)`` is for the app to
-/// call, once, at startup. Setting `MALLOC_ARENA_MAX` in the environment does the same.
-public enum ProcessMemory {
+/// PlayerKit never changes the allocator by itself. An app bounds the arenas with
+/// `MALLOC_ARENA_MAX=2` in its environment (what ``limitMallocArenas(to:)`` does from inside,
+/// for the package's own probes and benchmarks). Not public since issue 41: the process's
+/// allocator is not a media concept.
+package enum ProcessMemory {
     private static let logger = Logger(label: "PlayerKit")
 
     /// Limits how many malloc arenas glibc creates in this process (`mallopt(M_ARENA_MAX)`),
@@ -26,7 +28,7 @@ public enum ProcessMemory {
     /// PlayerKit. Safe from any thread.
     /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for a count below 1 or one
     ///   glibc refuses.
-    public static func limitMallocArenas(to count: Int) throws(PlayerError) {
+    package static func limitMallocArenas(to count: Int) throws(PlayerError) {
         guard count >= 1 else {
             throw .invalidArgument(name: "malloc arena count", value: "\(count)", reason: "must be 1 or more")
         }
@@ -39,12 +41,12 @@ public enum ProcessMemory {
     /// Hands the heap memory that is free back to the system now (`malloc_trim(0)`), as
     /// ``Player/releaseMedia()`` does a moment after each release. Costs a few milliseconds
     /// with a large heap; safe from any thread.
-    public static func releaseFreedMemory() {
+    package static func releaseFreedMemory() {
         HeapControl.trimNow()
     }
 
     /// The process's resident memory in bytes (`/proc/self/statm`), or nil when unreadable.
-    public static var residentBytes: Int? {
+    package static var residentBytes: Int? {
         guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
         let fields = text.split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return nil }

@@ -81,7 +81,8 @@ final class CacheStore: @unchecked Sendable {
     private var cancelledPrecaches: Set<UInt64> = []
     private var total: Int64 = 0
     private(set) var isShutDown = false
-    private var subscribers: [UInt64: AsyncStream<MediaCacheEvent>.Continuation] = [:]
+    /// The cache's events, to every sequence asked for (yielded on the event queue, in order).
+    private let broadcast = EventBroadcast<MediaCacheEvent>()
     private let eventQueue = DispatchQueue(label: "PlayerKit.cache.events")
 
     init(configuration: MediaCache.Configuration) throws(MediaCacheError) {
@@ -759,30 +760,19 @@ final class CacheStore: @unchecked Sendable {
     // MARK: Events
 
     func subscribe(bufferLimit: Int) -> AsyncStream<MediaCacheEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: MediaCacheEvent.self, bufferingPolicy: .bufferingNewest(bufferLimit))
-        let id = locked {
-            let id = nextIDLocked()
-            subscribers[id] = continuation
-            return id
-        }
-        continuation.onTermination = { [weak self] _ in
-            guard let self else { return }
-            locked { subscribers[id] = nil }
-        }
-        return stream
+        broadcast.stream(bufferLimit: bufferLimit)
     }
 
     /// On the event queue: in order, never under the lock.
     private func deliver(_ event: MediaCacheEvent, players: [PlayerID]) {
-        let subscribers = locked { Array(self.subscribers.values) }
-        for subscriber in subscribers { subscriber.yield(event) }
+        broadcast.yield(event)
         for id in players { Player.live(id)?.publish(event) }
     }
 
     // MARK: Shutdown
 
     func shutdown() async {
-        let begun: ([Task<Void, Never>], [(CacheEntry, [TransferMachine.Action])], [AsyncStream<MediaCacheEvent>.Continuation], [CacheEntry])? = locked {
+        let begun: ([Task<Void, Never>], [(CacheEntry, [TransferMachine.Action])], [CacheEntry])? = locked {
             guard !isShutDown else { return nil }
             isShutDown = true
             var tasks: [Task<Void, Never>] = []
@@ -791,11 +781,9 @@ final class CacheStore: @unchecked Sendable {
                 tasks += entry.requests.values
                 work.append((entry, feedLocked(entry, .shutdown)))
             }
-            let subscribers = Array(self.subscribers.values)
-            self.subscribers = [:]
-            return (tasks, work, subscribers, Array(entries.values))
+            return (tasks, work, Array(entries.values))
         }
-        guard let (tasks, work, subscribers, all) = begun else { return }
+        guard let (tasks, work, all) = begun else { return }
         for (entry, actions) in work { perform(actions, for: entry) }
         for task in tasks { await task.value }
         // What arrived is recorded, then the events drain.
@@ -805,7 +793,7 @@ final class CacheStore: @unchecked Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             eventQueue.async { continuation.resume() }
         }
-        for subscriber in subscribers { subscriber.finish() }
+        broadcast.finish()
         locked {
             if lockFD >= 0 {
                 close(lockFD)

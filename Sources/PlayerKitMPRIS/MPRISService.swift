@@ -80,12 +80,14 @@ public final class MPRISService: Sendable {
         var isShutDown = false
         var isConnected = false
         var lastFailure: String?
-        var subscribers: [Int: AsyncStream<MPRISServiceEvent>.Continuation] = [:]
         var connectionWaiters: [Int: CheckedContinuation<Bool, Never>] = [:]
         var nextID = 0
     }
 
     private let state = Locked(State())
+    /// The service's connection events, to every sequence asked for (called on the bus thread,
+    /// one at a time, so in order).
+    private let broadcast = EventBroadcast<MPRISServiceEvent>()
     private let clock: any MonotonicClock
     private let logger = Logger(label: "PlayerKit.mpris")
     private let loop: BusLoop
@@ -260,34 +262,17 @@ public final class MPRISService: Sendable {
     /// and ``MPRISServiceEvent/disconnected(reason:retryAfter:)``. At most `bufferLimit` wait
     /// for the consumer (the oldest are dropped). The sequence ends at ``shutdown()``.
     public func serviceEvents(bufferLimit: Int = 64) -> AsyncStream<MPRISServiceEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: MPRISServiceEvent.self, bufferingPolicy: .bufferingNewest(max(bufferLimit, 1)))
-        let id = state.withLock { state -> Int? in
-            guard !state.isShutDown else { return nil }
-            state.nextID += 1
-            state.subscribers[state.nextID] = continuation
-            return state.nextID
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
-        }
-        return stream
+        broadcast.stream(bufferLimit: bufferLimit)
     }
 
     /// Takes every player off the bus (each hears ``MPRISUnpublishReason/serviceShutDown``),
     /// closes the connections and ends the thread; returns once it ended, at most 5 s.
     /// Calls after it throw ``MPRISError/serviceShutDown``.
     public func shutdown() async {
-        let (subscriptions, subscribers, waiters) = state.withLock { state in
+        let (subscriptions, waiters) = state.withLock { state in
             state.isShutDown = true
-            defer {
-                state.subscribers = [:]
-                state.connectionWaiters = [:]
-            }
-            return (state.players.values.compactMap(\.subscription), Array(state.subscribers.values), Array(state.connectionWaiters.values))
+            defer { state.connectionWaiters = [:] }
+            return (state.players.values.compactMap(\.subscription), Array(state.connectionWaiters.values))
         }
         for subscription in subscriptions { subscription.cancel() }
         for waiter in waiters { waiter.resume(returning: false) }
@@ -296,7 +281,7 @@ public final class MPRISService: Sendable {
             state.players = [:]
             state.departed = [:]
         }
-        for subscriber in subscribers { subscriber.finish() }
+        broadcast.finish()
     }
 
     // MARK: Players' events (on their pumps)
@@ -374,23 +359,22 @@ public final class MPRISService: Sendable {
     }
 
     func busConnected(address: String) {
-        let (subscribers, waiters) = state.withLock { state in
+        let waiters = state.withLock { state in
             state.isConnected = true
             state.lastFailure = nil
             defer { state.connectionWaiters = [:] }
-            return (Array(state.subscribers.values), Array(state.connectionWaiters.values))
+            return Array(state.connectionWaiters.values)
         }
         for waiter in waiters { waiter.resume(returning: true) }
-        for subscriber in subscribers { subscriber.yield(.connected(address: address)) }
+        broadcast.yield(.connected(address: address))
     }
 
     func busDisconnected(reason: String, retryAfter: Duration) {
-        let subscribers = state.withLock { state in
+        state.withLock { state in
             state.isConnected = false
             state.lastFailure = reason
-            return Array(state.subscribers.values)
         }
-        for subscriber in subscribers { subscriber.yield(.disconnected(reason: reason, retryAfter: retryAfter)) }
+        broadcast.yield(.disconnected(reason: reason, retryAfter: retryAfter))
     }
 
     /// The player an entry shows.

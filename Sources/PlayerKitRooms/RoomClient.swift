@@ -156,8 +156,6 @@ public final class RoomClient: Sendable {
         /// (one may be on its way to us as we send): such a change is sent again.
         var pendingChange: SyncplayWire.PlayState?
         var pendingRetries = 0
-        var subscribers: [Int: AsyncStream<RoomEvent>.Continuation] = [:]
-        var nextSubscriber = 0
         var localState: (@Sendable () -> (position: Double, paused: Bool)?)?
         /// The file announced with ``announceFile(name:duration:size:)``, announced again on
         /// every reconnection.
@@ -234,18 +232,13 @@ public final class RoomClient: Sendable {
 
     /// The room's events from now on. Each call makes a sequence of its own; one that falls
     /// `bufferLimit` events behind loses the oldest.
+    /// The sequences end when the client leaves (at once, asked for after it left).
     public func events(bufferLimit: Int = 256) -> AsyncStream<RoomEvent> {
-        let (stream, continuation) = AsyncStream<RoomEvent>.makeStream(bufferingPolicy: .bufferingNewest(max(1, bufferLimit)))
-        let number = state.withLock { state -> Int in
-            state.nextSubscriber += 1
-            state.subscribers[state.nextSubscriber] = continuation
-            return state.nextSubscriber
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: number) }
-        }
-        return stream
+        broadcast.stream(bufferLimit: bufferLimit)
     }
+
+    /// The room's events, to every sequence asked for.
+    private let broadcast = EventBroadcast<RoomEvent>()
 
     /// What the client reports as its own play state when the server asks (about once a second):
     /// `provider` returns the local position and whether it is paused, or nil while it has none.
@@ -303,13 +296,10 @@ public final class RoomClient: Sendable {
     /// every state (connecting, joining, joined, reconnecting, the server silent): a pending
     /// ``join()`` ends with ``RoomError/closed``.
     public func leave() async {
-        let (connection, subscribers, attempts) = state.withLock { state in
+        let (connection, attempts) = state.withLock { state in
             state.left = true
-            defer {
-                state.subscribers = [:]
-                state.attempts = [:]
-            }
-            return (state.connection, state.subscribers, Array(state.attempts.values))
+            defer { state.attempts = [:] }
+            return (state.connection, Array(state.attempts.values))
         }
         for attempt in attempts { attempt.cancel() }
         connection?.close()
@@ -317,7 +307,7 @@ public final class RoomClient: Sendable {
         task?.cancel()
         await task?.value
         for attempt in attempts { _ = await attempt.value }
-        for continuation in subscribers.values { continuation.finish() }
+        broadcast.finish()
     }
 
     // MARK: Changing the room
@@ -665,8 +655,7 @@ public final class RoomClient: Sendable {
     }
 
     private func publish(_ event: RoomEvent) {
-        let subscribers = state.withLock { Array($0.subscribers.values) }
-        for continuation in subscribers { continuation.yield(event) }
+        broadcast.yield(event)
     }
 
     /// Seconds since 1970 on the wall clock: the ping stamps' clock (only differences of our own

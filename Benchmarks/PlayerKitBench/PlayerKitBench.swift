@@ -549,9 +549,12 @@ struct Autoplay: AsyncParsableCommand {
         settings.preparesPosters = false
         let coordinator = try AutoplayCoordinator(settings: settings)
         let decided = Guarded<[String: DispatchTime]>([:])
-        coordinator.onDecision = { decision in
-            if decision.action == .play { decided.withLock { $0[decision.item] = .now() } }
+        // Each decision is published on its item's player: heard as it is delivered.
+        let heard = bus.subscribe(to: .all, kinds: [.autoplayDecision], delivery: .immediate) { record in
+            guard case .decision(let decision)? = record.event.feature(AutoplayEvent.self), decision.action == .play else { return }
+            decided.withLock { $0[decision.item] = .now() }
         }
+        defer { heard.cancel() }
         let players = try (0..<2).map { _ in try Player(configuration: benchConfiguration(bus: bus)) }
         for (index, player) in players.enumerated() { try coordinator.add("item-\(index)", player: player, source: MediaSource(media)) }
         let settleNanoseconds = UInt64(settings.settleDelay.inSeconds * 1e9)

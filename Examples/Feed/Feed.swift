@@ -144,7 +144,10 @@ struct Feed: AsyncParsableCommand {
         var settings = AutoplayCoordinator.Settings()
         settings.settleDelay = .milliseconds(Int(settle * 1000))
         let coordinator = try AutoplayCoordinator(settings: settings, budget: budget)
-        coordinator.onDecision = { decision in
+        // The coordinator publishes each decision on its item's player: one subscription to
+        // every player hears the whole feed's.
+        let decisions = PlayerEventBus.shared.subscribe(to: .all, kinds: [.autoplayDecision], delivery: .immediate) { record in
+            guard case .decision(let decision)? = record.event.feature(AutoplayEvent.self) else { return }
             Self.show(decision, in: view)
             let t = ExampleSupport.seconds(since: start)
             if json {
@@ -155,6 +158,7 @@ struct Feed: AsyncParsableCommand {
                 ExampleSupport.printLine(String(format: "%7.2f  %@", t, decision.description))
             }
         }
+        defer { decisions.cancel() }
         if let posters {
             let items = (0..<10).map { index in
                 ("item-\(index)", MediaSource(ExampleSupport.shippedMedia(index % 2 == 0 ? "clip-a.mp4" : "clip-b.mp4")))
@@ -235,12 +239,14 @@ struct Feed: AsyncParsableCommand {
         settings.precacheDistance = 1
         settings.precacheAmount = .all
         let coordinator = try AutoplayCoordinator(settings: settings, budget: budget, cache: cache)
-        coordinator.onDecision = { decision in
+        let decisions = PlayerEventBus.shared.subscribe(to: .all, kinds: [.autoplayDecision], delivery: .immediate) { record in
+            guard case .decision(let decision)? = record.event.feature(AutoplayEvent.self) else { return }
             Self.show(decision, in: view)
             var line = JSONEventLine(player: decision.item, event: decision.action.rawValue, t: ExampleSupport.seconds(since: start))
             line.value = decision.reason
             say(line, decision.description)
         }
+        defer { decisions.cancel() }
         var players: [Player] = []
         for (index, name) in Self.served.enumerated() {
             let player = try Player(id: PlayerID(stringLiteral: "item-\(index)"), configuration: playerConfiguration)

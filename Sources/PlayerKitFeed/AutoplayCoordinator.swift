@@ -23,9 +23,15 @@ import PlayerKitSupport
 ///   (``Settings/precacheAmount``), and an item that moves farther away has its precache
 ///   cancelled (a released item's player stops reading, which stops its download too).
 ///
-/// Every decision is reported, with its reason, to ``decisions`` (an `AsyncStream`), to the
-/// ``onDecision`` handler, and on the item's player as ``AutoplayEvent/decision(_:)`` (so a
-/// subscriber of that player's ID hears why it plays, pauses or was released).
+/// Every decision is published, with its reason, on the item's player as
+/// ``AutoplayEvent/decision(_:)``: a subscriber of that player's ID hears why it plays, pauses or
+/// was released, and one of every player's hears the whole feed's decisions:
+///
+/// ```swift
+/// let decisions = PlayerEventBus.shared.subscribe(to: .all, kinds: [.autoplayDecision]) { record in
+///     if case .decision(let decision)? = record.event.feature(AutoplayEvent.self) { print(decision) }
+/// }
+/// ```
 ///
 /// Written, as every PlayerKit feature, against the core's public API only.
 ///
@@ -34,10 +40,6 @@ import PlayerKitSupport
 /// coordinator's own that sleeps ``Settings/settleDelay`` on its clock (each report replaces the
 /// one before, and a decision never overlaps the one before it); it drives players with
 /// ``/PlayerKitCore/Player/send(_:)`` and ``/PlayerKitCore/Player/releaseMedia()``, which never wait for mpv.
-///
-/// **One source of events.** Each decision is published once, as ``AutoplayEvent/decision(_:)`` on
-/// the item's player. ``decisions`` and ``onDecision`` are adapters over those events: the
-/// coordinator hears them on its players' buses and hands them on.
 public final class AutoplayCoordinator: Sendable {
     /// An item's identity in the feed, chosen by the app.
     public typealias ItemID = String
@@ -99,15 +101,8 @@ public final class AutoplayCoordinator: Sendable {
     /// `MediaCache` (or an app's own ``/PlayerKitCore/MediaPrecaching``), wired by the app, so the
     /// feed builds without the cache module.
     public let cache: (any MediaPrecaching)?
-    /// Every decision, in order, as its items' players published it. One consumer. Bounded: it
-    /// keeps the newest ``decisionBufferLimit`` decisions not yet read, so a coordinator whose
-    /// stream nobody reads holds no more than that.
-    public let decisions: AsyncStream<Decision>
-    /// How many unread decisions ``decisions`` keeps (the newest).
-    public static let decisionBufferLimit = 256
     /// The clock the settle delay is measured on.
     public let clock: any MonotonicClock
-    private let decisionSink: AsyncStream<Decision>.Continuation
 
     private struct Item: Sendable {
         let id: ItemID
@@ -131,11 +126,8 @@ public final class AutoplayCoordinator: Sendable {
         var playing: ItemID?
         var generation = 0
         var lastReport: ContinuousClock.Instant?
-        var onDecision: (@Sendable (Decision) -> Void)?
         /// The task waiting for reports to settle (the latest; each report replaces it).
         var settleTask: Task<Void, Never>?
-        /// Each item player's decisions, heard on its bus (the adapters' one source).
-        var subscriptions: [PlayerID: PlayerSubscription] = [:]
     }
 
     /// The coordinator's state, changed in single steps under its lock.
@@ -160,32 +152,14 @@ public final class AutoplayCoordinator: Sendable {
         self.budget = budget
         self.cache = cache
         self.clock = clock
-        (decisions, decisionSink) = AsyncStream<Decision>.makeStream(bufferingPolicy: .bufferingNewest(Self.decisionBufferLimit))
     }
 
     deinit {
         // Loads the coordinator started are its own: they end with it.
-        let (tasks, subscriptions) = state.withLock { state in
-            (state.items.values.compactMap(\.loadTask) + state.items.values.compactMap(\.precacheTask) + [state.settleTask].compactMap { $0 },
-             Array(state.subscriptions.values))
+        let tasks = state.withLock { state in
+            state.items.values.compactMap(\.loadTask) + state.items.values.compactMap(\.precacheTask) + [state.settleTask].compactMap { $0 }
         }
         for task in tasks { task.cancel() }
-        for subscription in subscriptions { subscription.cancel() }
-        decisionSink.finish()
-    }
-
-    /// Called with every decision, as its item's player publishes it (on the thread that
-    /// delivers that player's events: return quickly), before it goes to ``decisions``.
-    public var onDecision: (@Sendable (Decision) -> Void)? {
-        get { state.withLock { $0.onDecision } }
-        set {
-            // The old closure is released after the lock: what it captured may run a deinit.
-            let old = state.withLock { state in
-                defer { state.onDecision = newValue }
-                return state.onDecision
-            }
-            _ = old
-        }
     }
 
     /// The item playing now.
@@ -194,29 +168,13 @@ public final class AutoplayCoordinator: Sendable {
     /// Adds an item below the ones added before.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for an ID already used.
     public func add(_ id: ItemID, player: any MediaPlayer, source: MediaSource) throws(PlayerError) {
-        // Made before taking the lock (the bus has locks of its own); cancelled if unused.
-        let subscription = player.eventBus.subscribe(to: player.id, kinds: [.autoplayDecision], delivery: .immediate) {
-            [weak self] record in
-            guard let self, case .decision(let decision)? = record.event.feature(AutoplayEvent.self) else { return }
-            self.handOn(decision)
-        }
-        let unused = try change { state throws(PlayerError) -> Bool in
+        try change { state throws(PlayerError) in
             guard state.items[id] == nil else {
                 throw .invalidArgument(name: "feed item", value: id, reason: "is already in the feed")
             }
             state.items[id] = Item(id: id, player: player, source: source, order: state.nextOrder)
             state.nextOrder += 1
-            guard state.subscriptions[player.id] == nil else { return true }
-            state.subscriptions[player.id] = subscription
-            return false
         }
-        if unused { subscription.cancel() }
-    }
-
-    /// A decision heard on an item player's bus: to ``onDecision`` and ``decisions``.
-    private func handOn(_ decision: Decision) {
-        state.withLock { $0.onDecision }?(decision)
-        decisionSink.yield(decision)
     }
 
     /// Reports how much of an item is visible (0: off screen, 1: entirely visible). Starts (or
@@ -457,7 +415,7 @@ public final class AutoplayCoordinator: Sendable {
 
     private func report(_ id: ItemID, _ action: Decision.Action, _ reason: String) {
         let decision = Decision(item: id, action: action, reason: reason, time: Date())
-        // Published once, on the item's player; the adapters hear it there (`handOn`).
+        // Published once, on the item's player: every channel of that player hears it.
         state.withLock { $0.items[id]?.player }?.publish(AutoplayEvent.decision(decision))
     }
 

@@ -26,7 +26,9 @@ func snippet_feed(player17: Player) async throws {
     try coordinator.add("post-17", player: player17, source: "post-17.mp4")   // top to bottom
     // as the feed scrolls:
     try coordinator.reportVisibility(0.92, of: "post-17")                     // 0...1; NaN or outside: invalidArgument
-    for await decision in coordinator.decisions { print(decision) }           // "play post-17: most visible (0.92 >= 0.85) ..."
+    for await record in player17.events(kinds: [.autoplayDecision]) {         // on each item's player, every channel
+        print(record.event)                                                   // "play post-17: most visible (0.92 >= 0.85) ..."
+    }
     // end snippet
 }
 

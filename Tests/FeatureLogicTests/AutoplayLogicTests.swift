@@ -40,7 +40,10 @@ struct AutoplayLogicTests {
     func twoAbove() async throws {
         let (coordinator, p) = try feed(3)
         let decisions = Locked<[AutoplayCoordinator.Decision]>([])
-        coordinator.onDecision = { decision in decisions.withLock { $0.append(decision) } }
+        let heard = bus.subscribe(to: .all, kinds: [.autoplayDecision], delivery: .immediate) { record in
+            if case .decision(let decision)? = record.event.feature(AutoplayEvent.self) { decisions.withLock { $0.append(decision) } }
+        }
+        defer { heard.cancel() }
         try coordinator.reportVisibility(0.9, of: "item-1")
         try coordinator.reportVisibility(0.95, of: "item-2")
         #expect(await eventually { clock.sleeperCount == 1 })
@@ -106,23 +109,21 @@ struct AutoplayLogicTests {
         for player in p { await player.shutdown() }
     }
 
-    @Test("each decision is published once, on its item's player; the stream and the handler hand on the same decisions")
+    @Test("each decision is published once, on its item's player: its stream and a subscription to every player hear the same decisions")
     func oneSource() async throws {
         let (coordinator, p) = try feed(1)
         let log = EventLog(bus: bus, players: [p[0].id])
-        let handled = Locked<[AutoplayCoordinator.Decision]>([])
-        coordinator.onDecision = { decision in handled.withLock { $0.append(decision) } }
+        let stream = p[0].events(kinds: [.autoplayDecision])
         try coordinator.reportVisibility(1, of: "item-0")
         #expect(await clock.waitForSleepers(1))
         clock.advance(by: .milliseconds(300))
-        #expect(await eventually { handled.withLock { !$0.isEmpty } })
+        let streamed = await stream.first(timeout: .seconds(10)) { _ in true }
         let published = log.features(AutoplayEvent.self).compactMap { event -> AutoplayCoordinator.Decision? in
             if case .decision(let decision) = event { return decision } else { return nil }
         }
-        #expect(published == handled.withLock { $0 })
-        var iterator = coordinator.decisions.makeAsyncIterator()
-        #expect(await iterator.next() == published.first)
-        #expect(published.first?.action == .play)
+        #expect(published.count == 1 && published.first?.action == .play)
+        #expect(streamed?.event.feature(AutoplayEvent.self) == published.first.map { .decision($0) })
+        #expect(coordinator.playingItem == "item-0")
         await p[0].shutdown()
     }
 

@@ -8,6 +8,19 @@ struct FeedTests {
     /// Collects a coordinator's decisions.
     final class Log: Sendable {
         let decisions = Locked<[AutoplayCoordinator.Decision]>([])
+        private let subscription = Locked<PlayerSubscription?>(nil)
+
+        /// Hears the decisions the coordinator publishes on `players` (one subscription for all).
+        func watch(_ players: [Player]) {
+            guard let bus = players.first?.eventBus else { return }
+            let decisions = decisions
+            let token = bus.subscribe(to: .players(Set(players.map(\.id))), kinds: [.autoplayDecision], delivery: .immediate) { record in
+                if case .decision(let decision)? = record.event.feature(AutoplayEvent.self) { decisions.withLock { $0.append(decision) } }
+            }
+            subscription.withLock { $0 = token }
+        }
+
+        deinit { subscription.withLock { $0?.cancel() } }
         var all: [AutoplayCoordinator.Decision] { decisions.withLock { $0 } }
         func plays() -> [String] { all.filter { $0.action == .play }.map(\.item) }
     }
@@ -17,9 +30,9 @@ struct FeedTests {
     ) async throws -> (AutoplayCoordinator, [Player], Log) {
         let coordinator = try AutoplayCoordinator(settings: settings, budget: budget)
         let log = Log()
-        coordinator.onDecision = { decision in log.decisions.withLock { $0.append(decision) } }
         // Off the cooperative pool, as Fixtures.player does.
         let players = try await offPool { try (0..<count).map { _ in try Player(configuration: Fixtures.headless) } }
+        log.watch(players)
         for (index, player) in players.enumerated() {
             try coordinator.add("item-\(index)", player: player, source: source(index))
         }

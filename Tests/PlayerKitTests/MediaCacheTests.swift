@@ -476,13 +476,16 @@ struct AutoplayCacheTests {
         settings.preparesPosters = false
         let coordinator = try AutoplayCoordinator(settings: settings, cache: harness.cache)
         let decisions = Guarded<[AutoplayCoordinator.Decision]>([])
-        coordinator.onDecision = { decision in decisions.withLock { $0.append(decision) } }
         var players: [Player] = []
         for index in 0..<6 {
             let (player, _) = try await Fixtures.player(configuration: harness.playerConfiguration)
             try coordinator.add("item-\(index)", player: player, source: try harness.source("long.mp4", key: "item-\(index)"))
             players.append(player)
         }
+        let heard = PlayerEventBus.shared.subscribe(to: .players(Set(players.map(\.id))), kinds: [.autoplayDecision], delivery: .immediate) { record in
+            if case .decision(let decision)? = record.event.feature(AutoplayEvent.self) { decisions.withLock { $0.append(decision) } }
+        }
+        defer { heard.cancel() }
         func saw(_ action: AutoplayCoordinator.Decision.Action, _ item: String) async -> Bool {
             await eventually { decisions.withLock { $0.contains { $0.action == action && $0.item == item } } }
         }

@@ -186,6 +186,29 @@ struct EventBusTests {
         #expect(await eventually { streamLog.count == log.count })
     }
 
+    @Test("the delegate is a subscription on the bus: the records a bus subscriber gets, in order, up to its player's shutDown; a later player with the ID is not heard")
+    func delegateIsABusAdapter() async throws {
+        let bus = PlayerEventBus(label: "delegate-adapter")
+        let id = Fixtures.uniqueID("adapted")
+        let log = SubscriberLog()
+        let token = bus.subscribe(to: .player(id)) { log.append($0) }
+        defer { token.cancel() }
+        let (first, recorder) = try await Fixtures.player(id: id, configuration: configuration(bus: bus))
+        try await first.load(.file(Fixtures.clipA), startPaused: true)
+        try await first.setVolume(50)
+        await first.shutdown()
+        #expect(await recorder.waitFor { $0.event == .shutDown } != nil)
+        let second = try Player(id: id, configuration: configuration(bus: bus))
+        try await second.load(.file(Fixtures.clipB), startPaused: true)
+        await second.shutdown()
+        #expect(await eventually { log.records.filter { $0.event == .shutDown }.count == 2 })
+        // The delegate heard the first player's records, each once, as the bus gave them.
+        let firstLife = Array(log.records.prefix { $0.event != .shutDown }) + [log.records.first { $0.event == .shutDown }!]
+        #expect(recorder.records.map(\.sequenceNumber) == firstLife.map(\.sequenceNumber))
+        #expect(recorder.events == firstLife.map(\.event))
+        #expect(recorder.events.last == .shutDown && recorder.events.filter { $0 == .created }.count == 1)
+    }
+
     // Cancelling from another thread during delivery, a handler cancelling itself, 16 threads
     // subscribing and cancelling, a slow stream overflowing: EventBusEmitterTests (no mpv).
 

@@ -10,7 +10,7 @@ import Synchronization
 /// Data flows one way: mpv's wakeup callback (signal only) -> ``drain()`` on the player's
 /// serial pump queue (copy events, update the model and number the events under `state`'s
 /// lock, into an outbox) -> one deliverer at a time empties the outbox, in order and with no
-/// lock held, into the sink (the fan-out to delegate and bus). Commands flow the other way as
+/// lock held, into the sink (the player's bus, which every listener subscribes to). Commands flow the other way as
 /// typed operations (``send(_:reply:)``, ``request(_:timeout:)``, ``load(argument:source:startPaused:)``),
 /// each making its mpv requests through ``handle`` and its model update in the same step.
 final class PlayerCore: Sendable {

@@ -43,7 +43,10 @@ public final class Player: MediaPlayer {
     private let registryToken: UInt64
     /// The fullscreen arbiter, held weakly.
     private let arbiter = Locked(WeakReference<any FullscreenArbiter>(nil))
-    private let fanOut: EventFanOut
+    /// The bus this player publishes to (``PlayerConfiguration/eventBus``).
+    public let eventBus: PlayerEventBus
+    /// The delegate, as a subscription to this player on the bus.
+    private let delegateAdapter: DelegateAdapter
 
     /// Creates a player with its own mpv core.
     ///
@@ -74,13 +77,16 @@ public final class Player: MediaPlayer {
         self.id = id
         self.configuration = configuration
         self.registryToken = token
-        let fanOut = EventFanOut(
-            bus: configuration.eventBus,
-            delegateQueue: DispatchQueue(label: "PlayerKit.delegate.\(id)", target: configuration.delegateQueue),
-            delegate: delegate)
-        self.fanOut = fanOut
-        fanOut.attach(self)
-        core.start(sink: fanOut.deliver)
+        self.eventBus = configuration.eventBus
+        let adapter = DelegateAdapter(
+            bus: configuration.eventBus, id: id,
+            queue: DispatchQueue(label: "PlayerKit.delegate.\(id)", target: configuration.delegateQueue))
+        self.delegateAdapter = adapter
+        adapter.attach(self)
+        // Subscribed before the first event, `created`.
+        adapter.delegate = delegate
+        let bus = configuration.eventBus
+        core.start(sink: { bus.publish($0) })
         PlayerRegistry.register(self, token: token)
         core.logger.debug("player created")
     }
@@ -113,6 +119,7 @@ public final class Player: MediaPlayer {
     private static let creationQueue = DispatchQueue(label: "PlayerKit.player-creation")
 
     deinit {
+        delegateAdapter.detach()
         PlayerRegistry.release(id, token: registryToken)
         // Dropped without shutdown(): tear down in the background; nothing blocks here.
         core.shutdown {}
@@ -149,15 +156,14 @@ public final class Player: MediaPlayer {
 
     // MARK: Events
 
-    /// The delegate, held weakly. Called on ``PlayerConfiguration/delegateQueue``. It hears
-    /// the events that happen while it is set.
+    /// The delegate, held weakly. Called on ``PlayerConfiguration/delegateQueue``, one event at a
+    /// time in the player's order. It hears the events that happen while it is set, up to the
+    /// player's ``PlayerEvent/shutDown``. An adapter over the bus: the delegate is this player's
+    /// subscription on ``eventBus``, as every other listener is.
     public var delegate: (any PlayerDelegate)? {
-        get { fanOut.delegate }
-        set { fanOut.delegate = newValue }
+        get { delegateAdapter.delegate }
+        set { delegateAdapter.delegate = newValue }
     }
-
-    /// The bus this player publishes to (``PlayerConfiguration/eventBus``).
-    public var eventBus: PlayerEventBus { fanOut.bus }
 
     /// This player's events as an `AsyncSequence`, as
     /// `eventBus.events(for: id, kinds: kinds, bufferLimit: bufferLimit)` gives them, except that
@@ -165,7 +171,7 @@ public final class Player: MediaPlayer {
     /// includes it), so a `for await` loop over it finishes; made once the player is shut down,
     /// it ends at once. (A bus subscription by ID goes on, and hears a later player with the ID.)
     public func events(kinds: Set<PlayerEventKind>? = nil, bufferLimit: Int = 1024) -> PlayerEventStream {
-        let stream = fanOut.bus.playerEvents(for: id, kinds: kinds, bufferLimit: bufferLimit)
+        let stream = eventBus.playerEvents(for: id, kinds: kinds, bufferLimit: bufferLimit)
         if isShutDown { stream.cancel() }
         return stream
     }

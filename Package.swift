@@ -326,7 +326,7 @@ let package = Package(
         // Plays the corrupted-media corpus through 8 players in one process (a crash ends it).
         .executableTarget(
             name: "CorpusProbe",
-            dependencies: ["PlayerKit", "PlayerKitSupport"],
+            dependencies: ["PlayerKit", "PlayerKitSupport", "ExampleSupport"],
             path: "Tests/CorpusProbe",
             swiftSettings: strictSettings
         ),

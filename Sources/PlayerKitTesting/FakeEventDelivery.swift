@@ -29,7 +29,7 @@ public final class FakeEventDelivery: Sendable {
         var generator: SeededGenerator?
         /// Each player's batches not yet handed over, oldest first; players in the order they
         /// first held one.
-        var batches: [(player: PlayerID, emitter: PlayerEventEmitter, records: [PlayerEventRecord])] = []
+        var batches: [(player: PlayerID, deliver: @Sendable () -> Void)] = []
     }
 
     private let held: Locked<Held>
@@ -52,29 +52,30 @@ public final class FakeEventDelivery: Sendable {
     public var pendingCount: Int { held.withLock { $0.batches.count } }
 
     /// Hands every held batch to its bus: each step, the seed picks one of the players that have
-    /// batches held, and that player's oldest batch goes. Batches held while this runs (events a
+    /// batches held, and that player's events held so far go, in its order. Batches held while this runs (events a
     /// subscriber caused) go in the same call. Returns the number of batches handed over.
     @discardableResult
     public func deliverPending() -> Int {
         var count = 0
-        while let next = takeNext() {
-            next.emitter.publish(next.records)
+        while let deliver = takeNext() {
+            deliver()
             count += 1
         }
         return count
     }
 
-    /// Holds `records` of `player` (numbered in order); false when delivery is immediate (the
-    /// caller publishes them itself).
-    func hold(_ records: [PlayerEventRecord], of player: PlayerID, from emitter: PlayerEventEmitter) -> Bool {
+    /// Holds a delivery of `player`'s queued events (its emitter's `deliverQueued`, which hands
+    /// over everything the player queued so far, in order); false when delivery is immediate
+    /// (the caller delivers itself).
+    func hold(_ deliver: @escaping @Sendable () -> Void, of player: PlayerID) -> Bool {
         held.withLock { held in
             guard held.generator != nil else { return false }
-            if !records.isEmpty { held.batches.append((player, emitter, records)) }
+            held.batches.append((player, deliver))
             return true
         }
     }
 
-    private func takeNext() -> (emitter: PlayerEventEmitter, records: [PlayerEventRecord])? {
+    private func takeNext() -> (@Sendable () -> Void)? {
         held.withLock { held in
             guard !held.batches.isEmpty, var generator = held.generator else { return nil }
             var players: [PlayerID] = []
@@ -82,8 +83,7 @@ public final class FakeEventDelivery: Sendable {
             let player = players[Int(generator.next() % UInt64(players.count))]
             held.generator = generator
             let index = held.batches.firstIndex { $0.player == player }!
-            let batch = held.batches.remove(at: index)
-            return (batch.emitter, batch.records)
+            return held.batches.remove(at: index).deliver
         }
     }
 }

@@ -737,11 +737,14 @@ public final class FakePlayer: MediaPlayer {
     /// held, runs what `body` returned and delivers the events.
     /// Emits `events` now: published at once, or held by an interleaved ``delivery``.
     private func emitNow(_ events: [PlayerEvent]) {
-        if delivery.isInterleaved {
-            _ = delivery.hold(emitter.number(events, at: clock.now), of: id, from: emitter)
-        } else {
-            emitter.emit(events, at: clock.now)
-        }
+        emitter.enqueue(events, at: clock.now)
+        deliver()
+    }
+
+    /// Hands the queued events to the bus now, or leaves it to an interleaved ``delivery``.
+    private func deliver() {
+        let emitter = emitter
+        if !delivery.hold({ emitter.deliverQueued() }, of: id) { emitter.deliverQueued() }
     }
 
     private func change(_ body: (inout State, inout [PlayerEvent]) -> (() -> Void)?) {
@@ -759,17 +762,13 @@ public final class FakePlayer: MediaPlayer {
                     events.append(.shutDown)
                 }
                 // Held: numbered and held under the fake's lock, so they keep the order of the changes.
-                if delivery.isInterleaved {
-                    _ = delivery.hold(emitter.number(events, at: now), of: id, from: emitter)
-                } else {
-                    emitter.enqueue(events, at: now)
-                }
+                emitter.enqueue(events, at: now)
             }
             return (after, state.renderedFrames)
         }
         after?()
         for (source, frame) in frames { source.deliver(frame) }
-        emitter.deliverQueued()
+        deliver()
     }
 
     private func refreshState(_ state: inout State, _ events: inout [PlayerEvent]) {

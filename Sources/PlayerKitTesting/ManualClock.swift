@@ -24,7 +24,7 @@ import PlayerKitSupport
 /// timeout, or for it to sleep again with ``waitForSleepers(_:timeout:)``.
 ///
 /// **Threading.** Safe from any thread and task.
-public final class ManualClock: MonotonicClock, OneShotTimerClock {
+public final class ManualClock: MonotonicClock {
     /// Durations are `Swift.Duration`.
     public typealias Duration = Swift.Duration
     /// Instants are `ContinuousClock`'s.
@@ -158,9 +158,9 @@ public final class ManualClock: MonotonicClock, OneShotTimerClock {
         return ScheduledAction(id: id, clock: self)
     }
 
-    /// ``schedule(at:_:)`` without the handle: the features' one-shot timer, run on the advancing
-    /// thread when the clock reaches `deadline`.
-    package func runOnce(at deadline: Instant, _ action: @escaping @Sendable () -> Void) {
+    /// ``schedule(at:_:)`` without the handle: the ``/PlayerKitCore/MonotonicClock`` one-shot timer,
+    /// run on the advancing thread when the clock reaches `deadline`.
+    public func runOnce(at deadline: Instant, _ action: @escaping @Sendable () -> Void) {
         schedule(at: deadline, action)
     }
 

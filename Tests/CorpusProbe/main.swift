@@ -5,6 +5,7 @@
 import Foundation
 import PlayerKit
 import PlayerKitSupport
+import ExampleSupport
 
 struct Outcome: Encodable {
     let file: String

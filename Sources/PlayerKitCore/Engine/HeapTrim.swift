@@ -31,15 +31,3 @@ enum HeapTrim {
     }
 }
 
-/// The allocator calls behind ``ProcessMemory`` (glibc's `mallopt`, `malloc_trim`).
-enum HeapControl {
-    /// `mallopt(M_ARENA_MAX, count)`; false when glibc refuses.
-    static func setArenaLimit(_ count: Int) -> Bool {
-        mallopt(M_ARENA_MAX, Int32(clamping: count)) == 1
-    }
-
-    /// `malloc_trim(0)`, now.
-    static func trimNow() {
-        _ = malloc_trim(0)
-    }
-}

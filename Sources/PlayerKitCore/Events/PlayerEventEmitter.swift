@@ -3,19 +3,18 @@ import PlayerKitSupport
 
 /// Numbers one player's events and hands them to a bus as ``Player`` does: sequence numbers 1,
 /// 2, 3, … with no gaps, every subscriber in that order whichever thread emits, nothing after
-/// ``PlayerEvent/shutDown``. For the package's ``MediaPlayer``s that are not backed by mpv (the
-/// testing kit's `FakePlayer`); ``Player`` numbers its own. Not public since issue 41: a
-/// plumbing type, not a media concept.
+/// ``PlayerEvent/shutDown``. For ``MediaPlayer``s that are not backed by mpv (a test's
+/// `FakePlayer`, a player in another process); ``Player`` numbers its own.
 ///
 /// **Threading.** Safe from any thread. Events emitted by one call keep their order; calls
 /// that race are numbered in the order they take the emitter's lock. Records are handed to the
 /// bus with no lock held, by whichever caller finds nobody delivering (so `.immediate` bus
 /// handlers run on an emitting thread, one batch at a time).
-package final class PlayerEventEmitter: Sendable {
+public final class PlayerEventEmitter: Sendable {
     /// The player whose events these are.
-    package let playerID: PlayerID
+    public let playerID: PlayerID
     /// The bus the records go to.
-    package let bus: PlayerEventBus
+    public let bus: PlayerEventBus
 
     private struct State {
         var lastSequenceNumber: UInt64 = 0
@@ -27,22 +26,22 @@ package final class PlayerEventEmitter: Sendable {
     private let state = Locked(State())
 
     /// Creates an emitter for the player `playerID`, publishing to `bus`.
-    package init(playerID: PlayerID, bus: PlayerEventBus) {
+    public init(playerID: PlayerID, bus: PlayerEventBus) {
         self.playerID = playerID
         self.bus = bus
     }
 
     /// The sequence number of the last event emitted, 0 before the first.
-    package var lastSequenceNumber: UInt64 { state.withLock { $0.lastSequenceNumber } }
+    public var lastSequenceNumber: UInt64 { state.withLock { $0.lastSequenceNumber } }
 
     /// Whether ``PlayerEvent/shutDown`` has been emitted (later events are dropped).
-    package var hasEnded: Bool { state.withLock { $0.ended } }
+    public var hasEnded: Bool { state.withLock { $0.ended } }
 
     /// Numbers `events` in order and publishes them, stamped with `time` (monotonic, for
     /// measuring) and `timestamp` (wall clock, for display). Events after
     /// ``PlayerEvent/shutDown`` are dropped. Returns the records emitted.
     @discardableResult
-    package func emit(_ events: [PlayerEvent], at time: ContinuousClock.Instant = .now,
+    public func emit(_ events: [PlayerEvent], at time: ContinuousClock.Instant = .now,
                      timestamp: Date = Date()) -> [PlayerEventRecord] {
         let records = enqueue(events, at: time, timestamp: timestamp)
         deliverQueued()
@@ -54,7 +53,7 @@ package final class PlayerEventEmitter: Sendable {
     /// changes its state under a lock of its own: queue under that lock, so the numbering follows
     /// the order of the changes, and deliver after releasing it, so a handler may call back in.
     @discardableResult
-    package func enqueue(_ events: [PlayerEvent], at time: ContinuousClock.Instant = .now,
+    public func enqueue(_ events: [PlayerEvent], at time: ContinuousClock.Instant = .now,
                         timestamp: Date = Date()) -> [PlayerEventRecord] {
         let playerID = playerID
         return state.withLock { state -> [PlayerEventRecord] in
@@ -71,31 +70,9 @@ package final class PlayerEventEmitter: Sendable {
         }
     }
 
-    /// Numbers `events` as ``enqueue(_:at:timestamp:)`` does, and returns them without queueing
-    /// them: the caller hands them to the bus (a test's fake that holds its events back).
-    package func number(_ events: [PlayerEvent], at time: ContinuousClock.Instant, timestamp: Date = Date()) -> [PlayerEventRecord] {
-        let playerID = playerID
-        return state.withLock { state -> [PlayerEventRecord] in
-            var records: [PlayerEventRecord] = []
-            for event in events where !state.ended {
-                state.lastSequenceNumber += 1
-                records.append(PlayerEventRecord(
-                    playerID: playerID, event: event, sequenceNumber: state.lastSequenceNumber,
-                    time: time, timestamp: timestamp))
-                if case .shutDown = event { state.ended = true }
-            }
-            return records
-        }
-    }
-
-    /// Hands records numbered with ``number(_:at:timestamp:)`` to the bus, with no lock held.
-    package func publish(_ records: [PlayerEventRecord]) {
-        bus.publish(records)
-    }
-
     /// Hands every queued record to the bus, in order, unless another thread is delivering
     /// already (it then delivers them). Never holds a lock while subscribers run.
-    package func deliverQueued() {
+    public func deliverQueued() {
         let deliver = state.withLock { state -> Bool in
             guard !state.delivering, !state.outbox.isEmpty else { return false }
             state.delivering = true
@@ -106,7 +83,7 @@ package final class PlayerEventEmitter: Sendable {
 
     /// ``emit(_:at:timestamp:)-([PlayerEvent],_,_)`` for one event.
     @discardableResult
-    package func emit(_ event: PlayerEvent, at time: ContinuousClock.Instant = .now,
+    public func emit(_ event: PlayerEvent, at time: ContinuousClock.Instant = .now,
                      timestamp: Date = Date()) -> PlayerEventRecord? {
         emit([event], at: time, timestamp: timestamp).first
     }

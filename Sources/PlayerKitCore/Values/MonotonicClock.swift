@@ -11,35 +11,32 @@ import Dispatch
 /// **Conforming.** `now` never goes backwards, and `sleep(until:tolerance:)` returns at the
 /// latest once `now` has reached the deadline, and throws `CancellationError` when the task
 /// is cancelled.
-public protocol MonotonicClock: Clock, Sendable where Instant == ContinuousClock.Instant {}
-
-/// A clock that runs one-shot timers itself, at an instant (the testing kit's `ManualClock`,
-/// when it is moved past the instant).
-package protocol OneShotTimerClock: MonotonicClock {
+public protocol MonotonicClock: Clock, Sendable where Instant == ContinuousClock.Instant {
+    /// Runs `action` once, as soon as `now` has reached `deadline`: a one-shot timer for work
+    /// that must happen at an instant, not whenever a busy cooperative pool gets to it.
+    /// `ContinuousClock` fires it from a Dispatch timer (no task, not Swift's cooperative pool);
+    /// a test clock when it is moved past `deadline`. The default is a task that sleeps on the
+    /// clock until `deadline`. There is no cancelling: an action that may be stale checks so
+    /// itself when it runs.
     func runOnce(at deadline: Instant, _ action: @escaping @Sendable () -> Void)
 }
 
 extension MonotonicClock {
-    /// Runs `action` once, as soon as `now` has reached `deadline`: a one-shot timer for work
-    /// that must happen at an instant, not whenever a busy cooperative pool gets to it.
-    /// `ContinuousClock` fires it from a Dispatch timer on a global queue of user-interactive
-    /// quality (no task, not Swift's cooperative pool); a ``OneShotTimerClock`` runs it itself;
-    /// any other clock from a task that sleeps on it until `deadline`. There is no cancelling: an
-    /// action that may be stale checks so itself when it runs.
-    package func runOnce(at deadline: Instant, _ action: @escaping @Sendable () -> Void) {
-        if let clock = self as? any OneShotTimerClock {
-            clock.runOnce(at: deadline, action)
-        } else if self is ContinuousClock {
-            let delay = max(.zero, deadline - ContinuousClock.now)
-            let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
-            DispatchQueue.global(qos: .userInteractive).asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds)), execute: action)
-        } else {
-            Task { [self] in
-                try? await sleep(until: deadline, tolerance: nil)
-                action()
-            }
+    /// A task that sleeps on this clock until `deadline`, then runs `action`.
+    public func runOnce(at deadline: Instant, _ action: @escaping @Sendable () -> Void) {
+        Task { [self] in
+            try? await sleep(until: deadline, tolerance: nil)
+            action()
         }
     }
 }
 
-extension ContinuousClock: MonotonicClock {}
+extension ContinuousClock: MonotonicClock {
+    /// Runs `action` from a Dispatch timer on a global queue of user-interactive quality once
+    /// `deadline` has passed (at once when it has already).
+    public func runOnce(at deadline: Instant, _ action: @escaping @Sendable () -> Void) {
+        let delay = max(.zero, deadline - now)
+        let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
+        DispatchQueue.global(qos: .userInteractive).asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds)), execute: action)
+    }
+}

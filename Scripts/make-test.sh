@@ -11,7 +11,12 @@
 # - the docs check (Scripts/check-docs.sh: the DocC catalogs and every public symbol's
 #   documentation, no DocC warning) needs the build's modules, so it runs next to the parallel
 #   test pass, which then also waits for the consumer check, should it still be running.
-# Either failing counts as one failure in the suite's last line.
+# - the API baseline check (Scripts/check-api.py: no public symbol of
+#   Documentation/API/baseline.txt removed or changed incompatibly, unless CHANGELOG's major
+#   version moved past the baseline's; then its self-test, which shows the check fails on a
+#   removed symbol, a removed conformance and a new protocol requirement) runs on the symbol
+#   graphs the docs check extracted, right after it.
+# Any of them failing counts as one failure in the suite's last line.
 #   SWIFT=swift Scripts/make-test.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -40,5 +45,5 @@ if ! "$SWIFT" build --build-tests --explicit-target-dependency-import-check erro
   exit 1
 fi
 
-ALONGSIDE="nice -n 19 Scripts/check-docs.sh; docs=\$?; Scripts/await-result.sh '$consumer' 'README consumer check' 900; consumer=\$?; [ \$docs -eq 0 ] && [ \$consumer -eq 0 ]" \
+ALONGSIDE="nice -n 19 Scripts/check-docs.sh; docs=\$?; [ \$docs -eq 0 ] && python3 Scripts/check-api.py && python3 Scripts/check-api.py --self-test; api=\$?; Scripts/await-result.sh '$consumer' 'README consumer check' 900; consumer=\$?; [ \$docs -eq 0 ] && [ \$api -eq 0 ] && [ \$consumer -eq 0 ]" \
   Scripts/test-suite.sh

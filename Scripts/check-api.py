@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""The API baseline check: fails when a public declaration in the baseline is gone or changed
+incompatibly, unless the package's major version has moved past the baseline's.
+
+What it compares. The symbol graphs Scripts/check-docs.sh extracts from the debug build
+(.build/docs/symbols: every public symbol of every documented module, with synthesized members
+and extension blocks) against Documentation/API/baseline.txt, which lists, one per line:
+- every public symbol: its module, kind, path, declaration and precise identifier (the mangled
+  name, so a changed signature, type or generic constraint is a different identifier);
+- every conformance of a public type (removing `Hashable` or `Sendable` breaks callers);
+- every requirement of a public protocol (a new requirement without a default implementation
+  breaks every app's conformer, so it is a break too).
+
+What counts as a break:
+- a baseline symbol whose identifier is gone (removed, renamed, or its signature changed);
+- a baseline conformance that is gone;
+- a protocol requirement that is new and has no default implementation.
+Additions are not breaks: they are printed, and `--update` writes them into the baseline.
+
+The version. The baseline's first line names the major version it was taken at
+(`# PlayerKit API baseline, major version 1`); the package's version is the first released
+heading in CHANGELOG.md (`## [1.0.0] - ...`). A break fails the check unless CHANGELOG's major
+version is greater than the baseline's: then the release is a new major version, and `--update`
+takes the new baseline.
+
+Usage:
+  Scripts/check-api.py            check (make test runs this after the docs check)
+  Scripts/check-api.py --update   rewrite the baseline from the current symbols
+  Scripts/check-api.py --self-test
+                                  show that the check fails: it drops one public symbol, one
+                                  conformance and adds one protocol requirement to the current
+                                  API in memory, and exits 0 only if each is reported as a break
+"""
+import glob
+import json
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SYMBOLS = os.path.join(ROOT, ".build", "docs", "symbols")
+BASELINE = os.path.join(ROOT, "Documentation", "API", "baseline.txt")
+CHANGELOG = os.path.join(ROOT, "CHANGELOG.md")
+HEADER = re.compile(r"^# PlayerKit API baseline, major version (\d+)$")
+
+
+def declaration(symbol):
+    text = "".join(fragment["spelling"] for fragment in symbol.get("declarationFragments", []))
+    return " ".join(text.split())
+
+
+def current_api():
+    """(symbols, conformances, requirements) of the current build, each a dict keyed by identity."""
+    graphs = sorted(glob.glob(os.path.join(SYMBOLS, "*", "*.symbols.json")))
+    if not graphs:
+        sys.exit("api: no symbol graphs in %s: run Scripts/check-docs.sh first (make test does)" % SYMBOLS)
+    symbols, paths = {}, {}
+    relationships = []
+    for path in graphs:
+        module = os.path.basename(os.path.dirname(path))
+        graph = json.load(open(path))
+        for symbol in graph["symbols"]:
+            if symbol.get("accessLevel") not in ("public", "open"):
+                continue
+            usr = symbol["identifier"]["precise"]
+            dotted = ".".join(symbol["pathComponents"])
+            paths[usr] = dotted
+            symbols[usr] = "\t".join(["symbol", module, symbol["kind"]["identifier"], dotted, declaration(symbol), usr])
+        relationships.extend(graph["relationships"])
+    conformances, requirements, defaults = {}, {}, set()
+    for relation in relationships:
+        if relation["kind"] == "defaultImplementationOf":
+            defaults.add(relation["target"])
+    for relation in relationships:
+        source, target = relation["source"], relation["target"]
+        if relation["kind"] == "conformsTo" and source in paths:
+            name = paths.get(target) or relation.get("targetFallback") or target
+            key = "conformance\t%s\t%s" % (paths[source], name)
+            conformances[key] = key + "\t%s>%s" % (source, target)
+        elif relation["kind"] == "requirementOf" and source in paths and target in paths:
+            default = "default" if source in defaults else "required"
+            key = "requirement\t%s\t%s" % (paths[target], paths[source])
+            requirements[key] = key + "\t%s\t%s" % (default, source)
+    return symbols, conformances, requirements
+
+
+def read_baseline():
+    if not os.path.exists(BASELINE):
+        sys.exit("api: %s is missing: take it with Scripts/check-api.py --update" % BASELINE)
+    lines = open(BASELINE).read().splitlines()
+    match = HEADER.match(lines[0]) if lines else None
+    if not match:
+        sys.exit("api: %s does not start with '# PlayerKit API baseline, major version N'" % BASELINE)
+    symbols, conformances, requirements = {}, {}, {}
+    for line in lines[1:]:
+        if not line or line.startswith("#"):
+            continue
+        fields = line.split("\t")
+        if fields[0] == "symbol":
+            symbols[fields[-1]] = line
+        elif fields[0] == "conformance":
+            conformances["\t".join(fields[:3])] = line
+        elif fields[0] == "requirement":
+            requirements["\t".join(fields[:3])] = line
+    return int(match.group(1)), symbols, conformances, requirements
+
+
+def changelog_major():
+    for line in open(CHANGELOG):
+        match = re.match(r"^## \[(\d+)\.(\d+)\.(\d+)\]", line)
+        if match:
+            return int(match.group(1))
+    return 0
+
+
+def breaks(baseline, current):
+    """Every break of `current` against `baseline`, as readable lines."""
+    _, old_symbols, old_conformances, old_requirements = baseline
+    new_symbols, new_conformances, new_requirements = current
+    found = []
+    for usr, line in sorted(old_symbols.items(), key=lambda item: item[1]):
+        if usr not in new_symbols:
+            fields = line.split("\t")
+            found.append("removed or changed: %s %s: %s" % (fields[1], fields[3], fields[4]))
+    for key in sorted(old_conformances):
+        if key not in new_conformances:
+            fields = key.split("\t")
+            found.append("conformance removed: %s no longer conforms to %s" % (fields[1], fields[2]))
+    for key, line in sorted(new_requirements.items()):
+        fields = line.split("\t")
+        if key not in old_requirements and fields[3] == "required":
+            found.append("protocol requirement added without a default: %s requires %s" % (fields[1], fields[2]))
+    return found
+
+
+def additions(baseline, current):
+    _, old_symbols, old_conformances, _ = baseline
+    new_symbols, new_conformances, _ = current
+    added = [new_symbols[usr].split("\t") for usr in new_symbols if usr not in old_symbols]
+    return sorted("%s %s" % (fields[1], fields[3]) for fields in added) + \
+        sorted("conformance %s: %s" % tuple(key.split("\t")[1:3]) for key in new_conformances if key not in old_conformances)
+
+
+def write_baseline(major, current):
+    symbols, conformances, requirements = current
+    os.makedirs(os.path.dirname(BASELINE), exist_ok=True)
+    with open(BASELINE, "w") as out:
+        out.write("# PlayerKit API baseline, major version %d\n" % major)
+        out.write("# Written by Scripts/check-api.py --update; read by make test (Scripts/check-api.py).\n")
+        out.write("# Every public symbol, conformance and protocol requirement, tab-separated.\n")
+        for line in sorted(symbols.values()) + sorted(conformances.values()) + sorted(requirements.values()):
+            out.write(line + "\n")
+
+
+def self_test(current):
+    """The check against a copy of the current API with one symbol, one conformance removed and one
+    requirement added: each must be reported."""
+    symbols, conformances, requirements = current
+    baseline = (1, dict(symbols), dict(conformances), dict(requirements))
+    if breaks(baseline, current):
+        print("api self-test: the current API against itself reports breaks", file=sys.stderr)
+        return 1
+    victim = next(usr for usr, line in sorted(symbols.items(), key=lambda item: item[1]) if line.split("\t")[2] == "swift.method")
+    conformance = sorted(conformances)[0]
+    requirement = next(key for key, line in sorted(requirements.items()) if line.split("\t")[3] == "required")
+    cases = [
+        ("a removed method (%s)" % symbols[victim].split("\t")[3],
+         ({u: l for u, l in symbols.items() if u != victim}, conformances, requirements)),
+        ("a removed conformance (%s)" % conformance.replace("\t", " "),
+         (symbols, {k: l for k, l in conformances.items() if k != conformance}, requirements)),
+        ("a new protocol requirement (%s)" % requirement.replace("\t", " "),
+         (symbols, conformances, requirements)),
+    ]
+    failed = 0
+    for index, (name, changed) in enumerate(cases):
+        old = baseline
+        if index == 2:
+            old = (1, symbols, conformances, {k: l for k, l in requirements.items() if k != requirement})
+        found = breaks(old, changed)
+        if len(found) == 1:
+            print("api self-test: %s is reported: %s" % (name, found[0]))
+        else:
+            print("api self-test: %s gave %d reports, not 1: %s" % (name, len(found), found), file=sys.stderr)
+            failed = 1
+    return failed
+
+
+def main():
+    arguments = sys.argv[1:]
+    current = current_api()
+    if "--self-test" in arguments:
+        return self_test(current)
+    if "--update" in arguments:
+        major = max(changelog_major(), 1)
+        write_baseline(major, current)
+        print("api: wrote %s (%d symbols, major version %d)" % (os.path.relpath(BASELINE, ROOT), len(current[0]), major))
+        return 0
+    baseline = read_baseline()
+    found = breaks(baseline, current)
+    added = additions(baseline, current)
+    major, package_major = baseline[0], changelog_major()
+    if added:
+        print("api: %d additions to the baseline (take them with Scripts/check-api.py --update):" % len(added))
+        for line in added[:40]:
+            print("  + " + line)
+        if len(added) > 40:
+            print("  ... and %d more" % (len(added) - 40))
+    if found and package_major <= major:
+        print("api: %d breaking changes against the major version %d baseline (%s):"
+              % (len(found), major, os.path.relpath(BASELINE, ROOT)), file=sys.stderr)
+        for line in found:
+            print("  - " + line, file=sys.stderr)
+        print("api: a break needs a new major version: put it in CHANGELOG.md, then take the new baseline"
+              " with Scripts/check-api.py --update", file=sys.stderr)
+        return 1
+    if found:
+        print("api: %d breaking changes, allowed: CHANGELOG's version %d is a new major version (baseline: %d);"
+              " take the new baseline with Scripts/check-api.py --update" % (len(found), package_major, major))
+    print("api: ok, %d public symbols, no break against the major version %d baseline" % (len(current[0]), major))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

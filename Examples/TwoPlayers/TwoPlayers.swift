@@ -129,7 +129,7 @@ final class EventPrinter: PlayerDelegate {
 
     private var elapsed: Double { ExampleSupport.seconds(since: start) }
 
-    func player(_ player: Player, didEmit record: PlayerEventRecord) {
+    func player(_ player: any MediaPlayer, didEmit record: PlayerEventRecord) {
         emit(record)
         if case .itemEnded = record.event { noteEnd() }
     }

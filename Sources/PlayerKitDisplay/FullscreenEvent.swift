@@ -63,7 +63,7 @@ public enum FullscreenEvent: PlayerDelegateEvent {
     }
 
     /// Calls the matching ``FullscreenEventDelegate`` method, if the delegate adopts it.
-    public func dispatch(to delegate: any PlayerDelegate, from player: Player) {
+    public func dispatch(to delegate: any PlayerDelegate, from player: any MediaPlayer) {
         guard let delegate = delegate as? any FullscreenEventDelegate else { return }
         switch self {
         case .ownershipChanged(let owner): delegate.player(player, didChangeFullscreenOwner: owner)
@@ -80,28 +80,28 @@ public enum FullscreenEvent: PlayerDelegateEvent {
 /// ``/PlayerKitCore/PlayerDelegate/player(_:didEmit:)``. Every method does nothing by default.
 public protocol FullscreenEventDelegate: PlayerDelegate {
     /// ``FullscreenEvent/ownershipChanged(owner:)``. Default: nothing.
-    func player(_ player: Player, didChangeFullscreenOwner owner: PlayerID?)
+    func player(_ player: any MediaPlayer, didChangeFullscreenOwner owner: PlayerID?)
     /// ``FullscreenEvent/fullscreenChanged(_:)``. Default: nothing.
-    func player(_ player: Player, didChangeFullscreen isFullscreen: Bool)
+    func player(_ player: any MediaPlayer, didChangeFullscreen isFullscreen: Bool)
     /// ``FullscreenEvent/fullscreenUndone(owner:)``. Default: nothing.
-    func player(_ player: Player, hadFullscreenUndoneFor owner: PlayerID)
+    func player(_ player: any MediaPlayer, hadFullscreenUndoneFor owner: PlayerID)
     /// ``FullscreenEvent/orientationChanged(_:)``. Default: nothing.
-    func player(_ player: Player, didSeeOrientation orientation: Orientation)
+    func player(_ player: any MediaPlayer, didSeeOrientation orientation: Orientation)
     /// ``FullscreenEvent/orientationRequested(_:)``. Default: nothing.
-    func player(_ player: Player, requestsOrientation orientation: Orientation)
+    func player(_ player: any MediaPlayer, requestsOrientation orientation: Orientation)
 }
 
 extension FullscreenEventDelegate {
     /// Does nothing.
-    public func player(_ player: Player, didChangeFullscreenOwner owner: PlayerID?) {}
+    public func player(_ player: any MediaPlayer, didChangeFullscreenOwner owner: PlayerID?) {}
     /// Does nothing.
-    public func player(_ player: Player, didChangeFullscreen isFullscreen: Bool) {}
+    public func player(_ player: any MediaPlayer, didChangeFullscreen isFullscreen: Bool) {}
     /// Does nothing.
-    public func player(_ player: Player, hadFullscreenUndoneFor owner: PlayerID) {}
+    public func player(_ player: any MediaPlayer, hadFullscreenUndoneFor owner: PlayerID) {}
     /// Does nothing.
-    public func player(_ player: Player, didSeeOrientation orientation: Orientation) {}
+    public func player(_ player: any MediaPlayer, didSeeOrientation orientation: Orientation) {}
     /// Does nothing.
-    public func player(_ player: Player, requestsOrientation orientation: Orientation) {}
+    public func player(_ player: any MediaPlayer, requestsOrientation orientation: Orientation) {}
 }
 
 extension PlayerEventKind {

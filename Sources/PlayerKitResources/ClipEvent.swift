@@ -53,7 +53,7 @@ public enum ClipEvent: PlayerDelegateEvent {
     }
 
     /// Calls the matching ``ClipEventDelegate`` method, if the delegate adopts it.
-    public func dispatch(to delegate: any PlayerDelegate, from player: Player) {
+    public func dispatch(to delegate: any PlayerDelegate, from player: any MediaPlayer) {
         guard let delegate = delegate as? any ClipEventDelegate else { return }
         switch self {
         case .clipChanged(let index, let seam): delegate.player(player, didChangeClip: index, seam: seam)
@@ -68,20 +68,20 @@ public enum ClipEvent: PlayerDelegateEvent {
 /// ``/PlayerKitCore/PlayerDelegate/player(_:didEmit:)``. Every method does nothing by default.
 public protocol ClipEventDelegate: PlayerDelegate {
     /// ``ClipEvent/clipChanged(index:seam:)``. Default: nothing.
-    func player(_ player: Player, didChangeClip index: Int, seam: SeamTiming?)
+    func player(_ player: any MediaPlayer, didChangeClip index: Int, seam: SeamTiming?)
     /// ``ClipEvent/loopWrapped(count:seam:)``. Default: nothing.
-    func player(_ player: Player, didWrapLoop count: Int, seam: SeamTiming?)
+    func player(_ player: any MediaPlayer, didWrapLoop count: Int, seam: SeamTiming?)
     /// ``ClipEvent/clipUnplayable(index:error:)``. Default: nothing.
-    func player(_ player: Player, didFindUnplayableClip index: Int, error: PlayerError)
+    func player(_ player: any MediaPlayer, didFindUnplayableClip index: Int, error: PlayerError)
 }
 
 extension ClipEventDelegate {
     /// Does nothing.
-    public func player(_ player: Player, didChangeClip index: Int, seam: SeamTiming?) {}
+    public func player(_ player: any MediaPlayer, didChangeClip index: Int, seam: SeamTiming?) {}
     /// Does nothing.
-    public func player(_ player: Player, didWrapLoop count: Int, seam: SeamTiming?) {}
+    public func player(_ player: any MediaPlayer, didWrapLoop count: Int, seam: SeamTiming?) {}
     /// Does nothing.
-    public func player(_ player: Player, didFindUnplayableClip index: Int, error: PlayerError) {}
+    public func player(_ player: any MediaPlayer, didFindUnplayableClip index: Int, error: PlayerError) {}
 }
 
 extension PlayerEventKind {

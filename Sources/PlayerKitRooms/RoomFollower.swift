@@ -437,7 +437,7 @@ public enum RoomPlayerEvent: PlayerDelegateEvent {
     }
 
     /// Calls ``RoomEventDelegate/player(_:didSeeRoomEvent:)`` if the delegate adopts it.
-    public func dispatch(to delegate: any PlayerDelegate, from player: Player) {
+    public func dispatch(to delegate: any PlayerDelegate, from player: any MediaPlayer) {
         guard let delegate = delegate as? any RoomEventDelegate else { return }
         switch self {
         case .room(let event): delegate.player(player, didSeeRoomEvent: event)
@@ -450,12 +450,12 @@ public enum RoomPlayerEvent: PlayerDelegateEvent {
 /// event order. Every method does nothing by default.
 public protocol RoomEventDelegate: PlayerDelegate {
     /// ``RoomPlayerEvent/room(_:)``. Default: nothing.
-    func player(_ player: Player, didSeeRoomEvent event: RoomEvent)
+    func player(_ player: any MediaPlayer, didSeeRoomEvent event: RoomEvent)
 }
 
 extension RoomEventDelegate {
     /// Does nothing.
-    public func player(_ player: Player, didSeeRoomEvent event: RoomEvent) {}
+    public func player(_ player: any MediaPlayer, didSeeRoomEvent event: RoomEvent) {}
 }
 
 extension PlayerEventKind {

@@ -28,7 +28,7 @@ public enum SyncEvent: PlayerDelegateEvent {
     }
 
     /// Calls the matching ``SyncEventDelegate`` method, if the delegate adopts it.
-    public func dispatch(to delegate: any PlayerDelegate, from player: Player) {
+    public func dispatch(to delegate: any PlayerDelegate, from player: any MediaPlayer) {
         guard let delegate = delegate as? any SyncEventDelegate else { return }
         switch self {
         case .drift(let seconds): delegate.player(player, didDriftBy: seconds)
@@ -41,12 +41,12 @@ public enum SyncEvent: PlayerDelegateEvent {
 /// ``/PlayerKitCore/PlayerDelegate/player(_:didEmit:)``. Every method does nothing by default.
 public protocol SyncEventDelegate: PlayerDelegate {
     /// ``SyncEvent/drift(_:)``. Default: nothing.
-    func player(_ player: Player, didDriftBy seconds: Double)
+    func player(_ player: any MediaPlayer, didDriftBy seconds: Double)
 }
 
 extension SyncEventDelegate {
     /// Does nothing.
-    public func player(_ player: Player, didDriftBy seconds: Double) {}
+    public func player(_ player: any MediaPlayer, didDriftBy seconds: Double) {}
 }
 
 extension PlayerEventKind {

@@ -50,8 +50,7 @@ import Synchronization
 /// ``commands``, ``releaseCount``, ``frameObservationCount``.
 ///
 /// **Differences from ``/PlayerKitCore/Player``.** ``send(_:)`` carries the command out at once (a real
-/// player does it a little later). There is no delegate (features use the bus), no audio devices
-/// or tracks, and frames are plain colour. IDs are unique among the live fake players on one
+/// player does it a little later). There are no audio devices or tracks, and frames are plain colour. IDs are unique among the live fake players on one
 /// bus (tests with buses of their own may use the same IDs at once); a fake and a real player
 /// may share one.
 ///
@@ -108,6 +107,25 @@ public final class FakePlayer: MediaPlayer {
     public let positionInterval: Duration
 
     private let emitter: PlayerEventEmitter
+    private let delegateState = Locked<(delegate: WeakReference<any PlayerDelegate>, subscription: PlayerSubscription?)>(
+        (WeakReference(nil), nil))
+
+    /// The delegate, held weakly: it hears this fake's events as a ``/PlayerKitCore/Player``'s
+    /// delegate hears a real player's (the same adapter,
+    /// ``/PlayerKitCore/PlayerEventBus/subscribe(_:to:queue:)``), one call at a time in the fake's
+    /// order, up to its ``/PlayerKitCore/PlayerEvent/shutDown``. Setting another replaces it from
+    /// then on; the one before hears nothing more.
+    public var delegate: (any PlayerDelegate)? {
+        get { delegateState.withLock { $0.delegate.object } }
+        set {
+            let subscription = newValue.map { eventBus.subscribe($0, to: self) }
+            let old = delegateState.withLock { state -> PlayerSubscription? in
+                defer { state = (WeakReference(newValue), subscription) }
+                return state.subscription
+            }
+            old?.cancel()
+        }
+    }
     /// How the fake's events reach its bus (``FakeEventDelivery``).
     public let delivery: FakeEventDelivery
     private let model: Locked<State>

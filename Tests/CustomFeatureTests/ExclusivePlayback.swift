@@ -23,7 +23,7 @@ enum ExclusivePlaybackEvent: PlayerDelegateEvent {
         }
     }
 
-    func dispatch(to delegate: any PlayerDelegate, from player: Player) {
+    func dispatch(to delegate: any PlayerDelegate, from player: any MediaPlayer) {
         guard let delegate = delegate as? any ExclusivePlaybackDelegate else { return }
         switch self {
         case .pausedBecauseOf(let other): delegate.player(player, wasPausedBecauseOf: other)
@@ -33,7 +33,7 @@ enum ExclusivePlaybackEvent: PlayerDelegateEvent {
 
 /// The feature's typed delegate method.
 protocol ExclusivePlaybackDelegate: PlayerDelegate {
-    func player(_ player: Player, wasPausedBecauseOf other: PlayerID)
+    func player(_ player: any MediaPlayer, wasPausedBecauseOf other: PlayerID)
 }
 
 extension PlayerEventKind {

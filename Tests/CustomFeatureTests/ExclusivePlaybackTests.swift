@@ -15,11 +15,11 @@ final class ExclusiveDelegate: ExclusivePlaybackDelegate {
         (generic, genericSink) = AsyncStream.makeStream()
     }
 
-    func player(_ player: Player, didEmit record: PlayerEventRecord) {
+    func player(_ player: any MediaPlayer, didEmit record: PlayerEventRecord) {
         if record.event.kind == .exclusivePlaybackPaused { genericSink.yield(record) }
     }
 
-    func player(_ player: Player, wasPausedBecauseOf other: PlayerID) {
+    func player(_ player: any MediaPlayer, wasPausedBecauseOf other: PlayerID) {
         typedSink.yield((player.id, other))
     }
 }

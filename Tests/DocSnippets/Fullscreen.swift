@@ -31,7 +31,7 @@ func snippet_orientation(policy: FullscreenPolicy) async throws {
 func snippet_events(record: PlayerEventRecord) async throws {
     // snippet: events
     final class Screen: FullscreenEventDelegate {               // also a PlayerDelegate
-        func player(_ player: Player, didChangeFullscreen isFullscreen: Bool) { print(player.id, isFullscreen) }
+        func player(_ player: any MediaPlayer, didChangeFullscreen isFullscreen: Bool) { print(player.id, isFullscreen) }
     }
     if case .fullscreenChanged(let on)? = record.event.feature(FullscreenEvent.self) { print(record.playerID, on) }
     // end snippet

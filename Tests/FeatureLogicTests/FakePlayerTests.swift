@@ -233,6 +233,39 @@ struct FakePlayerTests {
         #expect(seen.contains { if case .mediaLoaded = $0 { return true } else { return false } })
     }
 
+    @Test("a fake has a delegate, the same adapter as a real player's: typed calls in order, with the player, up to its shutDown")
+    func fakeDelegate() async throws {
+        final class Recorder: PlayerDelegate {
+            let calls = Locked<[String]>([])
+            func player(_ player: any MediaPlayer, didChangeStateFrom oldState: PlayerState, to newState: PlayerState) {
+                calls.withLock { $0.append("\(player.id) \(newState)") }
+            }
+            func player(_ player: any MediaPlayer, didLoad media: MediaInfo) {
+                calls.withLock { $0.append("\(player.id) loaded \(media.source)") }
+            }
+            func playerDidShutDown(_ player: any MediaPlayer) { calls.withLock { $0.append("\(player.id) shutDown") } }
+        }
+        let recorder = Recorder()
+        let player = try FakePlayer(id: "delegated", clock: clock, bus: bus)
+        player.delegate = recorder
+        #expect(player.delegate === recorder)
+        try await player.load("clip.mp4")
+        await player.shutdown()
+        #expect(await eventually { recorder.calls.withLock { $0.last } == "delegated shutDown" })
+        let calls = recorder.calls.withLock { $0 }
+        #expect(calls.contains("delegated loaded clip.mp4"))
+        #expect(calls.firstIndex(of: "delegated playing") ?? .max < calls.firstIndex(of: "delegated shutDown") ?? 0)
+        // A later fake with the same ID is a different player: the old delegate hears nothing of it.
+        // (Its own delegate hearing its shutDown shows its events went through the bus.)
+        let later = Recorder()
+        let next = try FakePlayer(id: "delegated", clock: clock, bus: bus)
+        next.delegate = later
+        try await next.load("clip.mp4")
+        await next.shutdown()
+        #expect(await eventually { later.calls.withLock { $0.last } == "delegated shutDown" })
+        #expect(recorder.calls.withLock { $0 } == calls)
+    }
+
     @Test("a sleeper on the manual clock wakes when the clock reaches its deadline, and not before")
     func manualClockSleep() async throws {
         let woke = Locked(false)

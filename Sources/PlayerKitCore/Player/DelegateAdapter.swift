@@ -1,32 +1,66 @@
 import Dispatch
 import PlayerKitSupport
 
-/// A player's delegate, as what every other listener is: a subscription to the player's ID on
-/// its bus (the one primitive), delivered on the player's delegate queue. The adapter's whole job
-/// is to call the delegate's two methods for each record (``PlayerDelegate/player(_:didEmit:)``
-/// and the typed method of a ``PlayerDelegateEvent``) with the player, and to end at the player's
-/// ``PlayerEvent/shutDown``, so a later player with the same ID is not heard.
+extension PlayerEventBus {
+    /// Subscribes a delegate to a player's events: the adapter every delegate is, over the one
+    /// primitive (a subscription to the player's ID on this bus).
+    ///
+    /// For each of the player's events, in the player's order, one at a time, on a serial queue
+    /// that targets `queue`, the delegate's ``PlayerDelegate/player(_:didEmit:)`` is called, then
+    /// the event's typed method (a core event's, or a ``PlayerDelegateEvent``'s). The subscription
+    /// ends by itself after the player's ``PlayerEvent/shutDown``, so a later player with the
+    /// same ID is not heard. ``Player/delegate`` is built on this; so is any `MediaPlayer`'s
+    /// delegate, a fake's included (`FakePlayer.delegate`), or an app's own conformer's.
+    ///
+    /// - Parameters:
+    ///   - delegate: held weakly: once it is gone, calls stop.
+    ///   - player: held weakly, and passed to every call. Its ``MediaPlayer/eventBus`` should be
+    ///     this bus.
+    ///   - queue: the queue the calls run on (as the target of the subscription's own serial
+    ///     queue); `nil`: a global queue.
+    /// - Returns: the subscription; ``PlayerSubscription/cancel()`` stops the calls.
+    public func subscribe(
+        _ delegate: any PlayerDelegate, to player: any MediaPlayer, queue: DispatchQueue? = nil
+    ) -> PlayerSubscription {
+        let delegateBox = WeakReference<any PlayerDelegate>(delegate)
+        let playerBox = WeakReference<any MediaPlayer>(player)
+        // The subscription, held weakly by its own handler, which cancels it after `shutDown`.
+        let own = Locked(WeakReference<PlayerSubscription>(nil))
+        // Set after `shutDown`: a later player with the same ID is never heard.
+        let ended = Locked(false)
+        let subscription = subscribe(to: player.id, delivery: .queue(queue)) { record in
+            guard !ended.withLock({ $0 }), let delegate = delegateBox.object, let player = playerBox.object else { return }
+            delegate.player(player, didEmit: record)
+            record.event.dispatch(to: delegate, from: player)
+            if record.event == .shutDown {
+                ended.withLock { $0 = true }
+                own.withLock { $0.object }?.cancel()
+            }
+        }
+        own.withLock { $0.object = subscription }
+        return subscription
+    }
+}
+
+/// ``Player/delegate``: the player's delegate subscription (``PlayerEventBus/subscribe(_:to:queue:)``),
+/// replaced when the app sets another, cancelled when the player goes away.
 final class DelegateAdapter: Sendable {
     private struct State {
         var delegate = WeakReference<any PlayerDelegate>(nil)
         var subscription: PlayerSubscription?
-        /// The player's last event was heard: nothing more is delivered.
+        /// The player went away: nothing more is delivered.
         var ended = false
     }
 
-    private let bus: PlayerEventBus
-    private let id: PlayerID
     private let queue: DispatchQueue
     private let state = Locked(State())
     private let playerBox = Locked(WeakReference<Player>(nil))
 
-    init(bus: PlayerEventBus, id: PlayerID, queue: DispatchQueue) {
-        self.bus = bus
-        self.id = id
+    init(queue: DispatchQueue) {
         self.queue = queue
     }
 
-    /// The player passed to the delegate's methods (held weakly: a dropped player gets no calls).
+    /// The player whose events the delegate hears (held weakly: a dropped player gets no calls).
     func attach(_ player: Player) {
         playerBox.withLock { $0.object = player }
     }
@@ -36,7 +70,8 @@ final class DelegateAdapter: Sendable {
     var delegate: (any PlayerDelegate)? {
         get { state.withLock { $0.delegate.object } }
         set {
-            let subscription = newValue.map { _ in subscribe() }
+            let player = playerBox.withLock { $0.object }
+            let subscription = newValue.flatMap { delegate in player.map { $0.eventBus.subscribe(delegate, to: $0, queue: queue) } }
             let (old, unused) = state.withLock { state -> (PlayerSubscription?, PlayerSubscription?) in
                 guard !state.ended else { return (nil, subscription) }
                 defer {
@@ -58,21 +93,5 @@ final class DelegateAdapter: Sendable {
             return state.subscription
         }
         subscription?.cancel()
-    }
-
-    private func subscribe() -> PlayerSubscription {
-        bus.subscribe(to: id, delivery: .queue(queue)) { [weak self] record in
-            self?.deliver(record)
-        }
-    }
-
-    /// On the delegate queue, one record at a time, in the player's order (the bus's handler,
-    /// with no PlayerKit lock held).
-    private func deliver(_ record: PlayerEventRecord) {
-        guard let delegate = state.withLock({ $0.ended ? nil : $0.delegate.object }),
-              let player = playerBox.withLock({ $0.object }) else { return }
-        delegate.player(player, didEmit: record)
-        record.event.dispatch(to: delegate, from: player)
-        if record.event == .shutDown { detach() }
     }
 }

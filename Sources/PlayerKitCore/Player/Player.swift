@@ -79,7 +79,6 @@ public final class Player: MediaPlayer {
         self.registryToken = token
         self.eventBus = configuration.eventBus
         let adapter = DelegateAdapter(
-            bus: configuration.eventBus, id: id,
             queue: DispatchQueue(label: "PlayerKit.delegate.\(id)", target: configuration.delegateQueue))
         self.delegateAdapter = adapter
         adapter.attach(self)

@@ -13,6 +13,12 @@
 /// type conforms to ``PlayerDelegateEvent`` and calls the methods of a delegate protocol of its
 /// own (for example `FullscreenEventDelegate`), which the app's delegate adopts next to this one.
 ///
+/// **Which player.** Each method gets the player as `any MediaPlayer`: a ``Player``, or a fake
+/// (`FakePlayer` has a delegate too), or an app's own conformer. Its ID, read-outs and commands
+/// are all there; cast to ``Player`` only for what a real core alone offers (frames, OpenGL).
+/// A delegate is a bus subscription to the player's ID (``PlayerEventBus/subscribe(_:to:queue:)``),
+/// as every listener is.
+///
 /// **Defaults.** Every method has a default implementation that does nothing; implement only
 /// what you need. The player holds its delegate weakly.
 ///
@@ -20,102 +26,102 @@
 /// not the thread that set it.
 public protocol PlayerDelegate: AnyObject, Sendable {
     /// Every event, before the specific method below. Default: nothing.
-    func player(_ player: Player, didEmit record: PlayerEventRecord)
+    func player(_ player: any MediaPlayer, didEmit record: PlayerEventRecord)
     /// ``PlayerEvent/stateChanged(from:to:)``. Default: nothing.
-    func player(_ player: Player, didChangeStateFrom oldState: PlayerState, to newState: PlayerState)
+    func player(_ player: any MediaPlayer, didChangeStateFrom oldState: PlayerState, to newState: PlayerState)
     /// ``PlayerEvent/positionChanged(_:)``. Default: nothing.
-    func player(_ player: Player, didUpdatePosition position: Double)
+    func player(_ player: any MediaPlayer, didUpdatePosition position: Double)
     /// ``PlayerEvent/durationKnown(_:)``. Default: nothing.
-    func player(_ player: Player, didLearnDuration duration: Double)
+    func player(_ player: any MediaPlayer, didLearnDuration duration: Double)
     /// ``PlayerEvent/mediaLoaded(_:)``. Default: nothing.
-    func player(_ player: Player, didLoad media: MediaInfo)
+    func player(_ player: any MediaPlayer, didLoad media: MediaInfo)
     /// ``PlayerEvent/firstFrame``. Default: nothing.
-    func playerDidShowFirstFrame(_ player: Player)
+    func playerDidShowFirstFrame(_ player: any MediaPlayer)
     /// ``PlayerEvent/seekCompleted(position:)``. Default: nothing.
-    func player(_ player: Player, didCompleteSeekAt position: Double?)
+    func player(_ player: any MediaPlayer, didCompleteSeekAt position: Double?)
     /// ``PlayerEvent/bufferingProgress(percent:)``. Default: nothing.
-    func player(_ player: Player, didUpdateBuffering percent: Double)
+    func player(_ player: any MediaPlayer, didUpdateBuffering percent: Double)
     /// ``PlayerEvent/volumeChanged(_:)``. Default: nothing.
-    func player(_ player: Player, didChangeVolume volume: Double)
+    func player(_ player: any MediaPlayer, didChangeVolume volume: Double)
     /// ``PlayerEvent/muteChanged(_:)``. Default: nothing.
-    func player(_ player: Player, didChangeMute isMuted: Bool)
+    func player(_ player: any MediaPlayer, didChangeMute isMuted: Bool)
     /// ``PlayerEvent/speedChanged(_:)``. Default: nothing.
-    func player(_ player: Player, didChangeSpeed speed: Double)
+    func player(_ player: any MediaPlayer, didChangeSpeed speed: Double)
     /// ``PlayerEvent/tracksChanged(_:)``. Default: nothing.
-    func player(_ player: Player, didChangeTracks tracks: [Track])
+    func player(_ player: any MediaPlayer, didChangeTracks tracks: [Track])
     /// ``PlayerEvent/videoDecoderChanged(_:)``. Default: nothing.
-    func player(_ player: Player, didChangeVideoDecoder decoder: VideoDecoder?)
+    func player(_ player: any MediaPlayer, didChangeVideoDecoder decoder: VideoDecoder?)
     /// ``PlayerEvent/fullscreenStateChanged(_:)``: mpv's `fullscreen` property changed, by any
     /// path. Default: nothing.
-    func player(_ player: Player, didChangeFullscreenState isFullscreen: Bool)
+    func player(_ player: any MediaPlayer, didChangeFullscreenState isFullscreen: Bool)
     /// ``PlayerEvent/loopModeChanged(_:)``. Default: nothing.
-    func player(_ player: Player, didChangeLoopMode mode: LoopMode)
+    func player(_ player: any MediaPlayer, didChangeLoopMode mode: LoopMode)
     /// ``PlayerEvent/playlistChanged(_:)``. Default: nothing.
-    func player(_ player: Player, didChangePlaylist playlist: PlaylistPosition)
+    func player(_ player: any MediaPlayer, didChangePlaylist playlist: PlaylistPosition)
     /// ``PlayerEvent/itemEnded(_:)``. Default: nothing.
-    func player(_ player: Player, didEndItem reason: ItemEndReason)
+    func player(_ player: any MediaPlayer, didEndItem reason: ItemEndReason)
     /// ``PlayerEvent/error(_:)``. Default: nothing.
-    func player(_ player: Player, didFail error: PlayerError)
+    func player(_ player: any MediaPlayer, didFail error: PlayerError)
     /// ``PlayerEvent/eventsLost(_:)``: mpv's event queue overflowed, some events were lost, and
     /// the player's state was rebuilt to `snapshot`. Default: nothing.
-    func player(_ player: Player, didLoseEventsRecoveringTo snapshot: PlayerSnapshot)
+    func player(_ player: any MediaPlayer, didLoseEventsRecoveringTo snapshot: PlayerSnapshot)
     /// ``PlayerEvent/created``: only reaches a delegate given to ``Player/init(id:configuration:delegate:)``.
     /// Default: nothing.
-    func playerWasCreated(_ player: Player)
+    func playerWasCreated(_ player: any MediaPlayer)
     /// ``PlayerEvent/shutDown``: the core is destroyed; the last call this delegate gets from
     /// the player. Not called for a player that was dropped (there is no player to pass).
     /// Default: nothing.
-    func playerDidShutDown(_ player: Player)
+    func playerDidShutDown(_ player: any MediaPlayer)
 }
 
 extension PlayerDelegate {
     /// Does nothing.
-    public func player(_ player: Player, didEmit record: PlayerEventRecord) {}
+    public func player(_ player: any MediaPlayer, didEmit record: PlayerEventRecord) {}
     /// Does nothing.
-    public func player(_ player: Player, didChangeStateFrom oldState: PlayerState, to newState: PlayerState) {}
+    public func player(_ player: any MediaPlayer, didChangeStateFrom oldState: PlayerState, to newState: PlayerState) {}
     /// Does nothing.
-    public func player(_ player: Player, didUpdatePosition position: Double) {}
+    public func player(_ player: any MediaPlayer, didUpdatePosition position: Double) {}
     /// Does nothing.
-    public func player(_ player: Player, didLearnDuration duration: Double) {}
+    public func player(_ player: any MediaPlayer, didLearnDuration duration: Double) {}
     /// Does nothing.
-    public func player(_ player: Player, didLoad media: MediaInfo) {}
+    public func player(_ player: any MediaPlayer, didLoad media: MediaInfo) {}
     /// Does nothing.
-    public func playerDidShowFirstFrame(_ player: Player) {}
+    public func playerDidShowFirstFrame(_ player: any MediaPlayer) {}
     /// Does nothing.
-    public func player(_ player: Player, didCompleteSeekAt position: Double?) {}
+    public func player(_ player: any MediaPlayer, didCompleteSeekAt position: Double?) {}
     /// Does nothing.
-    public func player(_ player: Player, didUpdateBuffering percent: Double) {}
+    public func player(_ player: any MediaPlayer, didUpdateBuffering percent: Double) {}
     /// Does nothing.
-    public func player(_ player: Player, didChangeVolume volume: Double) {}
+    public func player(_ player: any MediaPlayer, didChangeVolume volume: Double) {}
     /// Does nothing.
-    public func player(_ player: Player, didChangeMute isMuted: Bool) {}
+    public func player(_ player: any MediaPlayer, didChangeMute isMuted: Bool) {}
     /// Does nothing.
-    public func player(_ player: Player, didChangeSpeed speed: Double) {}
+    public func player(_ player: any MediaPlayer, didChangeSpeed speed: Double) {}
     /// Does nothing.
-    public func player(_ player: Player, didChangeTracks tracks: [Track]) {}
+    public func player(_ player: any MediaPlayer, didChangeTracks tracks: [Track]) {}
     /// Does nothing.
-    public func player(_ player: Player, didChangeVideoDecoder decoder: VideoDecoder?) {}
+    public func player(_ player: any MediaPlayer, didChangeVideoDecoder decoder: VideoDecoder?) {}
     /// Does nothing.
-    public func player(_ player: Player, didChangeFullscreenState isFullscreen: Bool) {}
+    public func player(_ player: any MediaPlayer, didChangeFullscreenState isFullscreen: Bool) {}
     /// Does nothing.
-    public func player(_ player: Player, didChangeLoopMode mode: LoopMode) {}
+    public func player(_ player: any MediaPlayer, didChangeLoopMode mode: LoopMode) {}
     /// Does nothing.
-    public func player(_ player: Player, didChangePlaylist playlist: PlaylistPosition) {}
+    public func player(_ player: any MediaPlayer, didChangePlaylist playlist: PlaylistPosition) {}
     /// Does nothing.
-    public func player(_ player: Player, didEndItem reason: ItemEndReason) {}
+    public func player(_ player: any MediaPlayer, didEndItem reason: ItemEndReason) {}
     /// Does nothing.
-    public func player(_ player: Player, didFail error: PlayerError) {}
+    public func player(_ player: any MediaPlayer, didFail error: PlayerError) {}
     /// Does nothing.
-    public func player(_ player: Player, didLoseEventsRecoveringTo snapshot: PlayerSnapshot) {}
+    public func player(_ player: any MediaPlayer, didLoseEventsRecoveringTo snapshot: PlayerSnapshot) {}
     /// Does nothing.
-    public func playerWasCreated(_ player: Player) {}
+    public func playerWasCreated(_ player: any MediaPlayer) {}
     /// Does nothing.
-    public func playerDidShutDown(_ player: Player) {}
+    public func playerDidShutDown(_ player: any MediaPlayer) {}
 }
 
 extension PlayerEvent {
     /// Calls the delegate method that matches this event (not ``PlayerDelegate/player(_:didEmit:)``).
-    func dispatch(to delegate: any PlayerDelegate, from player: Player) {
+    func dispatch(to delegate: any PlayerDelegate, from player: any MediaPlayer) {
         switch self {
         case .stateChanged(let from, let to): delegate.player(player, didChangeStateFrom: from, to: to)
         case .positionChanged(let position): delegate.player(player, didUpdatePosition: position)
@@ -148,10 +154,10 @@ extension PlayerEvent {
 ///
 /// ```swift
 /// public protocol ExclusivePlaybackDelegate: PlayerDelegate {
-///     func player(_ player: Player, wasPausedBecauseOf other: PlayerID)
+///     func player(_ player: any MediaPlayer, wasPausedBecauseOf other: PlayerID)
 /// }
 /// extension ExclusivePlaybackEvent: PlayerDelegateEvent {
-///     public func dispatch(to delegate: any PlayerDelegate, from player: Player) {
+///     public func dispatch(to delegate: any PlayerDelegate, from player: any MediaPlayer) {
 ///         guard let delegate = delegate as? any ExclusivePlaybackDelegate else { return }
 ///         if case .pausedBecauseOf(let other) = self { delegate.player(player, wasPausedBecauseOf: other) }
 ///     }
@@ -161,5 +167,5 @@ public protocol PlayerDelegateEvent: PlayerFeatureEvent {
     /// Calls the method of `delegate` that matches this event, if `delegate` adopts the
     /// feature's delegate protocol. Called on the player's delegate queue, in the player's event
     /// order, right after ``PlayerDelegate/player(_:didEmit:)``.
-    func dispatch(to delegate: any PlayerDelegate, from player: Player)
+    func dispatch(to delegate: any PlayerDelegate, from player: any MediaPlayer)
 }

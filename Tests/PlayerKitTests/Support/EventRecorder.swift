@@ -27,9 +27,9 @@ final class EventRecorder: PlayerDelegate {
 
     private let storage = Locked(Storage())
     /// Called for each record, on the delegate queue, after it is stored.
-    let onEvent: (@Sendable (Player, PlayerEventRecord) -> Void)?
+    let onEvent: (@Sendable (any MediaPlayer, PlayerEventRecord) -> Void)?
 
-    init(onEvent: (@Sendable (Player, PlayerEventRecord) -> Void)? = nil) {
+    init(onEvent: (@Sendable (any MediaPlayer, PlayerEventRecord) -> Void)? = nil) {
         self.onEvent = onEvent
     }
 
@@ -46,7 +46,7 @@ final class EventRecorder: PlayerDelegate {
         events.compactMap { if case .stateChanged(_, let to) = $0 { return to } else { return nil } }
     }
 
-    func player(_ player: Player, didEmit record: PlayerEventRecord) {
+    func player(_ player: any MediaPlayer, didEmit record: PlayerEventRecord) {
         let onQueue = DispatchQueue.getSpecific(key: Fixtures.delegateQueueKey) == "tests.delegates"
         let delivery = Delivery(record: record, receiverID: player.id, onDelegateQueue: onQueue)
         let ready = storage.withLock { storage -> [CheckedContinuation<PlayerEventRecord?, Never>] in
@@ -59,7 +59,7 @@ final class EventRecorder: PlayerDelegate {
         onEvent?(player, record)
     }
 
-    func player(_ player: Player, didChangeStateFrom oldState: PlayerState, to newState: PlayerState) {
+    func player(_ player: any MediaPlayer, didChangeStateFrom oldState: PlayerState, to newState: PlayerState) {
         storage.withLock { $0.specificCalls += 1 }
     }
 

@@ -2,7 +2,7 @@ import PlayerKit
 
 /// Prints each player's state changes. Delegates are held weakly: keep this object.
 final class Monitor: PlayerDelegate {
-    func player(_ player: Player, didChangeStateFrom old: PlayerState, to new: PlayerState) {
+    func player(_ player: any MediaPlayer, didChangeStateFrom old: PlayerState, to new: PlayerState) {
         print("\(player.id): \(old) -> \(new)")
     }
 }

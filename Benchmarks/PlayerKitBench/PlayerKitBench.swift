@@ -176,7 +176,7 @@ final class EventCounter: Sendable {
     private let tally = Tally()
     private let subscription: PlayerSubscription
 
-    init(bus: PlayerEventBus, kinds: Set<PlayerEvent.Kind>) {
+    init(bus: PlayerEventBus, kinds: Set<PlayerEventKind>) {
         let tally = self.tally
         subscription = bus.subscribe(to: .all, kinds: kinds, delivery: .immediate) { _ in tally.increment() }
     }

@@ -114,7 +114,7 @@ public struct JSONEventLine: Encodable, Sendable {
     /// The line for `record`, `t` seconds after the start.
     public init(_ record: PlayerEventRecord, t: Double) {
         player = record.playerID.rawValue
-        event = record.event.name
+        event = record.event.kind.rawValue
         self.t = (t * 1000).rounded() / 1000
         switch record.event {
         case .stateChanged(let old, let new):

@@ -80,7 +80,7 @@ struct Feed: AsyncParsableCommand {
                 view?.poster(poster.frame, of: result.index)
                 line.value = poster.pngFile?.path ?? ""
                 ExampleSupport.printLine(json ? line.json : String(
-                    format: "%7.2f  %@ poster: %dx%d, frame at %.3f s, %@", line.t, item, poster.frame.width, poster.frame.height,
+                    format: "%7.2f  %@ poster: %dx%d, frame at %.3f s, %@", line.t, item, poster.frame.info.format.width, poster.frame.info.format.height,
                     poster.time, poster.pngFile?.path ?? ""))
             case .failure(let error):
                 line.value = "\(error)"

@@ -82,7 +82,7 @@ final class FeedView: Sendable {
             for (index, frame) in now.posters where textures[index] == nil {
                 // Shown at the item's height with its own aspect ratio, centred.
                 if let texture = Self.texture(of: frame, renderer: renderer) {
-                    textures[index] = (texture, min(Self.itemWidth, frame.width * Self.itemHeight / max(frame.height, 1)))
+                    textures[index] = (texture, min(Self.itemWidth, frame.info.format.width * Self.itemHeight / max(frame.info.format.height, 1)))
                 }
             }
             SDL_SetRenderDrawColor(renderer, 24, 24, 24, 255)
@@ -118,15 +118,15 @@ final class FeedView: Sendable {
     /// A texture holding `frame`'s pixels (SDL's byte order for them: XBGR8888 is R, G, B, X in
     /// memory on a little-endian machine, as `rgb0` frames are).
     private static func texture(of frame: VideoFrame, renderer: OpaquePointer) -> OpaquePointer? {
-        let format: UInt32 = switch frame.pixelFormat {
+        let format: UInt32 = switch frame.info.format.pixelFormat {
         case .bgr0: SDL_PIXELFORMAT_XRGB8888.rawValue
         default: SDL_PIXELFORMAT_XBGR8888.rawValue
         }
-        guard let texture = SDL_CreateTexture(renderer, format, Int32(SDL_TEXTUREACCESS_STATIC.rawValue), Int32(frame.width), Int32(frame.height)) else {
+        guard let texture = SDL_CreateTexture(renderer, format, Int32(SDL_TEXTUREACCESS_STATIC.rawValue), Int32(frame.info.format.width), Int32(frame.info.format.height)) else {
             return nil
         }
         frame.withUnsafeBytes { bytes in
-            _ = SDL_UpdateTexture(texture, nil, bytes.baseAddress, Int32(frame.stride))
+            _ = SDL_UpdateTexture(texture, nil, bytes.baseAddress, Int32(frame.info.stride))
         }
         return texture
     }

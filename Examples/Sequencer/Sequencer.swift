@@ -165,7 +165,7 @@ func runDisplayLoop(sequencer: ClipSequencer, options: DisplayOptions, windowRea
             window?.show(frame.frame)
             let key = (frame.clipID, frame.sequenceNumberForReport)
             if options.json, lastReported.map({ $0 != key }) ?? true {
-                var line = JSONEventLine(player: frame.frame.playerID.rawValue, event: "frame", t: deadline.seconds(since: start))
+                var line = JSONEventLine(player: frame.frame.info.playerID.rawValue, event: "frame", t: deadline.seconds(since: start))
                 line.clip = frame.clipID
                 line.sourceTime = frame.sourceTime.map { ($0 * 1000).rounded() / 1000 }
                 line.outputTime = (frame.outputTime.inSeconds * 1000).rounded() / 1000
@@ -191,7 +191,7 @@ func runDisplayLoop(sequencer: ClipSequencer, options: DisplayOptions, windowRea
 }
 
 extension SequencedFrame {
-    fileprivate var sequenceNumberForReport: UInt64 { frame.sequenceNumber }
+    fileprivate var sequenceNumberForReport: UInt64 { frame.info.sequenceNumber }
 }
 
 /// An SDL window showing software frames (bgr0 is SDL's ARGB8888 on little-endian machines).
@@ -217,7 +217,7 @@ final class SoftwareWindow {
 
     func show(_ frame: VideoFrame) {
         frame.withUnsafeBytes { bytes in
-            _ = SDL_UpdateTexture(texture, nil, bytes.baseAddress, Int32(frame.stride))
+            _ = SDL_UpdateTexture(texture, nil, bytes.baseAddress, Int32(frame.info.stride))
         }
         SDL_RenderClear(renderer)
         SDL_RenderCopy(renderer, texture, nil, nil)

@@ -1,25 +1,25 @@
 /// A set of byte offsets as sorted, disjoint, non-adjacent half-open ranges: what an entry of
 /// the cache holds. Pure logic, tested on its own.
-public struct ByteRanges: Sendable, Hashable, CustomStringConvertible {
+struct ByteRanges: Sendable, Hashable, CustomStringConvertible {
     /// The ranges, sorted, never empty, never touching.
-    public private(set) var ranges: [Range<Int64>] = []
+    private(set) var ranges: [Range<Int64>] = []
 
     /// An empty set.
-    public init() {}
+    init() {}
 
     /// A set of the given ranges (merged).
-    public init(_ ranges: [Range<Int64>]) {
+    init(_ ranges: [Range<Int64>]) {
         for range in ranges { insert(range) }
     }
 
     /// The number of bytes held.
-    public var count: Int64 { ranges.reduce(0) { $0 + ($1.upperBound - $1.lowerBound) } }
+    var count: Int64 { ranges.reduce(0) { $0 + ($1.upperBound - $1.lowerBound) } }
 
     /// Whether no byte is held.
-    public var isEmpty: Bool { ranges.isEmpty }
+    var isEmpty: Bool { ranges.isEmpty }
 
     /// Adds `range`, merging it with the ranges it overlaps or touches.
-    public mutating func insert(_ range: Range<Int64>) {
+    mutating func insert(_ range: Range<Int64>) {
         guard !range.isEmpty else { return }
         var lower = range.lowerBound, upper = range.upperBound
         var result: [Range<Int64>] = []
@@ -41,7 +41,7 @@ public struct ByteRanges: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Keeps only the bytes below `limit`.
-    public mutating func clip(to limit: Int64) {
+    mutating func clip(to limit: Int64) {
         ranges = ranges.compactMap { range in
             let upper = min(range.upperBound, limit)
             return range.lowerBound < upper ? range.lowerBound..<upper : nil
@@ -49,18 +49,18 @@ public struct ByteRanges: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// How many bytes are held contiguously from `offset` on (0 when `offset` is not held).
-    public func contiguousCount(from offset: Int64) -> Int64 {
+    func contiguousCount(from offset: Int64) -> Int64 {
         for range in ranges where range.contains(offset) { return range.upperBound - offset }
         return 0
     }
 
     /// Whether every byte of `range` is held.
-    public func contains(_ range: Range<Int64>) -> Bool {
+    func contains(_ range: Range<Int64>) -> Bool {
         range.isEmpty || contiguousCount(from: range.lowerBound) >= range.upperBound - range.lowerBound
     }
 
     /// The first offset at or after `offset` and below `limit` that is not held, or nil.
-    public func firstGap(from offset: Int64, below limit: Int64) -> Int64? {
+    func firstGap(from offset: Int64, below limit: Int64) -> Int64? {
         var candidate = offset
         for range in ranges where range.upperBound > candidate {
             if range.lowerBound > candidate { break }
@@ -70,12 +70,12 @@ public struct ByteRanges: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The start of the first held range after `offset`, or nil.
-    public func nextStart(after offset: Int64) -> Int64? {
+    func nextStart(after offset: Int64) -> Int64? {
         ranges.first { $0.lowerBound > offset }?.lowerBound
     }
 
     /// The ranges as `start-end` (end exclusive), comma separated.
-    public var description: String {
+    var description: String {
         ranges.isEmpty ? "none" : ranges.map { "\($0.lowerBound)-\($0.upperBound)" }.joined(separator: ",")
     }
 }

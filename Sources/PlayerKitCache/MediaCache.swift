@@ -85,15 +85,15 @@ public final class MediaCache: MediaPrecaching {
 
     /// What a read's bound adds to ``Configuration/readTimeout``: a read through the cache
     /// returns within `readTimeout + readTimeoutSlack` (500 ms), on the monotonic clock.
-    public static let readTimeoutSlack: Duration = TransferMachine.Settings.readSlack
+    static let readTimeoutSlack: Duration = TransferMachine.Settings.readSlack
 
     /// The configuration the cache was made with.
-    public let configuration: Configuration
+    let configuration: Configuration
     let store: CacheStore
     private let provider: CacheStreamProvider
 
     /// `$XDG_CACHE_HOME/playerkit/media`, or `~/.cache/playerkit/media`.
-    public static var defaultDirectory: URL {
+    static var defaultDirectory: URL {
         let environment = ProcessInfo.processInfo.environment
         let base = environment["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0, isDirectory: true) : nil }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache", isDirectory: true)
@@ -229,7 +229,7 @@ public final class MediaCache: MediaPrecaching {
     }
 
     /// The longest key accepted, in UTF-8 bytes.
-    public static let maximumKeyLength = 2048
+    static let maximumKeyLength = 2048
 
     static func validate(key: String) throws(MediaCacheError) {
         guard !key.isEmpty else { throw .invalidKey(key, reason: "it is empty") }
@@ -259,23 +259,17 @@ public final class MediaCache: MediaPrecaching {
     }
 }
 
-extension MediaSource {
-    /// `url` played through `cache` under `key` (``MediaCache/source(for:key:)``).
-    public static func cached(_ url: URL, key: String? = nil, in cache: MediaCache) throws(MediaCacheError) -> MediaSource {
-        try cache.source(for: url, key: key)
-    }
-}
 
 /// What is cached under one key (``MediaCache/entry(forKey:)``).
 public struct MediaCacheEntry: Sendable, Hashable {
     /// The key.
     public let key: String
     /// The URL it is fetched from (the latest given).
-    public let url: URL
+    let url: URL
     /// The total size the server reported, nil before its first answer.
     public let size: Int64?
     /// The byte ranges on disk.
-    public let cachedRanges: ByteRanges
+    let cachedRanges: ByteRanges
     /// Whether every byte is cached.
     public let isComplete: Bool
     /// The players reading it now.
@@ -283,13 +277,13 @@ public struct MediaCacheEntry: Sendable, Hashable {
     /// Whether a download of it runs.
     public let isDownloading: Bool
     /// When a player last opened or closed it.
-    public let lastAccess: Date
+    let lastAccess: Date
     /// Bytes downloaded for it in this process.
     public let bytesFromNetwork: Int64
     /// Bytes players read that were cached when they opened it.
     public let bytesServedFromCache: Int64
     /// Bytes players read that arrived while they played.
-    public let bytesServedFromNetwork: Int64
+    let bytesServedFromNetwork: Int64
     /// The bytes on disk.
     public var cachedBytes: Int64 { cachedRanges.count }
 }

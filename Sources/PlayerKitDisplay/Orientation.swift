@@ -10,7 +10,7 @@ public enum Orientation: String, Sendable, Hashable, Codable, CaseIterable, Cust
     case landscapeRight
 
     /// Whether the screen is wider than tall.
-    public var isLandscape: Bool { self == .landscapeLeft || self == .landscapeRight }
+    var isLandscape: Bool { self == .landscapeLeft || self == .landscapeRight }
 
     /// The name, e.g. "landscapeLeft".
     public var description: String { rawValue }

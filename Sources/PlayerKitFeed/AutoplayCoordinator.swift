@@ -94,15 +94,15 @@ public final class AutoplayCoordinator: Sendable {
     }
 
     /// The settings in force.
-    public let settings: Settings
+    let settings: Settings
     /// The budget loads go through, if any.
-    public let budget: DecoderBudget?
+    let budget: DecoderBudget?
     /// What items near the viewport are precached through, if anything: PlayerKitCache's
     /// `MediaCache` (or an app's own ``/PlayerKitCore/MediaPrecaching``), wired by the app, so the
     /// feed builds without the cache module.
-    public let cache: (any MediaPrecaching)?
+    let cache: (any MediaPrecaching)?
     /// The clock the settle delay is measured on.
-    public let clock: any MonotonicClock
+    let clock: any MonotonicClock
 
     private struct Item: Sendable {
         let id: ItemID
@@ -213,7 +213,7 @@ public final class AutoplayCoordinator: Sendable {
 
     /// The item that should play among `items` (ID, order, visible fraction): the largest
     /// fraction at or above `threshold`, the upper (smaller order) on a tie; nil if none.
-    public static func choose(_ items: [(id: ItemID, order: Int, visibility: Double)], threshold: Double) -> ItemID? {
+    static func choose(_ items: [(id: ItemID, order: Int, visibility: Double)], threshold: Double) -> ItemID? {
         items.filter { $0.visibility >= threshold }
             .min { ($0.visibility, -$0.order) > ($1.visibility, -$1.order) }?.id
     }

@@ -16,16 +16,16 @@ import PlayerKitCore
 /// `_c3_a9`. Distinct IDs give distinct names, and ``playerID(fromInstance:app:)`` reverses it.
 /// A whole name may be at most 255 bytes; a longer one is
 /// ``MPRISError/busNameTooLong(_:busName:)``.
-public enum MPRISBusName {
+enum MPRISBusName {
     /// What every MPRIS name begins with.
-    public static let prefix = "org.mpris.MediaPlayer2."
+    static let prefix = "org.mpris.MediaPlayer2."
     /// The element before the escaped ID in a player's name.
-    public static let instancePrefix = "instance_"
+    static let instancePrefix = "instance_"
     /// D-Bus's limit on a name's length, in bytes.
-    public static let maximumLength = 255
+    static let maximumLength = 255
 
     /// `id` escaped for a D-Bus name element (see the type's "Escaping").
-    public static func escape(_ id: PlayerID) -> String {
+    static func escape(_ id: PlayerID) -> String {
         var escaped = ""
         for byte in id.rawValue.utf8 {
             switch byte {
@@ -41,7 +41,7 @@ public enum MPRISBusName {
 
     /// The ID an escaped element stands for, or nil when `element` is not one ``escape(_:)``
     /// makes.
-    public static func unescape(_ element: String) -> PlayerID? {
+    static func unescape(_ element: String) -> PlayerID? {
         var bytes: [UInt8] = []
         var characters = Array(element.utf8)[...]
         while let byte = characters.popFirst() {
@@ -62,7 +62,7 @@ public enum MPRISBusName {
     /// `org.mpris.MediaPlayer2.<app>.instance_<escaped ID>`.
     /// - Throws: ``MPRISError/invalidAppName(_:reason:)`` for an app name that is not one D-Bus
     ///   element; ``MPRISError/busNameTooLong(_:busName:)`` when the name is over 255 bytes.
-    public static func forPlayer(_ id: PlayerID, app: String) throws(MPRISError) -> String {
+    static func forPlayer(_ id: PlayerID, app: String) throws(MPRISError) -> String {
         try checkAppName(app)
         let name = prefix + app + "." + instancePrefix + escape(id)
         guard name.utf8.count <= maximumLength else { throw .busNameTooLong(id, busName: name) }
@@ -72,13 +72,13 @@ public enum MPRISBusName {
     /// The app's own name, `org.mpris.MediaPlayer2.<app>`: where the media-keys player is
     /// published.
     /// - Throws: ``MPRISError/invalidAppName(_:reason:)``.
-    public static func forApp(_ app: String) throws(MPRISError) -> String {
+    static func forApp(_ app: String) throws(MPRISError) -> String {
         try checkAppName(app)
         return prefix + app
     }
 
     /// The player an MPRIS name of app `app` names, or nil when it is not a player's name.
-    public static func playerID(fromInstance name: String, app: String) -> PlayerID? {
+    static func playerID(fromInstance name: String, app: String) -> PlayerID? {
         let head = prefix + app + "." + instancePrefix
         guard name.hasPrefix(head) else { return nil }
         return unescape(String(name.dropFirst(head.count)))
@@ -88,7 +88,7 @@ public enum MPRISBusName {
     /// with a digit, 1 to 100 bytes (a `-` is legal in D-Bus names but not in the object paths
     /// and interface names desktops derive from them).
     /// - Throws: ``MPRISError/invalidAppName(_:reason:)`` naming what is wrong.
-    public static func checkAppName(_ app: String) throws(MPRISError) {
+    static func checkAppName(_ app: String) throws(MPRISError) {
         guard !app.isEmpty else { throw .invalidAppName(app, reason: "must not be empty") }
         guard app.utf8.count <= 100 else { throw .invalidAppName(app, reason: "must be at most 100 bytes") }
         for byte in app.utf8 {

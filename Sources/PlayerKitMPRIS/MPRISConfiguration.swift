@@ -26,7 +26,7 @@ public struct MPRISConfiguration: Sendable, Hashable {
     /// The bound on each call the service itself makes on the bus (asking the bus which
     /// process sent a request), default 0.5 s. Requests from the desktop are answered without
     /// waiting on anything.
-    public var busCallTimeout: Duration
+    var busCallTimeout: Duration
 
     /// A configuration; see each property.
     public init(
@@ -44,7 +44,7 @@ public struct MPRISConfiguration: Sendable, Hashable {
     }
 
     /// The address of the session bus, as the service finds it when ``busAddress`` is nil.
-    public static var sessionBusAddress: String {
+    static var sessionBusAddress: String {
         let environment = ProcessInfo.processInfo.environment
         if let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty { return address }
         let runtime = environment["XDG_RUNTIME_DIR"] ?? "/run/user/\(getuid())"
@@ -95,7 +95,7 @@ public struct MPRISPlayerOptions: Sendable, Hashable {
     public var artworkURL: URL?
 
     /// Options; see each property.
-    public init(identity: String? = nil, controls: MPRISControls = .standard, appHandles: MPRISControls = .none,
+    public init(identity: String? = nil, controls: MPRISControls = .standard, appHandles: MPRISControls = [],
                 isVisible: Bool = true, artworkURL: URL? = nil) {
         self.identity = identity
         self.controls = controls

@@ -38,8 +38,6 @@ public struct MPRISControls: OptionSet, Sendable, Hashable, CustomStringConverti
     public static let standard: MPRISControls = [.playback, .seeking, .playlist, .volume, .rate, .loop]
     /// Every control.
     public static let all: MPRISControls = [.standard, .fullscreen, .raise, .quit]
-    /// Nothing: the desktop may look, not touch (`CanControl` false).
-    public static let none: MPRISControls = []
 
     /// "Playback+Seeking+…" or "none".
     public var description: String {

@@ -10,12 +10,6 @@ extension PlayerEventKind {
     public static let mprisRequest: PlayerEventKind = "mprisRequest"
 }
 
-extension Notification.Name {
-    /// A desktop client asked something of a player (``MPRISEvent/requested(_:from:outcome:)``),
-    /// posted by the bus's NotificationCenter bridge.
-    public static let playerDidReceiveMPRISRequest = Notification.Name("PlayerKit.playerDidReceiveMPRISRequest")
-}
-
 /// What the MPRIS service reports about one player, on the player's own bus, in the player's
 /// order with its other events (a `PlayerFeatureEvent`): subscribe to the player's ID, or to
 /// the kinds ``PlayerKitCore/PlayerEventKind/mprisRequest``, ``PlayerKitCore/PlayerEventKind/mprisPublished`` and
@@ -43,12 +37,6 @@ public enum MPRISEvent: PlayerFeatureEvent {
         case .unpublished: return .mprisUnpublished
         case .requested: return .mprisRequest
         }
-    }
-
-    /// `playerDidReceiveMPRISRequest` for requests; the others are not posted.
-    public var notificationName: Notification.Name? {
-        if case .requested = self { return .playerDidReceiveMPRISRequest }
-        return nil
     }
 
     /// E.g. "mprisRequest(Pause from playerctl (pid 42, :1.7): applied pause)".

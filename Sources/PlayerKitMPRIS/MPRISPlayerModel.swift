@@ -235,7 +235,7 @@ struct MPRISPlayerModel: Sendable {
     /// The decision on `request` for a player with `controls` at `now`. Checks, in order: the
     /// control, the player being up, the arguments, then what the player's state allows; a
     /// command for a control in `appHandles` goes to the app instead of the player.
-    func decide(_ request: MPRISRequest, controls: MPRISControls, appHandles: MPRISControls = .none,
+    func decide(_ request: MPRISRequest, controls: MPRISControls, appHandles: MPRISControls = [],
                 isShutDown: Bool, now: ContinuousClock.Instant) -> Decision {
         let decision = decideForPlayer(request, controls: controls, isShutDown: isShutDown, now: now)
         if case .command(let command) = decision, let control = request.control, appHandles.contains(control) {

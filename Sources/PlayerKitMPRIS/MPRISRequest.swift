@@ -92,7 +92,7 @@ public struct MPRISClient: Sendable, Hashable, CustomStringConvertible {
     public var sentTo: String
 
     /// A client; see each property.
-    public init(busName: String, processID: Int32?, processName: String?, sentTo: String) {
+    init(busName: String, processID: Int32?, processName: String?, sentTo: String) {
         self.busName = busName
         self.processID = processID
         self.processName = processName
@@ -137,7 +137,7 @@ public enum MPRISRefusal: Error, Sendable, Hashable, CustomStringConvertible {
     case failed(PlayerError)
 
     /// The D-Bus error name the client receives.
-    public var dbusName: String {
+    var dbusName: String {
         switch self {
         case .notAllowed: return "org.playerkit.MPRIS.NotAllowed"
         case .invalidArgument: return "org.playerkit.MPRIS.InvalidArgument"

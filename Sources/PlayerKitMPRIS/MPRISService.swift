@@ -59,9 +59,9 @@ import PlayerKitSupport
 /// (`.immediate`), in one step each.
 public final class MPRISService: Sendable {
     /// The configuration it was made with.
-    public let configuration: MPRISConfiguration
+    let configuration: MPRISConfiguration
     /// The bus address it connects to (``MPRISConfiguration/busAddress``, or the session bus's).
-    public let busAddress: String
+    let busAddress: String
 
     private struct Published {
         let player: any MediaPlayer
@@ -204,7 +204,7 @@ public final class MPRISService: Sendable {
 
     /// The player media keys control: also published under the app's own name,
     /// `org.mpris.MediaPlayer2.<app>` (see the type's "Media keys"). nil: none.
-    public var mediaKeysPlayer: PlayerID? { state.withLock { $0.mediaKeysPlayer } }
+    var mediaKeysPlayer: PlayerID? { state.withLock { $0.mediaKeysPlayer } }
 
     /// Marks player `id` as the one media keys control, or none with nil. The app's name moves
     /// to it; the player that had it hears ``MPRISEvent/unpublished(busName:reason:)``
@@ -221,19 +221,19 @@ public final class MPRISService: Sendable {
     }
 
     /// The IDs of the published players, sorted.
-    public var publishedPlayers: [PlayerID] { state.withLock { $0.players.keys.sorted() } }
+    var publishedPlayers: [PlayerID] { state.withLock { $0.players.keys.sorted() } }
 
     /// The MPRIS name of published player `id`, nil when it is not published.
     public func busName(of id: PlayerID) -> String? { state.withLock { $0.players[id]?.busName } }
 
     /// The app's own MPRIS name, `org.mpris.MediaPlayer2.<app>`, where the media-keys player is
     /// published.
-    public var appBusName: String { MPRISBusName.prefix + configuration.appName }
+    var appBusName: String { MPRISBusName.prefix + configuration.appName }
 
     // MARK: The connection
 
     /// Whether the service is connected to the bus now.
-    public var isConnected: Bool { state.withLock { $0.isConnected } }
+    var isConnected: Bool { state.withLock { $0.isConnected } }
 
     /// Returns once the service is connected to the bus, at most `timeout` (on the monotonic
     /// clock).

@@ -9,19 +9,19 @@ extension VideoFrame {
     public func pngData() -> Data {
         var png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
         var header = Data()
-        header.appendBigEndian(UInt32(width))
-        header.appendBigEndian(UInt32(height))
+        header.appendBigEndian(UInt32(info.format.width))
+        header.appendBigEndian(UInt32(info.format.height))
         header.append(contentsOf: [8, 2, 0, 0, 0])  // 8 bits, RGB, deflate, filter 0, no interlace
         png.appendChunk("IHDR", header)
 
         // The scanlines: a filter byte (0, none) and RGB for each row.
-        let rowBytes = 1 + width * 3
-        var raw = [UInt8](repeating: 0, count: rowBytes * height)
-        let layout = pixelFormat
+        let rowBytes = 1 + info.format.width * 3
+        var raw = [UInt8](repeating: 0, count: rowBytes * info.format.height)
+        let layout = info.format.pixelFormat
         withUnsafeBytes { (pixels: UnsafeRawBufferPointer) in
-            for y in 0..<height {
-                let row = y * stride, out = y * rowBytes + 1
-                for x in 0..<width {
+            for y in 0..<info.format.height {
+                let row = y * info.stride, out = y * rowBytes + 1
+                for x in 0..<info.format.width {
                     let pixel = row + x * layout.bytesPerPixel
                     raw[out + x * 3] = pixels[pixel + layout.redOffset]
                     raw[out + x * 3 + 1] = pixels[pixel + layout.greenOffset]
@@ -49,7 +49,7 @@ extension VideoFrame {
 
     /// Writes ``pngData()`` to `file`, replacing it.
     /// - Throws: ``PosterError/pngNotWritten(_:reason:)`` with the system's reason.
-    public func writePNG(to file: URL) throws(PosterError) {
+    func writePNG(to file: URL) throws(PosterError) {
         do {
             try pngData().write(to: file, options: .atomic)
         } catch {

@@ -52,7 +52,7 @@ public struct Poster: Sendable {
     public var pngFile: URL?
 
     /// A poster; see each property.
-    public init(source: MediaSource, frame: VideoFrame, time: Double, pngFile: URL?) {
+    init(source: MediaSource, frame: VideoFrame, time: Double, pngFile: URL?) {
         self.source = source
         self.frame = frame
         self.time = time
@@ -70,7 +70,7 @@ public struct PosterResult: Sendable {
     public var outcome: Result<Poster, PosterError>
 
     /// A result; see each property.
-    public init(index: Int, request: PosterRequest, outcome: Result<Poster, PosterError>) {
+    init(index: Int, request: PosterRequest, outcome: Result<Poster, PosterError>) {
         self.index = index
         self.request = request
         self.outcome = outcome
@@ -122,10 +122,10 @@ extension VideoFrame {
     /// Whether most of the picture is dark: the mean luma of a grid of samples is below 24 of
     /// 255 and no sample above 48 ("black" for a poster: a fade-in, a leader, a black slate).
     var isMostlyBlack: Bool {
-        let stepX = max(1, width / 32), stepY = max(1, height / 32)
+        let stepX = max(1, info.format.width / 32), stepY = max(1, info.format.height / 32)
         var sum = 0, count = 0, brightest = 0
-        for y in Swift.stride(from: 0, to: height, by: stepY) {
-            for x in Swift.stride(from: 0, to: width, by: stepX) {
+        for y in Swift.stride(from: 0, to: info.format.height, by: stepY) {
+            for x in Swift.stride(from: 0, to: info.format.width, by: stepX) {
                 guard let pixel = color(x: x, y: y) else { continue }
                 let luma = (299 * Int(pixel.red) + 587 * Int(pixel.green) + 114 * Int(pixel.blue)) / 1000
                 sum += luma
@@ -140,10 +140,10 @@ extension VideoFrame {
     /// renderer drew around it (mpv centres the picture in the frame).
     func fitted(aspect: VideoSize) -> VideoFrame {
         guard aspect.width > 0, aspect.height > 0 else { return self }
-        let scale = min(Double(width) / Double(aspect.width), Double(height) / Double(aspect.height))
-        let pictureWidth = min(width, max(1, Int((Double(aspect.width) * scale).rounded())))
-        let pictureHeight = min(height, max(1, Int((Double(aspect.height) * scale).rounded())))
-        if pictureWidth == width, pictureHeight == height { return self }
-        return cropped(x: (width - pictureWidth) / 2, y: (height - pictureHeight) / 2, width: pictureWidth, height: pictureHeight)
+        let scale = min(Double(info.format.width) / Double(aspect.width), Double(info.format.height) / Double(aspect.height))
+        let pictureWidth = min(info.format.width, max(1, Int((Double(aspect.width) * scale).rounded())))
+        let pictureHeight = min(info.format.height, max(1, Int((Double(aspect.height) * scale).rounded())))
+        if pictureWidth == info.format.width, pictureHeight == info.format.height { return self }
+        return cropped(x: (info.format.width - pictureWidth) / 2, y: (info.format.height - pictureHeight) / 2, width: pictureWidth, height: pictureHeight)
     }
 }

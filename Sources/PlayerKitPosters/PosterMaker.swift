@@ -65,9 +65,9 @@ public final class PosterMaker: Sendable {
     public typealias PlayerFactory = @Sendable () async throws(PlayerError) -> any MediaPlayer
 
     /// The configuration.
-    public let configuration: Configuration
+    let configuration: Configuration
     /// The clock every item's timeout runs on.
-    public let clock: any MonotonicClock
+    let clock: any MonotonicClock
 
     private let makePlayer: PlayerFactory
     private let format: FrameFormat
@@ -267,7 +267,7 @@ public final class PosterMaker: Sendable {
                     return .failure(Task.isCancelled ? .cancelled(source) : expired.withLock { $0 } ? .timedOut(source, after: timeout) : .loadFailed(source, error))
                 }
                 guard let found = await worker.frames.next(until: deadline, clock: clock, where: { frame in
-                    (frame.videoTime ?? -1) >= target - 0.5 / rate
+                    (frame.info.videoTime ?? -1) >= target - 0.5 / rate
                 }) else { return .failure(Task.isCancelled ? .cancelled(source) : .timedOut(source, after: timeout)) }
                 frame = found
             } else {
@@ -283,21 +283,21 @@ public final class PosterMaker: Sendable {
             frame = first
             let limit = min(within, (info.duration ?? within) - 1 / rate)
             while frame.isMostlyBlack {
-                let shown = frame.videoTime ?? 0
+                let shown = frame.info.videoTime ?? 0
                 guard shown + 1 / rate <= limit + 1e-6 else { return .failure(.noNonBlackFrame(source, within: within)) }
                 do throws(PlayerError) {
                     try await worker.player.perform(.stepFrame, timeout: timeout)
                 } catch {
                     return .failure(Task.isCancelled ? .cancelled(source) : expired.withLock { $0 } ? .timedOut(source, after: timeout) : .loadFailed(source, error))
                 }
-                guard let next = await worker.frames.next(until: deadline, clock: clock, where: { ($0.videoTime ?? -1) > shown + 1e-6 }) else {
+                guard let next = await worker.frames.next(until: deadline, clock: clock, where: { ($0.info.videoTime ?? -1) > shown + 1e-6 }) else {
                     return .failure(Task.isCancelled ? .cancelled(source) : .timedOut(source, after: timeout))
                 }
                 frame = next
             }
         }
         let picture = frame.fitted(aspect: size)
-        return .success(Poster(source: source, frame: picture, time: frame.videoTime ?? 0, pngFile: nil))
+        return .success(Poster(source: source, frame: picture, time: frame.info.videoTime ?? 0, pngFile: nil))
     }
 
     // MARK: The pool

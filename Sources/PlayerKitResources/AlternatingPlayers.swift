@@ -24,7 +24,7 @@ import PlayerKitSupport
 /// thread of Swift's pool) while the players load and start.
 public final class AlternatingPlayers: Sendable {
     /// The two players.
-    public let players: (any MediaPlayer, any MediaPlayer)
+    let players: (any MediaPlayer, any MediaPlayer)
 
     private struct State: Sendable {
         var activeIsFirst: Bool?

@@ -3,12 +3,11 @@ import PlayerKitCore
 
 /// What a ``ClipLoop`` (or ``AlternatingPlayers``) tells the player it plays on, published
 /// through the player's own pipeline (``/PlayerKitCore/Player/publish(_:)``): to its delegate
-/// (``/PlayerKitCore/PlayerDelegate/player(_:didEmit:)`` and, when the delegate adopts ``ClipEventDelegate``,
-/// the typed methods), to bus subscribers of its ID, async sequences, and NotificationCenter.
+/// (``/PlayerKitCore/PlayerDelegate/player(_:didEmit:)``), to bus subscribers of its ID, async sequences, and NotificationCenter.
 ///
 /// `@nonexhaustive`: a `switch` over it outside PlayerKit needs `@unknown default`.
 @nonexhaustive
-public enum ClipEvent: PlayerDelegateEvent {
+public enum ClipEvent: PlayerFeatureEvent {
     /// The player moved to another clip: `index` into the clip list, and how the seam looked
     /// (nil for the first clip, and for a switch between two players).
     case clipChanged(index: Int, seam: SeamTiming?)
@@ -29,12 +28,6 @@ public enum ClipEvent: PlayerDelegateEvent {
         }
     }
 
-    /// `.playerDidWrapLoop` for wrap-arounds; clip changes are not posted.
-    public var notificationName: Notification.Name? {
-        if case .loopWrapped = self { return .playerDidWrapLoop }
-        return nil
-    }
-
     /// E.g. "clipChanged(1, gap 0.4 ms (frame to frame 33.7 ms))".
     public var description: String {
         switch self {
@@ -52,36 +45,6 @@ public enum ClipEvent: PlayerDelegateEvent {
         }
     }
 
-    /// Calls the matching ``ClipEventDelegate`` method, if the delegate adopts it.
-    public func dispatch(to delegate: any PlayerDelegate, from player: any MediaPlayer) {
-        guard let delegate = delegate as? any ClipEventDelegate else { return }
-        switch self {
-        case .clipChanged(let index, let seam): delegate.player(player, didChangeClip: index, seam: seam)
-        case .loopWrapped(let count, let seam): delegate.player(player, didWrapLoop: count, seam: seam)
-        case .clipUnplayable(let index, let error): delegate.player(player, didFindUnplayableClip: index, error: error)
-        }
-    }
-}
-
-/// Typed delegate methods for ``ClipEvent``s: adopt it next to ``/PlayerKitCore/PlayerDelegate`` on a player's
-/// delegate. Called on the player's delegate queue, in the player's event order, after
-/// ``/PlayerKitCore/PlayerDelegate/player(_:didEmit:)``. Every method does nothing by default.
-public protocol ClipEventDelegate: PlayerDelegate {
-    /// ``ClipEvent/clipChanged(index:seam:)``. Default: nothing.
-    func player(_ player: any MediaPlayer, didChangeClip index: Int, seam: SeamTiming?)
-    /// ``ClipEvent/loopWrapped(count:seam:)``. Default: nothing.
-    func player(_ player: any MediaPlayer, didWrapLoop count: Int, seam: SeamTiming?)
-    /// ``ClipEvent/clipUnplayable(index:error:)``. Default: nothing.
-    func player(_ player: any MediaPlayer, didFindUnplayableClip index: Int, error: PlayerError)
-}
-
-extension ClipEventDelegate {
-    /// Does nothing.
-    public func player(_ player: any MediaPlayer, didChangeClip index: Int, seam: SeamTiming?) {}
-    /// Does nothing.
-    public func player(_ player: any MediaPlayer, didWrapLoop count: Int, seam: SeamTiming?) {}
-    /// Does nothing.
-    public func player(_ player: any MediaPlayer, didFindUnplayableClip index: Int, error: PlayerError) {}
 }
 
 extension PlayerEventKind {
@@ -91,9 +54,4 @@ extension PlayerEventKind {
     public static let loopWrapped: PlayerEventKind = "loopWrapped"
     /// ``ClipEvent/clipUnplayable(index:error:)``.
     public static let clipUnplayable: PlayerEventKind = "clipUnplayable"
-}
-
-extension Notification.Name {
-    /// A clip loop started its list over (``ClipEvent/loopWrapped(count:seam:)``).
-    public static let playerDidWrapLoop = Notification.Name("PlayerKit.playerDidWrapLoop")
 }

@@ -41,9 +41,9 @@ import PlayerKitSupport
 /// returns without loading them) and never waits (it sends `stop` to the player).
 public final class ClipLoop: Sendable {
     /// The player the clips play on.
-    public let player: any MediaPlayer
+    let player: any MediaPlayer
     /// The clips, in order, as given.
-    public let clips: [MediaSource]
+    let clips: [MediaSource]
 
     /// The timeline is repeated until it lasts at least this long (seconds)...
     static let minimumTimeline: Double = 1800
@@ -136,7 +136,7 @@ public final class ClipLoop: Sendable {
     public var seams: [SeamTiming] { state.withLock { $0.seams } }
 
     /// How many seams ``seams`` keeps (hours of one-second clips).
-    public static let seamHistoryLimit = 10_000
+    static let seamHistoryLimit = 10_000
 
     /// Probes the clips, then starts playing them in a loop from the first playable one.
     /// Returns once the joined timeline has loaded (or, when ``stop()`` came while the clips

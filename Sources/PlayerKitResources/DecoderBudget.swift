@@ -42,9 +42,9 @@ public final class DecoderBudget: Sendable {
     }
 
     /// How many players may hold loaded media at once.
-    public let limit: Int
+    let limit: Int
     /// The clock waits are timed on.
-    public let clock: any MonotonicClock
+    let clock: any MonotonicClock
 
     private struct Waiter {
         let ticket: UInt64

@@ -31,7 +31,7 @@ public final class PrefetchWindow: Sendable {
     public struct Item: Sendable, Hashable {
         /// The media.
         public var source: MediaSource
-        /// Playback speed, within ``/PlayerKitCore/Player/speedRange``.
+        /// Playback speed, within ``/PlayerKitCore/PlayerCommand/speedRange``.
         public var speed: Double
         /// Forward or backward.
         public var direction: PlaybackDirection
@@ -45,9 +45,9 @@ public final class PrefetchWindow: Sendable {
     }
 
     /// The sequence.
-    public let items: [Item]
+    let items: [Item]
     /// How many neighbours on each side stay prepared.
-    public let radius: Int
+    let radius: Int
     private let makePlayer: @Sendable (Int) async throws(PlayerError) -> any MediaPlayer
 
     private struct State: Sendable {
@@ -74,7 +74,7 @@ public final class PrefetchWindow: Sendable {
     ///     at the same time). Make it with ``/PlayerKitCore/Player/create(id:configuration:delegate:)``,
     ///     which creates the core off Swift's cooperative pool.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a negative radius, an
-    ///   empty sequence, or an item's speed outside ``/PlayerKitCore/Player/speedRange``.
+    ///   empty sequence, or an item's speed outside ``/PlayerKitCore/PlayerCommand/speedRange``.
     public init(items: [Item], radius: Int,
                 makePlayer: @escaping @Sendable (Int) async throws(PlayerError) -> any MediaPlayer) throws(PlayerError) {
         guard radius >= 0 else {

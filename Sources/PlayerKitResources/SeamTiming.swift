@@ -15,7 +15,7 @@ public struct SeamTiming: Sendable, Hashable, CustomStringConvertible {
     public let gap: Double
 
     /// Creates a timing from its two figures.
-    public init(frameInterval: Double, gap: Double) {
+    init(frameInterval: Double, gap: Double) {
         self.frameInterval = frameInterval
         self.gap = gap
     }

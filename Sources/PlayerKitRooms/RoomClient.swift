@@ -166,7 +166,7 @@ public final class RoomClient: Sendable {
     }
 
     /// The configuration given at creation.
-    public let configuration: Configuration
+    let configuration: Configuration
     private let state = Locked(Session())
     private let loop = Locked<Task<Void, Never>?>(nil)
     private let logger: Logger
@@ -208,13 +208,13 @@ public final class RoomClient: Sendable {
     /// The other members the server told us about.
     public var members: Set<String> { state.withLock { $0.members } }
     /// The name the server gave us (nil before the greeting's answer).
-    public var joinedName: String? { state.withLock { $0.joinedName } }
+    var joinedName: String? { state.withLock { $0.joinedName } }
     /// Whether the connection to the server is encrypted with TLS: nil before a connection is set
     /// up, false with ``Configuration/Security/plain`` or after a ``Configuration/Security/tlsIfOffered``
     /// fallback (``RoomEvent/encryptionUnavailable(server:)``).
     public var isEncrypted: Bool? { state.withLock { $0.isEncrypted } }
     /// The path's round trip to the server (the shortest recent one), nil before the first.
-    public var roundTrip: Double? { state.withLock { $0.latency.roundTrip } }
+    var roundTrip: Double? { state.withLock { $0.latency.roundTrip } }
 
     /// The path's round trip, waiting up to `limit` for the first measurement (the server's
     /// first state request and our answer's echo: about a second after joining). Changes made

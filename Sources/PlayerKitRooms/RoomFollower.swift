@@ -103,9 +103,9 @@ public final class RoomFollower: Sendable {
     }
 
     /// The room followed.
-    public let room: any RoomSession
+    let room: any RoomSession
     /// The settings given at creation.
-    public let settings: Settings
+    let settings: Settings
     private let state: Locked<State>
     private let time: any MonotonicClock
     private let logger: Logger
@@ -415,13 +415,12 @@ public final class RoomFollower: Sendable {
 }
 
 /// What a ``RoomFollower`` tells each of its players, through the player's own event path: to
-/// its delegate (``/PlayerKitCore/PlayerDelegate/player(_:didEmit:)`` and, when the delegate
-/// adopts ``RoomEventDelegate``, the typed method), to bus subscribers of its ID, and to async
+/// its delegate (``/PlayerKitCore/PlayerDelegate/player(_:didEmit:)``), to bus subscribers of its ID, and to async
 /// sequences.
 ///
 /// `@nonexhaustive`: a `switch` over it outside PlayerKit needs `@unknown default`.
 @nonexhaustive
-public enum RoomPlayerEvent: PlayerDelegateEvent {
+public enum RoomPlayerEvent: PlayerFeatureEvent {
     /// Something happened in the room the player follows (every ``RoomEvent`` but the periodic
     /// ``RoomEvent/state(_:)``).
     case room(RoomEvent)
@@ -436,26 +435,6 @@ public enum RoomPlayerEvent: PlayerDelegateEvent {
         }
     }
 
-    /// Calls ``RoomEventDelegate/player(_:didSeeRoomEvent:)`` if the delegate adopts it.
-    public func dispatch(to delegate: any PlayerDelegate, from player: any MediaPlayer) {
-        guard let delegate = delegate as? any RoomEventDelegate else { return }
-        switch self {
-        case .room(let event): delegate.player(player, didSeeRoomEvent: event)
-        }
-    }
-}
-
-/// Typed delegate methods for ``RoomPlayerEvent``s: adopt it next to
-/// ``/PlayerKitCore/PlayerDelegate``. Called on the player's delegate queue, in the player's
-/// event order. Every method does nothing by default.
-public protocol RoomEventDelegate: PlayerDelegate {
-    /// ``RoomPlayerEvent/room(_:)``. Default: nothing.
-    func player(_ player: any MediaPlayer, didSeeRoomEvent event: RoomEvent)
-}
-
-extension RoomEventDelegate {
-    /// Does nothing.
-    public func player(_ player: any MediaPlayer, didSeeRoomEvent event: RoomEvent) {}
 }
 
 extension PlayerEventKind {

@@ -338,7 +338,7 @@ public final class ClipSequencer: Sendable {
         // mpv gives no position for an item's last frame (its `time-pos` goes from the frame
         // before straight to unavailable as the item ends), so that frame has no media time: it
         // is shown, timed one source frame step after the frame before.
-        var sourceTime = frame.videoTime
+        var sourceTime = frame.info.videoTime
         if !current.isStill, sourceTime == nil, let last = state.lastFrame, last.clipID == current.id {
             if isRepeat { return (last, startedPlayer, events) }
             sourceTime = Self.nextSourceTime(after: last.sourceTime, steps: state.distinctSourceTimes)
@@ -360,7 +360,7 @@ public final class ClipSequencer: Sendable {
             if let time = sourceTime { state.distinctSourceTimes.append(time) }
             if state.distinctSourceTimes.count > 12 { state.distinctSourceTimes.removeFirst() }
         }
-        state.lastPull = (current.id, frame.sequenceNumber, now)
+        state.lastPull = (current.id, frame.info.sequenceNumber, now)
         let index = state.clips.firstIndex(where: { $0.id == current.id }) ?? state.currentIndexHint
         let result = SequencedFrame(
             clipID: current.id, clipIndex: index, sourceTime: sourceTime, outputTime: now, flip: current.flip,
@@ -383,7 +383,7 @@ public final class ClipSequencer: Sendable {
     ) -> (frame: VideoFrame, bringsNew: Bool)? {
         if let recent = slot.recent { return recent.pick(renderedBy: instant, after: shown) }
         guard let latest = slot.output?.latestFrame else { return nil }
-        return (latest, shown.map { latest.sequenceNumber > $0 } ?? true)
+        return (latest, shown.map { latest.info.sequenceNumber > $0 } ?? true)
     }
 
     /// Starts the clip of `plan` (from its timer) if it is still the prepared next clip and was
@@ -747,13 +747,13 @@ final class RecentFrames: Sendable {
     /// nil when none was recorded), and whether a new picture (not a redraw) was rendered after
     /// frame number `shown` up to that one (nil `shown`: always).
     func pick(renderedBy instant: ContinuousClock.Instant, after shown: UInt64?) -> (frame: VideoFrame, bringsNew: Bool)? {
-        frames.withLock { frames in
+        frames.withLock { frames -> (frame: VideoFrame, bringsNew: Bool)? in
             guard let index = frames.lastIndex(where: { $0.info.renderedAt <= instant }) ?? (frames.isEmpty ? nil : 0) else {
                 return nil
             }
             guard let shown else { return (frames[index], true) }
-            let bringsNew = frames[...index].contains { $0.sequenceNumber > shown && $0.info.isNewFrame }
-                || (frames[index].sequenceNumber > shown && frames.first.map { $0.sequenceNumber > shown + 1 } ?? false)
+            let bringsNew = frames[...index].contains { $0.info.sequenceNumber > shown && $0.info.isNewFrame }
+                || (frames[index].info.sequenceNumber > shown && frames.first.map { $0.info.sequenceNumber > shown + 1 } ?? false)
             return (frames[index], bringsNew)
         }
     }

@@ -17,7 +17,7 @@ public struct SequenceClip: Sendable, Hashable, Identifiable, CustomStringConver
     public let id: String
     /// The media.
     public var content: Content
-    /// Playback speed, within ``/PlayerKitCore/Player/speedRange`` (0.25...4); ignored for stills.
+    /// Playback speed, within ``/PlayerKitCore/PlayerCommand/speedRange`` (0.25...4); ignored for stills.
     public var speed: Double
     /// Forward or backward (a reversed clip starts at its end); ignored for stills.
     public var direction: PlaybackDirection
@@ -37,7 +37,7 @@ public struct SequenceClip: Sendable, Hashable, Identifiable, CustomStringConver
     }
 
     /// A clip from its parts.
-    public init(id: String, content: Content, speed: Double = 1, direction: PlaybackDirection = .forward, flip: VideoFlip = .none) {
+    init(id: String, content: Content, speed: Double = 1, direction: PlaybackDirection = .forward, flip: VideoFlip = .none) {
         self.id = id
         self.content = content
         self.speed = speed
@@ -53,7 +53,7 @@ public struct SequenceClip: Sendable, Hashable, Identifiable, CustomStringConver
     }
 
     /// Whether the clip is a still image.
-    public var isStill: Bool {
+    var isStill: Bool {
         if case .still = content { return true }
         return false
     }
@@ -91,7 +91,7 @@ public struct SequencedFrame: Sendable {
     /// The clip it comes from.
     public let clipID: String
     /// The clip's index in the timeline when the frame was pulled.
-    public let clipIndex: Int
+    let clipIndex: Int
     /// The frame's position in the clip's media, in seconds. mpv gives no position for a clip's
     /// last frame: that frame's time is the one before plus the clip's frame step (the median
     /// of its recent steps; negative when reversed). Nil when no position is known.

@@ -52,19 +52,19 @@ public struct DriftCorrector: Sendable {
         }
 
         /// Whether ``command`` is a corrective seek.
-        public var isSeek: Bool { if case .seek = command { true } else { false } }
+        var isSeek: Bool { if case .seek = command { true } else { false } }
     }
 
     /// The settings given at creation.
-    public let settings: Settings
+    let settings: Settings
     /// The latest drift, smoothed (nil until measured since the last ``restart(speed:)``).
     public private(set) var smoothedDrift: Double?
     /// The latest drift as measured, unsmoothed.
-    public private(set) var lastDrift: Double?
+    private(set) var lastDrift: Double?
     /// How many corrective seeks this corrector asked for.
     public private(set) var correctiveSeeks = 0
     /// The speed the player was last given.
-    public private(set) var appliedSpeed: Double = 1
+    private(set) var appliedSpeed: Double = 1
     private var lastReport: ContinuousClock.Instant?
     private var correctingUntil: ContinuousClock.Instant?
 

@@ -71,7 +71,7 @@ public struct MemberFrame: Sendable, Hashable, CustomStringConvertible {
     public var moved: Bool
 
     /// Creates a description.
-    public init(player: PlayerID, frameNumber: Int, time: Double, moved: Bool) {
+    init(player: PlayerID, frameNumber: Int, time: Double, moved: Bool) {
         self.player = player
         self.frameNumber = frameNumber
         self.time = time
@@ -94,7 +94,7 @@ public struct GroupFrame: Sendable, Hashable, CustomStringConvertible {
     public var members: [MemberFrame]
 
     /// Creates a description.
-    public init(time: Double, members: [MemberFrame]) {
+    init(time: Double, members: [MemberFrame]) {
         self.time = time
         self.members = members
     }

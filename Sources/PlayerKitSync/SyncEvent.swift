@@ -2,13 +2,12 @@ import Foundation
 import PlayerKitCore
 
 /// What a ``SyncGroup`` tells each member, published through the member's own pipeline
-/// (``/PlayerKitCore/Player/publish(_:)``): to its delegate (``/PlayerKitCore/PlayerDelegate/player(_:didEmit:)`` and, when the
-/// delegate adopts ``SyncEventDelegate``, the typed method), to bus subscribers of its ID, and to
+/// (``/PlayerKitCore/Player/publish(_:)``): to its delegate (``/PlayerKitCore/PlayerDelegate/player(_:didEmit:)``), to bus subscribers of its ID, and to
 /// async sequences.
 ///
 /// `@nonexhaustive`: a `switch` over it outside PlayerKit needs `@unknown default`.
 @nonexhaustive
-public enum SyncEvent: PlayerDelegateEvent {
+public enum SyncEvent: PlayerFeatureEvent {
     /// How far this member is from the group's clock, in seconds (positive: ahead), about once
     /// per ``DriftCorrector/Settings/driftReportInterval``.
     case drift(Double)
@@ -27,26 +26,6 @@ public enum SyncEvent: PlayerDelegateEvent {
         }
     }
 
-    /// Calls the matching ``SyncEventDelegate`` method, if the delegate adopts it.
-    public func dispatch(to delegate: any PlayerDelegate, from player: any MediaPlayer) {
-        guard let delegate = delegate as? any SyncEventDelegate else { return }
-        switch self {
-        case .drift(let seconds): delegate.player(player, didDriftBy: seconds)
-        }
-    }
-}
-
-/// Typed delegate methods for ``SyncEvent``s: adopt it next to ``/PlayerKitCore/PlayerDelegate`` on a member's
-/// delegate. Called on the player's delegate queue, in the player's event order, after
-/// ``/PlayerKitCore/PlayerDelegate/player(_:didEmit:)``. Every method does nothing by default.
-public protocol SyncEventDelegate: PlayerDelegate {
-    /// ``SyncEvent/drift(_:)``. Default: nothing.
-    func player(_ player: any MediaPlayer, didDriftBy seconds: Double)
-}
-
-extension SyncEventDelegate {
-    /// Does nothing.
-    public func player(_ player: any MediaPlayer, didDriftBy seconds: Double) {}
 }
 
 extension PlayerEventKind {

@@ -82,7 +82,7 @@ enum FramePlan {
 extension SyncGroup {
     /// How long a frame step or frame seek waits for each member to show its new frame, on the
     /// monotonic clock (``stepFrame()``, ``stepFrameBack()``, ``seek(toFrame:of:)``).
-    public static let frameStepTimeout: Duration = .seconds(10)
+    static let frameStepTimeout: Duration = .seconds(10)
 
     /// Each member's time offset in seconds: its media time minus the group's time (default 0
     /// for every member). A member whose content begins 2 s into its file, compared with one

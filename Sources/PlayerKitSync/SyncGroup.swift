@@ -53,9 +53,6 @@ public final class SyncGroup: Sendable {
         case stopGroup
     }
 
-    /// Tuning of the drift correction: ``DriftCorrector/Settings``, which every member's
-    /// corrector uses.
-    public typealias Settings = DriftCorrector.Settings
 
     /// What the group is doing.
     ///
@@ -95,18 +92,18 @@ public final class SyncGroup: Sendable {
     public var spreads: [Double] { state.withLock { Array($0.spreads) } }
 
     /// How many spread figures ``spreads`` keeps.
-    public static let spreadHistoryLimit = 36_000
+    static let spreadHistoryLimit = 36_000
 
     /// How many seeks the group made to correct members since it was created (nudges by speed
     /// do not count): a figure for tests and diagnostics.
     public var correctiveSeeks: Int { state.withLock { $0.correctiveSeeks } }
 
     /// The policy for failing members.
-    public let failurePolicy: FailurePolicy
+    let failurePolicy: FailurePolicy
     /// The correction settings.
-    public let settings: Settings
+    let settings: DriftCorrector.Settings
     /// The clock the group plays on and measures drift with.
-    public let clock: any MonotonicClock
+    let clock: any MonotonicClock
 
     struct Member: Sendable {
         let player: any MediaPlayer
@@ -156,12 +153,12 @@ public final class SyncGroup: Sendable {
     /// current pass is the position modulo that.
     public static let loopRepeats = 500
     /// How long a seek of the group waits for each member to land (``seek(to:)``).
-    public static let seekLandingTimeout: Duration = .seconds(30)
+    static let seekLandingTimeout: Duration = .seconds(30)
 
     /// A group of at least two different players, on `clock`.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for fewer than two players
     ///   or the same player twice.
-    public init(players: [any MediaPlayer], onMemberFailure: FailurePolicy = .dropMember, settings: Settings = Settings(),
+    public init(players: [any MediaPlayer], onMemberFailure: FailurePolicy = .dropMember, settings: DriftCorrector.Settings = DriftCorrector.Settings(),
                 clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
         guard players.count >= 2 else {
             throw .invalidArgument(name: "sync group", value: "\(players.count) player(s)", reason: "needs at least two players")
@@ -279,7 +276,7 @@ public final class SyncGroup: Sendable {
         }
     }
 
-    /// Performs `command` on every player at once (``/PlayerKitCore/Player/perform(_:on:timeout:pacing:)``:
+    /// Performs `command` on every player at once (``/PlayerKitCore/Player/perform(each:timeout:pacing:)``:
     /// handed to all before any answer is awaited) and waits for every answer; throws the first
     /// refusal in member order. With ``FailurePolicy/dropMember``, a member whose item failed
     /// (or that shut down) is dropped instead and its refusal ignored. Returns the players that
@@ -287,7 +284,7 @@ public final class SyncGroup: Sendable {
     @discardableResult
     private func performOnEvery(_ players: [any MediaPlayer], _ command: PlayerCommand) async throws(PlayerError) -> [any MediaPlayer] {
         var carried: [any MediaPlayer] = []
-        for (player, result) in zip(players, await Player.perform(command, on: players)) {
+        for (player, result) in zip(players, await Player.perform(each: players.map { ($0, command) })) {
             switch result {
             case .success:
                 carried.append(player)
@@ -356,7 +353,7 @@ public final class SyncGroup: Sendable {
         let players = members
         let speed = speed
         try await performOnEvery(players, .setSpeed(speed))
-        for result in await Player.perform(.play, on: players, pacing: .inTurn) { try result.get() }
+        for result in await Player.perform(each: players.map { ($0, .play) }, pacing: .inTurn) { try result.get() }
         let now = clock.now
         let begun = state.withLock { state -> Bool in
             guard !state.invalidated else { return false }

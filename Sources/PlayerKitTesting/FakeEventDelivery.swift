@@ -46,7 +46,7 @@ public final class FakeEventDelivery: Sendable {
     public static func interleaved(seed: UInt64) -> FakeEventDelivery { FakeEventDelivery(seed: seed) }
 
     /// Whether events are held for ``deliverPending()``.
-    public var isInterleaved: Bool { held.withLock { $0.generator != nil } }
+    var isInterleaved: Bool { held.withLock { $0.generator != nil } }
 
     /// How many event batches are held.
     public var pendingCount: Int { held.withLock { $0.batches.count } }

@@ -102,9 +102,9 @@ public final class FakePlayer: MediaPlayer {
     /// The bus the fake publishes to.
     public let eventBus: PlayerEventBus
     /// The clock the fake plays on.
-    public let clock: ManualClock
+    let clock: ManualClock
     /// How often a playing fake reports its position (clock time); 250 ms as ``/PlayerKitCore/PlayerConfiguration/positionUpdateInterval``.
-    public let positionInterval: Duration
+    let positionInterval: Duration
 
     private let emitter: PlayerEventEmitter
     private let delegateState = Locked<(delegate: WeakReference<any PlayerDelegate>, subscription: PlayerSubscription?)>(

@@ -66,7 +66,7 @@ public final class ManualClock: MonotonicClock {
     public var now: Instant { state.withLock { $0.now } }
 
     /// How far the clock has been advanced since it was made.
-    public var elapsed: Duration { now - start }
+    var elapsed: Duration { now - start }
 
     /// The smallest step: one nanosecond.
     public var minimumResolution: Duration { .nanoseconds(1) }
@@ -122,13 +122,13 @@ public final class ManualClock: MonotonicClock {
     }
 
     /// A scheduled action: ``cancel()`` withdraws it if it has not run yet.
-    public struct ScheduledAction: Sendable {
+    struct ScheduledAction: Sendable {
         fileprivate let id: UInt64
         fileprivate let clock: ManualClock
 
         /// Withdraws the action; returns whether it had not run yet.
         @discardableResult
-        public func cancel() -> Bool {
+        func cancel() -> Bool {
             // The alarm (and the action it holds) is released after the lock: what the action
             // captured may run a deinit.
             let removed = clock.state.withLock { state -> Alarm? in
@@ -143,7 +143,7 @@ public final class ManualClock: MonotonicClock {
     /// past already), on the advancing thread, in deadline order with everything else due.
     /// What ``FakePlayer`` times its loads, positions and ends with.
     @discardableResult
-    public func schedule(at deadline: Instant, _ action: @escaping @Sendable () -> Void) -> ScheduledAction {
+    func schedule(at deadline: Instant, _ action: @escaping @Sendable () -> Void) -> ScheduledAction {
         schedule(at: deadline, awaited: false, action)
     }
 

@@ -8,10 +8,10 @@
 /// ```
 public struct SeededGenerator: RandomNumberGenerator, Sendable {
     /// The generator's state; the next number is computed from it.
-    public var state: UInt64
+    var state: UInt64
 
     /// A generator that starts from `state` as it is.
-    public init(state: UInt64) {
+    init(state: UInt64) {
         self.state = state
     }
 

@@ -15,8 +15,6 @@ enum ExclusivePlaybackEvent: PlayerDelegateEvent {
 
     var kind: PlayerEventKind { .exclusivePlaybackPaused }
 
-    var notificationName: Notification.Name? { .playerWasPausedForAnother }
-
     var description: String {
         switch self {
         case .pausedBecauseOf(let other): return "pausedBecauseOf(\(other))"
@@ -37,11 +35,7 @@ protocol ExclusivePlaybackDelegate: PlayerDelegate {
 }
 
 extension PlayerEventKind {
-    static let exclusivePlaybackPaused = PlayerEventKind("tests.exclusivePlaybackPaused")
-}
-
-extension Notification.Name {
-    static let playerWasPausedForAnother = Notification.Name("tests.playerWasPausedForAnother")
+    static let exclusivePlaybackPaused = PlayerEventKind(rawValue: "tests.exclusivePlaybackPaused")
 }
 
 /// One player of a group plays at a time.

@@ -65,8 +65,8 @@ struct ExclusivePlaybackTests {
         let center = NotificationCenter()
         bus.startPostingNotifications(to: center)
         let (notes, noteSink) = AsyncStream<PlayerID>.makeStream()
-        let observer = center.addObserver(forName: .playerWasPausedForAnother, object: nil, queue: nil) { note in
-            if let id = note.userInfo?[PlayerNotification.playerIDKey] as? PlayerID { noteSink.yield(id) }
+        let observer = center.addObserver(forName: PlayerNotification.name(for: .exclusivePlaybackPaused), object: nil, queue: nil) { note in
+            if let record = note.userInfo?[PlayerNotification.recordKey] as? PlayerEventRecord { noteSink.yield(record.playerID) }
         }
         defer {
             center.removeObserver(observer)

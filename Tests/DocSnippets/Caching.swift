@@ -19,7 +19,7 @@ func snippet_usingIt() async throws {
     _ = try await player.load(video)                  // the first frame comes while the rest downloads
 
     // The next item: its first seconds, before it scrolls into view.
-    let next = try MediaSource.cached(URL(string: "https://cdn.example/v/18.mp4?sig=def")!, key: "video-18", in: cache)
+    let next = try cache.source(for: URL(string: "https://cdn.example/v/18.mp4?sig=def")!, key: "video-18")
     let warming = Task { try await cache.precache(next, .seconds(3)) }
     // ... it scrolled away after all:
     warming.cancel()                                  // or cache.cancelPrecache(key: "video-18")

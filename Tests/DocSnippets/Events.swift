@@ -13,7 +13,6 @@ func snippet_customEvent(other: Player, started: PlayerID) async throws {
     enum ExclusivePlaybackEvent: PlayerFeatureEvent {
         case pausedBecauseOf(PlayerID)
         var kind: PlayerEventKind { "myapp.exclusivePlaybackPaused" }     // prefix your own kinds
-        var notificationName: Notification.Name? { Notification.Name("MyApp.playerWasPausedForAnother") }  // optional
         var description: String {
             switch self { case .pausedBecauseOf(let other): "pausedBecauseOf(\(other))" }
         }

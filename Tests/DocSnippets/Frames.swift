@@ -16,9 +16,9 @@ func snippet_softwareFrames() async throws {
     _ = try await player.load("Media/clip-a.mp4")
 
     for await frame in output.frames {            // one consumer
-        let time = frame.videoTime                 // seconds into the media
+        let time = frame.info.videoTime                 // seconds into the media
         let missed = frame.info.framesMissed       // frames rendered since the last one you saw
-        frame.withUnsafeBytes { bytes in upload(bytes, stride: frame.stride, time: time, missed: missed) }
+        frame.withUnsafeBytes { bytes in upload(bytes, stride: frame.info.stride, time: time, missed: missed) }
     }
     // end snippet
 }
@@ -51,7 +51,7 @@ func snippet_posters() async throws {
     }
     for await result in maker.posters(for: requests) {      // in the order they finish
         switch result.outcome {
-        case .success(let poster): print(poster.frame.width, poster.frame.height, poster.time)
+        case .success(let poster): print(poster.frame.info.format.width, poster.frame.info.format.height, poster.time)
         case .failure(let error): print(error)              // PosterError, naming the item
         }
     }

@@ -30,8 +30,10 @@ func snippet_orientation(policy: FullscreenPolicy) async throws {
 
 func snippet_events(record: PlayerEventRecord) async throws {
     // snippet: events
-    final class Screen: FullscreenEventDelegate {               // also a PlayerDelegate
-        func player(_ player: any MediaPlayer, didChangeFullscreen isFullscreen: Bool) { print(player.id, isFullscreen) }
+    final class Screen: PlayerDelegate {
+        func player(_ player: any MediaPlayer, didEmit record: PlayerEventRecord) {
+            if case .fullscreenChanged(let on)? = record.event.feature(FullscreenEvent.self) { print(player.id, on) }
+        }
     }
     if case .fullscreenChanged(let on)? = record.event.feature(FullscreenEvent.self) { print(record.playerID, on) }
     // end snippet

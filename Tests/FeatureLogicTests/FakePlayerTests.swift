@@ -165,14 +165,14 @@ struct FakePlayerTests {
         source.setFrameHandler { frame in frames.withLock { $0.append(frame) } }
         try await player.load("a.mp4")                                 // playing; its first frame at 0
         clock.advance(by: .milliseconds(200))                          // 5 more frames at 25 fps
-        #expect(frames.withLock { $0.map(\.sequenceNumber) } == Array(1...6))
+        #expect(frames.withLock { $0.map(\.info.sequenceNumber) } == Array(1...6))
         try await player.pause()
         let paused = try #require(player.position)
         try player.send(.stepFrame)
         #expect(player.isPaused && abs((player.position ?? 0) - (paused + 0.04)) < 1e-9)
         try await player.perform(.stepFrameBack)
         #expect(player.isPaused && abs((player.position ?? 0) - paused) < 1e-9)
-        #expect(frames.withLock { $0.suffix(2).map(\.videoTime) } == [6.0 / 25, paused])  // frame 6 of 25 fps, then back
+        #expect(frames.withLock { $0.suffix(2).map(\.info.videoTime) } == [6.0 / 25, paused])  // frame 6 of 25 fps, then back
         clock.advance(by: .seconds(1))                                 // paused: no new frame
         #expect(frames.withLock { $0.count } == 8)
         await player.shutdown()
@@ -240,7 +240,8 @@ struct FakePlayerTests {
             func player(_ player: any MediaPlayer, didChangeStateFrom oldState: PlayerState, to newState: PlayerState) {
                 calls.withLock { $0.append("\(player.id) \(newState)") }
             }
-            func player(_ player: any MediaPlayer, didLoad media: MediaInfo) {
+            func player(_ player: any MediaPlayer, didEmit record: PlayerEventRecord) {
+                guard case .mediaLoaded(let media) = record.event else { return }
                 calls.withLock { $0.append("\(player.id) loaded \(media.source)") }
             }
             func playerDidShutDown(_ player: any MediaPlayer) { calls.withLock { $0.append("\(player.id) shutDown") } }

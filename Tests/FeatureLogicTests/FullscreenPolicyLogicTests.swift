@@ -223,7 +223,7 @@ struct FullscreenPolicyLogicTests {
         await withTaskGroup(of: Void.self) { group in
             for task in 0..<8 {
                 group.addTask {
-                    var random = SeededGenerator(state: seed &* 1_000 &+ UInt64(task))
+                    var random = SeededGenerator(seed: seed &* 1_000 &+ UInt64(task))
                     for _ in 0..<400 {
                         let player = players[Int(random.next() % 6)]
                         let other = players[Int(random.next() % 6)]

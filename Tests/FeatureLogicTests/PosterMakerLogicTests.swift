@@ -42,7 +42,7 @@ struct PosterMakerLogicTests {
         for result in results {
             let poster = try result.outcome.get()
             #expect(poster.source == requests[result.index].source)
-            #expect(poster.frame.width == 64 && poster.frame.height == 48)          // 320x240 in 64x64: no bars
+            #expect(poster.frame.info.format.width == 64 && poster.frame.info.format.height == 48)          // 320x240 in 64x64: no bars
             #expect(poster.frame.averageColor(x: 0, y: 0, width: 64, height: 48) == red)
         }
         await maker.shutdown()

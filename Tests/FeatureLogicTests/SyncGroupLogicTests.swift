@@ -1,7 +1,8 @@
-import PlayerKitCore
+@testable import PlayerKitCore
+@testable import PlayerKitCore
 import PlayerKitSupport
-import PlayerKitSync
-import PlayerKitTesting
+@testable import PlayerKitSync
+@testable import PlayerKitTesting
 import Testing
 
 @Suite("SyncGroup's decisions, on fake players and a manual clock", .timeLimit(.minutes(1)))

@@ -1,7 +1,8 @@
+@testable import PlayerKitCore
 import Foundation
-import PlayerKitCore
+@testable import PlayerKitCore
 import PlayerKitSupport
-import PlayerKitTesting
+@testable import PlayerKitTesting
 import Testing
 
 /// What apps rely on when they test with PlayerKitTesting: the manual clock's order, the fake's

@@ -122,11 +122,11 @@ struct BadInputTests {
         }
         // The failure is also reported as events, in order: error, itemEnded(error), failed.
         #expect(await recorder.waitForState(.failed))
-        let names = recorder.events.map(\.name)
+        let names = recorder.events.map(\.kind.rawValue)
         #expect(names.firstIndex(of: "error").map { $0 < names.firstIndex(of: "itemEnded")! } == true)
         try await assertStillPlays(player, recorder)
         #expect(bystander.state == .playing)
-        #expect(!bystanderEvents.events.contains { $0.name == "error" })
+        #expect(!bystanderEvents.events.contains { $0.kind.rawValue == "error" })
     }
 
     @Test("URL schemes mpv does not support are refused")
@@ -145,7 +145,7 @@ struct BadInputTests {
         try await player.load(.file(Fixtures.clipA), startPaused: true)
 
         await #expect(throws: PlayerError.propertyNotFound(name: "no-such-property")) {
-            try await player.setProperty("no-such-property", to: 1)
+            try await player.setProperty("no-such-property", to: .int(1))
         }
         await #expect(throws: PlayerError.propertyNotFound(name: "no-such-property")) {
             try await player.property("no-such-property")
@@ -157,7 +157,7 @@ struct BadInputTests {
         #expect(player.state == .ready)
 
         do {
-            try await player.setProperty("volume", to: "abc")
+            try await player.setProperty("volume", to: .string("abc"))
             Issue.record("volume abc accepted")
         } catch {
             guard case .invalidPropertyValue(let name, let value, let mpvError) = error else {
@@ -183,7 +183,7 @@ struct BadInputTests {
         }
         // The escape hatches work for good input.
         await #expect(try player.property("volume").doubleValue == 100)
-        try await player.setProperty("volume", to: 55)
+        try await player.setProperty("volume", to: .int(55))
         await #expect(try player.property("volume").doubleValue == 55)
         await #expect(try player.command(["expand-text", "${media-title}"]) == .string("PlayerKit clip A"))
         try await player.play()
@@ -221,7 +221,7 @@ struct BadInputTests {
         await #expect(throws: shutDown) { try await player.previous() }
         await #expect(throws: shutDown) { try await player.clearPlaylist() }
         await #expect(throws: shutDown) { try await player.property("volume") }
-        await #expect(throws: shutDown) { try await player.setProperty("volume", to: 1) }
+        await #expect(throws: shutDown) { try await player.setProperty("volume", to: .int(1)) }
         await #expect(throws: shutDown) { try await player.command(["stop"]) }
         // A second shutdown is harmless.
         await player.shutdown()

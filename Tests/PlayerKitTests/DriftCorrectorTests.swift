@@ -1,3 +1,4 @@
+@testable import PlayerKitSync
 import PlayerKit
 import Testing
 

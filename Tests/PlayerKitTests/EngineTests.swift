@@ -11,7 +11,7 @@ struct EngineTests {
         let (player, recorder) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         // No public command reaches mpv unchecked; the engine's escape-hatch operation does.
-        try player.core.send(.setProperty(name: "no-such-property", value: 1))
+        try player.core.send(.setProperty(name: "no-such-property", value: .int(1)))
         let refusal = await recorder.waitFor { if case .error = $0.event { return true }; return false }
         #expect(refusal?.event == .error(.propertyNotFound(name: "no-such-property")))
         try await player.load(.file(Fixtures.clipA), startPaused: true)
@@ -36,11 +36,11 @@ struct EngineTests {
         #expect(await eventually { abs((player.position ?? 0) - 1) < 0.05 })
         // No public command reaches mpv unchecked; the engine's escape-hatch operation does.
         await #expect(throws: PlayerError.propertyNotFound(name: "no-such-property")) {
-            try await player.core.request(.setProperty(name: "no-such-property", value: 1), timeout: .seconds(10))
+            try await player.core.request(.setProperty(name: "no-such-property", value: .int(1)), timeout: .seconds(10))
         }
         // The refusal went to the caller only: the first error event is the one of a later
         // request sent without waiting.
-        try player.core.send(.setProperty(name: "another-missing-property", value: 1))
+        try player.core.send(.setProperty(name: "another-missing-property", value: .int(1)))
         let published = await recorder.waitFor { if case .error = $0.event { return true }; return false }
         #expect(published?.event == .error(.propertyNotFound(name: "another-missing-property")))
         try await player.perform(.play)
@@ -73,7 +73,7 @@ struct EngineTests {
         await #expect(throws: PlayerError.playerShutDown(player.id)) { try await player.perform(.play) }
     }
 
-    @Test("Player.perform(_:on:) hands a command to several players at once and returns each one's answer, in order")
+    @Test("Player.perform(each:) with one command hands a command to several players at once and returns each one's answer, in order")
     func performOnSeveral() async throws {
         let (loaded, _) = try await Fixtures.player()
         let (empty, _) = try await Fixtures.player()
@@ -82,14 +82,14 @@ struct EngineTests {
         try await loaded.load(.file(Fixtures.clipA), startPaused: true)
         await gone.shutdown()
         // Each player's own answer: carried out, or refused by the check.
-        let seeks = await Player.perform(.seek(to: 1, precision: .exact), on: [loaded, empty])
+        let seeks = await Player.perform(each: [loaded, empty].map { ($0, .seek(to: 1, precision: .exact)) })
         #expect(seeks.count == 2)
         #expect((try? seeks[0].get()) != nil)
         #expect(throws: PlayerError.noMediaLoaded(operation: "seek")) { try seeks[1].get() }
         #expect(await eventually { abs((loaded.position ?? 0) - 1) < 0.05 })
         // When it returns, every live player's read-out reflects the command; a shut-down one
         // says so.
-        let speeds = await Player.perform(.setSpeed(1.25), on: [loaded, gone, empty])
+        let speeds = await Player.perform(each: [loaded, gone, empty].map { ($0, .setSpeed(1.25)) })
         #expect(speeds.count == 3)
         #expect((try? speeds[0].get()) != nil)
         #expect(throws: PlayerError.playerShutDown(gone.id)) { try speeds[1].get() }
@@ -97,12 +97,12 @@ struct EngineTests {
         #expect(loaded.speed == 1.25)
         #expect(empty.speed == 1.25)
         // A bad argument or timeout fails for every player, and nothing is sent.
-        let nan = await Player.perform(.setSpeed(.nan), on: [loaded, empty])
+        let nan = await Player.perform(each: [loaded, empty].map { ($0, .setSpeed(.nan)) })
         #expect(nan.allSatisfy { if case .failure(.invalidArgument(name: "speed", _, _)) = $0 { true } else { false } })
-        let zero = await Player.perform(.play, on: [loaded], timeout: .zero)
+        let zero = await Player.perform(each: [loaded].map { ($0, .play) }, timeout: .zero)
         #expect(zero.allSatisfy { if case .failure(.invalidArgument(name: "timeout", _, _)) = $0 { true } else { false } })
         #expect(loaded.isPaused)
-        #expect(await Player.perform(.play, on: []).isEmpty)
+        #expect(await Player.perform(each: []).isEmpty)
     }
 
     @Test("Player.create makes a player on PlayerKit's own thread, under the initializer's ID rules and typed errors")
@@ -165,7 +165,7 @@ struct EngineTests {
         for player in [players[0], players[2]] { try await player.load(.file(Fixtures.clipA), startPaused: true) }
         // The middle one has nothing loaded: its seek is refused by the check, and the last one
         // still gets its seek.
-        let seeks = await Player.perform(.seek(to: 1, precision: .exact), on: players, pacing: .inTurn)
+        let seeks = await Player.perform(each: players.map { ($0, .seek(to: 1, precision: .exact)) }, pacing: .inTurn)
         #expect(seeks.count == 3)
         #expect((try? seeks[0].get()) != nil && (try? seeks[2].get()) != nil)
         #expect(throws: PlayerError.noMediaLoaded(operation: "seek")) { try seeks[1].get() }
@@ -179,14 +179,14 @@ struct EngineTests {
             }
         }
         defer { for watch in watches { watch.cancel() } }
-        let plays = await Player.perform(.play, on: [players[0], players[2]], pacing: .inTurn)
+        let plays = await Player.perform(each: [players[0], players[2]].map { ($0, .play) }, pacing: .inTurn)
         #expect(plays.allSatisfy { (try? $0.get()) != nil })
         #expect(!players[0].isPaused && !players[2].isPaused)
         #expect(await eventually { order.withLock { $0.count } == 2 })
         #expect(order.withLock { $0 } == [players[0].id, players[2].id])
         // A shut-down member fails with playerShutDown; the turn goes on past it.
         await players[1].shutdown()
-        let pauses = await Player.perform(.pause, on: [players[1], players[0]], pacing: .inTurn)
+        let pauses = await Player.perform(each: [players[1], players[0]].map { ($0, .pause) }, pacing: .inTurn)
         #expect(throws: PlayerError.playerShutDown(players[1].id)) { try pauses[0].get() }
         #expect((try? pauses[1].get()) != nil && players[0].isPaused)
     }
@@ -226,7 +226,7 @@ struct EngineTests {
         #expect(!player.isPaused)
         try await player.pause()
         #expect(player.isPaused)
-        try await player.setProperty("pause", to: false)
+        try await player.setProperty("pause", to: .flag(false))
         #expect(!player.isPaused)
     }
 }

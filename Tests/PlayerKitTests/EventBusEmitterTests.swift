@@ -1,3 +1,4 @@
+@testable import PlayerKitCore
 import Dispatch
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+@testable import PlayerKitCore
 import Dispatch
 import Foundation
 import Testing
@@ -43,9 +44,8 @@ struct EventBusTests {
         let notified = SubscriberLog()
         let observer = center.addObserver(forName: nil, object: nil, queue: nil) { note in
             if let record = note.userInfo?[PlayerNotification.recordKey] as? PlayerEventRecord {
-                #expect(note.userInfo?[PlayerNotification.playerIDKey] as? PlayerID == record.playerID)
-                #expect(note.userInfo?[PlayerNotification.eventKey] as? PlayerEvent == record.event)
-                #expect(PlayerNotification.names[record.event.kind] == note.name)
+                #expect(PlayerNotification.name(for: record.event.kind) == note.name)
+                #expect(note.name.rawValue == "PlayerKit.\(record.event.kind)")
                 notified.append(record)
             }
         }
@@ -109,7 +109,7 @@ struct EventBusTests {
             }
             let posted = notified.records.filter { $0.playerID == id }
             #expect(posted.map { "\($0.sequenceNumber) \($0.event)" }
-                == delegateSeen.filter { PlayerNotification.names[$0.event.kind] != nil }.map { "\($0.sequenceNumber) \($0.event)" })
+                == delegateSeen.map { "\($0.sequenceNumber) \($0.event)" })
         }
         #expect(streamLogs.values.allSatisfy { $0.records.allSatisfy { $0.droppedBefore == 0 } })
         readers.forEach { $0.cancel() }
@@ -133,7 +133,7 @@ struct EventBusTests {
         let token = bus.subscribe(kinds: [.stateChanged]) { states.append($0) }
         defer { token.cancel() }
         let notified = SubscriberLog()
-        let observer = center.addObserver(forName: .playerDidChangeState, object: nil, queue: nil) { note in
+        let observer = center.addObserver(forName: PlayerNotification.name(for: .stateChanged), object: nil, queue: nil) { note in
             if let record = note.userInfo?[PlayerNotification.recordKey] as? PlayerEventRecord { notified.append(record) }
         }
         defer { center.removeObserver(observer) }

@@ -1,3 +1,5 @@
+@testable import PlayerKitCore
+@testable import PlayerKitFeed
 import Foundation
 import Testing
 import PlayerKit

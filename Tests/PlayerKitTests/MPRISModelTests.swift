@@ -90,7 +90,7 @@ struct MPRISModelTests {
         #expect(fixture.value("CanPlay") == .bool(true) && fixture.value("CanSeek") == .bool(true))
         #expect(fixture.value("CanSeek", controls: [.playback]) == .bool(false))
         #expect(fixture.value("CanPlay", controls: [.seeking]) == .bool(false))
-        #expect(fixture.value("CanControl", controls: .none) == .bool(false))
+        #expect(fixture.value("CanControl", controls: []) == .bool(false))
         #expect(fixture.value("CanGoNext") == .bool(false))
         fixture.model.withLock { $0.artworkURL = URL(string: "file:///posters/a.png") }
         if case .dictionary(let entries)? = fixture.value("Metadata") {

@@ -1,6 +1,6 @@
 import Foundation
 import PlayerKit
-import PlayerKitMPRIS
+@testable import PlayerKitMPRIS
 import PlayerKitSupport
 import Testing
 

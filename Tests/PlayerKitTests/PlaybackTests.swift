@@ -72,7 +72,7 @@ struct PlaybackTests {
         }
         #expect(recorder.states == [.loading, .ready, .playing, .paused, .playing, .ended])
         // The media is loaded before its end, and the end is reported before the state says so.
-        let names = recorder.events.map(\.name)
+        let names = recorder.events.map(\.kind.rawValue)
         let loaded = try #require(names.firstIndex(of: "mediaLoaded"))
         let ended = try #require(names.firstIndex(of: "itemEnded"))
         #expect(loaded < ended)
@@ -305,7 +305,7 @@ struct PlaybackTests {
         #expect(await recorder.waitFor(timeout: .seconds(30)) { if case .bufferingProgress = $0.event { return true }; return false } != nil)
         // Buffering ends by going back to playing, not by failing.
         #expect(await recorder.waitFor(timeout: .seconds(30)) { $0.event == .stateChanged(from: .buffering, to: .playing) } != nil)
-        #expect(!recorder.events.contains { $0.name == "error" })
+        #expect(!recorder.events.contains { $0.kind.rawValue == "error" })
     }
 
     @Test("fullscreenStateChanged reports mpv's fullscreen property changing by any path; a FullscreenArbiter refuses the player's own requests")

@@ -38,10 +38,10 @@ struct PosterTests {
         #expect(results.count == 4)
 
         let a = try #require(try? results[0]?.get(), "clip A: \(String(describing: results[0]))")
-        #expect(a.frame.width == 160 && a.frame.height == 120, "4:3 in a square box: \(a.frame.width)x\(a.frame.height)")
+        #expect(a.frame.info.format.width == 160 && a.frame.info.format.height == 120, "4:3 in a square box: \(a.frame.info.format.width)x\(a.frame.info.format.height)")
         #expect(abs(a.time - 1) < 0.5 / 30, "clip A's poster is at \(a.time)")
         let leader = try #require(try? results[1]?.get(), "the black leader: \(String(describing: results[1]))")
-        #expect(leader.frame.width == 160 && leader.frame.height == 90)
+        #expect(leader.frame.info.format.width == 160 && leader.frame.info.format.height == 90)
         #expect(abs(leader.time - 10.0 / 30) < 0.5 / 30, "the first non-black frame is frame 10, at \(leader.time)")
         let red = try #require(leader.frame.averageColor(x: 0, y: 0, width: 160, height: 90))
         #expect(red.red > 180 && red.green < 80 && red.blue < 80, "\(red)")
@@ -87,7 +87,7 @@ struct PosterTests {
             try await maker.poster(for: PosterRequest(source: MediaSource(audio), moment: .time(0)))
         }
         let poster = try await maker.poster(for: PosterRequest(source: MediaSource(Fixtures.clipA), moment: .time(1)))
-        #expect(poster.frame.width == 160)
+        #expect(poster.frame.info.format.width == 160)
         await maker.shutdown()
     }
 
@@ -116,7 +116,7 @@ struct PosterTests {
         let maker = try PosterMaker(configuration: .init(width: 64, height: 48), streamProviders: [harness.cache.streamProvider])
         let source = try harness.source("clip-b.mp4")
         let poster = try await maker.poster(for: PosterRequest(source: source, moment: .time(0.5)))
-        #expect(poster.frame.width == 64 && poster.frame.height == 48)
+        #expect(poster.frame.info.format.width == 64 && poster.frame.info.format.height == 48)
         let cached = harness.cache.entry(forKey: "clip-b.mp4")?.cachedBytes ?? 0
         #expect(cached > 0, "cached \(cached) bytes")
         await maker.shutdown()

@@ -315,7 +315,7 @@ struct LostEventsTests {
         bus.startPostingNotifications(to: notifications)
         let posted = Guarded<[PlayerSnapshot]>([])
         let postedSignal = DispatchSemaphore(value: 0)
-        let observer = notifications.addObserver(forName: .playerDidLoseEvents, object: nil, queue: nil) { note in
+        let observer = notifications.addObserver(forName: PlayerNotification.name(for: .eventsLost), object: nil, queue: nil) { note in
             if let record = note.userInfo?[PlayerNotification.recordKey] as? PlayerEventRecord, case .eventsLost(let snapshot) = record.event {
                 posted.withLock { $0.append(snapshot) }
                 postedSignal.signal()

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import PlayerKitRooms
+@testable import PlayerKitRooms
 import PlayerKitSupport
 
 /// Records a room client's events as they come, for tests that wait on them.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import PlayerKitRooms
+@testable import PlayerKitRooms
 
 /// Syncplay's STARTTLS against the real `syncplay-server --tls`, with a certificate authority and
 /// a server certificate for localhost that the test makes with openssl.

@@ -1,3 +1,4 @@
+@testable import PlayerKitSync
 import Foundation
 import Testing
 import PlayerKit

@@ -407,7 +407,7 @@ watchdog.start()
 await withTaskGroup(of: Void.self) { group in
     for index in 0..<taskCount {
         group.addTask {
-            var generator = SeededGenerator(state: seed &+ UInt64(index) &* 0x1000_0001)
+            var generator = SeededGenerator(seed: seed &+ UInt64(index) &* 0x1000_0001)
             while ContinuousClock.now < deadline {
                 await step(&generator)
             }

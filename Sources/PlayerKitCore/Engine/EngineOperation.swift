@@ -53,9 +53,9 @@ enum EngineOperation: Sendable {
             case .setMuted(let muted): return [.set("mute", .flag(muted))]
             case .setLoop(let mode):
                 switch mode {
-                case .off: return [.set("loop-file", "no")]
-                case .forever: return [.set("loop-file", "inf")]
-                case .playCount(let count): return [.set("loop-file", count <= 1 ? "no" : .int(Int64(count - 1)))]
+                case .off: return [.set("loop-file", .string("no"))]
+                case .forever: return [.set("loop-file", .string("inf"))]
+                case .playCount(let count): return [.set("loop-file", count <= 1 ? .string("no") : .int(Int64(count - 1)))]
                 }
             case .setPlaybackDirection(let direction):
                 // Backwards also makes the demuxer cache seekable: without it, libmpv 0.35 stays

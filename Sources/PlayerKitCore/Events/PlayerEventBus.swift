@@ -36,7 +36,7 @@ public final class PlayerEventBus: Sendable {
     public static let shared = PlayerEventBus(label: "shared")
 
     /// A name for logs and queue labels.
-    public let label: String
+    let label: String
 
     private struct Registry: Sendable {
         var byID: [PlayerID: [any BusSubscriber]] = [:]
@@ -106,7 +106,7 @@ public final class PlayerEventBus: Sendable {
     ///   - bufferLimit: how many events wait for the consumer at most (at least 1). When the
     ///     buffer is full the *oldest* waiting event is dropped, so a slow consumer catches
     ///     up with recent events; each record says in ``PlayerEventRecord/droppedBefore`` how
-    ///     many were dropped just before it, and ``PlayerEventStream/droppedCount`` counts all.
+    ///     many were dropped just before it.
     public func events(
         for selection: PlayerSelection = .all,
         kinds: Set<PlayerEventKind>? = nil,
@@ -133,11 +133,9 @@ public final class PlayerEventBus: Sendable {
 
     // MARK: NotificationCenter bridge
 
-    /// Starts posting the main events of every player on this bus to `center`: the core's
-    /// under the names in ``PlayerNotification/names`` (created, state, position, media
-    /// loaded, item ended, error, shut down), and features' events under the
-    /// ``PlayerFeatureEvent/notificationName`` they give (fullscreen changes, loop wraps, ...),
-    /// with the player's ID under ``PlayerNotification/playerIDKey``.
+    /// Starts posting every event of every player on this bus to `center`, a feature's too,
+    /// under the name of its kind (``PlayerNotification/name(for:)``), with the record under
+    /// ``PlayerNotification/recordKey``.
     ///
     /// Off by default: `NotificationCenter` calls observers synchronously on the posting thread
     /// and a process that does not observe should not pay for it. Notifications are posted on
@@ -164,7 +162,7 @@ public final class PlayerEventBus: Sendable {
     }
 
     /// Whether ``startPostingNotifications(to:)`` is in effect.
-    public var isPostingNotifications: Bool { registry.withLock { $0.notificationBridge != nil } }
+    var isPostingNotifications: Bool { registry.withLock { $0.notificationBridge != nil } }
 
     // MARK: Publishing
 
@@ -182,7 +180,7 @@ public final class PlayerEventBus: Sendable {
     }
 
     /// How many subscriptions are active (for diagnostics and tests).
-    public var subscriptionCount: Int {
+    var subscriptionCount: Int {
         registry.withLock { registry in
             registry.everyone.count + Set(registry.byID.values.flatMap { $0.map { ObjectIdentifier($0) } }).count
         }

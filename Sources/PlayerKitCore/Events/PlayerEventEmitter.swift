@@ -12,9 +12,9 @@ import PlayerKitSupport
 /// handlers run on an emitting thread, one batch at a time).
 public final class PlayerEventEmitter: Sendable {
     /// The player whose events these are.
-    public let playerID: PlayerID
+    let playerID: PlayerID
     /// The bus the records go to.
-    public let bus: PlayerEventBus
+    let bus: PlayerEventBus
 
     private struct State {
         var lastSequenceNumber: UInt64 = 0
@@ -35,7 +35,7 @@ public final class PlayerEventEmitter: Sendable {
     public var lastSequenceNumber: UInt64 { state.withLock { $0.lastSequenceNumber } }
 
     /// Whether ``PlayerEvent/shutDown`` has been emitted (later events are dropped).
-    public var hasEnded: Bool { state.withLock { $0.ended } }
+    var hasEnded: Bool { state.withLock { $0.ended } }
 
     /// Numbers `events` in order and publishes them, stamped with `time` (monotonic, for
     /// measuring) and `timestamp` (wall clock, for display). Events after
@@ -83,7 +83,7 @@ public final class PlayerEventEmitter: Sendable {
 
     /// ``emit(_:at:timestamp:)-([PlayerEvent],_,_)`` for one event.
     @discardableResult
-    public func emit(_ event: PlayerEvent, at time: ContinuousClock.Instant = .now,
+    func emit(_ event: PlayerEvent, at time: ContinuousClock.Instant = .now,
                      timestamp: Date = Date()) -> PlayerEventRecord? {
         emit([event], at: time, timestamp: timestamp).first
     }

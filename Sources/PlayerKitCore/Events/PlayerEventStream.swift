@@ -4,19 +4,16 @@ import PlayerKitSupport
 /// A player's (or several players') events as an `AsyncSequence`, from
 /// ``PlayerEventBus/events(for:kinds:bufferLimit:)-(PlayerSelection,_,_)`` or ``Player/events(kinds:bufferLimit:)``.
 ///
-/// **Buffer policy.** Events wait in a buffer of ``bufferLimit`` records. When a new event
+/// **Buffer policy.** Events wait in a buffer of `bufferLimit` records. When a new event
 /// arrives and the buffer is full, the oldest waiting event is dropped: a slow consumer falls
 /// behind by at most `bufferLimit` events and then sees recent ones. The record after a gap
-/// carries the number of events dropped just before it in ``PlayerEventRecord/droppedBefore``;
-/// ``droppedCount`` is the running total. The producer (the event pump) never waits.
+/// carries the number of events dropped just before it in ``PlayerEventRecord/droppedBefore``.
+/// The producer (the event pump) never waits.
 ///
 /// **Lifetime.** The subscription ends when this sequence and its iterators are released,
 /// when the task iterating it is cancelled (the iteration then ends), or on ``cancel()``.
 /// Iterate from one task at a time.
 public struct PlayerEventStream: AsyncSequence, Sendable {
-    /// Each element is one event with its player's ID.
-    public typealias Element = PlayerEventRecord
-
     private let handle: Handle
 
     init(subscriber: StreamSubscriber) {
@@ -37,10 +34,10 @@ public struct PlayerEventStream: AsyncSequence, Sendable {
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(handle: handle) }
 
     /// How many events were dropped so far because the buffer was full.
-    public var droppedCount: Int { handle.subscriber.droppedCount }
+    var droppedCount: Int { handle.subscriber.droppedCount }
 
     /// The buffer's capacity.
-    public var bufferLimit: Int { handle.subscriber.limit }
+    var bufferLimit: Int { handle.subscriber.limit }
 
     /// Ends the subscription: nothing more is buffered; iteration ends after the events
     /// already waiting.

@@ -14,7 +14,7 @@ public enum PlayerSelection: Sendable, Hashable, ExpressibleByArrayLiteral {
     public static func player(_ id: PlayerID) -> PlayerSelection { .players([id]) }
 
     /// Whether the selection includes `id`.
-    public func contains(_ id: PlayerID) -> Bool {
+    func contains(_ id: PlayerID) -> Bool {
         switch self {
         case .all: return true
         case .players(let ids): return ids.contains(id)

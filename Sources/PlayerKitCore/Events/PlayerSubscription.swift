@@ -39,5 +39,5 @@ public final class PlayerSubscription: Sendable {
     }
 
     /// Whether ``cancel()`` was called.
-    public var isCancelled: Bool { ended.withLock { $0 } }
+    var isCancelled: Bool { ended.withLock { $0 } }
 }

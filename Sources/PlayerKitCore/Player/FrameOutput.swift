@@ -32,11 +32,11 @@ import PlayerKitSupport
 /// mpv requires), ``frames`` ends, and calls throw ``FrameOutputError/playerShutDown(_:)``.
 public final class FrameOutput: Sendable {
     /// The player whose frames these are.
-    public let playerID: PlayerID
+    let playerID: PlayerID
     /// Size and layout of every frame.
     public let format: FrameFormat
     /// How frames are handed out.
-    public let delivery: FrameDelivery
+    let delivery: FrameDelivery
     private let engine: SoftwareRenderer
 
     init(core: PlayerCore, format: FrameFormat, delivery: FrameDelivery) throws(FrameOutputError) {
@@ -74,14 +74,14 @@ public final class FrameOutput: Sendable {
     }
 
     /// Frames rendered so far.
-    public var renderedFrameCount: UInt64 { engine.counters.withLock { $0.rendered } }
+    var renderedFrameCount: UInt64 { engine.counters.withLock { $0.rendered } }
 
     /// How many frame buffers the output has allocated in its life. Steady rendering reuses
     /// them: this stays at a handful unless the app keeps many frames alive at once.
-    public var allocatedBufferCount: Int { engine.allocatedBufferCount }
+    var allocatedBufferCount: Int { engine.allocatedBufferCount }
 
     /// Frames rendered that no reader of ``frames`` ever received (a slow reader's misses).
-    public var missedFrameCount: UInt64 { engine.counters.withLock { $0.missed } }
+    var missedFrameCount: UInt64 { engine.counters.withLock { $0.missed } }
 
     /// Pull delivery: renders the current frame into a buffer of the output's pool when a new
     /// frame is due (mpv queued one and its display time has come), else returns nil. Never
@@ -108,7 +108,7 @@ public final class FrameOutput: Sendable {
     public func close() { engine.close() }
 
     /// Whether the output was closed or its player shut down.
-    public var isClosed: Bool { !engine.context.isAlive }
+    var isClosed: Bool { !engine.context.isAlive }
 }
 
 /// The frames of a ``FrameOutput``: an `AsyncSequence` that fills in

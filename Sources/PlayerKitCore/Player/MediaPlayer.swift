@@ -132,8 +132,11 @@ extension MediaPlayer {
         try await preload(source, timeout: .seconds(10))
     }
 
-    /// This player's events as an `AsyncSequence`: `eventBus.events(for: id, ...)`, ending after
-    /// the player's ``PlayerEvent/shutDown`` (see ``Player/events(kinds:bufferLimit:)``).
+    /// This player's events as an `AsyncSequence`, as
+    /// `eventBus.events(for: id, kinds: kinds, bufferLimit: bufferLimit)` gives them, except that
+    /// the sequence ends after this player's ``PlayerEvent/shutDown`` (delivered if `kinds`
+    /// includes it), so a `for await` loop over it finishes; made once the player is shut down,
+    /// it ends at once. (A bus subscription by ID goes on, and hears a later player with the ID.)
     public func events(kinds: Set<PlayerEventKind>? = nil, bufferLimit: Int = 1024) -> PlayerEventStream {
         let stream = eventBus.playerEvents(for: id, kinds: kinds, bufferLimit: bufferLimit)
         if isShutDown { stream.cancel() }

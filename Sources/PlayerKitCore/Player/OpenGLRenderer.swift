@@ -31,7 +31,7 @@ import PlayerKitSupport
 /// on the releasing thread.
 public final class OpenGLRenderer: Sendable {
     /// The player whose video this draws.
-    public let playerID: PlayerID
+    let playerID: PlayerID
     private let context: RenderContext
     private let pending: Locked<Bool>
 
@@ -88,5 +88,5 @@ public final class OpenGLRenderer: Sendable {
     public func close() { context.free(.closed) }
 
     /// Whether the renderer was closed or its player shut down.
-    public var isClosed: Bool { !context.isAlive }
+    var isClosed: Bool { !context.isAlive }
 }

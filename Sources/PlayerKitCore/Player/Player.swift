@@ -37,7 +37,7 @@ public final class Player: MediaPlayer {
     /// The player's ID, fixed for its life.
     public let id: PlayerID
     /// The configuration it was created with.
-    public let configuration: PlayerConfiguration
+    let configuration: PlayerConfiguration
 
     let core: PlayerCore
     private let registryToken: UInt64
@@ -164,17 +164,6 @@ public final class Player: MediaPlayer {
         set { delegateAdapter.delegate = newValue }
     }
 
-    /// This player's events as an `AsyncSequence`, as
-    /// `eventBus.events(for: id, kinds: kinds, bufferLimit: bufferLimit)` gives them, except that
-    /// the sequence ends after this player's ``PlayerEvent/shutDown`` (delivered if `kinds`
-    /// includes it), so a `for await` loop over it finishes; made once the player is shut down,
-    /// it ends at once. (A bus subscription by ID goes on, and hears a later player with the ID.)
-    public func events(kinds: Set<PlayerEventKind>? = nil, bufferLimit: Int = 1024) -> PlayerEventStream {
-        let stream = eventBus.playerEvents(for: id, kinds: kinds, bufferLimit: bufferLimit)
-        if isShutDown { stream.cancel() }
-        return stream
-    }
-
     /// Publishes a feature's event about this player through the player's own ordered
     /// pipeline: it gets the player's next sequence number and reaches the delegate
     /// (``PlayerDelegate/player(_:didEmit:)``, and the typed method when the event is a
@@ -252,8 +241,6 @@ public final class Player: MediaPlayer {
         core.state.withLock { read($0.model) }
     }
 
-    /// Whether playback waits for the network cache.
-    public var isBuffering: Bool { model(\.isPausedForCache) }
     /// The cache fill while buffering, 0 to 100, when mpv reports it.
     public var bufferingProgress: Double? { model(\.bufferingPercent) }
     /// Seconds of media in the demuxer cache ahead of the position, when known.
@@ -269,9 +256,9 @@ public final class Player: MediaPlayer {
     /// other); ``MediaPlayer/state``, ``MediaPlayer/position`` and the others read it.
     public var snapshot: PlayerSnapshot { model(\.snapshot) }
     /// Which way playback runs (``MediaPlayer/setPlaybackDirection(_:)``), once mpv reported it.
-    public var playbackDirection: PlaybackDirection? { model(\.playbackDirection) }
+    var playbackDirection: PlaybackDirection? { model(\.playbackDirection) }
     /// Whether hardware decoding is allowed (``setHardwareDecoding(_:)``), once mpv reported it.
-    public var isHardwareDecodingEnabled: Bool? { model(\.isHardwareDecodingEnabled) }
+    var isHardwareDecodingEnabled: Bool? { model(\.isHardwareDecodingEnabled) }
     /// The audio output device in use, by mpv's name (``AudioDevice/name``; `auto` for the
     /// system's default). Shows a device set with ``setAudioDevice(_:)`` when that returns.
     public var audioDevice: String? { model(\.audioDevice) }
@@ -525,50 +512,31 @@ public final class Player: MediaPlayer {
         try await core.request(.command(command), timeout: timeout)
     }
 
-    /// Performs `command` on several players at once, for async code that moves players together
-    /// (start, pause or seek a group): the command is checked for each player and handed to every
-    /// player's mpv core, one right after another and none waiting for mpv (microseconds apart,
-    /// where a loop of ``perform(_:timeout:)`` calls would hand it to each only after the one
-    /// before had answered), and then every answer is awaited, as ``perform(_:timeout:)`` awaits
-    /// one. No thread waits.
+    /// Performs a command on each of several players at once, for async code that moves players
+    /// together (start, pause or seek a group; one steps a frame while another seeks): each
+    /// command is checked for its player and handed to every player's mpv core, one right after
+    /// another and none waiting for mpv (microseconds apart, where a loop of
+    /// ``perform(_:timeout:)`` calls would hand it to each only after the one before had
+    /// answered), and then every answer is awaited, as ``perform(_:timeout:)`` awaits one. No
+    /// thread waits. One command for all: `Player.perform(each: players.map { ($0, .play) })`.
     ///
-    /// **Ordering.** On each player, the command is carried out in the order of the commands sent
-    /// or performed on that player. When it returns, every player's read-outs reflect its result.
+    /// **Ordering.** On each player, the commands are carried out in the order of the commands
+    /// sent or performed on that player. When it returns, every player's read-outs reflect its
+    /// result.
     ///
     /// **Bounds.** It returns within `timeout` on the monotonic clock (one deadline for all).
     ///
-    /// - Parameters:
-    ///   - command: the command, for every player.
-    ///   - players: the players (a player listed twice gets the command twice).
-    ///   - timeout: how long to wait for the answers (default 10 s; must be positive).
-    ///   - pacing: ``CommandPacing/together`` (the default, as above) or
-    ///     ``CommandPacing/inTurn``: each player gets the command once the one before answered.
-    /// - Returns: one result per player, in the order of `players`: success, or what
-    ///   ``perform(_:timeout:)`` would have thrown for that player. A refusal on one player does
-    ///   not stop the command on the others.
-    ///
-    /// Players of other ``MediaPlayer`` types (a test's `FakePlayer`) get the command through their
-    /// own ``MediaPlayer/perform(_:timeout:)``, all at once (in turn: one after another), beside
-    /// the mpv-backed ones.
-    public static func perform(
-        _ command: PlayerCommand, on players: [any MediaPlayer], timeout: Duration = .seconds(10),
-        pacing: CommandPacing = .together
-    ) async -> [Result<Void, PlayerError>] {
-        await perform(each: players.map { ($0, command) }, timeout: timeout, pacing: pacing)
-    }
-
-    /// Performs a command of its own on each player, handing every command to its player
-    /// before any answer is awaited, as ``perform(_:on:timeout:pacing:)`` does with one command for
-    /// all: what a feature uses to move several players at once in different ways (one steps
-    /// a frame, another seeks).
-    ///
-    /// **Ordering** and **bounds** as ``perform(_:on:timeout:pacing:)``: one deadline for all.
+    /// Players of other ``MediaPlayer`` types (a test's `FakePlayer`) get their commands through
+    /// their own ``MediaPlayer/perform(_:timeout:)``, all at once (in turn: one after another),
+    /// beside the mpv-backed ones.
     /// - Parameters:
     ///   - commands: the players and their commands (a player listed twice gets both, in order).
     ///   - timeout: how long to wait for the answers (default 10 s; must be positive).
     ///   - pacing: all handed over at once (``CommandPacing/together``, the default) or each once
     ///     the one before answered (``CommandPacing/inTurn``).
-    /// - Returns: one result per entry of `commands`, in their order.
+    /// - Returns: one result per entry of `commands`, in their order: success, or what
+    ///   ``perform(_:timeout:)`` would have thrown for that player. A refusal on one player does
+    ///   not stop the command on the others.
     public static func perform(
         each commands: [(any MediaPlayer, PlayerCommand)], timeout: Duration = .seconds(10),
         pacing: CommandPacing = .together
@@ -659,11 +627,6 @@ public final class Player: MediaPlayer {
 
     // MARK: Settings
 
-    /// The speeds ``MediaPlayer/setSpeed(_:)`` accepts: a quarter to four times normal speed,
-    /// where mpv keeps audio pitch-corrected and audio and video in sync
-    /// (``PlayerCommand/speedRange``).
-    public static var speedRange: ClosedRange<Double> { PlayerCommand.speedRange }
-
     /// The mirroring set with ``MediaPlayer/setFlip(_:)`` (``VideoFlip/none`` at first).
     public var flip: VideoFlip { model(\.flip) }
 
@@ -686,7 +649,7 @@ public final class Player: MediaPlayer {
     }
 
     /// Switches hardware decoding on (`auto-safe`) or off, and returns once mpv took the
-    /// setting; ``isHardwareDecodingEnabled`` shows it then. Takes effect at once.
+    /// setting. Takes effect at once.
     /// - Throws: what ``perform(_:timeout:)`` throws while waiting for mpv's answer.
     public func setHardwareDecoding(_ enabled: Bool) async throws(PlayerError) {
         try await core.request(.setHardwareDecoding(enabled), timeout: Self.answerTimeout)

@@ -6,12 +6,16 @@
 /// happened for that player. Calls are never made while PlayerKit holds an internal lock,
 /// so a method may call back into the same player (even `shutdown()`) without deadlock.
 ///
-/// For each event, ``player(_:didEmit:)`` is called first, then the specific method.
+/// For each event, ``player(_:didEmit:)`` is called first; then, for the five events an app
+/// most often handles alone (a state change, a position, an item's end, an error, the
+/// shutdown), its typed method. Every other event (a load, a seek, a volume, the tracks, ...)
+/// is heard in ``player(_:didEmit:)``.
 ///
 /// **Features' events.** Events that features publish (``PlayerEvent/feature(_:)-swift.enum.case``) reach
-/// ``player(_:didEmit:)`` like every other. A feature may also offer typed methods: its event
-/// type conforms to ``PlayerDelegateEvent`` and calls the methods of a delegate protocol of its
-/// own (for example `FullscreenEventDelegate`), which the app's delegate adopts next to this one.
+/// ``player(_:didEmit:)`` like every other (`record.event.feature(FullscreenEvent.self)`). An
+/// app's own feature may also offer typed methods: its event type conforms to
+/// ``PlayerDelegateEvent`` and calls the methods of a delegate protocol of its own, which the
+/// app's delegate adopts next to this one.
 ///
 /// **Which player.** Each method gets the player as `any MediaPlayer`: a ``Player``, or a fake
 /// (`FakePlayer` has a delegate too), or an app's own conformer. Its ID, read-outs and commands
@@ -25,49 +29,17 @@
 /// The protocol requires `Sendable` because the delegate is called from the delegate queue,
 /// not the thread that set it.
 public protocol PlayerDelegate: AnyObject, Sendable {
-    /// Every event, before the specific method below. Default: nothing.
+    /// Every event, before the typed method below if the event has one: the one method that
+    /// hears everything (switch over `record.event`). Default: nothing.
     func player(_ player: any MediaPlayer, didEmit record: PlayerEventRecord)
     /// ``PlayerEvent/stateChanged(from:to:)``. Default: nothing.
     func player(_ player: any MediaPlayer, didChangeStateFrom oldState: PlayerState, to newState: PlayerState)
     /// ``PlayerEvent/positionChanged(_:)``. Default: nothing.
     func player(_ player: any MediaPlayer, didUpdatePosition position: Double)
-    /// ``PlayerEvent/durationKnown(_:)``. Default: nothing.
-    func player(_ player: any MediaPlayer, didLearnDuration duration: Double)
-    /// ``PlayerEvent/mediaLoaded(_:)``. Default: nothing.
-    func player(_ player: any MediaPlayer, didLoad media: MediaInfo)
-    /// ``PlayerEvent/firstFrame``. Default: nothing.
-    func playerDidShowFirstFrame(_ player: any MediaPlayer)
-    /// ``PlayerEvent/seekCompleted(position:)``. Default: nothing.
-    func player(_ player: any MediaPlayer, didCompleteSeekAt position: Double?)
-    /// ``PlayerEvent/bufferingProgress(percent:)``. Default: nothing.
-    func player(_ player: any MediaPlayer, didUpdateBuffering percent: Double)
-    /// ``PlayerEvent/volumeChanged(_:)``. Default: nothing.
-    func player(_ player: any MediaPlayer, didChangeVolume volume: Double)
-    /// ``PlayerEvent/muteChanged(_:)``. Default: nothing.
-    func player(_ player: any MediaPlayer, didChangeMute isMuted: Bool)
-    /// ``PlayerEvent/speedChanged(_:)``. Default: nothing.
-    func player(_ player: any MediaPlayer, didChangeSpeed speed: Double)
-    /// ``PlayerEvent/tracksChanged(_:)``. Default: nothing.
-    func player(_ player: any MediaPlayer, didChangeTracks tracks: [Track])
-    /// ``PlayerEvent/videoDecoderChanged(_:)``. Default: nothing.
-    func player(_ player: any MediaPlayer, didChangeVideoDecoder decoder: VideoDecoder?)
-    /// ``PlayerEvent/fullscreenStateChanged(_:)``: mpv's `fullscreen` property changed, by any
-    /// path. Default: nothing.
-    func player(_ player: any MediaPlayer, didChangeFullscreenState isFullscreen: Bool)
-    /// ``PlayerEvent/loopModeChanged(_:)``. Default: nothing.
-    func player(_ player: any MediaPlayer, didChangeLoopMode mode: LoopMode)
-    /// ``PlayerEvent/playlistChanged(_:)``. Default: nothing.
-    func player(_ player: any MediaPlayer, didChangePlaylist playlist: PlaylistPosition)
     /// ``PlayerEvent/itemEnded(_:)``. Default: nothing.
     func player(_ player: any MediaPlayer, didEndItem reason: ItemEndReason)
     /// ``PlayerEvent/error(_:)``. Default: nothing.
     func player(_ player: any MediaPlayer, didFail error: PlayerError)
-    /// ``PlayerEvent/eventsLost(_:)``: mpv's event queue overflowed, some events were lost, and
-    /// the player's state was rebuilt to `snapshot`. Default: nothing.
-    func player(_ player: any MediaPlayer, didLoseEventsRecoveringTo snapshot: PlayerSnapshot)
-    /// ``PlayerEvent/created``: only reaches a delegate given to ``Player/init(id:configuration:delegate:)``.
-    /// Default: nothing.
-    func playerWasCreated(_ player: any MediaPlayer)
     /// ``PlayerEvent/shutDown``: the core is destroyed; the last call this delegate gets from
     /// the player. Not called for a player that was dropped (there is no player to pass).
     /// Default: nothing.
@@ -82,39 +54,9 @@ extension PlayerDelegate {
     /// Does nothing.
     public func player(_ player: any MediaPlayer, didUpdatePosition position: Double) {}
     /// Does nothing.
-    public func player(_ player: any MediaPlayer, didLearnDuration duration: Double) {}
-    /// Does nothing.
-    public func player(_ player: any MediaPlayer, didLoad media: MediaInfo) {}
-    /// Does nothing.
-    public func playerDidShowFirstFrame(_ player: any MediaPlayer) {}
-    /// Does nothing.
-    public func player(_ player: any MediaPlayer, didCompleteSeekAt position: Double?) {}
-    /// Does nothing.
-    public func player(_ player: any MediaPlayer, didUpdateBuffering percent: Double) {}
-    /// Does nothing.
-    public func player(_ player: any MediaPlayer, didChangeVolume volume: Double) {}
-    /// Does nothing.
-    public func player(_ player: any MediaPlayer, didChangeMute isMuted: Bool) {}
-    /// Does nothing.
-    public func player(_ player: any MediaPlayer, didChangeSpeed speed: Double) {}
-    /// Does nothing.
-    public func player(_ player: any MediaPlayer, didChangeTracks tracks: [Track]) {}
-    /// Does nothing.
-    public func player(_ player: any MediaPlayer, didChangeVideoDecoder decoder: VideoDecoder?) {}
-    /// Does nothing.
-    public func player(_ player: any MediaPlayer, didChangeFullscreenState isFullscreen: Bool) {}
-    /// Does nothing.
-    public func player(_ player: any MediaPlayer, didChangeLoopMode mode: LoopMode) {}
-    /// Does nothing.
-    public func player(_ player: any MediaPlayer, didChangePlaylist playlist: PlaylistPosition) {}
-    /// Does nothing.
     public func player(_ player: any MediaPlayer, didEndItem reason: ItemEndReason) {}
     /// Does nothing.
     public func player(_ player: any MediaPlayer, didFail error: PlayerError) {}
-    /// Does nothing.
-    public func player(_ player: any MediaPlayer, didLoseEventsRecoveringTo snapshot: PlayerSnapshot) {}
-    /// Does nothing.
-    public func playerWasCreated(_ player: any MediaPlayer) {}
     /// Does nothing.
     public func playerDidShutDown(_ player: any MediaPlayer) {}
 }
@@ -125,25 +67,11 @@ extension PlayerEvent {
         switch self {
         case .stateChanged(let from, let to): delegate.player(player, didChangeStateFrom: from, to: to)
         case .positionChanged(let position): delegate.player(player, didUpdatePosition: position)
-        case .durationKnown(let duration): delegate.player(player, didLearnDuration: duration)
-        case .mediaLoaded(let info): delegate.player(player, didLoad: info)
-        case .firstFrame: delegate.playerDidShowFirstFrame(player)
-        case .seekCompleted(let position): delegate.player(player, didCompleteSeekAt: position)
-        case .bufferingProgress(let percent): delegate.player(player, didUpdateBuffering: percent)
-        case .volumeChanged(let volume): delegate.player(player, didChangeVolume: volume)
-        case .muteChanged(let muted): delegate.player(player, didChangeMute: muted)
-        case .speedChanged(let speed): delegate.player(player, didChangeSpeed: speed)
-        case .tracksChanged(let tracks): delegate.player(player, didChangeTracks: tracks)
-        case .videoDecoderChanged(let decoder): delegate.player(player, didChangeVideoDecoder: decoder)
-        case .fullscreenStateChanged(let fullscreen): delegate.player(player, didChangeFullscreenState: fullscreen)
-        case .loopModeChanged(let mode): delegate.player(player, didChangeLoopMode: mode)
-        case .playlistChanged(let playlist): delegate.player(player, didChangePlaylist: playlist)
         case .itemEnded(let reason): delegate.player(player, didEndItem: reason)
         case .error(let error): delegate.player(player, didFail: error)
-        case .eventsLost(let snapshot): delegate.player(player, didLoseEventsRecoveringTo: snapshot)
         case .feature(let event): (event as? any PlayerDelegateEvent)?.dispatch(to: delegate, from: player)
-        case .created: delegate.playerWasCreated(player)
         case .shutDown: delegate.playerDidShutDown(player)
+        default: break
         }
     }
 }

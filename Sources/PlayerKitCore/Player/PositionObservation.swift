@@ -33,5 +33,5 @@ public final class PositionObservation: Sendable {
     }
 
     /// Whether the observation is still active.
-    public var isActive: Bool { active.withLock { $0 } }
+    var isActive: Bool { active.withLock { $0 } }
 }

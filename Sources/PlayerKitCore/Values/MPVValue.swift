@@ -49,13 +49,13 @@ public enum MPVValue: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The elements when the value is an array.
-    public var arrayValue: [MPVValue]? {
+    var arrayValue: [MPVValue]? {
         if case .array(let value) = self { return value }
         return nil
     }
 
     /// The value for `key` when the value is a map.
-    public subscript(key: String) -> MPVValue? {
+    subscript(key: String) -> MPVValue? {
         if case .map(let pairs) = self { return pairs.first { $0.key == key }?.value }
         return nil
     }
@@ -104,17 +104,4 @@ public enum MPVValue: Sendable, Hashable, CustomStringConvertible {
             }
         }
     }
-}
-
-extension MPVValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
-    ExpressibleByBooleanLiteral
-{
-    /// `"abc"` as ``MPVValue/string(_:)``.
-    public init(stringLiteral value: String) { self = .string(value) }
-    /// `42` as ``MPVValue/int(_:)``.
-    public init(integerLiteral value: Int64) { self = .int(value) }
-    /// `0.5` as ``MPVValue/double(_:)``.
-    public init(floatLiteral value: Double) { self = .double(value) }
-    /// `true` as ``MPVValue/flag(_:)``.
-    public init(booleanLiteral value: Bool) { self = .flag(value) }
 }

@@ -54,7 +54,7 @@ public struct Track: Sendable, Hashable, Codable, Identifiable, CustomStringConv
     public var frameRate: Double?
 
     /// Creates a track description.
-    public init(id: Int, kind: Kind, title: String? = nil, language: String? = nil, codec: String? = nil,
+    init(id: Int, kind: Kind, title: String? = nil, language: String? = nil, codec: String? = nil,
                 isSelected: Bool = false, videoSize: VideoSize? = nil, externalFile: String? = nil, frameRate: Double? = nil) {
         self.frameRate = frameRate
         self.id = id
@@ -93,7 +93,7 @@ public struct VideoDecoder: Sendable, Hashable, Codable, CustomStringConvertible
     public var isHardware: Bool { hardwareAPI != nil }
 
     /// Creates a description.
-    public init(codec: String, hardwareAPI: String? = nil) {
+    init(codec: String, hardwareAPI: String? = nil) {
         self.codec = codec
         self.hardwareAPI = hardwareAPI
     }

@@ -84,9 +84,6 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     /// also when it was dropped without ``Player/shutdown()``.
     case shutDown
 
-    /// The kinds of ``PlayerEvent`` (an open set: features add theirs).
-    public typealias Kind = PlayerEventKind
-
     /// The event's kind.
     public var kind: PlayerEventKind {
         switch self {
@@ -123,7 +120,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
 
     /// A short, stable name for the event's kind ("stateChanged", "positionChanged", ...),
     /// the raw value of ``kind``.
-    public var name: String { kind.rawValue }
+    var name: String { kind.rawValue }
 
     /// The event name with its payload, e.g. "stateChanged(loading -> playing)".
     public var description: String {

@@ -23,25 +23,9 @@ public struct PlayerEventKind: RawRepresentable, Hashable, Sendable, Codable, Cu
         self.rawValue = rawValue
     }
 
-    /// A kind with this name.
-    public init(_ rawValue: String) {
-        self.rawValue = rawValue
-    }
-
     /// A kind from a string literal: `let kind: PlayerEventKind = "stateChanged"`.
     public init(stringLiteral value: String) {
         self.rawValue = value
-    }
-
-    /// Decodes the name from a single string.
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    /// Encodes the name as a single string.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
     }
 
     /// The name.
@@ -89,7 +73,7 @@ public struct PlayerEventKind: RawRepresentable, Hashable, Sendable, Codable, Cu
     public static let eventsLost: PlayerEventKind = "eventsLost"
 
     /// The kinds of the core's own events (not those of features), in the order they are listed here.
-    public static let coreKinds: [PlayerEventKind] = [
+    static let coreKinds: [PlayerEventKind] = [
         .created, .stateChanged, .positionChanged, .durationKnown, .mediaLoaded, .firstFrame, .seekCompleted,
         .bufferingProgress, .volumeChanged, .muteChanged, .speedChanged, .tracksChanged,
         .videoDecoderChanged, .fullscreenStateChanged, .loopModeChanged, .playlistChanged, .itemEnded, .error, .eventsLost, .shutDown,

@@ -3,7 +3,7 @@ import Foundation
 /// An event that a feature (PlayerKit's own, or an app's) publishes about one player, through
 /// that player's ordered pipeline: ``Player/publish(_:)`` numbers it with the player's other
 /// events and delivers it, as ``PlayerEvent/feature(_:)-swift.enum.case``, to the player's delegate, to bus
-/// subscribers of its ID, to async sequences and (when it names one) to NotificationCenter.
+/// subscribers of its ID, to async sequences and to NotificationCenter.
 ///
 /// This is the core's extension point: a feature adds an event type of its own, never a case
 /// to a core enum.
@@ -19,17 +19,12 @@ import Foundation
 ///
 /// Conform to ``PlayerDelegateEvent`` as well to call a typed delegate method of your own.
 public protocol PlayerFeatureEvent: Sendable, Hashable, CustomStringConvertible {
-    /// The event's kind: what subscriptions filter on, and its name in JSON and logs.
+    /// The event's kind: what subscriptions filter on, its name in JSON and logs, and (through
+    /// ``PlayerNotification/name(for:)``) its NotificationCenter name.
     var kind: PlayerEventKind { get }
-    /// The name under which the NotificationCenter bridge posts the event
-    /// (``PlayerEventBus/startPostingNotifications(to:)``); nil (the default) posts nothing.
-    var notificationName: Notification.Name? { get }
 }
 
 extension PlayerFeatureEvent {
-    /// Not posted to NotificationCenter.
-    public var notificationName: Notification.Name? { nil }
-
     /// Whether this event equals `other`, whatever `other`'s type (false across types).
     func isEqual(to other: any PlayerFeatureEvent) -> Bool {
         guard let other = other as? Self else { return false }

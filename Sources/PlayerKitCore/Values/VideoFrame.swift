@@ -29,11 +29,11 @@ public struct PixelFormat: Sendable, Hashable, CustomStringConvertible {
     /// Padding, blue, green, red.
     public static let xbgr = PixelFormat(name: "0bgr", red: 3, green: 2, blue: 1)
     /// Every supported format.
-    public static let all: [PixelFormat] = [.rgb0, .bgr0, .xrgb, .xbgr]
+    static let all: [PixelFormat] = [.rgb0, .bgr0, .xrgb, .xbgr]
 
     /// The format called `name` (mpv's spelling).
     /// - Throws: ``FrameOutputError/unsupportedPixelFormat(_:)`` naming it.
-    public init(_ name: String) throws(FrameOutputError) {
+    init(_ name: String) throws(FrameOutputError) {
         guard let format = Self.all.first(where: { $0.name == name }) else { throw .unsupportedPixelFormat(name) }
         self = format
     }
@@ -51,7 +51,7 @@ public struct FrameFormat: Sendable, Hashable, CustomStringConvertible {
     /// (black bars fill the rest).
     public static let sizeRange: ClosedRange<Int> = 1...8192
     /// Rows start at multiples of this many bytes, and buffers too (mpv's fast path needs 64).
-    public static let alignment = 64
+    static let alignment = 64
 
     /// Width in pixels.
     public let width: Int
@@ -159,7 +159,7 @@ public struct RGBColor: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The largest difference of one component between the two colours.
-    public func distance(to other: RGBColor) -> Int {
+    func distance(to other: RGBColor) -> Int {
         max(abs(Int(red) - Int(other.red)), abs(Int(green) - Int(other.green)), abs(Int(blue) - Int(other.blue)))
     }
 
@@ -201,19 +201,19 @@ public struct VideoFrame: Sendable {
     }
 
     /// The player the frame came from.
-    public var playerID: PlayerID { info.playerID }
+    var playerID: PlayerID { info.playerID }
     /// Width in pixels.
-    public var width: Int { info.format.width }
+    var width: Int { info.format.width }
     /// Height in pixels.
-    public var height: Int { info.format.height }
+    var height: Int { info.format.height }
     /// Bytes from one row to the next (a multiple of 64).
-    public var stride: Int { info.stride }
+    var stride: Int { info.stride }
     /// The pixel layout.
-    public var pixelFormat: PixelFormat { info.format.pixelFormat }
+    var pixelFormat: PixelFormat { info.format.pixelFormat }
     /// The frame's position in the media, in seconds.
-    public var videoTime: Double? { info.videoTime }
+    var videoTime: Double? { info.videoTime }
     /// See ``FrameInfo/sequenceNumber``.
-    public var sequenceNumber: UInt64 { info.sequenceNumber }
+    var sequenceNumber: UInt64 { info.sequenceNumber }
 
     /// Calls `body` with the frame's bytes (`stride * height`, 64-byte aligned). The pointer
     /// is valid only inside `body`.
@@ -273,7 +273,7 @@ public struct VideoFrame: Sendable {
     }
 
     /// A copy of the pixels, row by row without padding (`width * 4` bytes a row).
-    public var packedBytes: [UInt8] {
+    var packedBytes: [UInt8] {
         let row = width * pixelFormat.bytesPerPixel
         var bytes = [UInt8](repeating: 0, count: row * height)
         bytes.withUnsafeMutableBytes { destination in

@@ -33,7 +33,7 @@ import PlayerKitCore
 public final class MediaCache: MediaPrecaching {
     /// How the cache stores and fetches.
     public struct Configuration: Sendable, Hashable {
-        /// The cache folder (made when missing). Default: ``MediaCache/defaultDirectory``.
+        /// The cache folder (made when missing). Default: `playerkit/media` in the user's cache folder (`$XDG_CACHE_HOME`, else `~/.cache`).
         public var directory: URL = MediaCache.defaultDirectory
         /// The most bytes kept on disk. Least recently used entries that no player reads and
         /// no precache wants are evicted to stay under it; entries in use are never evicted,
@@ -47,7 +47,7 @@ public final class MediaCache: MediaPrecaching {
         /// ``MediaCacheError/timedOut(url:after:)`` (the player buffers meanwhile), and the bound
         /// of every read a player makes through the cache: a read returns bytes, the end, or
         /// ``/PlayerKitCore/MediaStreamError/timedOut(url:after:)`` within `readTimeout` plus
-        /// ``MediaCache/readTimeoutSlack``, whatever the server does (stalls, trickles, vanishes).
+        /// 500 ms, whatever the server does (stalls, trickles, vanishes).
         /// Default 15 s.
         public var readTimeout: Duration = .seconds(15)
         /// How many times a failed connection (refused, reset, cut short) or an HTTP 5xx is

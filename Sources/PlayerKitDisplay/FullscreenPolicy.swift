@@ -135,9 +135,9 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     public var owner: PlayerID? {
         livingOwner?.id
     }
-    /// Whether the owner is fullscreen: the owner's own state (``/PlayerKitCore/Player/isFullscreen``),
+    /// Whether the owner is fullscreen: the owner's own state (``/PlayerKitCore/PlayerSnapshot/isFullscreen``),
     /// so it agrees with the player whatever path changed it. False when nobody owns the policy.
-    public var isFullscreen: Bool { livingOwner?.isFullscreen == true }
+    public var isFullscreen: Bool { livingOwner?.snapshot.isFullscreen == true }
     /// The IDs of the players the policy governs, sorted.
     public var members: [PlayerID] {
         state.withLock { state in
@@ -260,7 +260,7 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
             state.setOwner(newOwner)
             // The old owner back in fullscreen meanwhile is taken out again.
             var actions = state.settle(owner)
-            if state.orientationControlsFullscreen, state.orientation.isLandscape, newOwner.isFullscreen != true {
+            if state.orientationControlsFullscreen, state.orientation.isLandscape, newOwner.snapshot.isFullscreen != true {
                 actions.append(.setFullscreen(newOwner, true))
             } else {
                 actions += state.settle(newOwner)
@@ -280,7 +280,7 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     ///   or ``FullscreenPolicyError/playerShutDown(_:)``.
     public func enterFullscreen(_ player: any MediaPlayer) async throws(FullscreenPolicyError) {
         try await claim(player)
-        if player.isFullscreen != true {
+        if player.snapshot.isFullscreen != true {
             do {
                 // The player is the owner, so the policy (its arbiter) lets the request through,
                 // unless another call took the policy meanwhile.
@@ -350,7 +350,7 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
             guard let owner = state.owner else { return [] }
             state.outbox.append(Outgoing(player: owner, event: .orientationChanged(orientation)))
             guard state.orientationControlsFullscreen else { return [] }
-            let fullscreen = owner.isFullscreen == true
+            let fullscreen = owner.snapshot.isFullscreen == true
             if orientation.isLandscape, !fullscreen { return [.setFullscreen(owner, true)] }
             if !orientation.isLandscape, fullscreen { return [.setFullscreen(owner, false)] }
             return []
@@ -410,7 +410,7 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
 
     /// Takes `player` out of fullscreen (if it is in) and announces it while it owns the policy.
     private func leave(_ player: any MediaPlayer) async {
-        if player.isFullscreen == true { try? await player.setFullscreen(false) }
+        if player.snapshot.isFullscreen == true { try? await player.setFullscreen(false) }
         await step { $0.settle(player) }
     }
 
@@ -504,7 +504,7 @@ extension FullscreenPolicy.State {
     mutating func settle(_ player: any MediaPlayer) -> [FullscreenPolicy.Action] {
         guard !player.isShutDown, isMember(player) else { return [] }
         reapGoneOwner()
-        let fullscreen = player.isFullscreen == true
+        let fullscreen = player.snapshot.isFullscreen == true
         if owner === player {
             undoing[player.id] = nil
             if announcedFullscreen != fullscreen { announce(fullscreen, on: player) }

@@ -5,7 +5,7 @@ import PlayerKitCore
 public struct MPRISConfiguration: Sendable, Hashable {
     /// The app's name on the bus: one D-Bus name element (ASCII letters, digits and `_`, not
     /// starting with a digit), e.g. "compare". Players are named
-    /// `org.mpris.MediaPlayer2.<appName>.instance_<ID>` (``MPRISBusName``).
+    /// `org.mpris.MediaPlayer2.<appName>.instance_<ID>`, the ID escaped to D-Bus's rules.
     public var appName: String
     /// What desktops show as the player's name (MPRIS's `Identity`), e.g. "PlayerKit Compare".
     /// Each published player shows "<identity> (<ID>)" unless its options give another

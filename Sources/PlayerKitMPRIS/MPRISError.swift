@@ -7,7 +7,7 @@ import PlayerKitCore
 /// **Can grow.** `@nonexhaustive`: a `switch` over it outside PlayerKit needs `@unknown default`.
 @nonexhaustive
 public enum MPRISError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The app name is not one D-Bus name element (see ``MPRISBusName/checkAppName(_:)``).
+    /// The app name is not one D-Bus name element (1 to 100 ASCII letters, digits and `_`, not starting with a digit).
     case invalidAppName(String, reason: String)
     /// The player's MPRIS name would be longer than D-Bus allows (255 bytes): give the player a
     /// shorter ID.

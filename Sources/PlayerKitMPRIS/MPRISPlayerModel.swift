@@ -36,11 +36,11 @@ struct MPRISPlayerModel: Sendable {
         anchorPosition = player.position ?? 0
         rate = player.speed ?? 1
         volume = player.volume
-        loopMode = player.loopMode
+        loopMode = player.snapshot.loopMode
         duration = player.duration
-        playlist = player.playlist
-        isFullscreen = player.isFullscreen ?? false
-        if hasMedia, let info = player.mediaInfo {
+        playlist = player.snapshot.playlist
+        isFullscreen = player.snapshot.isFullscreen ?? false
+        if hasMedia, let info = player.snapshot.mediaInfo {
             trackNumber = 1
             title = info.title
             source = info.source

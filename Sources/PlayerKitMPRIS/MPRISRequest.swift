@@ -88,7 +88,7 @@ public struct MPRISClient: Sendable, Hashable, CustomStringConvertible {
     /// The client's process name (`/proc/<pid>/comm`, e.g. "playerctl"), when known.
     public var processName: String?
     /// The MPRIS name the request was sent to: the player's own, or the app's
-    /// (``MPRISService/mediaKeysPlayer``).
+    /// (``MPRISService/setMediaKeysPlayer(_:)``).
     public var sentTo: String
 
     /// A client; see each property.
@@ -107,7 +107,7 @@ public struct MPRISClient: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Why a request was not carried out. Each has its D-Bus error name (``dbusName``), under
+/// Why a request was not carried out. Each has its D-Bus error name, under
 /// `org.playerkit.MPRIS.`, which the client receives with ``description`` as the message.
 ///
 /// **Can grow.** `@nonexhaustive`: a `switch` over it outside PlayerKit needs `@unknown default`.
@@ -129,7 +129,7 @@ public enum MPRISRefusal: Error, Sendable, Hashable, CustomStringConvertible {
     case notSupported(String)
     /// The player is shut down (`org.playerkit.MPRIS.PlayerShutDown`).
     case playerShutDown
-    /// The app's entry has no player: no ``MPRISService/mediaKeysPlayer`` is set
+    /// The app's entry has no player: no player was chosen with ``MPRISService/setMediaKeysPlayer(_:)``
     /// (`org.playerkit.MPRIS.NoPlayer`).
     case noPlayer
     /// The player refused the command (`org.playerkit.MPRIS.Failed`): its error, e.g. a volume

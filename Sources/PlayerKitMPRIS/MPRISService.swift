@@ -16,7 +16,7 @@ import PlayerKitSupport
 /// ```
 ///
 /// **Names.** A player is published as `org.mpris.MediaPlayer2.<app>.instance_<ID>`, its ID
-/// escaped to D-Bus's rules (``MPRISBusName``), so two players of one app are two MPRIS players
+/// escaped to D-Bus's rules (``busName(of:)`` says which), so two players of one app are two MPRIS players
 /// that desktops list and control apart: `playerctl --player=compare.instance_left play-pause`
 /// pauses that one and no other. ``setVisible(_:for:)`` takes a player off the bus and back.
 ///

@@ -255,7 +255,7 @@ public final class PosterMaker: Sendable {
             return .failure(.loadFailed(source, error))
         }
         guard let size = info.videoSize else { return .failure(.noVideo(source)) }
-        let rate = worker.player.frameRate ?? 30
+        let rate = worker.player.snapshot.frameRate ?? 30
         var frame: VideoFrame
         switch request.moment {
         case .time(let seconds):

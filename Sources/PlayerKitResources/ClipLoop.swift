@@ -19,7 +19,7 @@ import PlayerKitSupport
 /// restarts playback); see Documentation/Performance.md.
 ///
 /// **Events** (``ClipEvent``s, published on the player's pipeline, keyed by its ID):
-/// ``ClipEvent/clipChanged(index:seam:)`` at every clip change (`index` into ``clips``) and
+/// ``ClipEvent/clipChanged(index:seam:)`` at every clip change (`index` into the clips it was given) and
 /// ``ClipEvent/loopWrapped(count:seam:)`` each time the list starts over, both with the
 /// measured ``SeamTiming``. Seam events are published with the third frame of the new clip
 /// (two frame intervals after the change), once the seam could be measured; the first clip's
@@ -124,15 +124,15 @@ public final class ClipLoop: Sendable {
         observation?.cancel()
     }
 
-    /// The indexes (into ``clips``) of the clips that play, once ``start()`` has probed them.
+    /// The indexes (into the clips it was given) of the clips that play, once ``start()`` has probed them.
     public var playableClips: [Int] { state.withLock { $0.segments.map(\.clip) } }
-    /// The index (into ``clips``) of the clip on screen, nil before the first frame.
+    /// The index (into the clips it was given) of the clip on screen, nil before the first frame.
     public var currentClip: Int? {
         state.withLock { state in state.current.map { state.segments[$0.segment].clip } }
     }
     /// How many times the list has started over.
     public var wrapCount: Int { state.withLock { $0.wraps } }
-    /// The seams measured so far, in order: the latest ``seamHistoryLimit`` of them.
+    /// The seams measured so far, in order: the latest 10,000 of them.
     public var seams: [SeamTiming] { state.withLock { $0.seams } }
 
     /// How many seams ``seams`` keeps (hours of one-second clips).

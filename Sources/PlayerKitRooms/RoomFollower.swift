@@ -25,7 +25,7 @@ import PlayerKitSync
 /// it first hears from the room (a late joiner catches up to the room's position), and when the
 /// room's periodic state stays more than ``Settings/resynchronizationThreshold`` away from it.
 /// A room's position reached us a one-way delay after the server sent it: the follower
-/// adds the delay the client measured (``RoomClient/roundTrip`` / 2) while the room plays. It
+/// adds the delay the client measured (``RoomClient/roundTrip(waitingUpTo:)`` / 2) while the room plays. It
 /// answers the server's requests for its state with its clock, so every follower in a room
 /// reports the same clock.
 ///

@@ -26,18 +26,18 @@ public struct SequenceClip: Sendable, Hashable, Identifiable, CustomStringConver
 
     /// A video clip.
     public static func video(
-        _ source: MediaSource, id: String? = nil, speed: Double = 1, direction: PlaybackDirection = .forward, flip: VideoFlip = .none
+        _ source: MediaSource, id: String? = nil, speed: Double = 1, direction: PlaybackDirection = .forward, flip: VideoFlip = []
     ) -> SequenceClip {
         SequenceClip(id: id ?? UUID().uuidString, content: .video(source), speed: speed, direction: direction, flip: flip)
     }
 
     /// A still image shown for `duration`.
-    public static func still(_ source: MediaSource, duration: Duration, id: String? = nil, flip: VideoFlip = .none) -> SequenceClip {
+    public static func still(_ source: MediaSource, duration: Duration, id: String? = nil, flip: VideoFlip = []) -> SequenceClip {
         SequenceClip(id: id ?? UUID().uuidString, content: .still(source, duration: duration), speed: 1, direction: .forward, flip: flip)
     }
 
     /// A clip from its parts.
-    init(id: String, content: Content, speed: Double = 1, direction: PlaybackDirection = .forward, flip: VideoFlip = .none) {
+    init(id: String, content: Content, speed: Double = 1, direction: PlaybackDirection = .forward, flip: VideoFlip = []) {
         self.id = id
         self.content = content
         self.speed = speed
@@ -81,7 +81,7 @@ public struct SequenceClip: Sendable, Hashable, Identifiable, CustomStringConver
         }
         if !isStill, speed != 1 { parts.append("\(speed)x") }
         if !isStill, direction == .backward { parts.append("backward") }
-        if flip != .none { parts.append("flipped \(flip)") }
+        if !flip.isEmpty { parts.append("flipped \(flip)") }
         return "\(id) (\(parts.joined(separator: ", ")))"
     }
 }

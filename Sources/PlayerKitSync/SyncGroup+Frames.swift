@@ -112,7 +112,7 @@ extension SyncGroup {
     }
 
     /// Shows the next frame on every member, in lockstep, paused there, and returns once every
-    /// member shows it (each within ``frameStepTimeout``).
+    /// member shows it (each within 10 s).
     ///
     /// **The rule.** The group has one time; each member shows the frame on screen at that time
     /// plus its offset (``timeOffsets``). A step goes to the next moment at which any member's
@@ -201,7 +201,7 @@ extension SyncGroup {
                 throw .nothingLoaded(player.id)
             }
             guard player.state != .failed else { throw .nothingLoaded(player.id) }
-            guard let rate = player.frameRate, rate > 0 else { throw .frameRateUnknown(player.id) }
+            guard let rate = player.snapshot.frameRate, rate > 0 else { throw .frameRateUnknown(player.id) }
             if backward, player.duration == nil {
                 throw .cannotStepBack(player.id, reason: "its item has no duration, so mpv cannot seek in it (a live or piped stream)")
             }

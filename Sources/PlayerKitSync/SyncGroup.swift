@@ -15,7 +15,7 @@ import PlayerKitSupport
 ///
 /// **The clock.** When the group starts, every member is paused on a decoded frame at the same
 /// position; they are then released one right after another and the group's clock starts:
-/// position = start + elapsed time × speed, on the group's monotonic clock (``clock``:
+/// position = start + elapsed time × speed, on the group's monotonic clock (the clock it was given:
 /// `ContinuousClock` unless a test gives a `ManualClock`; a stepped system clock changes nothing). Every frame of every member (the group holds a
 /// ``/PlayerKitCore/Player/observeEveryFrame()`` observation on each) is compared with the clock at the
 /// record's monotonic time (``/PlayerKitCore/PlayerEventRecord/time``); the difference is the member's drift
@@ -88,7 +88,7 @@ public final class SyncGroup: Sendable {
     /// The spread between members, one figure per measured frame of any member while playing:
     /// the largest minus the smallest member drift (unsmoothed), in seconds. What
     /// "drift between members" means in the benchmark and the `ab-compare` example. Holds the
-    /// latest ``spreadHistoryLimit`` figures (about 10 minutes of two 30 fps members).
+    /// latest 36,000 figures (about 10 minutes of two 30 fps members).
     public var spreads: [Double] { state.withLock { Array($0.spreads) } }
 
     /// How many spread figures ``spreads`` keeps.
@@ -309,7 +309,7 @@ public final class SyncGroup: Sendable {
     }
 
     /// Seeks every member to `seconds` (exactly) and waits until all have landed, each for at
-    /// most ``seekLandingTimeout`` (on the monotonic clock): a member that has not landed by then
+    /// most 30 s (on the monotonic clock): a member that has not landed by then
     /// is not waited for further, and the group goes on from `seconds`. A playing group plays
     /// on from there together.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a NaN or negative

@@ -24,7 +24,7 @@ import Synchronization
 ///   ``Media/firstFrameDelay``); a load that replaces an item first ends it with
 ///   `itemEnded(.replaced)`; a failing item ends with `itemEnded(.error)` and
 ///   `stateChanged(loading → failed)`, and the load throws the item's ``Media/failure``;
-/// - playing: `positionChanged` every ``positionInterval`` of clock time (every frame, at the
+/// - playing: `positionChanged` every `positionInterval` (250 ms by default) of clock time (every frame, at the
 ///   item's ``Media/frameRate``, while an ``observeEveryFrame()`` observation lives); at the end,
 ///   `positionChanged(duration)`, `itemEnded(.finished)`, `stateChanged(playing → ended)`, or
 ///   `seekCompleted(0)` and on when the item loops;

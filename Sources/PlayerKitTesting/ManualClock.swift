@@ -16,7 +16,7 @@ import PlayerKitSupport
 /// Its instants are `ContinuousClock.Instant`s (the type of ``/PlayerKitCore/PlayerEventRecord/time``), starting from
 /// the real `ContinuousClock.now` when it is made and moving only by ``advance(by:)``.
 ///
-/// **Ordering.** An advance runs everything due, sleepers and ``schedule(at:_:)`` actions, in
+/// **Ordering.** An advance runs everything due, sleepers and ``runOnce(at:_:)`` actions, in
 /// deadline order (ties in the order they were scheduled), and sets ``now`` to each deadline
 /// as it goes, so a fake player that reaches its end at 4 s sees `now` = 4 s even when the
 /// clock was advanced by 10 s. Actions run on the advancing thread with no lock held. A
@@ -52,7 +52,7 @@ public final class ManualClock: MonotonicClock {
     }
 
     private let state: Locked<State>
-    /// When the clock was made: ``elapsed`` counts from here.
+    /// When the clock was made.
     public let start: Instant
 
     /// Creates a clock whose ``now`` is the real `ContinuousClock.now` at this moment.
@@ -147,7 +147,7 @@ public final class ManualClock: MonotonicClock {
         schedule(at: deadline, awaited: false, action)
     }
 
-    /// ``schedule(at:_:)`` for an action a task waits for (a fake player's pending load, reply
+    /// An action a task waits for (a fake player's pending load, reply
     /// or preload timeout): it counts in ``sleeperCount`` until it runs or is cancelled.
     func schedule(at deadline: Instant, awaited: Bool, _ action: @escaping @Sendable () -> Void) -> ScheduledAction {
         let id = state.withLock { state -> UInt64 in
@@ -158,7 +158,7 @@ public final class ManualClock: MonotonicClock {
         return ScheduledAction(id: id, clock: self)
     }
 
-    /// ``schedule(at:_:)`` without the handle: the ``/PlayerKitCore/MonotonicClock`` one-shot timer,
+    /// The ``/PlayerKitCore/MonotonicClock`` one-shot timer,
     /// run on the advancing thread when the clock reaches `deadline`.
     public func runOnce(at deadline: Instant, _ action: @escaping @Sendable () -> Void) {
         schedule(at: deadline, action)

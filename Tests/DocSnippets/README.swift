@@ -58,7 +58,7 @@ func snippet_configuration() async throws {
     configuration.mpvLogLevel = .info                       // how much of mpv's own log reaches that logger
     let player = try Player(id: "main", configuration: configuration)
     try await player.load("film.mkv")
-    try await player.selectTrack(.audio, id: 2)                   // the read-out shows it when this returns
+    try await player.perform(.selectTrack(.audio, id: 2))                // the read-out shows it when this returns
     try await player.addSubtitles(path: "film.en.srt", language: "eng")
     let decoder = player.videoDecoder                       // e.g. codec h264, hardwareAPI nil: software
     try await player.setAudioDevice("pulse/speakers")             // moves only this player, also while playing

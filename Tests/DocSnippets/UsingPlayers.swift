@@ -30,9 +30,9 @@ func snippet_loading(player: Player) async throws {
     let media = try await player.load("clip.mp4")                  // file path
     try await player.load(.url(URL(string: "https://example.com/a.mp4")!))
     try await player.load("av://lavfi:testsrc", startPaused: true)  // state .ready
-    try await player.append("next.mp4"); try await player.next(); try await player.previous(); try await player.clearPlaylist()
-    try await player.play(); try await player.pause(); try await player.togglePause(); try await player.stop()
-    try await player.seek(to: 12.5, precision: .exact); try await player.seek(by: -5)
+    try await player.append("next.mp4"); try await player.perform(.next); try await player.perform(.previous); try await player.clearPlaylist()
+    try await player.play(); try await player.pause(); try await player.stop()
+    try await player.seek(to: 12.5, precision: .exact); try await player.perform(.seekBy(-5, precision: .keyframe))
     try await player.setVolume(80); try await player.setMuted(true); try await player.setSpeed(1.25)
     try await player.setLoop(.forever)            // .off, .forever, .playCount(n)
     try await player.setHardwareDecoding(true); try await player.setFullscreen(true)

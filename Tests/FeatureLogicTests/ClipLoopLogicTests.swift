@@ -40,7 +40,7 @@ struct ClipLoopLogicTests {
         loop.stop()
         #expect(player.frameObservationCount == 0)
         #expect(player.state == .idle)
-        #expect(player.loopMode == .off)
+        #expect(player.snapshot.loopMode == .off)
         await player.shutdown()
     }
 

@@ -225,7 +225,7 @@ struct FakePlayerTests {
         let events = player.events()
         let path: String = ["clips", "a.mp4"].joined(separator: "/")
         try await player.load(path)
-        #expect(player.mediaInfo?.source == path || player.state == .playing)
+        #expect(player.snapshot.mediaInfo?.source == path || player.state == .playing)
         await player.shutdown()
         var seen: [PlayerEvent] = []
         for await record in events { seen.append(record.event) }

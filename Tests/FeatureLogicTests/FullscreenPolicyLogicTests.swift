@@ -17,14 +17,14 @@ struct FullscreenPolicyLogicTests {
         let b = try FakePlayer(clock: clock, bus: bus)
         try policy.add(b)
         try await policy.enterFullscreen(a)
-        #expect(policy.owner == a.id && a.isFullscreen == true && policy.isFullscreen)
+        #expect(policy.owner == a.id && a.snapshot.isFullscreen == true && policy.isFullscreen)
         await #expect(throws: PlayerError.fullscreenRefused(b.id, reason: "player \"\(a.id)\" owns the fullscreen policy")) {
             try await b.setFullscreen(true)
         }
         await #expect(throws: FullscreenPolicyError.ownedByAnotherPlayer(owner: a.id, requester: b.id)) { try await policy.enterFullscreen(b) }
-        #expect(b.isFullscreen == false)
+        #expect(b.snapshot.isFullscreen == false)
         try await policy.transfer(from: a, to: b)
-        #expect(policy.owner == b.id && a.isFullscreen == false)
+        #expect(policy.owner == b.id && a.snapshot.isFullscreen == false)
         await a.shutdown()
         await b.shutdown()
     }
@@ -38,7 +38,7 @@ struct FullscreenPolicyLogicTests {
         try await policy.claim(a)
         try policy.add(b)
         b.changeFullscreenExternally(true)                        // a key in mpv's window
-        #expect(await eventually { b.isFullscreen == false })
+        #expect(await eventually { b.snapshot.isFullscreen == false })
         #expect(await eventually { log.features(FullscreenEvent.self).contains(.fullscreenUndone(owner: a.id)) })
         #expect(policy.owner == a.id)
         await a.shutdown()
@@ -100,14 +100,14 @@ struct FullscreenPolicyLogicTests {
         let (owner, other) = (all[0], all[1])
         let log = EventLog(bus: bus, players: all.map(\.id))
         try await policy.enterFullscreen(owner)
-        #expect(policy.owner == owner.id && policy.isFullscreen && owner.isFullscreen == true)
+        #expect(policy.owner == owner.id && policy.isFullscreen && owner.snapshot.isFullscreen == true)
         let before = log.all.count
         await #expect(throws: FullscreenPolicyError.ownedByAnotherPlayer(owner: owner.id, requester: other.id)) { try await policy.claim(other) }
         await #expect(throws: FullscreenPolicyError.ownedByAnotherPlayer(owner: owner.id, requester: other.id)) { try await policy.enterFullscreen(other) }
         await #expect(throws: FullscreenPolicyError.notOwner(other.id, owner: owner.id)) { try await policy.exitFullscreen(other) }
         await #expect(throws: FullscreenPolicyError.notOwner(other.id, owner: owner.id)) { try await policy.release(other) }
         #expect(policy.owner == owner.id && policy.isFullscreen)
-        #expect(all.map(\.isFullscreen) == [true, false, false])
+        #expect(all.map(\.snapshot.isFullscreen) == [true, false, false])
         #expect(!other.commands.contains(.setFullscreen(true)) && all[2].commands.isEmpty)
         // No event for anyone: the refusals changed nothing.
         #expect(log.all.count == before, "\(log.all.suffix(log.all.count - before))")
@@ -126,9 +126,9 @@ struct FullscreenPolicyLogicTests {
         await policy.setOrientation(.portrait)
         try await policy.claim(owner)
         await policy.setOrientation(.landscapeRight)
-        #expect(policy.isFullscreen && all.map(\.isFullscreen) == [true, false, false])
+        #expect(policy.isFullscreen && all.map(\.snapshot.isFullscreen) == [true, false, false])
         await policy.setOrientation(.portrait)
-        #expect(!policy.isFullscreen && all.map(\.isFullscreen) == [false, false, false])
+        #expect(!policy.isFullscreen && all.map(\.snapshot.isFullscreen) == [false, false, false])
         try await policy.enterFullscreen(owner)
         #expect(log.features(FullscreenEvent.self, of: owner.id).contains(.orientationChanged(.portrait)))
         #expect(log.features(FullscreenEvent.self, of: owner.id).suffix(2) == [.fullscreenChanged(true), .orientationRequested(.landscapeLeft)])
@@ -149,14 +149,14 @@ struct FullscreenPolicyLogicTests {
         try await policy.enterFullscreen(first)
         #expect(policy.isFullscreen)
         try await policy.transfer(from: first, to: second)
-        #expect(policy.owner == second.id && first.isFullscreen == false && second.isFullscreen == true)
+        #expect(policy.owner == second.id && first.snapshot.isFullscreen == false && second.snapshot.isFullscreen == true)
         #expect(log.features(FullscreenEvent.self, of: first.id).suffix(2) == [.fullscreenChanged(false), .ownershipChanged(owner: second.id)])
         #expect(log.features(FullscreenEvent.self, of: second.id).suffix(2) == [.ownershipChanged(owner: second.id), .fullscreenChanged(true)])
         await #expect(throws: FullscreenPolicyError.notOwner(first.id, owner: second.id)) { try await policy.transfer(from: first, to: second) }
         // Without the switch the new owner stays as it was.
         policy.orientationControlsFullscreen = false
         try await policy.transfer(from: second, to: first)
-        #expect(!policy.isFullscreen && first.isFullscreen == false && second.isFullscreen == false)
+        #expect(!policy.isFullscreen && first.snapshot.isFullscreen == false && second.snapshot.isFullscreen == false)
         await first.shutdown()
         await second.shutdown()
     }
@@ -195,14 +195,14 @@ struct FullscreenPolicyLogicTests {
         try await first.enterFullscreen(a)
         try await c.setFullscreen(true)                                   // before the policy knew it
         try first.add(c)
-        #expect(c.isFullscreen == false && a.isFullscreen == true && first.owner == a.id && first.isFullscreen)
+        #expect(c.snapshot.isFullscreen == false && a.snapshot.isFullscreen == true && first.owner == a.id && first.isFullscreen)
         try first.add(b)
         await #expect(throws: PlayerError.fullscreenRefused(b.id, reason: "player \"\(a.id)\" owns the fullscreen policy")) {
             try await b.setFullscreen(true)
         }
         #expect(first.members == [a.id, b.id, c.id].sorted())
         await first.remove(a)
-        #expect(first.owner == nil && !first.isFullscreen && a.isFullscreen == false && a.fullscreenArbiter == nil)
+        #expect(first.owner == nil && !first.isFullscreen && a.snapshot.isFullscreen == false && a.fullscreenArbiter == nil)
         try second.add(a)
         #expect(second.members == [a.id] && first.members == [b.id, c.id].sorted())
         await b.shutdown()
@@ -243,7 +243,7 @@ struct FullscreenPolicyLogicTests {
             }
         }
         // Quiet: the rule holds, whatever interleaving the threads took.
-        let fullscreen = players.filter { $0.isFullscreen == true }.map(\.id)
+        let fullscreen = players.filter { $0.snapshot.isFullscreen == true }.map(\.id)
         #expect(fullscreen.count <= 1, "fullscreen: \(fullscreen), owner: \(policy.owner.map(\.rawValue) ?? "none")")
         if let only = fullscreen.first { #expect(policy.owner == only) }
         #expect(policy.isFullscreen == !fullscreen.isEmpty)
@@ -256,7 +256,7 @@ struct FullscreenPolicyLogicTests {
             #expect(zip(changes, [true, false].cycle(changes.count)).allSatisfy { $0 == $1 }, "\(player.id): \(changes)")
             // The last announcement is the owner's real state; everyone else's last one is "out".
             if policy.owner == player.id {
-                #expect((changes.last ?? false) == (player.isFullscreen == true), "\(player.id): \(changes)")
+                #expect((changes.last ?? false) == (player.snapshot.isFullscreen == true), "\(player.id): \(changes)")
             } else {
                 #expect(changes.last != true, "\(player.id): \(changes)")
             }
@@ -283,11 +283,11 @@ struct FullscreenPolicyLogicTests {
         if call == "release" {
             try await policy.release(a)
             // Back in fullscreen with the policy free: by the free policy's rule it owns it again.
-            #expect(bounced.withLock { $0 } && a.isFullscreen == true && policy.owner == a.id && policy.isFullscreen)
+            #expect(bounced.withLock { $0 } && a.snapshot.isFullscreen == true && policy.owner == a.id && policy.isFullscreen)
         } else {
             try await policy.transfer(from: a, to: b)
             // Back in fullscreen without owning the policy: taken out again.
-            #expect(bounced.withLock { $0 } && a.isFullscreen == false && policy.owner == b.id)
+            #expect(bounced.withLock { $0 } && a.snapshot.isFullscreen == false && policy.owner == b.id)
         }
         await a.shutdown()
         await b.shutdown()

@@ -124,12 +124,12 @@ struct TestingLibraryTests {
         let player = try FakePlayer(clock: clock, bus: bus, defaultMedia: .init(duration: 10, firstFrameDelay: .milliseconds(40)))
         let events = EventLog(bus: bus, players: [player.id])
         _ = try await player.load("a.mp4", startPaused: true)
-        #expect(player.state == .ready && !player.hasShownFirstFrame)
+        #expect(player.state == .ready && !player.snapshot.hasShownFirstFrame)
         #expect(!events.events(of: player.id).contains(.firstFrame))
         clock.advance(by: .milliseconds(39))
-        #expect(!player.hasShownFirstFrame)
+        #expect(!player.snapshot.hasShownFirstFrame)
         clock.advance(by: .milliseconds(1))
-        #expect(player.hasShownFirstFrame && events.events(of: player.id).last == .firstFrame)
+        #expect(player.snapshot.hasShownFirstFrame && events.events(of: player.id).last == .firstFrame)
         #expect(player.position == 0)                               // paused: it did not move
         await player.shutdown()
     }
@@ -199,10 +199,10 @@ struct TestingLibraryTests {
         #expect(!player.setFullscreenArbiter(second, replacing: nil))        // not the one expected
         #expect(player.fullscreenArbiter === first)
         await #expect(throws: PlayerError.fullscreenRefused(player.id, reason: "not here")) { try await player.setFullscreen(true) }
-        #expect(player.isFullscreen == false)
+        #expect(player.snapshot.isFullscreen == false)
         #expect(player.setFullscreenArbiter(nil, replacing: first))
         try await player.setFullscreen(true)
-        #expect(player.isFullscreen == true)
+        #expect(player.snapshot.isFullscreen == true)
         await player.shutdown()
     }
 

@@ -177,7 +177,7 @@ struct BadInputTests {
         await #expect(throws: PlayerError.invalidArgument(name: "seek position", value: "nan", reason: "must be a finite number of seconds, 0 or more")) {
             try await player.seek(to: .nan)
         }
-        await #expect(throws: PlayerError.self) { try await player.seek(by: .infinity) }
+        await #expect(throws: PlayerError.self) { try await player.perform(.seekBy(.infinity, precision: .keyframe)) }
         await #expect(throws: PlayerError.invalidArgument(name: "loop play count", value: "0", reason: "must be 1 or more")) {
             try await player.setLoop(.playCount(0))
         }
@@ -209,7 +209,7 @@ struct BadInputTests {
         await #expect(throws: shutDown) { try await player.load(.file(Fixtures.clipA)) }
         await #expect(throws: shutDown) { try await player.play() }
         await #expect(throws: shutDown) { try await player.pause() }
-        await #expect(throws: shutDown) { try await player.togglePause() }
+        await #expect(throws: shutDown) { try await player.perform(player.isPaused ? .play : .pause) }
         await #expect(throws: shutDown) { try await player.stop() }
         await #expect(throws: shutDown) { try await player.setVolume(10) }
         await #expect(throws: shutDown) { try await player.setMuted(true) }
@@ -217,8 +217,8 @@ struct BadInputTests {
         await #expect(throws: shutDown) { try await player.setLoop(.forever) }
         await #expect(throws: shutDown) { try await player.setHardwareDecoding(true) }
         await #expect(throws: shutDown) { try await player.append(.file(Fixtures.clipB)) }
-        await #expect(throws: shutDown) { try await player.next() }
-        await #expect(throws: shutDown) { try await player.previous() }
+        await #expect(throws: shutDown) { try await player.perform(.next) }
+        await #expect(throws: shutDown) { try await player.perform(.previous) }
         await #expect(throws: shutDown) { try await player.clearPlaylist() }
         await #expect(throws: shutDown) { try await player.property("volume") }
         await #expect(throws: shutDown) { try await player.setProperty("volume", to: .int(1)) }

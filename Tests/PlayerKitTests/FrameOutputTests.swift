@@ -103,7 +103,7 @@ struct FrameOutputTests {
         // The same pattern mirrored left to right, in another format.
         let (flipped, _) = try await Fixtures.player(configuration: Self.framesConfiguration)
         defer { Task { await flipped.shutdown() } }
-        try await flipped.setFlip(.horizontal)
+        try await flipped.perform(.setFlip(.horizontal))
         try await flipped.setLoop(.forever)
         #expect(flipped.flip == .horizontal)
         let flippedOutput = try flipped.makeFrameOutput(FrameFormat(width: 160, height: 120, pixelFormat: .rgb0))
@@ -142,7 +142,7 @@ struct FrameOutputTests {
         let (reverse, _) = try await Fixtures.player(configuration: configuration)
         defer { Task { await reverse.shutdown() } }
         let reverseOutput = try reverse.makeFrameOutput(FrameFormat(width: 64, height: 48))
-        try await reverse.setPlaybackDirection(.backward)
+        try await reverse.perform(.setPlaybackDirection(.backward))
         _ = try await reverse.load(MediaSource(Self.quadrants))
         let backward = try await Self.sample(reverseOutput, count: 30, timeout: .seconds(10), newFramesOnly: true)
         try #require(backward.count >= 8)

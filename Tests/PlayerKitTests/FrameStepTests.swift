@@ -23,7 +23,7 @@ struct FrameStepTests {
     func stepForwardAndBack() async throws {
         let (player, _) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
-        await #expect(throws: PlayerError.noMediaLoaded(operation: "step a frame")) { try await player.stepFrame() }
+        await #expect(throws: PlayerError.noMediaLoaded(operation: "step a frame")) { try await player.perform(.stepFrame) }
         #expect(throws: PlayerError.noMediaLoaded(operation: "step a frame")) { try player.send(.stepFrameBack) }
 
         try await player.preload(MediaSource(Fixtures.clipA))
@@ -36,7 +36,7 @@ struct FrameStepTests {
         let start = time
         #expect(abs(start - 1) < 0.5 / 30, "the seek landed at \(start)")
         for _ in 0..<3 {
-            try await player.stepFrame()
+            try await player.perform(.stepFrame)
             time = try #require(await position(of: player, after: time))
         }
         #expect(abs(time - (start + 3.0 / 30)) < 0.5 / 30, "from \(start) to \(time)")
@@ -54,7 +54,7 @@ struct FrameStepTests {
         let (idle, _) = try await Fixtures.player()
         defer { Task { for player in [left, right, idle] { await player.shutdown() } } }
         let info = try await idle.preload(MediaSource(Fixtures.clipA))
-        #expect(info.frameRate == 30 && idle.frameRate == 30)
+        #expect(info.frameRate == 30 && idle.snapshot.frameRate == 30)
         idle.releaseMedia()
         #expect(await eventually(timeout: .seconds(5)) { idle.position == nil })
         let unloaded = try SyncGroup(players: [left, idle])

@@ -117,7 +117,7 @@ struct MPRISTests {
         #expect(try await setup.bus.playerctl(["--player=\(rightName)", "loop"]) == "Track")
         _ = try await setup.bus.playerctl(["--player=\(rightName)", "loop", "None"])
         #expect(await rightRecorder.waitFor { $0.event == .loopModeChanged(.off) } != nil)
-        #expect(leftPlayer.loopMode == .forever)
+        #expect(leftPlayer.snapshot.loopMode == .forever)
         await setup.shutdown()
     }
 
@@ -214,7 +214,7 @@ struct MPRISTests {
         #expect(refusals.count >= 10, "\(refusals)")
         // Nothing changed: both play on at rate 1, volume 100, looping.
         #expect(player.state == .playing && other.state == .playing)
-        #expect(player.speed == 1 && player.volume == 100 && player.loopMode == .forever)
+        #expect(player.speed == 1 && player.volume == 100 && player.snapshot.loopMode == .forever)
         let before = player.position ?? 0
         #expect(await recorder.waitFor(timeout: .seconds(10)) { if case .positionChanged(let p) = $0.event { return p > before + 0.3 || p < before } else { return false } } != nil)
         // And it still obeys the desktop.

@@ -88,7 +88,7 @@ struct PlaybackTests {
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<4 {
                 group.addTask {
-                    for _ in 0..<100 { try? await player.togglePause() }
+                    for _ in 0..<100 { try? await player.perform(player.isPaused ? .play : .pause) }
                 }
             }
         }
@@ -146,7 +146,7 @@ struct PlaybackTests {
         #expect(await eventually { player.mediaTitle == "PlayerKit clip A" })
         #expect(player.tracks.count == 2)
 
-        try await player.togglePause()
+        try await player.perform(player.isPaused ? .play : .pause)
         #expect(await recorder.waitForState(.playing))
         #expect(await recorder.waitFor { if case .positionChanged(let p) = $0.event { return p > 0.2 }; return false } != nil)
         // Known (the looping clip may just be wrapping to 0 on a busy machine).
@@ -204,7 +204,7 @@ struct PlaybackTests {
         try await player.append(.file(Fixtures.clipB))
         await #expect(try player.playlistCount() == 2)
 
-        try await player.next()
+        try await player.perform(.next)
         #expect(await recorder.waitFor { $0.event == .itemEnded(.replaced) } != nil)
         #expect(await recorder.waitFor {
             if case .mediaLoaded(let info) = $0.event { return info.source == Fixtures.clipB }
@@ -212,7 +212,7 @@ struct PlaybackTests {
         } != nil)
 
         let mark = recorder.mark
-        try await player.previous()
+        try await player.perform(.previous)
         #expect(await recorder.waitFor(after: mark) {
             if case .mediaLoaded(let info) = $0.event { return info.source == Fixtures.clipA }
             return false
@@ -220,7 +220,7 @@ struct PlaybackTests {
 
         try await player.clearPlaylist()
         await #expect(try player.playlistCount() == 1)
-        await #expect(throws: PlayerError.self) { try await player.next() }
+        await #expect(throws: PlayerError.self) { try await player.perform(.next) }
         #expect(player.state.hasMedia)
     }
 
@@ -230,14 +230,14 @@ struct PlaybackTests {
         defer { Task { await player.shutdown() } }
         try await player.load(.file(Fixtures.clipA), startPaused: true)
         #expect(await recorder.waitFor { $0.event == .playlistChanged(PlaylistPosition(index: 0, count: 1)) } != nil)
-        #expect(player.playlist?.hasNext == false && player.playlist?.hasPrevious == false)
+        #expect(player.snapshot.playlist?.hasNext == false && player.snapshot.playlist?.hasPrevious == false)
         try await player.append(.file(Fixtures.clipB))
         #expect(await recorder.waitFor { $0.event == .playlistChanged(PlaylistPosition(index: 0, count: 2)) } != nil)
-        #expect(player.playlist?.hasNext == true)
+        #expect(player.snapshot.playlist?.hasNext == true)
         try player.send(.next)
         #expect(await recorder.waitFor { $0.event == .playlistChanged(PlaylistPosition(index: 1, count: 2)) } != nil)
         #expect(await recorder.waitFor { $0.event == .itemEnded(.replaced) } != nil)
-        #expect(player.playlist?.hasPrevious == true && player.playlist?.hasNext == false)
+        #expect(player.snapshot.playlist?.hasPrevious == true && player.snapshot.playlist?.hasNext == false)
         // At the end of the list, mpv refuses a next: the awaited form throws it.
         await #expect(throws: PlayerError.self) { try await player.perform(.next) }
         var mark = recorder.mark
@@ -246,7 +246,7 @@ struct PlaybackTests {
         mark = recorder.mark
         try await player.clearPlaylist()
         #expect(await recorder.waitFor(after: mark) { $0.event == .playlistChanged(PlaylistPosition(index: 0, count: 1)) } != nil)
-        #expect(player.playlist == PlaylistPosition(index: 0, count: 1))
+        #expect(player.snapshot.playlist == PlaylistPosition(index: 0, count: 1))
     }
 
     @Test("loopModeChanged reports each change of the loop, by any path; the initial value is not reported")
@@ -254,7 +254,7 @@ struct PlaybackTests {
         let (player, recorder) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         try await player.load(.file(Fixtures.clipA), startPaused: true)
-        #expect(player.loopMode == .off)
+        #expect(player.snapshot.loopMode == .off)
         try await player.setLoop(.forever)
         #expect(await recorder.waitFor { $0.event == .loopModeChanged(.forever) } != nil)
         try await player.setProperty("loop-file", to: .int(2))
@@ -316,12 +316,12 @@ struct PlaybackTests {
         let (player, recorder) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
         try await player.setFullscreen(true)
-        #expect(player.isFullscreen == true)
+        #expect(player.snapshot.isFullscreen == true)
         #expect(await recorder.waitFor { $0.event == .fullscreenStateChanged(true) } != nil)
         var mark = recorder.mark
         try await player.command(["cycle", "fullscreen"])  // as a key bound in mpv's window would
         #expect(await recorder.waitFor(after: mark) { $0.event == .fullscreenStateChanged(false) } != nil)
-        #expect(player.isFullscreen == false)
+        #expect(player.snapshot.isFullscreen == false)
         mark = recorder.mark
         try await player.setProperty("fullscreen", to: .flag(true))
         #expect(await recorder.waitFor(after: mark) { $0.event == .fullscreenStateChanged(true) } != nil)

@@ -154,12 +154,12 @@ struct ReliabilityTests {
             #expect(player.speed == speed, "round \(round)")
             let loop: LoopMode = [.off, .forever, .playCount(3)][round % 3]
             try await player.setLoop(loop)
-            #expect(player.loopMode == loop, "round \(round)")
+            #expect(player.snapshot.loopMode == loop, "round \(round)")
             if round % 2 == 0 { try await player.play() } else { try await player.pause() }
             #expect(player.isPaused == (round % 2 == 1), "round \(round)")
             let fullscreen = round % 5 == 0
             try await player.setFullscreen(fullscreen)
-            #expect(player.isFullscreen == fullscreen, "round \(round)")
+            #expect(player.snapshot.isFullscreen == fullscreen, "round \(round)")
             try await player.setHardwareDecoding(round % 7 == 0)
             #expect(player.isHardwareDecodingEnabled == (round % 7 == 0), "round \(round)")
             try await player.setProperty("volume", to: .double(42))
@@ -182,9 +182,9 @@ struct ReliabilityTests {
         // is loaded: Player.setPlaybackDirection says so).
         try await player.stop()
         #expect(await recorder.waitForState(.idle, after: mark))
-        try await player.setPlaybackDirection(.backward)
+        try await player.perform(.setPlaybackDirection(.backward))
         #expect(player.playbackDirection == .backward)
-        try await player.setPlaybackDirection(.forward)
+        try await player.perform(.setPlaybackDirection(.forward))
         #expect(player.playbackDirection == .forward)
         await player.shutdown()
     }
@@ -255,7 +255,7 @@ struct ReliabilityTests {
             let info = try await player.load(.file(path), startPaused: true)
             #expect(info.source == path)
             #expect(info.duration.map { abs($0 - 1) < 0.1 } == true, "\(name)")
-            #expect(player.loopMode != .forever)
+            #expect(player.snapshot.loopMode != .forever)
         }
         for marker in markers { #expect(!FileManager.default.fileExists(atPath: marker)) }
         #expect(!recorder.events.contains { if case .error = $0 { return true } else { return false } })

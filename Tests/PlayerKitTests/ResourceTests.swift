@@ -71,7 +71,7 @@ struct ResourceTests {
         #expect(await events.waitFor { if case .seekCompleted = $0.event { return true }; return false } != nil)
         // Let the demuxer read the file to its end first: reversing from there used to hang.
         #expect(await eventually { (try? await player.property("demuxer-cache-state"))?["eof"] == .flag(true) })
-        try await player.setPlaybackDirection(.backward)
+        try await player.perform(.setPlaybackDirection(.backward))
         await #expect(try player.property("play-dir") == .string("backward"))
         let mark = events.mark
         try await player.play()
@@ -89,7 +89,7 @@ struct ResourceTests {
         // Each report is at or below the one before (a frame's worth of slack for rounding).
         #expect(zip(positions, positions.dropFirst()).allSatisfy { $1 <= $0 + 0.04 }, "positions: \(positions)")
         #expect((positions.first ?? 0) - (positions.last ?? 0) > 2, "positions: \(positions)")
-        try await player.setPlaybackDirection(.forward)
+        try await player.perform(.setPlaybackDirection(.forward))
         await #expect(try player.property("play-dir") == .string("forward"))
     }
 }

@@ -8,7 +8,7 @@ import PlayerKitSupport
 /// a still's hold are timing, in ``TimingTests``.)
 @Suite("Clip sequencer", .timeLimit(.minutes(4)))
 struct SequencerTests {
-    static func clip(_ number: Int, id: String, speed: Double = 1, flip: VideoFlip = .none) -> SequenceClip {
+    static func clip(_ number: Int, id: String, speed: Double = 1, flip: VideoFlip = []) -> SequenceClip {
         .video(MediaSource(Fixtures.media("sequence-\(number).mp4")), id: id, speed: speed, flip: flip)
     }
 

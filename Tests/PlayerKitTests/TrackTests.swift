@@ -30,7 +30,7 @@ struct TrackTests {
         _ = try await player.load(.file(Self.clip), startPaused: true)
         let mark = recorder.records.last?.sequenceNumber ?? 0
 
-        try await player.selectTrack(.audio, id: 2)
+        try await player.perform(.selectTrack(.audio, id: 2))
         #expect(player.tracks.filter { $0.kind == .audio && $0.isSelected }.map(\.id) == [2])
         let changed = await recorder.waitFor(timeout: .seconds(10), after: mark) {
             if case .tracksChanged = $0.event { return true } else { return false }
@@ -43,7 +43,7 @@ struct TrackTests {
         await #expect(try player.property("current-tracks/audio/lang") == .string("fra"))
 
         // No audio at all, then back to the first track through `send`, as a feature would.
-        try await player.selectTrack(.audio, id: nil)
+        try await player.perform(.selectTrack(.audio, id: nil))
         #expect(player.tracks.filter { $0.kind == .audio && $0.isSelected }.isEmpty)
         try player.send(.selectTrack(.audio, id: 1))
         let back = await recorder.waitFor(timeout: .seconds(10), after: mark) {
@@ -84,7 +84,7 @@ struct TrackTests {
         #expect(!second.isSelected && second.id != track.id)
         #expect(player.tracks.filter { $0.kind == .subtitle && $0.isSelected }.map(\.id) == [track.id])
         // Subtitles off.
-        try await player.selectTrack(.subtitle, id: nil)
+        try await player.perform(.selectTrack(.subtitle, id: nil))
         #expect(player.tracks.filter { $0.kind == .subtitle && $0.isSelected }.isEmpty)
         await player.shutdown()
     }
@@ -98,20 +98,20 @@ struct TrackTests {
     @Test("bad track requests get typed errors naming the value; the player plays on")
     func badRequests() async throws {
         let (player, recorder) = try await Fixtures.player()
-        #expect(await thrown { try await player.selectTrack(.audio, id: 1) } == .noMediaLoaded(operation: "select a track"))
+        #expect(await thrown { try await player.perform(.selectTrack(.audio, id: 1)) } == .noMediaLoaded(operation: "select a track"))
         #expect(await thrown { _ = try await player.addSubtitles(path: Self.subtitles) } == .noMediaLoaded(operation: "add subtitles"))
         _ = try await player.load(.file(Self.clip), startPaused: true)
 
-        #expect(await thrown { try await player.selectTrack(.audio, id: 9) } == .unknownTrack(kind: .audio, id: 9, available: [1, 2]))
+        #expect(await thrown { try await player.perform(.selectTrack(.audio, id: 9)) } == .unknownTrack(kind: .audio, id: 9, available: [1, 2]))
         #expect(await thrown { try player.send(.selectTrack(.audio, id: 3)) } == .unknownTrack(kind: .audio, id: 3, available: [1, 2]))
-        let zero = await thrown { try await player.selectTrack(.video, id: 0) }
+        let zero = await thrown { try await player.perform(.selectTrack(.video, id: 0)) }
         #expect(zero.map { "\($0)" }?.contains("track ID") == true, "\(String(describing: zero))")
         if case .invalidArgument(let name, let value, _)? = zero {
             #expect(name == "track ID" && value == "0")
         } else {
             Issue.record("track 0: \(String(describing: zero))")
         }
-        if case .invalidArgument(let name, _, _)? = await thrown({ try await player.selectTrack(.unknown, id: 1) }) {
+        if case .invalidArgument(let name, _, _)? = await thrown({ try await player.perform(.selectTrack(.unknown, id: 1)) }) {
             #expect(name == "track kind")
         } else {
             Issue.record("an unknown kind was accepted")
@@ -158,7 +158,7 @@ struct TrackTests {
         #expect(decoder.description.hasSuffix("(software)"))
         // An audio-only item has no video decoder.
         let mark = recorder.records.last?.sequenceNumber ?? 0
-        try await player.selectTrack(.video, id: nil)
+        try await player.perform(.selectTrack(.video, id: nil))
         let none = await recorder.waitFor(timeout: .seconds(10), after: mark) { $0.event == .videoDecoderChanged(nil) }
         #expect(none != nil)
         #expect(player.videoDecoder == nil)

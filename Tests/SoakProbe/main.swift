@@ -374,7 +374,7 @@ func step(_ generator: inout SeededGenerator) async {
         let direction: PlaybackDirection = backward && includesBackward ? .backward : .forward
         guard [.idle, .ended, .failed, .ready, .paused].contains(player.state) else { return }
         await tracked("direction") {
-            do throws(PlayerError) { try await player.setPlaybackDirection(direction) } catch { note(error, in: "direction") }
+            do throws(PlayerError) { try await player.perform(.setPlaybackDirection(direction)) } catch { note(error, in: "direction") }
         }
     }
 }

@@ -99,7 +99,7 @@ struct PlaybackModel: Sendable {
     private(set) var firstFrameShown = false
     private(set) var position: Double?
     /// The mirroring last set (``MediaPlayer/setFlip(_:)``).
-    var flip: VideoFlip = .none
+    var flip: VideoFlip = []
     private(set) var duration: Double?
     private(set) var volume: Double?
     /// mpv's `volume-max` (130 unless changed), so `setVolume` can refuse above it without a

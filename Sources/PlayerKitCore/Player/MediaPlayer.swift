@@ -88,23 +88,6 @@ extension MediaPlayer {
     public var isMuted: Bool? { snapshot.isMuted }
     /// The playback speed (1 is normal), once the player reported it.
     public var speed: Double? { snapshot.speed }
-    /// How the current item repeats (``setLoop(_:)``), once the player reported it. Changes are
-    /// reported by ``PlayerEvent/loopModeChanged(_:)``.
-    public var loopMode: LoopMode? { snapshot.loopMode }
-    /// Whether the player's video is fullscreen (``setFullscreen(_:)``), once the player reported
-    /// it. A window manager or mpv's own window can change it too.
-    public var isFullscreen: Bool? { snapshot.isFullscreen }
-    /// Whether the current item's first frame was shown (``PlayerEvent/firstFrame``).
-    public var hasShownFirstFrame: Bool { snapshot.hasShownFirstFrame }
-    /// The current item's video frame rate in frames per second; nil when unknown.
-    public var frameRate: Double? { snapshot.frameRate }
-    /// The current item as its ``PlayerEvent/mediaLoaded(_:)`` described it; nil while no item is
-    /// loaded.
-    public var mediaInfo: MediaInfo? { snapshot.mediaInfo }
-    /// Where the player is in its playlist (each change reported by
-    /// ``PlayerEvent/playlistChanged(_:)``); nil for a player without playlists (a `Player`
-    /// always has one).
-    public var playlist: PlaylistPosition? { snapshot.playlist }
 }
 
 extension MediaPlayer {
@@ -157,9 +140,6 @@ extension MediaPlayer {
     /// Pauses playback; returns once ``isPaused`` is true.
     public func pause() async throws(PlayerError) { try await perform(.pause) }
 
-    /// Pauses when playing, plays when paused.
-    public func togglePause() async throws(PlayerError) { try await perform(isPaused ? .play : .pause) }
-
     /// Stops playback and unloads the item (state ``PlayerState/idle``); the playlist is
     /// cleared. (``releaseMedia()`` also hands the freed memory back to the system.)
     public func stop() async throws(PlayerError) { try await perform(.stop) }
@@ -174,31 +154,6 @@ extension MediaPlayer {
     public func seek(to seconds: Double, precision: SeekPrecision = .exact) async throws(PlayerError) {
         try await perform(.seek(to: seconds, precision: precision))
     }
-
-    /// Seeks relative to the current position (negative goes back) and returns once the player
-    /// shows the new position, as ``seek(to:precision:)`` does.
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN or infinite offsets;
-    ///   ``PlayerError/noMediaLoaded(operation:)`` when nothing is loaded.
-    public func seek(by seconds: Double, precision: SeekPrecision = .keyframe) async throws(PlayerError) {
-        try await perform(.seekBy(seconds, precision: precision))
-    }
-
-    /// Shows the next frame and pauses there (mpv's `frame-step`).
-    /// - Throws: ``PlayerError/noMediaLoaded(operation:)`` when nothing is loaded.
-    public func stepFrame() async throws(PlayerError) { try await perform(.stepFrame) }
-
-    /// Shows the previous frame and pauses there (mpv's `frame-back-step`: a seek back to the
-    /// keyframe before it and a decode forward, so slower than ``stepFrame()``).
-    /// - Throws: ``PlayerError/noMediaLoaded(operation:)`` when nothing is loaded.
-    public func stepFrameBack() async throws(PlayerError) { try await perform(.stepFrameBack) }
-
-    /// Plays the next playlist item.
-    /// - Throws: ``PlayerError/commandFailed(command:_:)`` when there is no next item.
-    public func next() async throws(PlayerError) { try await perform(.next) }
-
-    /// Plays the previous playlist item.
-    /// - Throws: ``PlayerError/commandFailed(command:_:)`` when there is no previous item.
-    public func previous() async throws(PlayerError) { try await perform(.previous) }
 
     /// Sets the volume: 100 leaves it unchanged; mpv allows up to `volume-max` (130 by default).
     /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN or negative
@@ -227,37 +182,12 @@ extension MediaPlayer {
     ///   changes), ``PlayerError/playerShutDown(_:)``.
     public func setFullscreen(_ fullscreen: Bool) async throws(PlayerError) { try await perform(.setFullscreen(fullscreen)) }
 
-    /// Mirrors the video (``VideoFlip``): in windows and in frames the app draws, from now on
-    /// and for later items. Changing it while playing rebuilds mpv's filter chain, which can
-    /// hold the picture for a frame; set it before loading for a clean start.
-    public func setFlip(_ flip: VideoFlip) async throws(PlayerError) { try await perform(.setFlip(flip)) }
-
-    /// Plays forwards (the default) or backwards. Backwards playback decodes ahead in reverse,
-    /// so it costs more memory and CPU; position events then count down, and the item ends at
-    /// its start.
-    ///
-    /// **libmpv 0.35.** Changing the direction while an item is loaded can trip an assertion
-    /// inside libmpv 0.35 that ends the process (`loadfile.c:1785`, mpv #10782, #13778;
-    /// Documentation/Reliability.md). A direction chosen before loading and kept is safe, so
-    /// choose it before ``load(_:startPaused:)`` or after ``stop()``, as `ClipSequencer` and
-    /// `PrefetchWindow` do.
-    public func setPlaybackDirection(_ direction: PlaybackDirection) async throws(PlayerError) {
-        try await perform(.setPlaybackDirection(direction))
-    }
-
-    /// Plays the track of `kind` with ID `id` (``Track/id``), or none of that kind with nil: no
-    /// video, no audio, or subtitles off. The player's track read-out (``Player/tracks``) shows
-    /// the selection when this returns, and ``PlayerEvent/tracksChanged(_:)`` reports it. The
-    /// selection holds for the current item; the next item starts with mpv's own choice.
+    /// Plays `track` in place of the other track of its kind (``PlayerCommand/selectTrack(_:id:)``).
+    /// The player's track read-out (``Player/tracks``) shows the selection when this returns, and
+    /// ``PlayerEvent/tracksChanged(_:)`` reports it. The selection holds for the current item;
+    /// the next item starts with mpv's own choice.
     /// - Throws: ``PlayerError/noMediaLoaded(operation:)`` with nothing loaded,
-    ///   ``PlayerError/unknownTrack(kind:id:available:)`` when the item has no such track,
-    ///   ``PlayerError/invalidArgument(name:value:reason:)`` for ``Track/Kind/unknown`` or an ID
-    ///   below 1.
-    public func selectTrack(_ kind: Track.Kind, id: Int?) async throws(PlayerError) {
-        try await perform(.selectTrack(kind, id: id))
-    }
-
-    /// Plays `track` in place of the other track of its kind, as ``selectTrack(_:id:)``.
+    ///   ``PlayerError/unknownTrack(kind:id:available:)`` when the item has no such track.
     public func selectTrack(_ track: Track) async throws(PlayerError) {
         try await perform(.selectTrack(track.kind, id: track.id))
     }

@@ -248,7 +248,7 @@ public final class Player: MediaPlayer {
     /// The decoded video size; nil before the first frame or for audio-only media.
     public var videoSize: VideoSize? { model(\.videoSize) }
     /// The media title (metadata title or file name), as mpv last reported it (right after a
-    /// load it may still name the previous item: ``MediaPlayer/mediaInfo`` is the loaded item's).
+    /// load it may still name the previous item: ``PlayerSnapshot/mediaInfo`` is the loaded item's).
     public var mediaTitle: String? { model(\.mediaTitle) }
     /// The current item's tracks.
     public var tracks: [Track] { model(\.tracks) }
@@ -327,10 +327,10 @@ public final class Player: MediaPlayer {
         // The stream may still hold the previous item's events; the model says whether the
         // item now current has shown its first frame (its first frame may even come before
         // `load` returns, while the item's details are read).
-        if hasShownFirstFrame { return info }
+        if snapshot.hasShownFirstFrame { return info }
         let outcome = await frames.first(timeout: timeout) { record in
             switch record.event {
-            case .firstFrame: return self.hasShownFirstFrame
+            case .firstFrame: return self.snapshot.hasShownFirstFrame
             case .itemEnded: return [.idle, .ended, .failed].contains(self.state)
             default: return false
             }
@@ -339,7 +339,7 @@ public final class Player: MediaPlayer {
         case .firstFrame?: return info
         case .itemEnded?: throw .loadCancelled(source: source.description)
         default:
-            if hasShownFirstFrame { return info }
+            if snapshot.hasShownFirstFrame { return info }
             // The waiting task was cancelled (which ends the wait at once), or time ran out.
             if Task.isCancelled { throw .loadCancelled(source: source.description) }
             throw .timedOut(operation: "preloading \(source) (waiting for its first frame)", after: timeout)
@@ -348,7 +348,7 @@ public final class Player: MediaPlayer {
 
     /// Appends an item to the playlist without interrupting playback, and returns once mpv
     /// took it. When nothing is playing, mpv starts it. Play the next or previous entry with
-    /// ``MediaPlayer/next()`` and ``MediaPlayer/previous()``.
+    /// ``PlayerCommand/next`` and ``PlayerCommand/previous``.
     /// - Throws: the same validation errors as ``load(_:startPaused:)``; what
     ///   ``perform(_:timeout:)`` throws while waiting for mpv's answer.
     public func append(_ source: MediaSource) async throws(PlayerError) {
@@ -627,7 +627,7 @@ public final class Player: MediaPlayer {
 
     // MARK: Settings
 
-    /// The mirroring set with ``MediaPlayer/setFlip(_:)`` (``VideoFlip/none`` at first).
+    /// The mirroring set with ``PlayerCommand/setFlip(_:)`` (none at first).
     public var flip: VideoFlip { model(\.flip) }
 
     /// The feature that decides whether this player's own fullscreen requests may go ahead

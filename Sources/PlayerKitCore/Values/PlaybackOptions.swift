@@ -26,7 +26,7 @@ public enum SeekPrecision: Sendable, Hashable {
 }
 
 /// Which way the video is mirrored: horizontally (left and right swapped), vertically (top and
-/// bottom swapped), both, or neither (``none``). Applies to everything the player shows,
+/// bottom swapped), both, or neither (`[]`). Applies to everything the player shows,
 /// windows and frames alike, from the moment it is set, also to later items.
 public struct VideoFlip: OptionSet, Sendable, Hashable, CustomStringConvertible {
     /// The bits.
@@ -34,8 +34,6 @@ public struct VideoFlip: OptionSet, Sendable, Hashable, CustomStringConvertible 
     /// A flip from bits.
     public init(rawValue: Int) { self.rawValue = rawValue }
 
-    /// Not mirrored.
-    public static let none: VideoFlip = []
     /// Left and right swapped.
     public static let horizontal = VideoFlip(rawValue: 1 << 0)
     /// Top and bottom swapped.

@@ -1,6 +1,7 @@
 /// A request for a player: sent with ``MediaPlayer/send(_:)`` (handed over without waiting) or
-/// awaited with ``MediaPlayer/perform(_:timeout:)``; each case also has its named, awaited method
-/// (``MediaPlayer/play()``, ``MediaPlayer/setSpeed(_:)``, ...), checked the same way.
+/// awaited with ``MediaPlayer/perform(_:timeout:)``. The controls a player's UI binds also have
+/// named, awaited methods (``MediaPlayer/play()``, ``MediaPlayer/setSpeed(_:)``, ...), checked
+/// the same way; the others are awaited as `try await player.perform(.stepFrame)`.
 ///
 /// What a feature's event handler uses: it runs on the feature's own queue and must not wait
 /// for mpv there either (see Documentation/Architecture.md, "The pump never blocks").
@@ -14,7 +15,8 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
     case pause
     /// Seek to an absolute position in seconds (``MediaPlayer/seek(to:precision:)``).
     case seek(to: Double, precision: SeekPrecision)
-    /// Seek relative to the current position (``MediaPlayer/seek(by:precision:)``).
+    /// Seek relative to the current position (negative goes back); an awaited one returns once
+    /// the player shows the new position, as ``MediaPlayer/seek(to:precision:)`` does.
     case seekBy(Double, precision: SeekPrecision)
     /// Set the playback speed, within ``PlayerCommand/speedRange`` (``MediaPlayer/setSpeed(_:)``).
     case setSpeed(Double)
@@ -24,28 +26,40 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
     case setMuted(Bool)
     /// Set how often the item repeats (``MediaPlayer/setLoop(_:)``).
     case setLoop(LoopMode)
-    /// Play forwards or backwards (``MediaPlayer/setPlaybackDirection(_:)``).
+    /// Play forwards (the default) or backwards. Backwards playback decodes ahead in reverse,
+    /// so it costs more memory and CPU; position events then count down, and the item ends at
+    /// its start.
+    ///
+    /// **libmpv 0.35.** Changing the direction while an item is loaded can trip an assertion
+    /// inside libmpv 0.35 that ends the process (`loadfile.c:1785`, mpv #10782, #13778;
+    /// Documentation/Reliability.md). A direction chosen before loading and kept is safe, so
+    /// choose it before ``MediaPlayer/load(_:startPaused:)`` or after
+    /// ``MediaPlayer/stop()``, as `ClipSequencer` and `PrefetchWindow` do.
     case setPlaybackDirection(PlaybackDirection)
     /// Enter or leave fullscreen (``MediaPlayer/setFullscreen(_:)``).
     case setFullscreen(Bool)
-    /// Mirror the video horizontally, vertically or both (``MediaPlayer/setFlip(_:)``).
+    /// Mirror the video horizontally, vertically or both (``VideoFlip``): in windows and in
+    /// frames the app draws, from now on and for later items. Changing it while playing rebuilds
+    /// mpv's filter chain, which can hold the picture for a frame; set it before loading for a
+    /// clean start.
     case setFlip(VideoFlip)
-    /// Select the track of a kind with this ID, or none of that kind with nil
-    /// (``MediaPlayer/selectTrack(_:id:)``).
+    /// Select the track of a kind with this ID (``Track/id``), or none of that kind with nil: no
+    /// video, no audio, or subtitles off (``MediaPlayer/selectTrack(_:)`` for a ``Track``). The
+    /// selection holds for the current item. Refused with
+    /// ``PlayerError/unknownTrack(kind:id:available:)`` when the item has no such track.
     case selectTrack(Track.Kind, id: Int?)
     /// Stop and unload the item (``MediaPlayer/stop()``).
     case stop
-    /// Show the next frame and pause there (mpv's `frame-step`; ``MediaPlayer/stepFrame()``).
+    /// Show the next frame and pause there (mpv's `frame-step`).
     case stepFrame
     /// Show the previous frame and pause there (mpv's `frame-back-step`: a seek back to the
-    /// keyframe before it and a decode forward, so slower than a step forward;
-    /// ``MediaPlayer/stepFrameBack()``).
+    /// keyframe before it and a decode forward, so slower than a step forward).
     case stepFrameBack
-    /// Play the next playlist item (mpv's `playlist-next weak`; ``MediaPlayer/next()``). mpv refuses
+    /// Play the next playlist item (mpv's `playlist-next weak`). mpv refuses
     /// it when there is no next item (``PlaylistPosition/hasNext``): thrown by
     /// ``Player/perform(_:timeout:)``, published as an `error` event after ``Player/send(_:)``.
     case next
-    /// Play the previous playlist item (mpv's `playlist-prev weak`; ``MediaPlayer/previous()``);
+    /// Play the previous playlist item (mpv's `playlist-prev weak`);
     /// refused when there is none (``PlaylistPosition/hasPrevious``).
     case previous
 

@@ -41,7 +41,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     /// The playback speed changed.
     case speedChanged(Double)
     /// The item's tracks changed after ``mediaLoaded(_:)``: a track was selected or deselected
-    /// (``MediaPlayer/selectTrack(_:id:)``), an external subtitle file was added
+    /// (``PlayerCommand/selectTrack(_:id:)``), an external subtitle file was added
     /// (``Player/addSubtitles(path:title:language:select:)``), or a stream announced a new
     /// track. The whole new list, as ``Player/tracks`` reads it.
     case tracksChanged([Track])

@@ -1,5 +1,5 @@
 /// Where a player is in its playlist: the current item's place and how many items there are
-/// (mpv's `playlist-pos` and `playlist-count`). ``Player/playlist`` reads it;
+/// (mpv's `playlist-pos` and `playlist-count`). ``PlayerSnapshot/playlist`` reads it;
 /// ``PlayerEvent/playlistChanged(_:)`` reports each change.
 ///
 /// A player's playlist is the item it loaded plus what ``Player/append(_:)`` added (and the

@@ -5,8 +5,8 @@ import PlayerKitSupport
 /// components in increasing address order as the name says ("rgb0": red at byte 0). The "0"
 /// byte is padding with unspecified content.
 ///
-/// An open set of names checked against what PlayerKit supports: ``init(_:)`` throws
-/// ``FrameOutputError/unsupportedPixelFormat(_:)`` for any other name.
+/// One of the four layouts mpv's software renderer writes: ``rgb0``, ``bgr0``, ``xrgb``,
+/// ``xbgr``.
 public struct PixelFormat: Sendable, Hashable, CustomStringConvertible {
     /// mpv's name for the format ("rgb0", "bgr0", "0rgb", "0bgr").
     public let name: String
@@ -71,7 +71,7 @@ public struct FrameFormat: Sendable, Hashable, CustomStringConvertible {
         self.pixelFormat = pixelFormat
     }
 
-    /// Bytes from one row to the next: a row of pixels rounded up to ``alignment``.
+    /// Bytes from one row to the next: a row of pixels rounded up to a multiple of 64.
     public var stride: Int {
         let row = width * pixelFormat.bytesPerPixel
         return (row + Self.alignment - 1) / Self.alignment * Self.alignment

@@ -18,7 +18,7 @@ struct MPRISServe: AsyncParsableCommand {
         try await player.perform(.setLoop(.forever))
         try await player.load(MediaSource(clip))
         let service = try MPRISService(configuration: MPRISConfiguration(appName: app, identity: "PlayerKit bench"))
-        let published = player.events(kinds: [.mprisPublished])
+        let published = player.events(kinds: [.mpris])
         try service.publish(player)
         guard await published.first(timeout: .seconds(10), where: { _ in true }) != nil, let name = service.busName(of: player.id) else {
             throw ValidationError("the player was not published within 10 s (is DBUS_SESSION_BUS_ADDRESS a bus?)")

@@ -55,11 +55,11 @@ struct BackgroundLoop: AsyncParsableCommand {
         let wraps = Tally()
         let subscription = PlayerEventBus.shared.subscribe(
             to: .players([background.id, foreground.id]),
-            kinds: [.stateChanged, .clipChanged, .loopWrapped, .clipUnplayable, .error],
+            kinds: [.stateChanged, .clip, .error],
             delivery: .queue(output)
         ) { record in
             let t = ExampleSupport.seconds(since: start)
-            if record.event.kind == .loopWrapped { wraps.increment() }
+            if case .loopWrapped? = record.event.feature(ClipEvent.self) { wraps.increment() }
             if json {
                 ExampleSupport.printLine(JSONEventLine(record, t: t).json)
             } else {

@@ -31,7 +31,7 @@ public struct JSONEventLine: Encodable, Sendable {
     /// The player's ID.
     public let player: String
     /// The event's name (``PlayerEvent/name``).
-    public let event: String
+    public private(set) var event: String
     /// Seconds since the program started, rounded to milliseconds.
     public let t: Double
     /// The new state, on state changes.
@@ -153,22 +153,35 @@ public struct JSONEventLine: Encodable, Sendable {
         switch event {
         case let event as FullscreenEvent:
             switch event {
-            case .fullscreenChanged(let isFullscreen): fullscreen = isFullscreen
-            case .ownershipChanged(let newOwner): owner = newOwner?.rawValue ?? ""
-            case .fullscreenUndone(let currentOwner): owner = currentOwner.rawValue
-            case .orientationChanged(let newOrientation), .orientationRequested(let newOrientation):
+            case .fullscreenChanged(let isFullscreen):
+                self.event = "fullscreenChanged"
+                fullscreen = isFullscreen
+            case .ownershipChanged(let newOwner):
+                self.event = "fullscreenOwnershipChanged"
+                owner = newOwner?.rawValue ?? ""
+            case .fullscreenUndone(let currentOwner):
+                self.event = "fullscreenUndone"
+                owner = currentOwner.rawValue
+            case .orientationChanged(let newOrientation):
+                self.event = "orientationChanged"
+                orientation = newOrientation.rawValue
+            case .orientationRequested(let newOrientation):
+                self.event = "orientationRequested"
                 orientation = newOrientation.rawValue
             @unknown default: value = event.description
             }
         case let event as ClipEvent:
             switch event {
             case .clipChanged(let clip, let seam):
+                self.event = "clipChanged"
                 index = clip
                 setSeam(seam)
             case .loopWrapped(let wraps, let seam):
+                self.event = "loopWrapped"
                 count = wraps
                 setSeam(seam)
             case .clipUnplayable(let clip, let failure):
+                self.event = "clipUnplayable"
                 index = clip
                 error = failure.description
             @unknown default: value = event.description
@@ -179,6 +192,9 @@ public struct JSONEventLine: Encodable, Sendable {
             @unknown default: value = event.description
             }
         default:
+            // A feature's kind names the feature; its case is the first word of its description
+            // ("mprisRequest(Pause from playerctl ...)").
+            self.event = String(event.description.prefix { $0.isLetter || $0.isNumber })
             value = event.description
         }
     }

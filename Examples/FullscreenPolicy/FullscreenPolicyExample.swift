@@ -61,7 +61,7 @@ struct FullscreenPolicyExample: AsyncParsableCommand {
         }
         let subscription = PlayerEventBus.shared.subscribe(
             to: .players(Set(names)),
-            kinds: [.fullscreenOwnershipChanged, .fullscreenChanged, .fullscreenUndone, .orientationChanged, .orientationRequested, .error],
+            kinds: [.fullscreenPolicy, .error],
             delivery: .queue(output)
         ) { record in printer.player(record) }
         defer { subscription.cancel() }
@@ -94,9 +94,11 @@ struct FullscreenPolicyExample: AsyncParsableCommand {
             ("left claims the policy", { try await policy.claim(left) }),
             ("the screen turns to landscape left", { await policy.setOrientation(.landscapeLeft) }),
             ("center's own mpv window goes fullscreen (as a key in it would; the policy undoes it)", {
-                let undone = center.events(kinds: [.fullscreenUndone])
+                let undone = center.events(kinds: [.fullscreenPolicy])
                 try await center.command(["set", "fullscreen", "yes"])
-                try await Self.first(of: undone, within: .seconds(5), waitingFor: "the policy to undo center's fullscreen")
+                try await Self.first(of: undone, within: .seconds(5), waitingFor: "the policy to undo center's fullscreen") {
+                    if case .fullscreenUndone? = $0.event.feature(FullscreenEvent.self) { true } else { false }
+                }
             }),
             ("right asks its own player for fullscreen", { try await right.setFullscreen(true) }),
             ("left shuts down", { await left.shutdown() }),
@@ -123,10 +125,13 @@ struct FullscreenPolicyExample: AsyncParsableCommand {
     }
 
     /// Waits for the first event of `events`, at most `limit` (on the monotonic clock).
-    private static func first(of events: PlayerEventStream, within limit: Duration, waitingFor what: String) async throws {
+    private static func first(
+        of events: PlayerEventStream, within limit: Duration, waitingFor what: String,
+        where matches: @escaping @Sendable (PlayerEventRecord) -> Bool = { _ in true }
+    ) async throws {
         let arrived = await withTaskGroup(of: Bool.self) { group in
             group.addTask {
-                for await _ in events { return true }
+                for await record in events where matches(record) { return true }
                 return false
             }
             group.addTask {

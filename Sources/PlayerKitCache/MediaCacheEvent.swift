@@ -29,18 +29,9 @@ public enum MediaCacheEvent: PlayerFeatureEvent {
         }
     }
 
-    /// The event's kind (``PlayerKitCore/PlayerEventKind/cacheProgress`` and its siblings).
-    public var kind: PlayerEventKind {
-        switch self {
-        case .downloadStarted: return .cacheDownloadStarted
-        case .progress: return .cacheProgress
-        case .completed: return .cacheCompleted
-        case .cancelled: return .cacheCancelled
-        case .evicted: return .cacheEvicted
-        case .invalidated: return .cacheInvalidated
-        case .failed: return .cacheFailed
-        }
-    }
+    /// ``PlayerKitCore/PlayerEventKind/cache``: every event of ``MediaCacheEvent`` has this
+    /// one kind (filter on it, then switch over the event).
+    public var kind: PlayerEventKind { .cache }
 
     /// One line naming the key.
     public var description: String {
@@ -57,18 +48,6 @@ public enum MediaCacheEvent: PlayerFeatureEvent {
 }
 
 extension PlayerEventKind {
-    /// ``MediaCacheEvent/downloadStarted(key:offset:)``.
-    public static let cacheDownloadStarted: PlayerEventKind = "cacheDownloadStarted"
-    /// ``MediaCacheEvent/progress(key:cachedBytes:size:)``.
-    public static let cacheProgress: PlayerEventKind = "cacheProgress"
-    /// ``MediaCacheEvent/completed(key:size:)``.
-    public static let cacheCompleted: PlayerEventKind = "cacheCompleted"
-    /// ``MediaCacheEvent/cancelled(key:cachedBytes:)``.
-    public static let cacheCancelled: PlayerEventKind = "cacheCancelled"
-    /// ``MediaCacheEvent/evicted(key:bytes:)``.
-    public static let cacheEvicted: PlayerEventKind = "cacheEvicted"
-    /// ``MediaCacheEvent/invalidated(key:reason:)``.
-    public static let cacheInvalidated: PlayerEventKind = "cacheInvalidated"
-    /// ``MediaCacheEvent/failed(key:_:)``.
-    public static let cacheFailed: PlayerEventKind = "cacheFailed"
+    /// Every ``MediaCacheEvent``, whatever its case: what the ``MediaCache`` reports about a player.
+    public static let cache: PlayerEventKind = "cache"
 }

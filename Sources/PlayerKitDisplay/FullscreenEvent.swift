@@ -27,18 +27,9 @@ public enum FullscreenEvent: PlayerFeatureEvent {
     /// this orientation. PlayerKit does not rotate the video itself.
     case orientationRequested(Orientation)
 
-    /// ``PlayerKitCore/PlayerEventKind/fullscreenOwnershipChanged``, ``PlayerKitCore/PlayerEventKind/fullscreenChanged``,
-    /// ``PlayerKitCore/PlayerEventKind/fullscreenUndone``, ``PlayerKitCore/PlayerEventKind/orientationChanged`` or
-    /// ``PlayerKitCore/PlayerEventKind/orientationRequested``.
-    public var kind: PlayerEventKind {
-        switch self {
-        case .ownershipChanged: return .fullscreenOwnershipChanged
-        case .fullscreenChanged: return .fullscreenChanged
-        case .fullscreenUndone: return .fullscreenUndone
-        case .orientationChanged: return .orientationChanged
-        case .orientationRequested: return .orientationRequested
-        }
-    }
+    /// ``PlayerKitCore/PlayerEventKind/fullscreenPolicy``: every event of ``FullscreenEvent`` has this
+    /// one kind (filter on it, then switch over the event).
+    public var kind: PlayerEventKind { .fullscreenPolicy }
 
     /// E.g. "fullscreenChanged(true)".
     public var description: String {
@@ -54,14 +45,6 @@ public enum FullscreenEvent: PlayerFeatureEvent {
 }
 
 extension PlayerEventKind {
-    /// ``FullscreenEvent/ownershipChanged(owner:)``.
-    public static let fullscreenOwnershipChanged: PlayerEventKind = "fullscreenOwnershipChanged"
-    /// ``FullscreenEvent/fullscreenChanged(_:)``.
-    public static let fullscreenChanged: PlayerEventKind = "fullscreenChanged"
-    /// ``FullscreenEvent/fullscreenUndone(owner:)``.
-    public static let fullscreenUndone: PlayerEventKind = "fullscreenUndone"
-    /// ``FullscreenEvent/orientationChanged(_:)``.
-    public static let orientationChanged: PlayerEventKind = "orientationChanged"
-    /// ``FullscreenEvent/orientationRequested(_:)``.
-    public static let orientationRequested: PlayerEventKind = "orientationRequested"
+    /// Every ``FullscreenEvent``, whatever its case: what a ``FullscreenPolicy`` reports about a player.
+    public static let fullscreenPolicy: PlayerEventKind = "fullscreenPolicy"
 }

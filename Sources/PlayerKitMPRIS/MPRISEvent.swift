@@ -2,18 +2,13 @@ import Foundation
 import PlayerKitCore
 
 extension PlayerEventKind {
-    /// ``MPRISEvent/published(busName:)``.
-    public static let mprisPublished: PlayerEventKind = "mprisPublished"
-    /// ``MPRISEvent/unpublished(busName:reason:)``.
-    public static let mprisUnpublished: PlayerEventKind = "mprisUnpublished"
-    /// ``MPRISEvent/requested(_:from:outcome:)``.
-    public static let mprisRequest: PlayerEventKind = "mprisRequest"
+    /// Every ``MPRISEvent``, whatever its case: what the ``MPRISService`` reports about a player.
+    public static let mpris: PlayerEventKind = "mpris"
 }
 
 /// What the MPRIS service reports about one player, on the player's own bus, in the player's
 /// order with its other events (a `PlayerFeatureEvent`): subscribe to the player's ID, or to
-/// the kinds ``PlayerKitCore/PlayerEventKind/mprisRequest``, ``PlayerKitCore/PlayerEventKind/mprisPublished`` and
-/// ``PlayerKitCore/PlayerEventKind/mprisUnpublished``.
+/// the kind ``PlayerKitCore/PlayerEventKind/mpris``.
 ///
 /// A request from the desktop is reported after it was decided (and, when allowed, handed to the
 /// player), so the app sees the request, who sent it and what came of it in one event; the
@@ -30,14 +25,9 @@ public enum MPRISEvent: PlayerFeatureEvent {
     /// A desktop client asked something of the player.
     case requested(MPRISRequest, from: MPRISClient, outcome: MPRISOutcome)
 
-    /// The event's kind.
-    public var kind: PlayerEventKind {
-        switch self {
-        case .published: return .mprisPublished
-        case .unpublished: return .mprisUnpublished
-        case .requested: return .mprisRequest
-        }
-    }
+    /// ``PlayerKitCore/PlayerEventKind/mpris``: every event of ``MPRISEvent`` has this
+    /// one kind (filter on it, then switch over the event).
+    public var kind: PlayerEventKind { .mpris }
 
     /// E.g. "mprisRequest(Pause from playerctl (pid 42, :1.7): applied pause)".
     public var description: String {

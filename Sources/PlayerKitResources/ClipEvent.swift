@@ -18,15 +18,9 @@ public enum ClipEvent: PlayerFeatureEvent {
     /// the clip) and left it out.
     case clipUnplayable(index: Int, error: PlayerError)
 
-    /// ``PlayerKitCore/PlayerEventKind/clipChanged``, ``PlayerKitCore/PlayerEventKind/loopWrapped`` or
-    /// ``PlayerKitCore/PlayerEventKind/clipUnplayable``.
-    public var kind: PlayerEventKind {
-        switch self {
-        case .clipChanged: return .clipChanged
-        case .loopWrapped: return .loopWrapped
-        case .clipUnplayable: return .clipUnplayable
-        }
-    }
+    /// ``PlayerKitCore/PlayerEventKind/clip``: every event of ``ClipEvent`` has this
+    /// one kind (filter on it, then switch over the event).
+    public var kind: PlayerEventKind { .clip }
 
     /// E.g. "clipChanged(1, gap 0.4 ms (frame to frame 33.7 ms))".
     public var description: String {
@@ -48,10 +42,6 @@ public enum ClipEvent: PlayerFeatureEvent {
 }
 
 extension PlayerEventKind {
-    /// ``ClipEvent/clipChanged(index:seam:)``.
-    public static let clipChanged: PlayerEventKind = "clipChanged"
-    /// ``ClipEvent/loopWrapped(count:seam:)``.
-    public static let loopWrapped: PlayerEventKind = "loopWrapped"
-    /// ``ClipEvent/clipUnplayable(index:error:)``.
-    public static let clipUnplayable: PlayerEventKind = "clipUnplayable"
+    /// Every ``ClipEvent``, whatever its case: what a ``ClipLoop`` or ``AlternatingPlayers`` reports about a player.
+    public static let clip: PlayerEventKind = "clip"
 }

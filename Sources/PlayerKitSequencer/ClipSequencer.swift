@@ -670,15 +670,9 @@ public enum SequencerEvent: PlayerFeatureEvent {
     /// The last clip ended.
     case finished
 
-    /// ``PlayerKitCore/PlayerEventKind/sequencerClipStarted`` and the others.
-    public var kind: PlayerEventKind {
-        switch self {
-        case .clipStarted: return .sequencerClipStarted
-        case .boundary: return .sequencerBoundary
-        case .clipFailed: return .sequencerClipFailed
-        case .finished: return .sequencerFinished
-        }
-    }
+    /// ``PlayerKitCore/PlayerEventKind/sequencer``: every event of ``SequencerEvent`` has this
+    /// one kind (filter on it, then switch over the event).
+    public var kind: PlayerEventKind { .sequencer }
 
     /// E.g. "sequencerBoundary(clip-1 -> clip-2, gap 33.4 ms)".
     public var description: String {
@@ -694,14 +688,8 @@ public enum SequencerEvent: PlayerFeatureEvent {
 }
 
 extension PlayerEventKind {
-    /// ``SequencerEvent/clipStarted(clipID:index:)``.
-    public static let sequencerClipStarted: PlayerEventKind = "sequencerClipStarted"
-    /// ``SequencerEvent/boundary(_:)``.
-    public static let sequencerBoundary: PlayerEventKind = "sequencerBoundary"
-    /// ``SequencerEvent/clipFailed(clipID:error:)``.
-    public static let sequencerClipFailed: PlayerEventKind = "sequencerClipFailed"
-    /// ``SequencerEvent/finished``.
-    public static let sequencerFinished: PlayerEventKind = "sequencerFinished"
+    /// Every ``SequencerEvent``, whatever its case: what a ``ClipSequencer`` reports about a player.
+    public static let sequencer: PlayerEventKind = "sequencer"
 }
 
 /// The last few frames of one output, recorded by its frame handler on the render thread.

@@ -13,7 +13,7 @@ func snippet_desktop(left: Player, right: Player) async throws {
     // end snippet
 
     // snippet: requests
-    let requests = PlayerEventBus.shared.subscribe(to: .players([left.id, right.id]), kinds: [.mprisRequest]) { record in
+    let requests = PlayerEventBus.shared.subscribe(to: .players([left.id, right.id]), kinds: [.mpris]) { record in
         guard case .requested(let request, let client, let outcome)? = record.event.feature(MPRISEvent.self) else { return }
         print("\(record.playerID): \(request) from \(client): \(outcome)")
         // "left: Pause from playerctl (pid 4242, :1.9): applied pause"

@@ -15,14 +15,14 @@ struct ClipLoopTests {
         let loop = try ClipLoop(player: player, clips: [MediaSource(Self.shortA), MediaSource(broken), MediaSource(Self.shortB)])
         try await loop.start()
         #expect(loop.playableClips == [0, 2])
-        let unplayable = await events.waitFor { $0.event.kind == .clipUnplayable }
+        let unplayable = await events.waitFor { if case .clipUnplayable? = $0.event.feature(ClipEvent.self) { true } else { false } }
         guard case .clipUnplayable(let index, let error)? = unplayable?.event.feature(ClipEvent.self) else {
             Issue.record("no clipUnplayable event: \(events.events)")
             return
         }
         #expect(index == 1)
         #expect("\(error)".contains("random-bytes.mp4"), "error: \(error)")
-        let wrapped = await events.waitFor(timeout: .seconds(20)) { $0.event.kind == .loopWrapped }
+        let wrapped = await events.waitFor(timeout: .seconds(20)) { if case .loopWrapped? = $0.event.feature(ClipEvent.self) { true } else { false } }
         #expect(wrapped != nil)
         let order = events.events.compactMap { event -> Int? in
             if case .clipChanged(let index, _)? = event.feature(ClipEvent.self) { return index }

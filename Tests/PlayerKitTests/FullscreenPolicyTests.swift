@@ -120,7 +120,7 @@ struct FullscreenPolicyTests {
         await Self.check(policy, players, fullscreen: a.id, owner: a.id, within: .seconds(5))
         let settled = ContinuousClock.now - started
         #expect(settled < .seconds(2), "the rule came back after \(settled)")
-        let undone = await all[1].1.waitFor { $0.event.kind.rawValue == "fullscreenUndone" }
+        let undone = await all[1].1.waitFor { if case .fullscreenUndone? = $0.event.feature(FullscreenEvent.self) { true } else { false } }
         #expect(undone?.event.feature(FullscreenEvent.self) == .fullscreenUndone(owner: a.id))
         // The owner never moved.
         #expect(!all[0].1.events.contains { $0.description == "fullscreenStateChanged(false)" })

@@ -32,7 +32,7 @@ struct MPRISTests {
             try await player.setLoop(.forever)
             try await player.load(MediaSource(index % 2 == 0 ? Fixtures.clipA : Fixtures.clipB), startPaused: paused)
             try service.publish(player, options: options?[index] ?? MPRISPlayerOptions())
-            let published = await recorder.waitFor(timeout: .seconds(10)) { $0.event.feature(MPRISEvent.self)?.kind == .mprisPublished }
+            let published = await recorder.waitFor(timeout: .seconds(10)) { if case .published? = $0.event.feature(MPRISEvent.self) { true } else { false } }
             #expect(published != nil, "\(id) was not published")
             players.append((player, recorder))
         }
@@ -99,7 +99,7 @@ struct MPRISTests {
         #expect(rightPlayer.state == .playing)
         #expect(try await setup.bus.playerctl(["--player=\(leftName)", "status"]) == "Paused")
         #expect(try await setup.bus.playerctl(["--player=\(rightName)", "status"]) == "Playing")
-        #expect(!rightRecorder.records.contains { $0.event.kind == .mprisRequest })
+        #expect(!rightRecorder.records.contains { if case .requested? = $0.event.feature(MPRISEvent.self) { true } else { false } })
 
         // A seek from the desktop lands, on that player only.
         let seekMark = leftRecorder.mark

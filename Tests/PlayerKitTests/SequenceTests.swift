@@ -40,7 +40,7 @@ struct SequenceTests {
         for recorder in [aEvents, bEvents] {
             let events = recorder.events
             for (position, event) in events.enumerated() {
-                guard event.kind == .clipChanged else { continue }
+                guard case .clipChanged? = event.feature(ClipEvent.self) else { continue }
                 let before = events[..<position]
                 let lastStart = before.lastIndex { if case .stateChanged(_, .loading) = $0 { return true }; return false }
                 let lastFrame = before.lastIndex(of: .firstFrame)

@@ -100,8 +100,10 @@ struct SequencerTests {
         defer { Task { await sequencer.shutdown() } }
         let events = Locked<[SequencerEvent]>([])
         let subscriptions = sequencer.players.map { player in
-            player.eventBus.subscribe(to: player.id, kinds: [.sequencerClipStarted, .sequencerClipFailed, .sequencerFinished]) { record in
-                if let event = record.event.feature(SequencerEvent.self) { events.withLock { $0.append(event) } }
+            player.eventBus.subscribe(to: player.id, kinds: [.sequencer]) { record in
+                guard let event = record.event.feature(SequencerEvent.self) else { return }
+                if case .boundary = event { return }
+                events.withLock { $0.append(event) }
             }
         }
         defer { subscriptions.forEach { $0.cancel() } }

@@ -16,7 +16,7 @@ struct TimingTests {
         let loop = try ClipLoop(player: player, clips: [MediaSource(ClipLoopTests.shortA), MediaSource(ClipLoopTests.shortB)])
         try await loop.start()
         #expect(loop.playableClips == [0, 1])
-        let third = await events.waitFor(timeout: .seconds(30)) { $0.event.kind == .loopWrapped && {
+        let third = await events.waitFor(timeout: .seconds(30)) { {
             if case .loopWrapped(let count, _)? = $0.event.feature(ClipEvent.self) { return count == 3 }; return false }($0) }
         #expect(third != nil)
         loop.stop()

@@ -319,7 +319,7 @@ let package = Package(
         // Random operations on up to 32 players with invariants checked (make soak; SoakTests).
         .executableTarget(
             name: "SoakProbe",
-            dependencies: ["PlayerKit", "ExampleSupport", "PlayerKitTesting"],
+            dependencies: ["PlayerKit", "ExampleSupport", "PlayerKitTesting", "PlayerKitSupport"],
             path: "Tests/SoakProbe",
             swiftSettings: strictSettings
         ),

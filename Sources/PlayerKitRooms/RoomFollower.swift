@@ -7,7 +7,7 @@ import PlayerKitSync
 /// Keeps local players on a Syncplay room's clock: they start, pause and seek when anyone in
 /// the room does, and drift is corrected continuously, frame by frame, with the same
 /// ``/PlayerKitSync/DriftCorrector`` a ``/PlayerKitSync/SyncGroup`` uses: small speed changes,
-/// and a seek past ``Settings/correction``'s threshold.
+/// and a seek past the `correction` settings' threshold.
 ///
 /// ```swift
 /// let room = try RoomClient(.init(host: "127.0.0.1", room: "demo", name: "left"))
@@ -23,7 +23,7 @@ import PlayerKitSync
 /// moving on at speed 1 while the room plays.
 /// It sets the clock from the room when the room is paused, started or seeked (by anyone), when
 /// it first hears from the room (a late joiner catches up to the room's position), and when the
-/// room's periodic state stays more than ``Settings/resynchronizationThreshold`` away from it.
+/// room's periodic state stays more than `resynchronizationThreshold` away from it.
 /// A room's position reached us a one-way delay after the server sent it: the follower
 /// adds the delay the client measured (``RoomClient/roundTrip(waitingUpTo:)`` / 2) while the room plays. It
 /// answers the server's requests for its state with its clock, so every follower in a room
@@ -45,36 +45,14 @@ import PlayerKitSync
 /// ``/PlayerKitCore/MediaPlayer/send(_:)``, which does not wait for mpv. ``invalidate()`` (or
 /// releasing the follower) stops it; the players stay as they are.
 public final class RoomFollower: Sendable {
-    /// Tuning of the follower.
-    public struct Settings: Sendable, Hashable {
-        /// How each player is corrected toward the clock (speed nudges within
-        /// ``/PlayerKitSync/DriftCorrector/Settings/maximumSpeedCorrection``, a seek past
-        /// ``/PlayerKitSync/DriftCorrector/Settings/seekThreshold``).
-        public var correction = DriftCorrector.Settings()
-        /// How far (seconds) the room's periodic state may be from the follower's clock, twice
-        /// in a row, before the clock is set from the room. Default 0.5 s: the room's periodic
-        /// positions carry the server's delay estimates, which are coarse; starts, pauses and
-        /// seeks set the clock at once whatever this says.
-        public var resynchronizationThreshold: Double = 0.5
-
-        /// The defaults.
-        public init() {}
+    /// Tuning of the follower (the initializer's `correction` and `resynchronizationThreshold`).
+    struct Settings: Sendable, Hashable {
+        var correction = DriftCorrector.Settings()
+        var resynchronizationThreshold: Double = 0.5
     }
 
-    /// The follower's view of the room's clock.
-    public struct Clock: Sendable, Hashable {
-        /// The position (seconds) at ``time``.
-        public var position: Double
-        /// The monotonic instant ``position`` refers to.
-        public var time: ContinuousClock.Instant
-        /// Whether the room plays (the position moves on at speed 1).
-        public var playing: Bool
-
-        /// The clock's position at `instant`.
-        public func position(at instant: ContinuousClock.Instant) -> Double {
-            playing ? position + instant.seconds(since: time) : position
-        }
-    }
+    /// The follower's view of the room's clock: a ``RoomState`` it keeps itself.
+    typealias Clock = RoomState
 
     private struct Member: Sendable {
         let player: any MediaPlayer
@@ -114,11 +92,25 @@ public final class RoomFollower: Sendable {
     /// (one or more; several are kept in lockstep with each other too), keeping the room's clock
     /// on `clock`, whose instants the room's states and the players' events must be on. Load
     /// their media before the room plays; ``start()`` begins following.
-    /// - Throws: ``RoomError/invalidArgument(name:value:reason:)`` for no players or a player
-    ///   listed twice.
-    public init(room: any RoomSession, players: [any MediaPlayer], settings: Settings = Settings(),
+    /// - Throws: ``RoomError/invalidArgument(name:value:reason:)`` for no players, a player
+    ///   listed twice, or a threshold that is not above 0.
+    /// - Parameters:
+    ///   - room: the room to follow.
+    ///   - players: the local players to keep on the room's clock.
+    ///   - correction: how each player is corrected toward the clock (speed nudges within
+    ///     ``/PlayerKitSync/DriftCorrector/Settings/maximumSpeedCorrection``, a seek past
+    ///     ``/PlayerKitSync/DriftCorrector/Settings/seekThreshold``).
+    ///   - resynchronizationThreshold: how far (seconds) the room's periodic state may be from
+    ///     the follower's clock, twice in a row, before the clock is set from the room. Default
+    ///     0.5 s: the room's periodic positions carry the server's delay estimates, which are
+    ///     coarse; starts, pauses and seeks set the clock at once whatever this says.
+    ///   - clock: the monotonic clock the room's clock is kept on.
+    ///   - logger: where the follower logs.
+    public init(room: any RoomSession, players: [any MediaPlayer],
+                correction: DriftCorrector.Settings = DriftCorrector.Settings(), resynchronizationThreshold: Double = 0.5,
                 clock: any MonotonicClock = ContinuousClock(),
                 logger: Logger = Logger(label: "PlayerKit.rooms")) throws(RoomError) {
+        let settings = Settings(correction: correction, resynchronizationThreshold: resynchronizationThreshold)
         guard !players.isEmpty else { throw .invalidArgument(name: "players", value: "none", reason: "a follower needs a player") }
         let ids = players.map(\.id.rawValue)
         guard Set(ids).count == ids.count else {
@@ -141,7 +133,7 @@ public final class RoomFollower: Sendable {
     // MARK: Read-outs
 
     /// The follower's clock (nil until the room or a local call set it).
-    public var clock: Clock? { state.withLock { $0.clock } }
+    public var clock: RoomState? { state.withLock { $0.clock } }
     /// The players followed.
     public var players: [any MediaPlayer] { state.withLock { $0.members.map(\.player) } }
     /// Each player's latest smoothed drift from the clock, in seconds (positive: ahead).
@@ -440,4 +432,14 @@ public enum RoomPlayerEvent: PlayerFeatureEvent {
 extension PlayerEventKind {
     /// ``RoomPlayerEvent/room(_:)``.
     public static let room: PlayerEventKind = "room"
+}
+
+extension RoomState {
+    /// The follower's clock: `position` at `time`, moving on at speed 1 while `playing`.
+    init(position: Double, time: ContinuousClock.Instant, playing: Bool) {
+        self.init(position: position, paused: !playing, time: time)
+    }
+
+    /// Whether the room plays.
+    var playing: Bool { !paused }
 }

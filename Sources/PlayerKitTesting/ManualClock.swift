@@ -25,10 +25,6 @@ import PlayerKitSupport
 ///
 /// **Threading.** Safe from any thread and task.
 public final class ManualClock: MonotonicClock {
-    /// Durations are `Swift.Duration`.
-    public typealias Duration = Swift.Duration
-    /// Instants are `ContinuousClock`'s.
-    public typealias Instant = ContinuousClock.Instant
 
     private enum Action {
         case resume(CheckedContinuation<Void, any Error>)

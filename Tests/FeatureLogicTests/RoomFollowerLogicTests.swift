@@ -125,9 +125,7 @@ struct RoomFollowerLogicTests {
             try RoomFollower(room: room, players: [player, player], clock: clock)
         }
         for threshold in [0, Double.nan] {
-            var settings = RoomFollower.Settings()
-            settings.resynchronizationThreshold = threshold
-            #expect(throws: RoomError.self) { try RoomFollower(room: room, players: [player], settings: settings, clock: clock) }
+            #expect(throws: RoomError.self) { try RoomFollower(room: room, players: [player], resynchronizationThreshold: threshold, clock: clock) }
         }
         let follower = try RoomFollower(room: room, players: [player], clock: clock)
         for position in [Double.nan, -1] {
@@ -174,7 +172,7 @@ struct RoomFollowerLogicTests {
         for (index, player) in p.enumerated() {
             #expect(Array(player.commands.dropFirst(before[index])) == [.setSpeed(1), .play])
         }
-        #expect(follower.clock?.playing == true && follower.clock?.position == 5)
+        #expect(follower.clock?.paused == false && follower.clock?.position == 5)
         // Pause lands every player on the clock's frame (a seek, then the pause).
         clock.advance(by: .seconds(1))
         try await follower.pause()
@@ -196,7 +194,7 @@ struct RoomFollowerLogicTests {
         let before = p[0].commands.count
         await deliver(stale, to: log, of: p[0])
         #expect(p[0].commands.count == before)
-        #expect(follower.clock?.playing == true && p.allSatisfy { $0.state == .playing })
+        #expect(follower.clock?.paused == false && p.allSatisfy { $0.state == .playing })
         follower.invalidate()
         for player in p { await player.shutdown() }
     }

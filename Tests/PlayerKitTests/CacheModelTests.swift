@@ -1,3 +1,4 @@
+import PlayerKitSupport
 import Foundation
 import PlayerKit
 import Testing

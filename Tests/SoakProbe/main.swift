@@ -20,6 +20,7 @@
 // and resident memory stays bounded. Prints the seed first, so a failing run can be replayed;
 // ends with a JSON summary. Exit status 0 when every invariant held, 1 when one broke, 3 when
 // the watchdog fired.
+import PlayerKitSupport
 import ExampleSupport
 import Foundation
 import PlayerKit

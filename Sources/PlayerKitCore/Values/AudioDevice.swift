@@ -13,7 +13,7 @@ public struct AudioDevice: Sendable, Hashable, Codable, Identifiable, CustomStri
     public var id: String { name }
 
     /// Creates a description.
-    public init(name: String, description: String) {
+    init(name: String, description: String) {
         self.name = name
         self.description = description
     }

@@ -89,8 +89,6 @@ public struct VideoDecoder: Sendable, Hashable, Codable, CustomStringConvertible
     /// but was not possible: see ``Player/setHardwareDecoding(_:)``).
     public var hardwareAPI: String?
 
-    /// Whether the video is decoded in hardware.
-    public var isHardware: Bool { hardwareAPI != nil }
 
     /// Creates a description.
     init(codec: String, hardwareAPI: String? = nil) {

@@ -6,7 +6,7 @@
 /// var random = SeededGenerator(seed: 42)
 /// let delay = Int.random(in: 0..<100, using: &random)
 /// ```
-public struct SeededGenerator: RandomNumberGenerator, Sendable {
+package struct SeededGenerator: RandomNumberGenerator, Sendable {
     /// The generator's state; the next number is computed from it.
     var state: UInt64
 
@@ -16,12 +16,12 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
     }
 
     /// A generator for `seed` (spread over the state's bits first, so nearby seeds differ at once).
-    public init(seed: UInt64) {
+    package init(seed: UInt64) {
         state = seed &* 0x9E37_79B9_7F4A_7C15
     }
 
     /// The next 64 random bits.
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

@@ -130,7 +130,7 @@ public final class FakePlayer: MediaPlayer {
     public let delivery: FakeEventDelivery
     private let model: Locked<State>
 
-    private enum Phase { case idle, loading, loaded, ended, failed }
+    private typealias Phase = PlayerStateMachine.Phase
 
     private struct PendingLoad {
         let token: UInt64
@@ -145,15 +145,23 @@ public final class FakePlayer: MediaPlayer {
     private struct State {
         var catalog: [String: Media]
         var defaultMedia: Media?
-        var phase = Phase.idle
+        /// The state derivation a real player uses: the fake's state means what a player's means.
+        var machine = PlayerStateMachine()
+        var phase: Phase {
+            get { machine.phase }
+            set { machine.phase = newValue }
+        }
+        var isPaused: Bool {
+            get { machine.isPaused }
+            set { machine.isPaused = newValue }
+        }
+        var published: PlayerState { machine.state }
         var isShutDown = false
         var source: String?
         var media: Media?
         var info: MediaInfo?
         /// Counts items: a timer or load of an older item finds a newer generation and does nothing.
         var generation: UInt64 = 0
-        var isPaused = false
-        var hasPlayedSinceLoad = false
         var firstFrameShown = false
         var anchorPosition = 0.0
         var anchorTime: ContinuousClock.Instant
@@ -164,7 +172,6 @@ public final class FakePlayer: MediaPlayer {
         var playsLeft: Int?
         var direction = PlaybackDirection.forward
         var isFullscreen = false
-        var published = PlayerState.idle
         var pendingLoad: PendingLoad?
         var firstFrameWaiters: [FirstFrameWaiter] = []
         var lastWaiterID: UInt64 = 0
@@ -369,11 +376,13 @@ public final class FakePlayer: MediaPlayer {
                     state.media = media
                     state.info = nil
                     state.isPaused = startPaused
-                    state.hasPlayedSinceLoad = false
                     state.firstFrameShown = false
                     state.anchorPosition = 0
                     state.playsLeft = nil
                     state.pendingLoad = PendingLoad(token: token, continuation: continuation)
+                    // The item is loading before it can be loaded, however fast: a real player
+                    // hears mpv's start of the file before the file is open.
+                    self.refreshState(&state, &events)
                     let current = state.generation
                     if media.loadTime > .zero {
                         state.timers.append(self.clock.schedule(at: self.clock.now.advanced(by: media.loadTime), awaited: true) { [weak self] in
@@ -790,19 +799,7 @@ public final class FakePlayer: MediaPlayer {
     }
 
     private func refreshState(_ state: inout State, _ events: inout [PlayerEvent]) {
-        let derived: PlayerState
-        switch state.phase {
-        case .idle: derived = .idle
-        case .loading: derived = .loading
-        case .ended: derived = .ended
-        case .failed: derived = .failed
-        case .loaded:
-            if !state.isPaused { state.hasPlayedSinceLoad = true }
-            derived = state.isPaused ? (state.hasPlayedSinceLoad ? .paused : .ready) : .playing
-        }
-        guard derived != state.published else { return }
-        events.append(.stateChanged(from: state.published, to: derived))
-        state.published = derived
+        if let change = state.machine.refresh() { events.append(change) }
     }
 
     /// The next position report and the item's end, from the current state.

@@ -40,9 +40,7 @@ struct PlaybackModel: Sendable {
     }
 
     /// Where the player is in an item's life, before pause and buffering are taken into account.
-    enum Phase: Sendable, Equatable {
-        case idle, loading, loaded, ended, failed
-    }
+    typealias Phase = PlayerStateMachine.Phase
 
     /// The properties the engine observes, by observation ID (the index + 1).
     ///
@@ -87,11 +85,21 @@ struct PlaybackModel: Sendable {
         "mpv logged no reason for this failure; its error code says: \(MPVErrorMessages.message(for: code))"
     }
 
-    private(set) var phase: Phase = .idle
-    private(set) var state: PlayerState = .idle
-    private(set) var isPaused = false
-    private(set) var isPausedForCache = false
-    private var hasPlayedSinceLoad = false
+    /// The state derivation, shared with every other `MediaPlayer` (a test's fake too).
+    private var machine = PlayerStateMachine()
+    private(set) var phase: Phase {
+        get { machine.phase }
+        set { machine.phase = newValue }
+    }
+    var state: PlayerState { machine.state }
+    private(set) var isPaused: Bool {
+        get { machine.isPaused }
+        set { machine.isPaused = newValue }
+    }
+    private(set) var isPausedForCache: Bool {
+        get { machine.isWaitingForCache }
+        set { machine.isWaitingForCache = newValue }
+    }
     private var seekInProgress = false
     /// Set when an item starts; the first playback restart after it is the first frame.
     private var awaitingFirstFrame = false
@@ -544,8 +552,7 @@ struct PlaybackModel: Sendable {
             positionUnannounced = false
             entryFirstErrorLine = nextErrorLine
             currentEntryID = entryID
-            phase = .loading
-            hasPlayedSinceLoad = false
+            phase = .loading  // a new item: it has not played yet
             seekInProgress = false
             awaitingFirstFrame = true
             firstFrameShown = false
@@ -1102,28 +1109,10 @@ struct PlaybackModel: Sendable {
 
     /// Recomputes the public state; reports a change.
     private mutating func refreshState() -> [Output] {
-        let derived: PlayerState
-        switch phase {
-        case .idle: derived = .idle
-        case .loading: derived = .loading
-        case .ended: derived = .ended
-        case .failed: derived = .failed
-        case .loaded:
-            if !isPaused { hasPlayedSinceLoad = true }
-            if isPausedForCache {
-                derived = .buffering
-            } else if isPaused {
-                derived = hasPlayedSinceLoad ? .paused : .ready
-            } else {
-                derived = .playing
-            }
-        }
-        guard derived != state else { return [] }
-        let old = state
-        state = derived
-        var outputs: [Output] = [.event(.stateChanged(from: old, to: derived))]
+        guard let change = machine.refresh() else { return [] }
+        var outputs: [Output] = [.event(change)]
         // Paused: read where playback stopped, since polling rests while paused.
-        if derived == .paused, pollRequests.isEmpty { outputs.append(requestPolledProperties()) }
+        if state == .paused, pollRequests.isEmpty { outputs.append(requestPolledProperties()) }
         return outputs
     }
 }

@@ -76,14 +76,11 @@ struct PlaybackModel: Sendable {
     /// item's `path` is still readable, so an entry of a playlist file can be named.
     static let loadFailHook = "on_load_fail"
 
-    /// mpv's line for an item whose format it does not recognize (`MPV_ERROR_UNKNOWN_FORMAT`),
-    /// logged after the item's END_FILE.
-    static let unknownFormatLine = "Failed to recognize file format."
+    /// mpv's line for an entry that ended with `MPV_ERROR_UNKNOWN_FORMAT` (``ErrorAttribution``).
+    static var unknownFormatLine: String { ErrorAttribution.unknownFormatLine }
 
     /// The reason an item's error gives when mpv logged no line about it.
-    static func noReasonLine(code: Int32) -> String {
-        "mpv logged no reason for this failure; its error code says: \(MPVErrorMessages.message(for: code))"
-    }
+    static func noReasonLine(code: Int32) -> String { ErrorAttribution.noReasonLine(code: code) }
 
     /// The state derivation, shared with every other `MediaPlayer` (a test's fake too).
     private var machine = PlayerStateMachine()
@@ -156,26 +153,8 @@ struct PlaybackModel: Sendable {
     /// reported: a confirming read whose answer differs from this is followed by another read,
     /// until an answer and mpv's report agree.
     private var lastReported: [String: MPVValue] = [:]
-    /// mpv's error lines not yet given to an error (the latest 8), for the error that may end
-    /// the current entry. Not cleared when an entry starts: mpv hands out log lines ahead of
-    /// queued events, so a failing entry's lines can arrive before its START_FILE. Taken by the
-    /// load-fail hook (``failedEntryLines``) or the error, and dropped when an entry loads.
-    private var entryErrorLines: [String] { errorLines.map(\.line) }
-    /// ``entryErrorLines``, numbered in the order they were read.
-    private var errorLines: [(number: UInt64, line: String)] = []
-    /// The number the next error line gets.
-    private var nextErrorLine: UInt64 = 0
-    /// The first error line read once the current entry started: the entry's own, which
-    /// survive its load (a video output that fails to open logs before FILE_LOADED is read).
-    private var entryFirstErrorLine: UInt64 = 0
-    /// The error lines taken when mpv's load-fail hook ran for an entry, by entry.
-    private var failedEntryLines: [Int64: [String]] = [:]
-    /// How many "Failed to recognize file format." lines are still on their way: mpv logs that
-    /// line for an entry that ended with `MPV_ERROR_UNKNOWN_FORMAT` only after its END_FILE
-    /// (player/loadfile.c), so it is read after the entry's error was made and, unless dropped,
-    /// would be taken for the next entry's reason. The entry's own error has it already
-    /// (``unknownFormatLine``).
-    private var lateUnknownFormatLines = 0
+    /// Which error lines say why an item failed (a sub-machine of its own).
+    private var errors = ErrorAttribution()
     /// An entry's error END_FILE and every event after it, held until the pump has drained
     /// mpv's queue and log (``drained()``). mpv hands out log lines only once its event queue is
     /// empty, so the lines saying why an item failed while it played (a video output that could
@@ -510,7 +489,7 @@ struct PlaybackModel: Sendable {
         } else if heldEvents != nil {
             heldEvents?.append(event)
             return []
-        } else if case .endFile(let entryID, let reason, _, _, _) = event, Self.isFailure(reason), failedEntryLines[entryID] == nil {
+        } else if case .endFile(let entryID, let reason, _, _, _) = event, Self.isFailure(reason), !errors.hasHookLines(for: entryID) {
             // (An entry whose load-fail hook ran has its lines already.)
             heldEvents = [event]
             return []
@@ -550,7 +529,7 @@ struct PlaybackModel: Sendable {
         case .startFile(let entryID):
             outputs += resolveSeeks()
             positionUnannounced = false
-            entryFirstErrorLine = nextErrorLine
+            errors.entryStarted()
             currentEntryID = entryID
             phase = .loading  // a new item: it has not played yet
             seekInProgress = false
@@ -577,7 +556,7 @@ struct PlaybackModel: Sendable {
             phase = .loaded
             // Lines read since the entry started are its own (a video output that failed as it
             // opened): mpv hands out log lines ahead of queued events.
-            errorLines.removeAll { $0.number < entryFirstErrorLine }
+            errors.entryLoaded()
             loadedEntryID = currentEntryID
             infoEntryID = currentEntryID
             infoValues = [:]
@@ -677,20 +656,8 @@ struct PlaybackModel: Sendable {
             }
         case .logMessage(let level, let prefix, let text):
             let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            if Self.isHardwareDeviceProbe(prefix: prefix, line: line) {
-                // Never an item's reason (see ``isHardwareDeviceProbe(prefix:line:)``).
-            } else if line == Self.unknownFormatLine, lateUnknownFormatLines > 0 {
-                // An ended entry's own line, read after its end (``lateUnknownFormatLines``).
-                lateUnknownFormatLines -= 1
-            } else if line == Self.unknownFormatLine, heldEvents?.contains(where: Self.endsUnrecognized) == true {
-                // The same line of an entry whose end is held: counted ahead of its end, which
-                // counts it back when it is applied.
-                lateUnknownFormatLines -= 1
-            } else if level == .error || level == .fatal, !line.isEmpty {
-                errorLines.append((nextErrorLine, line))
-                nextErrorLine += 1
-                if errorLines.count > 8 { errorLines.removeFirst() }
-            }
+            errors.read(level: level, prefix: prefix, line: line,
+                        unrecognizedEndHeld: heldEvents?.contains(where: Self.endsUnrecognized) == true)
         case .commandReply, .setPropertyReply, .queueOverflow, .shutdown, .other:
             break
         }
@@ -864,8 +831,7 @@ struct PlaybackModel: Sendable {
             endReason = truncation() ?? .finished
             phase = .ended
         case .error, .unknown:
-            let lines = itemLines(entryID: entryID, code: code, failedEntryLines.removeValue(forKey: entryID) ?? entryErrorLines)
-            errorLines = []
+            let lines = errors.takeForError(entry: entryID, code: code, sources: sources)
             let mpvError = MPVError(code: code, message: MPVErrorMessages.message(for: code), logMessages: lines)
             let error: PlayerError = wasLoaded
                 ? .playbackFailed(source: source, mpvError)
@@ -898,7 +864,7 @@ struct PlaybackModel: Sendable {
             }
             let error = PlayerError.loadFailed(source: name(of: entryID), MPVError(
                 code: -13, message: MPVErrorMessages.message(for: -13),
-                logMessages: itemLines(entryID: entryID, code: 0, entryErrorLines) + ["the playlist has no entries mpv could use"]))
+                logMessages: errors.reasons(entry: entryID, code: 0, errors.pendingLines, sources: sources) + ["the playlist has no entries mpv could use"]))
             outputs.append(.event(.error(error)))
             endReason = .error(error)
             phase = .failed
@@ -942,28 +908,6 @@ struct PlaybackModel: Sendable {
         return outputs
     }
 
-    /// The lines that say why entry `entryID` failed with `code`, from `lines` (the error lines
-    /// read for it): without the lines that name another entry's source and not this one's (an
-    /// earlier item's lines read late), with mpv's line for an unrecognized format (which mpv
-    /// logs only after the entry's end) and, when nothing is left, a line that says mpv gave no
-    /// reason. Never empty for a failure (`code` < 0).
-    private mutating func itemLines(entryID: Int64, code: Int32, _ lines: [String]) -> [String] {
-        let own = sources[entryID]
-        let others = sources.filter { $0.key != entryID && $0.key >= entryID - 16 }.map(\.value).filter { $0.count > 3 && $0 != own }
-        var kept = lines.filter { line in
-            guard let other = others.first(where: { line.contains($0) }) else { return true }
-            // A line naming another source belongs to it, unless it names this one too (a
-            // source that contains the other's name).
-            return own.map { line.contains($0) && $0.count >= other.count } ?? false
-        }
-        if code == -17 {
-            lateUnknownFormatLines += 1
-            if !kept.contains(Self.unknownFormatLine) { kept.append(Self.unknownFormatLine) }
-        }
-        if kept.isEmpty, code < 0 { kept = [Self.noReasonLine(code: code)] }
-        return kept
-    }
-
     /// ``ItemEndReason/truncated(position:duration:)`` when the current item reached its end
     /// of file well short of its duration: neither the position nor the last packet read got
     /// within a second (and 5 %) of it, plus what one position interval can hide, while playing
@@ -989,9 +933,7 @@ struct PlaybackModel: Sendable {
         }
         guard !pendingHooks.isEmpty else { return outputs }
         for hook in pendingHooks {
-            failedEntryLines[hook.entryID] = entryErrorLines
-            errorLines = []
-            if failedEntryLines.count > 16 { failedEntryLines.removeValue(forKey: failedEntryLines.keys.min() ?? hook.entryID) }
+            errors.takeForHook(entry: hook.entryID)
             outputs.append(.continueHook(hook.id))
         }
         pendingHooks = []

@@ -138,8 +138,6 @@ struct PlaybackModel: Sendable {
     private(set) var isHardwareDecodingEnabled: Bool?
     /// mpv's `audio-device`.
     private(set) var audioDevice: String?
-    /// The time of the last packet the demuxer read (`demuxer-cache-time`), when polled.
-    private var demuxedUntil: Double?
     /// The position interval in seconds (for telling a truncated item from a finished one).
     private let positionInterval: Double
     /// Properties a setter changed whose confirming read is in flight: name -> reply ID.
@@ -168,12 +166,8 @@ struct PlaybackModel: Sendable {
     private var failedPathRequests: [UInt64: Int64] = [:]
     /// Entries inserted by a playlist file: where they came from.
     private var playlistOrigins: [Int64: PlaylistOrigin] = [:]
-    /// How long buffering may last before the item is given up (``PlayerConfiguration/bufferingTimeout``).
-    private let bufferingTimeout: Duration?
-    /// When the current spell of buffering began, as the poll ticks saw it.
-    private var bufferingSince: ContinuousClock.Instant?
-    /// The error the current item ends with once the stop asked for by a buffering timeout comes.
-    private var givenUp: PlayerError?
+    /// The buffering timeout and the truncation check (a sub-machine of its own).
+    private var watchdog: ItemWatchdog
     /// The current item's information, once ``PlayerEvent/mediaLoaded(_:)`` was emitted for it.
     private var loadedInfo: MediaInfo?
     /// A rebuild after mpv's event queue overflowed, while its reads are in flight.
@@ -252,7 +246,7 @@ struct PlaybackModel: Sendable {
     ///   - positionInterval: the player's position interval (``PlayerConfiguration/positionUpdateInterval``).
     init(firstReplyID: UInt64 = 1 << 48, positionInterval: Duration = .milliseconds(250), bufferingTimeout: Duration? = nil) {
         self.nextReplyID = firstReplyID
-        self.bufferingTimeout = bufferingTimeout
+        self.watchdog = ItemWatchdog(bufferingTimeout: bufferingTimeout)
         self.positionInterval = Double(positionInterval.components.seconds) + Double(positionInterval.components.attoseconds) / 1e18
     }
 
@@ -430,16 +424,8 @@ struct PlaybackModel: Sendable {
     /// Gives the item up when it has been buffering longer than the buffering timeout: asks
     /// for a stop, whose end then reports ``PlayerError/bufferingTimedOut(source:position:after:)``.
     private mutating func checkBuffering(now: ContinuousClock.Instant) -> [Output]? {
-        guard let bufferingTimeout, state == .buffering, givenUp == nil else {
-            if state != .buffering { bufferingSince = nil }
-            return nil
-        }
-        guard let since = bufferingSince else {
-            bufferingSince = now
-            return nil
-        }
-        guard now - since >= bufferingTimeout else { return nil }
-        givenUp = .bufferingTimedOut(source: currentEntryID.map(name(of:)) ?? "?", position: position, after: bufferingTimeout)
+        let source = currentEntryID.map(name(of:)) ?? "?"
+        guard watchdog.tick(now: now, state: state, source: source, position: position) != nil else { return nil }
         return [.stopItem]
     }
 
@@ -474,7 +460,7 @@ struct PlaybackModel: Sendable {
         case "demuxer-cache-duration":
             cacheDuration = value.doubleValue
         case "demuxer-cache-time":
-            if let time = value.doubleValue { demuxedUntil = max(demuxedUntil ?? 0, time) }
+            if let time = value.doubleValue { watchdog.noteDemuxed(until: time) }
         default:
             break
         }
@@ -544,10 +530,8 @@ struct PlaybackModel: Sendable {
             height = nil
             tracks = []
             reportedDecoder = nil
-            demuxedUntil = nil
             loadedInfo = nil
-            bufferingSince = nil
-            givenUp = nil
+            watchdog.itemStarted()
             for waiting in awaitedEntries where waiting < entryID {
                 awaitedEntries.remove(waiting)
                 outputs.append(.loadResolved(entryID: waiting, .failure(.loadCancelled(source: name(of: waiting)))))
@@ -868,10 +852,9 @@ struct PlaybackModel: Sendable {
             outputs.append(.event(.error(error)))
             endReason = .error(error)
             phase = .failed
-        case .stop where givenUp != nil && entryID == currentEntryID:
+        case .stop where watchdog.givenUp != nil && entryID == currentEntryID:
             // The stop a buffering timeout asked for.
-            let error = givenUp ?? .bufferingTimedOut(source: name(of: entryID), position: position, after: .zero)
-            givenUp = nil
+            let error = watchdog.takeGivenUp() ?? .bufferingTimedOut(source: name(of: entryID), position: position, after: .zero)
             outputs.append(.event(.error(error)))
             endReason = .error(error)
             phase = .failed
@@ -913,13 +896,9 @@ struct PlaybackModel: Sendable {
     /// within a second (and 5 %) of it, plus what one position interval can hide, while playing
     /// forwards with no seek in flight. Nil when it finished (or nothing says otherwise).
     private func truncation() -> ItemEndReason? {
-        guard let duration, duration > 0, playbackDirection != .backward, !seekInProgress, seekPositionRequest == nil,
-              loadedEntryID == currentEntryID, let position
+        guard playbackDirection != .backward, !seekInProgress, seekPositionRequest == nil, loadedEntryID == currentEntryID
         else { return nil }
-        let reached = max(position, demuxedUntil ?? 0)
-        let slack = max(1, duration * 0.05) + positionInterval * max(speed ?? 1, 1)
-        guard duration - reached > slack else { return nil }
-        return .truncated(position: position, duration: duration)
+        return watchdog.truncation(duration: duration, position: position, positionInterval: positionInterval, speed: speed)
     }
 
     /// The pump drained mpv's queue down to nothing, log lines included: every line mpv logged

@@ -23,6 +23,10 @@ heading in CHANGELOG.md (`## [1.0.0] - ...`). A break fails the check unless CHA
 version is greater than the baseline's: then the release is a new major version, and `--update`
 takes the new baseline.
 
+Before 1.0.0. Until CHANGELOG.md has its 1.0.0 heading (issue 41), the baseline is the candidate
+1.0 API: a deliberate change to it is taken with `--update` in the same commit as the change,
+and the commit says why. The check still fails on any change made without that step.
+
 Usage:
   Scripts/check-api.py            check (make test runs this after the docs check)
   Scripts/check-api.py --update   rewrite the baseline from the current symbols

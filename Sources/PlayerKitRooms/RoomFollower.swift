@@ -51,8 +51,21 @@ public final class RoomFollower: Sendable {
         var resynchronizationThreshold: Double = 0.5
     }
 
-    /// The follower's view of the room's clock: a ``RoomState`` it keeps itself.
-    typealias Clock = RoomState
+    /// The follower's view of the room's clock (shown to the app as a ``RoomState``).
+    struct Clock: Sendable, Hashable {
+        /// The position (seconds) at `time`.
+        var position: Double
+        /// The monotonic instant `position` refers to.
+        var time: ContinuousClock.Instant
+        /// Whether the room plays (the position moves on at speed 1).
+        var playing: Bool
+
+        /// The clock's position at `instant`, before `time` too (a frame rendered before the
+        /// clock was set is measured against where the clock was then).
+        func position(at instant: ContinuousClock.Instant) -> Double {
+            playing ? position + instant.seconds(since: time) : position
+        }
+    }
 
     private struct Member: Sendable {
         let player: any MediaPlayer
@@ -133,7 +146,9 @@ public final class RoomFollower: Sendable {
     // MARK: Read-outs
 
     /// The follower's clock (nil until the room or a local call set it).
-    public var clock: RoomState? { state.withLock { $0.clock } }
+    public var clock: RoomState? {
+        state.withLock { $0.clock }.map { RoomState(position: $0.position, paused: !$0.playing, time: $0.time) }
+    }
     /// The players followed.
     public var players: [any MediaPlayer] { state.withLock { $0.members.map(\.player) } }
     /// Each player's latest smoothed drift from the clock, in seconds (positive: ahead).
@@ -157,7 +172,7 @@ public final class RoomFollower: Sendable {
         }
         guard go else { return }
         room.reportLocalState { [weak self] in
-            guard let self, let clock = self.clock else { return nil }
+            guard let self, let clock = self.state.withLock({ $0.clock }) else { return nil }
             return (clock.position(at: self.time.now), !clock.playing)
         }
         for player in players { watch(player) }
@@ -230,7 +245,7 @@ public final class RoomFollower: Sendable {
             throw .invalidArgument(name: "position", value: "\(position)", reason: "is not a position")
         }
         await measured()
-        let playing = clock?.playing ?? false
+        let playing = state.withLock { $0.clock }?.playing ?? false
         let change = room.beginChange(position: position, paused: !playing, seeking: true)
         apply(Clock(position: position, time: time.now, playing: playing), seek: true)
         try await change.send()
@@ -243,7 +258,7 @@ public final class RoomFollower: Sendable {
     }
 
     private func currentPosition() throws(RoomError) -> Double {
-        if let clock { return max(0, clock.position(at: time.now)) }
+        if let clock = state.withLock({ $0.clock }) { return max(0, clock.position(at: time.now)) }
         if let position = players.first?.position { return position }
         throw .invalidArgument(name: "position", value: "none", reason: "nothing is loaded and the room has not said where it is")
     }
@@ -434,12 +449,3 @@ extension PlayerEventKind {
     public static let room: PlayerEventKind = "room"
 }
 
-extension RoomState {
-    /// The follower's clock: `position` at `time`, moving on at speed 1 while `playing`.
-    init(position: Double, time: ContinuousClock.Instant, playing: Bool) {
-        self.init(position: position, paused: !playing, time: time)
-    }
-
-    /// Whether the room plays.
-    var playing: Bool { !paused }
-}

@@ -200,7 +200,7 @@ struct RoomFollowerTests {
         // The paused state was on its way to the follower while the app started the room (a
         // loaded machine delays the follower's task): it arrives now.
         solo.follower.handle(.state(before))
-        #expect(solo.follower.clock?.playing == true, "the late state paused the clock")
+        #expect(solo.follower.clock?.paused == false, "the late state paused the clock")
         #expect(await eventually { (solo.player.position ?? 0) > 1.2 })
         // The room heard no pause from us either (the client answers the server's states with
         // the follower's clock).
@@ -231,14 +231,14 @@ struct RoomFollowerTests {
         stale.time = .now
         let handedAt = stale.time
         solo.follower.handle(.state(stale))
-        #expect(solo.follower.clock?.playing == true)
+        #expect(solo.follower.clock?.paused == false)
         // The server's next periodic states (one a second): the room stays paused, and the
         // follower comes back to it.
         #expect(await eventually(timeout: .seconds(10)) {
             (other.client.roomState?.time).map { $0 > handedAt + .milliseconds(2200) } ?? false
         })
         #expect(other.client.roomState?.paused == true, "the room was restarted: \(String(describing: other.client.roomState))")
-        #expect(await eventually(timeout: .seconds(3)) { solo.follower.clock?.playing == false })
+        #expect(await eventually(timeout: .seconds(3)) { solo.follower.clock?.paused == true })
         #expect(other.player.state != .playing, "\(other.player.state)")
         #expect(!other.events.records.contains { if case .stateChanged(_, .playing) = $0.event { $0.time > handedAt } else { false } },
                 "the other member's player started")

@@ -45,7 +45,9 @@ import PlayerKitSupport
 /// **Threading.** Every method may be called from any thread; ``frame(at:)`` never waits for
 /// mpv (it reads the newest frame rendered by its instant and, at a boundary, may send `play`). The sequencer's
 /// state changes only under its lock, in steps that return what to do (send, publish, release),
-/// done after the lock is let go; preparations run one at a time in the background.
+/// done after the lock is let go; preparations run one at a time in the background (one task,
+/// recorded in the same state). One lock around the state, its actions outside, as
+/// Architecture.md's model says.
 public final class ClipSequencer: Sendable {
     /// Size and layout of every output frame.
     public let format: FrameFormat
@@ -54,9 +56,8 @@ public final class ClipSequencer: Sendable {
     /// The clock the output's time, the next clip's early start and the first-frame waits run on.
     private let clock: any MonotonicClock
 
-    private let preparations = AsyncSerialGate()
+    /// The one lock: every field of the sequencer's state, the background maintenance included.
     private let state: Locked<State>
-    private let maintenanceTasks = Locked<(running: [UInt64: Task<Void, Never>], lastNumber: UInt64)>(([:], 0))
     private static let logger = Logger(label: "PlayerKit.sequencer")
 
     struct Slot: Sendable {
@@ -113,6 +114,9 @@ public final class ClipSequencer: Sendable {
         /// Clips that could not be prepared, as they were then (by ID): skipped while they stay
         /// so; an edit that changes or re-adds one gives it another try.
         var failed: [String: SequenceClip] = [:]
+        /// The background maintenance (``maintain()``): at most one runs; asked for while it
+        /// runs, it goes round once more when it is done (it reads what is wanted then).
+        var maintenance: (task: Task<Void, Never>?, again: Bool) = (nil, false)
     }
 
     /// A sequencer over `clips`, on three players of its own.
@@ -525,17 +529,32 @@ public final class ClipSequencer: Sendable {
 
     // MARK: Preparing and releasing
 
-    /// Runs ``maintain()`` in the background, after the maintenance already queued.
+    /// Runs ``maintain()`` in the background: starts it, or, while it runs, has it go round once
+    /// more. Decided under the one lock; the work runs outside it.
     private func scheduleMaintenance() {
-        // Every maintenance task is kept until it ends (it removes itself), so teardown cancels
-        // each one still queued or running.
-        maintenanceTasks.withLock { tasks in
-            tasks.lastNumber += 1
-            let number = tasks.lastNumber
-            tasks.running[number] = Task { [weak self] in
-                if let self { await self.preparations.run { await self.maintain() } }
-                self?.maintenanceTasks.withLock { _ = $0.running.removeValue(forKey: number) }
+        state.withLock { state in
+            guard !state.isShutDown else { return }
+            if state.maintenance.task != nil {
+                state.maintenance.again = true
+                return
             }
+            state.maintenance.task = Task { [weak self] in await self?.maintainUntilDone() }
+        }
+    }
+
+    /// ``maintain()`` until no more was asked for meanwhile (or the sequencer shut down).
+    private func maintainUntilDone() async {
+        while true {
+            if !Task.isCancelled { await maintain() }
+            let again = state.withLock { state -> Bool in
+                guard state.maintenance.again, !state.isShutDown, !Task.isCancelled else {
+                    state.maintenance = (nil, false)
+                    return false
+                }
+                state.maintenance.again = false
+                return true
+            }
+            if !again { return }
         }
     }
 
@@ -647,11 +666,11 @@ public final class ClipSequencer: Sendable {
 
     /// Stops background work and shuts the players down.
     public func shutdown() async {
-        for task in maintenanceTasks.withLock({ Array($0.running.values) }) { task.cancel() }
-            let outputs = state.withLock { state -> [any VideoFrameSource] in
+            let (outputs, maintenance) = state.withLock { state -> ([any VideoFrameSource], Task<Void, Never>?) in
                 state.isShutDown = true
-                return state.slots.compactMap(\.output)
+                return (state.slots.compactMap(\.output), state.maintenance.task)
             }
+            maintenance?.cancel()
             for player in players { try? await player.perform(.stop) }
             for output in outputs { output.close() }
             for player in players { await player.shutdown() }
@@ -696,18 +715,21 @@ extension PlayerEventKind {
 final class RecentFrames: Sendable {
     /// Enough for a display loop a few ticks late at 60 fps.
     static let capacity = 4
-    private let frames = Locked<[VideoFrame]>([])
-    /// Waiting for the first frame, by number: resumed by it or by their timeout, once.
-    private let waiters = Locked<(next: Int, waiting: [Int: CheckedContinuation<Void, Never>])>((0, [:]))
+    private struct State {
+        var frames: [VideoFrame] = []
+        /// Waiting for the first frame, by number: resumed by it or by their timeout, once.
+        var nextWaiter = 0
+        var waiting: [Int: CheckedContinuation<Void, Never>] = [:]
+    }
+    /// The one lock: the frames and who waits for the first.
+    private let state = Locked(State())
 
     func record(_ frame: VideoFrame) {
-        frames.withLock { frames in
-            if frames.count == Self.capacity { frames.removeFirst() }
-            frames.append(frame)
-        }
-        let woken = waiters.withLock { waiters in
-            defer { waiters.waiting = [:] }
-            return Array(waiters.waiting.values)
+        let woken = state.withLock { state in
+            if state.frames.count == Self.capacity { state.frames.removeFirst() }
+            state.frames.append(frame)
+            defer { state.waiting = [:] }
+            return Array(state.waiting.values)
         }
         for waiter in woken { waiter.resume() }
     }
@@ -715,17 +737,15 @@ final class RecentFrames: Sendable {
     /// Returns once a frame was recorded, or after `timeout` on `clock`.
     func firstFrame(timeout: Duration, clock: any MonotonicClock) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let number = waiters.withLock { waiters -> Int? in
-                // Checked under the waiters' lock after `frames`: a frame recorded meanwhile
-                // either shows here or finds this waiter.
-                if !frames.withLock({ $0.isEmpty }) { return nil }
-                waiters.next += 1
-                waiters.waiting[waiters.next] = continuation
-                return waiters.next
+            let number = state.withLock { state -> Int? in
+                if !state.frames.isEmpty { return nil }
+                state.nextWaiter += 1
+                state.waiting[state.nextWaiter] = continuation
+                return state.nextWaiter
             }
             guard let number else { return continuation.resume() }
             clock.runOnce(at: clock.now.advanced(by: timeout)) { [self] in
-                let waiter = waiters.withLock { $0.waiting.removeValue(forKey: number) }
+                let waiter = state.withLock { $0.waiting.removeValue(forKey: number) }
                 waiter?.resume()
             }
         }
@@ -735,7 +755,8 @@ final class RecentFrames: Sendable {
     /// nil when none was recorded), and whether a new picture (not a redraw) was rendered after
     /// frame number `shown` up to that one (nil `shown`: always).
     func pick(renderedBy instant: ContinuousClock.Instant, after shown: UInt64?) -> (frame: VideoFrame, bringsNew: Bool)? {
-        frames.withLock { frames -> (frame: VideoFrame, bringsNew: Bool)? in
+        state.withLock { state -> (frame: VideoFrame, bringsNew: Bool)? in
+            let frames = state.frames
             guard let index = frames.lastIndex(where: { $0.info.renderedAt <= instant }) ?? (frames.isEmpty ? nil : 0) else {
                 return nil
             }

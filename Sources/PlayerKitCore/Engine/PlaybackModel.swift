@@ -140,17 +140,8 @@ struct PlaybackModel: Sendable {
     private(set) var audioDevice: String?
     /// The position interval in seconds (for telling a truncated item from a finished one).
     private let positionInterval: Double
-    /// Properties a setter changed whose confirming read is in flight: name -> reply ID.
-    /// Observations of them are stale until the read's answer comes (mpv answers requests in
-    /// order, so it reflects the set).
-    private var confirming: [String: UInt64] = [:]
-    /// Confirming reads in flight: reply ID -> property name.
-    private var confirmRequests: [UInt64: String] = [:]
-    /// What mpv last reported of each observed property. mpv reports a property again only when
-    /// it differs from this, so a set value it changed back before reporting it is never
-    /// reported: a confirming read whose answer differs from this is followed by another read,
-    /// until an answer and mpv's report agree.
-    private var lastReported: [String: MPVValue] = [:]
+    /// Setters' values mpv has not confirmed yet (a sub-machine of its own).
+    private var confirmations = SetterConfirmation()
     /// Which error lines say why an item failed (a sub-machine of its own).
     private var errors = ErrorAttribution()
     /// An entry's error END_FILE and every event after it, held until the pump has drained
@@ -329,9 +320,7 @@ struct PlaybackModel: Sendable {
     /// Ignores observations of `name` made before now until a read asked for here answers.
     private mutating func confirm(_ name: String) -> [Output] {
         let request = nextRequestID()
-        if let superseded = confirming[name] { confirmRequests[superseded] = nil }
-        confirming[name] = request
-        confirmRequests[request] = name
+        confirmations.confirm(name, request: request)
         return [.requestProperties([(request, name)])]
     }
 
@@ -510,7 +499,7 @@ struct PlaybackModel: Sendable {
         var outputs: [Output] = []
         switch event {
         case .propertyChanged(_, let name, let value):
-            lastReported[name] = value
+            confirmations.reported(name, value)
             outputs += applyProperty(name: name, value: value, observed: true)
         case .startFile(let entryID):
             outputs += resolveSeeks()
@@ -575,14 +564,13 @@ struct PlaybackModel: Sendable {
                 outputs += applyPolled(name: name, value: error < 0 ? .none : value)
                 break
             }
-            if let confirmed = confirmRequests.removeValue(forKey: replyID) {
-                confirming[confirmed] = nil
+            if let (confirmed, readAgain) = confirmations.answered(replyID, value: value, succeeded: error >= 0) {
                 if error >= 0 {
                     outputs += applyProperty(name: confirmed, value: value)
                     // Not what mpv last reported: mpv reports it later if it stays, and never if
                     // it went back to that value first. Read again (observations meanwhile are
                     // ignored as before; the next answer is newer than they are).
-                    if let reported = lastReported[confirmed], reported != value { outputs += confirm(confirmed) }
+                    if readAgain { outputs += confirm(confirmed) }
                 }
                 break
             }
@@ -651,7 +639,7 @@ struct PlaybackModel: Sendable {
     /// An observed (or confirmed, or set) value. While a setter's confirming read is in flight,
     /// observations of that property are stale and ignored.
     private mutating func applyProperty(name: String, value: MPVValue, fromSetter: Bool = false, observed: Bool = false) -> [Output] {
-        if observed, confirming[name] != nil { return [] }
+        if observed, confirmations.isConfirming(name) { return [] }
         switch name {
         case "pause":
             isPaused = value.boolValue ?? isPaused
@@ -929,7 +917,7 @@ struct PlaybackModel: Sendable {
         var next = Recovery()
         next.poll = Set(pollRequests.keys).union(recovery?.poll ?? [])
         next.info = Set(infoRequests.keys).union(recovery?.info ?? [])
-        next.confirm = Set(confirmRequests.keys).union(recovery?.confirm ?? [])
+        next.confirm = confirmations.pendingRequests.union(recovery?.confirm ?? [])
         next.failedPath = Set(failedPathRequests.keys).union(recovery?.failedPath ?? [])
         next.seek = seekPositionRequest ?? recovery?.seek
         var requests: [(replyID: UInt64, name: String)] = []
@@ -964,9 +952,7 @@ struct PlaybackModel: Sendable {
         // 1. The model's requests from before the overflow still unanswered lost their answers:
         //    forget them, or polling, confirmations and the like would wait forever.
         for request in done.poll { pollRequests[request] = nil }
-        for request in done.confirm {
-            if let name = confirmRequests.removeValue(forKey: request), confirming[name] == request { confirming[name] = nil }
-        }
+        confirmations.forget(done.confirm)
         for request in done.failedPath { failedPathRequests[request] = nil }
         let infoLost = done.info.contains { infoRequests[$0] != nil }
         if infoLost { infoRequests = [:] }
@@ -975,7 +961,7 @@ struct PlaybackModel: Sendable {
         pendingReplacements = 0
         // 2. Every followed property, as mpv now has it (a setter's confirmation pending is
         //    newer than these answers only if made after them; its own answer follows).
-        for name in Self.observedProperties(positionInterval: .milliseconds(1)) where confirming[name] == nil {
+        for name in Self.observedProperties(positionInterval: .milliseconds(1)) where !confirmations.isConfirming(name) {
             outputs += applyProperty(name: name, value: done.values[name] ?? .none)
         }
         if let time = done.values["time-pos"]?.doubleValue { position = time }

@@ -18,8 +18,8 @@ final class PlayerCore: Sendable {
     /// calling mpv or app code.
     struct State: Sendable {
         var model: PlaybackModel
-        var loadWaiters: [UInt64: LoadWaiter] = [:]
-        var entryWaiters: [Int64: LoadWaiter] = [:]
+        /// Which load waits for which answer and entry (a sub-machine of its own).
+        var loads = LoadCorrelation<LoadWaiter>()
         /// Operations sent with ``send(_:)`` whose reply has not come yet, by reply ID.
         var sentOperations: [UInt64: SentRequest] = [:]
         /// Awaited seeks mpv accepted that have not landed yet, by ticket (their reply ID).
@@ -28,11 +28,8 @@ final class PlayerCore: Sendable {
         var propertyReads: [UInt64: PropertyRead] = [:]
         var nextReplyID: UInt64 = 1
         var nextReadID: UInt64 = 1
-        /// Counts loads, so a cancelled load can tell whether a later one replaced it.
-        var loadCount: UInt64 = 0
         /// Loads and sent operations whose answer was due when mpv's event queue overflowed:
         /// those still unanswered once the recovery's reads are answered lost theirs.
-        var lostLoadCandidates: Set<UInt64> = []
         var lostSentCandidates: Set<UInt64> = []
         var lostReadCandidates: Set<UInt64> = []
         var sequenceNumber: UInt64 = 0
@@ -258,7 +255,7 @@ final class PlayerCore: Sendable {
                 // Events were lost: re-read the state, and tell every channel (eventsLost).
                 mpvLogger.warning("mpv's event queue overflowed and events were lost; re-reading the player's state")
                 update { state in
-                    state.lostLoadCandidates.formUnion(state.loadWaiters.keys)
+                    state.loads.overflowed()
                     state.lostSentCandidates.formUnion(state.sentOperations.keys)
                     state.lostReadCandidates.formUnion(state.propertyReads.keys)
                     return state.model.recoverLostEvents()
@@ -305,17 +302,17 @@ final class PlayerCore: Sendable {
         state.lostReadCandidates = []
         var outputs: [PlaybackModel.Output] = []
         let entries = playlist.arrayValue ?? []
-        for replyID in state.lostLoadCandidates.sorted() {
-            guard let waiter = state.loadWaiters.removeValue(forKey: replyID) else { continue }
-            let entryID = entries.filter { $0["filename"]?.stringValue == waiter.argument }.compactMap { $0["id"]?.intValue }.max()
+        let named = entries.compactMap { entry -> (name: String, id: Int64)? in
+            guard let name = entry["filename"]?.stringValue, let id = entry["id"]?.intValue else { return nil }
+            return (name, id)
+        }
+        for (waiter, entryID) in state.loads.recover(entries: named, name: \.argument) {
             if let entryID {
-                state.entryWaiters[entryID] = waiter
                 outputs += state.model.awaitEntry(entryID, source: waiter.source)
             } else {
                 waiter.completion.resume(.failure(PlaybackModel.lostEventsError(waiter.source)))
             }
         }
-        state.lostLoadCandidates = []
         return outputs
     }
 
@@ -331,8 +328,9 @@ final class PlayerCore: Sendable {
     private static func loadReply(_ state: inout State, replyID: UInt64, error: Int32, result: MPVValue)
         -> [PlaybackModel.Output]
     {
-        guard let waiter = state.loadWaiters.removeValue(forKey: replyID) else { return [] }
-        guard error >= 0, let entryID = result["playlist_entry_id"]?.intValue else {
+        let entryID = error >= 0 ? result["playlist_entry_id"]?.intValue : nil
+        guard let waiter = state.loads.answered(replyID: replyID, entry: entryID) else { return [] }
+        guard let entryID else {
             state.model.noteReplacementFailed()
             // mpv refused the `loadfile` itself: no item was opened, so no line is about it.
             let mpvError = MPVError(
@@ -341,7 +339,6 @@ final class PlayerCore: Sendable {
             waiter.completion.resume(.failure(.loadFailed(source: waiter.source, mpvError)))
             return []
         }
-        state.entryWaiters[entryID] = waiter
         return state.model.awaitEntry(entryID, source: waiter.source)
     }
 
@@ -444,12 +441,10 @@ final class PlayerCore: Sendable {
                     }
                 }
             case .loadResolved(let entryID, let result):
-                let waiter = state.withLock { $0.entryWaiters.removeValue(forKey: entryID) }
+                let waiter = state.withLock { $0.loads.resolved(entry: entryID) }
                 waiter?.completion.resume(result)
             case .loadRedirected(let from, let to):
-                state.withLock { state in
-                    if let waiter = state.entryWaiters.removeValue(forKey: from) { state.entryWaiters[to] = waiter }
-                }
+                state.withLock { $0.loads.redirected(from: from, to: to) }
             case .stopItem:
                 try? send(.command(.stop))
             case .continueHook(let hookID):
@@ -752,10 +747,7 @@ final class PlayerCore: Sendable {
         applyIntent { $0.notePause(startPaused) }
         let arguments = ["loadfile", argument, "replace"]
         let completion = LoadCompletion()
-        let loadNumber = state.withLock { state -> UInt64 in
-            state.loadCount += 1
-            return state.loadCount
-        }
+        let loadNumber = state.withLock { $0.loads.begin() }
         // mpv has no bound for an item that keeps opening (a trickling server, a stream
         // provider that never returns): the load's own, on the monotonic clock (DispatchTime).
         let timeout = loadTimeout
@@ -771,7 +763,7 @@ final class PlayerCore: Sendable {
                     guard !state.isShutDown else { return nil }
                     let replyID = state.nextReplyID
                     state.nextReplyID += 1
-                    state.loadWaiters[replyID] = LoadWaiter(argument: argument, source: source, completion: completion)
+                    state.loads.sent(LoadWaiter(argument: argument, source: source, completion: completion), replyID: replyID)
                     state.model.noteReplacing()
                     return replyID
                 }
@@ -784,7 +776,7 @@ final class PlayerCore: Sendable {
                 } catch {
                     let waiter = state.withLock { state in
                         state.model.noteReplacementFailed()
-                        return state.loadWaiters.removeValue(forKey: replyID)
+                        return state.loads.unsent(replyID: replyID)
                     }
                     waiter?.completion.resume(.failure(error))
                 }
@@ -799,7 +791,7 @@ final class PlayerCore: Sendable {
     /// it. Runs on the cancelling or timer thread; never blocks (``send(_:)`` does not wait).
     private func abandonLoad(_ completion: LoadCompletion, number: UInt64, with error: PlayerError) {
         guard completion.resume(.failure(error)) else { return }
-        let isLatest = state.withLock { !$0.isShutDown && $0.loadCount == number }
+        let isLatest = state.withLock { !$0.isShutDown && $0.loads.isLatest(number) }
         // The waiter stays registered: whatever resolves it later finds it already resolved.
         if isLatest { try? send(.command(.stop)) }
     }
@@ -866,11 +858,9 @@ final class PlayerCore: Sendable {
         let wall = wallClock()
         let (waiters, replies, deliver) = state.withLock { state -> ([LoadWaiter], [SentReply], Bool) in
             _ = state.model.cancelAllWaiters(with: .playerShutDown(id))
-            let all = Array(state.loadWaiters.values) + Array(state.entryWaiters.values)
+            let all = state.loads.takeAll()
             let replies = state.sentOperations.values.compactMap(\.reply) + Array(state.seekReplies.values)
                 + state.propertyReads.values.map(\.reply)
-            state.loadWaiters.removeAll()
-            state.entryWaiters.removeAll()
             state.sentOperations.removeAll()
             state.seekReplies.removeAll()
             state.propertyReads.removeAll()

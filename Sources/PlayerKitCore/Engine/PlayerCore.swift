@@ -21,17 +21,15 @@ final class PlayerCore: Sendable {
         /// Which load waits for which answer and entry (a sub-machine of its own).
         var loads = LoadCorrelation<LoadWaiter>()
         /// Operations sent with ``send(_:)`` whose reply has not come yet, by reply ID.
-        var sentOperations: [UInt64: SentRequest] = [:]
+        var sentOperations = PendingReplies<SentRequest>()
         /// Awaited seeks mpv accepted that have not landed yet, by ticket (their reply ID).
-        var seekReplies: [UInt64: SentReply] = [:]
+        var seekReplies = PendingReplies<SentReply>()
         /// Awaited property reads (``read(_:timeout:)``), by reply ID (``readIDBit`` set).
-        var propertyReads: [UInt64: PropertyRead] = [:]
+        var propertyReads = PendingReplies<PropertyRead>()
         var nextReplyID: UInt64 = 1
         var nextReadID: UInt64 = 1
         /// Loads and sent operations whose answer was due when mpv's event queue overflowed:
         /// those still unanswered once the recovery's reads are answered lost theirs.
-        var lostSentCandidates: Set<UInt64> = []
-        var lostReadCandidates: Set<UInt64> = []
         var sequenceNumber: UInt64 = 0
         var isShutDown = false
         /// Receives each numbered batch, in order, from the one deliverer (no lock held).
@@ -256,8 +254,8 @@ final class PlayerCore: Sendable {
                 mpvLogger.warning("mpv's event queue overflowed and events were lost; re-reading the player's state")
                 update { state in
                     state.loads.overflowed()
-                    state.lostSentCandidates.formUnion(state.sentOperations.keys)
-                    state.lostReadCandidates.formUnion(state.propertyReads.keys)
+                    state.sentOperations.overflowed()
+                    state.propertyReads.overflowed()
                     return state.model.recoverLostEvents()
                 }
             case .commandReply(let replyID, let error, let result):
@@ -270,7 +268,7 @@ final class PlayerCore: Sendable {
                 guard replyID != 0 else { continue }
                 update { Self.sentReply(&$0, replyID: replyID, error: error, result: .none) }
             case .propertyReply(let replyID, let error, let name, let value) where replyID & Self.readIDBit != 0:
-                let read = state.withLock { $0.propertyReads.removeValue(forKey: replyID) }
+                let read = state.withLock { $0.propertyReads.take(replyID) }
                 read?.reply.resume(error >= 0 ? .success(value) : .failure(MPVHandle.propertyError(name: name, value: nil, status: error)))
             case .propertyChanged(Self.frameClockObservation, _, let value):
                 frameClock.note(value.doubleValue)
@@ -290,16 +288,12 @@ final class PlayerCore: Sendable {
     /// (the state was re-read instead); a load whose `loadfile` answer was lost waits for its
     /// entry, found in the re-read playlist by file name (the newest), or fails.
     private static func recoverLoads(_ state: inout State, playlist: MPVValue, id: PlayerID) -> [PlaybackModel.Output] {
-        for replyID in state.lostSentCandidates {
-            guard let sent = state.sentOperations.removeValue(forKey: replyID) else { continue }
+        for sent in state.sentOperations.takeLost() {
             if let reply = sent.reply { state.answers.append((reply, .failure(.replyLost(id, operation: describe(sent.request))))) }
         }
-        state.lostSentCandidates = []
-        for replyID in state.lostReadCandidates {
-            guard let read = state.propertyReads.removeValue(forKey: replyID) else { continue }
+        for read in state.propertyReads.takeLost() {
             state.answers.append((read.reply, .failure(.replyLost(id, operation: "read \(read.name)"))))
         }
-        state.lostReadCandidates = []
         var outputs: [PlaybackModel.Output] = []
         let entries = playlist.arrayValue ?? []
         let named = entries.compactMap { entry -> (name: String, id: Int64)? in
@@ -348,7 +342,7 @@ final class PlayerCore: Sendable {
     private static func sentReply(_ state: inout State, replyID: UInt64, error: Int32, result: MPVValue)
         -> [PlaybackModel.Output]
     {
-        guard let sent = state.sentOperations.removeValue(forKey: replyID) else { return [] }
+        guard let sent = state.sentOperations.take(replyID) else { return [] }
         guard error >= 0 else {
             sent.operation.revert(&state.model)
             // A caller waiting for the answer hears the refusal; nobody else needs to.
@@ -362,7 +356,7 @@ final class PlayerCore: Sendable {
         var outputs = sent.operation.applied(to: &state.model, result: result)
         if let reply = sent.reply, sent.operation.landsOnRestart {
             // Accepted, not yet shown: the caller waits until the seek lands.
-            state.seekReplies[replyID] = reply
+            state.seekReplies.add(reply, replyID: replyID)
             outputs += state.model.awaitSeekLanding(ticket: replyID)
             return outputs
         }
@@ -450,7 +444,7 @@ final class PlayerCore: Sendable {
             case .continueHook(let hookID):
                 _ = handle.ifAlive { mpv_hook_continue($0, hookID) }
             case .seekLanded(let ticket, let position):
-                let reply = state.withLock { $0.seekReplies.removeValue(forKey: ticket) }
+                let reply = state.withLock { $0.seekReplies.take(ticket) }
                 reply?.resume(.success(position.map(MPVValue.double) ?? .none))
             case .event:
                 break
@@ -508,8 +502,8 @@ final class PlayerCore: Sendable {
             return requests.indices.map { index in
                 let replyID = state.nextReplyID
                 state.nextReplyID += 1
-                state.sentOperations[replyID] = SentRequest(
-                    operation: operation, request: requests[index], isLast: index == requests.count - 1, reply: reply)
+                state.sentOperations.add(SentRequest(
+                    operation: operation, request: requests[index], isLast: index == requests.count - 1, reply: reply), replyID: replyID)
                 return replyID
             }
         }
@@ -522,7 +516,7 @@ final class PlayerCore: Sendable {
                 }
             } catch {
                 state.withLock { state in
-                    for pending in replyIDs { state.sentOperations[pending] = nil }
+                    for pending in replyIDs { _ = state.sentOperations.take(pending) }
                     operation.revert(&state.model)
                 }
                 throw error
@@ -679,19 +673,19 @@ final class PlayerCore: Sendable {
                 guard !state.isShutDown else { return nil }
                 let replyID = Self.readIDBit | state.nextReadID
                 state.nextReadID += 1
-                state.propertyReads[replyID] = PropertyRead(name: name, reply: reply)
+                state.propertyReads.add(PropertyRead(name: name, reply: reply), replyID: replyID)
                 return replyID
             }
             guard let replyID else { return reply.resume(.failure(.playerShutDown(id))) }
             guard handle.requestProperty(name, replyID: replyID) else {
-                state.withLock { $0.propertyReads[replyID] = nil }
+                state.withLock { _ = $0.propertyReads.take(replyID) }
                 // Refused at once: the core is gone, or its event queue is full.
                 return reply.resume(.failure(isShutDown ? .playerShutDown(id) : .replyLost(id, operation: "read \(name)")))
             }
             let id = self.id
             // DispatchTime is the monotonic clock. A read already answered ignores this.
             DispatchQueue.global().asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in
-                self?.state.withLock { $0.propertyReads[replyID] = nil }
+                self?.state.withLock { _ = $0.propertyReads.take(replyID) }
                 reply.resume(.failure(.timedOut(operation: "read \(name) on player \(id)", after: timeout)))
             }
         }
@@ -859,11 +853,8 @@ final class PlayerCore: Sendable {
         let (waiters, replies, deliver) = state.withLock { state -> ([LoadWaiter], [SentReply], Bool) in
             _ = state.model.cancelAllWaiters(with: .playerShutDown(id))
             let all = state.loads.takeAll()
-            let replies = state.sentOperations.values.compactMap(\.reply) + Array(state.seekReplies.values)
-                + state.propertyReads.values.map(\.reply)
-            state.sentOperations.removeAll()
-            state.seekReplies.removeAll()
-            state.propertyReads.removeAll()
+            let replies = state.sentOperations.takeAll().compactMap(\.reply) + state.seekReplies.takeAll()
+                + state.propertyReads.takeAll().map(\.reply)
             // The last event; the pump is stopped, so nothing can follow it.
             return (all, replies, emit(&state, [.event(.shutDown)], timestamp: wall))
         }

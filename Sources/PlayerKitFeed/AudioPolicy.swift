@@ -34,7 +34,7 @@ public final class AudioPolicy: Sendable {
     }
 
     /// The mode.
-    public let mode: Mode
+    let mode: Mode
 
     private struct State: Sendable {
         var players: [any MediaPlayer]

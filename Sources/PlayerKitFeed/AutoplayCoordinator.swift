@@ -41,8 +41,6 @@ import PlayerKitSupport
 /// one before, and a decision never overlaps the one before it); it drives players with
 /// ``/PlayerKitCore/Player/send(_:)`` and ``/PlayerKitCore/Player/releaseMedia()``, which never wait for mpv.
 public final class AutoplayCoordinator: Sendable {
-    /// An item's identity in the feed, chosen by the app.
-    public typealias ItemID = String
 
     /// Tuning.
     public struct Settings: Sendable, Hashable {
@@ -81,7 +79,7 @@ public final class AutoplayCoordinator: Sendable {
             case cancelPrecache
         }
         /// The item.
-        public let item: ItemID
+        public let item: String
         /// What was done.
         public let action: Action
         /// Why, in words, e.g. "most visible (0.92 >= 0.85) after scrolling settled".
@@ -105,7 +103,7 @@ public final class AutoplayCoordinator: Sendable {
     let clock: any MonotonicClock
 
     private struct Item: Sendable {
-        let id: ItemID
+        let id: String
         let player: any MediaPlayer
         let source: MediaSource
         let order: Int
@@ -121,9 +119,9 @@ public final class AutoplayCoordinator: Sendable {
     }
 
     private struct State: Sendable {
-        var items: [ItemID: Item] = [:]
+        var items: [String: Item] = [:]
         var nextOrder = 0
-        var playing: ItemID?
+        var playing: String?
         var generation = 0
         var lastReport: ContinuousClock.Instant?
         /// The task waiting for reports to settle (the latest; each report replaces it).
@@ -163,11 +161,11 @@ public final class AutoplayCoordinator: Sendable {
     }
 
     /// The item playing now.
-    public var playingItem: ItemID? { state.withLock { $0.playing } }
+    public var playingItem: String? { state.withLock { $0.playing } }
 
     /// Adds an item below the ones added before.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for an ID already used.
-    public func add(_ id: ItemID, player: any MediaPlayer, source: MediaSource) throws(PlayerError) {
+    public func add(_ id: String, player: any MediaPlayer, source: MediaSource) throws(PlayerError) {
         try change { state throws(PlayerError) in
             guard state.items[id] == nil else {
                 throw .invalidArgument(name: "feed item", value: id, reason: "is already in the feed")
@@ -181,7 +179,7 @@ public final class AutoplayCoordinator: Sendable {
     /// restarts) the settle delay.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for an unknown item or a
     ///   fraction that is NaN or outside 0...1.
-    public func reportVisibility(_ fraction: Double, of id: ItemID) throws(PlayerError) {
+    public func reportVisibility(_ fraction: Double, of id: String) throws(PlayerError) {
         guard fraction.isFinite, (0...1).contains(fraction) else {
             throw .invalidArgument(name: "visible fraction", value: "\(fraction)", reason: "must be between 0 and 1")
         }
@@ -213,7 +211,7 @@ public final class AutoplayCoordinator: Sendable {
 
     /// The item that should play among `items` (ID, order, visible fraction): the largest
     /// fraction at or above `threshold`, the upper (smaller order) on a tie; nil if none.
-    static func choose(_ items: [(id: ItemID, order: Int, visibility: Double)], threshold: Double) -> ItemID? {
+    static func choose(_ items: [(id: String, order: Int, visibility: Double)], threshold: Double) -> String? {
         items.filter { $0.visibility >= threshold }
             .min { ($0.visibility, -$0.order) > ($1.visibility, -$1.order) }?.id
     }
@@ -246,7 +244,7 @@ public final class AutoplayCoordinator: Sendable {
     }
 
     private func decide(ifStill generation: Int) {
-        let snapshot = state.withLock { state -> (items: [Item], playing: ItemID?)? in
+        let snapshot = state.withLock { state -> (items: [Item], playing: String?)? in
             guard state.generation == generation else { return nil }  // more reports came: not settled
             return (Array(state.items.values).sorted { $0.order < $1.order }, state.playing)
         }
@@ -413,7 +411,7 @@ public final class AutoplayCoordinator: Sendable {
         }
     }
 
-    private func report(_ id: ItemID, _ action: Decision.Action, _ reason: String) {
+    private func report(_ id: String, _ action: Decision.Action, _ reason: String) {
         let decision = Decision(item: id, action: action, reason: reason, time: Date())
         // Published once, on the item's player: every channel of that player hears it.
         state.withLock { $0.items[id]?.player }?.publish(AutoplayEvent.decision(decision))

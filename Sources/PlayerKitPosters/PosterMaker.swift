@@ -60,15 +60,14 @@ public final class PosterMaker: Sendable {
         }
     }
 
-    /// Makes the players of the pool. The default makes ``/PlayerKitCore/Player``s with
-    /// ``/PlayerKitCore/PlayerConfiguration/VideoOutput/frames`` and no audio; a test gives fakes.
-    public typealias PlayerFactory = @Sendable () async throws(PlayerError) -> any MediaPlayer
 
     /// The configuration.
     let configuration: Configuration
     /// The clock every item's timeout runs on.
     let clock: any MonotonicClock
 
+    /// Makes the players of the pool.
+    typealias PlayerFactory = @Sendable () async throws(PlayerError) -> any MediaPlayer
     private let makePlayer: PlayerFactory
     private let format: FrameFormat
 
@@ -109,13 +108,15 @@ public final class PosterMaker: Sendable {
     ///     `streamProvider` to make posters of sources that cache made, through it.
     ///   - clock: the clock of the per-item timeouts (default `ContinuousClock`; a test gives a
     ///     `ManualClock`).
-    ///   - makePlayer: makes the pool's players (default: real players for frames, no audio,
-    ///     with `streamProviders`).
+    ///   - makePlayer: makes the pool's players (default: ``/PlayerKitCore/Player``s with
+    ///     ``/PlayerKitCore/PlayerConfiguration/VideoOutput/frames``, no audio, with
+    ///     `streamProviders`; a test gives fakes).
     /// - Throws: ``PosterError/invalidConfiguration(_:reason:)`` for a box outside
     ///   ``/PlayerKitCore/FrameFormat/sizeRange``, a concurrency below 1 or above 16, or a timeout that
     ///   is not positive.
     public init(configuration: Configuration = Configuration(), streamProviders: [any MediaStreamProvider] = [],
-                clock: any MonotonicClock = ContinuousClock(), makePlayer: PlayerFactory? = nil) throws(PosterError) {
+                clock: any MonotonicClock = ContinuousClock(),
+                makePlayer: (@Sendable () async throws(PlayerError) -> any MediaPlayer)? = nil) throws(PosterError) {
         guard (1...16).contains(configuration.concurrency) else {
             throw .invalidConfiguration("concurrency \(configuration.concurrency)", reason: "must be between 1 and 16")
         }

@@ -150,7 +150,7 @@ public final class RoomFollower: Sendable {
         state.withLock { $0.clock }.map { RoomState(position: $0.position, paused: !$0.playing, time: $0.time) }
     }
     /// The players followed.
-    public var players: [any MediaPlayer] { state.withLock { $0.members.map(\.player) } }
+    var players: [any MediaPlayer] { state.withLock { $0.members.map(\.player) } }
     /// Each player's latest smoothed drift from the clock, in seconds (positive: ahead).
     public var drifts: [PlayerID: Double] {
         state.withLock { state in

@@ -41,7 +41,7 @@ struct Frames: AsyncParsableCommand {
         var configuration = PlayerConfiguration(videoOutput: .frames, audioOutput: .none)
         configuration.eventBus = PlayerEventBus(label: "frames")
         let created = try (0..<players).map { _ in try Player(configuration: configuration) }
-        for player in created { try await player.setLoop(.forever) }
+        for player in created { try await player.perform(.setLoop(.forever)) }
         let tally = Tally()
         let cpu: Double
         if mode == "gl" {

@@ -72,7 +72,7 @@ struct BackgroundLoop: AsyncParsableCommand {
             .map { MediaSource($0) }
         let loop = try ClipLoop(player: background, clips: sources)
         try await loop.start()
-        try await foreground.setLoop(.forever)
+        try await foreground.perform(.setLoop(.forever))
         try await foreground.load(MediaSource(ExampleSupport.shippedMedia("clip-a.mp4")))
 
         await Interruption.shared.wait(upTo: .seconds(seconds))  // or until Ctrl-C / SIGTERM; then shut down

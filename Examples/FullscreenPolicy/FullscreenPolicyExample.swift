@@ -68,7 +68,7 @@ struct FullscreenPolicyExample: AsyncParsableCommand {
 
         for id in names {
             let player = players[id]!
-            try await player.setLoop(.forever)
+            try await player.perform(.setLoop(.forever))
             _ = try await player.load(MediaSource(ExampleSupport.shippedMedia(id == "center" ? "clip-b.mp4" : "clip-a.mp4")))
         }
 
@@ -100,7 +100,7 @@ struct FullscreenPolicyExample: AsyncParsableCommand {
                     if case .fullscreenUndone? = $0.event.feature(FullscreenEvent.self) { true } else { false }
                 }
             }),
-            ("right asks its own player for fullscreen", { try await right.setFullscreen(true) }),
+            ("right asks its own player for fullscreen", { try await right.perform(.setFullscreen(true)) }),
             ("left shuts down", { await left.shutdown() }),
         ]
         let hold = stepSeconds ?? (window ? 1.5 : 0.25)

@@ -99,7 +99,7 @@ struct Mosaic: AsyncParsableCommand {
                 // Renderers exist: load the clips (looping), then let the loop start.
                 for (player, clip) in zip(players, clips) where Interruption.shared.receivedSignal == nil {
                     do {
-                        try await player.setLoop(.forever)
+                        try await player.perform(.setLoop(.forever))
                         _ = try await player.load(MediaSource(clip))
                     } catch {
                         failure = "\(player.id): \(error)"

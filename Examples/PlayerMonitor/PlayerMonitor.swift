@@ -45,7 +45,7 @@ struct PlayerMonitor: AsyncParsableCommand {
         var started: [Player] = []
         for index in 1...players {
             let player = try Player(id: PlayerID(stringLiteral: "player-\(index)"), configuration: configuration)
-            try await player.setLoop(.forever)
+            try await player.perform(.setLoop(.forever))
             started.append(player)
         }
         await withTaskGroup(of: Void.self) { group in

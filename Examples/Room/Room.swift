@@ -103,7 +103,7 @@ struct Room: AsyncParsableCommand {
         let everyFrame = frames ? player.observeEveryFrame() : nil
         defer { everyFrame?.cancel() }
 
-        try await player.setLoop(.forever)
+        try await player.perform(.setLoop(.forever))
         try await player.preload(.joined([MediaSource(path)], repeated: 500))  // paused on its first frame
 
         if naive {
@@ -120,7 +120,7 @@ struct Room: AsyncParsableCommand {
         let follower = try RoomFollower(room: client, players: [player])
         try await client.join()
         follower.start()
-        let duration = player.duration ?? 0
+        let duration = player.snapshot.duration ?? 0
         try? await client.announceFile(name: URL(fileURLWithPath: path).lastPathComponent, duration: duration, size: 0)
 
         if let startWith {

@@ -85,7 +85,7 @@ struct TwoPlayers: AsyncParsableCommand {
             for (player, source) in zip([main, other], sources) {
                 group.addTask {
                     do throws(PlayerError) {
-                        if loop { try await player.setLoop(.forever) }
+                        if loop { try await player.perform(.setLoop(.forever)) }
                         try await player.load(MediaSource(source))
                         return true
                     } catch {

@@ -131,7 +131,7 @@ public final class MediaCache: MediaPrecaching {
         try Self.validate(key: key)
         try store.register(url: url, key: key)
         let hex = key.utf8.map { String(format: "%02x", $0) }.joined()
-        return MediaSource(location: .url("\(configuration.scheme)://\(hex)"))
+        return MediaSource("\(configuration.scheme)://\(hex)")
     }
 
     /// Whether `source` is one of this cache's (``key(of:)`` knows it): what a feature

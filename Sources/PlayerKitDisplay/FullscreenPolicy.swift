@@ -21,7 +21,7 @@ import PlayerKitSupport
 /// * Through the policy: ``enterFullscreen(_:)`` by a non-owner throws
 ///   ``FullscreenPolicyError/ownedByAnotherPlayer(owner:requester:)``.
 /// * Through the player: the policy is each member's ``/PlayerKitCore/FullscreenArbiter``, so a
-///   non-owner's ``/PlayerKitCore/MediaPlayer/setFullscreen(_:)`` (or `send(.setFullscreen(true))`) throws
+///   non-owner's ``/PlayerKitCore/PlayerCommand/setFullscreen(_:)`` (or `send(.setFullscreen(true))`) throws
 ///   ``/PlayerKitCore/PlayerError/fullscreenRefused(_:reason:)`` naming the owner, and nothing changes.
 /// * Paths nobody can refuse beforehand (a key in mpv's own window, the window manager,
 ///   ``/PlayerKitCore/Player/setProperty(_:to:)``, ``/PlayerKitCore/Player/command(_:)``) reach the
@@ -43,7 +43,7 @@ import PlayerKitSupport
 /// * ``fullscreenControlsOrientation``: entering fullscreen in portrait asks the app to turn to
 ///   landscape, with ``FullscreenEvent/orientationRequested(_:)`` on the owner; the app decides how.
 ///
-/// Entering fullscreen calls ``/PlayerKitCore/MediaPlayer/setFullscreen(_:)`` on the owner, so a player with a
+/// Entering fullscreen calls ``/PlayerKitCore/PlayerCommand/setFullscreen(_:)`` on the owner, so a player with a
 /// window really goes fullscreen; a headless player keeps the setting.
 ///
 /// **Events.** The policy reports through its players' own pipelines, keyed by player ID, as
@@ -65,7 +65,7 @@ import PlayerKitSupport
 /// * The methods that change fullscreen (``enterFullscreen(_:)``, ``exitFullscreen(_:)``,
 ///   ``release(_:)``, ``transfer(from:to:)``, ``setOrientation(_:)``, and ``claim(_:)`` or
 ///   ``remove(_:)`` when they take a member out of fullscreen) are async: they return once the
-///   players' changes are made, as ``/PlayerKitCore/MediaPlayer/setFullscreen(_:)`` does, and no
+///   players' changes are made, as ``/PlayerKitCore/PlayerCommand/setFullscreen(_:)`` does, and no
 ///   thread waits meanwhile. ``add(_:)`` never waits: it sends the change it makes.
 /// * The policy hears its members' fullscreen changes and shutdowns in `.immediate` bus
 ///   handlers, on the thread that delivers the event (a player's event pump), and answers them
@@ -284,7 +284,7 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
             do {
                 // The player is the owner, so the policy (its arbiter) lets the request through,
                 // unless another call took the policy meanwhile.
-                try await player.setFullscreen(true)
+                try await player.perform(.setFullscreen(true))
             } catch {
                 if player.isShutDown { throw .playerShutDown(player.id) }
                 if let current = owner, current != player.id {
@@ -394,11 +394,11 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
         for action in actions {
             switch action {
             case .setFullscreen(let player, let fullscreen):
-                do { try await player.setFullscreen(fullscreen) } catch { continue }  // refused or shut down meanwhile
+                do { try await player.perform(.setFullscreen(fullscreen)) } catch { continue }  // refused or shut down meanwhile
                 await step { $0.settle(player) }
             case .undo(let player, _):
                 do {
-                    try await player.setFullscreen(false)
+                    try await player.perform(.setFullscreen(false))
                 } catch {
                     state.withLock { _ = $0.undoing.removeValue(forKey: player.id) }  // shut down meanwhile
                     continue
@@ -410,7 +410,7 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
 
     /// Takes `player` out of fullscreen (if it is in) and announces it while it owns the policy.
     private func leave(_ player: any MediaPlayer) async {
-        if player.snapshot.isFullscreen == true { try? await player.setFullscreen(false) }
+        if player.snapshot.isFullscreen == true { try? await player.perform(.setFullscreen(false)) }
         await step { $0.settle(player) }
     }
 

@@ -123,7 +123,7 @@ public final class AudioPolicy: Sendable {
         case .mix:
             return []
         case .solo, .duck:
-            if state.saved[player.id] == nil { state.saved[player.id] = (player.volume, player.isMuted) }
+            if state.saved[player.id] == nil { state.saved[player.id] = (player.snapshot.volume, player.snapshot.isMuted) }
             if case .duck(let volume) = mode { return [(player, .setVolume(volume))] }
             return [(player, .setMuted(true))]
         }

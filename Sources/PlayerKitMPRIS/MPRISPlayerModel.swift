@@ -34,10 +34,10 @@ struct MPRISPlayerModel: Sendable {
         state = player.state
         isPaused = player.isPaused
         anchorPosition = player.position ?? 0
-        rate = player.speed ?? 1
-        volume = player.volume
+        rate = player.snapshot.speed ?? 1
+        volume = player.snapshot.volume
         loopMode = player.snapshot.loopMode
-        duration = player.duration
+        duration = player.snapshot.duration
         playlist = player.snapshot.playlist
         isFullscreen = player.snapshot.isFullscreen ?? false
         if hasMedia, let info = player.snapshot.mediaInfo {

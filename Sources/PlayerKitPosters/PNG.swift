@@ -22,7 +22,7 @@ extension VideoFrame {
             for y in 0..<info.format.height {
                 let row = y * info.stride, out = y * rowBytes + 1
                 for x in 0..<info.format.width {
-                    let pixel = row + x * layout.bytesPerPixel
+                    let pixel = row + x * 4  // 4 bytes per pixel in every PixelFormat
                     raw[out + x * 3] = pixels[pixel + layout.redOffset]
                     raw[out + x * 3 + 1] = pixels[pixel + layout.greenOffset]
                     raw[out + x * 3 + 2] = pixels[pixel + layout.blueOffset]

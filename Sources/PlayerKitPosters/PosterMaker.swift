@@ -42,7 +42,7 @@ public final class PosterMaker: Sendable {
     /// How the maker works.
     public struct Configuration: Sendable, Hashable {
         /// The box every poster fits in, in pixels: a poster keeps its item's aspect ratio, as
-        /// large as fits. Within ``/PlayerKitCore/FrameFormat/sizeRange``.
+        /// large as fits. From 1 to 8192.
         public var width: Int
         /// See ``width``.
         public var height: Int
@@ -112,7 +112,7 @@ public final class PosterMaker: Sendable {
     ///     ``/PlayerKitCore/PlayerConfiguration/VideoOutput/frames``, no audio, with
     ///     `streamProviders`; a test gives fakes).
     /// - Throws: ``PosterError/invalidConfiguration(_:reason:)`` for a box outside
-    ///   ``/PlayerKitCore/FrameFormat/sizeRange``, a concurrency below 1 or above 16, or a timeout that
+    ///   1...8192, a concurrency below 1 or above 16, or a timeout that
     ///   is not positive.
     public init(configuration: Configuration = Configuration(), streamProviders: [any MediaStreamProvider] = [],
                 clock: any MonotonicClock = ContinuousClock(),

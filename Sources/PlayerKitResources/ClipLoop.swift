@@ -270,7 +270,7 @@ public final class ClipLoop: Sendable {
     /// late observation delays one. The events are therefore emitted with the third frame of
     /// the new clip (two frame intervals after the change).
     private func frame(at position: Double, time: ContinuousClock.Instant) {
-        let speed = max(player.speed ?? 1, 0.01)
+        let speed = max(player.snapshot.speed ?? 1, 0.01)
         let events = state.withLock { state -> [ClipEvent] in
             guard !state.segments.isEmpty, state.cycleLength > 0 else { return [] }
             // A position far below the last one: the whole timeline wrapped (loop-file).

@@ -202,10 +202,10 @@ extension SyncGroup {
             }
             guard player.state != .failed else { throw .nothingLoaded(player.id) }
             guard let rate = player.snapshot.frameRate, rate > 0 else { throw .frameRateUnknown(player.id) }
-            if backward, player.duration == nil {
+            if backward, player.snapshot.duration == nil {
                 throw .cannotStepBack(player.id, reason: "its item has no duration, so mpv cannot seek in it (a live or piped stream)")
             }
-            let grid = FrameGrid(rate: rate, offset: member.offset, duration: player.duration)
+            let grid = FrameGrid(rate: rate, offset: member.offset, duration: player.snapshot.duration)
             grids.append(grid)
             current.append(grid.frameNumber(atMediaTime: position))
         }

@@ -297,7 +297,7 @@ public final class SyncGroup: Sendable {
     }
 
     /// Starts every member at once from the group's position.
-    /// - Throws: the errors of ``/PlayerKitCore/MediaPlayer/setSpeed(_:)`` and ``/PlayerKitCore/MediaPlayer/play()``.
+    /// - Throws: the errors of ``/PlayerKitCore/PlayerCommand/setSpeed(_:)`` (through ``/PlayerKitCore/MediaPlayer/perform(_:timeout:)``) and ``/PlayerKitCore/MediaPlayer/play()``.
     public func play() async throws(PlayerError) {
         try await operations.run { () async throws(PlayerError) in try await playMembers() }
     }

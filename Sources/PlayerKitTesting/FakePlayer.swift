@@ -237,7 +237,7 @@ public final class FakePlayer: MediaPlayer {
                 media: [String: Media] = [:], defaultMedia: Media? = Media(),
                 positionInterval: Duration = .milliseconds(250), delivery: FakeEventDelivery = .immediate) throws(PlayerError) {
         let id = id ?? .random()
-        guard PlayerID.isValid(id.rawValue) else { throw .invalidID(id.rawValue) }
+        _ = try PlayerID(validating: id.rawValue)
         guard Self.liveIDs.withLock({ $0[ObjectIdentifier(bus), default: []].insert(id).inserted }) else { throw .duplicateID(id) }
         self.id = id
         self.clock = clock

@@ -74,8 +74,8 @@ struct ExclusivePlaybackTests {
             subscription.cancel()
         }
 
-        try await first.setLoop(.forever)
-        try await second.setLoop(.forever)
+        try await first.perform(.setLoop(.forever))
+        try await second.perform(.setLoop(.forever))
         try await first.load(MediaSource(Self.clip))
         try await second.load(MediaSource(Self.clip), startPaused: true)
         #expect(await stream.first(timeout: .milliseconds(1)) { _ in true } == nil)  // nothing yet

@@ -24,7 +24,7 @@ func snippet_fullscreen(main: Player, thumbnail: Player) async throws {
     let policy = FullscreenPolicy(orientationControlsFullscreen: true)
     for player in [main, thumbnail] { try policy.add(player) }  // the players on this screen
     try await policy.claim(main)                                  // another player's claim now throws, naming "main"
-    // thumbnail.setFullscreen(true) throws fullscreenRefused; from mpv's window, it is undone
+    // thumbnail.perform(.setFullscreen(true)) throws fullscreenRefused; from mpv's window, it is undone
     policy.follow(RandROrientationSource())                 // the X11 screen's rotation (RandR)
     // end snippet
 }

@@ -17,7 +17,7 @@ func snippet_follow() async throws {
     let follower = try RoomFollower(room: room, players: [player])
     follower.start()
     try await room.join()
-    try await room.announceFile(name: "talk.mp4", duration: player.duration ?? 0, size: 0)
+    try await room.announceFile(name: "talk.mp4", duration: player.snapshot.duration ?? 0, size: 0)
 
     try await follower.play()     // every member of the room starts; pause() and seek(to:) likewise
     // end snippet

@@ -33,9 +33,9 @@ func snippet_loading(player: Player) async throws {
     try await player.append("next.mp4"); try await player.perform(.next); try await player.perform(.previous); try await player.clearPlaylist()
     try await player.play(); try await player.pause(); try await player.stop()
     try await player.seek(to: 12.5, precision: .exact); try await player.perform(.seekBy(-5, precision: .keyframe))
-    try await player.setVolume(80); try await player.setMuted(true); try await player.setSpeed(1.25)
-    try await player.setLoop(.forever)            // .off, .forever, .playCount(n)
-    try await player.setHardwareDecoding(true); try await player.setFullscreen(true)
+    try await player.perform(.setVolume(80)); try await player.perform(.setMuted(true)); try await player.perform(.setSpeed(1.25))
+    try await player.perform(.setLoop(.forever))            // .off, .forever, .playCount(n)
+    try await player.setHardwareDecoding(true); try await player.perform(.setFullscreen(true))
     try await player.saveFrame(to: "poster.png")   // the frame on screen, video only
     player.releaseMedia()                    // unload: decoder, buffers and cache freed, heap trimmed
     try player.send(.setSpeed(1.02))         // the same commands, checked the same way, without waiting

@@ -15,32 +15,32 @@ struct AudioPolicyLogicTests {
     @Test("duck: the others are turned down, each gets its own volume back with the focus, and all of them when the policy lets go")
     func duck() async throws {
         let all = try players(3)
-        try await all[1].setVolume(70)
+        try await all[1].perform(.setVolume(70))
         let audio = try AudioPolicy(mode: .duck(volume: 20), players: all)
         try await audio.focus(all[0])
-        #expect(all.map(\.volume) == [100, 20, 20])
+        #expect(all.map(\.snapshot.volume) == [100, 20, 20])
         try await audio.focus(all[1])
-        #expect(all.map(\.volume) == [20, 70, 20])
+        #expect(all.map(\.snapshot.volume) == [20, 70, 20])
         #expect(audio.focused == all[1].id)
         try await audio.clearFocus()
-        #expect(all.map(\.volume) == [100, 70, 100])
+        #expect(all.map(\.snapshot.volume) == [100, 70, 100])
         #expect(audio.focused == nil)
         // Nobody's mute was touched.
-        #expect(all.allSatisfy { $0.isMuted == false && !$0.commands.contains(.setMuted(true)) })
+        #expect(all.allSatisfy { $0.snapshot.isMuted == false && !$0.commands.contains(.setMuted(true)) })
         for player in all { await player.shutdown() }
     }
 
     @Test("solo keeps a player's own mute: one muted before the policy stays muted when the policy lets go")
     func soloKeepsOwnMute() async throws {
         let all = try players(3)
-        try await all[2].setMuted(true)
+        try await all[2].perform(.setMuted(true))
         let audio = try AudioPolicy(mode: .solo, players: all)
         try await audio.focus(all[0])
-        #expect(all.map(\.isMuted) == [false, true, true])
+        #expect(all.map(\.snapshot.isMuted) == [false, true, true])
         try await audio.focus(all[2])                                  // its own mute: it was muted itself
-        #expect(all.map(\.isMuted) == [true, true, true])
+        #expect(all.map(\.snapshot.isMuted) == [true, true, true])
         try await audio.clearFocus()
-        #expect(all.map(\.isMuted) == [false, false, true])
+        #expect(all.map(\.snapshot.isMuted) == [false, false, true])
         for player in all { await player.shutdown() }
     }
 
@@ -53,7 +53,7 @@ struct AudioPolicyLogicTests {
         let duck = try AudioPolicy(mode: .duck(volume: 10), players: [all[0]])
         try await duck.focus(all[0])
         try await duck.add(all[2])
-        #expect(all[2].volume == 10)
+        #expect(all[2].snapshot.volume == 10)
         try await duck.add(all[2])                                     // again: nothing more
         #expect(all[2].commands == [.setVolume(10)])
         for player in all { await player.shutdown() }
@@ -92,9 +92,9 @@ struct AudioPolicyLogicTests {
         await #expect(throws: PlayerError.commandFailed(command: ["set", "volume"], MPVError(code: -12, message: "refused by the test"))) { try await audio.focus(all[0]) }
         all[2].refuseCommands(nil)
         try await audio.focus(all[1])
-        #expect(all.map(\.volume) == [20, 100, 20])
+        #expect(all.map(\.snapshot.volume) == [20, 100, 20])
         try await audio.clearFocus()
-        #expect(all.map(\.volume) == [100, 100, 100])
+        #expect(all.map(\.snapshot.volume) == [100, 100, 100])
         for player in all { await player.shutdown() }
     }
 
@@ -113,7 +113,7 @@ struct AudioPolicyLogicTests {
                 }
             }
             let focused = try #require(audio.focused)
-            let volumes = all.prefix(3).map { ($0.id, $0.volume) }
+            let volumes = all.prefix(3).map { ($0.id, $0.snapshot.volume) }
             #expect(volumes.allSatisfy { $0.1 == ($0.0 == focused ? 100 : 20) }, "round \(round): focus \(focused), \(volumes)")
         }
         for player in all { await player.shutdown() }

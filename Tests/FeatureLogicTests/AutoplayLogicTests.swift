@@ -30,7 +30,7 @@ struct AutoplayLogicTests {
         clock.advance(by: .milliseconds(1))
         #expect(await eventually { p[1].state == .playing })
         #expect(coordinator.playingItem == "item-1")
-        #expect(p[1].isMuted == true)
+        #expect(p[1].snapshot.isMuted == true)
         // The others are visible: prepared as posters, not playing.
         #expect(await eventually { p[0].state == .ready && p[2].state == .ready })
         for player in p { await player.shutdown() }
@@ -188,7 +188,7 @@ struct AutoplayLogicTests {
         #expect(await eventually { clock.sleeperCount == 1 })
         clock.advance(by: .milliseconds(300))
         #expect(await eventually { p[0].state == .playing })
-        #expect(p[0].isMuted == false && !p[0].commands.contains(.setMuted(true)))
+        #expect(p[0].snapshot.isMuted == false && !p[0].commands.contains(.setMuted(true)))
         #expect(p[1].state == .idle && p[1].commands.isEmpty)
         for player in p { await player.shutdown() }
     }

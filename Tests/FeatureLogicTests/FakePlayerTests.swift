@@ -61,7 +61,7 @@ struct FakePlayerTests {
         #expect(player.state == .playing && player.position == 0)
         clock.advance(by: .seconds(1))
         #expect(player.position == 1)
-        try await player.setSpeed(2)
+        try await player.perform(.setSpeed(2))
         clock.advance(by: .seconds(1))
         #expect(player.position == 3)
         clock.advance(by: .seconds(10))
@@ -132,7 +132,7 @@ struct FakePlayerTests {
         let player = try FakePlayer(clock: clock, bus: bus)
         let log = EventLog(bus: bus, players: [player.id])
         await #expect(throws: PlayerError.noMediaLoaded(operation: "seek")) { try await player.seek(to: 1, precision: .exact) }
-        await #expect(throws: PlayerError.self) { try await player.setSpeed(.nan) }
+        await #expect(throws: PlayerError.self) { try await player.perform(.setSpeed(.nan)) }
         try await player.load("x.mp4")
         try await player.seek(to: 3, precision: .exact)
         #expect(player.position == 3)

@@ -19,7 +19,7 @@ struct FullscreenPolicyLogicTests {
         try await policy.enterFullscreen(a)
         #expect(policy.owner == a.id && a.snapshot.isFullscreen == true && policy.isFullscreen)
         await #expect(throws: PlayerError.fullscreenRefused(b.id, reason: "player \"\(a.id)\" owns the fullscreen policy")) {
-            try await b.setFullscreen(true)
+            try await b.perform(.setFullscreen(true))
         }
         await #expect(throws: FullscreenPolicyError.ownedByAnotherPlayer(owner: a.id, requester: b.id)) { try await policy.enterFullscreen(b) }
         #expect(b.snapshot.isFullscreen == false)
@@ -56,7 +56,7 @@ struct FullscreenPolicyLogicTests {
         #expect(await eventually { policy.owner == a.id })
         await a.shutdown()
         #expect(policy.owner == nil)                              // at once, before its last event is heard
-        try await b.setFullscreen(true)                                 // free again: allowed
+        try await b.perform(.setFullscreen(true))                                 // free again: allowed
         #expect(await eventually { policy.owner == b.id })
         await b.shutdown()
     }
@@ -193,12 +193,12 @@ struct FullscreenPolicyLogicTests {
         await #expect(throws: FullscreenPolicyError.governedByAnotherPolicy(a.id)) { try await second.claim(a) }
         #expect(first.members == [a.id])
         try await first.enterFullscreen(a)
-        try await c.setFullscreen(true)                                   // before the policy knew it
+        try await c.perform(.setFullscreen(true))                                   // before the policy knew it
         try first.add(c)
         #expect(c.snapshot.isFullscreen == false && a.snapshot.isFullscreen == true && first.owner == a.id && first.isFullscreen)
         try first.add(b)
         await #expect(throws: PlayerError.fullscreenRefused(b.id, reason: "player \"\(a.id)\" owns the fullscreen policy")) {
-            try await b.setFullscreen(true)
+            try await b.perform(.setFullscreen(true))
         }
         #expect(first.members == [a.id, b.id, c.id].sorted())
         await first.remove(a)
@@ -236,7 +236,7 @@ struct FullscreenPolicyLogicTests {
                         case 5: try? await policy.transfer(from: player, to: other)
                         case 6: await policy.setOrientation(orientations[Int(random.next() % 4)])
                         case 7: try? player.send(.setFullscreen(random.next() % 2 == 0))
-                        default: try? await player.setFullscreen(random.next() % 2 == 0)
+                        default: try? await player.perform(.setFullscreen(random.next() % 2 == 0))
                         }
                     }
                 }

@@ -46,7 +46,7 @@ struct PrefetchWindowLogicTests {
         }
         #expect(window.players.isEmpty && factory.made.withLock { $0.isEmpty })
         try await window.move(to: 0)
-        #expect(window.player(for: 0)?.speed == 1 && window.player(for: 1)?.speed == 2)
+        #expect(window.player(for: 0)?.snapshot.speed == 1 && window.player(for: 1)?.snapshot.speed == 2)
         for player in factory.made.withLock({ $0 }) { await player.shutdown() }
     }
 

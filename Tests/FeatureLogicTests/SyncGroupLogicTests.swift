@@ -39,7 +39,7 @@ struct SyncGroupLogicTests {
         #expect(p.allSatisfy { $0.commands.isEmpty && $0.state == .idle })  // nothing reached a member
         try await group.load(["a.mp4", "b.mp4"])
         try await group.setSpeed(1.5)
-        #expect(group.speed == 1.5 && p.allSatisfy { $0.speed == 1.5 })
+        #expect(group.speed == 1.5 && p.allSatisfy { $0.snapshot.speed == 1.5 })
         group.invalidate()
         for player in p { await player.shutdown() }
     }

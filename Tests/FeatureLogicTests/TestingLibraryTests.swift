@@ -46,9 +46,9 @@ struct TestingLibraryTests {
         _ = try await player.load("a.mp4")
         clock.advance(by: .seconds(2))
         #expect(player.position == 2)
-        try await player.setSpeed(2)
+        try await player.perform(.setSpeed(2))
         clock.advance(by: .seconds(2))
-        #expect(player.position == 6 && player.speed == 2)
+        #expect(player.position == 6 && player.snapshot.speed == 2)
         try await player.pause()
         clock.advance(by: .seconds(10))
         #expect(player.position == 6 && player.state == .paused)
@@ -57,8 +57,8 @@ struct TestingLibraryTests {
         try await player.play()
         clock.advance(by: .milliseconds(500))
         #expect(player.position == 31)
-        await #expect(throws: PlayerError.invalidArgument(name: "speed", value: "0.0", reason: "must be between 0.25 and 4")) { try await player.setSpeed(0) }
-        #expect(player.speed == 2)
+        await #expect(throws: PlayerError.invalidArgument(name: "speed", value: "0.0", reason: "must be between 0.25 and 4")) { try await player.perform(.setSpeed(0)) }
+        #expect(player.snapshot.speed == 2)
         await player.shutdown()
     }
 
@@ -67,7 +67,7 @@ struct TestingLibraryTests {
         let looping = try FakePlayer(clock: clock, bus: bus, defaultMedia: .init(duration: 2))
         let ending = try FakePlayer(clock: clock, bus: bus, defaultMedia: .init(duration: 2))
         let events = EventLog(bus: bus, players: [looping.id, ending.id])
-        try await looping.setLoop(.forever)
+        try await looping.perform(.setLoop(.forever))
         _ = try await looping.load("a.mp4")
         _ = try await ending.load("b.mp4")
         clock.advance(by: .seconds(5))
@@ -157,18 +157,18 @@ struct TestingLibraryTests {
     func volumeAndMute() async throws {
         let player = try FakePlayer(clock: clock, bus: bus)
         let events = EventLog(bus: bus, players: [player.id])
-        try await player.setVolume(40)
-        try await player.setVolume(40)
-        try await player.setMuted(true)
-        try await player.setMuted(true)
+        try await player.perform(.setVolume(40))
+        try await player.perform(.setVolume(40))
+        try await player.perform(.setMuted(true))
+        try await player.perform(.setMuted(true))
         #expect(events.events(of: player.id) == [.volumeChanged(40), .muteChanged(true)])
         await #expect(throws: PlayerError.invalidArgument(name: "volume", value: "131.0", reason: "must be at most 130 (mpv's volume-max)")) {
-            try await player.setVolume(131)
+            try await player.perform(.setVolume(131))
         }
         await #expect(throws: PlayerError.invalidArgument(name: "volume", value: "-1.0", reason: "must be a finite number, 0 or more")) {
-            try await player.setVolume(-1)
+            try await player.perform(.setVolume(-1))
         }
-        #expect(player.volume == 40 && player.isMuted == true)
+        #expect(player.snapshot.volume == 40 && player.snapshot.isMuted == true)
         await player.shutdown()
     }
 
@@ -198,10 +198,10 @@ struct TestingLibraryTests {
         #expect(player.setFullscreenArbiter(first, replacing: nil))
         #expect(!player.setFullscreenArbiter(second, replacing: nil))        // not the one expected
         #expect(player.fullscreenArbiter === first)
-        await #expect(throws: PlayerError.fullscreenRefused(player.id, reason: "not here")) { try await player.setFullscreen(true) }
+        await #expect(throws: PlayerError.fullscreenRefused(player.id, reason: "not here")) { try await player.perform(.setFullscreen(true)) }
         #expect(player.snapshot.isFullscreen == false)
         #expect(player.setFullscreenArbiter(nil, replacing: first))
-        try await player.setFullscreen(true)
+        try await player.perform(.setFullscreen(true))
         #expect(player.snapshot.isFullscreen == true)
         await player.shutdown()
     }

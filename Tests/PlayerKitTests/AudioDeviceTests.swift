@@ -36,7 +36,7 @@ struct AudioDeviceTests {
         let (leftPlayer, _) = try await player(left, server: server, device: "pulse/beta")
         let (rightPlayer, _) = try await player(right, server: server)
         for player in [leftPlayer, rightPlayer] {
-            try await player.setLoop(.forever)
+            try await player.perform(.setLoop(.forever))
             _ = try await player.load(.file(Fixtures.clipA))
         }
         // The devices the players can use: the default and both sinks, by mpv's names.
@@ -71,7 +71,7 @@ struct AudioDeviceTests {
         let (player, recorder) = try await player(id, server: server, device: "pulse/alpha")
         // Looping until its stream is seen: on a loaded machine the 4 s clip could end (and its
         // stream with it) before pactl is asked.
-        try await player.setLoop(.forever)
+        try await player.perform(.setLoop(.forever))
         _ = try await player.load(.file(Fixtures.clipA))
         do {
             try await player.setAudioDevice("pulse/gamma")
@@ -90,7 +90,7 @@ struct AudioDeviceTests {
         #expect(seen == [.init(application: id.rawValue, sink: "alpha")])
         // It plays on to the end of the clip once looping stops.
         let mark = recorder.mark
-        try await player.setLoop(.off)
+        try await player.perform(.setLoop(.off))
         let end = await recorder.waitFor(timeout: .seconds(20), after: mark) {
             if case .itemEnded = $0.event { return true } else { return false }
         }

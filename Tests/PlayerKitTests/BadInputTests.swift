@@ -9,7 +9,7 @@ struct BadInputTests {
     /// Asserts the player still works: it loads and plays a real clip.
     private func assertStillPlays(_ player: Player, _ recorder: EventRecorder, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let mark = recorder.mark
-        try await player.setLoop(.forever)  // stays playing however slow the machine is
+        try await player.perform(.setLoop(.forever))  // stays playing however slow the machine is
         let info = try await player.load(.file(Fixtures.clipB))
         #expect(info.duration != nil, sourceLocation: sourceLocation)
         let moving = await recorder.waitFor(after: mark) { if case .positionChanged(let p) = $0.event { return p > 0.1 }; return false }
@@ -104,7 +104,7 @@ struct BadInputTests {
         let (player, recorder) = try await Fixtures.player()
         let (bystander, bystanderEvents) = try await Fixtures.player()
         defer { Task { await player.shutdown(); await bystander.shutdown() } }
-        try await bystander.setLoop(.forever)  // keeps playing however long the test takes
+        try await bystander.perform(.setLoop(.forever))  // keeps playing however long the test takes
         try await bystander.load(.file(Fixtures.clipA))
 
         let path = Fixtures.fixture(name)
@@ -167,19 +167,19 @@ struct BadInputTests {
             #expect(name == "volume" && value == "abc" && mpvError.code < 0)
         }
         await #expect(throws: PlayerError.invalidArgument(name: "speed", value: "-1.0", reason: "must be between 0.25 and 4")) {
-            try await player.setSpeed(-1)
+            try await player.perform(.setSpeed(-1))
         }
-        await #expect(throws: PlayerError.self) { try await player.setSpeed(.nan) }
+        await #expect(throws: PlayerError.self) { try await player.perform(.setSpeed(.nan)) }
         await #expect(throws: PlayerError.invalidArgument(name: "volume", value: "nan", reason: "must be a finite number, 0 or more")) {
-            try await player.setVolume(.nan)
+            try await player.perform(.setVolume(.nan))
         }
-        await #expect(throws: PlayerError.self) { try await player.setVolume(1000) }
+        await #expect(throws: PlayerError.self) { try await player.perform(.setVolume(1000)) }
         await #expect(throws: PlayerError.invalidArgument(name: "seek position", value: "nan", reason: "must be a finite number of seconds, 0 or more")) {
             try await player.seek(to: .nan)
         }
         await #expect(throws: PlayerError.self) { try await player.perform(.seekBy(.infinity, precision: .keyframe)) }
         await #expect(throws: PlayerError.invalidArgument(name: "loop play count", value: "0", reason: "must be 1 or more")) {
-            try await player.setLoop(.playCount(0))
+            try await player.perform(.setLoop(.playCount(0)))
         }
         // The escape hatches work for good input.
         await #expect(try player.property("volume").doubleValue == 100)
@@ -211,10 +211,10 @@ struct BadInputTests {
         await #expect(throws: shutDown) { try await player.pause() }
         await #expect(throws: shutDown) { try await player.perform(player.isPaused ? .play : .pause) }
         await #expect(throws: shutDown) { try await player.stop() }
-        await #expect(throws: shutDown) { try await player.setVolume(10) }
-        await #expect(throws: shutDown) { try await player.setMuted(true) }
-        await #expect(throws: shutDown) { try await player.setSpeed(2) }
-        await #expect(throws: shutDown) { try await player.setLoop(.forever) }
+        await #expect(throws: shutDown) { try await player.perform(.setVolume(10)) }
+        await #expect(throws: shutDown) { try await player.perform(.setMuted(true)) }
+        await #expect(throws: shutDown) { try await player.perform(.setSpeed(2)) }
+        await #expect(throws: shutDown) { try await player.perform(.setLoop(.forever)) }
         await #expect(throws: shutDown) { try await player.setHardwareDecoding(true) }
         await #expect(throws: shutDown) { try await player.append(.file(Fixtures.clipB)) }
         await #expect(throws: shutDown) { try await player.perform(.next) }
@@ -232,7 +232,7 @@ struct BadInputTests {
         let (player, recorder) = try await Fixtures.player()
         let speed = PlayerError.invalidArgument(name: "speed", value: "0.0", reason: "must be between 0.25 and 4")
         #expect(throws: speed) { try player.send(.setSpeed(0)) }
-        await #expect(throws: speed) { try await player.setSpeed(0) }
+        await #expect(throws: speed) { try await player.perform(.setSpeed(0)) }
         #expect(throws: PlayerError.invalidArgument(name: "seek position", value: "nan", reason: "must be a finite number of seconds, 0 or more")) {
             try player.send(.seek(to: .nan, precision: .exact))
         }

@@ -161,7 +161,7 @@ struct CacheOriginTests {
             var configuration = throughCache ? harness.playerConfiguration : Fixtures.headless
             configuration.bufferingTimeout = .seconds(2)
             let (player, events) = try await Fixtures.player(configuration: configuration)
-            let source = throughCache ? try harness.source("long.mp4") : MediaSource(location: .url(harness.server.url("long.mp4").absoluteString))
+            let source = throughCache ? try harness.source("long.mp4") : MediaSource(harness.server.url("long.mp4").absoluteString)
             _ = try await player.load(source)
             let end = await events.waitFor(timeout: .seconds(40)) { if case .itemEnded = $0.event { return true }; return false }
             if case .itemEnded(.error(.bufferingTimedOut(_, _, let after)))? = end?.event {

@@ -24,10 +24,10 @@ struct EngineTests {
         defer { Task { await player.shutdown() } }
         // The 4 s clip loops: on a loaded machine the time between play and pause below can be
         // longer than the clip at 1.5x, and an ended clip leaves nothing loaded to seek in.
-        try await player.setLoop(.forever)
+        try await player.perform(.setLoop(.forever))
         try await player.load(.file(Fixtures.clipA), startPaused: true)
         try await player.perform(.setSpeed(1.5))
-        #expect(player.speed == 1.5)
+        #expect(player.snapshot.speed == 1.5)
         try await player.perform(.play)
         #expect(!player.isPaused)
         try await player.perform(.pause)
@@ -94,8 +94,8 @@ struct EngineTests {
         #expect((try? speeds[0].get()) != nil)
         #expect(throws: PlayerError.playerShutDown(gone.id)) { try speeds[1].get() }
         #expect((try? speeds[2].get()) != nil)
-        #expect(loaded.speed == 1.25)
-        #expect(empty.speed == 1.25)
+        #expect(loaded.snapshot.speed == 1.25)
+        #expect(empty.snapshot.speed == 1.25)
         // A bad argument or timeout fails for every player, and nothing is sent.
         let nan = await Player.perform(each: [loaded, empty].map { ($0, .setSpeed(.nan)) })
         #expect(nan.allSatisfy { if case .failure(.invalidArgument(name: "speed", _, _)) = $0 { true } else { false } })
@@ -153,7 +153,7 @@ struct EngineTests {
             #expect(!chain.contains("playerkit-pitch"), "af: \(chain)")
         }
         try await player.perform(.play)
-        #expect(player.speed == 1.5 && !player.isPaused)
+        #expect(player.snapshot.speed == 1.5 && !player.isPaused)
     }
 
     @Test("in turn: each player gets the command once the one before answered; a refused one does not stop the turn, and each answer is its own")
@@ -204,7 +204,7 @@ struct EngineTests {
         let volumes = try await withThrowingTaskGroup(of: Double?.self) { group in
             for index in 0..<20 {
                 group.addTask {
-                    try await player.setVolume(Double(40 + index))
+                    try await player.perform(.setVolume(Double(40 + index)))
                     return try await player.property("volume").doubleValue
                 }
             }

@@ -66,7 +66,7 @@ struct EventBusTests {
         var players: [(Player, EventRecorder)] = []
         for (index, id) in ids.enumerated() {
             let (player, recorder) = try await Fixtures.player(id: id, configuration: configuration(bus: bus))
-            try await player.setLoop(.forever)
+            try await player.perform(.setLoop(.forever))
             players.append((player, recorder))
             _ = index
         }
@@ -141,7 +141,7 @@ struct EventBusTests {
 
         let (player, recorder) = try await Fixtures.player(configuration: configuration(bus: bus))
         defer { Task { await player.shutdown() } }
-        try await player.setLoop(.forever)  // the item must not end before the pause below, however slow the run
+        try await player.perform(.setLoop(.forever))  // the item must not end before the pause below, however slow the run
         try await player.load(.file(Fixtures.clipA), startPaused: true)
         #expect(await eventually { states.records.contains { $0.event == .stateChanged(from: .loading, to: .ready) } })
         #expect(notified.count == 0)  // off by default
@@ -195,7 +195,7 @@ struct EventBusTests {
         defer { token.cancel() }
         let (first, recorder) = try await Fixtures.player(id: id, configuration: configuration(bus: bus))
         try await first.load(.file(Fixtures.clipA), startPaused: true)
-        try await first.setVolume(50)
+        try await first.perform(.setVolume(50))
         await first.shutdown()
         #expect(await recorder.waitFor { $0.event == .shutDown } != nil)
         let second = try Player(id: id, configuration: configuration(bus: bus))
@@ -232,7 +232,7 @@ struct EventBusTests {
         defer { token.cancel(); other.cancel() }
         let (player, recorder) = try await Fixtures.player(id: id, configuration: configuration(bus: bus))
         players.withLock { $0 = player }
-        try await player.setLoop(.forever)
+        try await player.perform(.setLoop(.forever))
         try await player.load(.file(Fixtures.clipA))
         #expect(await recorder.waitForState(.paused))
         await player.shutdown()

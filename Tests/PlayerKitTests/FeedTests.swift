@@ -91,7 +91,7 @@ struct AudioPolicyTests {
     private func players(_ count: Int) async throws -> [Player] {
         let made = try await offPool { try (0..<count).map { _ in try Player(configuration: Fixtures.headless) } }
         // Volume and mute are known once mpv reported them.
-        #expect(await eventually { made.allSatisfy { $0.volume != nil && $0.isMuted != nil } })
+        #expect(await eventually { made.allSatisfy { $0.snapshot.volume != nil && $0.snapshot.isMuted != nil } })
         return made
     }
 

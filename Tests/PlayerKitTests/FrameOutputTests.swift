@@ -87,7 +87,7 @@ struct FrameOutputTests {
         let (player, _) = try await Fixtures.player(configuration: Self.framesConfiguration)
         defer { Task { await player.shutdown() } }
         let output = try player.makeFrameOutput(FrameFormat(width: 160, height: 120, pixelFormat: .bgr0))
-        try await player.setLoop(.forever)
+        try await player.perform(.setLoop(.forever))
         #expect(output.delivery == .stream && output.format.stride % 64 == 0)
         _ = try await player.load(MediaSource(Self.quadrants))
         let frames = try await Self.sample(output, count: 5)
@@ -104,7 +104,7 @@ struct FrameOutputTests {
         let (flipped, _) = try await Fixtures.player(configuration: Self.framesConfiguration)
         defer { Task { await flipped.shutdown() } }
         try await flipped.perform(.setFlip(.horizontal))
-        try await flipped.setLoop(.forever)
+        try await flipped.perform(.setLoop(.forever))
         #expect(flipped.flip == .horizontal)
         let flippedOutput = try flipped.makeFrameOutput(FrameFormat(width: 160, height: 120, pixelFormat: .rgb0))
         _ = try await flipped.load(MediaSource(Self.quadrants))
@@ -183,7 +183,7 @@ struct FrameOutputTests {
         let (player, _) = try await Fixtures.player(configuration: Self.framesConfiguration)
         defer { Task { await player.shutdown() } }
         let output = try player.makeFrameOutput(FrameFormat(width: 320, height: 240))
-        try await player.setLoop(.forever)
+        try await player.perform(.setLoop(.forever))
         _ = try await player.load(MediaSource(Self.quadrants))
         var iterator = output.frames.makeAsyncIterator()
         let first = try #require(await iterator.next())
@@ -207,7 +207,7 @@ struct FrameOutputTests {
         for round in 0..<6 {
             let (player, _) = try await Fixtures.player(configuration: Self.framesConfiguration)
             let output = try player.makeFrameOutput(FrameFormat(width: 160, height: 120))
-            try await player.setLoop(.forever)
+            try await player.perform(.setLoop(.forever))
             _ = try await player.load(MediaSource(Self.quadrants))
             let frames = try await Self.sample(output, count: 3)
             #expect(frames.count == 3, "round \(round)")
@@ -243,7 +243,7 @@ struct FrameOutputTests {
         defer { Task { await player.shutdown() } }
         let format = try FrameFormat(width: 160, height: 120, pixelFormat: .rgb0)
         let output = try player.makeFrameOutput(format, delivery: .pull)
-        try await player.setLoop(.forever)
+        try await player.perform(.setLoop(.forever))
         _ = try await player.load(MediaSource(Self.quadrants))
         // The app's own memory, 64-byte aligned.
         let memory = UnsafeMutableRawPointer.allocate(byteCount: format.byteCount, alignment: 64)
@@ -291,7 +291,7 @@ struct FrameOutputTests {
             return id == player.id
         }
         let output = try player.makeFrameOutput(FrameFormat(width: 160, height: 120))
-        try await player.setLoop(.forever)
+        try await player.perform(.setLoop(.forever))
         _ = try await player.load(MediaSource(Self.quadrants))
         #expect(try await Self.sample(output, count: 2).count == 2)
         // The renderers of a shut-down player are typed errors too.

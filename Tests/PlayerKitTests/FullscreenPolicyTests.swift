@@ -80,8 +80,8 @@ struct FullscreenPolicyTests {
         await Self.check(policy, players, fullscreen: a.id, owner: a.id)
 
         do {
-            try await b.setFullscreen(true)
-            Issue.record("b.setFullscreen(true) was accepted while a owns fullscreen")
+            try await b.perform(.setFullscreen(true))
+            Issue.record("b.perform(.setFullscreen(true)) was accepted while a owns fullscreen")
         } catch {
             #expect(error.description.contains(b.id.rawValue) && error.description.contains(a.id.rawValue), "\(error)")
         }
@@ -89,13 +89,13 @@ struct FullscreenPolicyTests {
         await Self.check(policy, players, fullscreen: a.id, owner: a.id)
         // Nothing was sent to mpv: no change is on its way either.
         let mark = all[1].1.mark
-        try await b.setVolume(50)  // a later request that does reach mpv, as a marker
+        try await b.perform(.setVolume(50))  // a later request that does reach mpv, as a marker
         #expect(await all[1].1.waitFor(after: mark) { $0.event == .volumeChanged(50) } != nil)
         #expect(!all[1].1.events.contains { $0.description == "fullscreenStateChanged(true)" })
         await Self.check(policy, players, fullscreen: a.id, owner: a.id)
         // Leaving fullscreen is never refused; the owner may do it through its player.
-        try await b.setFullscreen(false)
-        try await a.setFullscreen(false)
+        try await b.perform(.setFullscreen(false))
+        try await a.perform(.setFullscreen(false))
         await Self.check(policy, players, fullscreen: nil, owner: a.id, within: .seconds(15))
     }
 
@@ -156,13 +156,13 @@ struct FullscreenPolicyTests {
         try await b.command(["set", "fullscreen", "yes"])
         await Self.check(policy, players, fullscreen: b.id, owner: b.id, within: .seconds(15))
         #expect(await bEvents.waitFor(after: mark) { $0.event.feature(FullscreenEvent.self) == .ownershipChanged(owner: b.id) } != nil)
-        await #expect(throws: PlayerError.self) { try await c.setFullscreen(true) }
-        await #expect(throws: PlayerError.self) { try await a.setFullscreen(true) }
+        await #expect(throws: PlayerError.self) { try await c.perform(.setFullscreen(true)) }
+        await #expect(throws: PlayerError.self) { try await a.perform(.setFullscreen(true)) }
         await Self.check(policy, players, fullscreen: b.id, owner: b.id)
 
         // ... and through its own player too.
         try await policy.release(b)
-        try await c.setFullscreen(true)
+        try await c.perform(.setFullscreen(true))
         await Self.check(policy, players, fullscreen: c.id, owner: c.id, within: .seconds(15))
     }
 }

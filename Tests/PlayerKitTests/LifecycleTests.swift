@@ -60,7 +60,7 @@ struct LifecycleTests {
         let (plain, recorder) = try await Fixtures.player(id: Fixtures.uniqueID("pitch-off"), configuration: configuration)
         await #expect(try standard.property("audio-pitch-correction") == .flag(true))
         await #expect(try plain.property("audio-pitch-correction") == .flag(false))
-        try await plain.setSpeed(2)
+        try await plain.perform(.setSpeed(2))
         _ = try await plain.load(.file(Fixtures.clipB))
         let end = await recorder.waitFor(timeout: .seconds(20)) {
             if case .itemEnded = $0.event { return true } else { return false }
@@ -162,7 +162,7 @@ struct LifecycleTests {
         }
         let player = try Player(configuration: Fixtures.headless)
         player.delegate = recorder
-        try await player.setLoop(.forever)
+        try await player.perform(.setLoop(.forever))
         // The delegate may pause and shut the player down before `load` has returned to this task
         // (seen under ThreadSanitizer): `load` then ends with `playerShutDown`, as documented.
         // What must hold is below.
@@ -210,7 +210,7 @@ struct LifecycleTests {
                         for step in 0..<50 {
                             do throws(PlayerError) {
                                 switch (worker + step) % 4 {
-                                case 0: try await player.setVolume(Double(step))
+                                case 0: try await player.perform(.setVolume(Double(step)))
                                 case 1: _ = try await player.property("time-pos")
                                 case 2: try await player.command(["show-text", "x"])
                                 default: try await player.setProperty("mute", to: .flag(step % 2 == 0))

@@ -29,7 +29,7 @@ struct MPRISTests {
         var players: [(Player, EventRecorder)] = []
         for (index, id) in ids.enumerated() {
             let (player, recorder) = try await Fixtures.player(id: id)
-            try await player.setLoop(.forever)
+            try await player.perform(.setLoop(.forever))
             try await player.load(MediaSource(index % 2 == 0 ? Fixtures.clipA : Fixtures.clipB), startPaused: paused)
             try service.publish(player, options: options?[index] ?? MPRISPlayerOptions())
             let published = await recorder.waitFor(timeout: .seconds(10)) { if case .published? = $0.event.feature(MPRISEvent.self) { true } else { false } }
@@ -73,7 +73,7 @@ struct MPRISTests {
         ]).split(separator: "|", omittingEmptySubsequences: false).map(String.init)
         #expect(metadata.count == 4)
         #expect(metadata.first == leftPlayer.mediaTitle && leftPlayer.mediaTitle != nil)
-        #expect(abs((Double(metadata[1]) ?? 0) / 1e6 - (leftPlayer.duration ?? -1)) < 0.01, "\(metadata)")
+        #expect(abs((Double(metadata[1]) ?? 0) / 1e6 - (leftPlayer.snapshot.duration ?? -1)) < 0.01, "\(metadata)")
         #expect(metadata[2] == URL(fileURLWithPath: Fixtures.clipA).absoluteString)
         #expect(metadata[3] == "'/org/playerkit/track/1'")  // playerctl prints an object path quoted
         let rightTitle = try await setup.bus.playerctl(["--player=\(rightName)", "metadata", "title"])
@@ -180,7 +180,7 @@ struct MPRISTests {
                 "org.freedesktop.DBus.Properties.Set", "string:org.mpris.MediaPlayer2.Player", "string:\(property)", variant,
             ]))
         }
-        let duration = try #require(player.duration)
+        let duration = try #require(player.snapshot.duration)
         let player2 = "org.mpris.MediaPlayer2.Player"
         let cases: [(what: String, error: String?, name: String)] = [
             ("stale track", try await call(name, "\(player2).SetPosition", ["'/org/playerkit/track/7'", "1000000"]), "org.playerkit.MPRIS.UnknownTrack"),
@@ -214,7 +214,7 @@ struct MPRISTests {
         #expect(refusals.count >= 10, "\(refusals)")
         // Nothing changed: both play on at rate 1, volume 100, looping.
         #expect(player.state == .playing && other.state == .playing)
-        #expect(player.speed == 1 && player.volume == 100 && player.snapshot.loopMode == .forever)
+        #expect(player.snapshot.speed == 1 && player.snapshot.volume == 100 && player.snapshot.loopMode == .forever)
         let before = player.position ?? 0
         #expect(await recorder.waitFor(timeout: .seconds(10)) { if case .positionChanged(let p) = $0.event { return p > before + 0.3 || p < before } else { return false } } != nil)
         // And it still obeys the desktop.

@@ -25,7 +25,7 @@ struct NetworkFaultTests {
             proxy = FaultProxy(upstreamPort: server.port)
             try proxy.start()
             (bystander, bystanderEvents) = try await Fixtures.player()
-            try await bystander.setLoop(.forever)  // before loading: the item never ends
+            try await bystander.perform(.setLoop(.forever))  // before loading: the item never ends
             try await bystander.load(.file(Fixtures.clipB))
         }
 

@@ -10,8 +10,8 @@ struct PlaybackTests {
         let (other, otherEvents) = try await Fixtures.player()
         defer { Task { await main.shutdown(); await other.shutdown() } }
         // Looping, so both still play when checked, however slow the machine is.
-        try await main.setLoop(.forever)
-        try await other.setLoop(.forever)
+        try await main.perform(.setLoop(.forever))
+        try await other.perform(.setLoop(.forever))
 
         async let loadedMain = main.load(.file(Fixtures.clipA))
         async let loadedOther = other.load(.file(Fixtures.clipB))
@@ -53,7 +53,7 @@ struct PlaybackTests {
         #expect(await recorder.waitFor { if case .seekCompleted = $0.event { return true }; return false } != nil)
         // A quarter speed: the 3 s left last 12 s, so the pause below comes before the end
         // even when a sanitizer run keeps this test waiting for seconds.
-        try await player.setSpeed(0.25)
+        try await player.perform(.setSpeed(0.25))
         try await player.play()
         #expect(await recorder.waitForState(.playing))
         try await player.pause()
@@ -83,7 +83,7 @@ struct PlaybackTests {
     func orderUnderConcurrentCalls() async throws {
         let (player, recorder) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
-        try await player.setLoop(.forever)
+        try await player.perform(.setLoop(.forever))
         try await player.load(.file(Fixtures.clipA))
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<4 {
@@ -92,7 +92,7 @@ struct PlaybackTests {
                 }
             }
         }
-        try await player.setVolume(42)  // a last, recognisable event
+        try await player.perform(.setVolume(42))  // a last, recognisable event
         #expect(await recorder.waitFor { $0.event == .volumeChanged(42) } != nil)
         let records = recorder.records
         #expect(records.map(\.sequenceNumber) == Array(1...UInt64(records.count)))
@@ -137,11 +137,11 @@ struct PlaybackTests {
     func controlsAndReadOuts() async throws {
         let (player, recorder) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
-        try await player.setLoop(.forever)
+        try await player.perform(.setLoop(.forever))
         let info = try await player.load(.file(Fixtures.clipA), startPaused: true)
         #expect(info.title == "PlayerKit clip A")
         #expect(player.isPaused)
-        #expect(player.duration.map { abs($0 - 4) < 0.05 } == true)
+        #expect(player.snapshot.duration.map { abs($0 - 4) < 0.05 } == true)
         // The read-out follows mpv's observed `media-title`, which can name the file for a moment.
         #expect(await eventually { player.mediaTitle == "PlayerKit clip A" })
         #expect(player.tracks.count == 2)
@@ -153,22 +153,22 @@ struct PlaybackTests {
         #expect(player.position.map { $0 >= 0 } == true)
         #expect(player.videoSize == VideoSize(width: 320, height: 240))
 
-        try await player.setVolume(40)
-        try await player.setMuted(true)
-        try await player.setSpeed(1.5)
+        try await player.perform(.setVolume(40))
+        try await player.perform(.setMuted(true))
+        try await player.perform(.setSpeed(1.5))
         #expect(await recorder.waitFor { $0.event == .volumeChanged(40) } != nil)
         #expect(await recorder.waitFor { $0.event == .muteChanged(true) } != nil)
         #expect(await recorder.waitFor { $0.event == .speedChanged(1.5) } != nil)
-        #expect(player.volume == 40 && player.isMuted == true && player.speed == 1.5)
+        #expect(player.snapshot.volume == 40 && player.snapshot.isMuted == true && player.snapshot.speed == 1.5)
 
         // Paused for the loop modes: playing at 1.5x the clip wraps every 2.7 s, and a wrap
         // counts a play count down (or, looping off, ends the item) between a set and its read.
         try await player.pause()
-        try await player.setLoop(.playCount(3))
+        try await player.perform(.setLoop(.playCount(3)))
         await #expect(try player.property("loop-file") == .int(2))
-        try await player.setLoop(.off)
+        try await player.perform(.setLoop(.off))
         await #expect(try player.property("loop-file") == .flag(false))
-        try await player.setLoop(.forever)
+        try await player.perform(.setLoop(.forever))
         await #expect(try player.property("loop-file") == .string("inf"))
 
         try await player.setHardwareDecoding(true)
@@ -185,7 +185,7 @@ struct PlaybackTests {
     func loopPlaysAgain() async throws {
         let (player, recorder) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
-        try await player.setLoop(.playCount(2))
+        try await player.perform(.setLoop(.playCount(2)))
         try await player.load(.file(Fixtures.clipB))
         // Past the first play (4 s) the position goes back to the start, then the item finishes.
         #expect(await recorder.waitFor(timeout: .seconds(20)) { $0.event == .itemEnded(.finished) } != nil)
@@ -255,7 +255,7 @@ struct PlaybackTests {
         defer { Task { await player.shutdown() } }
         try await player.load(.file(Fixtures.clipA), startPaused: true)
         #expect(player.snapshot.loopMode == .off)
-        try await player.setLoop(.forever)
+        try await player.perform(.setLoop(.forever))
         #expect(await recorder.waitFor { $0.event == .loopModeChanged(.forever) } != nil)
         try await player.setProperty("loop-file", to: .int(2))
         #expect(await recorder.waitFor { $0.event == .loopModeChanged(.playCount(3)) } != nil)
@@ -278,7 +278,7 @@ struct PlaybackTests {
         let server = try LoopbackHTTPServer(root: Fixtures.repository.appendingPathComponent("Media"))
         defer { server.stop() }
         let url = "http://127.0.0.1:\(server.port)/clip-b.mp4"
-        try await player.setSpeed(0.25)  // 16 s of playing: the item must not end before the checks below
+        try await player.perform(.setSpeed(0.25))  // 16 s of playing: the item must not end before the checks below
         let info = try await player.load(MediaSource(url))
         #expect(info.source == url)
         #expect(info.duration.map { abs($0 - 4) < 0.05 } == true)
@@ -315,7 +315,7 @@ struct PlaybackTests {
         }
         let (player, recorder) = try await Fixtures.player()
         defer { Task { await player.shutdown() } }
-        try await player.setFullscreen(true)
+        try await player.perform(.setFullscreen(true))
         #expect(player.snapshot.isFullscreen == true)
         #expect(await recorder.waitFor { $0.event == .fullscreenStateChanged(true) } != nil)
         var mark = recorder.mark
@@ -325,20 +325,20 @@ struct PlaybackTests {
         mark = recorder.mark
         try await player.setProperty("fullscreen", to: .flag(true))
         #expect(await recorder.waitFor(after: mark) { $0.event == .fullscreenStateChanged(true) } != nil)
-        try await player.setFullscreen(false)
+        try await player.perform(.setFullscreen(false))
 
         let refuser = Refuser()
         #expect(player.setFullscreenArbiter(refuser, replacing: nil))
         #expect(!player.setFullscreenArbiter(Refuser(), replacing: nil))  // one arbiter at a time
         #expect(player.fullscreenArbiter === refuser)
         let refused = PlayerError.fullscreenRefused(player.id, reason: "not now")
-        await #expect(throws: refused) { try await player.setFullscreen(true) }
+        await #expect(throws: refused) { try await player.perform(.setFullscreen(true)) }
         #expect(throws: refused) { try player.send(.setFullscreen(true)) }
         #expect(refused.description.contains(player.id.rawValue) && refused.description.contains("not now"))
-        try await player.setFullscreen(false)  // allowed
+        try await player.perform(.setFullscreen(false))  // allowed
         await #expect(try player.property("fullscreen") == .flag(false))
         #expect(player.setFullscreenArbiter(nil, replacing: refuser))
-        try await player.setFullscreen(true)
+        try await player.perform(.setFullscreen(true))
         await #expect(try player.property("fullscreen") == .flag(true))
     }
 }

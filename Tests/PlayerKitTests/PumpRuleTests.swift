@@ -17,7 +17,7 @@ struct PumpRuleTests {
         // queued before the item started loading.
         let subscription = bus.subscribe(to: player.id, kinds: [.stateChanged], delivery: .immediate) { record in
             guard case .stateChanged(_, .ready) = record.event else { return }
-            _ = player.volume
+            _ = player.snapshot.volume
             try? player.send(.setVolume(60))
         }
         defer { subscription.cancel() }

@@ -100,7 +100,7 @@ struct ReliabilityTests {
         defer { server.stop() }
         let (player, recorder) = try await Fixtures.player()
         let other = try await Fixtures.player()
-        try await other.0.setLoop(.forever)
+        try await other.0.perform(.setLoop(.forever))
         try await other.0.load(.file(Fixtures.clipA))
         let url = server.url("never.mp4").absoluteString
         let task = Task { try await player.load(MediaSource(url)) }
@@ -144,36 +144,36 @@ struct ReliabilityTests {
         var generator = SystemRandomNumberGenerator()
         for round in 0..<200 {
             let volume = Double(Int.random(in: 0...130, using: &generator))
-            try await player.setVolume(volume)
-            #expect(player.volume == volume, "round \(round)")
+            try await player.perform(.setVolume(volume))
+            #expect(player.snapshot.volume == volume, "round \(round)")
             let muted = Bool.random(using: &generator)
-            try await player.setMuted(muted)
-            #expect(player.isMuted == muted, "round \(round)")
+            try await player.perform(.setMuted(muted))
+            #expect(player.snapshot.isMuted == muted, "round \(round)")
             let speed = [0.5, 1, 1.25, 2][round % 4]
-            try await player.setSpeed(speed)
-            #expect(player.speed == speed, "round \(round)")
+            try await player.perform(.setSpeed(speed))
+            #expect(player.snapshot.speed == speed, "round \(round)")
             let loop: LoopMode = [.off, .forever, .playCount(3)][round % 3]
-            try await player.setLoop(loop)
+            try await player.perform(.setLoop(loop))
             #expect(player.snapshot.loopMode == loop, "round \(round)")
             if round % 2 == 0 { try await player.play() } else { try await player.pause() }
             #expect(player.isPaused == (round % 2 == 1), "round \(round)")
             let fullscreen = round % 5 == 0
-            try await player.setFullscreen(fullscreen)
+            try await player.perform(.setFullscreen(fullscreen))
             #expect(player.snapshot.isFullscreen == fullscreen, "round \(round)")
             try await player.setHardwareDecoding(round % 7 == 0)
             #expect(player.isHardwareDecodingEnabled == (round % 7 == 0), "round \(round)")
             try await player.setProperty("volume", to: .double(42))
-            #expect(player.volume == 42, "round \(round)")
+            #expect(player.snapshot.volume == 42, "round \(round)")
         }
         // And once mpv's own observations have all arrived, the read-outs still agree.
-        try await player.setVolume(55)
+        try await player.perform(.setVolume(55))
         // A seek's completion comes after every observation mpv queued before it.
         let mark = recorder.mark
         try await player.seek(to: 1)
         #expect(await recorder.waitFor(timeout: .seconds(10), after: mark) {
             if case .seekCompleted = $0.event { return true } else { return false }
         } != nil)
-        #expect(player.volume == 55)
+        #expect(player.snapshot.volume == 55)
         await #expect(try player.property("volume").doubleValue == 55)
         // The change events came with the setters, in order: the last volume event says 55.
         let volumes = recorder.events.compactMap { if case .volumeChanged(let volume) = $0 { return volume } else { return nil } }
@@ -198,11 +198,11 @@ struct ReliabilityTests {
             try await preview.load(.file(Fixtures.clipB), startPaused: true)
             let policy = try AudioPolicy(mode: .duck(volume: 20), players: [main, preview])
             let own = Double(60 + run)
-            try await preview.setVolume(own)
+            try await preview.perform(.setVolume(own))
             try await policy.focus(main)
-            #expect(preview.volume == 20, "run \(run)")
+            #expect(preview.snapshot.volume == 20, "run \(run)")
             try await policy.focus(preview)
-            #expect(preview.volume == own, "run \(run)")
+            #expect(preview.snapshot.volume == own, "run \(run)")
             await #expect(try preview.property("volume").doubleValue == own, "run \(run)")
             await main.shutdown()
             await preview.shutdown()
@@ -323,7 +323,7 @@ struct LostEventsTests {
         }
         defer { notifications.removeObserver(observer) }
         let other = try await Fixtures.player()
-        try await other.0.setLoop(.forever)
+        try await other.0.perform(.setLoop(.forever))
         try await other.0.load(.file(Fixtures.clipB))
 
         // A 20 s clip, paused 5 s before its end: once it plays, it ends long after the queue
@@ -331,7 +331,7 @@ struct LostEventsTests {
         // queue: lost.
         try await player.load(.file(Fixtures.fixture("long.mp4")), startPaused: true)
         try await player.seek(to: 15)
-        try await player.setVolume(100)
+        try await player.perform(.setVolume(100))
         // Hold the event pump: an immediate handler (which runs on the pump) blocks on the next
         // position it sees (the play below brings one), until released.
         let release = DispatchSemaphore(value: 0)
@@ -387,7 +387,7 @@ struct LostEventsTests {
         #expect(snapshot.state == .ended, "\(snapshot)")
         #expect(snapshot.volume == volume)
         #expect(player.state == .ended)
-        #expect(player.volume == volume)
+        #expect(player.snapshot.volume == volume)
         #expect(recorder.states.last == .ended)
         // The loss was real: mpv's end of the item never arrived.
         let before = recorder.records.filter { $0.sequenceNumber < lost?.sequenceNumber ?? 0 }
@@ -408,8 +408,8 @@ struct LostEventsTests {
         try await player.load(.file(Fixtures.fixture("short-a.mp4")))
         #expect(await recorder.waitFor(timeout: .seconds(10), after: mark) { if case .positionChanged = $0.event { return true } else { return false } } != nil)
         #expect(await recorder.waitFor(timeout: .seconds(10), after: mark) { $0.event == .itemEnded(.finished) } != nil)
-        try await player.setVolume(12)
-        #expect(player.volume == 12)
+        try await player.perform(.setVolume(12))
+        #expect(player.snapshot.volume == 12)
         #expect(other.0.state == .playing)
         #expect(!other.1.events.contains { if case .eventsLost = $0 { return true } else { return false } })
         await player.shutdown()

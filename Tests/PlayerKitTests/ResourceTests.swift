@@ -54,11 +54,11 @@ struct ResourceTests {
         defer { Task { await player.shutdown() } }
         for speed in [0, .nan, 0.1, 4.5, -1, .infinity] {
             await #expect(throws: PlayerError.invalidArgument(name: "speed", value: "\(speed)", reason: "must be between 0.25 and 4")) {
-                try await player.setSpeed(speed)
+                try await player.perform(.setSpeed(speed))
             }
         }
-        try await player.setSpeed(0.25)
-        try await player.setSpeed(4)
+        try await player.perform(.setSpeed(0.25))
+        try await player.perform(.setSpeed(4))
         #expect(try await player.property("speed") == .double(4))
     }
 

@@ -26,7 +26,7 @@ private struct Member {
         let follower = try RoomFollower(room: client, players: [player], logger: roomLogger(name))
         follower.start()
         try await client.join()
-        try await client.announceFile(name: "clip-a.mp4", duration: player.duration ?? 400, size: 0)
+        try await client.announceFile(name: "clip-a.mp4", duration: player.snapshot.duration ?? 400, size: 0)
         return Member(player: player, events: events, client: client, follower: follower)
     }
 

@@ -32,7 +32,7 @@ struct SyncplayInteropTests {
         follower.start()
         try await client.join()
         defer { Task { follower.invalidate(); await client.leave() } }
-        try await client.announceFile(name: "clip-a-long.edl", duration: player.duration ?? 200, size: 0)
+        try await client.announceFile(name: "clip-a-long.edl", duration: player.snapshot.duration ?? 200, size: 0)
 
         let real = try RealSyncplayClient(port: server.port, room: room, name: "syncplay", file: timeline, directory: directory)
         defer { real.stop() }

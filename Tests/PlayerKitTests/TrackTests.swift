@@ -55,7 +55,7 @@ struct TrackTests {
         #expect(back != nil)
         await #expect(try player.property("current-tracks/audio/lang") == .string("eng"))
         // The read-out settles on what mpv has: once the confirmations are in, still track 1.
-        try await player.selectTrack(player.tracks.first { $0.kind == .audio && $0.id == 1 }!)
+        try await player.perform(.selectTrack(.audio, id: 1))
         #expect(player.tracks.filter { $0.kind == .audio && $0.isSelected }.map(\.id) == [1])
         await player.shutdown()
     }
@@ -143,7 +143,7 @@ struct TrackTests {
         let (player, recorder) = try await Fixtures.player()
         #expect(player.videoDecoder == nil)
         // Looping, so the item is still there however slowly a loaded machine gets to the checks.
-        try await player.setLoop(.forever)
+        try await player.perform(.setLoop(.forever))
         _ = try await player.load(.file(Self.clip))
         let event = await recorder.waitFor(timeout: .seconds(10)) {
             if case .videoDecoderChanged(let decoder?) = $0.event { return decoder.codec.contains("H.264") }

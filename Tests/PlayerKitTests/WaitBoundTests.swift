@@ -104,7 +104,7 @@ struct WaitBoundTests {
         }
         // Commands are answered while the item is stuck opening: mpv answers them between its
         // checks on the opening thread.
-        let volume = await within(.seconds(5)) { await Self.outcome { () async throws(PlayerError) in try await player.setVolume(40) } }
+        let volume = await within(.seconds(5)) { await Self.outcome { () async throws(PlayerError) in try await player.perform(.setVolume(40)) } }
         #expect(volume.map { (try? $0.get()) != nil } == true, "setVolume did not return while the item was opening")
         // Once the provider lets go, the player loads the next item as usual.
         provider.letGo()

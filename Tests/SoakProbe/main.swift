@@ -288,7 +288,7 @@ func step(_ generator: inout SeededGenerator) async {
     case 50..<56:
         let speed = [0, 0.25, 0.5, 1, 1.5, 2, 4, 8, Double.infinity].randomElement(using: &generator)!
         await tracked("speed") {
-            do throws(PlayerError) { try await player.setSpeed(speed) } catch { note(error, in: "speed") }
+            do throws(PlayerError) { try await player.perform(.setSpeed(speed)) } catch { note(error, in: "speed") }
         }
     case 56..<62:
         let volume: Double = [-5, 0, 50, 100, 130, 200].randomElement(using: &generator)!
@@ -310,8 +310,8 @@ func step(_ generator: inout SeededGenerator) async {
                         sets.overlapped.remove(ticket)
                     }
                 }
-                try await player.setVolume(volume)
-                let readOut = player.volume
+                try await player.perform(.setVolume(volume))
+                let readOut = player.snapshot.volume
                 let alone = volumeSets.withLock { !$0.overlapped.contains(ticket) }
                 if alone, readOut != volume {
                     ledger.withLock { $0.violation("\(player.id): volume read-out \(String(describing: readOut)) after setVolume(\(volume))") }

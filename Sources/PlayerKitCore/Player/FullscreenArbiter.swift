@@ -3,7 +3,7 @@
 /// one owner, nobody else fullscreen).
 ///
 /// A player has at most one arbiter (``Player/fullscreenArbiter``, held weakly). It is asked
-/// by ``MediaPlayer/setFullscreen(_:)`` and by ``Player/send(_:)`` with
+/// by ``PlayerCommand/setFullscreen(_:)`` and by ``Player/send(_:)`` with
 /// ``PlayerCommand/setFullscreen(_:)``, before mpv is, and a refusal is thrown as
 /// ``PlayerError/fullscreenRefused(_:reason:)``: nothing changes. Changes that do not go
 /// through these calls cannot be asked about beforehand (mpv's own window, the window manager,

@@ -71,23 +71,17 @@ public protocol MediaPlayer: AnyObject, Sendable {
 
 // MARK: Read-outs
 
-/// Each read-out of ``MediaPlayer/snapshot`` on its own (see ``PlayerSnapshot`` for when each is
-/// nil). Read several at once from one snapshot when they must agree with each other.
+/// The three read-outs of ``MediaPlayer/snapshot`` that code checks most, on their own. Every
+/// other read-out (duration, volume, speed, loop mode, ...) is read from the snapshot:
+/// `player.snapshot.volume` (see ``PlayerSnapshot`` for when each is nil). Read several at once
+/// from one snapshot when they must agree with each other.
 extension MediaPlayer {
     /// The player's state (see ``PlayerState``).
     public var state: PlayerState { snapshot.state }
     /// The playback position in seconds; nil when nothing is loaded.
     public var position: Double? { snapshot.position }
-    /// The current item's duration in seconds; nil when unknown.
-    public var duration: Double? { snapshot.duration }
     /// Whether playback is paused (also true while ``PlayerState/ready``).
     public var isPaused: Bool { snapshot.isPaused }
-    /// The volume (100 is unchanged), once the player reported it.
-    public var volume: Double? { snapshot.volume }
-    /// Whether audio is muted, once the player reported it.
-    public var isMuted: Bool? { snapshot.isMuted }
-    /// The playback speed (1 is normal), once the player reported it.
-    public var speed: Double? { snapshot.speed }
 }
 
 extension MediaPlayer {
@@ -129,9 +123,10 @@ extension MediaPlayer {
 
 // MARK: Commands, awaited by name
 
-/// Every ``PlayerCommand`` by name, awaited: each is ``MediaPlayer/perform(_:timeout:)`` with its
-/// command (10 s at most), and returns once the player carried it out, its read-out showing the
-/// result; the same on ``Player`` and on a test's `FakePlayer`. Code that must not wait sends the
+/// Play, pause, stop and seek by name, awaited: each is ``MediaPlayer/perform(_:timeout:)`` with
+/// its command (10 s at most), and returns once the player carried it out, its read-out showing
+/// the result; the same on ``Player`` and on a test's `FakePlayer`. Every other command is
+/// awaited as `try await player.perform(.setVolume(80))`. Code that must not wait sends the
 /// command instead: `try player.send(.play)`.
 extension MediaPlayer {
     /// Starts or resumes playback; returns once ``isPaused`` is false.
@@ -153,42 +148,5 @@ extension MediaPlayer {
     ///   what ``perform(_:timeout:)`` throws while waiting.
     public func seek(to seconds: Double, precision: SeekPrecision = .exact) async throws(PlayerError) {
         try await perform(.seek(to: seconds, precision: precision))
-    }
-
-    /// Sets the volume: 100 leaves it unchanged; mpv allows up to `volume-max` (130 by default).
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN or negative
-    ///   values and values above mpv's `volume-max`.
-    public func setVolume(_ volume: Double) async throws(PlayerError) { try await perform(.setVolume(volume)) }
-
-    /// Mutes or unmutes audio.
-    public func setMuted(_ muted: Bool) async throws(PlayerError) { try await perform(.setMuted(muted)) }
-
-    /// Sets the playback speed (1 is normal), within ``PlayerCommand/speedRange``. Reported by
-    /// ``PlayerEvent/speedChanged(_:)``; positions keep counting media time.
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for NaN, zero and any
-    ///   speed outside ``PlayerCommand/speedRange``.
-    public func setSpeed(_ speed: Double) async throws(PlayerError) { try await perform(.setSpeed(speed)) }
-
-    /// Sets how often the current item repeats.
-    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for a play count below 1.
-    public func setLoop(_ mode: LoopMode) async throws(PlayerError) { try await perform(.setLoop(mode)) }
-
-    /// Puts the player's video in fullscreen or takes it out. A player with a window (its own or
-    /// an embedding one) really goes fullscreen; a headless player keeps the setting. The
-    /// player's ``fullscreenArbiter`` (a `FullscreenPolicy` that governs it) may refuse. Every
-    /// change of the player's fullscreen state, by this call or any other path, is reported as
-    /// ``PlayerEvent/fullscreenStateChanged(_:)``.
-    /// - Throws: ``PlayerError/fullscreenRefused(_:reason:)`` when the arbiter refuses (nothing
-    ///   changes), ``PlayerError/playerShutDown(_:)``.
-    public func setFullscreen(_ fullscreen: Bool) async throws(PlayerError) { try await perform(.setFullscreen(fullscreen)) }
-
-    /// Plays `track` in place of the other track of its kind (``PlayerCommand/selectTrack(_:id:)``).
-    /// The player's track read-out (``Player/tracks``) shows the selection when this returns, and
-    /// ``PlayerEvent/tracksChanged(_:)`` reports it. The selection holds for the current item;
-    /// the next item starts with mpv's own choice.
-    /// - Throws: ``PlayerError/noMediaLoaded(operation:)`` with nothing loaded,
-    ///   ``PlayerError/unknownTrack(kind:id:available:)`` when the item has no such track.
-    public func selectTrack(_ track: Track) async throws(PlayerError) {
-        try await perform(.selectTrack(track.kind, id: track.id))
     }
 }

@@ -61,8 +61,8 @@ public final class OpenGLRenderer: Sendable {
     /// never held up by one of them.
     /// - Parameters:
     ///   - framebuffer: the OpenGL framebuffer object to draw into; 0 for the window's own.
-    ///   - width: the width to fill, in pixels (within ``FrameFormat/sizeRange``).
-    ///   - height: the height to fill, in pixels (within ``FrameFormat/sizeRange``).
+    ///   - width: the width to fill, in pixels (1 to 8192).
+    ///   - height: the height to fill, in pixels (1 to 8192).
     ///   - flipY: true for a window's default framebuffer (GL's origin is bottom-left);
     ///     false for a framebuffer object whose texture the app samples top-down.
     /// - Throws: ``FrameOutputError/invalidSize(width:height:)``,

@@ -475,13 +475,13 @@ public final class Player: MediaPlayer {
 
     /// Runs `command` and suspends until mpv carried it out or refused it: the awaited form of
     /// every command, which the named methods (``MediaPlayer/play()``,
-    /// ``MediaPlayer/seek(to:precision:)``, ``MediaPlayer/setSpeed(_:)``, …) call. No thread
+    /// ``MediaPlayer/seek(to:precision:)``, ``PlayerCommand/setSpeed(_:)``, …) call. No thread
     /// waits: the command goes to mpv as ``send(_:)`` sends it, and mpv's answer, read by the
     /// event pump, resumes the caller.
     ///
     /// **Ordering.** Commands sent or performed on one player are carried out in the order they
     /// were made, as with ``send(_:)``. When it returns, the player's read-outs reflect the
-    /// command (``MediaPlayer/setVolume(_:)`` then ``volume``, ``MediaPlayer/pause()`` then
+    /// command (`perform(.setVolume(_:))` then `snapshot.volume`, ``MediaPlayer/pause()`` then
     /// ``isPaused``, and so on for mute, speed, loop, direction, fullscreen and track selection)
     /// and the matching change event has been published; a change mpv makes later (a key
     /// pressed in mpv's window) still comes through. A seek returns once the player shows the
@@ -628,7 +628,7 @@ public final class Player: MediaPlayer {
     // MARK: Settings
 
     /// The mirroring set with ``PlayerCommand/setFlip(_:)`` (none at first).
-    public var flip: VideoFlip { model(\.flip) }
+    var flip: VideoFlip { model(\.flip) }
 
     /// The feature that decides whether this player's own fullscreen requests may go ahead
     /// (a `FullscreenPolicy` that governs it), or nil: see ``FullscreenArbiter``. Held weakly.

@@ -6,7 +6,7 @@
 /// `@unknown default`.
 @nonexhaustive
 public enum FrameOutputError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// A frame size outside ``FrameFormat/sizeRange`` in either dimension.
+    /// A frame size outside 1...8192 in either dimension.
     case invalidSize(width: Int, height: Int)
     /// A pixel format mpv's software renderer does not write (see ``PixelFormat``).
     case unsupportedPixelFormat(String)

@@ -37,13 +37,13 @@ public enum MPVValue: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The value as a Bool when it is a flag.
-    public var boolValue: Bool? {
+    var boolValue: Bool? {
         if case .flag(let value) = self { return value }
         return nil
     }
 
     /// The value as a String when it is a string.
-    public var stringValue: String? {
+    var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil
     }

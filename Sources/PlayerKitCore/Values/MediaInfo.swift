@@ -17,7 +17,7 @@ public struct VideoSize: Sendable, Hashable, Codable, CustomStringConvertible {
 
 /// One audio, video or subtitle track of the loaded item (from mpv's `track-list`).
 ///
-/// Choose one with ``MediaPlayer/selectTrack(_:)`` or ``PlayerCommand/selectTrack(_:id:)``; add subtitles
+/// Choose one with ``PlayerCommand/selectTrack(_:id:)``; add subtitles
 /// from a file with ``Player/addSubtitles(path:title:language:select:)``.
 public struct Track: Sendable, Hashable, Codable, Identifiable, CustomStringConvertible {
     /// The kind of a track.

@@ -27,7 +27,7 @@ public struct MediaSource: Sendable, Hashable, CustomStringConvertible, Expressi
     }
 
     /// Creates a source from a location.
-    public init(location: Location) {
+    init(location: Location) {
         self.location = location
     }
 

@@ -1,7 +1,9 @@
 /// A request for a player: sent with ``MediaPlayer/send(_:)`` (handed over without waiting) or
-/// awaited with ``MediaPlayer/perform(_:timeout:)``. The controls a player's UI binds also have
-/// named, awaited methods (``MediaPlayer/play()``, ``MediaPlayer/setSpeed(_:)``, ...), checked
-/// the same way; the others are awaited as `try await player.perform(.stepFrame)`.
+/// awaited with ``MediaPlayer/perform(_:timeout:)``. Play, pause, stop and seek also have
+/// named, awaited methods (``MediaPlayer/play()``, ``MediaPlayer/seek(to:precision:)``, ...),
+/// checked the same way; every other command is awaited as
+/// `try await player.perform(.setVolume(80))`. An awaited command returns once the player
+/// carried it out, its read-out showing the result.
 ///
 /// What a feature's event handler uses: it runs on the feature's own queue and must not wait
 /// for mpv there either (see Documentation/Architecture.md, "The pump never blocks").
@@ -18,13 +20,19 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
     /// Seek relative to the current position (negative goes back); an awaited one returns once
     /// the player shows the new position, as ``MediaPlayer/seek(to:precision:)`` does.
     case seekBy(Double, precision: SeekPrecision)
-    /// Set the playback speed, within ``PlayerCommand/speedRange`` (``MediaPlayer/setSpeed(_:)``).
+    /// Set the playback speed (1 is normal), within ``PlayerCommand/speedRange``. Reported by
+    /// ``PlayerEvent/speedChanged(_:)``; positions keep counting media time. Refused with
+    /// ``PlayerError/invalidArgument(name:value:reason:)`` for NaN, zero and any speed outside
+    /// the range.
     case setSpeed(Double)
-    /// Set the volume (``MediaPlayer/setVolume(_:)``).
+    /// Set the volume: 100 leaves it unchanged; mpv allows up to `volume-max` (130 by default).
+    /// Refused with ``PlayerError/invalidArgument(name:value:reason:)`` for NaN or negative
+    /// values and values above mpv's `volume-max`.
     case setVolume(Double)
-    /// Mute or unmute (``MediaPlayer/setMuted(_:)``).
+    /// Mute or unmute audio.
     case setMuted(Bool)
-    /// Set how often the item repeats (``MediaPlayer/setLoop(_:)``).
+    /// Set how often the current item repeats. Refused with
+    /// ``PlayerError/invalidArgument(name:value:reason:)`` for a play count below 1.
     case setLoop(LoopMode)
     /// Play forwards (the default) or backwards. Backwards playback decodes ahead in reverse,
     /// so it costs more memory and CPU; position events then count down, and the item ends at
@@ -36,7 +44,12 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
     /// choose it before ``MediaPlayer/load(_:startPaused:)`` or after
     /// ``MediaPlayer/stop()``, as `ClipSequencer` and `PrefetchWindow` do.
     case setPlaybackDirection(PlaybackDirection)
-    /// Enter or leave fullscreen (``MediaPlayer/setFullscreen(_:)``).
+    /// Put the player's video in fullscreen or take it out. A player with a window (its own or
+    /// an embedding one) really goes fullscreen; a headless player keeps the setting. The
+    /// player's ``MediaPlayer/fullscreenArbiter`` (a `FullscreenPolicy` that governs it) may
+    /// refuse with ``PlayerError/fullscreenRefused(_:reason:)``, and then nothing changes. Every
+    /// change of the player's fullscreen state, by this command or any other path, is reported
+    /// as ``PlayerEvent/fullscreenStateChanged(_:)``.
     case setFullscreen(Bool)
     /// Mirror the video horizontally, vertically or both (``VideoFlip``): in windows and in
     /// frames the app draws, from now on and for later items. Changing it while playing rebuilds
@@ -44,8 +57,11 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
     /// clean start.
     case setFlip(VideoFlip)
     /// Select the track of a kind with this ID (``Track/id``), or none of that kind with nil: no
-    /// video, no audio, or subtitles off (``MediaPlayer/selectTrack(_:)`` for a ``Track``). The
-    /// selection holds for the current item. Refused with
+    /// video, no audio, or subtitles off; for a ``Track``, `.selectTrack(track.kind, id: track.id)`.
+    /// The track read-out (``Player/tracks``) shows the selection once an awaited one returns,
+    /// and ``PlayerEvent/tracksChanged(_:)`` reports it. The selection holds for the current
+    /// item; the next item starts with mpv's own choice. Refused with
+    /// ``PlayerError/noMediaLoaded(operation:)`` with nothing loaded, and
     /// ``PlayerError/unknownTrack(kind:id:available:)`` when the item has no such track.
     case selectTrack(Track.Kind, id: Int?)
     /// Stop and unload the item (``MediaPlayer/stop()``).

@@ -49,13 +49,13 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     /// ``mediaLoaded(_:)``), hardware decoding began or fell back to software, or the video
     /// track changed. nil: no video is being decoded.
     case videoDecoderChanged(VideoDecoder?)
-    /// mpv's `fullscreen` property changed: by ``MediaPlayer/setFullscreen(_:)``, by mpv's own window
+    /// mpv's `fullscreen` property changed: by ``PlayerCommand/setFullscreen(_:)``, by mpv's own window
     /// (a key binding), by the window manager, or through the escape hatches
     /// (``Player/setProperty(_:to:)``, ``Player/command(_:)``). A headless player keeps the
     /// setting too. The first value mpv reports is the baseline and is not an event.
     /// (A fullscreen policy's own view is its `FullscreenEvent`.)
     case fullscreenStateChanged(Bool)
-    /// How the current item repeats changed (mpv's `loop-file`): by ``MediaPlayer/setLoop(_:)``, by
+    /// How the current item repeats changed (mpv's `loop-file`): by ``PlayerCommand/setLoop(_:)``, by
     /// ``Player/setProperty(_:to:)``, or by mpv's own window. The first value mpv reports is the
     /// baseline and is not an event.
     case loopModeChanged(LoopMode)

@@ -40,7 +40,7 @@ public struct PlayerID: Hashable, Sendable, Codable, Comparable, CustomStringCon
 
     /// Whether `rawValue` is acceptable as an ID: not empty, not all whitespace, and free of
     /// control characters (which would corrupt logs and terminal output).
-    public static func isValid(_ rawValue: String) -> Bool {
+    static func isValid(_ rawValue: String) -> Bool {
         guard !rawValue.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return false }
         return !rawValue.unicodeScalars.contains { CharacterSet.controlCharacters.contains($0) }
     }

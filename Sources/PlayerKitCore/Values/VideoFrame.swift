@@ -5,10 +5,9 @@ import PlayerKitSupport
 /// components in increasing address order as the name says ("rgb0": red at byte 0). The "0"
 /// byte is padding with unspecified content.
 ///
-/// One of the four layouts mpv's software renderer writes: ``rgb0``, ``bgr0``, ``xrgb``,
-/// ``xbgr``.
+/// One of the two layouts PlayerKit asks mpv's software renderer for: ``rgb0`` and ``bgr0``.
 public struct PixelFormat: Sendable, Hashable, CustomStringConvertible {
-    /// mpv's name for the format ("rgb0", "bgr0", "0rgb", "0bgr").
+    /// mpv's name for the format ("rgb0" or "bgr0").
     public let name: String
     /// Byte offsets of red, green and blue within a pixel.
     public let redOffset: Int, greenOffset: Int, blueOffset: Int
@@ -24,12 +23,8 @@ public struct PixelFormat: Sendable, Hashable, CustomStringConvertible {
     public static let rgb0 = PixelFormat(name: "rgb0", red: 0, green: 1, blue: 2)
     /// Blue, green, red, padding: the layout of X11, Cairo and SDL's ARGB8888 on little-endian machines.
     public static let bgr0 = PixelFormat(name: "bgr0", red: 2, green: 1, blue: 0)
-    /// Padding, red, green, blue.
-    public static let xrgb = PixelFormat(name: "0rgb", red: 1, green: 2, blue: 3)
-    /// Padding, blue, green, red.
-    public static let xbgr = PixelFormat(name: "0bgr", red: 3, green: 2, blue: 1)
     /// Every supported format.
-    static let all: [PixelFormat] = [.rgb0, .bgr0, .xrgb, .xbgr]
+    static let all: [PixelFormat] = [.rgb0, .bgr0]
 
     /// The format called `name` (mpv's spelling).
     /// - Throws: ``FrameOutputError/unsupportedPixelFormat(_:)`` naming it.
@@ -39,7 +34,7 @@ public struct PixelFormat: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Bytes per pixel (4 for every supported format).
-    public var bytesPerPixel: Int { 4 }
+    var bytesPerPixel: Int { 4 }
 
     /// The name.
     public var description: String { name }
@@ -49,7 +44,7 @@ public struct PixelFormat: Sendable, Hashable, CustomStringConvertible {
 public struct FrameFormat: Sendable, Hashable, CustomStringConvertible {
     /// Sizes accepted in each dimension. mpv scales the video to fit, keeping its aspect ratio
     /// (black bars fill the rest).
-    public static let sizeRange: ClosedRange<Int> = 1...8192
+    static let sizeRange: ClosedRange<Int> = 1...8192
     /// Rows start at multiples of this many bytes, and buffers too (mpv's fast path needs 64).
     static let alignment = 64
 

@@ -53,13 +53,20 @@ struct BackgroundLoop: AsyncParsableCommand {
 
         let json = self.json
         let wraps = Tally()
+        let seams = SeamLog()
         let subscription = PlayerEventBus.shared.subscribe(
             to: .players([background.id, foreground.id]),
             kinds: [.stateChanged, .clip, .error],
             delivery: .queue(output)
         ) { record in
             let t = ExampleSupport.seconds(since: start)
-            if case .loopWrapped? = record.event.feature(ClipEvent.self) { wraps.increment() }
+            switch record.event.feature(ClipEvent.self) {
+            case .loopWrapped(_, let seam)?:
+                wraps.increment()
+                if let seam { seams.append(seam) }
+            case .clipChanged(_, let seam?)?: seams.append(seam)
+            default: break
+            }
             if json {
                 ExampleSupport.printLine(JSONEventLine(record, t: t).json)
             } else {
@@ -80,16 +87,16 @@ struct BackgroundLoop: AsyncParsableCommand {
         await foreground.shutdown()
         await background.shutdown()
         output.sync {}
-        let seams = loop.seams
-        let worst = seams.map(\.gap).max() ?? 0
+        let measured = seams.all
+        let worst = measured.map(\.gap).max() ?? 0
         if json {
             var line = JSONEventLine(player: background.id.rawValue, event: "summary", t: ExampleSupport.seconds(since: start))
-            line.count = loop.wrapCount
+            line.count = wraps.count
             line.gapMs = (worst * 10_000).rounded() / 10
-            line.value = "\(seams.count) seams"
+            line.value = "\(measured.count) seams"
             ExampleSupport.printLine(line.json)
         } else {
-            ExampleSupport.printLine(String(format: "%d wrap-arounds, %d seams, largest gap %.1f ms", loop.wrapCount, seams.count, worst * 1000))
+            ExampleSupport.printLine(String(format: "%d wrap-arounds, %d seams, largest gap %.1f ms", wraps.count, measured.count, worst * 1000))
         }
     }
 
@@ -104,4 +111,12 @@ struct BackgroundLoop: AsyncParsableCommand {
             return event.description
         }
     }
+}
+
+/// The seams the loop reported in its events (appended on the output queue, read after it).
+final class SeamLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var seams: [SeamTiming] = []
+    func append(_ seam: SeamTiming) { lock.withLock { seams.append(seam) } }
+    var all: [SeamTiming] { lock.withLock { seams } }
 }

@@ -208,7 +208,7 @@ final class CompareApp {
         // The subscription's queue may still be printing the last `shutDown`: let it (bounded).
         for _ in players { _ = shutDownHandled.wait(timeout: .now() + 5) }
         subscription?.cancel()
-        let live = Player.liveIDs.filter { options.ids.contains($0) }.map(\.rawValue)
+        let live = options.ids.filter { Player.live($0) != nil }.map(\.rawValue)
         var line = AppLine(event: "quit", t: elapsed)
         line.livePlayers = live
         line.draws = surface.draws
@@ -632,8 +632,8 @@ final class CompareApp {
     private func done(_ name: String, frame: GroupFrame? = nil) {
         if let frame {
             for (index, player) in players.enumerated() {
-                frames[index] = frame.frame(of: player.id)?.frameNumber
-                positions[index] = frame.frame(of: player.id)?.time ?? positions[index]
+                frames[index] = frame.members.first { $0.player == player.id }?.frameNumber
+                positions[index] = frame.members.first { $0.player == player.id }?.time ?? positions[index]
             }
             updateLabels()
         }

@@ -113,10 +113,16 @@ public struct JSONEventLine: Encodable, Sendable {
 
     /// The line for `record`, `t` seconds after the start.
     public init(_ record: PlayerEventRecord, t: Double) {
-        player = record.playerID.rawValue
-        event = record.event.kind.rawValue
+        self.init(player: record.playerID, event: record.event, t: t)
+    }
+
+    /// The line for `event` of `player` at `t` seconds, when there is no record (an error
+    /// the app itself caught).
+    public init(player id: PlayerID, event playerEvent: PlayerEvent, t: Double) {
+        player = id.rawValue
+        event = playerEvent.kind.rawValue
         self.t = (t * 1000).rounded() / 1000
-        switch record.event {
+        switch playerEvent {
         case .stateChanged(let old, let new):
             state = new.rawValue
             from = old.rawValue
@@ -144,7 +150,7 @@ public struct JSONEventLine: Encodable, Sendable {
             value = snapshot.description
         case .feature(let event): setFeature(event)
         case .created, .shutDown, .firstFrame: break
-        @unknown default: value = record.event.description
+        @unknown default: value = playerEvent.description
         }
     }
 

@@ -78,10 +78,10 @@ struct Feed: AsyncParsableCommand {
             switch result.outcome {
             case .success(let poster):
                 view?.poster(poster.frame, of: result.index)
-                line.value = poster.pngFile?.path ?? ""
+                line.value = result.request.pngFile?.path ?? ""
                 ExampleSupport.printLine(json ? line.json : String(
                     format: "%7.2f  %@ poster: %dx%d, frame at %.3f s, %@", line.t, item, poster.frame.info.format.width, poster.frame.info.format.height,
-                    poster.time, poster.pngFile?.path ?? ""))
+                    poster.time, result.request.pngFile?.path ?? ""))
             case .failure(let error):
                 line.value = "\(error)"
                 ExampleSupport.printLine(json ? line.json : String(format: "%7.2f  %@ no poster: %@", line.t, item, "\(error)"))
@@ -268,7 +268,8 @@ struct Feed: AsyncParsableCommand {
             var offset = 0.0
             for pass in 1...2 {
                 origin.resetCounts()
-                let servedBefore = Dictionary(uniqueKeysWithValues: Self.served.map { ($0, cache.entry(forKey: $0)?.bytesServedFromCache ?? 0) })
+                let entries = cache.entries
+                let servedBefore = Dictionary(uniqueKeysWithValues: Self.served.map { name in (name, entries.first { $0.key == name }?.bytesServedFromCache ?? 0) })
                 var line = JSONEventLine(player: "feed", event: "pass", t: ExampleSupport.seconds(since: start))
                 line.pass = pass
                 say(line, "-- pass \(pass): scrolling through the ten items")
@@ -289,7 +290,7 @@ struct Feed: AsyncParsableCommand {
                 var totalNetwork: Int64 = 0
                 for (index, name) in Self.served.enumerated() {
                     let network = origin.counts(name).bodyBytes
-                    let cached = (cache.entry(forKey: name)?.bytesServedFromCache ?? 0) - (servedBefore[name] ?? 0)
+                    let cached = (cache.entries.first { $0.key == name }?.bytesServedFromCache ?? 0) - (servedBefore[name] ?? 0)
                     totalNetwork += network
                     var line = JSONEventLine(player: "item-\(index)", event: "cacheUsage", t: ExampleSupport.seconds(since: start))
                     line.pass = pass

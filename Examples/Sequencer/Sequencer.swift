@@ -66,9 +66,10 @@ struct Sequencer: AsyncParsableCommand {
         // made first, so that output time starts when there is somewhere to show it.
         let options = DisplayOptions(headless: headless, json: json, fps: fps, seconds: seconds, swapAfter: swapAfter)
         let windowReady = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0)
+        let startFailed = StartFlag()
         let (finished, done) = AsyncStream<Void>.makeStream()
         let thread = Thread {
-            runDisplayLoop(sequencer: sequencer, options: options, windowReady: windowReady, started: started)
+            runDisplayLoop(sequencer: sequencer, format: format, options: options, windowReady: windowReady, started: started, startFailed: startFailed)
             done.finish()
         }
         thread.name = "sequencer.display"
@@ -82,6 +83,7 @@ struct Sequencer: AsyncParsableCommand {
         do {
             try await sequencer.start()
         } catch {
+            startFailed.set()
             started.signal()
             for await _ in finished {}
             await sequencer.shutdown()
@@ -142,11 +144,12 @@ struct DisplayOptions: Sendable {
 /// Pulls a frame per tick until the timeline ends; shows it in an SDL window or reports it.
 /// Makes the window, says so through `windowReady`, and starts pulling once `started` says the
 /// sequencer runs.
-func runDisplayLoop(sequencer: ClipSequencer, options: DisplayOptions, windowReady: DispatchSemaphore, started: DispatchSemaphore) {
-    let window = options.headless ? nil : SoftwareWindow(width: sequencer.format.width, height: sequencer.format.height)
+func runDisplayLoop(sequencer: ClipSequencer, format: FrameFormat, options: DisplayOptions, windowReady: DispatchSemaphore,
+                    started: DispatchSemaphore, startFailed: StartFlag) {
+    let window = options.headless ? nil : SoftwareWindow(width: format.width, height: format.height)
     windowReady.signal()
     started.wait()
-    guard sequencer.currentClipID != nil else {
+    guard !startFailed.isSet else {
         window?.close()
         return
     }
@@ -188,6 +191,14 @@ func runDisplayLoop(sequencer: ClipSequencer, options: DisplayOptions, windowRea
         if let seconds = options.seconds, elapsed >= seconds { break }
     }
     window?.close()
+}
+
+/// Set when the sequencer could not start: the display loop then ends at once.
+final class StartFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
 }
 
 extension SequencedFrame {

@@ -135,16 +135,20 @@ final class EventPrinter: PlayerDelegate {
     }
 
     func report(error: PlayerError, player: PlayerID) {
-        emit(PlayerEventRecord(playerID: player, event: .error(error), sequenceNumber: 0, timestamp: Date()))
+        emit(player, .error(error))
     }
 
     private func emit(_ record: PlayerEventRecord) {
+        emit(record.playerID, record.event)
+    }
+
+    private func emit(_ player: PlayerID, _ event: PlayerEvent) {
         if json {
-            ExampleSupport.printLine(JSONEventLine(record, t: elapsed).json)
+            ExampleSupport.printLine(JSONEventLine(player: player, event: event, t: elapsed).json)
         } else {
             ExampleSupport.printLine(String(
-                format: "%8.3f  %@  %@", elapsed, record.playerID.rawValue.padding(toLength: 36, withPad: " ", startingAt: 0),
-                record.event.description))
+                format: "%8.3f  %@  %@", elapsed, player.rawValue.padding(toLength: 36, withPad: " ", startingAt: 0),
+                event.description))
         }
     }
 

@@ -40,7 +40,7 @@ public final class MediaCache: MediaPrecaching {
         /// so while they alone exceed it, the cache may too. Default 1 GiB.
         public var capacity: Int64 = 1 << 30
         /// The URL scheme players read through (``/PlayerKitCore/MediaStreamProvider/scheme``).
-        public var scheme: String = "playerkit-cache"
+        var scheme: String = "playerkit-cache"
         /// How long connecting may take. Default 10 s.
         public var connectTimeout: Duration = .seconds(10)
         /// How long the server may send nothing before the download fails with
@@ -195,13 +195,13 @@ public final class MediaCache: MediaPrecaching {
     }
 
     /// What is cached under `key`, or nil.
-    public func entry(forKey key: String) -> MediaCacheEntry? { store.entry(forKey: key) }
+    func entry(forKey key: String) -> MediaCacheEntry? { store.entry(forKey: key) }
 
     /// Every entry, sorted by key.
     public var entries: [MediaCacheEntry] { store.allEntries }
 
     /// The bytes on disk, over every entry.
-    public var cachedBytes: Int64 { store.totalBytes }
+    var cachedBytes: Int64 { store.totalBytes }
 
     /// How many bytes `player` read through the cache in this process, split by where they
     /// came from (already cached, or downloaded while it played).
@@ -260,7 +260,7 @@ public final class MediaCache: MediaPrecaching {
 }
 
 
-/// What is cached under one key (``MediaCache/entry(forKey:)``).
+/// What is cached under one key (one of ``MediaCache/entries``).
 public struct MediaCacheEntry: Sendable, Hashable {
     /// The key.
     public let key: String
@@ -273,9 +273,9 @@ public struct MediaCacheEntry: Sendable, Hashable {
     /// Whether every byte is cached.
     public let isComplete: Bool
     /// The players reading it now.
-    public let readers: [PlayerID]
+    let readers: [PlayerID]
     /// Whether a download of it runs.
-    public let isDownloading: Bool
+    let isDownloading: Bool
     /// When a player last opened or closed it.
     let lastAccess: Date
     /// Bytes downloaded for it in this process.
@@ -295,5 +295,5 @@ public struct MediaCacheUsage: Sendable, Hashable {
     /// Bytes that were already cached.
     public var bytesFromCache: Int64 = 0
     /// No bytes.
-    public init() {}
+    init() {}
 }

@@ -21,7 +21,7 @@ public enum MediaCacheEvent: PlayerFeatureEvent {
     case failed(key: String, MediaCacheError)
 
     /// The key the event is about.
-    public var key: String {
+    var key: String {
         switch self {
         case .downloadStarted(let key, _), .progress(let key, _, _), .completed(let key, _), .cancelled(let key, _),
             .evicted(let key, _), .invalidated(let key, _), .failed(let key, _):

@@ -22,7 +22,7 @@ public enum FullscreenEvent: PlayerFeatureEvent {
     /// The app (or an ``OrientationSource``) reported a new screen orientation; sent to the
     /// policy's owner.
     case orientationChanged(Orientation)
-    /// With ``FullscreenPolicy/fullscreenControlsOrientation`` on, the player (the policy's
+    /// With `fullscreenControlsOrientation` on, the player (the policy's
     /// owner) entered fullscreen in portrait: the app should turn the screen (or its window) to
     /// this orientation. PlayerKit does not rotate the video itself.
     case orientationRequested(Orientation)

@@ -38,9 +38,9 @@ import PlayerKitSupport
 ///   ``enterFullscreen(_:)`` would make it (from mpv's side: once the policy heard it, as above).
 ///
 /// Two switches, in the spirit of Flowplayer's flags, act on the owner only:
-/// * ``orientationControlsFullscreen``: a landscape ``setOrientation(_:)`` enters fullscreen, a
+/// * `orientationControlsFullscreen`: a landscape ``setOrientation(_:)`` enters fullscreen, a
 ///   portrait one leaves it.
-/// * ``fullscreenControlsOrientation``: entering fullscreen in portrait asks the app to turn to
+/// * `fullscreenControlsOrientation`: entering fullscreen in portrait asks the app to turn to
 ///   landscape, with ``FullscreenEvent/orientationRequested(_:)`` on the owner; the app decides how.
 ///
 /// Entering fullscreen calls ``/PlayerKitCore/PlayerCommand/setFullscreen(_:)`` on the owner, so a player with a
@@ -139,7 +139,7 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
     /// so it agrees with the player whatever path changed it. False when nobody owns the policy.
     public var isFullscreen: Bool { livingOwner?.snapshot.isFullscreen == true }
     /// The IDs of the players the policy governs, sorted.
-    public var members: [PlayerID] {
+    var members: [PlayerID] {
         state.withLock { state in
             state.members.filter { $0.value.reference.object.map { !$0.isShutDown } ?? false }.keys.sorted()
         }
@@ -155,13 +155,13 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
 
     /// Landscape enters fullscreen and portrait leaves it, for the owner only. Takes effect
     /// from the next ``setOrientation(_:)``.
-    public var orientationControlsFullscreen: Bool {
+    var orientationControlsFullscreen: Bool {
         get { state.withLock { $0.orientationControlsFullscreen } }
         set { state.withLock { $0.orientationControlsFullscreen = newValue } }
     }
 
     /// Entering fullscreen in portrait requests landscape from the app.
-    public var fullscreenControlsOrientation: Bool {
+    var fullscreenControlsOrientation: Bool {
         get { state.withLock { $0.fullscreenControlsOrientation } }
         set { state.withLock { $0.fullscreenControlsOrientation = newValue } }
     }
@@ -317,7 +317,7 @@ public final class FullscreenPolicy: FullscreenArbiter, Sendable {
 
     // MARK: Orientation
 
-    /// Reports the screen's orientation. With ``orientationControlsFullscreen`` on, the owner
+    /// Reports the screen's orientation. With `orientationControlsFullscreen` on, the owner
     /// enters fullscreen in landscape and leaves it in portrait (returning once it has); nobody
     /// else changes.
     public func setOrientation(_ orientation: Orientation) async {

@@ -28,7 +28,7 @@ import PlayerKitSupport
 /// ```
 public struct RandROrientationSource: OrientationSource {
     /// The X display to follow, e.g. ":0"; nil for the `DISPLAY` environment variable.
-    public let display: String?
+    let display: String?
 
     /// A source for `display` (nil: the `DISPLAY` environment variable).
     public init(display: String? = nil) {

@@ -85,7 +85,7 @@ public final class AutoplayCoordinator: Sendable {
         /// Why, in words, e.g. "most visible (0.92 >= 0.85) after scrolling settled".
         public let reason: String
         /// When the decision was made.
-        public let time: Date
+        let time: Date
 
         /// "play item-3: most visible ...".
         public var description: String { "\(action.rawValue) \(item): \(reason)" }
@@ -404,7 +404,7 @@ public final class AutoplayCoordinator: Sendable {
             return state.items[item.id]?.loadTask
         }
         task?.cancel()
-        if let budget, budget.holds(item.player) {
+        if let budget, budget.holders.contains(item.player.id) {
             try? budget.release(item.player)
         } else {
             item.player.releaseMedia()  // also cancels a load in progress

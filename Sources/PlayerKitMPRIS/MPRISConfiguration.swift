@@ -91,7 +91,7 @@ public struct MPRISPlayerOptions: Sendable, Hashable {
     public var isVisible: Bool
     /// The artwork desktops show for the current item (MPRIS's `mpris:artUrl`), e.g. a poster's
     /// `file://` URL from a `PosterMaker`; nil for none. It stays until changed
-    /// (``MPRISService/setArtwork(_:for:)``): set it again for each item.
+    /// (``MPRISService/setOptions(_:for:)``): set it again for each item.
     public var artworkURL: URL?
 
     /// Options; see each property.

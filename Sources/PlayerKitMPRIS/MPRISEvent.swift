@@ -44,7 +44,7 @@ public enum MPRISEvent: PlayerFeatureEvent {
 /// **Can grow.** `@nonexhaustive`: a `switch` over it outside PlayerKit needs `@unknown default`.
 @nonexhaustive
 public enum MPRISUnpublishReason: Sendable, Hashable, CustomStringConvertible {
-    /// The app hid it (``MPRISService/setVisible(_:for:)``), or moved the media-keys mark away.
+    /// The app hid it (``MPRISPlayerOptions/isVisible`` through ``MPRISService/setOptions(_:for:)``), or moved the media-keys mark away.
     case hidden
     /// The app stopped publishing it (``MPRISService/unpublish(_:)``).
     case removed

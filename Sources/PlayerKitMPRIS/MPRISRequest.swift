@@ -89,7 +89,7 @@ public struct MPRISClient: Sendable, Hashable, CustomStringConvertible {
     public var processName: String?
     /// The MPRIS name the request was sent to: the player's own, or the app's
     /// (``MPRISService/setMediaKeysPlayer(_:)``).
-    public var sentTo: String
+    var sentTo: String
 
     /// A client; see each property.
     init(busName: String, processID: Int32?, processName: String?, sentTo: String) {

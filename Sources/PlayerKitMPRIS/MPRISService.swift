@@ -18,7 +18,7 @@ import PlayerKitSupport
 /// **Names.** A player is published as `org.mpris.MediaPlayer2.<app>.instance_<ID>`, its ID
 /// escaped to D-Bus's rules (``busName(of:)`` says which), so two players of one app are two MPRIS players
 /// that desktops list and control apart: `playerctl --player=compare.instance_left play-pause`
-/// pauses that one and no other. ``setVisible(_:for:)`` takes a player off the bus and back.
+/// pauses that one and no other. ``setOptions(_:for:)`` with ``MPRISPlayerOptions/isVisible`` takes a player off the bus and back.
 ///
 /// **Media keys.** Desktops send media keys to a player of their choosing (the one playing, or
 /// the one most recently active). An app with several players says which one is its own with
@@ -30,7 +30,7 @@ import PlayerKitSupport
 ///
 /// **What the desktop sees** comes from the player's events on its bus, never from polling:
 /// `PlaybackStatus`, `Metadata` (`mpris:trackid`, `xesam:title`, `mpris:length`, `xesam:url`,
-/// and `mpris:artUrl` from ``setArtwork(_:for:)``), `Position` (the last reported position,
+/// and `mpris:artUrl` from ``MPRISPlayerOptions/artworkURL``), `Position` (the last reported position,
 /// moved on at the rate while playing), `Rate`, `Volume`, `LoopStatus`, `CanGoNext`,
 /// `CanGoPrevious`, `CanSeek` and the rest, with `PropertiesChanged` for each change and
 /// `Seeked` after each seek or jump.
@@ -172,34 +172,30 @@ public final class MPRISService: Sendable {
         guard removePlayer(id, reason: .removed) else { throw .notPublished(id) }
     }
 
-    /// Shows player `id` under its own name, or hides it (it stays published: it can still be
-    /// the media-keys player, and shows again with `true`).
-    /// - Throws: ``MPRISError/notPublished(_:)``.
-    public func setVisible(_ visible: Bool, for id: PlayerID) throws(MPRISError) {
-        try update(id) { $0.options.isVisible = visible }
-        loop.reconcile()
-    }
-
-    /// Changes what the desktop may do to player `id` from now on; its `Can…` properties are
-    /// announced anew.
-    /// - Throws: ``MPRISError/notPublished(_:)``.
-    public func setControls(_ controls: MPRISControls, for id: PlayerID) throws(MPRISError) {
-        try update(id) { $0.options.controls = controls }
-        loop.announce(MPRISPlayerModel.Change(
-            player: ["CanGoNext", "CanGoPrevious", "CanPlay", "CanPause", "CanSeek"],
-            root: ["CanQuit", "CanRaise", "CanSetFullscreen"]), of: id)
-    }
-
-    /// The artwork desktops show for player `id`'s current item (`mpris:artUrl`): a `file://`
-    /// URL of a poster, or an `http(s)://` one; nil for none. It stays until changed, so set it
-    /// for each item.
-    /// - Throws: ``MPRISError/notPublished(_:)``.
-    public func setArtwork(_ url: URL?, for id: PlayerID) throws(MPRISError) {
+    /// Replaces player `id`'s options from now on (what ``publish(_:options:)`` was given): its
+    /// name on the bus shows or hides with ``MPRISPlayerOptions/isVisible`` (a hidden player
+    /// stays published: it can still be the media-keys player), its `Can…` properties follow
+    /// ``MPRISPlayerOptions/controls``, and ``MPRISPlayerOptions/artworkURL`` and
+    /// ``MPRISPlayerOptions/identity`` are announced anew when they change. Keep the options you
+    /// published with and change the field you mean:
+    /// `options.artworkURL = poster; try mpris.setOptions(options, for: player.id)`.
+    /// - Throws: ``MPRISError/notPublished(_:)``, ``MPRISError/serviceShutDown``.
+    public func setOptions(_ options: MPRISPlayerOptions, for id: PlayerID) throws(MPRISError) {
+        var old = options
         try update(id) { published in
-            published.options.artworkURL = url
-            published.model.artworkURL = url
+            old = published.options
+            published.options = options
+            published.model.artworkURL = options.artworkURL
         }
-        loop.announce(MPRISPlayerModel.Change(player: ["Metadata"]), of: id)
+        if old.isVisible != options.isVisible { loop.reconcile() }
+        var change = MPRISPlayerModel.Change()
+        if old.controls != options.controls {
+            change.player.formUnion(["CanGoNext", "CanGoPrevious", "CanPlay", "CanPause", "CanSeek"])
+            change.root.formUnion(["CanQuit", "CanRaise", "CanSetFullscreen"])
+        }
+        if old.artworkURL != options.artworkURL { change.player.insert("Metadata") }
+        if old.identity != options.identity { change.root.insert("Identity") }
+        if !change.player.isEmpty || !change.root.isEmpty { loop.announce(change, of: id) }
     }
 
     /// The player media keys control: also published under the app's own name,

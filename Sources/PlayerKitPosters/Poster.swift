@@ -43,13 +43,13 @@ public struct PosterRequest: Sendable, Hashable {
 /// A poster: one frame of an item, scaled to fit the maker's box with the item's aspect ratio.
 public struct Poster: Sendable {
     /// The item.
-    public var source: MediaSource
+    var source: MediaSource
     /// The picture (no letterbox bars), in memory of its own.
     public var frame: VideoFrame
     /// The frame's time in the item, in seconds.
     public var time: Double
     /// The PNG file written, when the request asked for one.
-    public var pngFile: URL?
+    var pngFile: URL?
 
     /// A poster; see each property.
     init(source: MediaSource, frame: VideoFrame, time: Double, pngFile: URL?) {

@@ -49,7 +49,7 @@ public final class AlternatingPlayers: Sendable {
     }
 
     /// The player that prepares the next clip.
-    public var standby: any MediaPlayer { state.withLock { $0.activeIsFirst == true } ? players.1 : players.0 }
+    var standby: any MediaPlayer { state.withLock { $0.activeIsFirst == true } ? players.1 : players.0 }
 
     /// Prepares `source` on the standby player, paused on its first frame.
     /// - Throws: the errors of ``/PlayerKitCore/Player/preload(_:timeout:)``.

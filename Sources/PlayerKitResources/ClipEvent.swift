@@ -32,7 +32,7 @@ public enum ClipEvent: PlayerFeatureEvent {
     }
 
     /// The seam's timing, when measured.
-    public var seam: SeamTiming? {
+    var seam: SeamTiming? {
         switch self {
         case .clipChanged(_, let seam), .loopWrapped(_, let seam): return seam
         case .clipUnplayable: return nil

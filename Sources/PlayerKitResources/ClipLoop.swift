@@ -127,13 +127,13 @@ public final class ClipLoop: Sendable {
     /// The indexes (into the clips it was given) of the clips that play, once ``start()`` has probed them.
     public var playableClips: [Int] { state.withLock { $0.segments.map(\.clip) } }
     /// The index (into the clips it was given) of the clip on screen, nil before the first frame.
-    public var currentClip: Int? {
+    var currentClip: Int? {
         state.withLock { state in state.current.map { state.segments[$0.segment].clip } }
     }
     /// How many times the list has started over.
-    public var wrapCount: Int { state.withLock { $0.wraps } }
+    var wrapCount: Int { state.withLock { $0.wraps } }
     /// The seams measured so far, in order: the latest 10,000 of them.
-    public var seams: [SeamTiming] { state.withLock { $0.seams } }
+    var seams: [SeamTiming] { state.withLock { $0.seams } }
 
     /// How many seams ``seams`` keeps (hours of one-second clips).
     static let seamHistoryLimit = 10_000

@@ -108,16 +108,16 @@ public final class DecoderBudget: Sendable {
     }
 
     /// How many slots are free.
-    public var availableSlots: Int {
+    var availableSlots: Int {
         freeGoneHolders()
         return state.withLock { limit - $0.holders.count }
     }
 
     /// How many callers wait for a slot.
-    public var waitingCount: Int { state.withLock { $0.waiters.count } }
+    var waitingCount: Int { state.withLock { $0.waiters.count } }
 
     /// Whether `player` holds a slot.
-    public func holds(_ player: any MediaPlayer) -> Bool { state.withLock { $0.holders[player.id] != nil } }
+    func holds(_ player: any MediaPlayer) -> Bool { state.withLock { $0.holders[player.id] != nil } }
 
     // MARK: Loading
 

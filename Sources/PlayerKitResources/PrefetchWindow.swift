@@ -89,17 +89,11 @@ public final class PrefetchWindow: Sendable {
         self.makePlayer = makePlayer
     }
 
-    /// A window over plain sources at normal speed.
-    public convenience init(sources: [MediaSource], radius: Int,
-                            makePlayer: @escaping @Sendable (Int) async throws(PlayerError) -> any MediaPlayer) throws(PlayerError) {
-        try self.init(items: sources.map { Item($0) }, radius: radius, makePlayer: makePlayer)
-    }
-
     /// The current index, nil before the first ``move(to:)``.
     public var currentIndex: Int? { state.withLock { $0.current } }
 
     /// The indexes of the items prepared now, ascending.
-    public var preparedIndexes: [Int] { state.withLock { $0.assignment.compactMap { $0 }.sorted() } }
+    var preparedIndexes: [Int] { state.withLock { $0.assignment.compactMap { $0 }.sorted() } }
 
     /// The player holding item `index`, if it is prepared.
     public func player(for index: Int) -> (any MediaPlayer)? {
@@ -107,7 +101,7 @@ public final class PrefetchWindow: Sendable {
     }
 
     /// Every player the window has made.
-    public var players: [any MediaPlayer] { state.withLock { $0.players } }
+    var players: [any MediaPlayer] { state.withLock { $0.players } }
 
     /// Makes `index` current: releases the players whose items left the window, prepares the
     /// items that entered it (the current one first), and returns the current item's player,

@@ -158,7 +158,7 @@ public final class RoomFollower: Sendable {
         }
     }
     /// How many corrective seeks were made (speed nudges do not count).
-    public var correctiveSeeks: Int { state.withLock { $0.members.reduce(0) { $0 + $1.corrector.correctiveSeeks } } }
+    var correctiveSeeks: Int { state.withLock { $0.members.reduce(0) { $0 + $1.corrector.correctiveSeeks } } }
 
     // MARK: Following
 

@@ -50,9 +50,9 @@ import PlayerKitSupport
 /// Architecture.md's model says.
 public final class ClipSequencer: Sendable {
     /// Size and layout of every output frame.
-    public let format: FrameFormat
+    let format: FrameFormat
     /// The players taking turns (three).
-    public let players: [any MediaPlayer]
+    let players: [any MediaPlayer]
     /// The clock the output's time, the next clip's early start and the first-frame waits run on.
     private let clock: any MonotonicClock
 
@@ -189,9 +189,9 @@ public final class ClipSequencer: Sendable {
     /// The timeline, in order.
     public var clips: [SequenceClip] { state.withLock { $0.clips } }
     /// The ID of the clip shown now (nil before ``start(at:)``).
-    public var currentClipID: String? { state.withLock { $0.current?.id } }
+    var currentClipID: String? { state.withLock { $0.current?.id } }
     /// The IDs of the clips that are prepared (loaded, first frame ready) now.
-    public var preparedClipIDs: Set<String> {
+    var preparedClipIDs: Set<String> {
         state.withLock { Set($0.slots.filter(\.isReady).compactMap(\.clipID)) }
     }
     /// Whether the last clip has ended.

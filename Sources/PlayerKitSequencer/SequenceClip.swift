@@ -60,7 +60,7 @@ public struct SequenceClip: Sendable, Hashable, Identifiable, CustomStringConver
 
     /// Checks speed and duration.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` naming the value.
-    public func validate() throws(PlayerError) {
+    func validate() throws(PlayerError) {
         switch content {
         case .video:
             try PlayerCommand.setSpeed(speed).validate()

@@ -100,7 +100,7 @@ public struct GroupFrame: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The frame of `player`, if it is a member.
-    public func frame(of player: PlayerID) -> MemberFrame? { members.first { $0.player == player } }
+    func frame(of player: PlayerID) -> MemberFrame? { members.first { $0.player == player } }
 
     /// E.g. `1.100 s: left: frame 33 (1.100 s); right: frame 33 (1.100 s)`.
     public var description: String {

@@ -72,7 +72,7 @@ public final class SyncGroup: Sendable {
     /// What the group is doing now.
     public var phase: Phase { state.withLock { $0.phase } }
     /// The group's speed.
-    public var speed: Double { state.withLock { $0.speed } }
+    var speed: Double { state.withLock { $0.speed } }
     /// The group clock's position now, in seconds, when known.
     public var position: Double? {
         let now = clock.now
@@ -96,7 +96,7 @@ public final class SyncGroup: Sendable {
 
     /// How many seeks the group made to correct members since it was created (nudges by speed
     /// do not count): a figure for tests and diagnostics.
-    public var correctiveSeeks: Int { state.withLock { $0.correctiveSeeks } }
+    var correctiveSeeks: Int { state.withLock { $0.correctiveSeeks } }
 
     /// The policy for failing members.
     let failurePolicy: FailurePolicy

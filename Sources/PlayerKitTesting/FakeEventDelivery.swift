@@ -49,7 +49,7 @@ public final class FakeEventDelivery: Sendable {
     var isInterleaved: Bool { held.withLock { $0.generator != nil } }
 
     /// How many event batches are held.
-    public var pendingCount: Int { held.withLock { $0.batches.count } }
+    var pendingCount: Int { held.withLock { $0.batches.count } }
 
     /// Hands every held batch to its bus: each step, the seed picks one of the players that have
     /// batches held, and that player's events held so far go, in its order. Batches held while this runs (events a

@@ -47,7 +47,7 @@ import Synchronization
 /// refusals of commands (``refuseCommands(_:)``, thrown by the waiting forms and published as
 /// ``/PlayerKitCore/PlayerEvent/error(_:)`` after ``send(_:)``, as mpv's refusals are), an item that fails
 /// while it plays (``failCurrentItem(with:)``). It reads back what the player was told:
-/// ``commands``, ``releaseCount``, ``frameObservationCount``.
+/// ``commands``, ``releaseCount``, `frameObservationCount`.
 ///
 /// **Differences from ``/PlayerKitCore/Player``.** ``send(_:)`` carries the command out at once (a real
 /// player does it a little later). There are no audio devices or tracks, and frames are plain colour. IDs are unique among the live fake players on one
@@ -236,7 +236,7 @@ public final class FakePlayer: MediaPlayer {
     public init(id: PlayerID? = nil, clock: ManualClock, bus: PlayerEventBus = .shared,
                 media: [String: Media] = [:], defaultMedia: Media? = Media(),
                 positionInterval: Duration = .milliseconds(250), delivery: FakeEventDelivery = .immediate) throws(PlayerError) {
-        let id = id ?? .random()
+        let id = id ?? PlayerID(stringLiteral: UUID().uuidString.lowercased())
         _ = try PlayerID(validating: id.rawValue)
         guard Self.liveIDs.withLock({ $0[ObjectIdentifier(bus), default: []].insert(id).inserted }) else { throw .duplicateID(id) }
         self.id = id
@@ -285,16 +285,16 @@ public final class FakePlayer: MediaPlayer {
     public var commands: [PlayerCommand] { model.withLock { $0.commands } }
 
     /// How many ``perform(_:timeout:)`` calls wait for their ``replyDelay`` now.
-    public var commandsInFlight: Int { model.withLock { $0.replyWaiters.count } }
+    var commandsInFlight: Int { model.withLock { $0.replyWaiters.count } }
 
     /// How many times ``releaseMedia()`` was called.
     public var releaseCount: Int { model.withLock { $0.releaseCount } }
 
     /// How many ``observeEveryFrame()`` observations are active.
-    public var frameObservationCount: Int { model.withLock { $0.frameObservations } }
+    var frameObservationCount: Int { model.withLock { $0.frameObservations } }
 
     /// The last sequence number the fake published.
-    public var lastSequenceNumber: UInt64 { emitter.lastSequenceNumber }
+    var lastSequenceNumber: UInt64 { emitter.lastSequenceNumber }
 
     /// Ends the current item with `error` as a failure during playback does:
     /// `itemEnded(.error(error))`, `stateChanged(→ failed)`. A waiting load throws `error`.

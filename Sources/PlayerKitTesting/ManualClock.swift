@@ -1,7 +1,7 @@
 import PlayerKitCore
 import PlayerKitSupport
 
-/// A clock that moves only when a test tells it to: ``advance(by:)`` and ``advance(to:)``.
+/// A clock that moves only when a test tells it to: ``advance(by:)``.
 /// Give it to a feature (`clock:`) and to ``FakePlayer``s, and a test decides when time passes:
 /// a budget waiter's timeout, a sync group's drift, a player reaching the end of its item.
 ///
@@ -49,7 +49,7 @@ public final class ManualClock: MonotonicClock {
 
     private let state: Locked<State>
     /// When the clock was made.
-    public let start: Instant
+    let start: Instant
 
     /// Creates a clock whose ``now`` is the real `ContinuousClock.now` at this moment.
     public init() {
@@ -69,7 +69,7 @@ public final class ManualClock: MonotonicClock {
 
     /// How many tasks wait on this clock now: tasks sleeping on it, and a ``FakePlayer``'s
     /// pending loads, replies and preloads (each waits for the clock to reach its time).
-    public var sleeperCount: Int {
+    var sleeperCount: Int {
         state.withLock {
             $0.alarms.count {
                 switch $0.action {
@@ -167,7 +167,7 @@ public final class ManualClock: MonotonicClock {
     }
 
     /// Moves the clock forward to `deadline` (never back), running what falls due on the way.
-    public func advance(to deadline: Instant) {
+    func advance(to deadline: Instant) {
         while true {
             let due = state.withLock { state -> Alarm? in
                 let index = state.alarms.indices
@@ -189,7 +189,7 @@ public final class ManualClock: MonotonicClock {
         }
     }
 
-    /// Suspends until at least `count` tasks wait on this clock (see ``sleeperCount``: sleepers,
+    /// Suspends until at least `count` tasks wait on this clock (tasks asleep on it,
     /// and a fake player's pending loads, replies and preloads), or `timeout` of real time (on
     /// `ContinuousClock`) has passed; returns whether they do. A test calls it before
     /// ``advance(by:)`` to know that the code under test has reached its wait.

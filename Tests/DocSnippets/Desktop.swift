@@ -23,7 +23,9 @@ func snippet_desktop(left: Player, right: Player) async throws {
     _ = requests
 
     // snippet: artwork
-    try mpris.setArtwork(URL(fileURLWithPath: "/home/me/.cache/myapp/posters/item-3.png"), for: left.id)
+    var options = MPRISPlayerOptions()   // what `left` was published with
+    options.artworkURL = URL(fileURLWithPath: "/home/me/.cache/myapp/posters/item-3.png")
+    try mpris.setOptions(options, for: left.id)
     // end snippet
 
     // snippet: shutdown

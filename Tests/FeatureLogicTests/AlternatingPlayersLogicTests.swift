@@ -1,5 +1,5 @@
 import PlayerKitCore
-import PlayerKitResources
+@testable import PlayerKitResources
 import PlayerKitSupport
 import PlayerKitTesting
 import Testing

@@ -1,7 +1,7 @@
 import PlayerKitCore
 import PlayerKitFeed
 import PlayerKitSupport
-import PlayerKitTesting
+@testable import PlayerKitTesting
 import Testing
 
 @Suite("AutoplayCoordinator's decisions, on fake players and a manual clock", .timeLimit(.minutes(1)))

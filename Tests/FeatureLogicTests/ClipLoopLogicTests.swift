@@ -1,7 +1,7 @@
 import PlayerKitCore
-import PlayerKitResources
+@testable import PlayerKitResources
 import PlayerKitSupport
-import PlayerKitTesting
+@testable import PlayerKitTesting
 import Testing
 
 @Suite("ClipLoop's decisions, on fake players and a manual clock", .timeLimit(.minutes(1)))

@@ -1,5 +1,5 @@
 import PlayerKitCore
-import PlayerKitSequencer
+@testable import PlayerKitSequencer
 import PlayerKitSupport
 import PlayerKitTesting
 import Testing

@@ -1,6 +1,6 @@
 import Dispatch
 import PlayerKitCore
-import PlayerKitTesting
+@testable import PlayerKitTesting
 import Synchronization
 import Testing
 

@@ -1,6 +1,6 @@
 import PlayerKitCore
 import PlayerKitSupport
-import PlayerKitTesting
+@testable import PlayerKitTesting
 import Testing
 
 /// Every event of the selected players, recorded on the emitting thread (`.immediate`), so a

@@ -1,6 +1,6 @@
 import Foundation
 import PlayerKitCore
-import PlayerKitDisplay
+@testable import PlayerKitDisplay
 import PlayerKitSupport
 import PlayerKitTesting
 import Testing

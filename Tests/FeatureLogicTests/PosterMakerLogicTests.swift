@@ -1,5 +1,5 @@
 import PlayerKitCore
-import PlayerKitPosters
+@testable import PlayerKitPosters
 import PlayerKitSupport
 import PlayerKitTesting
 import Testing

@@ -54,7 +54,7 @@ struct PrefetchWindowLogicTests {
     func moves() async throws {
         let factory = Factory(clock: clock, bus: bus, media: [:])
         let sources: [MediaSource] = (0..<6).map { MediaSource("item-\($0).mp4") }
-        let window = try PrefetchWindow(sources: sources, radius: 1) { slot throws(PlayerError) in try factory.make(slot) }
+        let window = try PrefetchWindow(items: sources.map { PrefetchWindow.Item($0) }, radius: 1) { slot throws(PlayerError) in try factory.make(slot) }
         let first = try await window.move(to: 0)
         #expect(window.preparedIndexes == [0, 1])
         #expect(first.state == .ready)
@@ -74,7 +74,7 @@ struct PrefetchWindowLogicTests {
         let factory = Factory(clock: clock, bus: bus, media: [
             "bad.mp4": .unplayable(source: "bad.mp4"),
         ])
-        let window = try PrefetchWindow(sources: ["good.mp4", "bad.mp4", "also-good.mp4"], radius: 1) { slot throws(PlayerError) in
+        let window = try PrefetchWindow(items: ["good.mp4", "bad.mp4", "also-good.mp4"].map { PrefetchWindow.Item(MediaSource($0)) }, radius: 1) { slot throws(PlayerError) in
             try factory.make(slot)
         }
         try await window.move(to: 0)
@@ -89,7 +89,7 @@ struct PrefetchWindowLogicTests {
     func neighboursOverlap() async throws {
         let factory = Factory(clock: clock, bus: bus, media: [:])
         let media = FakePlayer.Media(loadTime: .seconds(1))
-        let window = try PrefetchWindow(sources: (0..<5).map { MediaSource("i\($0).mp4") }, radius: 2) { slot throws(PlayerError) in
+        let window = try PrefetchWindow(items: (0..<5).map { PrefetchWindow.Item(MediaSource("i\($0).mp4")) }, radius: 2) { slot throws(PlayerError) in
             let player = try factory.make(slot) as! FakePlayer
             for index in 0..<5 { player.setMedia(media, for: "i\(index).mp4") }
             return player

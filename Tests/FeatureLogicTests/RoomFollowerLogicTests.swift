@@ -1,5 +1,5 @@
 import PlayerKitCore
-import PlayerKitRooms
+@testable import PlayerKitRooms
 import PlayerKitSupport
 import PlayerKitSync
 import PlayerKitTesting

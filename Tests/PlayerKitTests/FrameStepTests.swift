@@ -1,4 +1,5 @@
 import Foundation
+@testable import PlayerKitCore
 import PlayerKit
 import PlayerKitSupport
 import Testing

@@ -235,7 +235,7 @@ struct MPRISTests {
         try await setup.bus.waitForNames { !$0.contains(names[0]) }
         try setup.service.unpublish(ids[1])
         #expect(await setup.players[1].recorder.waitFor { $0.event.feature(MPRISEvent.self) == .unpublished(busName: names[1], reason: .removed) } != nil)
-        try setup.service.setVisible(false, for: ids[2])
+        try setup.service.setOptions(MPRISPlayerOptions(isVisible: false), for: ids[2])
         #expect(await setup.players[2].recorder.waitFor { $0.event.feature(MPRISEvent.self) == .unpublished(busName: names[2], reason: .hidden) } != nil)
         let now = try await setup.bus.waitForNames { !$0.contains(names[0]) && !$0.contains(names[1]) && !$0.contains(names[2]) }
         #expect(!now.contains(names[0]) && !now.contains(names[1]) && !now.contains(names[2]) && now.contains(names[3]), "\(now)")
@@ -247,11 +247,11 @@ struct MPRISTests {
         #expect(try await setup.bus.playerctl(["-l"]).split(separator: "\n").map(String.init) == ["\(setup.app).instance_\(MPRISBusName.escape(ids[3]))"])
 
         let shown = setup.players[2].recorder.mark
-        try setup.service.setVisible(true, for: ids[2])
+        try setup.service.setOptions(MPRISPlayerOptions(isVisible: true), for: ids[2])
         #expect(await setup.players[2].recorder.waitFor(after: shown) { $0.event.feature(MPRISEvent.self) == .published(busName: names[2]) } != nil)
         #expect(try await setup.bus.waitForNames { $0.contains(names[2]) }.contains(names[2]))
         // Typed errors for the app's own mistakes.
-        #expect(throws: MPRISError.notPublished(ids[1])) { try setup.service.setVisible(true, for: ids[1]) }
+        #expect(throws: MPRISError.notPublished(ids[1])) { try setup.service.setOptions(MPRISPlayerOptions(isVisible: true), for: ids[1]) }
         #expect(throws: MPRISError.alreadyPublished(ids[3])) { try setup.service.publish(setup.players[3].player) }
         #expect(throws: MPRISError.playerShutDown(ids[0])) { try setup.service.publish(setup.players[0].player) }
         await setup.shutdown()
@@ -415,7 +415,7 @@ struct MPRISTests {
         #expect(b.state == .paused)
 
         // Hidden under its own name, the marked player is still the app's entry.
-        try setup.service.setVisible(false, for: first)
+        try setup.service.setOptions(MPRISPlayerOptions(isVisible: false), for: first)
         let names = try await setup.bus.waitForNames { !$0.contains(aName) }
         #expect(!names.contains(aName) && names.contains(setup.service.appBusName), "\(names)")
         mark = aRecorder.mark

@@ -1,4 +1,5 @@
 import Foundation
+@testable import PlayerKitCore
 import Testing
 import PlayerKit
 

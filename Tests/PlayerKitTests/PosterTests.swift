@@ -1,7 +1,7 @@
 import ExampleSupport
 import Foundation
 import PlayerKit
-import PlayerKitCache
+@testable import PlayerKitCache
 import PlayerKitSupport
 import Testing
 

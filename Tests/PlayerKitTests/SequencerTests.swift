@@ -1,5 +1,6 @@
 @testable import PlayerKitCore
 import Foundation
+@testable import PlayerKitSequencer
 import Testing
 import PlayerKit
 import PlayerKitSupport

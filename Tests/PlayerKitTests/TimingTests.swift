@@ -1,5 +1,7 @@
 import ExampleSupport
 import Foundation
+@testable import PlayerKitResources
+@testable import PlayerKitSync
 import Testing
 import PlayerKit
 

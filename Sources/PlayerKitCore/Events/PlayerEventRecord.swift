@@ -20,7 +20,7 @@ public struct PlayerEventRecord: Sendable, Hashable {
     public internal(set) var droppedBefore: Int = 0
 
     /// Creates a record (for tests and tools; players make their own).
-    public init(playerID: PlayerID, event: PlayerEvent, sequenceNumber: UInt64,
+    init(playerID: PlayerID, event: PlayerEvent, sequenceNumber: UInt64,
                 time: ContinuousClock.Instant = .now, timestamp: Date = Date()) {
         self.playerID = playerID
         self.event = event

@@ -114,8 +114,6 @@ public final class FrameOutput: Sendable {
 /// The frames of a ``FrameOutput``: an `AsyncSequence` that fills in
 /// ``FrameInfo/framesMissed`` for its one consumer.
 public struct VideoFrameSequence: AsyncSequence, Sendable {
-    /// Frames.
-    public typealias Element = VideoFrame
     let stream: AsyncStream<VideoFrame>
 
     /// Makes the iterator.

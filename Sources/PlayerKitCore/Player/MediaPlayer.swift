@@ -14,7 +14,7 @@
 /// read-outs that follow their setters. `FakePlayer` does.
 ///
 /// **Commands: two forms, neither blocks a thread.** Every command is awaited (``play()``,
-/// ``setVolume(_:)``, …, each ``perform(_:timeout:)`` with its ``PlayerCommand``: it suspends
+/// `perform(.setVolume(80))`, …: each ``perform(_:timeout:)`` with its ``PlayerCommand``: it suspends
 /// until the player carried it out or refused it) or sent (``send(_:)``: handed over at once,
 /// for code that must never wait, such as an `.immediate` bus handler or a render loop). Every
 /// member may be called from any thread or task, as on ``Player``.

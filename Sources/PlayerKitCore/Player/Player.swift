@@ -148,7 +148,7 @@ public final class Player: MediaPlayer {
     /// The IDs of every live player in this process, sorted: made and neither shut down nor
     /// deallocated. An app can check at its end that it left no player behind (an empty list),
     /// or list what it runs. Safe from any thread.
-    public static var liveIDs: [PlayerID] { PlayerRegistry.liveIDs }
+    static var liveIDs: [PlayerID] { PlayerRegistry.liveIDs }
 
     /// Whether ``shutdown()`` has been called (or the player is being torn down).
     public var isShutDown: Bool { core.isShutDown }
@@ -242,9 +242,9 @@ public final class Player: MediaPlayer {
     }
 
     /// The cache fill while buffering, 0 to 100, when mpv reports it.
-    public var bufferingProgress: Double? { model(\.bufferingPercent) }
+    var bufferingProgress: Double? { model(\.bufferingPercent) }
     /// Seconds of media in the demuxer cache ahead of the position, when known.
-    public var cacheDuration: Double? { model(\.cacheDuration) }
+    var cacheDuration: Double? { model(\.cacheDuration) }
     /// The decoded video size; nil before the first frame or for audio-only media.
     public var videoSize: VideoSize? { model(\.videoSize) }
     /// The media title (metadata title or file name), as mpv last reported it (right after a

@@ -34,8 +34,6 @@ public protocol PlayerDelegate: AnyObject, Sendable {
     func player(_ player: any MediaPlayer, didEmit record: PlayerEventRecord)
     /// ``PlayerEvent/stateChanged(from:to:)``. Default: nothing.
     func player(_ player: any MediaPlayer, didChangeStateFrom oldState: PlayerState, to newState: PlayerState)
-    /// ``PlayerEvent/positionChanged(_:)``. Default: nothing.
-    func player(_ player: any MediaPlayer, didUpdatePosition position: Double)
     /// ``PlayerEvent/itemEnded(_:)``. Default: nothing.
     func player(_ player: any MediaPlayer, didEndItem reason: ItemEndReason)
     /// ``PlayerEvent/error(_:)``. Default: nothing.
@@ -52,8 +50,6 @@ extension PlayerDelegate {
     /// Does nothing.
     public func player(_ player: any MediaPlayer, didChangeStateFrom oldState: PlayerState, to newState: PlayerState) {}
     /// Does nothing.
-    public func player(_ player: any MediaPlayer, didUpdatePosition position: Double) {}
-    /// Does nothing.
     public func player(_ player: any MediaPlayer, didEndItem reason: ItemEndReason) {}
     /// Does nothing.
     public func player(_ player: any MediaPlayer, didFail error: PlayerError) {}
@@ -66,7 +62,6 @@ extension PlayerEvent {
     func dispatch(to delegate: any PlayerDelegate, from player: any MediaPlayer) {
         switch self {
         case .stateChanged(let from, let to): delegate.player(player, didChangeStateFrom: from, to: to)
-        case .positionChanged(let position): delegate.player(player, didUpdatePosition: position)
         case .itemEnded(let reason): delegate.player(player, didEndItem: reason)
         case .error(let error): delegate.player(player, didFail: error)
         case .feature(let event): (event as? any PlayerDelegateEvent)?.dispatch(to: delegate, from: player)

@@ -114,7 +114,7 @@ public struct MediaInfo: Sendable, Hashable, Codable {
     public var tracks: [Track]
     /// The selected video track's frame rate (``Track/frameRate``); nil for audio-only media
     /// and containers that give none.
-    public var frameRate: Double? { tracks.first { $0.kind == .video && $0.isSelected }?.frameRate }
+    var frameRate: Double? { tracks.first { $0.kind == .video && $0.isSelected }?.frameRate }
 
     /// Creates a media description.
     public init(source: String, duration: Double?, videoSize: VideoSize?, title: String?, tracks: [Track]) {

@@ -2,7 +2,7 @@ import Foundation
 
 /// A player's identity: stable for the player's whole life and unique among live players.
 ///
-/// An ID is either random (``random()``, UUID based, the default when a ``Player`` is created
+/// An ID is either random (UUID based, the default when a ``Player`` is created
 /// without one) or a string chosen by the app, such as `"main"` or `"feed-3"`. Custom IDs let
 /// code that outlives one player instance (a subscription, a layout slot) keep addressing
 /// "the main player" across replacements.
@@ -34,7 +34,7 @@ public struct PlayerID: Hashable, Sendable, Codable, Comparable, CustomStringCon
     }
 
     /// A new random ID (a lowercase UUID string). Random IDs never collide in practice.
-    public static func random() -> PlayerID {
+    static func random() -> PlayerID {
         PlayerID(unchecked: UUID().uuidString.lowercased())
     }
 

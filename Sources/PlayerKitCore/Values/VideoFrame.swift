@@ -73,7 +73,7 @@ public struct FrameFormat: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Bytes of one frame (`stride * height`).
-    public var byteCount: Int { stride * height }
+    var byteCount: Int { stride * height }
 
     /// "640x360 rgb0".
     public var description: String { "\(width)x\(height) \(pixelFormat)" }

@@ -160,6 +160,30 @@ struct MPRISTests {
         result.status == 0 ? nil : result.errors
     }
 
+    @Test("setOptions changes a published player's controls and artwork: the desktop sees both at once, and the player's bus name stays")
+    func setOptionsChangesControlsAndArtwork() async throws {
+        let id = Fixtures.uniqueID("options")
+        let published = MPRISPlayerOptions(controls: [.playback])
+        let setup = try await Self.setUp(ids: [id], options: [published])
+        defer { setup.bus.stop() }
+        let name = MPRISBusName.prefix + "\(setup.app).instance_\(MPRISBusName.escape(id))"
+        @Sendable func canSeek() async throws -> String {
+            try await setup.bus.run("gdbus", [
+                "call", "--session", "--dest", name, "--object-path", "/org/mpris/MediaPlayer2", "--method",
+                "org.freedesktop.DBus.Properties.Get", "org.mpris.MediaPlayer2.Player", "CanSeek",
+            ]).output
+        }
+        #expect(try await canSeek().contains("false"))
+        var options = published
+        options.controls = [.playback, .seeking]
+        options.artworkURL = URL(fileURLWithPath: "/tmp/playerkit-poster-\(id).png")
+        try setup.service.setOptions(options, for: id)
+        #expect(await eventually { (try? await canSeek())?.contains("true") == true })
+        let artwork = try await setup.bus.playerctl(["--player=\(setup.app).instance_\(MPRISBusName.escape(id))", "metadata", "mpris:artUrl"])
+        #expect(artwork == "file:///tmp/playerkit-poster-\(id).png", "\(artwork)")
+        #expect(setup.service.busName(of: id) == name)
+    }
+
     @Test("bad input from the desktop: each a D-Bus error named for it; the player plays on, unchanged, and its neighbour too")
     func badInput() async throws {
         let id = Fixtures.uniqueID("target"), neighbour = Fixtures.uniqueID("neighbour")

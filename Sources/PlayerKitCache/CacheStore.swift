@@ -52,12 +52,18 @@ final class Waiter: @unchecked Sendable {
 
 /// The cache's engine: entries, downloads, readers.
 ///
-/// Concurrency: one lock (`lock`) guards the entries and their machines; it is held only to
-/// feed a machine an input and to start or cancel the request tasks and answer the readers it
-/// asks for, never across I/O. File writes, flushes, truncation and the SQLite index run on
-/// one serial queue (`io`), in the order they were asked for; each HTTP request runs on libcurl on
-/// a thread of its own (`HTTPTransfer`), and writes what it receives through `io`; a reader (mpv's demuxer thread) waits on its own semaphore until its answer or
-/// its deadline, on the monotonic clock.
+/// Concurrency, Architecture.md's model: one lock (`lock`) around the state (the entries, each
+/// with its pure ``TransferMachine``); it is held only to feed a machine an input and take the
+/// actions it returns, never across I/O or app code. The actions run outside it, each on the
+/// executor its kind needs:
+/// - file writes, flushes, truncation, the SQLite index and making a new entry run on one serial
+///   queue (`io`), in the order they were asked for;
+/// - each HTTP request runs on libcurl on a thread of its own (`HTTPTransfer`: libcurl's easy
+///   interface blocks), and writes what it receives through `io`;
+/// - events are delivered on one serial queue (`eventQueue`), in the order the lock saw them;
+/// - a reader is mpv's demuxer thread inside a stream callback, which libmpv requires to block:
+///   it waits on its own semaphore until the machine's answer or its deadline, on the
+///   monotonic clock. No other PlayerKit thread ever waits on a reader.
 final class CacheStore: @unchecked Sendable {
     // @unchecked: every mutable property is touched only under `lock` (lockFD: set in init,
     // cleared once at shutdown under `lock`).
@@ -69,8 +75,6 @@ final class CacheStore: @unchecked Sendable {
     let settings: TransferMachine.Settings
     private var lockFD: Int32
     private let lock = NSLock()
-    /// Serializes entry creation (an index insert) without holding `lock`.
-    private let creation = NSLock()
     /// File and index work, in order.
     private let io = DispatchQueue(label: "PlayerKit.cache.io")
     private var entries: [String: CacheEntry] = [:]
@@ -217,22 +221,37 @@ final class CacheStore: @unchecked Sendable {
         locked { origins[key] ?? entries[key]?.url }
     }
 
-    /// The entry for `key`, made (and recorded in the index) when missing. Blocks on the index
-    /// when it makes one: call it off Swift's cooperative pool.
+    /// The entry for `key`, made (and recorded in the index) when missing. Making one runs on
+    /// `io`, the executor of the store's file and index work, so the store's one lock is never
+    /// held across the index insert and two readers asking for a new key at once make it once.
+    /// Blocks on `io` when it makes one: call it off Swift's cooperative pool (async code uses
+    /// ``makeEntryOnIO(_:)`` through ``onIO(_:)``).
     private func entry(for key: String) throws(MediaCacheError) -> CacheEntry {
-        creation.lock()
-        defer { creation.unlock() }
-        let existing: (CacheEntry?, URL?, Bool) = locked {
+        if let found = try existingEntry(key) { return found }
+        return try io.sync { [self] () -> Result<CacheEntry, MediaCacheError> in
+            do throws(MediaCacheError) { return .success(try makeEntryOnIO(key)) } catch { return .failure(error) }
+        }.get()
+    }
+
+    /// The entry for `key` when there is one (its URL brought up to date when it is idle).
+    private func existingEntry(_ key: String) throws(MediaCacheError) -> CacheEntry? {
+        let existing: (CacheEntry?, Bool) = locked {
             let entry = entries[key]
             if let entry, let url = origins[key], url != entry.url, !entry.inUse {
                 entry.url = url
                 entry.machine.url = url.absoluteString
             }
-            return (entry, origins[key], isShutDown)
+            return (entry, isShutDown)
         }
-        guard !existing.2 else { throw .shutDown }
-        if let entry = existing.0 { return entry }
-        guard let url = existing.1 else { throw .unknownSource(key) }
+        guard !existing.1 else { throw .shutDown }
+        return existing.0
+    }
+
+    /// ``entry(for:)``'s work on `io`: the entry another caller made meanwhile, or a new one
+    /// recorded in the index. Runs only on `io`, one at a time.
+    private func makeEntryOnIO(_ key: String) throws(MediaCacheError) -> CacheEntry {
+        if let found = try existingEntry(key) { return found }
+        guard let url = locked({ origins[key] }) else { throw .unknownSource(key) }
         let now = Date().timeIntervalSince1970
         let id: Int64
         do throws(MediaCacheError) {
@@ -630,7 +649,7 @@ final class CacheStore: @unchecked Sendable {
 
     func precache(key: String, target: Int64) async throws(MediaCacheError) -> Int64 {
         let made = await onIO { [self] () -> Result<CacheEntry, MediaCacheError> in
-            do throws(MediaCacheError) { return .success(try self.entry(for: key)) } catch { return .failure(error) }
+            do throws(MediaCacheError) { return .success(try makeEntryOnIO(key)) } catch { return .failure(error) }
         }
         let entry = try made.get()
         let id = locked { nextIDLocked() }

@@ -97,7 +97,6 @@ struct PlaybackModel: Sendable {
         get { machine.isWaitingForCache }
         set { machine.isWaitingForCache = newValue }
     }
-    private var seekInProgress = false
     /// Set when an item starts; the first playback restart after it is the first frame.
     private var awaitingFirstFrame = false
     /// Whether the current item's first frame was presented.
@@ -195,23 +194,8 @@ struct PlaybackModel: Sendable {
     }
     /// Poll requests in flight: reply ID -> property name.
     private var pollRequests: [UInt64: String] = [:]
-    /// The request whose `time-pos` answer completes the current seek.
-    private var seekPositionRequest: UInt64?
-    /// Where an awaited seek is on its way to the screen. mpv answers a `seek` command when it
-    /// queued the seek; the playloop carries it out later (`MPV_EVENT_SEEK`), and the first
-    /// frame after it is shown at `MPV_EVENT_PLAYBACK_RESTART`. The pump reads the answer and
-    /// the events in mpv's order, so a SEEK read after the answer carries this seek (mpv merges
-    /// seeks queued together), and a restart read before that SEEK belongs to an earlier one.
-    private enum SeekStage: Sendable, Equatable {
-        /// Answered, not yet carried out.
-        case queued
-        /// Carried out (SEEK seen), its frame not yet shown.
-        case executing
-        /// Shown (restart seen); completes with the answer to `seekPositionRequest`.
-        case landing
-    }
-    /// The awaited seeks, by ticket, in the order they were answered.
-    private var seekTickets: [(ticket: UInt64, stage: SeekStage)] = []
+    /// Where the seeks are on their way to the screen (a sub-machine of its own).
+    private var seeks = SeekTracking()
     /// The position read with the item's info, not yet announced by a `positionChanged`.
     private var positionUnannounced = false
     private var lastReportedDuration: Double?
@@ -376,7 +360,7 @@ struct PlaybackModel: Sendable {
     mutating func cancelAllWaiters(with error: PlayerError) -> [Output] {
         let outputs = awaitedEntries.sorted().map { Output.loadResolved(entryID: $0, .failure(error)) }
         awaitedEntries.removeAll()
-        return outputs + resolveSeeks()
+        return outputs + landed(seeks.resolve())
     }
 
     /// mpv accepted a seek whose caller waits until it lands: `ticket` completes with
@@ -384,19 +368,13 @@ struct PlaybackModel: Sendable {
     /// restart after the seek, then one read of `time-pos`), or when the item ends first.
     mutating func awaitSeekLanding(ticket: UInt64) -> [Output] {
         guard phase == .loading || phase == .loaded else { return [.seekLanded(ticket: ticket, position: position)] }
-        seekTickets.append((ticket, .queued))
+        seeks.await(ticket: ticket)
         return []
     }
 
-    /// Completes the awaited seeks at `stages` (all when nil) at the current position.
-    private mutating func resolveSeeks(at stages: Set<SeekStage>? = nil) -> [Output] {
-        var outputs: [Output] = []
-        seekTickets.removeAll { entry in
-            guard stages?.contains(entry.stage) ?? true else { return false }
-            outputs.append(.seekLanded(ticket: entry.ticket, position: position))
-            return true
-        }
-        return outputs
+    /// The awaited seeks `tickets`, completed at the current position.
+    private func landed(_ tickets: [UInt64]) -> [Output] {
+        tickets.map { .seekLanded(ticket: $0, position: position) }
     }
 
     // MARK: Polling
@@ -443,7 +421,7 @@ struct PlaybackModel: Sendable {
             guard let new = value.doubleValue, phase != .idle, phase != .failed else { return [] }
             let old = position
             position = new
-            guard new != old || positionUnannounced, phase == .loaded, !seekInProgress, seekPositionRequest == nil else { return [] }
+            guard new != old || positionUnannounced, phase == .loaded, !seeks.isSettling else { return [] }
             positionUnannounced = false
             return [.event(.positionChanged(new))]
         case "demuxer-cache-duration":
@@ -502,16 +480,14 @@ struct PlaybackModel: Sendable {
             confirmations.reported(name, value)
             outputs += applyProperty(name: name, value: value, observed: true)
         case .startFile(let entryID):
-            outputs += resolveSeeks()
+            outputs += landed(seeks.itemStarted())
             positionUnannounced = false
             errors.entryStarted()
             currentEntryID = entryID
             phase = .loading  // a new item: it has not played yet
-            seekInProgress = false
             awaitingFirstFrame = true
             firstFrameShown = false
             pollRequests = [:]
-            seekPositionRequest = nil
             position = nil
             duration = nil
             lastReportedDuration = nil
@@ -551,13 +527,12 @@ struct PlaybackModel: Sendable {
                 if recovery?.pending.isEmpty == true, recovery?.refused == false { outputs += finishRecovery() }
                 break
             }
-            if replyID == seekPositionRequest {
-                seekPositionRequest = nil
+            if let landedTickets = seeks.answered(replyID) {
                 position = error < 0 ? position : value.doubleValue
                 positionUnannounced = false
                 outputs.append(.event(.seekCompleted(position: position)))
                 if let position { outputs.append(.event(.positionChanged(position))) }
-                outputs += resolveSeeks(at: [.landing])
+                outputs += landed(landedTickets)
                 break
             }
             if pollRequests.removeValue(forKey: replyID) != nil {
@@ -586,10 +561,7 @@ struct PlaybackModel: Sendable {
                 outputs += mediaLoaded(entryID: entryID)
             }
         case .seek:
-            seekInProgress = true
-            for index in seekTickets.indices where seekTickets[index].stage == .queued {
-                seekTickets[index].stage = .executing
-            }
+            seeks.seekExecuted()
         case .playbackRestart:
             if awaitingFirstFrame {
                 awaitingFirstFrame = false
@@ -597,16 +569,11 @@ struct PlaybackModel: Sendable {
                 outputs.append(.event(.firstFrame))
                 if pollRequests.isEmpty { outputs.append(requestPolledProperties()) }  // the starting position
             }
-            if seekInProgress {
+            if seeks.isExecuting {
                 // Completed once the landing position is known (one async read).
-                seekInProgress = false
                 let request = nextRequestID()
-                seekPositionRequest = request
+                _ = seeks.restarted(readWith: request)
                 outputs.append(.requestProperties([(request, "time-pos")]))
-                // Seeks landing on an earlier request's answer now wait for this one, newer.
-                for index in seekTickets.indices where seekTickets[index].stage == .executing {
-                    seekTickets[index].stage = .landing
-                }
             }
         case .endFile(let entryID, let reason, let code, let insertedEntryID, let insertedCount):
             outputs += endFile(
@@ -794,7 +761,7 @@ struct PlaybackModel: Sendable {
         entryID: Int64, reason: MPVEvent.EndFileReason, code: Int32, inserted: ClosedRange<Int64>?
     ) -> [Output] {
         // Awaited seeks end with the item (a seek past the end ends it): they return at once.
-        var outputs: [Output] = resolveSeeks()
+        var outputs: [Output] = landed(seeks.resolve())
         let source = sources[entryID]
         let wasLoaded = loadedEntryID == entryID
         let endReason: ItemEndReason
@@ -866,7 +833,7 @@ struct PlaybackModel: Sendable {
             return []
         }
         if entryID == currentEntryID {
-            seekInProgress = false
+            _ = seeks.itemEnded()
             infoRequests = [:]
             infoEntryID = nil
         }
@@ -884,7 +851,7 @@ struct PlaybackModel: Sendable {
     /// within a second (and 5 %) of it, plus what one position interval can hide, while playing
     /// forwards with no seek in flight. Nil when it finished (or nothing says otherwise).
     private func truncation() -> ItemEndReason? {
-        guard playbackDirection != .backward, !seekInProgress, seekPositionRequest == nil, loadedEntryID == currentEntryID
+        guard playbackDirection != .backward, !seeks.isSettling, loadedEntryID == currentEntryID
         else { return nil }
         return watchdog.truncation(duration: duration, position: position, positionInterval: positionInterval, speed: speed)
     }
@@ -919,7 +886,7 @@ struct PlaybackModel: Sendable {
         next.info = Set(infoRequests.keys).union(recovery?.info ?? [])
         next.confirm = confirmations.pendingRequests.union(recovery?.confirm ?? [])
         next.failedPath = Set(failedPathRequests.keys).union(recovery?.failedPath ?? [])
-        next.seek = seekPositionRequest ?? recovery?.seek
+        next.seek = seeks.landingRead ?? recovery?.seek
         var requests: [(replyID: UInt64, name: String)] = []
         for name in Self.recoveryProperties {
             let request = nextRequestID()
@@ -956,8 +923,8 @@ struct PlaybackModel: Sendable {
         for request in done.failedPath { failedPathRequests[request] = nil }
         let infoLost = done.info.contains { infoRequests[$0] != nil }
         if infoLost { infoRequests = [:] }
-        let seekLost = done.seek != nil && done.seek == seekPositionRequest
-        if seekLost { seekPositionRequest = nil }
+        let seekLost = done.seek != nil && done.seek == seeks.landingRead
+        seeks.forgetLost(done.seek)
         pendingReplacements = 0
         // 2. Every followed property, as mpv now has it (a setter's confirmation pending is
         //    newer than these answers only if made after them; its own answer follows).
@@ -967,7 +934,7 @@ struct PlaybackModel: Sendable {
         if let time = done.values["time-pos"]?.doubleValue { position = time }
         // Whether a seek awaited landed, its events lost with the rest, nobody can say now:
         // the seeks return at the position mpv has now.
-        outputs += resolveSeeks()
+        outputs += landed(seeks.resolve())
         cacheDuration = done.values["demuxer-cache-duration"]?.doubleValue ?? cacheDuration
         // 3. The item: which entry mpv plays, and whether it loaded.
         let entries = done.values["playlist"]?.arrayValue ?? []

@@ -300,6 +300,48 @@ struct ReliabilityTests {
     }
 }
 
+/// A sent setting is heard when it is handed over, not when the pump reads mpv's answer.
+@Suite("Reliability: a sent setting, with the pump held", .timeLimit(.minutes(1)))
+struct SentSettingTests {
+    @Test("send(.setVolume) shows in the read-out and is published at once, while the pump is held; mpv's answer then changes nothing")
+    func sentSettingIsHeardAtHandOver() async throws {
+        var configuration = Fixtures.headless
+        let bus = PlayerEventBus(label: "sent-setting-test")
+        configuration.eventBus = bus
+        let id = Fixtures.uniqueID("sent")
+        let (player, _) = try await Fixtures.player(id: id, configuration: configuration)
+        try await player.load(.file(Fixtures.clipA), startPaused: true)
+        try await player.perform(.setVolume(100))
+        // Hold the pump: an immediate handler blocks on the first seek landing it sees.
+        let release = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
+        let armed = Guarded(true)
+        let hold = bus.subscribe(to: .player(id), kinds: [.seekCompleted], delivery: .immediate) { _ in
+            guard armed.withLock({ armed in defer { armed = false }; return armed }) else { return }
+            holding.signal()
+            _ = release.wait(timeout: .now() + 30)
+        }
+        defer { hold.cancel() }
+        let heard = Guarded<[Double]>([])
+        let volumes = bus.subscribe(to: .player(id), kinds: [.volumeChanged], delivery: .immediate) { record in
+            if case .volumeChanged(let volume) = record.event { heard.withLock { $0.append(volume) } }
+        }
+        defer { volumes.cancel() }
+        try player.send(.seek(to: 1, precision: .exact))
+        #expect(try await offPool { holding.wait(timeout: .now() + 10) == .success })
+        // The pump is held in the handler: nothing mpv answers is read now.
+        try player.send(.setVolume(37))
+        #expect(player.snapshot.volume == 37)
+        release.signal()
+        // The change was numbered when it was handed over; once the pump goes on, it is
+        // delivered, once, and mpv's answer and observation do not move the read-out.
+        #expect(await eventually { heard.withLock { $0.contains(37) } })
+        let settled = try await player.property("volume")
+        #expect(settled.doubleValue == 37 && player.snapshot.volume == 37)
+        #expect(heard.withLock { $0.filter { $0 == 37 }.count } == 1, "\(heard.withLock { $0 })")
+        await player.shutdown()
+    }
+}
+
 /// mpv's event queue really overflowing (1000 events), with the pump held up on purpose.
 @Suite("Reliability: lost events", .timeLimit(.minutes(4)))
 struct LostEventsTests {

@@ -113,14 +113,21 @@ enum EngineOperation: Sendable {
         }
     }
 
-    /// The model's update once mpv accepted the requests; `result` is the last request's result.
-    /// After it, the read-outs show what the operation set (pause, volume, mute, speed, loop,
-    /// direction, fullscreen, hardware decoding) at once, without waiting for mpv's observation.
-    func applied(to model: inout PlaybackModel, result: MPVValue) -> [PlaybackModel.Output] {
+    /// The model's update as the requests are handed to mpv: the read-outs show what the
+    /// operation sets (pause, volume, mute, speed, loop, direction, fullscreen, hardware
+    /// decoding, a track) at once, with its change events, without waiting for mpv's answer or
+    /// observation; each set asks for a confirming read, which the caller queues after the sets.
+    func handedOver(to model: inout PlaybackModel) -> [PlaybackModel.Output] {
         var outputs: [PlaybackModel.Output] = []
         for case .set(let name, let value) in requests {
             outputs += model.noteSet(name, value)
         }
+        return outputs
+    }
+
+    /// The model's update once mpv accepted the requests; `result` is the last request's result.
+    func applied(to model: inout PlaybackModel, result: MPVValue) -> [PlaybackModel.Output] {
+        let outputs: [PlaybackModel.Output] = []
         switch self {
         case .command(.setFlip(let flip)):
             model.flip = flip

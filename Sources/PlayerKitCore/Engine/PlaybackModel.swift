@@ -272,9 +272,10 @@ struct PlaybackModel: Sendable {
         noteSet("pause", .flag(paused))
     }
 
-    /// mpv accepted a set of property `name` to `value` (from a setter, ``Player/send(_:)`` or
-    /// ``Player/setProperty(_:to:)``): the read-out shows it from now on, and a change is
-    /// reported now. Observations of `name` that mpv made before the set may still be queued;
+    /// A set of property `name` to `value` was handed to mpv (by ``Player/send(_:)``, an awaited
+    /// command or ``Player/setProperty(_:to:)``): the read-out shows it from now on, and a change
+    /// is reported now. The confirming read asked for here is queued after the set, so its
+    /// answer says what mpv has once the set was carried out, or refused. Observations of `name` that mpv made before the set may still be queued;
     /// they are ignored until a read of the property, asked for here and answered by mpv after
     /// the set, says what it is. Names without a read-out are ignored.
     /// A track selection (`aid`, `vid`, `sid`) shows in ``tracks`` and is confirmed by a read of

@@ -53,6 +53,11 @@ final class PlayerCore: Sendable {
         /// The caller waiting for the answer (``request(_:timeout:)``), if any: it gets a refusal
         /// instead of an error event.
         var reply: SentReply?
+        /// On the last request: the reads that confirm what the operation set, asked for when
+        /// mpv answered it (so each request takes one place in mpv's queue at a time, and the
+        /// reads come after the sets). Lost with the answer in an overflow, when the recovery's
+        /// re-read stands in for them.
+        var confirmingReads: [(replyID: UInt64, name: String)] = []
     }
 
     /// The one-shot end of a ``request(_:timeout:)`` wait: resumed by whichever comes first
@@ -343,17 +348,19 @@ final class PlayerCore: Sendable {
         -> [PlaybackModel.Output]
     {
         guard let sent = state.sentOperations.take(replyID) else { return [] }
+        // The reads confirming the sets: after a refusal too, to put the read-outs back.
+        let confirming: [PlaybackModel.Output] = sent.confirmingReads.isEmpty ? [] : [.requestProperties(sent.confirmingReads)]
         guard error >= 0 else {
             sent.operation.revert(&state.model)
             // A caller waiting for the answer hears the refusal; nobody else needs to.
             if let reply = sent.reply {
                 state.answers.append((reply, .failure(Self.error(of: sent.request, status: error))))
-                return []
+                return confirming
             }
-            return [.event(.error(Self.error(of: sent.request, status: error)))]
+            return [.event(.error(Self.error(of: sent.request, status: error)))] + confirming
         }
         guard sent.isLast else { return [] }
-        var outputs = sent.operation.applied(to: &state.model, result: result)
+        var outputs = confirming + sent.operation.applied(to: &state.model, result: result)
         if let reply = sent.reply, sent.operation.landsOnRestart {
             // Accepted, not yet shown: the caller waits until the seek lands.
             state.seekReplies.add(reply, replyID: replyID)
@@ -491,24 +498,38 @@ final class PlayerCore: Sendable {
 
     /// Hands `operation` to mpv without waiting (`mpv_set_property_async`,
     /// `mpv_command_async`): safe anywhere, the pump included. mpv runs the async requests of
-    /// one core in the order they were made. A refusal arrives later as an
-    /// ``PlayerEvent/error(_:)``; success applies the operation to the model.
+    /// one core in the order they were made. What the operation sets shows in the read-outs
+    /// from the moment it is handed over, and its change events are published then, in order
+    /// with the pump's events (numbered under the same lock), with no wait for mpv's answer; a
+    /// read asked for when mpv answers the last request confirms them
+    /// (``PlaybackModel/noteSet(_:_:)``; observations older than it are ignored meanwhile). A
+    /// refusal arrives as an ``PlayerEvent/error(_:)``, and that read then puts the read-out
+    /// back to what mpv has, with its change event.
     /// - Throws: ``PlayerError/playerShutDown(_:)``, or an error when mpv cannot even queue it.
     func send(_ operation: EngineOperation, reply: SentReply? = nil) throws(PlayerError) {
         let requests = operation.requests
-        let replyIDs: [UInt64]? = state.withLock { state in
+        // The app's wall clock is read before the lock: no app code runs under it.
+        let wall = wallClock()
+        let prepared: (replyIDs: [UInt64], reads: [PlaybackModel.Output], deliver: Bool)? = state.withLock { state in
             guard !state.isShutDown else { return nil }
             operation.prepare(&state.model)
-            return requests.indices.map { index in
+            let outputs = operation.handedOver(to: &state.model)
+            var reads: [(replyID: UInt64, name: String)] = []
+            for case .requestProperties(let requested) in outputs { reads += requested }
+            let replyIDs = requests.indices.map { index in
                 let replyID = state.nextReplyID
                 state.nextReplyID += 1
+                let isLast = index == requests.count - 1
                 state.sentOperations.add(SentRequest(
-                    operation: operation, request: requests[index], isLast: index == requests.count - 1, reply: reply), replyID: replyID)
+                    operation: operation, request: requests[index], isLast: isLast, reply: reply,
+                    confirmingReads: isLast ? reads : []), replyID: replyID)
                 return replyID
             }
+            return (replyIDs, reads.isEmpty ? [] : [.requestProperties(reads)], emit(&state, outputs, timestamp: wall))
         }
-        guard let replyIDs else { throw .playerShutDown(id) }
-        for (request, replyID) in zip(requests, replyIDs) {
+        guard let prepared else { throw .playerShutDown(id) }
+        var failure: PlayerError?
+        for (request, replyID) in zip(requests, prepared.replyIDs) {
             do throws(PlayerError) {
                 switch request {
                 case .set(let name, let value): try handle.setPropertyAsync(name, value, replyID: replyID)
@@ -516,11 +537,18 @@ final class PlayerCore: Sendable {
                 }
             } catch {
                 state.withLock { state in
-                    for pending in replyIDs { _ = state.sentOperations.take(pending) }
+                    for pending in prepared.replyIDs { _ = state.sentOperations.take(pending) }
                     operation.revert(&state.model)
                 }
-                throw error
+                failure = error
+                break
             }
+        }
+        if prepared.deliver { deliverOutbox() }
+        if let failure {
+            // Not queued: read now what mpv has, which puts the read-outs back.
+            finish(prepared.reads)
+            throw failure
         }
     }
 

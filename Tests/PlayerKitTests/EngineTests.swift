@@ -172,10 +172,12 @@ struct EngineTests {
         // Each seek returned once landed, so both read the target.
         #expect(players[0].position == 1 && players[2].position == 1)
         // Started in turn: when it returns, every member plays; the starts are in list order.
-        let order = Guarded<[PlayerID]>([])
+        // (By the records' times: each player's change is published by the thread that hands its
+        // command over, so two players' handlers may run in either order.)
+        let order = Guarded<[(PlayerID, ContinuousClock.Instant)]>([])
         let watches = players.map { player in
             player.eventBus.subscribe(to: player.id, kinds: [.stateChanged], delivery: .immediate) { record in
-                if case .stateChanged(_, .playing) = record.event { order.withLock { $0.append(record.playerID) } }
+                if case .stateChanged(_, .playing) = record.event { order.withLock { $0.append((record.playerID, record.time)) } }
             }
         }
         defer { for watch in watches { watch.cancel() } }
@@ -183,7 +185,7 @@ struct EngineTests {
         #expect(plays.allSatisfy { (try? $0.get()) != nil })
         #expect(!players[0].isPaused && !players[2].isPaused)
         #expect(await eventually { order.withLock { $0.count } == 2 })
-        #expect(order.withLock { $0 } == [players[0].id, players[2].id])
+        #expect(order.withLock { $0.sorted { $0.1 < $1.1 }.map(\.0) } == [players[0].id, players[2].id])
         // A shut-down member fails with playerShutDown; the turn goes on past it.
         await players[1].shutdown()
         let pauses = await Player.perform(each: [players[1], players[0]].map { ($0, .pause) }, pacing: .inTurn)

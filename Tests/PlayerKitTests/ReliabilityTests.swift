@@ -340,6 +340,42 @@ struct SentSettingTests {
         #expect(heard.withLock { $0.filter { $0 == 37 }.count } == 1, "\(heard.withLock { $0 })")
         await player.shutdown()
     }
+
+    @Test("settings sent in a tight loop coalesce: 5,000 sends with the pump held take one place in mpv's queue at a time, none is refused, mpv ends with the last")
+    func tightLoopCoalesces() async throws {
+        var configuration = Fixtures.headless
+        let bus = PlayerEventBus(label: "coalesce-test")
+        configuration.eventBus = bus
+        let id = Fixtures.uniqueID("coalesce")
+        let (player, _) = try await Fixtures.player(id: id, configuration: configuration)
+        try await player.load(.file(Fixtures.clipA), startPaused: true)
+        let release = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
+        let armed = Guarded(true)
+        let hold = bus.subscribe(to: .player(id), kinds: [.seekCompleted], delivery: .immediate) { _ in
+            guard armed.withLock({ armed in defer { armed = false }; return armed }) else { return }
+            holding.signal()
+            _ = release.wait(timeout: .now() + 30)
+        }
+        defer { hold.cancel() }
+        try player.send(.seek(to: 1, precision: .exact))
+        #expect(try await offPool { holding.wait(timeout: .now() + 10) == .success })
+        // mpv's queue holds 1000 events; without coalescing the sends below fill it.
+        var refusal: PlayerError?
+        for index in 0..<5000 {
+            do throws(PlayerError) {
+                try player.send(.setVolume(Double(index % 100)))
+            } catch {
+                refusal = error
+                break
+            }
+        }
+        #expect(refusal == nil, "\(String(describing: refusal))")
+        #expect(player.snapshot.volume == 99)
+        release.signal()
+        #expect(await eventually { (try? await player.property("volume"))?.doubleValue == 99 })
+        #expect(player.snapshot.volume == 99)
+        await player.shutdown()
+    }
 }
 
 /// mpv's event queue really overflowing (1000 events), with the pump held up on purpose.
@@ -387,13 +423,14 @@ struct LostEventsTests {
         defer { hold.cancel() }
         try player.send(.play)
         try await offPool { _ = holding.wait(timeout: .now() + 10) }
-        // Volume changes sent until mpv refuses more: each reserves a place for its answer in
-        // mpv's queue (1000 events), so the queue fills and the refusal is typed.
+        // Track selections sent until mpv refuses more: each reserves a place for its answer in
+        // mpv's queue (1000 events), so the queue fills and the refusal is typed. (Not volume
+        // changes: settings of one property coalesce, one in flight at a time.)
         var sent = 0
         var refusal: PlayerError?
         while refusal == nil, sent < 5000 {
             do throws(PlayerError) {
-                try player.send(.setVolume(Double(sent % 100)))
+                try player.send(.selectTrack(.subtitle, id: nil))
                 sent += 1
             } catch {
                 refusal = error
@@ -404,7 +441,7 @@ struct LostEventsTests {
             release.signal()
             return
         }
-        #expect(refusedID == id && operation.hasPrefix("set volume"))
+        #expect(refusedID == id && operation.hasPrefix("set sid"), "\(operation)")
         #expect(sent >= 900 && sent <= 1000, "\(sent)")
         // Wait for the end, asking mpv synchronously (a read that needs no place in the full
         // queue; PlayerKit's own reads do, so this is the engine's, for this test only).

@@ -63,10 +63,10 @@ struct SeekLandingTests {
         let (player, _) = try await Fixtures.player(id: Fixtures.uniqueID("seek-overlap"))
         defer { Task { await player.shutdown() } }
         try await player.load(.file(longClip), startPaused: true)
-        async let first: Void = player.perform(.seek(to: 3, precision: .exact))
-        async let second: Void = player.perform(.seek(to: 6, precision: .exact))
-        try await first
-        try await second
+        // Handed over in this order, one right after the other, then both awaited. (Two
+        // `async let`s would race: either child task may hand its seek over first.)
+        let results = await Player.perform(each: [(player, .seek(to: 3, precision: .exact)), (player, .seek(to: 6, precision: .exact))])
+        #expect(results.allSatisfy { (try? $0.get()) != nil }, "\(results)")
         #expect(player.position.map { abs($0 - 6) < 1e-6 } == true, "position \(String(describing: player.position))")
     }
 

@@ -102,20 +102,30 @@ struct PlaybackModel: Sendable {
     /// Whether the current item's first frame was presented.
     private(set) var firstFrameShown = false
     private(set) var position: Double?
-    /// The mirroring last set (``MediaPlayer/setFlip(_:)``).
-    var flip: VideoFlip = []
-    private(set) var duration: Double?
-    private(set) var volume: Double?
-    /// mpv's `volume-max` (130 unless changed), so `setVolume` can refuse above it without a
+    /// The settings' read-outs, and the picture's size and title (a sub-machine of its own).
+    private var settings = SettingsMirror()
+    /// The mirroring last set (``PlayerCommand/setFlip(_:)``).
+    var flip: VideoFlip {
+        get { settings.flip }
+        set { settings.flip = newValue }
+    }
+    var volume: Double? { settings.volume }
+    /// mpv's `volume-max` (130 unless changed), so a volume above it is refused without a
     /// blocking read.
-    private(set) var volumeMaximum: Double?
-    private(set) var isMuted: Bool?
-    private(set) var speed: Double?
+    var volumeMaximum: Double? { settings.volumeMaximum }
+    var isMuted: Bool? { settings.isMuted }
+    var speed: Double? { settings.speed }
+    var loopMode: LoopMode? { settings.loopMode }
+    var playlist: PlaylistPosition? { settings.playlist }
+    var playbackDirection: PlaybackDirection? { settings.playbackDirection }
+    var isFullscreen: Bool? { settings.isFullscreen }
+    var isHardwareDecodingEnabled: Bool? { settings.isHardwareDecodingEnabled }
+    /// mpv's `audio-device`.
+    var audioDevice: String? { settings.audioDevice }
+    var mediaTitle: String? { settings.mediaTitle }
+    private(set) var duration: Double?
     private(set) var bufferingPercent: Double?
     private(set) var cacheDuration: Double?
-    private var width: Int?
-    private var height: Int?
-    private(set) var mediaTitle: String?
     private(set) var tracks: [Track] = []
     /// mpv's `video-codec` (the decoder's description), nil without video.
     private var videoCodec: String?
@@ -123,20 +133,6 @@ struct PlaybackModel: Sendable {
     private var hardwareDecoderAPI: String?
     /// The decoder last reported with ``PlayerEvent/videoDecoderChanged(_:)`` for this item.
     private var reportedDecoder: VideoDecoder?
-    private(set) var loopMode: LoopMode?
-    /// mpv's `playlist-pos` (-1: none) and `playlist-count`, as last observed. A new core's
-    /// playlist is empty, so that is the baseline: mpv's first report may come only after a load
-    /// has filled it (its initial value is read when the pump gets to it), and must count as a
-    /// change then.
-    private var playlistIndex: Int? = -1
-    private var playlistCount: Int? = 0
-    /// ``playlistIndex`` and ``playlistCount`` as last reported.
-    private(set) var playlist: PlaylistPosition? = PlaylistPosition(index: nil, count: 0)
-    private(set) var playbackDirection: PlaybackDirection?
-    private(set) var isFullscreen: Bool?
-    private(set) var isHardwareDecodingEnabled: Bool?
-    /// mpv's `audio-device`.
-    private(set) var audioDevice: String?
     /// The position interval in seconds (for telling a truncated item from a finished one).
     private let positionInterval: Double
     /// Setters' values mpv has not confirmed yet (a sub-machine of its own).
@@ -245,10 +241,7 @@ struct PlaybackModel: Sendable {
     }
 
     /// The video size, once a frame was decoded.
-    var videoSize: VideoSize? {
-        guard let width, let height, width > 0, height > 0 else { return nil }
-        return VideoSize(width: width, height: height)
-    }
+    var videoSize: VideoSize? { settings.videoSize }
 
     // MARK: Intents from the API (called before the matching mpv command)
 
@@ -492,8 +485,7 @@ struct PlaybackModel: Sendable {
             position = nil
             duration = nil
             lastReportedDuration = nil
-            width = nil
-            height = nil
+            settings.itemStarted()
             tracks = []
             reportedDecoder = nil
             loadedInfo = nil
@@ -608,6 +600,7 @@ struct PlaybackModel: Sendable {
     /// observations of that property are stale and ignored.
     private mutating func applyProperty(name: String, value: MPVValue, fromSetter: Bool = false, observed: Bool = false) -> [Output] {
         if observed, confirmations.isConfirming(name) { return [] }
+        if let events = settings.apply(name, value, fromSetter: fromSetter) { return events.map(Output.event) }
         switch name {
         case "pause":
             isPaused = value.boolValue ?? isPaused
@@ -621,35 +614,6 @@ struct PlaybackModel: Sendable {
                 lastReportedDuration = duration
                 return [.event(.durationKnown(duration))]
             }
-        case "volume":
-            return changed(&volume, to: value.doubleValue, reportFirst: fromSetter) { .volumeChanged($0) }
-        case "mute":
-            return changed(&isMuted, to: value.boolValue, reportFirst: fromSetter) { .muteChanged($0) }
-        case "speed":
-            return changed(&speed, to: value.doubleValue, reportFirst: fromSetter) { .speedChanged($0) }
-        case "loop-file":
-            return changed(&loopMode, to: Self.loopMode(value), reportFirst: fromSetter) { .loopModeChanged($0) }
-        case "playlist-pos":
-            playlistIndex = value.intValue.map(Int.init) ?? playlistIndex
-            return playlistChanged()
-        case "playlist-count":
-            playlistCount = value.intValue.map(Int.init) ?? playlistCount
-            return playlistChanged()
-        case "play-dir":
-            switch value.stringValue {
-            case "forward"?: playbackDirection = .forward
-            case "backward"?: playbackDirection = .backward
-            default: break
-            }
-        case "fullscreen":
-            // A player starts windowed. mpv reports an observed property only when it differs
-            // from what it last reported, so a fullscreen set (a command, a key in mpv's window)
-            // before the pump read the initial `false` arrives as the first value: a change.
-            return changed(&isFullscreen, to: value.boolValue, reportFirst: fromSetter || value.boolValue == true) {
-                .fullscreenStateChanged($0)
-            }
-        case "hwdec":
-            if let mode = value.stringValue { isHardwareDecodingEnabled = mode != "no" }
         case "cache-buffering-state":
             let percent = value.doubleValue
             let before = bufferingPercent
@@ -657,18 +621,8 @@ struct PlaybackModel: Sendable {
             if let percent, percent != before, isPausedForCache || percent < 100, phase == .loaded {
                 return [.event(.bufferingProgress(percent: percent))]
             }
-        case "volume-max":
-            volumeMaximum = value.doubleValue
-        case "width":
-            width = value.intValue.map(Int.init)
-        case "height":
-            height = value.intValue.map(Int.init)
-        case "media-title":
-            mediaTitle = value.stringValue
         case "track-list":
             return replaceTracks(with: Track.list(from: value))
-        case "audio-device":
-            audioDevice = value.stringValue
         case "video-codec":
             videoCodec = value.stringValue.flatMap { $0.isEmpty ? nil : $0 }
             return decoderChanged()
@@ -679,36 +633,6 @@ struct PlaybackModel: Sendable {
             break
         }
         return []
-    }
-
-    /// Stores a new value; reports it when it differs from a known earlier value (the first
-    /// observation only sets the baseline: mpv always sends an initial value). A setter's
-    /// value is reported also when no earlier value is known (`reportFirst`).
-    private func changed<Value: Equatable>(
-        _ stored: inout Value?, to newValue: Value?, reportFirst: Bool = false, _ event: (Value) -> PlayerEvent
-    ) -> [Output] {
-        defer { if newValue != nil { stored = newValue } }
-        guard let newValue, stored != newValue, stored != nil || reportFirst else { return [] }
-        return [.event(event(newValue))]
-    }
-
-    /// A new ``playlist`` from the observed index and count, reported when it differs from an
-    /// earlier one (the first is the baseline, as mpv's initial values are).
-    private mutating func playlistChanged() -> [Output] {
-        guard let count = playlistCount, let index = playlistIndex else { return [] }
-        let position = PlaylistPosition(index: index >= 0 && index < count ? index : nil, count: max(count, 0))
-        return changed(&playlist, to: position) { .playlistChanged($0) }
-    }
-
-    /// mpv's `loop-file` value ("no"/false, "inf", or a count of repeats) as a ``LoopMode``.
-    private static func loopMode(_ value: MPVValue) -> LoopMode? {
-        switch value {
-        case .flag(let on): return on ? .forever : .off
-        case .string("inf"), .string("yes"): return .forever
-        case .string("no"): return .off
-        case .string(let text): return Int(text).map { $0 <= 0 ? .off : .playCount($0 + 1) }
-        default: return value.intValue.map { $0 <= 0 ? .off : .playCount(Int($0) + 1) }
-        }
     }
 
     /// How errors and events name an entry: the source the app gave, or for an entry of a

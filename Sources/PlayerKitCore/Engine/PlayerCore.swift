@@ -42,6 +42,22 @@ final class PlayerCore: Sendable {
         /// a caller's continuation, or the next step of ``requestInTurn(_:timeout:)``, never runs
         /// under this lock.
         var answers: [(reply: SentReply, result: Result<MPVValue, PlayerError>)] = []
+        /// Sent settings of one property coalesce (``send(_:reply:)``): a property with a set
+        /// in flight maps to the latest set sent meanwhile (nil: none), which is handed to mpv
+        /// when the one in flight is answered. So a setting sent in a tight loop (a slider
+        /// dragged, a fade) takes at most one place in mpv's queue at a time, and mpv ends with
+        /// the latest value.
+        var setsInFlight: [String: HeldSet?] = [:]
+        /// Held sets whose turn came (the set before them was answered or lost), to hand over
+        /// after the lock (``handOverHeldSets()``).
+        var heldSetsDue: [HeldSet] = []
+    }
+
+    /// A sent setting held behind one of the same property in flight: the operation, and the
+    /// reads reserved to confirm it.
+    struct HeldSet: Sendable {
+        let operation: EngineOperation
+        let reads: [(replyID: UInt64, name: String)]
     }
 
     /// One request of a sent operation: what to report if mpv refuses it, and whether it is the
@@ -58,6 +74,8 @@ final class PlayerCore: Sendable {
         /// reads come after the sets). Lost with the answer in an overflow, when the recovery's
         /// re-read stands in for them.
         var confirmingReads: [(replyID: UInt64, name: String)] = []
+        /// The property of a coalescing sent setting (``State/setsInFlight``), nil otherwise.
+        var coalescedProperty: String?
     }
 
     /// The one-shot end of a ``request(_:timeout:)`` wait: resumed by whichever comes first
@@ -272,6 +290,7 @@ final class PlayerCore: Sendable {
             case .setPropertyReply(let replyID, let error):
                 guard replyID != 0 else { continue }
                 update { Self.sentReply(&$0, replyID: replyID, error: error, result: .none) }
+                handOverHeldSets()
             case .propertyReply(let replyID, let error, let name, let value) where replyID & Self.readIDBit != 0:
                 let read = state.withLock { $0.propertyReads.take(replyID) }
                 read?.reply.resume(error >= 0 ? .success(value) : .failure(MPVHandle.propertyError(name: name, value: nil, status: error)))
@@ -287,6 +306,8 @@ final class PlayerCore: Sendable {
         }
         // mpv's queue and log are empty: hooks held for their log lines can go on.
         applyIntent { $0.drained() }
+        // Sets held behind ones whose answers were lost in an overflow.
+        handOverHeldSets()
     }
 
     /// After a recovery from lost events: sent operations still unanswered lost their answer
@@ -294,6 +315,7 @@ final class PlayerCore: Sendable {
     /// entry, found in the re-read playlist by file name (the newest), or fails.
     private static func recoverLoads(_ state: inout State, playlist: MPVValue, id: PlayerID) -> [PlaybackModel.Output] {
         for sent in state.sentOperations.takeLost() {
+            if let property = sent.coalescedProperty { setAnswered(&state, property) }
             if let reply = sent.reply { state.answers.append((reply, .failure(.replyLost(id, operation: describe(sent.request))))) }
         }
         for read in state.propertyReads.takeLost() {
@@ -348,6 +370,7 @@ final class PlayerCore: Sendable {
         -> [PlaybackModel.Output]
     {
         guard let sent = state.sentOperations.take(replyID) else { return [] }
+        if let property = sent.coalescedProperty { Self.setAnswered(&state, property) }
         // The reads confirming the sets: after a refusal too, to put the read-outs back.
         let confirming: [PlaybackModel.Output] = sent.confirmingReads.isEmpty ? [] : [.requestProperties(sent.confirmingReads)]
         guard error >= 0 else {
@@ -369,6 +392,59 @@ final class PlayerCore: Sendable {
         }
         if let reply = sent.reply { state.answers.append((reply, .success(result))) }
         return outputs
+    }
+
+    /// The set of `property` in flight was answered (or lost): the set held behind it, if any,
+    /// is due (it stays in flight), else the property has none in flight.
+    private static func setAnswered(_ state: inout State, _ property: String) {
+        if let held = state.setsInFlight[property], let held {
+            state.setsInFlight[property] = .some(nil)
+            state.heldSetsDue.append(held)
+        } else {
+            state.setsInFlight[property] = nil
+        }
+    }
+
+    /// Hands the held sets whose turn came to mpv (outside the lock; safe on the pump).
+    private func handOverHeldSets() {
+        let due = state.withLock { state -> [(HeldSet, UInt64)] in
+            let due = state.heldSetsDue
+            state.heldSetsDue = []
+            guard !state.isShutDown else { return [] }
+            return due.map { held in
+                let replyID = state.nextReplyID
+                state.nextReplyID += 1
+                let request = held.operation.requests[0]
+                state.sentOperations.add(SentRequest(
+                    operation: held.operation, request: request, isLast: true, reply: nil,
+                    confirmingReads: held.reads, coalescedProperty: Self.coalescedProperty(of: held.operation)), replyID: replyID)
+                return (held, replyID)
+            }
+        }
+        for (held, replyID) in due {
+            guard case .set(let name, let value) = held.operation.requests[0] else { continue }
+            do throws(PlayerError) {
+                try handle.setPropertyAsync(name, value, replyID: replyID)
+            } catch {
+                // Not queued: nothing will answer it; read what mpv has (it puts the read-out
+                // back), and report the refusal as a sent command's refusal is.
+                state.withLock { state in
+                    _ = state.sentOperations.take(replyID)
+                    Self.setAnswered(&state, name)
+                }
+                finish(held.reads.isEmpty ? [] : [.requestProperties(held.reads)])
+                applyIntent { _ in [.event(.error(error))] }
+                handOverHeldSets()
+            }
+        }
+    }
+
+    /// The property a sent operation sets when it is one setting that coalesces: a single set of
+    /// a property with a read-out (``PlaybackModel/settableProperties``).
+    static func coalescedProperty(of operation: EngineOperation) -> String? {
+        let requests = operation.requests
+        guard requests.count == 1, case .set(let name, _) = requests[0], PlaybackModel.settableProperties.contains(name) else { return nil }
+        return name
     }
 
     /// A request as a log or an error names it: `set speed to 1.5`, `seek 10 absolute+exact`.
@@ -510,19 +586,33 @@ final class PlayerCore: Sendable {
         let requests = operation.requests
         // The app's wall clock is read before the lock: no app code runs under it.
         let wall = wallClock()
+        let coalesced = reply == nil ? Self.coalescedProperty(of: operation) : nil
         let prepared: (replyIDs: [UInt64], reads: [PlaybackModel.Output], deliver: Bool)? = state.withLock { state in
             guard !state.isShutDown else { return nil }
             operation.prepare(&state.model)
             let outputs = operation.handedOver(to: &state.model)
             var reads: [(replyID: UInt64, name: String)] = []
             for case .requestProperties(let requested) in outputs { reads += requested }
+            if let coalesced {
+                if state.setsInFlight[coalesced] != nil {
+                    // One in flight: this one waits behind it, replacing any waiting already.
+                    state.setsInFlight[coalesced] = .some(HeldSet(operation: operation, reads: reads))
+                    return ([], [], emit(&state, outputs, timestamp: wall))
+                }
+                state.setsInFlight[coalesced] = .some(nil)
+            } else {
+                // Any other set of a property supersedes a held one (it is newer).
+                for case .set(let name, _) in requests where state.setsInFlight[name] != nil {
+                    state.setsInFlight[name] = .some(nil)
+                }
+            }
             let replyIDs = requests.indices.map { index in
                 let replyID = state.nextReplyID
                 state.nextReplyID += 1
                 let isLast = index == requests.count - 1
                 state.sentOperations.add(SentRequest(
                     operation: operation, request: requests[index], isLast: isLast, reply: reply,
-                    confirmingReads: isLast ? reads : []), replyID: replyID)
+                    confirmingReads: isLast ? reads : [], coalescedProperty: coalesced), replyID: replyID)
                 return replyID
             }
             return (replyIDs, reads.isEmpty ? [] : [.requestProperties(reads)], emit(&state, outputs, timestamp: wall))
@@ -538,6 +628,7 @@ final class PlayerCore: Sendable {
             } catch {
                 state.withLock { state in
                     for pending in prepared.replyIDs { _ = state.sentOperations.take(pending) }
+                    if let coalesced { Self.setAnswered(&state, coalesced) }
                     operation.revert(&state.model)
                 }
                 failure = error
@@ -548,6 +639,7 @@ final class PlayerCore: Sendable {
         if let failure {
             // Not queued: read now what mpv has, which puts the read-outs back.
             finish(prepared.reads)
+            handOverHeldSets()
             throw failure
         }
     }

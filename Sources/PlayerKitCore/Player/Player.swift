@@ -426,9 +426,15 @@ public final class Player: MediaPlayer {
     /// (`try await player.play()`, the methods of ``MediaPlayer``) or as a value
     /// (``perform(_:timeout:)``).
     ///
-    /// The player's state changes as mpv carries the command out (reported by events as usual).
-    /// Commands sent or awaited on one player are carried out in the order they were made (and
-    /// after a ``load(_:startPaused:)`` started before them).
+    /// A setting (volume, mute, speed, pause, loop, fullscreen, ...) shows in the read-outs and
+    /// its change event is published before this returns, in order with the player's other
+    /// events; mpv carries it out a moment later. Settings of one property sent faster than mpv
+    /// answers coalesce: one is in flight at a time and the latest waits behind it, so a slider
+    /// dragged or a fade sent in a loop never fills mpv's queue, and mpv ends with the last
+    /// value. The rest of the player's state changes as mpv carries the command out (reported by
+    /// events as usual). Commands sent or awaited on one player are carried out in the order
+    /// they were made (and after a ``load(_:startPaused:)`` started before them), except that a
+    /// coalesced setting may skip values sent meanwhile.
     ///
     /// - Throws: at once, ``PlayerError/invalidArgument(name:value:reason:)`` for a bad argument,
     ///   ``PlayerError/noMediaLoaded(operation:)`` for a seek with nothing loaded,

@@ -354,12 +354,19 @@ struct Switch: AsyncParsableCommand {
             frames.cancel()
             cold.append(microseconds(start, .now()) / 1000)
             try await b.preload(MediaSource(media))
-            // Until mpv's core runs, as the C and Python programs wait for `core-idle` to turn
-            // false (PlayerKit's own `playing` state follows the request at once).
+            // Until mpv's core runs, heard as the C and Python programs hear it: an observation
+            // of `core-idle` that turns false (PlayerKit's own `playing` state follows the
+            // request at once).
+            let changes = b.events(kinds: [.propertyChanged])
+            let observation = try b.observeProperty("core-idle")
             start = DispatchTime.now()
             try await b.play()
-            while await (try? b.property("core-idle")) != .flag(false) {}
+            for await record in changes {
+                if case .propertyChanged("core-idle", .flag(false)) = record.event { break }
+            }
             warm.append(microseconds(start, .now()) / 1000)
+            observation.cancel()
+            changes.cancel()
             await a.shutdown()
             await b.shutdown()
         }

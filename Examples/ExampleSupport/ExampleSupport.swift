@@ -140,6 +140,7 @@ public struct JSONEventLine: Encodable, Sendable {
         case .videoDecoderChanged(let decoder): value = decoder?.description ?? "none"
         case .loopModeChanged(let mode): value = "\(mode)"
         case .playlistChanged(let playlist): value = playlist.description
+        case .propertyChanged(let name, let changed): value = "\(name)=\(changed)"
         case .itemEnded(let endReason):
             reason = endReason.description
             if case .error(let failure) = endReason { error = failure.description }

@@ -73,7 +73,7 @@ public final class ClipLoop: Sendable {
         var cycleLength: Double = 0
         var timelineLength: Double = 0
         var subscription: PlayerSubscription?
-        var observation: PositionObservation?
+        var observation: PropertyObservation?
         // Tracking, from position events.
         var lastFrame: (time: ContinuousClock.Instant, position: Double)?
         var timelinePass = 0
@@ -168,7 +168,7 @@ public final class ClipLoop: Sendable {
                 self?.frame(at: position, time: record.time)
             }
             let observation = player.observeEveryFrame()
-            let previous = state.withLock { state -> (PlayerSubscription?, PositionObservation?) in
+            let previous = state.withLock { state -> (PlayerSubscription?, PropertyObservation?) in
                 defer {
                     let stops = state.stops
                     state = State()

@@ -71,7 +71,7 @@ public final class RoomFollower: Sendable {
         let player: any MediaPlayer
         var corrector: DriftCorrector
         var subscription: PlayerSubscription?
-        var observation: PositionObservation?
+        var observation: PropertyObservation?
     }
 
     private struct State: Sendable {

@@ -110,7 +110,7 @@ public final class SyncGroup: Sendable {
         /// The member's media time minus the group's time (``timeOffsets``).
         var offset: Double = 0
         var subscription: PlayerSubscription?
-        var observation: PositionObservation?
+        var observation: PropertyObservation?
         var corrector: DriftCorrector
         /// The latest measured drift since the clock last started (a member whose seek is in
         /// progress keeps its previous one).

@@ -715,12 +715,12 @@ public final class FakePlayer: MediaPlayer {
 
     /// Reports the position with every frame (at the item's ``Media/frameRate``) while the
     /// observation lives.
-    public func observeEveryFrame() -> PositionObservation {
+    public func observeEveryFrame() -> PropertyObservation {
         change { state, _ in
             state.frameObservations += 1
             return nil
         }
-        return PositionObservation { [weak self] in
+        return PropertyObservation { [weak self] in
             self?.change { state, _ in
                 state.frameObservations -= 1
                 return nil

@@ -35,11 +35,12 @@ func snippet_loading(player: Player) async throws {
     try await player.seek(to: 12.5, precision: .exact); try await player.perform(.seekBy(-5, precision: .keyframe))
     try await player.perform(.setVolume(80)); try await player.perform(.setMuted(true)); try await player.perform(.setSpeed(1.25))
     try await player.perform(.setLoop(.forever))            // .off, .forever, .playCount(n)
-    try await player.setHardwareDecoding(true); try await player.perform(.setFullscreen(true))
+    try await player.perform(.setHardwareDecoding(true)); try await player.perform(.setFullscreen(true))
     try await player.saveFrame(to: "poster.png")   // the frame on screen, video only
     player.releaseMedia()                    // unload: decoder, buffers and cache freed, heap trimmed
     try player.send(.setSpeed(1.02))         // the same commands, checked the same way, without waiting
     try await player.perform(.seek(to: 3, precision: .exact))  // the same, suspending until mpv answered
     let frames = player.observeEveryFrame()  // positionChanged with every frame while `frames` lives
+    let idle = try player.observeProperty("core-idle")  // any mpv property: propertyChanged(name:value:) while `idle` lives
     // end snippet
 }

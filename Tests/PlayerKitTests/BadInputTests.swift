@@ -215,7 +215,7 @@ struct BadInputTests {
         await #expect(throws: shutDown) { try await player.perform(.setMuted(true)) }
         await #expect(throws: shutDown) { try await player.perform(.setSpeed(2)) }
         await #expect(throws: shutDown) { try await player.perform(.setLoop(.forever)) }
-        await #expect(throws: shutDown) { try await player.setHardwareDecoding(true) }
+        await #expect(throws: shutDown) { try await player.perform(.setHardwareDecoding(true)) }
         await #expect(throws: shutDown) { try await player.append(.file(Fixtures.clipB)) }
         await #expect(throws: shutDown) { try await player.perform(.next) }
         await #expect(throws: shutDown) { try await player.perform(.previous) }

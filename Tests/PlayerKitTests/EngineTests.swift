@@ -47,6 +47,39 @@ struct EngineTests {
         #expect(await eventually { player.state == .playing })
     }
 
+    @Test("observeProperty reports any mpv property, the current value first, then each change, until cancelled; an unknown name is refused by name")
+    func observeAnyProperty() async throws {
+        let (player, recorder) = try await Fixtures.player()
+        defer { Task { await player.shutdown() } }
+        #expect(throws: PlayerError.propertyNotFound(name: "no-such-property")) { _ = try player.observeProperty("no-such-property") }
+        #expect(throws: PlayerError.propertyNotFound(name: "")) { _ = try player.observeProperty("") }
+        try await player.load(.file(Fixtures.clipA), startPaused: true)
+        let observation = try player.observeProperty("core-idle")
+        let idle = await recorder.waitFor { $0.event == .propertyChanged(name: "core-idle", value: .flag(true)) }
+        #expect(idle?.playerID == player.id)
+        let played = recorder.mark
+        try await player.play()
+        // mpv's core runs once the item plays: the change is heard as an event.
+        let running = await recorder.waitFor(after: played) { $0.event == .propertyChanged(name: "core-idle", value: .flag(false)) }
+        #expect(running != nil)
+        // A sub-property is observed by its full name.
+        let titled = try player.observeProperty("track-list/count")
+        let count = await recorder.waitFor {
+            if case .propertyChanged("track-list/count", .int(let count)) = $0.event { return count > 0 }
+            return false
+        }
+        #expect(count != nil)
+        titled.cancel()
+        observation.cancel()
+        // After the cancel, no change of it is reported: pause and play again, then a marker.
+        let mark = recorder.mark
+        try await player.pause()
+        try await player.play()
+        try await player.perform(.setVolume(41))
+        #expect(await recorder.waitFor(after: mark) { $0.event == .volumeChanged(41) } != nil)
+        #expect(!recorder.records.contains { $0.sequenceNumber > mark && $0.event.kind == .propertyChanged })
+    }
+
     @Test("perform refuses by name at once: a bad argument, a seek with nothing loaded, a timeout that is not positive, a shut-down player")
     func performRefusals() async throws {
         let (player, _) = try await Fixtures.player()
@@ -201,7 +234,7 @@ struct EngineTests {
         #expect(try await player.property("time-pos").doubleValue.map { abs($0 - 1.5) < 0.01 } == true)
         #expect(try await player.property("pause") == .flag(true))
         await #expect(throws: PlayerError.propertyNotFound(name: "no-such-property")) { try await player.property("no-such-property") }
-        #expect(try await player.playlistCount() == 1)
+        #expect(try await player.property("playlist-count").intValue == 1)
         // Reads and commands from many tasks at once: each gets its own answer.
         let volumes = try await withThrowingTaskGroup(of: Double?.self) { group in
             for index in 0..<20 {

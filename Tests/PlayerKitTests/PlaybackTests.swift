@@ -172,9 +172,9 @@ struct PlaybackTests {
         try await player.perform(.setLoop(.forever))
         await #expect(try player.property("loop-file") == .string("inf"))
 
-        try await player.setHardwareDecoding(true)
+        try await player.perform(.setHardwareDecoding(true))
         await #expect(try player.property("hwdec") == .string("auto-safe"))
-        try await player.setHardwareDecoding(false)
+        try await player.perform(.setHardwareDecoding(false))
         await #expect(try player.property("hwdec") == .string("no"))
 
         try await player.stop()
@@ -203,7 +203,7 @@ struct PlaybackTests {
         defer { Task { await player.shutdown() } }
         try await player.load(.file(Fixtures.clipA), startPaused: true)
         try await player.append(.file(Fixtures.clipB))
-        await #expect(try player.playlistCount() == 2)
+        await #expect(try player.property("playlist-count").intValue == 2)
 
         try await player.perform(.next)
         #expect(await recorder.waitFor { $0.event == .itemEnded(.replaced) } != nil)
@@ -220,7 +220,7 @@ struct PlaybackTests {
         } != nil)
 
         try await player.clearPlaylist()
-        await #expect(try player.playlistCount() == 1)
+        await #expect(try player.property("playlist-count").intValue == 1)
         await #expect(throws: PlayerError.self) { try await player.perform(.next) }
         #expect(player.state.hasMedia)
     }

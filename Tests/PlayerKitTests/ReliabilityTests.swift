@@ -160,7 +160,7 @@ struct ReliabilityTests {
             let fullscreen = round % 5 == 0
             try await player.perform(.setFullscreen(fullscreen))
             #expect(player.snapshot.isFullscreen == fullscreen, "round \(round)")
-            try await player.setHardwareDecoding(round % 7 == 0)
+            try await player.perform(.setHardwareDecoding(round % 7 == 0))
             #expect(player.isHardwareDecodingEnabled == (round % 7 == 0), "round \(round)")
             try await player.setProperty("volume", to: .double(42))
             #expect(player.snapshot.volume == 42, "round \(round)")

@@ -8,7 +8,6 @@
 enum EngineOperation: Sendable {
     /// A command of the public set (validated by the player).
     case command(PlayerCommand)
-    case setHardwareDecoding(Bool)
     case clearPlaylist
     /// `loadfile <argument> append-play`; `source` names the entry in errors.
     case append(argument: String, source: String)
@@ -72,13 +71,13 @@ enum EngineOperation: Sendable {
             case .selectTrack(let kind, let id):
                 let name = PlaybackModel.trackSelectionProperties.first { $0.value == kind }?.key ?? "sid"
                 return [.set(name, id.map { .int(Int64($0)) } ?? .string("no"))]
+            case .setHardwareDecoding(let enabled): return [.set("hwdec", .string(enabled ? "auto-safe" : "no"))]
             case .stop: return [.command(["stop"])]
             case .stepFrame: return [.command(["frame-step"])]
             case .stepFrameBack: return [.command(["frame-back-step"])]
             case .next: return [.command(["playlist-next", "weak"])]
             case .previous: return [.command(["playlist-prev", "weak"])]
             }
-        case .setHardwareDecoding(let enabled): return [.set("hwdec", .string(enabled ? "auto-safe" : "no"))]
         case .clearPlaylist: return [.command(["playlist-clear"])]
         case .append(let argument, _): return [.command(["loadfile", argument, "append-play"])]
         case .saveFrame(let path): return [.command(["screenshot-to-file", path, "video"])]

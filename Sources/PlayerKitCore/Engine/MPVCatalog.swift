@@ -6,6 +6,8 @@ import PlayerKitSupport
 struct MPVCatalog: Sendable {
     let protocols: Set<String>
     let commands: Set<String>
+    /// mpv's top-level property names (`property-list`), for checking a name before observing it.
+    let properties: Set<String>
 
     private static let cached = Locked<MPVCatalog?>(nil)
 
@@ -14,7 +16,8 @@ struct MPVCatalog: Sendable {
         if let catalog = cached.withLock({ $0 }) { return catalog }
         let protocols = try handle.property("protocol-list").arrayValue?.compactMap(\.stringValue) ?? []
         let commands = try handle.property("command-list").arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
-        let catalog = MPVCatalog(protocols: Set(protocols.map { $0.lowercased() }), commands: Set(commands))
+        let properties = try handle.property("property-list").arrayValue?.compactMap(\.stringValue) ?? []
+        let catalog = MPVCatalog(protocols: Set(protocols.map { $0.lowercased() }), commands: Set(commands), properties: Set(properties))
         cached.withLock { $0 = catalog }
         return catalog
     }

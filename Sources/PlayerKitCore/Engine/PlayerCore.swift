@@ -256,6 +256,41 @@ final class PlayerCore: Sendable {
         observeTimePosition(id: Self.frameClockObservation, users: frameClockUsers, enabled: enabled)
     }
 
+    /// The observation IDs of the app's property observations (``observeProperty(_:)``) have
+    /// this bit, apart from the fixed observations, the per-frame ones and the request IDs.
+    static let appObservationBit: UInt64 = 1 << 42
+    /// The app's live property observations, by observation ID. A change that mpv queued before
+    /// an observation ended is dropped by the pump, so none is reported after its cancel.
+    private let appObservations = Locked<(next: UInt64, live: Set<UInt64>)>((1, []))
+
+    /// Asks mpv for every change of property `name` (a top-level name, or a sub-property such as
+    /// `metadata/by-key/title`), reported as ``PlayerEvent/propertyChanged(name:value:)``, the
+    /// current value first. Returns the observation's ID for ``endPropertyObservation(_:)``.
+    /// `mpv_observe_property` does not wait for the core.
+    func observeProperty(_ name: String) throws(PlayerError) -> UInt64 {
+        let topLevel = String(name.prefix { $0 != "/" })
+        guard !name.isEmpty, catalog.properties.contains(topLevel) else { throw .propertyNotFound(name: name) }
+        let observation = appObservations.withLock { observations -> UInt64 in
+            let observation = Self.appObservationBit | observations.next
+            observations.next += 1
+            observations.live.insert(observation)
+            return observation
+        }
+        let status = handle.ifAlive { mpv_observe_property($0, observation, name, MPV_FORMAT_NODE) }
+        guard let status, status >= 0 else {
+            appObservations.withLock { _ = $0.live.remove(observation) }
+            if status == nil || isShutDown { throw .playerShutDown(id) }
+            throw .propertyNotFound(name: name)
+        }
+        return observation
+    }
+
+    /// Ends an observation from ``observeProperty(_:)``. Idempotent; never waits.
+    func endPropertyObservation(_ observation: UInt64) {
+        guard appObservations.withLock({ $0.live.remove(observation) }) != nil else { return }
+        _ = handle.ifAlive { mpv_unobserve_property($0, observation) }
+    }
+
     // MARK: Event pump
 
     /// Drains mpv's queue down to `MPV_EVENT_NONE`. Runs only on `pumpQueue`. Never blocks:
@@ -296,6 +331,9 @@ final class PlayerCore: Sendable {
                 read?.reply.resume(error >= 0 ? .success(value) : .failure(MPVHandle.propertyError(name: name, value: nil, status: error)))
             case .propertyChanged(Self.frameClockObservation, _, let value):
                 frameClock.note(value.doubleValue)
+            case .propertyChanged(let observation, let name, let value) where observation & Self.appObservationBit != 0:
+                guard appObservations.withLock({ $0.live.contains(observation) }) else { continue }
+                update { _ in [.event(.propertyChanged(name: name, value: value))] }
             default:
                 update { state in
                     var outputs = state.model.apply(event)
@@ -828,10 +866,6 @@ final class PlayerCore: Sendable {
         }
     }
 
-    /// The number of playlist entries, the current one included.
-    func playlistCount(timeout: Duration) async throws(PlayerError) -> Int {
-        Int(try await read("playlist-count", timeout: timeout).intValue ?? 0)
-    }
 
     /// Unloads the media (`stop`, sent without waiting) and asks for the freed heap to go back
     /// to the system soon after. Does nothing once shut down. Safe anywhere, the pump included.

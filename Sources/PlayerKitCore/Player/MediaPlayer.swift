@@ -55,7 +55,7 @@ public protocol MediaPlayer: AnyObject, Sendable {
     func publish(_ event: some PlayerFeatureEvent)
     /// Asks for a position event with every frame while the observation lives (see
     /// ``Player/observeEveryFrame()``).
-    func observeEveryFrame() -> PositionObservation
+    func observeEveryFrame() -> PropertyObservation
 
     /// Gives the player a software frame source at `format` (see
     /// ``Player/makeFrameSource(_:)``); one per player at a time.

@@ -180,12 +180,38 @@ public final class Player: MediaPlayer {
 
     /// Asks for ``PlayerEvent/positionChanged(_:)`` with every frame (instead of once per
     /// ``PlayerConfiguration/positionUpdateInterval``) for as long as the returned observation
-    /// lives: until ``PositionObservation/cancel()`` or until it is released. With each frame's
+    /// lives: until ``PropertyObservation/cancel()`` or until it is released. With each frame's
     /// record time (``PlayerEventRecord/time``) a feature can time frames: seams, drift.
     /// Observations from several users add up; the last one to go ends per-frame reports.
     /// Never blocks; safe from any thread.
-    public func observeEveryFrame() -> PositionObservation {
-        PositionObservation(core: core)
+    public func observeEveryFrame() -> PropertyObservation {
+        PropertyObservation(core: core)
+    }
+
+    /// Asks for every change of any mpv property, as ``PlayerEvent/propertyChanged(name:value:)``
+    /// events on this player's ID, for as long as the returned observation lives: the current
+    /// value first, then each change (mpv may merge quick changes into the latest). The form of
+    /// mpv's own `mpv_observe_property`, for what no read-out or event covers, e.g.
+    /// `core-idle` (whether playback is running) or `estimated-vf-fps`. Several observations of
+    /// one name each report it. Never blocks; safe from any thread.
+    ///
+    /// ```swift
+    /// let running = player.events(kinds: [.propertyChanged])
+    /// let observation = try player.observeProperty("core-idle")
+    /// try await player.play()
+    /// for await record in running {
+    ///     if case .propertyChanged("core-idle", .flag(false)) = record.event { break }
+    /// }
+    /// observation.cancel()
+    /// ```
+    /// - Parameter name: a property name, as in mpv's manual ("Property List"), or a
+    ///   sub-property such as `metadata/by-key/title`.
+    /// - Throws: ``PlayerError/propertyNotFound(name:)`` when mpv has no such property;
+    ///   ``PlayerError/playerShutDown(_:)``.
+    public func observeProperty(_ name: String) throws(PlayerError) -> PropertyObservation {
+        let core = self.core
+        let observation = try core.observeProperty(name)
+        return PropertyObservation { core.endPropertyObservation(observation) }
     }
 
     // MARK: Frames the app draws
@@ -257,7 +283,7 @@ public final class Player: MediaPlayer {
     public var snapshot: PlayerSnapshot { model(\.snapshot) }
     /// Which way playback runs (``MediaPlayer/setPlaybackDirection(_:)``), once mpv reported it.
     var playbackDirection: PlaybackDirection? { model(\.playbackDirection) }
-    /// Whether hardware decoding is allowed (``setHardwareDecoding(_:)``), once mpv reported it.
+    /// Whether hardware decoding is allowed (``PlayerCommand/setHardwareDecoding(_:)``), once mpv reported it.
     var isHardwareDecodingEnabled: Bool? { model(\.isHardwareDecodingEnabled) }
     /// The audio output device in use, by mpv's name (``AudioDevice/name``; `auto` for the
     /// system's default). Shows a device set with ``setAudioDevice(_:)`` when that returns.
@@ -359,12 +385,6 @@ public final class Player: MediaPlayer {
     /// - Throws: what ``perform(_:timeout:)`` throws while waiting for mpv's answer.
     public func clearPlaylist() async throws(PlayerError) {
         try await core.request(.clearPlaylist, timeout: Self.answerTimeout)
-    }
-
-    /// The number of playlist items, including the current one, as mpv counts them now.
-    /// - Throws: what ``property(_:)`` throws.
-    public func playlistCount() async throws(PlayerError) -> Int {
-        try await core.playlistCount(timeout: Self.answerTimeout)
     }
 
     /// How long the methods without a `timeout` parameter wait for mpv's answer, on the
@@ -652,13 +672,6 @@ public final class Player: MediaPlayer {
             current = WeakReference(newArbiter)
             return true
         }
-    }
-
-    /// Switches hardware decoding on (`auto-safe`) or off, and returns once mpv took the
-    /// setting. Takes effect at once.
-    /// - Throws: what ``perform(_:timeout:)`` throws while waiting for mpv's answer.
-    public func setHardwareDecoding(_ enabled: Bool) async throws(PlayerError) {
-        try await core.request(.setHardwareDecoding(enabled), timeout: Self.answerTimeout)
     }
 
     // MARK: Tracks

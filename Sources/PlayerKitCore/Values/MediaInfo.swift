@@ -86,7 +86,7 @@ public struct VideoDecoder: Sendable, Hashable, Codable, CustomStringConvertible
     public var codec: String
     /// The hardware decoding API in use ("vaapi", "vdpau", "nvdec", ...; mpv's `--hwdec`
     /// names), or nil when the video is decoded in software (also when hardware decoding is on
-    /// but was not possible: see ``Player/setHardwareDecoding(_:)``).
+    /// but was not possible: see ``PlayerCommand/setHardwareDecoding(_:)``).
     public var hardwareAPI: String?
 
 

@@ -56,6 +56,11 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
     /// mpv's filter chain, which can hold the picture for a frame; set it before loading for a
     /// clean start.
     case setFlip(VideoFlip)
+    /// Allow hardware decoding (mpv's `auto-safe`: a hardware decoder where one works, software
+    /// otherwise) or switch it off. Takes effect at once, also while playing; the
+    /// ``Player/videoDecoder`` read-out and ``PlayerEvent/videoDecoderChanged(_:)`` say which
+    /// decoder then runs.
+    case setHardwareDecoding(Bool)
     /// Select the track of a kind with this ID (``Track/id``), or none of that kind with nil: no
     /// video, no audio, or subtitles off; for a ``Track``, `.selectTrack(track.kind, id: track.id)`.
     /// The track read-out (``Player/tracks``) shows the selection once an awaited one returns,
@@ -118,7 +123,7 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
             if let id, id < 1 {
                 throw .invalidArgument(name: "track ID", value: "\(id)", reason: "must be 1 or more (mpv numbers tracks from 1), or nil for none")
             }
-        case .play, .pause, .setMuted, .setLoop, .setPlaybackDirection, .setFullscreen, .setFlip, .stop, .stepFrame, .stepFrameBack, .next, .previous:
+        case .play, .pause, .setMuted, .setLoop, .setPlaybackDirection, .setFullscreen, .setFlip, .setHardwareDecoding, .stop, .stepFrame, .stepFrameBack, .next, .previous:
             break
         }
     }
@@ -137,6 +142,7 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
         case .setPlaybackDirection(let direction): return "setPlaybackDirection(\(direction))"
         case .setFullscreen(let fullscreen): return "setFullscreen(\(fullscreen))"
         case .setFlip(let flip): return "setFlip(\(flip))"
+        case .setHardwareDecoding(let enabled): return "setHardwareDecoding(\(enabled))"
         case .selectTrack(let kind, let id): return "selectTrack(\(kind.rawValue), \(id.map(String.init) ?? "none"))"
         case .stop: return "stop"
         case .stepFrame: return "stepFrame"

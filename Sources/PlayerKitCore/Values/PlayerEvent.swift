@@ -20,7 +20,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     case stateChanged(from: PlayerState, to: PlayerState)
     /// The playback position in seconds, at most once per
     /// ``PlayerConfiguration/positionUpdateInterval`` and right after each seek (every frame
-    /// while a ``PositionObservation`` is active).
+    /// while a ``PropertyObservation`` is active).
     case positionChanged(Double)
     /// The duration of the current item became known or changed.
     case durationKnown(Double)
@@ -63,6 +63,10 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     /// the playlist ended (``PlaylistPosition/index`` nil). A player starts with an empty
     /// playlist, so its first load is reported (index 0 of 1).
     case playlistChanged(PlaylistPosition)
+    /// An mpv property that the app observes (``Player/observeProperty(_:)``) has this value:
+    /// the value when the observation began, then each change. `name` is the name as given;
+    /// `value` is ``MPVValue/none`` while the property is unavailable (no item loaded, say).
+    case propertyChanged(name: String, value: MPVValue)
     /// The current item ended, and why.
     case itemEnded(ItemEndReason)
     /// Something failed; the error names what.
@@ -103,6 +107,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .fullscreenStateChanged: return .fullscreenStateChanged
         case .loopModeChanged: return .loopModeChanged
         case .playlistChanged: return .playlistChanged
+        case .propertyChanged: return .propertyChanged
         case .itemEnded: return .itemEnded
         case .error: return .error
         case .eventsLost: return .eventsLost
@@ -142,6 +147,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .fullscreenStateChanged(let fullscreen): return "fullscreenStateChanged(\(fullscreen))"
         case .loopModeChanged(let mode): return "loopModeChanged(\(mode))"
         case .playlistChanged(let playlist): return "playlistChanged(\(playlist))"
+        case .propertyChanged(let name, let value): return "propertyChanged(\(name): \(value))"
         case .itemEnded(let reason): return "itemEnded(\(reason))"
         case .error(let error): return "error(\(error))"
         case .eventsLost(let snapshot): return "eventsLost(now \(snapshot))"
@@ -168,6 +174,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case (.fullscreenStateChanged(let a), .fullscreenStateChanged(let b)): return a == b
         case (.loopModeChanged(let a), .loopModeChanged(let b)): return a == b
         case (.playlistChanged(let a), .playlistChanged(let b)): return a == b
+        case (.propertyChanged(let a, let b), .propertyChanged(let c, let d)): return a == c && b == d
         case (.itemEnded(let a), .itemEnded(let b)): return a == b
         case (.error(let a), .error(let b)): return a == b
         case (.eventsLost(let a), .eventsLost(let b)): return a == b
@@ -192,6 +199,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .videoDecoderChanged(let decoder): hasher.combine(decoder)
         case .loopModeChanged(let mode): hasher.combine(mode)
         case .playlistChanged(let playlist): hasher.combine(playlist)
+        case .propertyChanged(let name, let value): hasher.combine(name); hasher.combine(value)
         case .itemEnded(let reason): hasher.combine(reason)
         case .error(let error): hasher.combine(error)
         case .eventsLost(let snapshot): hasher.combine(snapshot)

@@ -63,6 +63,8 @@ public struct PlayerEventKind: RawRepresentable, Hashable, Sendable, Codable, Cu
     public static let loopModeChanged: PlayerEventKind = "loopModeChanged"
     /// ``PlayerEvent/playlistChanged(_:)``.
     public static let playlistChanged: PlayerEventKind = "playlistChanged"
+    /// ``PlayerEvent/propertyChanged(name:value:)``.
+    public static let propertyChanged: PlayerEventKind = "propertyChanged"
     /// ``PlayerEvent/itemEnded(_:)``.
     public static let itemEnded: PlayerEventKind = "itemEnded"
     /// ``PlayerEvent/error(_:)``.
@@ -76,6 +78,6 @@ public struct PlayerEventKind: RawRepresentable, Hashable, Sendable, Codable, Cu
     static let coreKinds: [PlayerEventKind] = [
         .created, .stateChanged, .positionChanged, .durationKnown, .mediaLoaded, .firstFrame, .seekCompleted,
         .bufferingProgress, .volumeChanged, .muteChanged, .speedChanged, .tracksChanged,
-        .videoDecoderChanged, .fullscreenStateChanged, .loopModeChanged, .playlistChanged, .itemEnded, .error, .eventsLost, .shutDown,
+        .videoDecoderChanged, .fullscreenStateChanged, .loopModeChanged, .playlistChanged, .propertyChanged, .itemEnded, .error, .eventsLost, .shutDown,
     ]
 }

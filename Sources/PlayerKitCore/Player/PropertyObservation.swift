@@ -1,11 +1,12 @@
 import PlayerKitSupport
 
-/// A request for per-frame positions from ``MediaPlayer/observeEveryFrame()``: while it lives,
-/// the player reports ``PlayerEvent/positionChanged(_:)`` with every frame. Keep it as long as
-/// you need them; ``cancel()`` (or releasing it) ends the request.
+/// A request to hear a property's changes, as events, for as long as it lives: from
+/// ``MediaPlayer/observeEveryFrame()`` (``PlayerEvent/positionChanged(_:)`` with every frame)
+/// or ``Player/observeProperty(_:)`` (``PlayerEvent/propertyChanged(name:value:)`` for any mpv
+/// property). Keep it as long as you need them; ``cancel()`` (or releasing it) ends the request.
 ///
 /// **Threading.** Safe from any thread; ``cancel()`` is idempotent.
-public final class PositionObservation: Sendable {
+public final class PropertyObservation: Sendable {
     private let onCancel: @Sendable () -> Void
     private let active = Locked(true)
 
@@ -23,7 +24,9 @@ public final class PositionObservation: Sendable {
 
     deinit { cancel() }
 
-    /// Ends this request. The player goes back to its interval once no other observation is active.
+    /// Ends this request: no change it asked for is reported after the events already under
+    /// way. For ``MediaPlayer/observeEveryFrame()``, the player goes back to its interval once no
+    /// other observation of every frame is active.
     public func cancel() {
         let wasActive = active.withLock { active -> Bool in
             defer { active = false }

@@ -295,6 +295,9 @@ def serve(origin, port):
         daemon_threads = True
         allow_reuse_address = True
 
+        def handle_error(self, request, client_address):
+            pass  # a player that hung up mid-answer (it seeked, or shut down) is not news
+
     server = Server(("127.0.0.1", port), Handler)
     return server
 

@@ -1,0 +1,427 @@
+import DequeModule
+import PlayerKitCore
+import PlayerKitSupport
+
+/// The decisions of a ``MultiView``: which member to hold, seek or trim, and what to report. A
+/// pure state machine: fed the members' frame changes, state changes and ends, each with its
+/// monotonic time, it returns the actions to carry out. It holds no lock and runs no action.
+///
+/// **The group clock.** The members' media times share one timeline (the sources' presentation
+/// timestamps). The group clock maps a monotonic instant to a media time: `anchor` at
+/// `anchorTime`, advancing at the group's speed. It starts on the first frame any member shows,
+/// and follows the leader's frames while the leader plays in step: each of its frames moves the
+/// anchor a tenth of the way to it, so one late frame does not jolt the group. While the leader
+/// is held, stalled or gone, the clock runs on by itself.
+///
+/// **The leader.** With ``MultiView/Leader/furthestAhead`` (live angles: the lowest latency), a
+/// member that joins more than ``MultiView/Settings/realignThreshold`` ahead of the clock takes
+/// the lead: the clock jumps to it and the others are brought there. With
+/// ``MultiView/Leader/member(_:)``, that member leads, and the clock jumps to it whenever it is
+/// that far from it without having fallen out of step.
+///
+/// **A member's skew** is measured at each of its frame changes: the media time of the new frame
+/// minus the clock's media time at the moment the frame changed (positive: the member shows the
+/// frame early, it is ahead). That is the moment the member showed a frame against the moment
+/// the clock shows it, so the spread of the members' skews is the spread of the moments they
+/// show the same frame.
+///
+/// **Correction.** The median of a member's latest five skews decides:
+/// - ahead beyond ``MultiView/Settings/holdThreshold``, or behind beyond
+///   ``MultiView/Settings/realignThreshold`` (while it joins, beyond the hold threshold): the
+///   member pauses and seeks exactly to its own frame when ahead, or, when behind, to where the
+///   clock will be ``MultiView/Settings/seekLead`` later (once its cache has it), and is held
+///   there until the clock reaches the frame it shows, then plays (a wake-up is asked for at that instant); a seek that lands after
+///   the clock passed its target doubles the lead for the next one (up to 4 s);
+/// - otherwise the speed is trimmed, `group speed × (1 − skew × trimGain)`, at most
+///   ``MultiView/Settings/maximumSpeedTrim`` off, none within ``MultiView/Settings/deadBand``. mpv
+///   keeps the pitch (scaletempo), so a trim is not heard.
+struct LiveAlignment: Sendable {
+    typealias Settings = MultiView.Settings
+
+    /// What the machine asks for.
+    enum Action: Sendable, Equatable {
+        /// Hand `command` to the member (never waiting).
+        case send(PlayerID, PlayerCommand)
+        /// Publish `event` on the member's ID.
+        case publish(PlayerID, MultiViewEvent)
+        /// Call ``wake(at:)`` at this instant (a held member is due).
+        case wake(at: ContinuousClock.Instant)
+    }
+
+    /// Where one member is.
+    enum Status: Sendable, Equatable {
+        /// In the group, no frame seen yet.
+        case waiting
+        /// Playing; trimmed by speed.
+        case playing
+        /// Paused on the frame `media` (a media time), until the clock reaches it.
+        case holding(media: Double)
+        /// Paused and seeking to `target` since `since`, to be held where it lands (its seek
+        /// reported landed, or a frame at the target).
+        case seeking(target: Double, since: ContinuousClock.Instant)
+        /// Waiting for the network (mpv's cache ran dry).
+        case stalled
+    }
+
+    struct Member: Sendable {
+        let id: PlayerID
+        var status: Status = .waiting
+        /// When the member joined the group.
+        let joinedAt: ContinuousClock.Instant
+        /// When it was first aligned (nil: not yet).
+        var alignedAt: ContinuousClock.Instant?
+        /// When it fell out of step, and why (nil: in step).
+        var fell: (at: ContinuousClock.Instant, reason: MultiViewEvent.Reason)?
+        /// The latest raw skews since the last correction, newest last (at most 5).
+        var recent: [Double] = []
+        /// Frames to let pass before skews count again (after a release or a seek).
+        var settling = 0
+        /// The last frame: its media time and when it changed.
+        var lastFrame: (media: Double, time: ContinuousClock.Instant)?
+        /// The speed last sent.
+        var speed: Double = 1
+        /// The lead of the next forward seek.
+        var seekLead: Double
+        /// The skew meter of this member.
+        var meter: SkewMeter
+        /// Consecutive frames within the aligned tolerance.
+        var inStep = 0
+        /// The media time up to which the member's player has its source in memory (mpv's
+        /// `demuxer-cache-time`), when known: a live stream seeks within that only.
+        var cacheEnd: Double?
+    }
+
+    let settings: Settings
+    let leaderChoice: MultiView.Leader
+    private(set) var members: [Member] = []
+    /// The member that started or last took the clock (``MultiView/Leader/furthestAhead``).
+    private var leader: PlayerID?
+    /// The group's speed.
+    private(set) var speed: Double = 1
+    /// The clock: `anchor` (media time) at `anchorTime`; nil until the first frame.
+    private(set) var anchor: (media: Double, time: ContinuousClock.Instant)?
+
+    init(settings: Settings, leader: MultiView.Leader = .furthestAhead) {
+        self.settings = settings
+        self.leaderChoice = leader
+    }
+
+    /// The clock's media time at `time`, once it runs.
+    func clock(at time: ContinuousClock.Instant) -> Double? {
+        anchor.map { $0.media + time.seconds(since: $0.time) * speed }
+    }
+
+    /// The instant at which the clock reaches `media`.
+    func instant(whenClockReaches media: Double) -> ContinuousClock.Instant? {
+        anchor.map { $0.time + .seconds((media - $0.media) / speed) }
+    }
+
+    /// The member whose frames the clock follows now: the chosen one when it is a member, else
+    /// the one that took the clock, else the first.
+    var leaderID: PlayerID? {
+        if case .member(let id) = leaderChoice, member(id) != nil { return id }
+        if let leader, member(leader) != nil { return leader }
+        return members.first?.id
+    }
+
+    func member(_ id: PlayerID) -> Member? { members.first { $0.id == id } }
+
+    // MARK: Inputs
+
+    /// A member joins (it is loading or already playing).
+    mutating func join(_ id: PlayerID, at time: ContinuousClock.Instant) -> [Action] {
+        guard member(id) == nil else { return [] }
+        members.append(Member(id: id, joinedAt: time, seekLead: settings.seekLead.inSeconds,
+                              meter: SkewMeter(window: settings.skewWindow)))
+        return []
+    }
+
+    /// A member leaves for `reason` (nil: the app removed it; no event).
+    mutating func drop(_ id: PlayerID, reason: MultiViewEvent.DropReason?, at time: ContinuousClock.Instant) -> [Action] {
+        guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
+        members.remove(at: index)
+        if leader == id { leader = nil }
+        return reason.map { [.publish(id, .dropped($0))] } ?? []
+    }
+
+    /// The member's player changed state.
+    mutating func stateChanged(_ id: PlayerID, to state: PlayerState, at time: ContinuousClock.Instant) -> [Action] {
+        guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
+        switch state {
+        case .buffering:
+            // Stalled: the others play on; the member is realigned when its frames come back.
+            guard members[index].status != .stalled else { return [] }
+            members[index].status = .stalled
+            members[index].recent = []
+            return fellOut(index, reason: .stall, at: time)
+        case .playing where members[index].status == .stalled:
+            members[index].status = .playing
+            members[index].settling = 2
+            return []
+        default:
+            return []
+        }
+    }
+
+    /// A member showed a new frame: media time `media` at `time`.
+    mutating func frame(_ id: PlayerID, media: Double, at time: ContinuousClock.Instant) -> [Action] {
+        guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
+        var actions: [Action] = []
+        let previous = members[index].lastFrame
+        members[index].lastFrame = (media, time)
+        if previous == nil { actions.append(.publish(id, .joined)) }
+        if anchor == nil {
+            // The clock starts on the first frame any member shows.
+            anchor = (media, time)
+            leader = id
+        }
+        switch members[index].status {
+        case .waiting, .stalled:
+            members[index].status = .playing
+        case .seeking(let target, let since):
+            // Landed (a frame at the target), or given up on: held where it is.
+            guard abs(media - target) < 0.25 || time - since > .seconds(2) else { return actions + releaseDue(at: time) }
+            return actions + landed(index, media: media, at: time)
+        case .holding:
+            return actions + releaseDue(at: time)
+        case .playing:
+            break
+        }
+        // A gap in the media: a segment was missing. mpv either shows the last frame until the
+        // next one is due (the member froze, and is in step again after it) or jumps ahead
+        // (the member is ahead, and is brought back).
+        if let previous, media - previous.media > settings.jumpThreshold.inSeconds {
+            actions += fellOut(index, reason: .missingSegment, at: previous.time)
+            members[index].recent = []
+            members[index].settling = 0
+        }
+        guard let clock = clock(at: time) else { return actions }
+        let skew = media - clock
+        if members[index].settling == 0, takesTheLead(index, skew: skew) {
+            leader = id
+            anchor = (media, time)
+            return actions + releaseDue(at: time) + wakesForHeld()
+        }
+        let leads = id == leaderID && members[index].fell == nil
+        if leads, members[index].settling == 0, let anchor {
+            // The clock follows the leader: a tenth of the way to each of its frames.
+            self.anchor = (anchor.media, anchor.time - .seconds(skew * 0.1 / speed))
+        }
+        if members[index].settling > 0 {
+            members[index].settling -= 1
+            return actions + releaseDue(at: time)
+        }
+        members[index].meter.add(skew, at: time)
+        members[index].recent.append(skew)
+        if members[index].recent.count > 5 { members[index].recent.removeFirst() }
+        actions += correct(index, skew: Statistics.median(members[index].recent) ?? skew, media: media, leads: leads, at: time)
+        return actions + releaseDue(at: time)
+    }
+
+    /// The member's player has its source in memory up to `media` (nil: unknown).
+    mutating func cached(_ id: PlayerID, upTo media: Double?) -> [Action] {
+        guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
+        members[index].cacheEnd = media
+        return []
+    }
+
+    /// A seek of the member's landed, showing `media` (nil: unknown; its last frame is kept).
+    mutating func seekLanded(_ id: PlayerID, media: Double?, at time: ContinuousClock.Instant) -> [Action] {
+        guard let index = members.firstIndex(where: { $0.id == id }),
+              case .seeking = members[index].status else { return [] }
+        let shown = media ?? members[index].lastFrame?.media ?? 0
+        return landed(index, media: shown, at: time)
+    }
+
+    /// A member's corrective seek landed on `media`: it is held there.
+    private mutating func landed(_ index: Int, media: Double, at time: ContinuousClock.Instant) -> [Action] {
+        members[index].status = .holding(media: media)
+        members[index].lastFrame = nil
+        if let clock = clock(at: time), clock > media {
+            // The clock passed the target while the seek ran: lead more next time.
+            members[index].seekLead = min(members[index].seekLead * 2, 4)
+        }
+        return releaseDue(at: time) + wakeFor(media)
+    }
+
+    /// A wake-up asked for by ``Action/wake(at:)``: releases the held members that are due.
+    mutating func wake(at time: ContinuousClock.Instant) -> [Action] {
+        for index in members.indices {
+            guard case .seeking(_, let since) = members[index].status, time - since >= Self.seekGiveUp else { continue }
+            // Not landed: held where it stopped, and released (the clock is past it), to be
+            // measured again; the next seek leads further.
+            members[index].seekLead = min(members[index].seekLead * 2, 4)
+            members[index].status = .holding(media: members[index].lastFrame?.media ?? -.infinity)
+            members[index].lastFrame = nil
+        }
+        return releaseDue(at: time) + wakesForHeld()
+    }
+
+    /// How far inside a member's cache a corrective seek must land (a second of media: mpv
+    /// keeps whole packets, and the cache's end moves with each one).
+    static let cacheMargin = 0.5
+
+    /// How long a corrective seek may take to land before it is given up on.
+    static let seekGiveUp: Duration = .milliseconds(1500)
+
+    /// Changes the group's speed (the clock keeps its place).
+    mutating func setSpeed(_ newSpeed: Double, at time: ContinuousClock.Instant) -> [Action] {
+        if let clock = clock(at: time) { anchor = (clock, time) }
+        speed = newSpeed
+        var actions: [Action] = []
+        for index in members.indices where members[index].status == .playing {
+            members[index].speed = newSpeed
+            members[index].recent = []
+            actions.append(.send(members[index].id, .setSpeed(newSpeed)))
+        }
+        return actions + wakesForHeld()
+    }
+
+    // MARK: Decisions
+
+    /// Whether the member at `index`, `skew` from the clock, takes the clock: the chosen leader
+    /// far from it (it joined after another started the clock), or, with the furthest-ahead
+    /// rule, a joining member far ahead.
+    private func takesTheLead(_ index: Int, skew: Double) -> Bool {
+        let member = members[index]
+        guard abs(skew) > settings.realignThreshold.inSeconds, member.status == .playing else { return false }
+        switch leaderChoice {
+        case .member(let id):
+            return id == member.id && member.fell == nil
+        case .furthestAhead:
+            return skew > 0 && member.alignedAt == nil && member.fell?.reason != .missingSegment
+        }
+    }
+
+    private mutating func correct(_ index: Int, skew: Double, media: Double, leads: Bool, at time: ContinuousClock.Instant) -> [Action] {
+        let id = members[index].id
+        var actions: [Action] = []
+        if !leads {
+            // Out of step: ahead beyond the hold threshold, behind beyond the realign threshold,
+            // or, while it joins (nothing is seen to stop yet), behind beyond the hold threshold,
+            // which a trim would take seconds to close. The member pauses and seeks exactly to
+            // where the clock will be once the seek landed (its own frame when that is later),
+            // and is held there. A seek, not a pause alone: after a stall or a join, mpv may be
+            // catching its video up with its audio (frames shown faster than due), and a pause
+            // keeps that; an exact seek starts both afresh at one timestamp.
+            let joining = members[index].alignedAt == nil
+            if skew > settings.holdThreshold.inSeconds || skew < -settings.realignThreshold.inSeconds
+                || (joining && skew < -settings.holdThreshold.inSeconds) {
+                // Once in step, only missing media makes a member ahead (mpv never plays faster
+                // than due, and trims are small); behind, it stalled (already noted) or drifted.
+                actions += fellOut(index, reason: skew > 0 ? .missingSegment : .drift, at: time)
+                members[index].recent = []
+                members[index].inStep = 0
+                // Ahead: its own frame, which it certainly has (the clock's place may be in the
+                // hole a missing segment left). Behind: where the clock will be once it landed.
+                let target = skew > 0 ? media : (clock(at: time) ?? media) + members[index].seekLead * speed
+                if skew < 0, let cacheEnd = members[index].cacheEnd, target > cacheEnd - Self.cacheMargin {
+                    // Not in its cache yet: a live stream cannot seek there. It plays on (and
+                    // downloads) until the data is there.
+                    return actions
+                }
+                members[index].status = .seeking(target: target, since: time)
+                actions.append(.send(id, .pause))
+                actions.append(.send(id, .seek(to: target, precision: .exact)))
+                // mpv may refuse a seek outside what it has (a live stream seeks within its cache
+                // only; a missing segment is a hole in it) without failing the command: given up
+                // on if it has not landed by then.
+                actions.append(.wake(at: time + Self.seekGiveUp))
+                return actions
+            }
+            // Trim by speed.
+            var wanted = speed
+            if abs(skew) > settings.deadBand.inSeconds {
+                let trim = max(-settings.maximumSpeedTrim, min(settings.maximumSpeedTrim, -skew * settings.trimGain))
+                wanted = speed * (1 + trim)
+            }
+            let range = PlayerCommand.speedRange
+            wanted = min(range.upperBound, max(range.lowerBound, wanted))
+            if abs(wanted - members[index].speed) > 0.0005 || (wanted == speed && members[index].speed != speed) {
+                members[index].speed = wanted
+                actions.append(.send(id, .setSpeed(wanted)))
+            }
+        }
+        // In step: aligned (first time) or realigned (after falling out).
+        members[index].inStep = abs(skew) <= settings.alignedTolerance.inSeconds ? members[index].inStep + 1 : 0
+        if members[index].inStep == 3 {
+            if members[index].alignedAt == nil {
+                members[index].alignedAt = time
+                members[index].fell = nil
+                actions.append(.publish(id, .aligned(after: time - members[index].joinedAt)))
+            } else if let fell = members[index].fell {
+                members[index].fell = nil
+                actions.append(.publish(id, .realigned(after: time - fell.at, reason: fell.reason)))
+            }
+        }
+        return actions
+    }
+
+    private mutating func fellOut(_ index: Int, reason: MultiViewEvent.Reason, at time: ContinuousClock.Instant) -> [Action] {
+        members[index].inStep = 0
+        guard members[index].fell == nil else { return [] }
+        members[index].fell = (time, reason)
+        // Before it was first aligned, a member is still joining: no fall to report.
+        guard members[index].alignedAt != nil else { return [] }
+        return [.publish(members[index].id, .fellBehind(reason))]
+    }
+
+    /// Plays the held members whose frame the clock has reached.
+    private mutating func releaseDue(at time: ContinuousClock.Instant) -> [Action] {
+        guard let clock = clock(at: time) else { return [] }
+        var actions: [Action] = []
+        for index in members.indices {
+            guard case .holding(let media) = members[index].status,
+                  clock + settings.startLatency.inSeconds * speed >= media else { continue }
+            members[index].status = .playing
+            members[index].settling = 2
+            members[index].recent = []
+            members[index].speed = speed
+            actions.append(.send(members[index].id, .setSpeed(speed)))
+            actions.append(.send(members[index].id, .play))
+        }
+        return actions
+    }
+
+    /// A wake-up for each held member (after the clock moved, or a wake-up came early).
+    private func wakesForHeld() -> [Action] {
+        members.flatMap { member -> [Action] in
+            guard case .holding(let media) = member.status else { return [] }
+            return wakeFor(media)
+        }
+    }
+
+    private func wakeFor(_ media: Double) -> [Action] {
+        guard let instant = instant(whenClockReaches: media) else { return [] }
+        return [.wake(at: instant - settings.startLatency)]
+    }
+}
+
+/// Skew figures of one member over a sliding window of time: each frame change adds one.
+struct SkewMeter: Sendable {
+    let window: Duration
+    private var samples = Deque<(skew: Double, time: ContinuousClock.Instant)>()
+    private(set) var latest: Double?
+
+    init(window: Duration) {
+        self.window = window
+    }
+
+    mutating func add(_ skew: Double, at time: ContinuousClock.Instant) {
+        latest = skew
+        samples.append((skew, time))
+        while let first = samples.first, time - first.time > window { samples.removeFirst() }
+    }
+
+    /// The figures now: the latest skew and the percentiles of the absolute skews in the window.
+    var figures: MemberSkew? {
+        guard let latest else { return nil }
+        let magnitudes = samples.map { abs($0.skew) }
+        return MemberSkew(
+            current: latest,
+            p50: Statistics.percentile(0.5, of: magnitudes) ?? 0,
+            p95: Statistics.percentile(0.95, of: magnitudes) ?? 0,
+            p99: Statistics.percentile(0.99, of: magnitudes) ?? 0,
+            samples: magnitudes.count)
+    }
+}

@@ -1,0 +1,404 @@
+import Dispatch
+import PlayerKitCore
+import PlayerKitSupport
+
+/// Camera angles of one event, live or on demand, shown in lockstep: each member plays its own
+/// source, and the group keeps them showing the same moment within a few milliseconds, measures
+/// how far each one is (``skew(of:)``), and brings back a member that falls out of step.
+///
+/// ```swift
+/// let view = try MultiView(players: [main, onboard, pit, aerial])
+/// try await view.load(angleURLs.map { MediaSource($0) })   // each plays and joins when it can
+/// try await view.setAudioFocus(main.id)                    // one angle heard
+/// for await record in main.events(kinds: [.multiView]) { print(record.event) }
+/// ```
+///
+/// **One clock.** Members are aligned on their sources' own timestamps: angles encoded from one
+/// clock (one encoder, or encoders fed the same timecode) carry the same presentation timestamp
+/// for the same moment. A ``/PlayerKitCore/Player`` member is switched to those timestamps (mpv's
+/// `rebase-start-time=no`) when the group loads it; two local files each start at 0. The group's
+/// clock follows its leader (``Leader``): by default the member furthest ahead when it joined,
+/// the one nearest a live edge; while it cannot (the leader stalls), the clock runs on by itself
+/// and the leader is brought back like any other member.
+///
+/// **Skew, measured on frame changes.** The group holds a per-frame observation on every member
+/// (``/PlayerKitCore/MediaPlayer/observeEveryFrame()``): each new frame is compared with the
+/// clock at the moment it changed. That is the moment the member shows a frame against the
+/// moment the group shows it, not a polled position (which moves in whole frames).
+///
+/// **Correction.** A member ahead of the clock (beyond ``Settings/holdThreshold``: it joined
+/// late, or jumped over a missing segment) or behind it (beyond ``Settings/realignThreshold``: it
+/// stalled) is paused and seeked exactly to where the clock will be once the seek landed, and
+/// held there until the clock reaches its frame. Closer, its speed is trimmed (at most
+/// ``Settings/maximumSpeedTrim``, pitch kept). Each step is published on the
+/// member's ID as a ``MultiViewEvent``: joined, aligned, fell behind (with its reason), realigned
+/// (with the time it took), dropped.
+///
+/// **Faults.** A member whose source ends or fails (a 404, a stream that went away) is dropped
+/// with a typed reason and the others play on; when it held the audio focus, the focus moves as
+/// ``Settings/audioFocusFallback`` says.
+///
+/// Written, as every PlayerKit feature, against the core's public API only.
+///
+/// **Threading.** Methods may be called from any thread or task. The group's state is one lock
+/// around a pure machine (`LiveAlignment`); the members' events are handled in `.immediate` bus
+/// handlers, one step under the lock each, and the commands a step decides are sent after the
+/// lock is released, with ``/PlayerKitCore/MediaPlayer/send(_:)``, which never waits.
+/// ``invalidate()`` (or releasing the group) cancels its subscriptions and observations.
+public final class MultiView: Sendable {
+    /// Tuning of the alignment. The defaults keep 30 fps angles within a few milliseconds.
+    public struct Settings: Sendable, Hashable {
+        /// Skew behind the clock beyond which a member is seeked ahead and held instead of
+        /// trimmed, and beyond which it counts as fallen out of step. Default 0.3 s.
+        public var realignThreshold: Duration = .milliseconds(300)
+        /// Skew ahead of the clock beyond which a member is realigned (seeked and held until the
+        /// clock gets there) instead of trimmed; also the skew behind beyond which a member that
+        /// is still joining is realigned. Default 40 ms.
+        public var holdThreshold: Duration = .milliseconds(40)
+        /// How far ahead of the clock a member that is behind is seeked, to be held there while
+        /// the clock catches up; doubled (up to 4 s) when a seek landed too late. Default 0.5 s.
+        public var seekLead: Duration = .milliseconds(500)
+        /// The largest relative speed change of a trim. Default 0.05 (±5%).
+        public var maximumSpeedTrim: Double = 0.05
+        /// How strongly a skew is trimmed: relative speed change per second of skew. Default 1
+        /// (a 10 ms skew plays at 1% off until it closes).
+        public var trimGain: Double = 1
+        /// Skews within this are not trimmed. Default 1 ms (a frame change is timed within
+        /// about 0.3 ms).
+        public var deadBand: Duration = .milliseconds(1)
+        /// Skew within which a member counts as in step (for ``MultiViewEvent/aligned(after:)``
+        /// and ``MultiViewEvent/realigned(after:reason:)``). Default 5 ms.
+        public var alignedTolerance: Duration = .milliseconds(5)
+        /// How long before the clock reaches a held member's frame it is told to play: the time
+        /// mpv takes to start. Default 3 ms.
+        public var startLatency: Duration = .milliseconds(3)
+        /// A forward jump of a member's media beyond the time that passed, by more than this,
+        /// is a missing segment. Default 0.25 s.
+        public var jumpThreshold: Duration = .milliseconds(250)
+        /// How far back ``MemberSkew``'s percentiles reach. Default 10 s.
+        public var skewWindow: Duration = .seconds(10)
+        /// Where the audio focus goes when its member leaves the group. Default
+        /// ``AudioFocusFallback/nextMember``.
+        public var audioFocusFallback: AudioFocusFallback = .nextMember
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// Which member the group clock follows.
+    public enum Leader: Sendable, Hashable {
+        /// The member furthest ahead when it joined: a member that joins more than
+        /// ``Settings/realignThreshold`` ahead of the clock takes the lead, and the others are
+        /// brought there. For live angles, the lowest latency.
+        case furthestAhead
+        /// This member, wherever it is: the others follow it.
+        case member(PlayerID)
+    }
+
+    /// Where the audio focus goes when the member that holds it leaves.
+    public enum AudioFocusFallback: Sendable, Hashable {
+        /// To the first member left (in member order).
+        case nextMember
+        /// To none: the group is silent until the app gives the focus again.
+        case none
+    }
+
+    private struct Member: Sendable {
+        let player: any MediaPlayer
+        var subscription: PlayerSubscription?
+        var observation: PropertyObservation?
+        /// The observation of how far the member's player has its source (a ``/PlayerKitCore/Player``'s
+        /// `demuxer-cache-time`): a live stream seeks within that only.
+        var cacheObservation: PropertyObservation?
+        /// Whether the member's item has shown its first frame: positions before it (the 0 a
+        /// player reports while it loads) are not frames.
+        var showing = false
+    }
+
+    private struct State: Sendable {
+        var machine: LiveAlignment
+        var members: [Member] = []
+        var audioFocus: PlayerID?
+        var invalidated = false
+    }
+
+    private let state: Locked<State>
+    private let clock: any MonotonicClock
+
+    /// A group of `players` (none yet, or several, no player twice; more join with ``load(_:on:)``),
+    /// following `leader`, on `clock` (a test may give a `ManualClock`).
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for the same player twice or a leader that is not a member.
+    public init(players: [any MediaPlayer], leader: Leader = .furthestAhead, settings: Settings = Settings(),
+                clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
+        let ids = players.map(\.id)
+        guard Set(ids).count == ids.count else {
+            throw .invalidArgument(name: "multi-view", value: ids.map(\.rawValue).joined(separator: ", "), reason: "lists a player twice")
+        }
+        if case .member(let id) = leader, !ids.contains(id) {
+            throw .invalidArgument(name: "multi-view leader", value: id.rawValue, reason: "is not a member")
+        }
+        self.clock = clock
+        self.state = Locked(State(machine: LiveAlignment(settings: settings, leader: leader)))
+        for player in players { add(player) }
+    }
+
+    deinit {
+        invalidate()
+    }
+
+    // MARK: Members
+
+    /// The members, in order (dropped ones are gone).
+    public var members: [any MediaPlayer] { state.withLock { $0.members.map(\.player) } }
+
+    /// The member whose frames the clock follows now.
+    public var leader: PlayerID? { state.withLock { $0.machine.leaderID } }
+
+    /// Adds a player to the group (a late join): it joins with its next frame, already playing
+    /// or once it loads. Adding a member twice does nothing.
+    public func add(_ player: any MediaPlayer) {
+        let id = player.id
+        let now = clock.now
+        let added = state.withLock { state -> Bool in
+            guard !state.invalidated, !state.members.contains(where: { $0.player.id == id }) else { return false }
+            state.members.append(Member(player: player))
+            _ = state.machine.join(id, at: now)
+            return true
+        }
+        guard added else { return }
+        let observation = player.observeEveryFrame()
+        let cacheObservation = (player as? Player).flatMap { try? $0.observeProperty("demuxer-cache-time") }
+        let subscription = player.eventBus.subscribe(
+            to: id, kinds: [.positionChanged, .firstFrame, .seekCompleted, .stateChanged, .itemEnded, .shutDown, .propertyChanged],
+            delivery: .immediate
+        ) { [weak self] record in
+            self?.handle(record, from: id)
+        }
+        let kept = state.withLock { state -> Bool in
+            guard !state.invalidated, let index = state.members.firstIndex(where: { $0.player.id == id }) else { return false }
+            state.members[index].subscription = subscription
+            state.members[index].observation = observation
+            state.members[index].cacheObservation = cacheObservation
+            return true
+        }
+        if !kept {
+            subscription.cancel()
+            observation.cancel()
+            cacheObservation?.cancel()
+        }
+    }
+
+    /// Loads one source per member, in member order, all at once (``load(_:on:)`` for each).
+    /// Returns once every load has ended.
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` when the counts differ.
+    public func load(_ sources: [MediaSource]) async throws(PlayerError) {
+        let players = members
+        guard sources.count == players.count else {
+            throw .invalidArgument(name: "multi-view sources", value: "\(sources.count)", reason: "needs one source per member (\(players.count))")
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for (player, source) in zip(players, sources) {
+                group.addTask { [weak self] in
+                    try? await self?.load(source, on: player)
+                }
+            }
+        }
+    }
+
+    /// Loads `source` on `player`, playing as soon as it can, and makes the player a member if
+    /// it is not one (a late join): it joins the group with its first frame. A
+    /// ``/PlayerKitCore/Player`` is first switched to its source's own timestamps (mpv's
+    /// `rebase-start-time=no`), on which the group aligns, and to reporting a new frame when it
+    /// is due rather than when it is queued (`video-timing-offset=0`), on which the group
+    /// measures. Returns once the load ended.
+    /// A load that fails drops the member (``MultiViewEvent/dropped(_:)`` with
+    /// ``MultiViewEvent/DropReason/failed(_:)``) and is thrown.
+    /// - Throws: what ``/PlayerKitCore/MediaPlayer/load(_:startPaused:)`` throws.
+    public func load(_ source: MediaSource, on player: any MediaPlayer) async throws(PlayerError) {
+        add(player)
+        do throws(PlayerError) {
+            if let player = player as? Player {
+                // The sources' own timestamps, on which angles align.
+                try await player.setProperty("rebase-start-time", to: .string("no"))
+                // mpv hands a frame to its video output up to 50 ms before the frame is due
+                // (video-timing-offset), and reports the new position then: by half a frame
+                // early or not, at random. At 0, a position changes when its frame is due, so a
+                // frame change is timed within a fraction of a millisecond (Performance.md).
+                try await player.setProperty("video-timing-offset", to: .double(0))
+            }
+            _ = try await player.load(source)
+        } catch {
+            drop(player.id, reason: .failed(error))
+            throw error
+        }
+    }
+
+    /// Takes a member out of the group; it plays on as it is, and no event is published.
+    public func remove(_ id: PlayerID) {
+        drop(id, reason: nil)
+    }
+
+    // MARK: Figures
+
+    /// How far `id` is from the group: its latest skew and the percentiles over
+    /// ``Settings/skewWindow``. Nil before the member's first measured frame.
+    public func skew(of id: PlayerID) -> MemberSkew? {
+        state.withLock { $0.machine.member(id)?.meter.figures }
+    }
+
+    /// Every measured member's ``skew(of:)``.
+    public var skews: [PlayerID: MemberSkew] {
+        state.withLock { state in
+            Dictionary(uniqueKeysWithValues: state.machine.members.compactMap { member in member.meter.figures.map { (member.id, $0) } })
+        }
+    }
+
+    /// The group clock's media time now, once it runs.
+    public var position: Double? {
+        let now = clock.now
+        return state.withLock { $0.machine.clock(at: now) }
+    }
+
+    // MARK: Audio
+
+    /// The member that is heard; the others are muted. Nil: none.
+    public var audioFocus: PlayerID? { state.withLock { $0.audioFocus } }
+
+    /// Gives the audio focus to member `id` (nil: to none): it is unmuted and every other member
+    /// muted, at once (sent, not awaited: the members keep playing in step). Publishes
+    /// ``MultiViewEvent/audioFocusChanged(_:)`` on the members that gained and lost it.
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` when `id` is not a member.
+    public func setAudioFocus(_ id: PlayerID?) throws(PlayerError) {
+        let change = state.withLock { state -> (previous: PlayerID?, players: [any MediaPlayer])? in
+            if let id, !state.members.contains(where: { $0.player.id == id }) { return nil }
+            let previous = state.audioFocus
+            state.audioFocus = id
+            return (previous, state.members.map(\.player))
+        }
+        guard let change else {
+            throw .invalidArgument(name: "audio focus", value: id?.rawValue ?? "none", reason: "is not a member of the multi-view")
+        }
+        applyFocus(id, previous: change.previous, players: change.players)
+    }
+
+    private func applyFocus(_ id: PlayerID?, previous: PlayerID?, players: [any MediaPlayer]) {
+        for player in players {
+            try? player.send(.setMuted(player.id != id))
+        }
+        guard previous != id else { return }
+        if let previous, let player = players.first(where: { $0.id == previous }) {
+            player.publish(MultiViewEvent.audioFocusChanged(false))
+        }
+        if let id, let player = players.first(where: { $0.id == id }) {
+            player.publish(MultiViewEvent.audioFocusChanged(true))
+        }
+    }
+
+    // MARK: Lifetime
+
+    /// Stops following the members: cancels the group's subscriptions and observations. The
+    /// members keep playing as they are. Called when the group is released. Idempotent.
+    public func invalidate() {
+        let members = state.withLock { state -> [Member] in
+            defer {
+                state.invalidated = true
+                state.members = []
+            }
+            return state.invalidated ? [] : state.members
+        }
+        for member in members {
+            member.subscription?.cancel()
+            member.observation?.cancel()
+            member.cacheObservation?.cancel()
+        }
+    }
+
+    // MARK: Following the members (on the thread that delivers their events)
+
+    private func handle(_ record: PlayerEventRecord, from id: PlayerID) {
+        switch record.event {
+        case .positionChanged(let media):
+            step(showing: id) { $0.frame(id, media: media, at: record.time) }
+        case .firstFrame:
+            state.withLock { state in
+                if let index = state.members.firstIndex(where: { $0.player.id == id }) { state.members[index].showing = true }
+            }
+        case .seekCompleted(let position):
+            step { $0.seekLanded(id, media: position, at: record.time) }
+        case .propertyChanged("demuxer-cache-time", let value):
+            step { $0.cached(id, upTo: value.doubleValue) }
+        case .stateChanged(_, let to):
+            if to == .loading || to == .idle {
+                state.withLock { state in
+                    if let index = state.members.firstIndex(where: { $0.player.id == id }) { state.members[index].showing = false }
+                }
+            }
+            step { $0.stateChanged(id, to: to, at: record.time) }
+        case .itemEnded(.finished):
+            drop(id, reason: .ended)
+        case .itemEnded(.error(let error)):
+            drop(id, reason: .failed(error))
+        case .shutDown:
+            drop(id, reason: .shutDown)
+        default:
+            break
+        }
+    }
+
+    /// One step of the machine under the lock; its actions after it. With `showing`, only once
+    /// that member shows frames.
+    private func step(showing: PlayerID? = nil, _ body: (inout LiveAlignment) -> [LiveAlignment.Action]) {
+        let (actions, players) = state.withLock { state -> ([LiveAlignment.Action], [PlayerID: any MediaPlayer]) in
+            guard !state.invalidated else { return ([], [:]) }
+            if let showing, state.members.first(where: { $0.player.id == showing })?.showing != true { return ([], [:]) }
+            let actions = body(&state.machine)
+            return (actions, Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, $0.player) }))
+        }
+        run(actions, players: players)
+    }
+
+    private func run(_ actions: [LiveAlignment.Action], players: [PlayerID: any MediaPlayer]) {
+        for action in actions {
+            switch action {
+            case .send(let id, let command):
+                try? players[id]?.send(command)
+            case .publish(let id, let event):
+                players[id]?.publish(event)
+            case .wake(let instant):
+                clock.runOnce(at: instant) { [weak self] in
+                    guard let self else { return }
+                    let now = self.clock.now
+                    self.step { $0.wake(at: now) }
+                }
+            }
+        }
+    }
+
+    private func drop(_ id: PlayerID, reason: MultiViewEvent.DropReason?) {
+        let now = clock.now
+        let outcome = state.withLock { state -> (Member, [LiveAlignment.Action], focus: (PlayerID?, [any MediaPlayer])?)? in
+            guard let index = state.members.firstIndex(where: { $0.player.id == id }) else { return nil }
+            let member = state.members.remove(at: index)
+            let actions = state.machine.drop(id, reason: reason, at: now)
+            var focus: (PlayerID?, [any MediaPlayer])?
+            if state.audioFocus == id {
+                let next: PlayerID? = switch state.machine.settings.audioFocusFallback {
+                case .nextMember: state.members.first?.player.id
+                case .none: nil
+                }
+                state.audioFocus = next
+                focus = (next, state.members.map(\.player))
+            }
+            return (member, actions, focus)
+        }
+        guard let (member, actions, focus) = outcome else { return }
+        member.subscription?.cancel()
+        member.observation?.cancel()
+        member.cacheObservation?.cancel()
+        run(actions, players: [id: member.player])
+        if let (next, players) = focus {
+            member.player.publish(MultiViewEvent.audioFocusChanged(false))
+            applyFocus(next, previous: nil, players: players)
+        }
+    }
+}

@@ -1,0 +1,367 @@
+import Foundation
+import PlayerKit
+@testable import PlayerKitSync
+import Testing
+
+/// A simulated live member for the machine: media time advances with the monotonic time at its
+/// speed while it plays, a frame change is reported at every 1/30 s of media, a pause or a play
+/// takes effect `startLatency` later, and a seek lands (paused, on the target's frame) after
+/// `seekTime`. What the machine sees of a real player, without mpv: the decisions and their
+/// order are tested here; MultiViewTests runs the same group on real players and a live origin.
+private struct SimulatedMember {
+    let id: PlayerID
+    var media: Double
+    var playing = true
+    var speed = 1.0
+    var stalledUntil: Double?
+    var pending: [(at: Double, command: PlayerCommand)] = []
+    var lastFrameNumber: Int
+    /// Seeks are refused without an error, as mpv refuses one outside a live stream's cache.
+    var refusesSeeks = false
+    static let fps = 30.0
+    static let startLatency = 0.002
+    static let seekTime = 0.12
+
+    init(_ id: PlayerID, media: Double) {
+        self.id = id
+        self.media = media
+        lastFrameNumber = Int((media * Self.fps).rounded(.down))
+    }
+}
+
+private struct Simulation {
+    var machine: LiveAlignment
+    var members: [SimulatedMember] = []
+    var events: [(id: PlayerID, event: MultiViewEvent, at: Double)] = []
+    var commands: [(id: PlayerID, command: PlayerCommand, at: Double)] = []
+    var wakes: [Double] = []
+    var now = 0.0
+    let origin = ContinuousClock.now
+
+    init(settings: MultiView.Settings = MultiView.Settings(), leader: MultiView.Leader = .furthestAhead) {
+        machine = LiveAlignment(settings: settings, leader: leader)
+    }
+
+    func instant(_ seconds: Double) -> ContinuousClock.Instant { origin + .seconds(seconds) }
+    func seconds(_ instant: ContinuousClock.Instant) -> Double { instant.seconds(since: origin) }
+
+    mutating func join(_ id: PlayerID, media: Double) {
+        members.append(SimulatedMember(id, media: media))
+        apply(machine.join(id, at: instant(now)))
+    }
+
+    mutating func apply(_ actions: [LiveAlignment.Action]) {
+        for action in actions {
+            switch action {
+            case .send(let id, let command):
+                commands.append((id, command, now))
+                guard let index = members.firstIndex(where: { $0.id == id }) else { continue }
+                let delay: Double = if case .seek = command { SimulatedMember.seekTime } else { SimulatedMember.startLatency }
+                members[index].pending.append((now + delay, command))
+            case .publish(let id, let event):
+                events.append((id, event, now))
+            case .wake(let instant):
+                wakes.append(seconds(instant))
+            }
+        }
+    }
+
+    /// Runs the simulation for `duration` seconds in 0.5 ms steps.
+    mutating func run(for duration: Double) {
+        let end = now + duration
+        let step = 0.0005
+        while now < end - step / 2 {
+            now += step
+            // Wake-ups due.
+            let due = wakes.filter { $0 <= now }
+            wakes.removeAll { $0 <= now }
+            for _ in due { apply(machine.wake(at: instant(now))) }
+            for index in members.indices {
+                // Commands taking effect.
+                let ready = members[index].pending.filter { $0.at <= now }
+                members[index].pending.removeAll { $0.at <= now }
+                for (_, command) in ready {
+                    switch command {
+                    case .pause: members[index].playing = false
+                    case .play: members[index].playing = true
+                    case .setSpeed(let speed): members[index].speed = speed
+                    case .seek where members[index].refusesSeeks:
+                        break
+                    case .seek(let target, _):
+                        members[index].media = target
+                        members[index].lastFrameNumber = Int((target * SimulatedMember.fps).rounded(.down))
+                        let id = members[index].id
+                        apply(machine.frame(id, media: Double(members[index].lastFrameNumber) / SimulatedMember.fps, at: instant(now)))
+                    default: break
+                    }
+                }
+                if let until = members[index].stalledUntil {
+                    if now < until { continue }
+                    members[index].stalledUntil = nil
+                    apply(machine.stateChanged(members[index].id, to: .playing, at: instant(now)))
+                }
+                guard members[index].playing else { continue }
+                members[index].media += step * members[index].speed
+                let number = Int((members[index].media * SimulatedMember.fps).rounded(.down))
+                if number != members[index].lastFrameNumber {
+                    members[index].lastFrameNumber = number
+                    apply(machine.frame(members[index].id, media: Double(number) / SimulatedMember.fps, at: instant(now)))
+                }
+            }
+        }
+    }
+
+    /// The moment each member shows the frame the clock shows now, against the clock: the skew
+    /// as the machine measures it, recomputed from the simulation's own state.
+    func trueSkew(_ id: PlayerID) -> Double? {
+        guard let member = members.first(where: { $0.id == id }), let clock = machine.clock(at: instant(now)) else { return nil }
+        return member.media - clock
+    }
+
+    func events(of id: PlayerID) -> [MultiViewEvent] { events.filter { $0.id == id }.map(\.event) }
+}
+
+@Suite("Multi-view alignment (the pure machine, simulated members)", .timeLimit(.minutes(1)))
+struct LiveAlignmentTests {
+    let a: PlayerID = "angle-a"
+    let b: PlayerID = "angle-b"
+    let c: PlayerID = "angle-c"
+
+    @Test("behind a chosen leader, a member that joins 0.7 s ahead is paused and seeked to its own frame, held until the clock gets there, then plays in step; aligned is published once")
+    func joinAheadIsHeld() throws {
+        var sim = Simulation(leader: .member(a))
+        sim.join(a, media: 10)
+        sim.run(for: 1)
+        sim.join(b, media: 11.7)  // the clock is at 11: b is 0.7 s ahead
+        sim.run(for: 3)
+        let bCommands = sim.commands.filter { $0.id == b }
+        #expect(bCommands.first?.command == .pause)
+        let seek = try #require(bCommands.first { if case .seek = $0.command { true } else { false } })
+        guard case .seek(let target, .exact) = seek.command else { Issue.record("not an exact seek"); return }
+        // Its own frame: the clock reaches it later than the seek lands.
+        #expect(abs(target - 11.7) < 0.05)
+        let play = try #require(bCommands.first { $0.command == .play })
+        #expect(play.at > 1.6 && play.at < 1.8)
+        #expect(abs(sim.trueSkew(b) ?? 1) < 0.006)
+        let aligned = sim.events(of: b).filter { if case .aligned = $0 { true } else { false } }
+        #expect(aligned.count == 1)
+        #expect(sim.events(of: b).first == .joined)
+        #expect(!sim.events(of: b).contains { if case .fellBehind = $0 { true } else { false } })
+    }
+
+    @Test("a member that freezes over a missing segment, and so stays in step, reports fellBehind(missingSegment) and realigned at once, without a seek")
+    func frozenOverMissingSegment() throws {
+        var sim = Simulation()
+        sim.join(a, media: 10)
+        sim.join(b, media: 10)
+        sim.run(for: 2)
+        let index = try #require(sim.members.firstIndex { $0.id == b })
+        // mpv shows b's last frame until the frame after the gap is due.
+        sim.members[index].stalledUntil = sim.now + 1
+        sim.run(for: 1)
+        sim.members[index].media += 1
+        sim.run(for: 1)
+        #expect(sim.events(of: b).contains(.fellBehind(.missingSegment)))
+        #expect(sim.events(of: b).contains { if case .realigned(_, .missingSegment) = $0 { true } else { false } })
+        #expect(!sim.commands.contains { if $0.id == b, case .seek = $0.command { true } else { false } })
+    }
+
+    @Test("a member that joins 0.7 s behind is paused and seeked ahead of the clock, held there, and released in step")
+    func joinBehindIsSeekedAndHeld() throws {
+        var sim = Simulation()
+        sim.join(a, media: 10)
+        sim.run(for: 1)
+        sim.join(b, media: 10.3)  // the clock is at 11: b is 0.7 s behind
+        sim.run(for: 3)
+        let bCommands = sim.commands.filter { $0.id == b }
+        let seek = try #require(bCommands.first { if case .seek = $0.command { true } else { false } })
+        guard case .seek(let target, .exact) = seek.command else { Issue.record("not an exact seek"); return }
+        // Ahead of the clock by the lead, so it can wait there.
+        let clockThen = 10 + seek.at
+        #expect(target > clockThen + 0.4 && target < clockThen + 0.6)
+        #expect(bCommands.contains { $0.command == .play && $0.at > seek.at })
+        #expect(abs(sim.trueSkew(b) ?? 1) < 0.006)
+        #expect(sim.events(of: b).contains { if case .aligned = $0 { true } else { false } })
+    }
+
+    @Test("small skews are trimmed by speed within ±5%, none within the dead band, and the skew closes")
+    func smallSkewsAreTrimmed() {
+        var sim = Simulation(leader: .member(a))
+        sim.join(a, media: 10)
+        sim.run(for: 1)
+        let clock = sim.machine.clock(at: sim.instant(sim.now)) ?? 11
+        sim.join(b, media: clock + 0.03)  // 30 ms ahead
+        sim.join(c, media: clock - 0.025)  // 25 ms behind
+        sim.run(for: 0.5)
+        let speeds = sim.commands.compactMap { item -> (PlayerID, Double)? in
+            if case .setSpeed(let speed) = item.command { return (item.id, speed) }
+            return nil
+        }
+        #expect(speeds.contains { $0.0 == b && $0.1 < 1 && $0.1 >= 0.95 })
+        #expect(speeds.contains { $0.0 == c && $0.1 > 1 && $0.1 <= 1.05 })
+        #expect(!sim.commands.contains { $0.command == .pause })
+        sim.run(for: 6)
+        #expect(abs(sim.trueSkew(b) ?? 1) < 0.006)
+        #expect(abs(sim.trueSkew(c) ?? 1) < 0.006)
+        // In step: back at the group's speed.
+        #expect(sim.members.allSatisfy { abs($0.speed - 1) < 0.006 })
+    }
+
+    @Test("a missing segment makes a member jump ahead: fellBehind(missingSegment), held, then realigned with the time it took")
+    func missingSegmentIsRealigned() throws {
+        var sim = Simulation()
+        sim.join(a, media: 10)
+        sim.join(b, media: 10)
+        sim.run(for: 2)
+        let index = try #require(sim.members.firstIndex { $0.id == b })
+        sim.members[index].media += 1  // its next segment is gone: a second of media skipped
+        sim.run(for: 3)
+        let events = sim.events(of: b)
+        #expect(events.contains(.fellBehind(.missingSegment)))
+        let realigned = events.compactMap { event -> (Duration, MultiViewEvent.Reason)? in
+            if case .realigned(let after, let reason) = event { return (after, reason) }
+            return nil
+        }
+        #expect(realigned.count == 1)
+        #expect(realigned.first?.1 == .missingSegment)
+        #expect((realigned.first?.0 ?? .zero) > .milliseconds(900) && (realigned.first?.0 ?? .zero) < .seconds(2))
+        #expect(abs(sim.trueSkew(b) ?? 1) < 0.006)
+    }
+
+    @Test("a 4 s stall: fellBehind(stall); the others play on; when it plays again it is seeked ahead, held and realigned")
+    func stallIsRealigned() throws {
+        var sim = Simulation()
+        sim.join(a, media: 10)
+        sim.join(b, media: 10)
+        sim.run(for: 2)
+        let index = try #require(sim.members.firstIndex { $0.id == b })
+        sim.members[index].stalledUntil = sim.now + 4
+        sim.apply(sim.machine.stateChanged(b, to: .buffering, at: sim.instant(sim.now)))
+        sim.run(for: 4)
+        #expect(sim.events(of: b).contains(.fellBehind(.stall)))
+        // The reference did not wait.
+        #expect(!sim.commands.contains { $0.id == a && $0.command == .pause })
+        sim.run(for: 3)
+        #expect(sim.commands.contains { if $0.id == b, case .seek = $0.command { true } else { false } })
+        #expect(sim.events(of: b).contains { if case .realigned(_, .stall) = $0 { true } else { false } })
+        #expect(abs(sim.trueSkew(b) ?? 1) < 0.006)
+    }
+
+    @Test("the reference stalls: the clock runs on, the others stay in step, and the reference is brought back like any member")
+    func referenceStallRunsTheClockOn() throws {
+        var sim = Simulation(leader: .member(a))
+        sim.join(a, media: 10)
+        sim.join(b, media: 10)
+        sim.join(c, media: 10)
+        sim.run(for: 2)
+        let index = try #require(sim.members.firstIndex { $0.id == a })
+        sim.members[index].stalledUntil = sim.now + 2
+        sim.apply(sim.machine.stateChanged(a, to: .buffering, at: sim.instant(sim.now)))
+        sim.run(for: 2)
+        #expect(abs(sim.trueSkew(b) ?? 1) < 0.006)
+        #expect(abs(sim.trueSkew(c) ?? 1) < 0.006)
+        sim.run(for: 3)
+        #expect(sim.events(of: a).contains { if case .realigned(_, .stall) = $0 { true } else { false } })
+        for id in [a, b, c] { #expect(abs(sim.trueSkew(id) ?? 1) < 0.006, "\(id)") }
+    }
+
+    @Test("a reference that joins after another member started the clock takes the group with it")
+    func lateReferenceLeads() {
+        var sim = Simulation(leader: .member(a))
+        sim.join(b, media: 20)
+        sim.run(for: 1)
+        sim.join(a, media: 25)
+        sim.run(for: 3)
+        // The clock jumped to the reference; b was held until it got there.
+        #expect(!sim.commands.contains { $0.id == a && $0.command == .pause })
+        #expect(sim.commands.contains { $0.id == b && $0.command == .pause })
+        #expect(abs(sim.trueSkew(b) ?? 1) < 0.006)
+        #expect(abs((sim.machine.clock(at: sim.instant(sim.now)) ?? 0) - (25 + 3)) < 0.01)
+    }
+
+    @Test("furthest ahead leads: a member that joins 2 s after the first takes the clock, and the first is seeked there and held")
+    func furthestAheadTakesTheLead() throws {
+        var sim = Simulation()
+        sim.join(a, media: 10)
+        sim.run(for: 2)
+        sim.join(b, media: 14)  // joined nearer the live edge: 2 s ahead of a (at 12)
+        sim.run(for: 3)
+        #expect(sim.machine.leaderID == b)
+        #expect(!sim.commands.contains { $0.id == b && $0.command == .pause })
+        let seek = try #require(sim.commands.first { if $0.id == a, case .seek = $0.command { true } else { false } })
+        #expect(seek.at < 2.2)
+        #expect(abs(sim.trueSkew(a) ?? 1) < 0.006)
+        // a was aligned before: it was brought to the new leader; b joined in step with itself.
+        #expect(sim.events(of: b).contains { if case .aligned = $0 { true } else { false } })
+        #expect(sim.events(of: a).contains { if case .realigned(_, .drift) = $0 { true } else { false } })
+    }
+
+    @Test("a seek that never lands (mpv refused it without an error) is given up on: the member plays again, is measured again, and the next seek leads further")
+    func refusedSeekIsGivenUp() throws {
+        var sim = Simulation()
+        sim.join(a, media: 10)
+        sim.run(for: 1)
+        sim.join(b, media: 10.3)  // 0.7 s behind: a seek ahead
+        let index = try #require(sim.members.firstIndex { $0.id == b })
+        sim.members[index].refusesSeeks = true
+        sim.run(for: 1.4)
+        #expect(!sim.commands.contains { $0.id == b && $0.command == .play })
+        sim.run(for: 0.3)
+        let play = try #require(sim.commands.first { $0.id == b && $0.command == .play })
+        #expect(play.at >= 2.5 && play.at < 2.7)
+        // Measured again, still behind: a second seek, now accepted.
+        sim.members[index].refusesSeeks = false
+        sim.run(for: 3)
+        let seeks = sim.commands.filter { if $0.id == b, case .seek = $0.command { true } else { false } }
+        #expect(seeks.count >= 2)
+        #expect(abs(sim.trueSkew(b) ?? 1) < 0.006)
+    }
+
+    @Test("a member behind whose cache does not reach the target yet plays on without a seek, and is seeked once its cache does")
+    func behindWaitsForItsCache() throws {
+        var sim = Simulation()
+        sim.join(a, media: 10)
+        sim.run(for: 1)
+        sim.join(b, media: 9)  // 2 s behind the clock at 11
+        sim.apply(sim.machine.cached(b, upTo: 10))  // it has only downloaded up to 10
+        sim.run(for: 1)
+        #expect(!sim.commands.contains { if $0.id == b, case .seek = $0.command { true } else { false } })
+        // The origin's data arrives.
+        sim.apply(sim.machine.cached(b, upTo: 20))
+        sim.run(for: 3)
+        let seek = try #require(sim.commands.first { if $0.id == b, case .seek = $0.command { true } else { false } })
+        #expect(seek.at >= 2)
+        #expect(abs(sim.trueSkew(b) ?? 1) < 0.006)
+    }
+
+    @Test("a dropped member is reported with its reason and forgotten; the reference passes to the next member")
+    func dropReportsItsReason() {
+        var sim = Simulation()
+        sim.join(a, media: 10)
+        sim.join(b, media: 10)
+        sim.run(for: 0.5)
+        sim.apply(sim.machine.drop(a, reason: .failed(.fileNotFound(path: "angle-a")), at: sim.instant(sim.now)))
+        #expect(sim.events(of: a).last == .dropped(.failed(.fileNotFound(path: "angle-a"))))
+        #expect(sim.machine.leaderID == b)
+        #expect(sim.machine.drop(a, reason: .ended, at: sim.instant(sim.now)).isEmpty)
+        sim.members.removeAll { $0.id == a }
+        sim.run(for: 1)
+        #expect(abs(sim.trueSkew(b) ?? 1) < 0.006)
+    }
+
+    @Test("the skew meter keeps its window of time and reports percentiles of the absolute skews")
+    func skewMeterWindow() throws {
+        var meter = SkewMeter(window: .seconds(1))
+        let start = ContinuousClock.now
+        for k in 0..<100 {
+            meter.add(k % 2 == 0 ? Double(k) / 1000 : -Double(k) / 1000, at: start + .milliseconds(20 * k))
+        }
+        let figures = try #require(meter.figures)
+        // 1 s at 20 ms a sample: the last 51 samples (k = 49...99).
+        #expect(figures.samples == 51)
+        #expect(figures.current == -0.099)
+        #expect(figures.p50 == 0.074)
+        #expect(figures.p99 == 0.099)
+        #expect(figures.p95 >= figures.p50 && figures.p95 <= figures.p99)
+    }
+}

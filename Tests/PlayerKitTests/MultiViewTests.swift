@@ -1,0 +1,205 @@
+import Foundation
+import PlayerKit
+import PlayerKitSupport
+@testable import PlayerKitSync
+import Testing
+
+/// Frame changes of players, recorded apart from the group (its own per-frame observation and
+/// bus subscription): media time and moment of each new frame. The spread between members is
+/// computed from these, independently of the group's own measurement.
+private final class FrameLog: Sendable {
+    private let frames = Locked<[PlayerID: [(media: Double, time: ContinuousClock.Instant)]]>([:])
+    private let subscriptions = Locked<[PlayerSubscription]>([])
+    private let observations = Locked<[PropertyObservation]>([])
+
+    func follow(_ player: Player) {
+        let id = player.id
+        observations.withLock { $0.append(player.observeEveryFrame()) }
+        let subscription = player.eventBus.subscribe(to: id, kinds: [.positionChanged], delivery: .immediate) { [frames] record in
+            guard case .positionChanged(let media) = record.event else { return }
+            frames.withLock { $0[id, default: []].append((media, record.time)) }
+        }
+        subscriptions.withLock { $0.append(subscription) }
+    }
+
+    func stop() {
+        subscriptions.withLock { $0 }.forEach { $0.cancel() }
+        observations.withLock { $0 }.forEach { $0.cancel() }
+    }
+
+    /// For each frame change of `reference` in `window`, the spread of the moments the members
+    /// show that media time: each member's moment is interpolated between its two frame changes
+    /// around that media time (members playing at a trimmed speed included). Seconds.
+    func spreads(of ids: [PlayerID], reference: PlayerID, from start: ContinuousClock.Instant, to end: ContinuousClock.Instant) -> [Double] {
+        let all = frames.withLock { $0 }
+        guard let referenceFrames = all[reference] else { return [] }
+        var spreads: [Double] = []
+        for frame in referenceFrames where frame.time >= start && frame.time <= end {
+            var moments: [Double] = []
+            for id in ids {
+                guard let list = all[id], let after = list.firstIndex(where: { $0.media >= frame.media - 1e-6 }), after > 0 else { break }
+                let (a, b) = (list[after - 1], list[after])
+                guard b.media - a.media < 0.1, b.time.seconds(since: a.time) < 0.1 else { break }  // no pause or jump in between
+                let fraction = (frame.media - a.media) / (b.media - a.media)
+                moments.append(a.time.seconds(since: start) + fraction * b.time.seconds(since: a.time))
+            }
+            if moments.count == ids.count, let low = moments.min(), let high = moments.max() { spreads.append(high - low) }
+        }
+        return spreads
+    }
+}
+
+@Suite("Multi-view of live HLS angles on a loopback origin (real libmpv)", .serialized, .timeLimit(.minutes(5)))
+struct MultiViewTests {
+    static let originArguments = ["--angles", "4", "--size", "320x180", "--fps", "30", "--seconds", "60", "--segment", "1", "--window", "6"]
+
+    private static func event(_ record: PlayerEventRecord) -> MultiViewEvent? { record.event.feature(MultiViewEvent.self) }
+
+    private static func players(_ count: Int) async throws -> [(player: Player, recorder: EventRecorder)] {
+        var players: [(Player, EventRecorder)] = []
+        for index in 0..<count { players.append(try await Fixtures.player(id: Fixtures.uniqueID("angle\(index)"))) }
+        return players
+    }
+
+    @Test("four live angles joined 0, 0.7, 1.5 and 3 s apart: each is aligned soon after the last join, and they show the same frame within milliseconds")
+    func fourAnglesJoinedApart() async throws {
+        let origin = try await LiveOrigin.start(Self.originArguments)
+        defer { origin.stop() }
+        let players = try await Self.players(4)
+        defer { for (player, _) in players { Task { await player.shutdown() } } }
+        let log = FrameLog()
+        defer { log.stop() }
+        for (player, _) in players { log.follow(player) }
+        let view = try MultiView(players: [])
+        defer { view.invalidate() }
+        var lastJoin = ContinuousClock.now
+        var elapsed = 0.0
+        for (index, at) in [(0, 0.0), (3, 0.7), (1, 1.5), (2, 3.0)] {
+            try await Task.sleep(for: .seconds(at - elapsed))
+            elapsed = at
+            lastJoin = ContinuousClock.now
+            try await view.load(MediaSource(origin.angles[index]), on: players[index].player)
+        }
+        var alignedAt: [ContinuousClock.Instant] = []
+        for (player, recorder) in players {
+            let aligned = await recorder.waitFor(timeout: .seconds(30)) { if case .aligned = Self.event($0) { true } else { false } }
+            #expect(aligned != nil, "\(player.id) was never aligned")
+            if let aligned { alignedAt.append(aligned.time) }
+        }
+        // Aligned within a bound of the last join that holds on a loaded machine (make
+        // bench-multiview measures it: the issue asks for 2 s).
+        let lastAligned = try #require(alignedAt.max())
+        #expect(lastAligned - lastJoin < .seconds(8), "aligned \(lastAligned - lastJoin) after the last join")
+        // Six seconds of playing together, measured apart from the group.
+        let start = ContinuousClock.now
+        try await Task.sleep(for: .seconds(6))
+        let ids = players.map(\.player.id)
+        let spreads = log.spreads(of: ids, reference: ids[0], from: start, to: ContinuousClock.now)
+        #expect(spreads.count > 100)
+        let p50 = Statistics.percentile(0.5, of: spreads) ?? 1
+        let p99 = Statistics.percentile(0.99, of: spreads) ?? 1
+        #expect(p50 < 0.010, "spread p50 \(p50 * 1000) ms")
+        #expect(p99 < 0.030, "spread p99 \(p99 * 1000) ms")
+        // The group's own figures agree, member by member.
+        for id in ids {
+            let skew = try #require(view.skew(of: id))
+            #expect(skew.p50 < 0.010 && skew.samples > 50, "\(id): \(skew)")
+        }
+        // Every member is still in the group, none fell behind.
+        #expect(view.members.count == 4)
+        for (player, recorder) in players {
+            #expect(!recorder.records.contains { if case .fellBehind = Self.event($0) { true } else { false } }, "\(player.id)")
+        }
+    }
+
+    /// Three angles loaded together, each aligned.
+    private static func alignedGroup(_ origin: LiveOrigin) async throws -> (MultiView, [(player: Player, recorder: EventRecorder)]) {
+        let players = try await Self.players(3)
+        let view = try MultiView(players: players.map(\.player))
+        try await view.load(players.indices.map { MediaSource(origin.angles[$0]) })
+        for (player, recorder) in players {
+            #expect(await recorder.waitFor(timeout: .seconds(30)) { if case .aligned = Self.event($0) { true } else { false } } != nil, "\(player.id)")
+        }
+        return (view, players)
+    }
+
+    @Test("a missing segment moves one angle: it falls out of step (missing segment, or a stall when mpv waits for the next one) and is realigned; the others stay in step")
+    func missingSegment() async throws {
+        let origin = try await LiveOrigin.start(Self.originArguments)
+        defer { origin.stop() }
+        let (view, players) = try await Self.alignedGroup(origin)
+        defer { view.invalidate(); for (player, _) in players { Task { await player.shutdown() } } }
+        let (faulty, recorder) = players[1]
+        let mark = recorder.mark
+        try await origin.control("drop", angle: 1)
+        // mpv shows a missing segment as a jump ahead, a frozen frame, or a wait for the network.
+        let fell = await recorder.waitFor(timeout: .seconds(20), after: mark) { if case .fellBehind = Self.event($0) { true } else { false } }
+        let reason: MultiViewEvent.Reason? = if case .fellBehind(let reason) = fell.flatMap(Self.event) { reason } else { nil }
+        #expect(reason == .missingSegment || reason == .stall, "\(String(describing: reason))")
+        let realigned = await recorder.waitFor(timeout: .seconds(40), after: fell?.sequenceNumber ?? mark) {
+            if case .realigned(_, let back) = Self.event($0) { back == reason } else { false }
+        }
+        #expect(realigned != nil)
+        for (player, other) in players where player.id != faulty.id {
+            #expect(!other.records.contains { if case .fellBehind = Self.event($0) { true } else { false } }, "\(player.id)")
+        }
+        let skew = try #require(view.skew(of: faulty.id))
+        #expect(abs(skew.current) < 0.030, "\(skew)")
+    }
+
+    @Test("a stall longer than an angle's buffer: it waits for the network (fellBehind(stall)), and is realigned once the origin goes on; the others play on in step")
+    func stall() async throws {
+        let origin = try await LiveOrigin.start(Self.originArguments)
+        defer { origin.stop() }
+        let (view, players) = try await Self.alignedGroup(origin)
+        defer { view.invalidate(); for (player, _) in players { Task { await player.shutdown() } } }
+        let (faulty, recorder) = players[1]
+        let mark = recorder.mark
+        try await origin.control("stall", angle: 1, seconds: 8)
+        let stalled = await recorder.waitFor(timeout: .seconds(30), after: mark) { Self.event($0) == .fellBehind(.stall) }
+        #expect(stalled != nil)
+        let back = await recorder.waitFor(timeout: .seconds(30), after: stalled?.sequenceNumber ?? mark) {
+            if case .realigned(_, .stall) = Self.event($0) { true } else { false }
+        }
+        #expect(back != nil)
+        for (player, other) in players where player.id != faulty.id {
+            #expect(!other.records.contains { if case .fellBehind = Self.event($0) { true } else { false } }, "\(player.id)")
+        }
+        let skew = try #require(view.skew(of: faulty.id))
+        #expect(abs(skew.current) < 0.030, "\(skew)")
+    }
+
+    @Test("an angle that ends, and one that goes away (404), are dropped with a typed reason; the audio focus moves on; the others play on")
+    func endedAndGoneAnglesAreDropped() async throws {
+        let origin = try await LiveOrigin.start(Self.originArguments)
+        defer { origin.stop() }
+        let players = try await Self.players(3)
+        defer { for (player, _) in players { Task { await player.shutdown() } } }
+        let view = try MultiView(players: players.map(\.player))
+        defer { view.invalidate() }
+        try await view.load(players.indices.map { MediaSource(origin.angles[$0]) })
+        for (player, recorder) in players {
+            #expect(await recorder.waitFor(timeout: .seconds(30)) { if case .aligned = Self.event($0) { true } else { false } } != nil, "\(player.id)")
+        }
+        try view.setAudioFocus(players[0].player.id)
+        #expect(players[0].player.snapshot.isMuted == false)
+        #expect(players[1].player.snapshot.isMuted == true)
+        #expect(throws: PlayerError.self) { try view.setAudioFocus("not-a-member") }
+        // Angle 0 (heard) ends: dropped as ended; the focus moves to the next member.
+        try await origin.control("end", angle: 0)
+        let ended = await players[0].recorder.waitFor(timeout: .seconds(30)) { if case .dropped = Self.event($0) { true } else { false } }
+        #expect(ended.flatMap(Self.event) == .dropped(.ended))
+        #expect(await players[1].recorder.waitFor(timeout: .seconds(5)) { Self.event($0) == .audioFocusChanged(true) } != nil)
+        #expect(view.audioFocus == players[1].player.id)
+        #expect(await eventually { players[1].player.snapshot.isMuted == false })
+        // Angle 2 goes away: every request answered 404.
+        try await origin.control("gone", angle: 2)
+        let gone = await players[2].recorder.waitFor(timeout: .seconds(60)) { if case .dropped = Self.event($0) { true } else { false } }
+        let reason = gone.flatMap(Self.event)
+        #expect(reason == .dropped(.ended) || { if case .dropped(.failed) = reason { true } else { false } }(), "\(String(describing: reason))")
+        // The last member plays on.
+        #expect(view.members.map(\.id) == [players[1].player.id])
+        let before = players[1].player.position ?? 0
+        #expect(await eventually(timeout: .seconds(5)) { (players[1].player.position ?? 0) > before + 0.5 })
+    }
+}

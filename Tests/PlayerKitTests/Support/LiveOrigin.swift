@@ -1,0 +1,112 @@
+import Foundation
+import Glibc
+import PlayerKitSupport
+
+/// Scripts/live-origin.py on a free loopback port: live HLS angles of one scene, encoded once
+/// per option set (kept under .build/live-origin), with faults injected over HTTP. Killed on
+/// `stop()`.
+final class LiveOrigin: Sendable {
+    let port: Int
+    /// One live playlist URL per angle.
+    let angles: [String]
+    private let process: Process
+
+    /// Starts an origin with these arguments of live-origin.py (besides `--dir`), waiting up to
+    /// `timeout` for it to encode and serve.
+    static func start(_ arguments: [String], timeout: Duration = .seconds(180)) async throws -> LiveOrigin {
+        let directory = Fixtures.repository.appendingPathComponent(".build/live-origin/" + arguments.joined(separator: "_")
+            .replacingOccurrences(of: "/", with: "-").replacingOccurrences(of: ",", with: "+"))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", Fixtures.repository.appendingPathComponent("Scripts/live-origin.py").path,
+                             "--dir", directory.path] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let reader = JSONLineReader(output.fileHandleForReading)
+        let first = await withTaskGroup(of: (port: Int, angles: [String])?.self) { group in
+            group.addTask {
+                guard let line = await reader.next(), let port = line["port"] as? Int, let angles = line["angles"] as? [String] else { return nil }
+                return (port, angles)
+            }
+            let pid = process.processIdentifier
+            group.addTask {
+                // Past the timeout the origin is killed, which ends the reader's wait too.
+                if (try? await Task.sleep(for: timeout)) != nil { kill(pid, SIGKILL) }
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        guard let (port, angles) = first else {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            throw LiveOriginError.didNotStart(arguments.joined(separator: " "))
+        }
+        // Keep reading, so the pipe never fills.
+        Task.detached { await reader.drain() }
+        return LiveOrigin(port: port, angles: angles, process: process)
+    }
+
+    private init(port: Int, angles: [String], process: Process) {
+        self.port = port
+        self.angles = angles
+        self.process = process
+    }
+
+    /// Injects a fault (`drop`, `delay`, `stall`, `end`, `gone`, `restore`) into `angle`.
+    /// Returns the origin's answer.
+    @discardableResult
+    func control(_ action: String, angle: Int, seconds: Double? = nil, count: Int? = nil) async throws -> String {
+        var query = "angle=\(angle)"
+        if let seconds { query += "&seconds=\(seconds)" }
+        if let count { query += "&count=\(count)" }
+        let port = port, path = "/control/\(action)?\(query)"
+        return try await offPool { try Self.get(port: port, path: path) }
+    }
+
+    /// A plain HTTP/1.0 GET on loopback: the body.
+    private static func get(port: Int, path: String) throws -> String {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw LiveOriginError.control(path) }
+        defer { close(socket) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw LiveOriginError.control(path) }
+        let request = Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        guard send(socket, request, request.count, 0) == request.count else { throw LiveOriginError.control(path) }
+        var response: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            response += buffer[0..<count]
+        }
+        let text = String(decoding: response, as: UTF8.self)
+        guard text.hasPrefix("HTTP/1.") , text.contains(" 200 ") else { throw LiveOriginError.control("\(path): \(text.prefix(80))") }
+        return text.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
+    }
+
+    /// Ends the origin at once and reaps it.
+    func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    deinit { stop() }
+}
+
+enum LiveOriginError: Error {
+    case didNotStart(String)
+    case control(String)
+}

@@ -360,7 +360,9 @@ struct Switch: AsyncParsableCommand {
             let changes = b.events(kinds: [.propertyChanged])
             let observation = try b.observeProperty("core-idle")
             start = DispatchTime.now()
-            try await b.play()
+            // Handed over, as the C program's request: the wait is for mpv's notification, as
+            // there, not for the awaited form's answer (which can come after it).
+            try b.send(.play)
             for await record in changes {
                 if case .propertyChanged("core-idle", .flag(false)) = record.event { break }
             }

@@ -46,7 +46,9 @@ import PlayerKitSupport
 /// lock is released, with ``/PlayerKitCore/MediaPlayer/send(_:)``, which never waits.
 /// ``invalidate()`` (or releasing the group) cancels its subscriptions and observations.
 public final class MultiView: Sendable {
-    /// Tuning of the alignment. The defaults keep 30 fps angles within a few milliseconds.
+    /// Tuning of the alignment. The defaults keep 30 fps angles within a few milliseconds. (The
+    /// controller's own constants, such as its seek lead, trim gain and dead band, are
+    /// documented in Documentation/Sync.md and are not settings.)
     public struct Settings: Sendable, Hashable {
         /// Skew behind the clock beyond which a member is seeked ahead and held instead of
         /// trimmed, and beyond which it counts as fallen out of step. Default 0.3 s.
@@ -57,24 +59,24 @@ public final class MultiView: Sendable {
         public var holdThreshold: Duration = .milliseconds(40)
         /// How far ahead of the clock a member that is behind is seeked, to be held there while
         /// the clock catches up; doubled (up to 4 s) when a seek landed too late. Default 0.5 s.
-        public var seekLead: Duration = .milliseconds(500)
+        var seekLead: Duration = .milliseconds(500)
         /// The largest relative speed change of a trim. Default 0.05 (±5%).
         public var maximumSpeedTrim: Double = 0.05
         /// How strongly a skew is trimmed: relative speed change per second of skew. Default 1
         /// (a 10 ms skew plays at 1% off until it closes).
-        public var trimGain: Double = 1
+        var trimGain: Double = 1
         /// Skews within this are not trimmed. Default 1 ms (a frame change is timed within
         /// about 0.3 ms).
-        public var deadBand: Duration = .milliseconds(1)
+        var deadBand: Duration = .milliseconds(1)
         /// Skew within which a member counts as in step (for ``MultiViewEvent/aligned(after:)``
         /// and ``MultiViewEvent/realigned(after:reason:)``). Default 5 ms.
         public var alignedTolerance: Duration = .milliseconds(5)
         /// How long before the clock reaches a held member's frame it is told to play: the time
         /// mpv takes to start. Default 3 ms.
-        public var startLatency: Duration = .milliseconds(3)
+        var startLatency: Duration = .milliseconds(3)
         /// A forward jump of a member's media beyond the time that passed, by more than this,
         /// is a missing segment. Default 0.25 s.
-        public var jumpThreshold: Duration = .milliseconds(250)
+        var jumpThreshold: Duration = .milliseconds(250)
         /// How far back ``MemberSkew``'s percentiles reach. Default 10 s.
         public var skewWindow: Duration = .seconds(10)
         /// Where the audio focus goes when its member leaves the group. Default

@@ -20,6 +20,19 @@ func snippet_group(left: Player, right: Player) async throws {
     // end snippet
 }
 
+func snippet_multiview(main: Player, onboard: Player, aerial: Player, pit: Player) async throws {
+    // snippet: multiview
+    let view = try MultiView(players: [main, onboard, aerial])      // the same player twice: invalidArgument
+    try await view.load(["https://live.example/main.m3u8", "https://live.example/onboard.m3u8",
+                         "https://live.example/aerial.m3u8"])       // each joins with its first frame
+    try await view.load("https://live.example/pit.m3u8", on: pit)   // a late join: aligned like the others
+    try view.setAudioFocus(main.id)                                 // main heard, the others muted
+    for await record in onboard.events(kinds: [.multiView]) {       // joined, aligned, fellBehind, realigned, dropped
+        print(record.event, view.skew(of: onboard.id)?.description ?? "none yet")  // "+0.4 ms (p50 0.3, p95 1.1, p99 1.6 ms over 300 frames)"
+    }
+    // end snippet
+}
+
 func snippet_feed(player17: Player) async throws {
     // snippet: feed
     let coordinator = try AutoplayCoordinator(budget: try DecoderBudget(limit: 3))

@@ -46,6 +46,9 @@ struct LiveAlignment: Sendable {
         case publish(PlayerID, MultiViewEvent)
         /// Call ``wake(at:)`` at this instant (a held member is due).
         case wake(at: ContinuousClock.Instant)
+        /// Take the member out of the group for `reason`: call ``drop(_:reason:at:)``, which
+        /// publishes it.
+        case drop(PlayerID, MultiViewEvent.DropReason)
     }
 
     /// Where one member is.
@@ -76,6 +79,8 @@ struct LiveAlignment: Sendable {
         var recent: [Double] = []
         /// Frames to let pass before skews count again (after a release or a seek).
         var settling = 0
+        /// Whether ``MultiViewEvent/joined`` was published.
+        var joinReported = false
         /// The last frame: its media time and when it changed.
         var lastFrame: (media: Double, time: ContinuousClock.Instant)?
         /// The speed last sent.
@@ -86,12 +91,38 @@ struct LiveAlignment: Sendable {
         var meter: SkewMeter
         /// Consecutive frames within the aligned tolerance.
         var inStep = 0
-        /// The media time up to which the member's player has its source in memory (mpv's
-        /// `demuxer-cache-time`), when known: a live stream seeks within that only.
+        /// The time on the group's timeline up to which the member's player has its source in
+        /// memory (mpv's `demuxer-cache-time`), when known: a live stream seeks within that only.
         var cacheEnd: Double?
+        /// Added to the member's media times to put them on the group's timeline: the offset
+        /// the app gave (``MultiView/Settings/offsets``), in seconds.
+        var offset: Double
+        /// Whether the app gave the offset (then its timestamps are not judged).
+        var offsetGiven: Bool
+        /// How many times the member's 33-bit MPEG-TS clock wrapped against the group's (added
+        /// to its media times, times ``LiveAlignment/timestampWrap``).
+        var wraps = 0
+        /// Where the member's live edge is on the group's timeline (nil: not live, or not seen).
+        var edge: LiveEdge?
     }
 
-    let settings: Settings
+    /// Where a live member's source ends, against the monotonic time: its cache's end minus the
+    /// seconds since the machine's epoch, at best (right after a new segment arrived). Members
+    /// on one clock agree on it within about a segment (the moments their players reload their
+    /// playlists differ); members whose timestamps are unrelated differ by their offset.
+    struct LiveEdge: Sendable {
+        /// The largest lead seen.
+        var lead: Double
+        /// When it was first seen.
+        let since: ContinuousClock.Instant
+        /// The cache's end last seen.
+        var last: Double
+        /// The largest step the cache's end made at once after the first second (a segment, or
+        /// the part of one that had arrived).
+        var largestStep: Double = 0
+    }
+
+    private(set) var settings: Settings
     let leaderChoice: MultiView.Leader
     private(set) var members: [Member] = []
     /// The member that started or last took the clock (``MultiView/Leader/furthestAhead``).
@@ -100,6 +131,15 @@ struct LiveAlignment: Sendable {
     private(set) var speed: Double = 1
     /// The clock: `anchor` (media time) at `anchorTime`; nil until the first frame.
     private(set) var anchor: (media: Double, time: ContinuousClock.Instant)?
+    /// The instant live edges are measured from (the first cache report).
+    private var epoch: ContinuousClock.Instant?
+
+    /// The span of MPEG-TS's 33-bit clock of 90 kHz: its timestamps start again at 0 after it
+    /// (26.5 hours). A member whose clock wrapped and one whose did not yet are this far apart.
+    static let timestampWrap = Double(1 << 33) / 90_000
+
+    /// How long a live member's edge is watched before its timestamps are judged.
+    static let edgeWatch: Duration = .seconds(3)
 
     init(settings: Settings, leader: MultiView.Leader = .furthestAhead) {
         self.settings = settings
@@ -131,17 +171,77 @@ struct LiveAlignment: Sendable {
     /// A member joins (it is loading or already playing).
     mutating func join(_ id: PlayerID, at time: ContinuousClock.Instant) -> [Action] {
         guard member(id) == nil else { return [] }
+        let offset = settings.offsets[id]
         members.append(Member(id: id, joinedAt: time, seekLead: settings.seekLead.inSeconds,
-                              meter: SkewMeter(window: settings.skewWindow)))
+                              meter: SkewMeter(window: settings.skewWindow),
+                              offset: offset?.inSeconds ?? 0, offsetGiven: offset != nil))
         return []
+    }
+
+    /// Sets the offset of member `id`'s timestamps on the group's timeline (nil: none, and its
+    /// timestamps are judged again), kept in the settings for members that join later. A
+    /// member's skew changes by the difference at once, and it is brought in step as any member
+    /// that fell out of step (``MultiViewEvent/Reason/drift``).
+    mutating func setOffset(_ offset: Duration?, for id: PlayerID, at time: ContinuousClock.Instant) -> [Action] {
+        settings.offsets[id] = offset
+        guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
+        let change = (offset?.inSeconds ?? 0) - members[index].offset
+        members[index].offset += change
+        members[index].offsetGiven = offset != nil
+        members[index].edge = nil
+        members[index].lastFrame = members[index].lastFrame.map { ($0.media + change, $0.time) }
+        members[index].cacheEnd = members[index].cacheEnd.map { $0 + change }
+        members[index].recent = []
+        if case .holding(let media) = members[index].status { members[index].status = .holding(media: media + change) }
+        guard abs(change) > settings.alignedTolerance.inSeconds else { return [] }
+        return fellOut(index, reason: .drift, at: time)
+    }
+
+    /// The group's timeline time of member `index`'s media time `media`: its offset and its
+    /// clock's wraps added (a wrap is counted when the result is more than half a wrap from the
+    /// group's clock).
+    private mutating func timeline(_ index: Int, _ media: Double, at time: ContinuousClock.Instant) -> Double {
+        var value = media + members[index].offset + Double(members[index].wraps) * Self.timestampWrap
+        if let clock = clock(at: time), abs(value - clock) > Self.timestampWrap / 2 {
+            let turns = ((clock - value) / Self.timestampWrap).rounded()
+            members[index].wraps += Int(turns)
+            value += turns * Self.timestampWrap
+        }
+        return value
+    }
+
+    /// Member `index`'s media time of the group's timeline time `value`.
+    private func media(_ index: Int, _ value: Double) -> Double {
+        value - members[index].offset - Double(members[index].wraps) * Self.timestampWrap
     }
 
     /// A member leaves for `reason` (nil: the app removed it; no event).
     mutating func drop(_ id: PlayerID, reason: MultiViewEvent.DropReason?, at time: ContinuousClock.Instant) -> [Action] {
         guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
+        let led = leaderID == id
         members.remove(at: index)
         if leader == id { leader = nil }
-        return reason.map { [.publish(id, .dropped($0))] } ?? []
+        var actions: [Action] = reason.map { [.publish(id, .dropped($0))] } ?? []
+        if led, case .unrelatedTimestamps = reason {
+            // The clock ran on timestamps the group does not share: it starts again on the next
+            // frame of a member that plays; held members play (and are measured afresh).
+            anchor = nil
+            for index in members.indices {
+                switch members[index].status {
+                case .holding, .seeking:
+                    members[index].status = .waiting
+                    members[index].speed = speed
+                    actions.append(.send(members[index].id, .setSpeed(speed)))
+                    actions.append(.send(members[index].id, .play))
+                default:
+                    break
+                }
+                members[index].lastFrame = nil
+                members[index].recent = []
+                members[index].settling = 2
+            }
+        }
+        return actions
     }
 
     /// The member's player changed state.
@@ -164,12 +264,16 @@ struct LiveAlignment: Sendable {
     }
 
     /// A member showed a new frame: media time `media` at `time`.
-    mutating func frame(_ id: PlayerID, media: Double, at time: ContinuousClock.Instant) -> [Action] {
+    mutating func frame(_ id: PlayerID, media raw: Double, at time: ContinuousClock.Instant) -> [Action] {
         guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
+        let media = timeline(index, raw, at: time)
         var actions: [Action] = []
         let previous = members[index].lastFrame
         members[index].lastFrame = (media, time)
-        if previous == nil { actions.append(.publish(id, .joined)) }
+        if !members[index].joinReported {
+            members[index].joinReported = true
+            actions.append(.publish(id, .joined))
+        }
         if anchor == nil {
             // The clock starts on the first frame any member shows.
             anchor = (media, time)
@@ -218,18 +322,61 @@ struct LiveAlignment: Sendable {
         return actions + releaseDue(at: time)
     }
 
-    /// The member's player has its source in memory up to `media` (nil: unknown).
-    mutating func cached(_ id: PlayerID, upTo media: Double?) -> [Action] {
+    /// The member's player has its source in memory up to its media time `media` (nil:
+    /// unknown); `live`: its source is live (it has no duration). Live members' edges are
+    /// compared: a member whose timestamps are unrelated to the group's is dropped with
+    /// ``MultiViewEvent/DropReason/unrelatedTimestamps(offset:)``.
+    mutating func cached(_ id: PlayerID, upTo raw: Double?, live: Bool = false, at time: ContinuousClock.Instant) -> [Action] {
         guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
-        members[index].cacheEnd = media
-        return []
+        guard let raw else {
+            members[index].cacheEnd = nil
+            return []
+        }
+        var value = raw + members[index].offset + Double(members[index].wraps) * Self.timestampWrap
+        if let clock = clock(at: time), abs(value - clock) > Self.timestampWrap / 2 {
+            value += ((clock - value) / Self.timestampWrap).rounded() * Self.timestampWrap
+        }
+        members[index].cacheEnd = value
+        guard live, !members[index].offsetGiven else { return [] }
+        let epoch = self.epoch ?? time
+        self.epoch = epoch
+        let lead = value - time.seconds(since: epoch)
+        if var edge = members[index].edge {
+            let step = value - edge.last
+            if step > 0, time - edge.since > .seconds(1) { edge.largestStep = max(edge.largestStep, step) }
+            edge.lead = max(edge.lead, lead)
+            edge.last = value
+            members[index].edge = edge
+        } else {
+            members[index].edge = LiveEdge(lead: lead, since: time, last: value)
+        }
+        return judgeTimestamps(at: time)
+    }
+
+    /// Compares the live edges watched long enough with the first such member's (whose
+    /// timestamps are the group's): one further apart than
+    /// ``MultiView/Settings/unrelatedTimestampThreshold``, or than a segment and a quarter, has
+    /// timestamps unrelated to the group's. It is dropped; the app can give it an offset.
+    private func judgeTimestamps(at time: ContinuousClock.Instant) -> [Action] {
+        let watched = members.filter { member in
+            guard let edge = member.edge, !member.offsetGiven else { return false }
+            return time - edge.since >= Self.edgeWatch
+        }
+        guard let reference = watched.first, let referenceEdge = reference.edge else { return [] }
+        return watched.dropFirst().compactMap { member -> Action? in
+            guard let edge = member.edge else { return nil }
+            let apart = edge.lead - referenceEdge.lead
+            let bound = max(settings.unrelatedTimestampThreshold.inSeconds, 1.25 * max(edge.largestStep, referenceEdge.largestStep))
+            guard abs(apart) > bound else { return nil }
+            return .drop(member.id, .unrelatedTimestamps(offset: .seconds(apart)))
+        }
     }
 
     /// A seek of the member's landed, showing `media` (nil: unknown; its last frame is kept).
     mutating func seekLanded(_ id: PlayerID, media: Double?, at time: ContinuousClock.Instant) -> [Action] {
         guard let index = members.firstIndex(where: { $0.id == id }),
               case .seeking = members[index].status else { return [] }
-        let shown = media ?? members[index].lastFrame?.media ?? 0
+        let shown = media.map { timeline(index, $0, at: time) } ?? members[index].lastFrame?.media ?? 0
         return landed(index, media: shown, at: time)
     }
 
@@ -322,7 +469,7 @@ struct LiveAlignment: Sendable {
                 }
                 members[index].status = .seeking(target: target, since: time)
                 actions.append(.send(id, .pause))
-                actions.append(.send(id, .seek(to: target, precision: .exact)))
+                actions.append(.send(id, .seek(to: self.media(index, target), precision: .exact)))
                 // mpv may refuse a seek outside what it has (a live stream seeks within its cache
                 // only; a missing segment is a hole in it) without failing the command: given up
                 // on if it has not landed by then.

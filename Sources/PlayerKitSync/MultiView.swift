@@ -49,7 +49,11 @@ public final class MultiView: Sendable {
     /// Tuning of the alignment. The defaults keep 30 fps angles within a few milliseconds. (The
     /// controller's own constants, such as its seek lead, trim gain and dead band, are
     /// documented in Documentation/Sync.md and are not settings.)
-    public struct Settings: Sendable, Hashable {
+    ///
+    /// The settings are `Codable`: an app saves them with its layout, per-member offsets
+    /// (``offsets``, adjusted live with ``MultiView/setOffset(_:for:)``) included, and gives them
+    /// back to a new group.
+    public struct Settings: Sendable, Hashable, Codable {
         /// Skew behind the clock beyond which a member is seeked ahead and held instead of
         /// trimmed, and beyond which it counts as fallen out of step. Default 0.3 s.
         public var realignThreshold: Duration = .milliseconds(300)
@@ -82,13 +86,28 @@ public final class MultiView: Sendable {
         /// Where the audio focus goes when its member leaves the group. Default
         /// ``AudioFocusFallback/nextMember``.
         public var audioFocusFallback: AudioFocusFallback = .nextMember
+        /// Each member's offset, by ID: added to the timestamps of the member's source to put
+        /// them on the group's timeline (the first member's, or the leader's). For angles that
+        /// share no clock (separate encoders, RTSP sessions): measured once, or computed from
+        /// the playlists' PROGRAM-DATE-TIME (PlayerKitHLS's `LiveTimeline`). A member with an
+        /// offset is trusted: its timestamps are not judged. Default: none.
+        public var offsets: [PlayerID: Duration] = [:]
+        /// How far apart two live members' edges (the newest media each has, against the
+        /// monotonic time) may be before their timestamps count as unrelated: the later member
+        /// is dropped with ``MultiViewEvent/DropReason/unrelatedTimestamps(offset:)`` instead of
+        /// being aligned a few seconds off. The bound is at least a segment and a quarter (the
+        /// largest step seen in a member's cache): players reload a live playlist at moments of
+        /// their own, so members on one clock can be a segment apart. Offsets within that
+        /// cannot be seen without the playlists (PlayerKitHLS's `LiveTimeline` reads them).
+        /// Default 1.5 s.
+        public var unrelatedTimestampThreshold: Duration = .milliseconds(1500)
 
         /// The defaults.
         public init() {}
     }
 
     /// Which member the group clock follows.
-    public enum Leader: Sendable, Hashable {
+    public enum Leader: Sendable, Hashable, Codable {
         /// The member furthest ahead when it joined: a member that joins more than
         /// ``Settings/realignThreshold`` ahead of the clock takes the lead, and the others are
         /// brought there. For live angles, the lowest latency.
@@ -98,7 +117,7 @@ public final class MultiView: Sendable {
     }
 
     /// Where the audio focus goes when the member that holds it leaves.
-    public enum AudioFocusFallback: Sendable, Hashable {
+    public enum AudioFocusFallback: Sendable, Hashable, Codable {
         /// To the first member left (in member order).
         case nextMember
         /// To none: the group is silent until the app gives the focus again.
@@ -240,6 +259,22 @@ public final class MultiView: Sendable {
         drop(id, reason: nil)
     }
 
+    // MARK: Timeline
+
+    /// The group's settings now: those it was made with, and the offsets set since
+    /// (``setOffset(_:for:)``). Save them to make the same group again.
+    public var settings: Settings { state.withLock { $0.machine.settings } }
+
+    /// Puts member `id`'s timestamps `offset` later on the group's timeline (nil: none, and its
+    /// timestamps are judged again), at once: the member is brought to where the group is, as
+    /// any member that fell out of step. Kept in ``settings`` (also for a player that is not a
+    /// member yet, and joins later). Use it for angles that share no clock: measured by eye
+    /// once (the frame one angle shows against another's), or computed from the playlists.
+    public func setOffset(_ offset: Duration?, for id: PlayerID) {
+        let now = clock.now
+        step { $0.setOffset(offset, for: id, at: now) }
+    }
+
     // MARK: Figures
 
     /// How far `id` is from the group: its latest skew and the percentiles over
@@ -328,7 +363,10 @@ public final class MultiView: Sendable {
         case .seekCompleted(let position):
             step { $0.seekLanded(id, media: position, at: record.time) }
         case .propertyChanged("demuxer-cache-time", let value):
-            step { $0.cached(id, upTo: value.doubleValue) }
+            // Live: a source without a duration (a live playlist, a stream).
+            let player = state.withLock { $0.members.first { $0.player.id == id }?.player }
+            let live = player.map { $0.snapshot.duration == nil } ?? false
+            step { $0.cached(id, upTo: value.doubleValue, live: live, at: record.time) }
         case .stateChanged(_, let to):
             if to == .loading || to == .idle {
                 state.withLock { state in
@@ -366,6 +404,8 @@ public final class MultiView: Sendable {
                 try? players[id]?.send(command)
             case .publish(let id, let event):
                 players[id]?.publish(event)
+            case .drop(let id, let reason):
+                drop(id, reason: reason)
             case .wake(let instant):
                 clock.runOnce(at: instant) { [weak self] in
                     guard let self else { return }

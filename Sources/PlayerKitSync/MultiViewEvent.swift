@@ -41,13 +41,22 @@ public enum MultiViewEvent: PlayerFeatureEvent {
         case failed(PlayerError)
         /// Its player shut down.
         case shutDown
+        /// Its timestamps are unrelated to the group's: its live edge is about `offset` from
+        /// the first member's (positive: later), beyond
+        /// ``MultiView/Settings/unrelatedTimestampThreshold``. Aligning it on its timestamps
+        /// would show it that far off. It plays on, outside the group; give it an offset
+        /// (``MultiView/setOffset(_:for:)``, or from the playlists' PROGRAM-DATE-TIME) and add
+        /// it again.
+        case unrelatedTimestamps(offset: Duration)
 
-        /// "ended", "failed: ..." or "shut down".
+        /// "ended", "failed: ...", "shut down" or "unrelated timestamps (+3.02 s from the group)".
         public var description: String {
             switch self {
             case .ended: "ended"
             case .failed(let error): "failed: \(error)"
             case .shutDown: "shut down"
+            case .unrelatedTimestamps(let offset):
+                "unrelated timestamps (\(offset < .zero ? "-" : "+")\((offset < .zero ? .zero - offset : offset).formattedSeconds) from the group)"
             }
         }
     }

@@ -62,6 +62,9 @@ private struct Simulation {
                 events.append((id, event, now))
             case .wake(let instant):
                 wakes.append(seconds(instant))
+            case .drop(let id, let reason):
+                members.removeAll { $0.id == id }
+                apply(machine.drop(id, reason: reason, at: instant(now)))
             }
         }
     }
@@ -113,9 +116,20 @@ private struct Simulation {
 
     /// The moment each member shows the frame the clock shows now, against the clock: the skew
     /// as the machine measures it, recomputed from the simulation's own state.
-    func trueSkew(_ id: PlayerID) -> Double? {
+    func trueSkew(_ id: PlayerID, offset: Double = 0) -> Double? {
         guard let member = members.first(where: { $0.id == id }), let clock = machine.clock(at: instant(now)) else { return nil }
-        return member.media - clock
+        return member.media + offset - clock
+    }
+
+    /// Reports each live member's cache end: its source's live edge now, `edges[id]` seconds of
+    /// media at time 0, moving in whole segments of `segment` s, each seen by the member's
+    /// player `phase[id]` s after it was published (a player reloads its playlist at moments of
+    /// its own).
+    mutating func reportEdges(_ edges: [PlayerID: Double], phases: [PlayerID: Double], segment: Double = 1) {
+        for (id, edge) in edges {
+            let seen = ((now - phases[id, default: 0]) / segment).rounded(.down) * segment
+            apply(machine.cached(id, upTo: edge + seen, live: true, at: instant(now)))
+        }
     }
 
     func events(of id: PlayerID) -> [MultiViewEvent] { events.filter { $0.id == id }.map(\.event) }
@@ -146,6 +160,8 @@ struct LiveAlignmentTests {
         let aligned = sim.events(of: b).filter { if case .aligned = $0 { true } else { false } }
         #expect(aligned.count == 1)
         #expect(sim.events(of: b).first == .joined)
+        // Once: a seek that lands is not a new join.
+        #expect(sim.events(of: b).filter { $0 == .joined }.count == 1)
         #expect(!sim.events(of: b).contains { if case .fellBehind = $0 { true } else { false } })
     }
 
@@ -323,11 +339,11 @@ struct LiveAlignmentTests {
         sim.join(a, media: 10)
         sim.run(for: 1)
         sim.join(b, media: 9)  // 2 s behind the clock at 11
-        sim.apply(sim.machine.cached(b, upTo: 10))  // it has only downloaded up to 10
+        sim.apply(sim.machine.cached(b, upTo: 10, at: sim.instant(sim.now)))  // it has only downloaded up to 10
         sim.run(for: 1)
         #expect(!sim.commands.contains { if $0.id == b, case .seek = $0.command { true } else { false } })
         // The origin's data arrives.
-        sim.apply(sim.machine.cached(b, upTo: 20))
+        sim.apply(sim.machine.cached(b, upTo: 20, at: sim.instant(sim.now)))
         sim.run(for: 3)
         let seek = try #require(sim.commands.first { if $0.id == b, case .seek = $0.command { true } else { false } })
         #expect(seek.at >= 2)
@@ -347,6 +363,88 @@ struct LiveAlignmentTests {
         sim.members.removeAll { $0.id == a }
         sim.run(for: 1)
         #expect(abs(sim.trueSkew(b) ?? 1) < 0.006)
+    }
+
+    @Test("an offset given in the settings puts a member's timestamps on the group's timeline: an angle 3 s behind by its own timestamps is in step without a seek; a new offset set live brings it where it says")
+    func offsetsAlignUnrelatedClocks() throws {
+        var settings = MultiView.Settings()
+        settings.offsets[b] = .seconds(3)
+        var sim = Simulation(settings: settings, leader: .member(a))
+        sim.join(a, media: 10)
+        sim.join(b, media: 7)
+        sim.run(for: 2)
+        #expect(abs(sim.trueSkew(b, offset: 3) ?? 1) < 0.006)
+        #expect(!sim.commands.contains { if $0.id == b, case .seek = $0.command { true } else { false } })
+        #expect(sim.events(of: b).contains { if case .aligned = $0 { true } else { false } })
+        // Measured better: 3.5 s. The member is brought there (a seek in its own timestamps).
+        sim.apply(sim.machine.setOffset(.milliseconds(3500), for: b, at: sim.instant(sim.now)))
+        #expect(sim.machine.settings.offsets[b] == .milliseconds(3500))
+        sim.run(for: 3)
+        let seek = try #require(sim.commands.first { if $0.id == b, case .seek = $0.command { true } else { false } })
+        guard case .seek(let target, _) = seek.command else { return }
+        let clockThen = try #require(sim.machine.clock(at: sim.instant(seek.at)))
+        #expect(target < clockThen - 3)  // in b's own timestamps
+        #expect(abs(sim.trueSkew(b, offset: 3.5) ?? 1) < 0.006)
+        #expect(sim.events(of: b).contains { if case .realigned(_, .drift) = $0 { true } else { false } })
+    }
+
+    @Test("the 33-bit MPEG-TS clock: a member that joins after its timestamps wrapped to 0, beside one that has not, is in step without a seek; a member whose timestamps wrap while it plays stays in step")
+    func timestampWrap() throws {
+        let wrap = LiveAlignment.timestampWrap
+        var sim = Simulation(leader: .member(a))
+        sim.join(a, media: wrap - 2)
+        sim.join(c, media: wrap - 2)
+        sim.run(for: 3)  // a (unwrapped by its demuxer) is at wrap + 1
+        sim.join(b, media: 1)  // b joined after the wrap: its timestamps start again at 0
+        sim.run(for: 1)
+        let cIndex = try #require(sim.members.firstIndex { $0.id == c })
+        // c's timestamps wrap as it plays (a demuxer that does not unwrap them).
+        sim.members[cIndex].media -= wrap
+        sim.members[cIndex].lastFrameNumber = Int((sim.members[cIndex].media * SimulatedMember.fps).rounded(.down))
+        sim.run(for: 2)
+        #expect(abs(sim.trueSkew(b, offset: wrap) ?? 1) < 0.006)
+        #expect(abs(sim.trueSkew(c, offset: wrap) ?? 1) < 0.006)
+        #expect(!sim.commands.contains { if $0.id != a, case .seek = $0.command { true } else { false } })
+        #expect(!sim.events.contains { if case .fellBehind = $0.event { true } else { false } })
+    }
+
+    @Test("live members on one clock whose players see new segments at different moments stay; a member whose timestamps are 3 s off is dropped with unrelatedTimestamps (about +3 s), and the group runs on without it")
+    func unrelatedTimestampsAreDropped() throws {
+        var sim = Simulation()
+        sim.join(a, media: 10)
+        sim.join(c, media: 10)
+        sim.join(b, media: 13)  // its own clock: 3 s later for the same moment
+        let edges: [PlayerID: Double] = [a: 13, c: 13, b: 16]
+        // c sees each segment 0.8 s after a does: one clock, a segment apart at worst.
+        let phases: [PlayerID: Double] = [a: 0.1, c: 0.9, b: 0.4]
+        for _ in 0..<10 {
+            sim.reportEdges(edges, phases: phases)
+            sim.run(for: 0.5)
+        }
+        let dropped = try #require(sim.events(of: b).compactMap { event -> Duration? in
+            if case .dropped(.unrelatedTimestamps(let offset)) = event { return offset }
+            return nil
+        }.first)
+        #expect(abs(dropped.inSeconds - 3) < 1)
+        #expect(sim.machine.member(b) == nil)
+        #expect(sim.machine.member(c) != nil)
+        #expect(!sim.events(of: c).contains { if case .dropped = $0 { true } else { false } })
+        // b led (it joined furthest ahead): the clock started again on the others, in step.
+        sim.run(for: 2)
+        #expect(abs(sim.trueSkew(c) ?? 1) < 0.006)
+        #expect(sim.members.first { $0.id == a }?.playing == true)
+        // With an offset given, the same member is trusted.
+        var settings = MultiView.Settings()
+        settings.offsets[b] = .seconds(-3)
+        var trusted = Simulation(settings: settings)
+        trusted.join(a, media: 10)
+        trusted.join(b, media: 13)
+        for _ in 0..<10 {
+            trusted.reportEdges([a: 13, b: 16], phases: phases)
+            trusted.run(for: 0.5)
+        }
+        #expect(trusted.machine.member(b) != nil)
+        #expect(abs(trusted.trueSkew(b, offset: -3) ?? 1) < 0.006)
     }
 
     @Test("the skew meter keeps its window of time and reports percentiles of the absolute skews")

@@ -17,12 +17,12 @@ let strictSettings: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 ///        \                 /
 ///         PlayerKitCore    (engine, Player, events, bus, delegate; only its Engine imports CMPV)
 ///        /      |      \        \          \            \                    \
-///   Display  Resources  Sync     Feed (-> Resources)  Sequencer  Posters   Cache (CCurl, CSQLite)  Rooms (-> Sync; COpenSSL)  MPRIS (CSDBus)
+///   Display  Resources  Sync     Feed (-> Resources)  Sequencer  Posters   Cache (CCurl, CSQLite)  Rooms (-> Sync; COpenSSL)  HLS (-> Sync; CCurl)  MPRIS (CSDBus)
 ///        \      |      /        /          /
 ///         PlayerKit        (umbrella of the in-process features: no network code)
 ///
-/// Products: `PlayerKit` (players and the in-process features), `PlayerKitCache` and
-/// `PlayerKitRooms` (network features, each on its own), `PlayerKitMPRIS` (the desktop, on its own), `PlayerKitTesting` (fakes for apps'
+/// Products: `PlayerKit` (players and the in-process features), `PlayerKitCache`,
+/// `PlayerKitRooms` and `PlayerKitHLS` (network features, each on its own), `PlayerKitMPRIS` (the desktop, on its own), `PlayerKitTesting` (fakes for apps'
 /// tests), and each module. The feed precaches through the core's `MediaPrecaching`, which the
 /// cache's `MediaCache` conforms to: the app wires one to the other, the feed imports no cache.
 /// GTK 4's header folders for the GTK example (`-Xcc -I...`), from `pkg-config --cflags-only-I
@@ -61,6 +61,9 @@ let package = Package(
         .library(name: "PlayerKitPosters", targets: ["PlayerKitPosters"]),
         .library(name: "PlayerKitCache", targets: ["PlayerKitCache"]),
         .library(name: "PlayerKitRooms", targets: ["PlayerKitRooms"]),
+        // Live HLS angles on one timeline (their playlists' PROGRAM-DATE-TIME, over libcurl): on
+        // its own, so a multi-view without it links no HTTP client.
+        .library(name: "PlayerKitHLS", targets: ["PlayerKitHLS"]),
         // Players on the desktop through MPRIS over D-Bus (the system's sd-bus): on its own, so
         // an app without it links no libsystemd.
         .library(name: "PlayerKitMPRIS", targets: ["PlayerKitMPRIS"]),
@@ -154,6 +157,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 "COpenSSL",
             ],
+            swiftSettings: strictSettings
+        ),
+        // Live HLS angles on one timeline: reads playlists and segments (the system's libcurl)
+        // to give a multi-view's members their offsets.
+        .target(
+            name: "PlayerKitHLS",
+            dependencies: featureDependencies + ["PlayerKitSync", "CCurl"],
             swiftSettings: strictSettings
         ),
         .target(
@@ -335,7 +345,7 @@ let package = Package(
             dependencies: [
                 "PlayerKit", "ExampleSupport", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare", "Feed",
                 "Mosaic", "Sequencer", "CacheCrashProbe", "CorpusProbe", "SoakProbe", "PlayerKitCache", "PlayerKitRooms",
-                "Room", "PlayerKitSupport", "PlayerKitTesting", "PlayerKitMPRIS",
+                "Room", "PlayerKitSupport", "PlayerKitTesting", "PlayerKitMPRIS", "PlayerKitHLS",
             ],
             swiftSettings: strictSettings
         ),
@@ -354,7 +364,7 @@ let package = Package(
         .testTarget(
             name: "DocSnippets",
             dependencies: [
-                "PlayerKit", "PlayerKitCache", "PlayerKitRooms", "PlayerKitMPRIS", "PlayerKitTesting", "CGLHost",
+                "PlayerKit", "PlayerKitCache", "PlayerKitRooms", "PlayerKitMPRIS", "PlayerKitTesting", "PlayerKitHLS", "CGLHost",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6), .unsafeFlags(["-suppress-warnings"])]

@@ -47,6 +47,7 @@ done
 check_imports Sources/PlayerKitCache "$system PlayerKitCore PlayerKitSupport CSQLite CCurl"
 check_imports Sources/PlayerKitRooms "$system PlayerKitCore PlayerKitSupport PlayerKitSync COpenSSL"
 check_imports Sources/PlayerKitFeed "$system PlayerKitCore PlayerKitSupport PlayerKitResources"
+check_imports Sources/PlayerKitHLS "$system PlayerKitCore PlayerKitSupport PlayerKitSync CCurl"
 check_imports Sources/PlayerKitMPRIS "$system PlayerKitCore PlayerKitSupport CSDBus"
 
 # mpv's names for the player's operations are spelled only in the engine.

@@ -26,7 +26,7 @@ Faults are injected over HTTP, on the same port (each answers 200 with a JSON li
 Usage:
   live-origin.py --dir DIR [--angles 4] [--size 640x360] [--fps 30] [--segment 1]
                  [--window 6] [--seconds 120] [--formats ts,ts,ts,fmp4]
-                 [--pts-offsets 0,0,0,0] [--pdt-offsets 0,0,0,0] [--port 0]
+                 [--pts-offsets 0,0,0,0] [--pdt-offsets 0,0,0,0] [--without-pdt] [--port 0]
 Prints one JSON line once it serves: {"port": ..., "angles": [url, ...], ...}, then serves until
 killed. The encoded media is kept in DIR and reused when the same options ask for it again.
 """
@@ -193,7 +193,8 @@ class Origin:
                 duration, name = angle.segments[number]
                 wall = self.start_wall + sum(d for d, _ in angle.segments[:number]) + angle.pdt_offset
                 stamp = datetime.datetime.fromtimestamp(wall, datetime.timezone.utc)
-                lines.append("#EXT-X-PROGRAM-DATE-TIME:" + stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z"))
+                if not self.args.without_pdt:
+                    lines.append("#EXT-X-PROGRAM-DATE-TIME:" + stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z"))
                 lines.append(f"#EXTINF:{duration:.6f},")
                 lines.append(name)
             if ended:
@@ -314,6 +315,7 @@ def main():
     parser.add_argument("--formats", default="", help="ts or fmp4 per angle, comma-separated (default: all ts)")
     parser.add_argument("--pts-offsets", default="", help="timestamp offset per angle in seconds (separate encoders)")
     parser.add_argument("--pdt-offsets", default="", help="PROGRAM-DATE-TIME offset per angle in seconds")
+    parser.add_argument("--without-pdt", action="store_true", help="no EXT-X-PROGRAM-DATE-TIME in the playlists")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
     if not 1 <= args.angles <= len(LOOKS):

@@ -9,6 +9,8 @@ final class LiveOrigin: Sendable {
     let port: Int
     /// One live playlist URL per angle.
     let angles: [String]
+    /// Where the encoded angles are kept: `angle-N/` each, with its segments.
+    let directory: URL
     private let process: Process
 
     /// Starts an origin with these arguments of live-origin.py (besides `--dir`), waiting up to
@@ -47,12 +49,13 @@ final class LiveOrigin: Sendable {
         }
         // Keep reading, so the pipe never fills.
         Task.detached { await reader.drain() }
-        return LiveOrigin(port: port, angles: angles, process: process)
+        return LiveOrigin(port: port, angles: angles, directory: directory, process: process)
     }
 
-    private init(port: Int, angles: [String], process: Process) {
+    private init(port: Int, angles: [String], directory: URL, process: Process) {
         self.port = port
         self.angles = angles
+        self.directory = directory
         self.process = process
     }
 

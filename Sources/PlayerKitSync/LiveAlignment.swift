@@ -106,8 +106,9 @@ struct LiveAlignment: Sendable {
         var edge: LiveEdge?
     }
 
-    /// Where a live member's source ends, against the monotonic time: its cache's end minus the
-    /// seconds since the machine's epoch, at best (right after a new segment arrived). Members
+    /// Where a member's source ends, against the monotonic time: its cache's end minus the
+    /// seconds since the machine's epoch, at best (right after a new segment arrived); judged
+    /// only for a live member (``isLive``). Members
     /// on one clock agree on it within about a segment (the moments their players reload their
     /// playlists differ); members whose timestamps are unrelated differ by their offset.
     struct LiveEdge: Sendable {
@@ -120,6 +121,18 @@ struct LiveAlignment: Sendable {
         /// The largest step the cache's end made at once after the first second (a segment, or
         /// the part of one that had arrived).
         var largestStep: Double = 0
+        /// The cache's ends after each step (after the first second) and when they were seen.
+        var growth: [(value: Double, time: ContinuousClock.Instant)] = []
+
+        /// Whether the source grows at the pace of time, as a live source does (between 0.5 and
+        /// 1.5 s of media a second, over at least two steps); an on-demand source is in memory
+        /// at once, or at the speed of the network.
+        var isLive: Bool {
+            guard growth.count >= 3, let first = growth.first, let last = growth.last else { return false }
+            let elapsed = last.time.seconds(since: first.time)
+            guard elapsed > 0 else { return false }
+            return (0.5...1.5).contains((last.value - first.value) / elapsed)
+        }
     }
 
     private(set) var settings: Settings
@@ -323,10 +336,10 @@ struct LiveAlignment: Sendable {
     }
 
     /// The member's player has its source in memory up to its media time `media` (nil:
-    /// unknown); `live`: its source is live (it has no duration). Live members' edges are
+    /// unknown). Members whose source grows at the pace of time are live, and their edges are
     /// compared: a member whose timestamps are unrelated to the group's is dropped with
     /// ``MultiViewEvent/DropReason/unrelatedTimestamps(offset:)``.
-    mutating func cached(_ id: PlayerID, upTo raw: Double?, live: Bool = false, at time: ContinuousClock.Instant) -> [Action] {
+    mutating func cached(_ id: PlayerID, upTo raw: Double?, at time: ContinuousClock.Instant) -> [Action] {
         guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
         guard let raw else {
             members[index].cacheEnd = nil
@@ -337,19 +350,22 @@ struct LiveAlignment: Sendable {
             value += ((clock - value) / Self.timestampWrap).rounded() * Self.timestampWrap
         }
         members[index].cacheEnd = value
-        guard live, !members[index].offsetGiven else { return [] }
+        guard !members[index].offsetGiven else { return [] }
         let epoch = self.epoch ?? time
         self.epoch = epoch
         let lead = value - time.seconds(since: epoch)
-        if var edge = members[index].edge {
-            let step = value - edge.last
-            if step > 0, time - edge.since > .seconds(1) { edge.largestStep = max(edge.largestStep, step) }
-            edge.lead = max(edge.lead, lead)
-            edge.last = value
-            members[index].edge = edge
-        } else {
+        guard var edge = members[index].edge else {
             members[index].edge = LiveEdge(lead: lead, since: time, last: value)
+            return []
         }
+        let step = value - edge.last
+        if step > 0.1, time - edge.since > .seconds(1) {
+            edge.largestStep = max(edge.largestStep, step)
+            edge.growth.append((value, time))
+        }
+        edge.lead = max(edge.lead, lead)
+        edge.last = value
+        members[index].edge = edge
         return judgeTimestamps(at: time)
     }
 
@@ -360,7 +376,7 @@ struct LiveAlignment: Sendable {
     private func judgeTimestamps(at time: ContinuousClock.Instant) -> [Action] {
         let watched = members.filter { member in
             guard let edge = member.edge, !member.offsetGiven else { return false }
-            return time - edge.since >= Self.edgeWatch
+            return time - edge.since >= Self.edgeWatch && edge.isLive
         }
         guard let reference = watched.first, let referenceEdge = reference.edge else { return [] }
         return watched.dropFirst().compactMap { member -> Action? in

@@ -363,10 +363,7 @@ public final class MultiView: Sendable {
         case .seekCompleted(let position):
             step { $0.seekLanded(id, media: position, at: record.time) }
         case .propertyChanged("demuxer-cache-time", let value):
-            // Live: a source without a duration (a live playlist, a stream).
-            let player = state.withLock { $0.members.first { $0.player.id == id }?.player }
-            let live = player.map { $0.snapshot.duration == nil } ?? false
-            step { $0.cached(id, upTo: value.doubleValue, live: live, at: record.time) }
+            step { $0.cached(id, upTo: value.doubleValue, at: record.time) }
         case .stateChanged(_, let to):
             if to == .loading || to == .idle {
                 state.withLock { state in

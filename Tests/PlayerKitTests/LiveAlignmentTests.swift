@@ -128,7 +128,7 @@ private struct Simulation {
     mutating func reportEdges(_ edges: [PlayerID: Double], phases: [PlayerID: Double], segment: Double = 1) {
         for (id, edge) in edges {
             let seen = ((now - phases[id, default: 0]) / segment).rounded(.down) * segment
-            apply(machine.cached(id, upTo: edge + seen, live: true, at: instant(now)))
+            apply(machine.cached(id, upTo: edge + seen, at: instant(now)))
         }
     }
 
@@ -408,7 +408,7 @@ struct LiveAlignmentTests {
         #expect(!sim.events.contains { if case .fellBehind = $0.event { true } else { false } })
     }
 
-    @Test("live members on one clock whose players see new segments at different moments stay; a member whose timestamps are 3 s off is dropped with unrelatedTimestamps (about +3 s), and the group runs on without it")
+    @Test("live members on one clock whose players see new segments at different moments stay; a member whose timestamps are 3 s off is dropped with unrelatedTimestamps (about +3 s), and the group runs on without it; an on-demand member is not judged")
     func unrelatedTimestampsAreDropped() throws {
         var sim = Simulation()
         sim.join(a, media: 10)
@@ -417,10 +417,15 @@ struct LiveAlignmentTests {
         let edges: [PlayerID: Double] = [a: 13, c: 13, b: 16]
         // c sees each segment 0.8 s after a does: one clock, a segment apart at worst.
         let phases: [PlayerID: Double] = [a: 0.1, c: 0.9, b: 0.4]
+        // d plays an on-demand file: all of it in memory at once (its end is no live edge).
+        let d: PlayerID = "file-d"
+        sim.join(d, media: 10)
         for _ in 0..<10 {
             sim.reportEdges(edges, phases: phases)
+            sim.apply(sim.machine.cached(d, upTo: 60, at: sim.instant(sim.now)))
             sim.run(for: 0.5)
         }
+        #expect(sim.machine.member(d) != nil)
         let dropped = try #require(sim.events(of: b).compactMap { event -> Duration? in
             if case .dropped(.unrelatedTimestamps(let offset)) = event { return offset }
             return nil

@@ -1,5 +1,6 @@
 import Foundation
 import PlayerKit
+import PlayerKitHLS
 import PlayerKitSupport
 @testable import PlayerKitSync
 import Testing
@@ -30,8 +31,14 @@ private final class FrameLog: Sendable {
     /// For each frame change of `reference` in `window`, the spread of the moments the members
     /// show that media time: each member's moment is interpolated between its two frame changes
     /// around that media time (members playing at a trimmed speed included). Seconds.
-    func spreads(of ids: [PlayerID], reference: PlayerID, from start: ContinuousClock.Instant, to end: ContinuousClock.Instant) -> [Double] {
-        let all = frames.withLock { $0 }
+    /// `offsets`: added to a member's media times to put them on the reference's timeline.
+    func spreads(of ids: [PlayerID], reference: PlayerID, from start: ContinuousClock.Instant, to end: ContinuousClock.Instant,
+                 offsets: [PlayerID: Double] = [:]) -> [Double] {
+        let all = frames.withLock { frames in
+            frames.mapValues { _ in [(media: Double, time: ContinuousClock.Instant)]() }.merging(frames.map { id, list in
+                (id, list.map { (media: $0.media + offsets[id, default: 0], time: $0.time) })
+            }, uniquingKeysWith: { _, shifted in shifted })
+        }
         guard let referenceFrames = all[reference] else { return [] }
         var spreads: [Double] = []
         for frame in referenceFrames where frame.time >= start && frame.time <= end {
@@ -201,5 +208,61 @@ struct MultiViewTests {
         #expect(view.members.map(\.id) == [players[1].player.id])
         let before = players[1].player.position ?? 0
         #expect(await eventually(timeout: .seconds(5)) { (players[1].player.position ?? 0) > before + 0.5 })
+    }
+
+    @Test("angles that share no clock (TS beside fMP4, and an encoder 7 s ahead) are aligned by their playlists' PROGRAM-DATE-TIME: they show the same moment within a frame, measured on frame changes against ffprobe's timestamps")
+    func alignedByProgramDateTime() async throws {
+        let origin = try await LiveOrigin.start(PlaylistClockTests.mixed)
+        defer { origin.stop() }
+        let players = try await Self.players(3)
+        defer { for (player, _) in players { Task { await player.shutdown() } } }
+        let log = FrameLog()
+        defer { log.stop() }
+        for (player, _) in players { log.follow(player) }
+        let view = try MultiView(players: players.map(\.player))
+        defer { view.invalidate() }
+        let ids = players.map(\.player.id)
+        let offsets = try await view.alignTimestamps(ofPlaylists: Dictionary(uniqueKeysWithValues: zip(ids, origin.angles.map { URL(string: $0)! })))
+        #expect(view.settings.offsets == offsets)
+        try await view.load(origin.angles.map { MediaSource($0) })
+        for (player, recorder) in players {
+            #expect(await recorder.waitFor(timeout: .seconds(30)) { if case .aligned = Self.event($0) { true } else { false } } != nil, "\(player.id)")
+        }
+        // The true offsets, from ffprobe (the same PROGRAM-DATE-TIME for the same segment).
+        let reference = try PlaylistClockTests.ffprobeTime(origin, angle: 0, sequence: 3)
+        var truth: [PlayerID: Double] = [:]
+        for index in 0..<3 { truth[ids[index]] = reference - (try PlaylistClockTests.ffprobeTime(origin, angle: index, sequence: 3)) }
+        let start = ContinuousClock.now
+        try await Task.sleep(for: .seconds(5))
+        let spreads = log.spreads(of: ids, reference: ids[0], from: start, to: ContinuousClock.now, offsets: truth)
+        #expect(spreads.count > 60)
+        let p50 = Statistics.percentile(0.5, of: spreads) ?? 1
+        let p99 = Statistics.percentile(0.99, of: spreads) ?? 1
+        // Within a frame (33 ms), on a loaded machine too.
+        #expect(p50 < 0.010, "spread p50 \(p50 * 1000) ms")
+        #expect(p99 < 0.033, "spread p99 \(p99 * 1000) ms")
+        #expect(view.members.count == 3)
+    }
+
+    @Test("an angle whose timestamps run 5 s ahead of the others', given no offset, is dropped with unrelatedTimestamps (about +5 s) rather than aligned 5 s off; the other plays on")
+    func unrelatedTimestampsAreDropped() async throws {
+        let origin = try await LiveOrigin.start(["--angles", "2", "--size", "160x90", "--fps", "30", "--seconds", "40", "--segment", "1",
+                                                 "--pts-offsets", "0,5"])
+        defer { origin.stop() }
+        let players = try await Self.players(2)
+        defer { for (player, _) in players { Task { await player.shutdown() } } }
+        let view = try MultiView(players: players.map(\.player))
+        defer { view.invalidate() }
+        try await view.load(origin.angles.map { MediaSource($0) })
+        let dropped = await players[1].recorder.waitFor(timeout: .seconds(30)) { if case .dropped = Self.event($0) { true } else { false } }
+        guard case .dropped(.unrelatedTimestamps(let offset)) = dropped.flatMap(Self.event) else {
+            Issue.record("expected dropped(unrelatedTimestamps), got \(String(describing: dropped.flatMap(Self.event)))")
+            return
+        }
+        #expect(abs(offset.inSeconds - 5) < 1.2, "\(offset)")
+        #expect(view.members.map(\.id) == [players[0].player.id])
+        #expect(!players[0].recorder.records.contains { if case .dropped = Self.event($0) { true } else { false } })
+        let before = players[0].player.position ?? 0
+        #expect(await eventually(timeout: .seconds(5)) { (players[0].player.position ?? 0) > before + 0.5 })
     }
 }

@@ -146,6 +146,9 @@ struct LiveAlignment: Sendable {
     private(set) var anchor: (media: Double, time: ContinuousClock.Instant)?
     /// The instant live edges are measured from (the first cache report).
     private var epoch: ContinuousClock.Instant?
+    /// After the clock was dropped with a member whose timestamps were unrelated: the member
+    /// whose next frame starts it again (the first member, whose timestamps are the group's).
+    private var restartOn: PlayerID?
 
     /// The span of MPEG-TS's 33-bit clock of 90 kHz: its timestamps start again at 0 after it
     /// (26.5 hours). A member whose clock wrapped and one whose did not yet are this far apart.
@@ -237,8 +240,10 @@ struct LiveAlignment: Sendable {
         var actions: [Action] = reason.map { [.publish(id, .dropped($0))] } ?? []
         if led, case .unrelatedTimestamps = reason {
             // The clock ran on timestamps the group does not share: it starts again on the next
-            // frame of a member that plays; held members play (and are measured afresh).
+            // frame of the first member (whose timestamps are the group's); held members play
+            // (and are measured afresh).
             anchor = nil
+            restartOn = members.first?.id
             for index in members.indices {
                 switch members[index].status {
                 case .holding, .seeking:
@@ -287,10 +292,11 @@ struct LiveAlignment: Sendable {
             members[index].joinReported = true
             actions.append(.publish(id, .joined))
         }
-        if anchor == nil {
+        if anchor == nil, restartOn == nil || restartOn == id || member(restartOn!) == nil {
             // The clock starts on the first frame any member shows.
             anchor = (media, time)
             leader = id
+            restartOn = nil
         }
         switch members[index].status {
         case .waiting, .stalled:

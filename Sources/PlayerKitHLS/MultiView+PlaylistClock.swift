@@ -6,16 +6,11 @@ extension MultiView {
     /// Reads the live HLS playlists of members (``PlaylistClock/read(_:timeout:)``, all at
     /// once) and gives each member the offset that puts its timestamps on one timeline
     /// (``PlaylistClock/offsets(_:)``: by PROGRAM-DATE-TIME when every playlist carries it,
-    /// else checked to share their timestamps). The member first in ``members`` order is the
-    /// reference (offset zero). Call it before ``load(_:)``, or at any time: the offsets apply at
-    /// once (``setOffset(_:for:)``) and are kept in ``settings``. Members with an offset are not
-    /// judged by their live edges (their timestamps were checked here).
-    ///
-    /// ```swift
-    /// let view = try MultiView(players: players)
-    /// try await view.alignTimestamps(ofPlaylists: Dictionary(uniqueKeysWithValues: zip(players.map(\.id), urls)))
-    /// try await view.load(urls.map { MediaSource.url($0) })
-    /// ```
+    /// else checked to share their timestamps). The member first in `MultiView.members` order is the
+    /// reference (offset zero). Call it before `MultiView.load(_:)`, or at any time: the offsets apply at
+    /// once (`MultiView.setOffset(_:for:)`) and are kept in `MultiView.settings`. Members with an offset are not
+    /// judged by their live edges (their timestamps were checked here). Documentation/Sync.md
+    /// shows it in use.
     ///
     /// - Returns: the offsets set, by member.
     /// - Throws: ``PlaylistClockError``: a playlist or segment that could not be read within

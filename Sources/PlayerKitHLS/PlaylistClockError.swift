@@ -22,7 +22,7 @@ public enum PlaylistClockError: Error, Sendable, Hashable, CustomStringConvertib
     /// same segment of the playlist at `url` starts `offset` from the first playlist's (for
     /// example a TS angle beside an fMP4 angle with timestamps of their own). Aligned on their
     /// timestamps, they would show that far apart; give the member an offset
-    /// (``PlayerKitSync/MultiView/setOffset(_:for:)``) instead.
+    /// (`MultiView.setOffset(_:for:)`) instead.
     case unrelatedTimestamps(url: String, offset: Duration)
     /// The playlist at `url` carries no EXT-X-PROGRAM-DATE-TIME and shares no segment number
     /// with the first playlist, so nothing places it on the first one's timeline.

@@ -5,6 +5,7 @@ import Logging
 import PlayerKit
 import PlayerKitCache
 import PlayerKitRooms
+import PlayerKitHLS
 import PlayerKitTesting
 import CGLHost
 
@@ -30,6 +31,19 @@ func snippet_multiview(main: Player, onboard: Player, aerial: Player, pit: Playe
     for await record in onboard.events(kinds: [.multiView]) {       // joined, aligned, fellBehind, realigned, dropped
         print(record.event, view.skew(of: onboard.id)?.description ?? "none yet")  // "+0.4 ms (p50 0.3, p95 1.1, p99 1.6 ms over 300 frames)"
     }
+    // end snippet
+}
+
+func snippet_multiviewClocks(main: Player, onboard: Player, settingsFile: URL) async throws {
+    // snippet: multiview-clocks
+    let view = try MultiView(players: [main, onboard])
+    let playlists = [main.id: URL(string: "https://a.example/main.m3u8")!,       // separate encoders,
+                     onboard.id: URL(string: "https://b.example/onboard.m3u8")!] // each with PROGRAM-DATE-TIME
+    let offsets = try await view.alignTimestamps(ofPlaylists: playlists)  // PlayerKitHLS; PlaylistClockError
+    try await view.load(["https://a.example/main.m3u8", "https://b.example/onboard.m3u8"])
+    view.setOffset(.milliseconds(-40), for: onboard.id)                   // nudged by eye, live
+    try JSONEncoder().encode(view.settings).write(to: settingsFile)       // offsets saved with the settings
+    print(offsets[onboard.id] ?? .zero)                                   // e.g. "-1.4 seconds"
     // end snippet
 }
 

@@ -79,6 +79,7 @@ let package = Package(
         .executable(name: "playerkit-sequencer", targets: ["Sequencer"]),
         .executable(name: "playerkit-room", targets: ["Room"]),
         .executable(name: "playerkit-compare", targets: ["Compare"]),
+        .executable(name: "playerkit-multiview", targets: ["MultiViewApp"]),
         .executable(name: "playerkit-bench", targets: ["PlayerKitBench"]),
     ],
     dependencies: [
@@ -289,10 +290,28 @@ let package = Package(
         // gtk4.pc's flags include -pthread and -msse, which SwiftPM rejects with a warning on
         // every build. The modulemap links the libraries.
         .systemLibrary(name: "CGTK", path: "Examples/CGTK"),
+        // Swift closures on GTK signals and GTK's main loop, shared by the GTK examples.
+        // Camera angles in lockstep in one GTK 4 window (issue 42).
+        .executableTarget(
+            name: "MultiViewApp",
+            dependencies: [
+                "PlayerKit", "PlayerKitHLS", "PlayerKitMPRIS", "ExampleSupport", "CGTK", "GTKSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/MultiView",
+            exclude: ["README.md"],
+            swiftSettings: strictSettings + [.unsafeFlags(gtkHeaderFlags)]
+        ),
+        .target(
+            name: "GTKSupport",
+            dependencies: ["CGTK"],
+            path: "Examples/GTKSupport",
+            swiftSettings: strictSettings + [.unsafeFlags(gtkHeaderFlags)]
+        ),
         .executableTarget(
             name: "Compare",
             dependencies: [
-                "PlayerKit", "PlayerKitMPRIS", "ExampleSupport", "CGTK",
+                "PlayerKit", "PlayerKitMPRIS", "ExampleSupport", "CGTK", "GTKSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/Compare",

@@ -76,7 +76,7 @@ pass() {
 # Two passes. First everything that does not measure time, in parallel: the logic tests on fake
 # players (FeatureLogicTests, no mpv core), the model-based cache test (10,000 seeded runs of the
 # transfer machine on a simulated clock, in ten chunks) and most real-libmpv tests.
-serial_tests="TimingTests|SoakTests|CorruptMediaTests|FrameOutputTests|MultiViewTests|$room_tests|$bound_tests"
+serial_tests="TimingTests|SoakTests|CorruptMediaTests|FrameOutputTests|MultiViewTests|MultiViewAppTests|$room_tests|$bound_tests"
 # ALONGSIDE: a command run next to the parallel pass (make test: the docs check and the README
 # consumer check, at the lowest priority; neither measures time); its failure counts as one.
 alongside_pid=

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CGTK
+import GTKSupport
 import ExampleSupport
 import Foundation
 import PlayerKit

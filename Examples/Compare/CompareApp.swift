@@ -1,4 +1,5 @@
 import CGTK
+import GTKSupport
 import ExampleSupport
 import Foundation
 import PlayerKit

@@ -1,4 +1,5 @@
 import CGTK
+import GTKSupport
 import PlayerKit
 import Synchronization
 

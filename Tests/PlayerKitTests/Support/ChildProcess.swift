@@ -24,7 +24,7 @@ enum ChildProcess {
     }
 
     /// The examples that draw with OpenGL through Mesa.
-    private static let glExamples: Set<String> = ["playerkit-mosaic", "playerkit-sequencer", "playerkit-compare"]
+    private static let glExamples: Set<String> = ["playerkit-mosaic", "playerkit-sequencer", "playerkit-compare", "playerkit-multiview"]
 
     /// Starts `executable` with its standard output on a pipe.
     static func start(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> (Process, FileHandle) {

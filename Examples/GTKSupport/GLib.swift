@@ -1,28 +1,29 @@
 import CGTK
 
-// GTK 4 from Swift through its C API: the few helpers this app needs to connect Swift closures
-// to GTK signals and to hand work to GTK's main loop from other threads.
+// GTK 4 from Swift through its C API: the few helpers the GTK examples (playerkit-compare,
+// playerkit-multiview) need to connect Swift closures to GTK signals and to hand work to GTK's
+// main loop from other threads. Not part of PlayerKit: an app brings its own toolkit binding.
 //
 // The threading rule of a GTK app on PlayerKit: GTK's main loop runs on the main thread, and
 // every GTK call happens there. PlayerKit's events arrive on other threads (a bus queue, mpv's
 // threads), and its async calls run on Swift's cooperative pool; both come back to GTK with
 // `MainLoop.post`, which queues the work with `g_idle_add`. The main actor's own executor (the
-// dispatch main queue) is never drained by GTK's loop, so this app never awaits on the main
+// dispatch main queue) is never drained by GTK's loop, so these apps never await on the main
 // actor: async work runs in detached tasks, which post their results back.
 
 /// A pointer to any GTK object, for the C calls that take a specific type.
-typealias Widget = UnsafeMutablePointer<GtkWidget>
+public typealias Widget = UnsafeMutablePointer<GtkWidget>
 
 /// `pointer` as a pointer to `type`: C's casts between GObject types (GTK_WINDOW(w), ...).
 @inline(__always)
-func gtkCast<T>(_ pointer: UnsafeMutableRawPointer?, to type: T.Type = T.self) -> UnsafeMutablePointer<T> {
+public func gtkCast<T>(_ pointer: UnsafeMutableRawPointer?, to type: T.Type = T.self) -> UnsafeMutablePointer<T> {
     pointer!.assumingMemoryBound(to: type)
 }
 
 /// A Swift closure kept alive for as long as GTK holds it (a signal connection or an idle source).
-final class ClosureBox<Function> {
-    let function: Function
-    init(_ function: Function) { self.function = function }
+public final class ClosureBox<Function> {
+    public let function: Function
+    public init(_ function: Function) { self.function = function }
 }
 
 /// Releases a signal's closure box when GTK disconnects the signal (its object is finalized).
@@ -32,7 +33,7 @@ private let releaseBox: GClosureNotify = { data, _ in
 }
 
 @MainActor
-enum Signal {
+public enum Signal {
     private static func connect<Function>(
         _ instance: UnsafeMutableRawPointer?, _ name: String, _ function: Function, through callback: GCallback
     ) {
@@ -47,7 +48,7 @@ enum Signal {
     }
 
     /// A signal with no arguments of its own: `clicked`, `realize`, `unrealize`, `activate`, `destroy`.
-    static func on(_ instance: UnsafeMutableRawPointer?, _ name: String, _ action: @escaping @MainActor () -> Void) {
+    public static func on(_ instance: UnsafeMutableRawPointer?, _ name: String, _ action: @escaping @MainActor () -> Void) {
         let callback: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = { _, data in
             let handler = Signal.box(data, (@MainActor () -> Void).self)
             MainActor.assumeIsolated { handler.function() }
@@ -56,7 +57,7 @@ enum Signal {
     }
 
     /// A signal with no arguments that returns a gboolean: `close-request`.
-    static func onBool(_ instance: UnsafeMutableRawPointer?, _ name: String, _ action: @escaping @MainActor () -> Bool) {
+    public static func onBool(_ instance: UnsafeMutableRawPointer?, _ name: String, _ action: @escaping @MainActor () -> Bool) {
         let callback: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> gboolean = { _, data in
             let handler = Signal.box(data, (@MainActor () -> Bool).self)
             return MainActor.assumeIsolated { handler.function() } ? 1 : 0
@@ -65,7 +66,7 @@ enum Signal {
     }
 
     /// GtkGLArea's `render`: draw, then return true.
-    static func onRender(_ area: Widget, _ action: @escaping @MainActor () -> Bool) {
+    public static func onRender(_ area: Widget, _ action: @escaping @MainActor () -> Bool) {
         let callback: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> gboolean = { _, _, data in
             let handler = Signal.box(data, (@MainActor () -> Bool).self)
             return MainActor.assumeIsolated { handler.function() } ? 1 : 0
@@ -74,7 +75,7 @@ enum Signal {
     }
 
     /// Two doubles: GtkGestureDrag's `drag-begin` and `drag-update` (start point, then offset).
-    static func onPoint(_ instance: UnsafeMutableRawPointer?, _ name: String, _ action: @escaping @MainActor (Double, Double) -> Void) {
+    public static func onPoint(_ instance: UnsafeMutableRawPointer?, _ name: String, _ action: @escaping @MainActor (Double, Double) -> Void) {
         let callback: @convention(c) (UnsafeMutableRawPointer?, Double, Double, UnsafeMutableRawPointer?) -> Void = { _, x, y, data in
             let handler = Signal.box(data, (@MainActor (Double, Double) -> Void).self)
             MainActor.assumeIsolated { handler.function(x, y) }
@@ -83,7 +84,7 @@ enum Signal {
     }
 
     /// GtkEventControllerKey's `key-pressed`: the key's value and modifiers; true when handled.
-    static func onKey(_ controller: UnsafeMutableRawPointer?, _ action: @escaping @MainActor (UInt32, UInt32) -> Bool) {
+    public static func onKey(_ controller: UnsafeMutableRawPointer?, _ action: @escaping @MainActor (UInt32, UInt32) -> Bool) {
         let callback: @convention(c) (UnsafeMutableRawPointer?, UInt32, UInt32, UInt32, UnsafeMutableRawPointer?) -> gboolean = { _, keyval, _, modifiers, data in
             let handler = Signal.box(data, (@MainActor (UInt32, UInt32) -> Bool).self)
             return MainActor.assumeIsolated { handler.function(keyval, modifiers) } ? 1 : 0
@@ -93,7 +94,7 @@ enum Signal {
 
     /// GtkRange's `change-value`: the value the user moved it to (never emitted by the app's own
     /// `gtk_range_set_value`, so position updates do not seek).
-    static func onUserValue(_ range: UnsafeMutableRawPointer?, _ action: @escaping @MainActor (Double) -> Void) {
+    public static func onUserValue(_ range: UnsafeMutableRawPointer?, _ action: @escaping @MainActor (Double) -> Void) {
         let callback: @convention(c) (UnsafeMutableRawPointer?, Int32, Double, UnsafeMutableRawPointer?) -> gboolean = { _, _, value, data in
             let handler = Signal.box(data, (@MainActor (Double) -> Void).self)
             MainActor.assumeIsolated { handler.function(value) }
@@ -102,8 +103,18 @@ enum Signal {
         connect(range, "change-value", action, through: unsafeBitCast(callback, to: GCallback.self))
     }
 
+    /// GtkGestureClick's `pressed`: the number of presses and the point, in the widget's
+    /// coordinates.
+    public static func onPressed(_ gesture: UnsafeMutableRawPointer?, _ action: @escaping @MainActor (Int, Double, Double) -> Void) {
+        let callback: @convention(c) (UnsafeMutableRawPointer?, Int32, Double, Double, UnsafeMutableRawPointer?) -> Void = { _, presses, x, y, data in
+            let handler = Signal.box(data, (@MainActor (Int, Double, Double) -> Void).self)
+            MainActor.assumeIsolated { handler.function(Int(presses), x, y) }
+        }
+        connect(gesture, "pressed", action, through: unsafeBitCast(callback, to: GCallback.self))
+    }
+
     /// GtkDropTarget's `drop` for files: the dropped files' paths and where they were dropped.
-    static func onDropFiles(_ target: UnsafeMutableRawPointer?, _ action: @escaping @MainActor ([String], Double) -> Bool) {
+    public static func onDropFiles(_ target: UnsafeMutableRawPointer?, _ action: @escaping @MainActor ([String], Double) -> Bool) {
         let callback: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<GValue>?, Double, Double, UnsafeMutableRawPointer?) -> gboolean = { _, value, x, _, data in
             let handler = Signal.box(data, (@MainActor ([String], Double) -> Bool).self)
             var paths: [String] = []
@@ -126,10 +137,10 @@ enum Signal {
 }
 
 /// Hands work to GTK's main loop.
-enum MainLoop {
+public enum MainLoop {
     // snippet: post
     /// Runs `work` on the main thread at the main loop's next idle moment. Safe from any thread.
-    static func post(_ work: @escaping @Sendable @MainActor () -> Void) {
+    public static func post(_ work: @escaping @Sendable @MainActor () -> Void) {
         let box = Unmanaged.passRetained(ClosureBox(work)).toOpaque()
         _ = g_idle_add_full(G_PRIORITY_DEFAULT, { data in
             let work = Unmanaged<ClosureBox<@Sendable @MainActor () -> Void>>.fromOpaque(data!).takeRetainedValue().function
@@ -141,7 +152,7 @@ enum MainLoop {
 
     /// Runs `work` on the main thread every `milliseconds` until it returns false.
     @MainActor
-    static func every(milliseconds: UInt32, _ work: @escaping @MainActor () -> Bool) {
+    public static func every(milliseconds: UInt32, _ work: @escaping @MainActor () -> Bool) {
         let box = Unmanaged.passRetained(ClosureBox(work)).toOpaque()
         _ = g_timeout_add_full(G_PRIORITY_DEFAULT, milliseconds, { data in
             let handler = Unmanaged<ClosureBox<@MainActor () -> Bool>>.fromOpaque(data!).takeUnretainedValue()

@@ -1,0 +1,99 @@
+import ArgumentParser
+import ExampleSupport
+import Foundation
+import PlayerKit
+
+/// Camera angles of one event in one GTK 4 window, in lockstep: each angle a PlayerKit player
+/// drawn with OpenGL into the app's window, all kept together by a `MultiView`, the skew of each
+/// measured on its frame changes and shown on its tile.
+@main
+struct MultiViewCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "playerkit-multiview",
+        abstract: "Show 2 to 9 camera angles (live HLS URLs or local files) in lockstep in one GTK 4 window.",
+        discussion: """
+            A click on an angle (or its number key) gives it the audio, a larger tile and, with \
+            --mpris, the desktop's media keys; g goes back to the grid; q quits.
+            With --json, one JSON object per second ("type":"skews") gives each angle's skew \
+            against the group in milliseconds (skew_ms, skew_p50_ms, skew_p95_ms, skew_p99_ms, \
+            measured on its frame changes over the last 10 s); other lines report the group's \
+            events ("type":"event"), the tiles' places ("type":"tiles") and the audio focus.
+            """)
+
+    @OptionGroup var logging: LoggingOptions
+
+    @Argument(help: "The angles: 2 to 9 live HLS URLs (one encoder's angles) or local files (played from their starts).")
+    var sources: [String] = []
+
+    @Option(help: "The angles' player IDs, comma-separated (default: angle-1, angle-2, ...).")
+    var ids: String?
+
+    @Option(help: "The angle (1-based) that starts with the audio and the large tile (default: 1, in the grid).")
+    var focus = 1
+
+    @Flag(help: "Put the angles on one timeline by their playlists' PROGRAM-DATE-TIME first (angles of separate encoders).")
+    var programDateTime = false
+
+    @Flag(help: "Play the focused angle's audio on the default output (default: no audio output).")
+    var audio = false
+
+    @Flag(help: "Publish the angles on the D-Bus session bus (MPRIS); the focused one gets the media keys.")
+    var mpris = false
+
+    @Flag(help: "No window: the angles play with their video nowhere (for measuring).")
+    var headless = false
+
+    @Flag(help: "Print JSON lines: the skews each second, the group's events, the tiles and the focus.")
+    var json = false
+
+    @Option(help: "Quit after this many seconds.")
+    var seconds: Double?
+
+    @Option(help: "Window size as WIDTHxHEIGHT.")
+    var size = "1280x720"
+
+    func validate() throws {
+        guard (2...9).contains(sources.count) else { throw ValidationError("give 2 to 9 angles, got \(sources.count)") }
+        for source in sources where !source.contains("://") && !FileManager.default.fileExists(atPath: source) {
+            throw ValidationError("no such file: \(source)")
+        }
+        if let ids {
+            let names = ids.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            guard names.count == sources.count, Set(names).count == names.count else {
+                throw ValidationError("--ids needs \(sources.count) different IDs, comma-separated, got \(ids)")
+            }
+            for name in names {
+                do { _ = try PlayerID(validating: name) } catch { throw ValidationError("--ids: \(error)") }
+            }
+        }
+        guard (1...sources.count).contains(focus) else { throw ValidationError("--focus must be from 1 to \(sources.count), got \(focus)") }
+        if programDateTime, !sources.allSatisfy({ $0.hasPrefix("http://") || $0.hasPrefix("https://") }) {
+            throw ValidationError("--program-date-time needs HTTP(S) playlists")
+        }
+        if let seconds { guard seconds > 0, seconds.isFinite else { throw ValidationError("--seconds must be above 0, got \(seconds)") } }
+        guard Self.parseSize(size) != nil else { throw ValidationError("--size must be WIDTHxHEIGHT from 320x240 to 8192x8192, got \(size)") }
+    }
+
+    static func parseSize(_ text: String) -> (width: Int, height: Int)? {
+        let parts = text.split(separator: "x").compactMap { Int($0) }
+        guard parts.count == 2, (320...8192).contains(parts[0]), (240...8192).contains(parts[1]) else { return nil }
+        return (parts[0], parts[1])
+    }
+
+    func run() throws {
+        logging.bootstrap()
+        let (width, height) = Self.parseSize(size)!
+        let names = ids.map { $0.split(separator: ",").map(String.init) } ?? sources.indices.map { "angle-\($0 + 1)" }
+        let options = MultiViewOptions(
+            sources: sources, ids: try names.map { try PlayerID(validating: $0) }, focus: focus - 1,
+            programDateTime: programDateTime, audio: audio, mpris: mpris, headless: headless, json: json,
+            seconds: seconds, width: width, height: height,
+            configuration: logging.applied(to: PlayerConfiguration(videoOutput: headless ? .none : .frames, audioOutput: audio ? .system : .none)))
+        // GTK runs on the main thread, where `run()` is called.
+        let status = try MainActor.assumeIsolated {
+            let app = try MultiViewApp(options: options)
+            return app.run()
+        }
+        if status != 0 { throw ExitCode(status) }
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import Glibc
+import PlayerKit
+import PlayerKitSupport
+import Testing
+
+/// playerkit-multiview under Xvfb on live-origin.py's angles: the frame number burned into each
+/// angle (a barcode in its bottom strip) is read from screenshots of the real window, and every
+/// tile must show the same moment.
+@Suite("playerkit-multiview (GTK 4 under Xvfb, live angles)", .serialized, .timeLimit(.minutes(3)))
+struct MultiViewAppTests {
+    /// The origin's picture: 320x180, a barcode of 16 blocks in the bottom strip (180 / 8 rows).
+    static let video = (width: 320.0, height: 180.0, strip: 22.0, bits: 16)
+
+    /// The frame number a tile shows in `image`: the tile at `x`, `y` (screen pixels), of
+    /// `width` × `height`, the picture letterboxed in it as mpv fits it. Nil when a block is
+    /// neither black nor white (not a barcode: no picture yet, or a label over it).
+    static func frameNumber(in image: XWDImage, x: Int, y: Int, width: Int, height: Int) -> Int? {
+        let aspect = video.width / video.height
+        var (pictureWidth, pictureHeight) = (Double(width), Double(width) / aspect)
+        if pictureHeight > Double(height) { (pictureWidth, pictureHeight) = (Double(height) * aspect, Double(height)) }
+        let left = Double(x) + (Double(width) - pictureWidth) / 2
+        let top = Double(y) + (Double(height) - pictureHeight) / 2
+        let row = Int(top + pictureHeight * (1 - video.strip / 2 / video.height))
+        var number = 0
+        for bit in 0..<video.bits {
+            let column = Int(left + pictureWidth * (Double(bit) + 0.5) / Double(video.bits))
+            let pixel = image.averageColor(x: column - 1, y: row - 1, width: 3, height: 3)
+            let level = (pixel.red + pixel.green + pixel.blue) / 3
+            if level > 170 { number |= 1 << bit } else if level > 85 { return nil }
+        }
+        return number
+    }
+
+    @Test("four live angles in one window: the frame numbers read from screenshots of the tiles agree within a frame, shot after shot, and move on; the JSON lines give each angle's skew in milliseconds")
+    func tilesShowTheSameMoment() async throws {
+        let origin = try await LiveOrigin.start(MultiViewTests.originArguments)
+        defer { origin.stop() }
+        let display = try await VirtualDisplay.start(size: "1280x800")
+        defer { display.stop() }
+        var environment = display.environment
+        environment["GDK_BACKEND"] = "x11"
+        environment["NO_AT_BRIDGE"] = "1"
+        environment["GTK_A11Y"] = "none"
+        let child = try ChildProcess.startInteractive(
+            ChildProcess.example("playerkit-multiview"),
+            ["--json", "--seconds", "40", "--size", "960x540"] + origin.angles, environment: environment)
+        defer { if child.process.isRunning { kill(child.process.processIdentifier, SIGKILL) } }
+        let reader = JSONLineReader(child.output)
+        var tiles: [(id: String, x: Int, y: Int, width: Int, height: Int)] = []
+        var aligned = Set<String>()
+        var skewLines: [[String: Any]] = []
+        // Until every angle is aligned and the tiles are placed (bounded by the app's --seconds).
+        while let line = await reader.next() {
+            switch line["type"] as? String {
+            case "tiles":
+                tiles = (line["tiles"] as? [[String: Any]] ?? []).compactMap { tile in
+                    guard let id = tile["id"] as? String, let x = tile["x"] as? Int, let y = tile["y"] as? Int,
+                          let width = tile["width"] as? Int, let height = tile["height"] as? Int else { return nil }
+                    return (id, x, y, width, height)
+                }
+            case "event":
+                if let event = line["event"] as? String, event.contains("aligned after"), let player = line["player"] as? String { aligned.insert(player) }
+            case "skews":
+                skewLines.append(line)
+            case "failed", "quit":
+                Issue.record("the app ended early: \(line)")
+                return
+            default:
+                break
+            }
+            if aligned.count == 4, tiles.count == 4 { break }
+        }
+        #expect(aligned.count == 4, "aligned: \(aligned.sorted())")
+        try #require(tiles.count == 4)
+        // Where the window is on the screen.
+        let tree = try await display.runAsync("xwininfo", ["-root", "-tree"])
+        let windowLine = try #require(tree.split(separator: "\n").first { $0.contains("\"PlayerKit multi-view\"") })
+        let corner = try #require(windowLine.split(separator: " ").last)
+        let offsets = corner.split(separator: "+").compactMap { Int($0) }
+        try #require(offsets.count == 2)
+        try await Task.sleep(for: .seconds(1))
+        var shots: [[Int]] = []
+        for _ in 0..<6 {
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("multiview-\(UUID().uuidString).xwd")
+            defer { try? FileManager.default.removeItem(at: file) }
+            try await display.runAsync("xwd", ["-root", "-silent", "-out", file.path])
+            let image = try XWDImage(contentsOf: file)
+            let numbers = tiles.compactMap { tile in
+                Self.frameNumber(in: image, x: offsets[0] + tile.x, y: offsets[1] + tile.y, width: tile.width, height: tile.height)
+            }
+            #expect(numbers.count == 4, "a tile without a readable barcode: \(numbers)")
+            if numbers.count == 4 { shots.append(numbers) }
+            try await Task.sleep(for: .milliseconds(600))
+        }
+        try #require(shots.count >= 4, "\(shots)")
+        for numbers in shots {
+            // The same moment: within one frame (a frame changes between two tiles' draws now and then).
+            #expect(numbers.max()! - numbers.min()! <= 1, "frame numbers on the tiles: \(numbers)")
+            // A real frame of the 60 s scene.
+            #expect(numbers.allSatisfy { (1..<1800).contains($0) }, "\(numbers)")
+        }
+        // Playing: the numbers moved on between the first and the last shot (3 s: about 90 frames).
+        #expect(shots.last!.min()! - shots.first!.max()! > 30, "\(shots.first!) then \(shots.last!)")
+        // The JSON skews line: every angle, in milliseconds, under keys that say so.
+        while skewLines.count < 2, let line = await reader.next() {
+            if line["type"] as? String == "skews" { skewLines.append(line) }
+        }
+        let members = try #require(skewLines.last?["members"] as? [[String: Any]])
+        #expect(members.count == 4)
+        for member in members {
+            for key in ["skew_ms", "skew_p50_ms", "skew_p95_ms", "skew_p99_ms"] {
+                #expect(member[key] is Double, "\(key) in \(member)")
+            }
+        }
+        kill(child.process.processIdentifier, SIGTERM)
+        var quit: [String: Any]?
+        while let line = await reader.next() { if line["type"] as? String == "quit" { quit = line } }
+        child.process.waitUntilExit()
+        #expect(child.process.terminationStatus == 0)
+        #expect((quit?["live_players"] as? [String])?.isEmpty == true)
+    }
+}

@@ -7,7 +7,7 @@ SWIFT ?= swift
 # depends on PlayerKit never does.
 export PLAYERKIT_WARNINGS_AS_ERRORS := 1
 
-.PHONY: deps test-deps bench-deps build demo docs test test-long test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms bench-mpris media clean check-layers room-demo screenshots
+.PHONY: deps test-deps bench-deps build demo docs test test-long test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms bench-mpris media clean check-layers room-demo screenshots multiview-demo
 
 deps:
 	@Scripts/install-deps.sh demo
@@ -50,10 +50,17 @@ room-demo: test-deps build
 	Scripts/room-demo.sh
 
 ## README's screenshots under Xvfb: the two-players example's real windows -> Documentation/images/examples.png,
-## and the GTK 4 app playerkit-compare -> Documentation/images/compare.png.
+## the GTK 4 app playerkit-compare -> Documentation/images/compare.png, and playerkit-multiview on
+## four live angles -> Documentation/images/multiview.png.
 screenshots: test-deps build
 	Scripts/screenshot.sh
 	Scripts/screenshot-compare.sh
+	Scripts/screenshot-multiview.sh
+
+## A live HLS origin on loopback (four angles of one scene, encoded once with ffmpeg) and
+## playerkit-multiview on it; headless for 20 s (DEMO_SECONDS) when there is no display.
+multiview-demo: test-deps
+	SWIFT=$(SWIFT) Scripts/multiview-demo.sh
 
 ## Random operations on up to 32 players for MINUTES minutes (default 30), invariants checked
 ## throughout; prints its seed (replay a failure with SEED=...). Arenas bounded as documented.

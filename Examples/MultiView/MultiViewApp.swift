@@ -373,9 +373,15 @@ final class MultiViewApp {
         let players = players
         let mpris = mpris
         let done = DispatchSemaphore(value: 0)
+        // Every angle stops first, then each shuts down: a core that shuts down hands FFmpeg's
+        // log back to FFmpeg's default (mpv resets it), and the others' network reads would then
+        // print to standard error until they stop.
+        for player in players { try? player.send(.stop) }
         Task.detached {
             await mpris?.shutdown()
-            for player in players { await player.shutdown() }
+            await withTaskGroup(of: Void.self) { group in
+                for player in players { group.addTask { await player.shutdown() } }
+            }
             done.signal()
         }
         // The main thread may wait (it is not one of Swift's pool threads); bounded all the same.
@@ -384,7 +390,7 @@ final class MultiViewApp {
         let live = options.ids.filter { Player.live($0) != nil }.map(\.rawValue)
         var line = AppLine(type: "quit", t: elapsed)
         line.livePlayers = live
-        line.frames = Dictionary(uniqueKeysWithValues: tiles.map { ($0.player.id.rawValue, $0.newFrames) })
+        if !options.headless { line.frames = Dictionary(uniqueKeysWithValues: tiles.map { ($0.player.id.rawValue, $0.newFrames) }) }
         line.message = failure ?? (finished ? nil : "the players did not shut down within 15 s")
         report(line)
         return failure != nil || !live.isEmpty || !finished ? 1 : 0

@@ -120,4 +120,46 @@ struct MultiViewAppTests {
         #expect(child.process.terminationStatus == 0)
         #expect((quit?["live_players"] as? [String])?.isEmpty == true)
     }
+
+    /// Two 25 s angles of one testsrc2 scene as local MP4 files, made once with ffmpeg (kept
+    /// under .build/multiview-files).
+    static func localAngles() throws -> [String] {
+        let folder = Fixtures.repository.appendingPathComponent(".build/multiview-files")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return try (1...2).map { index in
+            let file = folder.appendingPathComponent("angle-\(index).mp4")
+            if !FileManager.default.fileExists(atPath: file.path) {
+                let partial = folder.appendingPathComponent("angle-\(index).partial.mp4")
+                let (status, _) = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/ffmpeg"), [
+                    "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=30:duration=25",
+                    "-f", "lavfi", "-i", "sine=frequency=\(400 * index):duration=25", "-c:v", "libx264", "-preset", "ultrafast",
+                    "-g", "30", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", partial.path])
+                try #require(status == 0, "ffmpeg failed making \(file.path)")
+                try FileManager.default.moveItem(at: partial, to: file)
+            }
+            return file.path
+        }
+    }
+
+    @Test("two local files are an on-demand group: headless, --json --seconds 12, each angle is aligned and its skew, measured on frame changes, stays within milliseconds")
+    func localFilesOnDemand() async throws {
+        let files = try Self.localAngles()
+        let (status, output, errors) = try await ChildProcess.runToEnd(
+            ChildProcess.example("playerkit-multiview"), ["--headless", "--json", "--seconds", "12"] + files)
+        #expect(status == 0, "\(errors.suffix(400))")
+        let lines = output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let aligned = Set(lines.filter { ($0["event"] as? String)?.contains("aligned after") == true }.compactMap { $0["player"] as? String })
+        #expect(aligned == ["angle-1", "angle-2"])
+        let last = try #require(lines.last { $0["type"] as? String == "skews" })
+        let members = try #require(last["members"] as? [[String: Any]])
+        #expect(members.count == 2)
+        for member in members {
+            let p99 = try #require(member["skew_p99_ms"] as? Double, "\(member)")
+            // make bench-multiview measures it alone (the issue asks for 2 ms); this bound holds on
+            // a loaded machine.
+            #expect(p99 < 10, "\(member)")
+            #expect((member["samples"] as? Int ?? 0) > 100, "\(member)")
+        }
+        #expect(lines.last?["type"] as? String == "quit")
+    }
 }

@@ -7,7 +7,7 @@ SWIFT ?= swift
 # depends on PlayerKit never does.
 export PLAYERKIT_WARNINGS_AS_ERRORS := 1
 
-.PHONY: deps test-deps bench-deps build demo docs test test-long test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms bench-mpris media clean check-layers room-demo screenshots multiview-demo
+.PHONY: deps test-deps bench-deps build demo docs test test-long test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms bench-mpris media clean check-layers room-demo screenshots multiview-demo bench-multiview
 
 deps:
 	@Scripts/install-deps.sh demo
@@ -100,6 +100,13 @@ bench: bench-deps
 ## by side (about four minutes); rewrites the rooms table in Documentation/Performance.md.
 bench-rooms: test-deps
 	Benchmarks/rooms.py --write
+
+## Live camera angles in lockstep: PlayerKit's MultiView, N uncorrected mpv cores and RaceControl's
+## autosync side by side (4 live 360p angles joined 0-3 s apart, a missing segment, a 4 s stall),
+## and the most angles kept in sync (about ten minutes); rewrites the multi-view table in
+## Documentation/Performance.md.
+bench-multiview: bench-deps
+	Benchmarks/multiview.py --write
 
 ## A player on the desktop (MPRIS) from a desktop client's side, next to mpv with its MPRIS plugin
 ## (about a minute once built); rewrites the MPRIS table in Documentation/Performance.md.

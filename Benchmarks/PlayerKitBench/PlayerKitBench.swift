@@ -480,6 +480,11 @@ struct Sync: AsyncParsableCommand {
             }
             if let spread { spreads.withLock { $0.append(spread) } }
         }
+        // Measured on frame changes: mpv reports a new position when its frame is due, not when
+        // it queues the frame up to 50 ms earlier (by half a frame or not, at random), so the
+        // spread below is that of the moments the two show the same frame (Performance.md,
+        // "Timing a frame change"). The C and Python programs set the same.
+        for player in players { try await player.setProperty("video-timing-offset", to: .double(0)) }
         let sources = clips.prefix(2).map { MediaSource.joined([MediaSource($0)], repeated: 100) }
         var group: SyncGroup?
         if naive {

@@ -300,6 +300,9 @@ int main(int argc, char **argv) {
         static char edl[2][1 << 16];
         for (int k = 0; k < 2; k++) {
             h[k] = create(1);
+            // A new position when its frame is due, not when it is queued (up to 50 ms earlier,
+            // by half a frame or not at random): the drift is measured on frame changes.
+            mpv_set_property_string(h[k], "video-timing-offset", "0");
             mpv_observe_property(h[k], 1, "time-pos", MPV_FORMAT_DOUBLE);
             strcpy(edl[k], "edl://");
             for (int repeat = 0; repeat < 100; repeat++) {

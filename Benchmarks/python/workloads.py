@@ -230,6 +230,8 @@ def main():
         # them at every frame of either is |(wall - position) of A - (wall - position) of B|.
         seconds, clips = float(sys.argv[2]), sys.argv[3:5]
         players = [create(loop=True) for _ in clips]
+        for player in players:
+            player["video-timing-offset"] = 0  # a new position when its frame is due (on frame changes)
         offsets, spreads = [None, None], []
         lock = threading.Lock()
 

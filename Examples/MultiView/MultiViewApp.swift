@@ -13,11 +13,17 @@ struct MultiViewOptions: Sendable {
     /// The angle that starts with the audio focus (index).
     var focus: Int
     var programDateTime: Bool
+    /// Seconds behind the live edge (nil: follow the angle furthest ahead).
+    var latency: Double?
     var audio: Bool
     var mpris: Bool
     var headless: Bool
     var json: Bool
     var seconds: Double?
+    /// When each angle joins, in seconds after the start (nil: all at once).
+    var joinAt: [Double]?
+    /// Where to write the frame log when quitting.
+    var frameLog: String?
     var width: Int
     var height: Int
     var configuration: PlayerConfiguration
@@ -49,12 +55,15 @@ final class MultiViewApp {
     private var failure: String?
     /// Each angle's latest group event, shown on its tile.
     private var notes: [PlayerID: String] = [:]
+    /// With `--frame-log`: every frame change, recorded apart from the group.
+    private let frames = FrameRecorder()
 
     init(options: MultiViewOptions) throws {
         self.options = options
         // snippet: multiview-app
         players = try options.ids.map { try Player(id: $0, configuration: options.configuration) }
-        view = try MultiView(players: players)
+        let leader: MultiView.Leader = options.latency.map { .liveEdge(latency: .seconds($0)) } ?? .furthestAhead
+        view = try MultiView(players: players, leader: leader)
         // end snippet
         tiles = players.map(AngleTile.init(player:))
         large = options.focus == 0 ? nil : options.focus
@@ -109,6 +118,7 @@ final class MultiViewApp {
 
     /// The group's events on every angle, printed with `--json` and shown on the tiles.
     private func subscribe() {
+        if options.frameLog != nil { frames.follow(players, since: start) }
         let json = options.json
         let start = start
         subscription = PlayerEventBus.shared.subscribe(to: .players(Set(options.ids)), kinds: [.multiView, .itemEnded, .shutDown]) { [weak self] record in
@@ -156,6 +166,9 @@ final class MultiViewApp {
         let sources = options.sources
         let alignByPlaylists = options.programDateTime
         let focus = options.ids[options.focus]
+        let joinAt = options.joinAt
+        let start = start
+        let players = players
         Task.detached { [weak self] in
             do {
                 if alignByPlaylists {
@@ -165,7 +178,20 @@ final class MultiViewApp {
                     await MainActor.run { self?.note("offsets by PROGRAM-DATE-TIME: \(text)") }
                 }
                 try view.setAudioFocus(focus)
-                try await view.load(sources.map { MediaSource($0) })
+                if let joinAt {
+                    // Each angle joins at its moment: a late join, aligned like the others.
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for (index, delay) in joinAt.enumerated() {
+                            group.addTask {
+                                try await Task.sleep(until: start + .seconds(delay), clock: .continuous)
+                                try await view.load(MediaSource(sources[index]), on: view.members.first { $0.id == ids[index] } ?? players[index])
+                            }
+                        }
+                        try await group.waitForAll()
+                    }
+                } else {
+                    try await view.load(sources.map { MediaSource($0) })
+                }
             } catch {
                 await MainActor.run { self?.fail("loading the angles: \(error)") }
             }
@@ -373,9 +399,31 @@ final class MultiViewApp {
         let players = players
         let mpris = mpris
         let done = DispatchSemaphore(value: 0)
-        // Every angle stops first, then each shuts down: a core that shuts down hands FFmpeg's
-        // log back to FFmpeg's default (mpv resets it), and the others' network reads would then
-        // print to standard error until they stop.
+        let counted = DispatchSemaphore(value: 0)
+        let frameLog = options.frameLog
+        let frames = frames
+        let dropped = Guarded<[String: Int]>([:])
+        Task.detached {
+            if frameLog != nil {
+                // Frames mpv dropped, by angle (its video output's and its decoder's).
+                for player in players {
+                    var count = 0
+                    for name in ["frame-drop-count", "decoder-frame-drop-count"] {
+                        if case .int(let value)? = try? await player.property(name) { count += Int(value) }
+                    }
+                    dropped.withLock { $0[player.id.rawValue] = count }
+                }
+            }
+            counted.signal()
+        }
+        _ = counted.wait(timeout: .now() + 5)
+        frames.stop()
+        if let frameLog {
+            do { try frames.write(to: frameLog, dropped: dropped.withLock { $0 }) } catch { failure = failure ?? "the frame log: \(error)" }
+        }
+        // Every angle stops first, then they shut down together: a core that shuts down hands
+        // FFmpeg's log back to FFmpeg's default (mpv resets it), and the others' network reads
+        // would then print to standard error until they stop.
         for player in players { try? player.send(.stop) }
         Task.detached {
             await mpris?.shutdown()

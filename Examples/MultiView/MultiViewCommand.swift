@@ -34,6 +34,9 @@ struct MultiViewCommand: ParsableCommand {
     @Flag(help: "Put the angles on one timeline by their playlists' PROGRAM-DATE-TIME first (angles of separate encoders).")
     var programDateTime = false
 
+    @Option(help: "Keep the angles this many seconds behind the live edge (default: follow the angle furthest ahead).")
+    var latency: Double?
+
     @Flag(help: "Play the focused angle's audio on the default output (default: no audio output).")
     var audio = false
 
@@ -48,6 +51,12 @@ struct MultiViewCommand: ParsableCommand {
 
     @Option(help: "Quit after this many seconds.")
     var seconds: Double?
+
+    @Option(help: "When each angle joins, in seconds after the start, comma-separated (default: all at once).")
+    var joinAt: String?
+
+    @Option(help: "Write every angle's frame changes (media time and monotonic time, measured apart from the group) to this file as JSON lines when quitting.")
+    var frameLog: String?
 
     @Option(help: "Window size as WIDTHxHEIGHT.")
     var size = "1280x720"
@@ -70,7 +79,14 @@ struct MultiViewCommand: ParsableCommand {
         if programDateTime, !sources.allSatisfy({ $0.hasPrefix("http://") || $0.hasPrefix("https://") }) {
             throw ValidationError("--program-date-time needs HTTP(S) playlists")
         }
+        if let latency { guard latency > 0, latency.isFinite else { throw ValidationError("--latency must be above 0, got \(latency)") } }
         if let seconds { guard seconds > 0, seconds.isFinite else { throw ValidationError("--seconds must be above 0, got \(seconds)") } }
+        if let joinAt {
+            let delays = joinAt.split(separator: ",", omittingEmptySubsequences: false).map { Double($0) }
+            guard delays.count == sources.count, delays.allSatisfy({ $0.map { $0 >= 0 && $0.isFinite } ?? false }) else {
+                throw ValidationError("--join-at needs \(sources.count) times of 0 or more seconds, comma-separated, got \(joinAt)")
+            }
+        }
         guard Self.parseSize(size) != nil else { throw ValidationError("--size must be WIDTHxHEIGHT from 320x240 to 8192x8192, got \(size)") }
     }
 
@@ -86,8 +102,9 @@ struct MultiViewCommand: ParsableCommand {
         let names = ids.map { $0.split(separator: ",").map(String.init) } ?? sources.indices.map { "angle-\($0 + 1)" }
         let options = MultiViewOptions(
             sources: sources, ids: try names.map { try PlayerID(validating: $0) }, focus: focus - 1,
-            programDateTime: programDateTime, audio: audio, mpris: mpris, headless: headless, json: json,
-            seconds: seconds, width: width, height: height,
+            programDateTime: programDateTime, latency: latency, audio: audio, mpris: mpris, headless: headless, json: json,
+            seconds: seconds, joinAt: joinAt.map { $0.split(separator: ",").compactMap { Double($0) } }, frameLog: frameLog,
+            width: width, height: height,
             configuration: logging.applied(to: PlayerConfiguration(videoOutput: headless ? .none : .frames, audioOutput: audio ? .system : .none)))
         // GTK runs on the main thread, where `run()` is called.
         let status = try MainActor.assumeIsolated {

@@ -175,6 +175,7 @@ struct LiveAlignment: Sendable {
     /// The member whose frames the clock follows now: the chosen one when it is a member, else
     /// the one that took the clock, else the first.
     var leaderID: PlayerID? {
+        if case .liveEdge = leaderChoice { return nil }
         if case .member(let id) = leaderChoice, member(id) != nil { return id }
         if let leader, member(leader) != nil { return leader }
         return members.first?.id
@@ -292,7 +293,7 @@ struct LiveAlignment: Sendable {
             members[index].joinReported = true
             actions.append(.publish(id, .joined))
         }
-        if anchor == nil, restartOn == nil || restartOn == id || member(restartOn!) == nil {
+        if anchor == nil, !followsLiveEdge, restartOn == nil || restartOn == id || member(restartOn!) == nil {
             // The clock starts on the first frame any member shows.
             anchor = (media, time)
             leader = id
@@ -356,10 +357,13 @@ struct LiveAlignment: Sendable {
             value += ((clock - value) / Self.timestampWrap).rounded() * Self.timestampWrap
         }
         members[index].cacheEnd = value
-        guard !members[index].offsetGiven else { return [] }
         let epoch = self.epoch ?? time
         self.epoch = epoch
         let lead = value - time.seconds(since: epoch)
+        if case .liveEdge(let latency) = leaderChoice {
+            return followLiveEdge(index, lead: lead, latency: latency.inSeconds, at: time)
+        }
+        guard !members[index].offsetGiven else { return [] }
         guard var edge = members[index].edge else {
             members[index].edge = LiveEdge(lead: lead, since: time, last: value)
             return []
@@ -373,6 +377,41 @@ struct LiveAlignment: Sendable {
         edge.last = value
         members[index].edge = edge
         return judgeTimestamps(at: time)
+    }
+
+    /// Whether the clock keeps a latency behind the live edge (``MultiView/Leader/liveEdge(latency:)``)
+    /// instead of following a member.
+    private var followsLiveEdge: Bool {
+        if case .liveEdge = leaderChoice { return true }
+        return false
+    }
+
+    /// ``MultiView/Leader/liveEdge(latency:)``: the live edge now is the newest media any member's
+    /// player has had, right after it arrived (the largest lead of any cache's end against the
+    /// monotonic time: members reload their playlists at moments of their own, and the one that
+    /// reloaded last is nearest the source). The clock is `latency` behind it: started there,
+    /// moved a tenth of the way at each report, and put there at once when further than
+    /// ``MultiView/Settings/realignThreshold`` (the members are then brought there).
+    private mutating func followLiveEdge(_ index: Int, lead: Double, latency: Double, at time: ContinuousClock.Instant) -> [Action] {
+        if var edge = members[index].edge {
+            edge.lead = max(edge.lead, lead)
+            members[index].edge = edge
+        } else {
+            members[index].edge = LiveEdge(lead: lead, since: time, last: lead)
+        }
+        guard let epoch, let newest = members.compactMap({ $0.edge?.lead }).max() else { return [] }
+        let target = newest + time.seconds(since: epoch) - latency
+        guard let clock = clock(at: time) else {
+            anchor = (target, time)
+            return releaseDue(at: time) + wakesForHeld()
+        }
+        let error = target - clock
+        if abs(error) > settings.realignThreshold.inSeconds {
+            anchor = (target, time)
+        } else if let anchor {
+            self.anchor = (anchor.media + error * 0.1, anchor.time)
+        }
+        return releaseDue(at: time) + wakesForHeld()
     }
 
     /// Compares the live edges watched long enough with the first such member's (whose
@@ -457,6 +496,8 @@ struct LiveAlignment: Sendable {
         switch leaderChoice {
         case .member(let id):
             return id == member.id && member.fell == nil
+        case .liveEdge:
+            return false
         case .furthestAhead:
             return skew > 0 && member.alignedAt == nil && member.fell?.reason != .missingSegment
         }

@@ -114,6 +114,13 @@ public final class MultiView: Sendable {
         case furthestAhead
         /// This member, wherever it is: the others follow it.
         case member(PlayerID)
+        /// No member: the clock keeps `latency` behind the live edge (the newest media the
+        /// members' sources have published, as their players' caches show it), and every member
+        /// is brought there. What a viewer of a live event expects of several screens: the same
+        /// delay behind the live action, whichever angles join. A member seeks only within what
+        /// its player downloaded, so a latency below about two segments leaves members waiting
+        /// for their data.
+        case liveEdge(latency: Duration)
     }
 
     /// Where the audio focus goes when the member that holds it leaves.

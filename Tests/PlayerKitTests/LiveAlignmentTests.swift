@@ -454,6 +454,29 @@ struct LiveAlignmentTests {
         #expect(abs(trusted.trueSkew(b, offset: -3) ?? 1) < 0.006)
     }
 
+    @Test("liveEdge(latency: 2.5 s): the clock keeps 2.5 s behind the newest media the members' players have had, and members that joined at other places are brought there and play in step; no member leads")
+    func followsTheLiveEdge() throws {
+        var sim = Simulation(leader: .liveEdge(latency: .milliseconds(2500)))
+        sim.join(a, media: 10)
+        sim.join(b, media: 11.2)
+        // Segments of 1 s published at each whole second: the edge is 13 + floor(now).
+        let edges: [PlayerID: Double] = [a: 13, b: 13]
+        let phases: [PlayerID: Double] = [a: 0.3, b: 0.8]
+        // A player reports its cache's end as soon as it changes: every 50 ms here.
+        for _ in 0..<140 {
+            sim.reportEdges(edges, phases: phases)
+            sim.run(for: 0.05)
+        }
+        let clock = try #require(sim.machine.clock(at: sim.instant(sim.now)))
+        // 2.5 s behind the edge, give or take the players' reload phase (0.3 s at best).
+        #expect(abs(clock - (13 + sim.now - 2.5)) < 0.35, "clock \(clock) at \(sim.now)")
+        #expect(abs(sim.trueSkew(a) ?? 1) < 0.006)
+        #expect(abs(sim.trueSkew(b) ?? 1) < 0.006)
+        #expect(sim.machine.leaderID == nil)
+        #expect(sim.events(of: a).contains { if case .aligned = $0 { true } else { false } })
+        #expect(sim.events(of: b).contains { if case .aligned = $0 { true } else { false } })
+    }
+
     @Test("the skew meter keeps its window of time and reports percentiles of the absolute skews")
     func skewMeterWindow() throws {
         var meter = SkewMeter(window: .seconds(1))

@@ -1,0 +1,338 @@
+#!/usr/bin/env python3
+"""Live camera angles kept in lockstep, three ways side by side in one run (`make bench-multiview`):
+
+  PlayerKit     playerkit-multiview --headless (release build): a MultiView over one Player per angle
+  uncorrected   a plain C client of libmpv (Benchmarks/c/multiview.c plain): one mpv core per angle,
+                each playing on as it joined (what N players side by side do without a group)
+  autosync      the same C client with RaceControl's approach (multiview.c autosync): each core
+                keeps a fixed lag (3 s) behind its cache's end, trimming its speed and seeking when
+                more than 1 s off
+
+Each run: 4 live angles at 640x360, 30 fps, from Scripts/live-origin.py on loopback (one encoder's
+clock; 1 s segments, 6 in the window), joined 0, 0.7, 1.5 and 3 s after the start; at 27 s the
+next segment of angle 2 goes missing (404), at 37 s angle 3's playlist stalls for 4 s. Every
+process writes each angle's frame changes (the media time of the new frame and the monotonic time
+it changed; mpv's video-timing-offset=0 makes that the moment the frame is due), and this script
+measures the same thing for all three: at each frame change of angle 1, the spread of the moments
+the angles show that frame (each angle's moment interpolated between its own frame changes).
+
+  aligned after     from the last join until the spread stays under 5 ms for a second
+  p50/p95/p99       the spread over the 20 s after that (before the faults)
+  after a fault     from the source recovering (the frame after the missing segment; the stalled
+                    playlist moving again) until the spread stays under 5 ms for a second
+  CPU per angle     the process's CPU time over the run, per angle and second of play
+
+Then the most angles PlayerKit keeps in sync on this machine: 4, 6, 8 and 9 angles joined together
+for 25 s; in sync when the spread's p99 over the last 15 s is within a frame (33 ms) and mpv
+dropped at most 1% of the frames.
+
+  Benchmarks/multiview.py            prints the table
+  Benchmarks/multiview.py --write    also rewrites the multi-view part of Documentation/Performance.md
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WORK = os.path.join(ROOT, ".build-bench")
+DOC = os.path.join(ROOT, "Documentation", "Performance.md")
+MARKERS = re.compile(r"(<!-- MULTIVIEW START -->\n)(.*?)(\n<!-- MULTIVIEW END -->)", re.S)
+JOINS = [0.0, 0.7, 1.5, 3.0]
+SECONDS = 52
+MISSING_AT, STALL_AT, STALL_FOR = 27.0, 37.0, 4.0
+IN_STEP = 0.005
+FRAME = 1 / 30
+
+
+def say(text):
+    sys.stderr.write(f"[multiview] {text}\n")
+    sys.stderr.flush()
+
+
+class Origin:
+    """Scripts/live-origin.py with `angles` angles at 640x360 (encoded once, kept in .build-bench)."""
+
+    def __init__(self, angles):
+        directory = os.path.join(WORK, "live-origin-multiview")
+        self.process = subprocess.Popen(
+            [sys.executable, os.path.join(ROOT, "Scripts", "live-origin.py"), "--dir", directory, "--angles", str(angles),
+             "--size", "640x360", "--fps", "30", "--seconds", "150", "--segment", "1", "--window", "6"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        line = self.process.stdout.readline()
+        if not line:
+            raise SystemExit("the live origin did not start (ffmpeg and python3 are needed)")
+        info = json.loads(line)
+        self.angles = info["angles"]
+        self.control_url = info["control"]
+
+    def control(self, action, angle, **query):
+        arguments = "&".join([f"angle={angle}"] + [f"{key}={value}" for key, value in query.items()])
+        urllib.request.urlopen(f"{self.control_url}{action}?{arguments}", timeout=10).read()
+
+    def stop(self):
+        self.process.kill()
+        self.process.wait()
+
+
+def faults(origin, start):
+    """Injects the run's faults at their moments after `start` (a thread of its own)."""
+    def inject():
+        time.sleep(max(0, start + MISSING_AT - time.monotonic()))
+        origin.control("drop", 1)
+        time.sleep(max(0, start + STALL_AT - time.monotonic()))
+        origin.control("stall", 2, seconds=STALL_FOR)
+    thread = threading.Thread(target=inject, daemon=True)
+    thread.start()
+    return thread
+
+
+def cpu_seconds(pid):
+    """utime + stime of a process, in seconds."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def read_log(path):
+    frames, dropped = {}, {}
+    for line in open(path):
+        item = json.loads(line)
+        if "dropped" in item:
+            dropped = item["dropped"]
+        else:
+            frames.setdefault(item["player"], []).append((item["media"], item["t"]))
+    for values in frames.values():
+        values.sort(key=lambda frame: frame[1])
+    return frames, dropped
+
+
+def moment(frames, media):
+    """When `frames` (one angle's (media, t), in order) showed `media`: interpolated between the
+    frame changes around it; None across a pause, a jump or a freeze, or outside the log."""
+    low, high = 0, len(frames)
+    while low < high:
+        middle = (low + high) // 2
+        if frames[middle][0] < media - 1e-6:
+            low = middle + 1
+        else:
+            high = middle
+    if low == 0 or low >= len(frames):
+        return None
+    (m0, t0), (m1, t1) = frames[low - 1], frames[low]
+    if m1 - m0 >= 0.1 or t1 - t0 >= 0.1 or m1 <= m0:
+        return None
+    # Media is monotonic in a log only between seeks: the angle must show `media` at most once.
+    return t0 + (media - m0) / (m1 - m0) * (t1 - t0)
+
+
+def spreads(frames, ids):
+    """(t, spread) at each frame change of the first angle that every angle showed."""
+    reference = frames.get(ids[0], [])
+    result = []
+    for media, t in reference:
+        moments = []
+        for player in ids:
+            found = moment(frames.get(player, []), media)
+            if found is None:
+                break
+            moments.append(found)
+        if len(moments) == len(ids):
+            result.append((t, max(moments) - min(moments)))
+    return result
+
+
+def settled(series, after):
+    """The first moment at or after `after` from which the spread stays under IN_STEP for a second."""
+    for index, (t, _) in enumerate(series):
+        if t < after:
+            continue
+        window = [s for (u, s) in series[index:] if u < t + 1.0]
+        if len(window) >= 20 and all(s < IN_STEP for s in window):
+            return t
+    return None
+
+
+def percentile(values, fraction):
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def missing_segment_recovery(frames, player, after):
+    """When `player` crossed the missing segment: its first frame after a jump or a freeze."""
+    values = [f for f in frames.get(player, []) if f[1] >= after]
+    for (m0, t0), (m1, t1) in zip(values, values[1:]):
+        if m1 - m0 > 0.25 or t1 - t0 > 0.25:
+            return t1
+    return None
+
+
+def analyse(log, cpu, wall, angles, faulted=True):
+    frames, dropped = read_log(log)
+    ids = [f"angle-{index + 1}" for index in range(angles)]
+    series = spreads(frames, ids)
+    last_join = max(JOINS) if faulted else 0.0
+    aligned = settled([(t, s) for (t, s) in series if t < MISSING_AT], last_join)
+    start = aligned if aligned is not None else last_join + 2
+    steady = [s for (t, s) in series if start <= t < min(start + 20, MISSING_AT)]
+    result = {
+        "aligned_after_s": None if aligned is None else aligned - last_join,
+        "steady_seconds": min(start + 20, MISSING_AT) - start,
+        "p50_ms": percentile(steady, 0.5) and percentile(steady, 0.5) * 1000,
+        "p95_ms": percentile(steady, 0.95) and percentile(steady, 0.95) * 1000,
+        "p99_ms": percentile(steady, 0.99) and percentile(steady, 0.99) * 1000,
+        "samples": len(steady),
+        "cpu_per_angle_percent": 100 * cpu / wall / angles if wall else None,
+        "dropped_percent": 100 * sum(dropped.values()) / max(1, sum(dropped.values()) + sum(len(v) for v in frames.values())),
+    }
+    if faulted:
+        crossed = missing_segment_recovery(frames, "angle-2", MISSING_AT)
+        back = settled(series, crossed) if crossed is not None else None
+        result["missing_segment_back_s"] = None if back is None or back >= STALL_AT else back - crossed
+        resumed = STALL_AT + STALL_FOR
+        back = settled(series, resumed)
+        result["stall_back_s"] = None if back is None else back - resumed
+    return result
+
+
+def run_playerkit(app, origin, angles, seconds, joins, log, inject=True):
+    command = [app, "--headless", "--json", "--seconds", str(seconds), "--frame-log", log,
+               "--join-at", ",".join(str(j) for j in joins), *origin.angles[:angles]]
+    start = time.monotonic()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    if inject:
+        faults(origin, start)
+    cpu0, cpu1, t0, t1 = None, None, None, None
+    for line in process.stdout:
+        item = json.loads(line)
+        if item.get("type") == "ready":
+            cpu0, t0 = cpu_seconds(process.pid), time.monotonic()
+        elif item.get("type") == "skews":
+            try:
+                cpu1, t1 = cpu_seconds(process.pid), time.monotonic()
+            except OSError:
+                pass
+    if process.wait() != 0:
+        raise SystemExit(f"playerkit-multiview failed: {' '.join(command)}")
+    return analyse(log, cpu1 - cpu0, t1 - t0, angles, inject)
+
+
+def run_c(binary, mode, origin, angles, seconds, joins, log):
+    command = [binary, mode, str(seconds), log, ",".join(str(j) for j in joins), *origin.angles[:angles]]
+    start = time.monotonic()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    if angles == len(JOINS):
+        faults(origin, start)
+    output, _ = process.communicate()
+    if process.returncode != 0:
+        raise SystemExit(f"the C client failed: {' '.join(command)}")
+    figures = json.loads(output.strip().splitlines()[-1])
+    return analyse(log, figures["cpu_s"], figures["wall_s"], angles)
+
+
+def machine():
+    model = ""
+    try:
+        model = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    libmpv = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "libmpv2"], capture_output=True, text=True).stdout.strip()
+    return f"{os.cpu_count()} vCPU {model}, {platform.system()} {platform.release()}, libmpv {libmpv or 'unknown'}"
+
+
+def number(value, digits=1, unit=""):
+    return "never" if value is None else f"{value:.{digits}f}{unit}"
+
+
+def table(rows, most, machine_text):
+    lines = [
+        "| 4 live angles, 360p, joined 0-3 s apart | aligned after the last join | spread p50 | p95 | p99 (20 s) "
+        "| back in step after a missing segment | after a 4 s stall | CPU per angle | frames dropped |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, figures in rows:
+        lines.append(
+            f"| {name} | {number(figures['aligned_after_s'], 2, ' s')} | {number(figures['p50_ms'], 2, ' ms')} "
+            f"| {number(figures['p95_ms'], 2, ' ms')} | {number(figures['p99_ms'], 2, ' ms')} "
+            f"| {number(figures.get('missing_segment_back_s'), 2, ' s')} | {number(figures.get('stall_back_s'), 2, ' s')} "
+            f"| {number(figures['cpu_per_angle_percent'], 1, '%')} | {number(figures['dropped_percent'], 2, '%')} |")
+    lines += ["", "| PlayerKit, angles joined together (25 s) | spread p99 (last 15 s) | frames dropped | CPU per angle | in sync |",
+              "|---|---|---|---|---|"]
+    for count, figures in most:
+        ok = figures["p99_ms"] is not None and figures["p99_ms"] <= FRAME * 1000 and figures["dropped_percent"] <= 1
+        lines.append(f"| {count} | {number(figures['p99_ms'], 2, ' ms')} | {number(figures['dropped_percent'], 2, '%')} "
+                     f"| {number(figures['cpu_per_angle_percent'], 1, '%')} | {'yes' if ok else 'no'} |")
+    kept = [count for count, figures in most
+            if figures["p99_ms"] is not None and figures["p99_ms"] <= FRAME * 1000 and figures["dropped_percent"] <= 1]
+    lines += ["", f"Most 360p live angles kept in sync (p99 within a frame, at most 1% dropped): **{max(kept) if kept else 'none'}** "
+              f"of those tried ({', '.join(str(c) for c, _ in most)}).",
+              "", f"Command: `make bench-multiview` ({time.strftime('%Y-%m-%d')}). Machine: {machine_text}."]
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--write", action="store_true", help="rewrite the multi-view table in Documentation/Performance.md")
+    parser.add_argument("--counts", default="4,6,8,9", help="angle counts for the most angles in sync")
+    args = parser.parse_args()
+    os.makedirs(WORK, exist_ok=True)
+    say("building playerkit-multiview (release)")
+    env = dict(os.environ, PLAYERKIT_WARNINGS_AS_ERRORS="1")
+    subprocess.run(["swift", "build", "-c", "release", "--product", "playerkit-multiview"], check=True, cwd=ROOT, env=env,
+                   stdout=subprocess.DEVNULL)
+    bin_path = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], check=True, cwd=ROOT,
+                              capture_output=True, text=True).stdout.strip()
+    app = os.path.join(bin_path, "playerkit-multiview")
+    client = os.path.join(WORK, "multiview")
+    say("building the C client (Benchmarks/c/multiview.c)")
+    subprocess.run(["cc", "-O2", "-o", client, os.path.join(ROOT, "Benchmarks", "c", "multiview.c"), "-lmpv", "-lpthread", "-lm"],
+                   check=True)
+    counts = [int(c) for c in args.counts.split(",")]
+    rows, most = [], []
+    with tempfile.TemporaryDirectory() as work:
+        for name, runner in (("PlayerKit (MultiView)", lambda o, log: run_playerkit(app, o, 4, SECONDS, JOINS, log)),
+                             ("uncorrected mpv cores (C client)", lambda o, log: run_c(client, "plain", o, 4, SECONDS, JOINS, log)),
+                             ("RaceControl's autosync (C client)", lambda o, log: run_c(client, "autosync", o, 4, SECONDS, JOINS, log))):
+            say(f"running: {name}, {SECONDS} s")
+            origin = Origin(max(counts))
+            try:
+                figures = runner(origin, os.path.join(work, "run.log"))
+            finally:
+                origin.stop()
+            say(f"  {json.dumps(figures)}")
+            rows.append((name, figures))
+        for count in counts:
+            say(f"running: PlayerKit, {count} angles joined together, 25 s")
+            origin = Origin(max(counts))
+            try:
+                log = os.path.join(work, f"most-{count}.log")
+                figures = run_playerkit(app, origin, count, 25, [0.0] * count, log, inject=False)
+                frames, _ = read_log(log)
+                series = spreads(frames, [f"angle-{i + 1}" for i in range(count)])
+                last = [s for (t, s) in series if t >= 10]
+                figures["p99_ms"] = percentile(last, 0.99) and percentile(last, 0.99) * 1000
+            finally:
+                origin.stop()
+            say(f"  {json.dumps(figures)}")
+            most.append((count, figures))
+    section = table(rows, most, machine())
+    print(section)
+    if args.write:
+        document = open(DOC).read()
+        if not MARKERS.search(document):
+            raise SystemExit(f"{DOC} has no <!-- MULTIVIEW START --> ... <!-- MULTIVIEW END --> markers")
+        open(DOC, "w").write(MARKERS.sub(lambda m: m.group(1) + section + m.group(3), document))
+        say(f"wrote {DOC}")
+
+
+if __name__ == "__main__":
+    main()

@@ -265,4 +265,38 @@ struct MultiViewTests {
         let before = players[0].player.position ?? 0
         #expect(await eventually(timeout: .seconds(5)) { (players[0].player.position ?? 0) > before + 0.5 })
     }
+
+    @Test("liveEdge(latency: 3 s): three angles joined apart are aligned about 3 s behind the origin's live edge, and stay there")
+    func followsTheLiveEdge() async throws {
+        let origin = try await LiveOrigin.start(Self.originArguments)
+        defer { origin.stop() }
+        let players = try await Self.players(3)
+        defer { for (player, _) in players { Task { await player.shutdown() } } }
+        let view = try MultiView(players: [], leader: .liveEdge(latency: .seconds(3)))
+        defer { view.invalidate() }
+        for (index, (player, _)) in players.enumerated() {
+            try await view.load(MediaSource(origin.angles[index]), on: player)
+            try await Task.sleep(for: .milliseconds(700))
+        }
+        for (player, recorder) in players {
+            #expect(await recorder.waitFor(timeout: .seconds(30)) { if case .aligned = Self.event($0) { true } else { false } } != nil, "\(player.id)")
+        }
+        #expect(view.leader == nil)
+        // The origin's edge: the newest segment listed, which ends at segment 0's start plus
+        // (number + 1) seconds.
+        let base = try PlaylistClockTests.ffprobeTime(origin, angle: 0, sequence: 0)
+        for _ in 0..<3 {
+            let state = try await origin.control("state", angle: 0)
+            let edge = try #require(((try JSONSerialization.jsonObject(with: Data(state.utf8)) as? [String: Any])?["angles"] as? [[String: Any]])?.first?["edge"] as? Int)
+            let position = try #require(view.position)
+            let behind = base + Double(edge + 1) - position
+            // 3 s behind, within a segment (when each player reloads its playlist is its own).
+            #expect(behind > 2 && behind < 4.2, "\(behind) s behind the edge")
+            try await Task.sleep(for: .seconds(1))
+        }
+        for id in players.map(\.player.id) {
+            let skew = try #require(view.skew(of: id))
+            #expect(abs(skew.current) < 0.030, "\(id): \(skew)")
+        }
+    }
 }

@@ -34,7 +34,7 @@ test: test-deps
 	SWIFT=$(SWIFT) Scripts/make-test.sh
 
 ## make test with the long measurement windows: drift over 20 s of play (make test: 10 s) and a
-## 60 s soak (make test: 30 s).
+## 60 s soak (make test: 20 s).
 test-long: test-deps
 	PLAYERKIT_LONG_WINDOWS=1 $(MAKE) test
 

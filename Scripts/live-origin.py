@@ -27,12 +27,15 @@ Usage:
   live-origin.py --dir DIR [--angles 4] [--size 640x360] [--fps 30] [--segment 1]
                  [--window 6] [--seconds 120] [--formats ts,ts,ts,fmp4]
                  [--pts-offsets 0,0,0,0] [--pdt-offsets 0,0,0,0] [--without-pdt] [--port 0]
-Prints one JSON line once it serves: {"port": ..., "angles": [url, ...], ...}, then serves until
-killed. The encoded media is kept in DIR and reused when the same options ask for it again.
+                 [--encode-only]
+Prints one JSON line once it serves: {"port": ..., "angles": [url, ...], "media": folder, ...},
+then serves until killed. The encoded media is kept in a folder of DIR named by the options it
+depends on, and reused when they ask for it again (--encode-only: encode, print, exit).
 """
 
 import argparse
 import datetime
+import fcntl
 import hashlib
 import json
 import os
@@ -60,16 +63,29 @@ def barcode_filter(width, height, strip):
     return ",".join(boxes)
 
 
+def encoding_key(args):
+    """What the encoded media depends on (not the serving options)."""
+    return json.dumps([args.angles, args.size, args.fps, args.segment, args.seconds, args.formats,
+                       args.pts_offsets, BITS, 3], sort_keys=True)
+
+
 def encode(args, directory):
-    """Encodes every angle as a VOD HLS set under directory/angle-N, once per option set."""
+    """Encodes every angle as a VOD HLS set under directory/angle-N, once per option set. Origins
+    started at once with the same options (tests running in parallel) wait for one encode: the
+    directory is locked while it runs."""
+    key = encoding_key(args)
+    os.makedirs(directory, exist_ok=True)
+    stamp = os.path.join(directory, "encoded.json")
+    with open(os.path.join(directory, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(stamp) and open(stamp).read() == key:
+            return
+        encode_locked(args, directory, key, stamp)
+
+
+def encode_locked(args, directory, key, stamp):
     width, height = (int(v) for v in args.size.split("x"))
     strip = max(height // 8, 8)
-    key = json.dumps([args.angles, args.size, args.fps, args.segment, args.seconds, args.formats,
-                      args.pts_offsets, BITS, 3], sort_keys=True)
-    stamp = os.path.join(directory, "encoded.json")
-    if os.path.exists(stamp) and open(stamp).read() == key:
-        return
-    os.makedirs(directory, exist_ok=True)
     inputs = ["-f", "lavfi", "-i", f"testsrc2=size={args.size}:rate={args.fps}:duration={args.seconds}"]
     for angle in range(args.angles):
         inputs += ["-f", "lavfi", "-i", f"sine=frequency={TONES[angle % len(TONES)]}:duration={args.seconds}"]
@@ -317,6 +333,7 @@ def main():
     parser.add_argument("--pdt-offsets", default="", help="PROGRAM-DATE-TIME offset per angle in seconds")
     parser.add_argument("--without-pdt", action="store_true", help="no EXT-X-PROGRAM-DATE-TIME in the playlists")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--encode-only", action="store_true", help="encode (or find) the media, print {\"media\": DIR} and exit")
     args = parser.parse_args()
     if not 1 <= args.angles <= len(LOOKS):
         parser.error(f"--angles must be 1 to {len(LOOKS)}")
@@ -332,14 +349,18 @@ def main():
         parser.error(f"--formats takes ts or fmp4: {args.formats}")
     args.pts_offsets = per_angle(args.pts_offsets, 0.0, float)
     args.pdt_offsets = per_angle(args.pdt_offsets, 0.0, float)
-    directory = os.path.abspath(args.dir)
+    # Each option set's media in a folder of its own under --dir, named by what it depends on.
+    directory = os.path.join(os.path.abspath(args.dir), hashlib.sha1(encoding_key(args).encode()).hexdigest()[:12])
     encode(args, directory)
+    if args.encode_only:
+        print(json.dumps({"media": directory}), flush=True)
+        return
     origin = Origin(args, directory)
     server = serve(origin, args.port)
     port = server.server_address[1]
     print(json.dumps({"port": port, "segment": args.segment, "window": args.window, "fps": args.fps,
                       "angles": [f"http://127.0.0.1:{port}/angle-{a}/live.m3u8" for a in range(args.angles)],
-                      "control": f"http://127.0.0.1:{port}/control/"}), flush=True)
+                      "control": f"http://127.0.0.1:{port}/control/", "media": directory}), flush=True)
     try:
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:

@@ -16,6 +16,8 @@
 #   version moved past the baseline's; then its self-test, which shows the check fails on a
 #   removed symbol, a removed conformance and a new protocol requirement) runs on the symbol
 #   graphs the docs check extracted, right after it.
+# - the multi-view tests' live media (Scripts/prepare-live-media.sh: ffmpeg, a few seconds of
+#   CPU) is encoded next to the build too.
 # Any of them failing counts as one failure in the suite's last line.
 #   SWIFT=swift Scripts/make-test.sh
 set -uo pipefail
@@ -38,12 +40,25 @@ kill_tree() {
   for child in $(pgrep -P "$1"); do kill_tree "$child"; done
   kill "$1" 2>/dev/null
 }
-trap 'kill_tree "$consumer_pid"; rm -rf "$consumer"' EXIT
+media_pid=
+trap 'kill_tree "$consumer_pid"; [ -z "$media_pid" ] || kill_tree "$media_pid"; rm -rf "$consumer"' EXIT
+
+# The multi-view tests' live media, encoded next to the build at the lowest priority.
+media_log=$(mktemp "${TMPDIR:-/tmp}/playerkit-live-media.XXXXXX")
+nice -n 19 Scripts/prepare-live-media.sh >"$media_log" 2>&1 &
+media_pid=$!
 
 if ! "$SWIFT" build --build-tests --explicit-target-dependency-import-check error; then
   echo "make test: the build failed (above)" >&2
   exit 1
 fi
+
+# Should it still run, the tests wait for it rather than encode beside it.
+if ! wait "$media_pid"; then
+  echo "make test: encoding the live origin's media failed (the tests that need it will say so):" >&2
+  cat "$media_log" >&2
+fi
+rm -f "$media_log"
 
 ALONGSIDE="nice -n 19 Scripts/check-docs.sh; docs=\$?; [ \$docs -eq 0 ] && python3 Scripts/check-api.py && python3 Scripts/check-api.py --self-test; api=\$?; Scripts/await-result.sh '$consumer' 'README consumer check' 900; consumer=\$?; [ \$docs -eq 0 ] && [ \$api -eq 0 ] && [ \$consumer -eq 0 ]" \
   Scripts/test-suite.sh

@@ -81,7 +81,7 @@ struct MultiViewAppTests {
         try #require(offsets.count == 2)
         try await Task.sleep(for: .seconds(1))
         var shots: [[Int]] = []
-        for _ in 0..<6 {
+        for _ in 0..<4 {
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("multiview-\(UUID().uuidString).xwd")
             defer { try? FileManager.default.removeItem(at: file) }
             try await display.runAsync("xwd", ["-root", "-silent", "-out", file.path])
@@ -93,15 +93,15 @@ struct MultiViewAppTests {
             if numbers.count == 4 { shots.append(numbers) }
             try await Task.sleep(for: .milliseconds(600))
         }
-        try #require(shots.count >= 4, "\(shots)")
+        try #require(shots.count >= 3, "\(shots)")
         for numbers in shots {
             // The same moment: within one frame (a frame changes between two tiles' draws now and then).
             #expect(numbers.max()! - numbers.min()! <= 1, "frame numbers on the tiles: \(numbers)")
             // A real frame of the 60 s scene.
             #expect(numbers.allSatisfy { (1..<1800).contains($0) }, "\(numbers)")
         }
-        // Playing: the numbers moved on between the first and the last shot (3 s: about 90 frames).
-        #expect(shots.last!.min()! - shots.first!.max()! > 30, "\(shots.first!) then \(shots.last!)")
+        // Playing: the numbers moved on between the first and the last shot (2 s: about 60 frames).
+        #expect(shots.last!.min()! - shots.first!.max()! > 20, "\(shots.first!) then \(shots.last!)")
         // The JSON skews line: every angle, in milliseconds, under keys that say so.
         while skewLines.count < 2, let line = await reader.next() {
             if line["type"] as? String == "skews" { skewLines.append(line) }
@@ -141,11 +141,11 @@ struct MultiViewAppTests {
         }
     }
 
-    @Test("two local files are an on-demand group: headless, --json --seconds 12, each angle is aligned and its skew, measured on frame changes, stays within milliseconds")
+    @Test("two local files are an on-demand group: headless, --json --seconds 7, each angle is aligned and its skew, measured on frame changes, stays within milliseconds")
     func localFilesOnDemand() async throws {
         let files = try Self.localAngles()
         let (status, output, errors) = try await ChildProcess.runToEnd(
-            ChildProcess.example("playerkit-multiview"), ["--headless", "--json", "--seconds", "12"] + files)
+            ChildProcess.example("playerkit-multiview"), ["--headless", "--json", "--seconds", "7"] + files)
         #expect(status == 0, "\(errors.suffix(400))")
         let lines = output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         let aligned = Set(lines.filter { ($0["event"] as? String)?.contains("aligned after") == true }.compactMap { $0["player"] as? String })

@@ -16,21 +16,22 @@ final class LiveOrigin: Sendable {
     /// Starts an origin with these arguments of live-origin.py (besides `--dir`), waiting up to
     /// `timeout` for it to encode and serve.
     static func start(_ arguments: [String], timeout: Duration = .seconds(180)) async throws -> LiveOrigin {
-        let directory = Fixtures.repository.appendingPathComponent(".build/live-origin/" + arguments.joined(separator: "_")
-            .replacingOccurrences(of: "/", with: "-").replacingOccurrences(of: ",", with: "+"))
+        // The media of each option set in a folder of its own (live-origin.py names it), made once.
+        let root = Fixtures.repository.appendingPathComponent(".build/live-origin")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", Fixtures.repository.appendingPathComponent("Scripts/live-origin.py").path,
-                             "--dir", directory.path] + arguments
+                             "--dir", root.path] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
         let reader = JSONLineReader(output.fileHandleForReading)
-        let first = await withTaskGroup(of: (port: Int, angles: [String])?.self) { group in
+        let first = await withTaskGroup(of: (port: Int, angles: [String], media: String)?.self) { group in
             group.addTask {
-                guard let line = await reader.next(), let port = line["port"] as? Int, let angles = line["angles"] as? [String] else { return nil }
-                return (port, angles)
+                guard let line = await reader.next(), let port = line["port"] as? Int, let angles = line["angles"] as? [String],
+                      let media = line["media"] as? String else { return nil }
+                return (port, angles, media)
             }
             let pid = process.processIdentifier
             group.addTask {
@@ -42,14 +43,14 @@ final class LiveOrigin: Sendable {
             group.cancelAll()
             return first
         }
-        guard let (port, angles) = first else {
+        guard let (port, angles, media) = first else {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             throw LiveOriginError.didNotStart(arguments.joined(separator: " "))
         }
         // Keep reading, so the pipe never fills.
         Task.detached { await reader.drain() }
-        return LiveOrigin(port: port, angles: angles, directory: directory, process: process)
+        return LiveOrigin(port: port, angles: angles, directory: URL(fileURLWithPath: media), process: process)
     }
 
     private init(port: Int, angles: [String], directory: URL, process: Process) {

@@ -1,0 +1,104 @@
+import Foundation
+import PlayerKit
+import PlayerKitHLS
+import PlayerKitSupport
+@testable import PlayerKitSync
+import Testing
+
+/// Multi-view behaviours judged by their events, not by timing: they run in the parallel pass
+/// (MultiViewTests, which measure spreads, run one at a time).
+@Suite("Multi-view events: drops, unrelated timestamps, the live edge (real libmpv, a loopback origin)", .timeLimit(.minutes(3)))
+struct MultiViewEventTests {
+    private static func event(_ record: PlayerEventRecord) -> MultiViewEvent? { MultiViewTests.event(record) }
+    private static func players(_ count: Int) async throws -> [(player: Player, recorder: EventRecorder)] {
+        try await MultiViewTests.players(count)
+    }
+    private static let originArguments = MultiViewTests.originArguments
+
+    @Test("an angle that ends, and one that goes away (404), are dropped with a typed reason; the audio focus moves on; the others play on")
+    func endedAndGoneAnglesAreDropped() async throws {
+        let origin = try await LiveOrigin.start(Self.originArguments)
+        defer { origin.stop() }
+        let players = try await Self.players(3)
+        defer { for (player, _) in players { Task { await player.shutdown() } } }
+        let view = try MultiView(players: players.map(\.player))
+        defer { view.invalidate() }
+        try await view.load(players.indices.map { MediaSource(origin.angles[$0]) })
+        for (player, recorder) in players {
+            #expect(await recorder.waitFor(timeout: .seconds(30)) { if case .aligned = Self.event($0) { true } else { false } } != nil, "\(player.id)")
+        }
+        try view.setAudioFocus(players[0].player.id)
+        #expect(players[0].player.snapshot.isMuted == false)
+        #expect(players[1].player.snapshot.isMuted == true)
+        #expect(throws: PlayerError.self) { try view.setAudioFocus("not-a-member") }
+        // Angle 0 (heard) ends: dropped as ended; the focus moves to the next member.
+        try await origin.control("end", angle: 0)
+        let ended = await players[0].recorder.waitFor(timeout: .seconds(30)) { if case .dropped = Self.event($0) { true } else { false } }
+        #expect(ended.flatMap(Self.event) == .dropped(.ended))
+        #expect(await players[1].recorder.waitFor(timeout: .seconds(5)) { Self.event($0) == .audioFocusChanged(true) } != nil)
+        #expect(view.audioFocus == players[1].player.id)
+        #expect(await eventually { players[1].player.snapshot.isMuted == false })
+        // Angle 2 goes away: every request answered 404.
+        try await origin.control("gone", angle: 2)
+        let gone = await players[2].recorder.waitFor(timeout: .seconds(60)) { if case .dropped = Self.event($0) { true } else { false } }
+        let reason = gone.flatMap(Self.event)
+        #expect(reason == .dropped(.ended) || { if case .dropped(.failed) = reason { true } else { false } }(), "\(String(describing: reason))")
+        // The last member plays on.
+        #expect(view.members.map(\.id) == [players[1].player.id])
+        let before = players[1].player.position ?? 0
+        #expect(await eventually(timeout: .seconds(5)) { (players[1].player.position ?? 0) > before + 0.5 })
+    }
+
+    @Test("an angle whose timestamps run 5 s ahead of the others', given no offset, is dropped with unrelatedTimestamps (about +5 s) rather than aligned 5 s off; the other plays on")
+    func unrelatedTimestampsAreDropped() async throws {
+        let origin = try await LiveOrigin.start(["--angles", "2", "--size", "160x90", "--fps", "30", "--seconds", "40", "--segment", "1",
+                                                 "--pts-offsets", "0,5"])
+        defer { origin.stop() }
+        let players = try await Self.players(2)
+        defer { for (player, _) in players { Task { await player.shutdown() } } }
+        let view = try MultiView(players: players.map(\.player))
+        defer { view.invalidate() }
+        try await view.load(origin.angles.map { MediaSource($0) })
+        let dropped = await players[1].recorder.waitFor(timeout: .seconds(30)) { if case .dropped = Self.event($0) { true } else { false } }
+        guard case .dropped(.unrelatedTimestamps(let offset)) = dropped.flatMap(Self.event) else {
+            Issue.record("expected dropped(unrelatedTimestamps), got \(String(describing: dropped.flatMap(Self.event)))")
+            return
+        }
+        #expect(abs(offset.inSeconds - 5) < 1.2, "\(offset)")
+        #expect(view.members.map(\.id) == [players[0].player.id])
+        #expect(!players[0].recorder.records.contains { if case .dropped = Self.event($0) { true } else { false } })
+        let before = players[0].player.position ?? 0
+        #expect(await eventually(timeout: .seconds(5)) { (players[0].player.position ?? 0) > before + 0.5 })
+    }
+
+    @Test("liveEdge(latency: 3 s): three angles joined apart are aligned about 3 s behind the origin's live edge, and stay there")
+    func followsTheLiveEdge() async throws {
+        let origin = try await LiveOrigin.start(Self.originArguments)
+        defer { origin.stop() }
+        let players = try await Self.players(3)
+        defer { for (player, _) in players { Task { await player.shutdown() } } }
+        let view = try MultiView(players: [], leader: .liveEdge(latency: .seconds(3)))
+        defer { view.invalidate() }
+        for (index, (player, _)) in players.enumerated() {
+            try await view.load(MediaSource(origin.angles[index]), on: player)
+            try await Task.sleep(for: .milliseconds(700))
+        }
+        for (player, recorder) in players {
+            #expect(await recorder.waitFor(timeout: .seconds(30)) { if case .aligned = Self.event($0) { true } else { false } } != nil, "\(player.id)")
+        }
+        #expect(view.leader == nil)
+        // The origin's edge: the newest segment listed, which ends at segment 0's start plus
+        // (number + 1) seconds.
+        let base = try PlaylistClockTests.ffprobeTime(origin, angle: 0, sequence: 0)
+        for _ in 0..<2 {
+            let state = try await origin.control("state", angle: 0)
+            let edge = try #require(((try JSONSerialization.jsonObject(with: Data(state.utf8)) as? [String: Any])?["angles"] as? [[String: Any]])?.first?["edge"] as? Int)
+            let position = try #require(view.position)
+            let behind = base + Double(edge + 1) - position
+            // 3 s behind, within a segment (when each player reloads its playlist is its own).
+            #expect(behind > 2 && behind < 4.2, "\(behind) s behind the edge")
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        #expect(view.members.count == 3)
+    }
+}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make test`, after its installs: the layering check, the build (warnings are errors; a module
-# may import only what it depends on), then the test bundle in two passes (Scripts/test-suite.sh).
+# may import only what it depends on), then the test bundle in three passes (Scripts/test-suite.sh).
 #
 # The two checks that build or read what apps see run where they cost the least wall time, at
 # the lowest priority (nice 19), never next to the timing-sensitive pass:

@@ -85,12 +85,15 @@ if [ -n "${ALONGSIDE:-}" ]; then
   bash -c "$ALONGSIDE" > "$log_dir/alongside.log" 2>&1 &
   alongside_pid=$!
 fi
-# The live-origin tests judged by their events (multi-view drops, unrelated timestamps, the live
-# edge; playlists' clocks with their request bounds): light (small pictures, a few players each),
-# but each waits on a live origin's wall clock and a few bound their waits; next to the parallel
-# pass's crowd they starved it (and it them). They run together in a pass of their own.
-live_tests="MultiViewEventTests|PlaylistClockTests"
+# The light live-origin tests (multi-view drops, unrelated timestamps, the live edge, angles by
+# PROGRAM-DATE-TIME, the app on two local files; playlists' clocks with their request bounds):
+# small pictures, a few players each, but each waits on a live origin's wall clock and some bound
+# their waits or spreads; next to the parallel pass's crowd they starved it (and it them). They
+# run together in a pass of their own.
+live_tests="MultiViewEventTests|MultiViewClockTests|MultiViewAppLocalFilesTests|PlaylistClockTests"
 pass parallel --skip "$serial_tests|$live_tests"
+# Next to the alongside checks' tail (at the lowest priority).
+pass live --filter "$live_tests"
 if [ -n "$alongside_pid" ]; then
   wait "$alongside_pid"
   alongside_status=$?
@@ -108,7 +111,6 @@ fi
 # - the room tests (a Python server's TLS handshake and states once a second, positions compared
 #   across connections: next to the full suite the server answered too late);
 # - TimingTests (time on screen: seams, sync drift) and the soak (both cores for a minute).
-pass live --filter "$live_tests"
 pass serial --no-parallel --filter "$serial_tests"
 
 if [ ${#failures[@]} -gt 0 ]; then

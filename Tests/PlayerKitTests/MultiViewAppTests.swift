@@ -140,10 +140,15 @@ struct MultiViewAppTests {
             return file.path
         }
     }
+}
 
+/// playerkit-multiview headless on two local files: light (two players of 320x180, no window), so
+/// it runs in make test's live pass; its bound (10 ms) holds there.
+@Suite("playerkit-multiview on local files (headless)", .timeLimit(.minutes(2)))
+struct MultiViewAppLocalFilesTests {
     @Test("two local files are an on-demand group: headless, --json --seconds 7, each angle is aligned and its skew, measured on frame changes, stays within milliseconds")
     func localFilesOnDemand() async throws {
-        let files = try Self.localAngles()
+        let files = try MultiViewAppTests.localAngles()
         let (status, output, errors) = try await ChildProcess.runToEnd(
             ChildProcess.example("playerkit-multiview"), ["--headless", "--json", "--seconds", "7"] + files)
         #expect(status == 0, "\(errors.suffix(400))")

@@ -28,6 +28,7 @@ dropped at most 1% of the frames.
 
   Benchmarks/multiview.py            prints the table
   Benchmarks/multiview.py --write    also rewrites the multi-view part of Documentation/Performance.md
+  MULTIVIEW_LOGS=DIR                 keeps every run's frame log in DIR (JSON lines: player, media, t)
 """
 import argparse
 import json
@@ -239,6 +240,19 @@ def run_c(binary, mode, origin, angles, seconds, joins, log):
     return analyse(log, figures["cpu_s"], figures["wall_s"], angles)
 
 
+class _Folder:
+    """A kept folder, usable where a temporary one is."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __enter__(self):
+        return self.path
+
+    def __exit__(self, *exception):
+        return False
+
+
 def machine():
     model = ""
     try:
@@ -298,14 +312,17 @@ def main():
                    check=True)
     counts = [int(c) for c in args.counts.split(",")]
     rows, most = [], []
-    with tempfile.TemporaryDirectory() as work:
+    keep = os.environ.get("MULTIVIEW_LOGS")  # a folder to keep every run's frame log in
+    if keep:
+        os.makedirs(keep, exist_ok=True)
+    with (tempfile.TemporaryDirectory() if not keep else _Folder(keep)) as work:
         for name, runner in (("PlayerKit (MultiView)", lambda o, log: run_playerkit(app, o, 4, SECONDS, JOINS, log)),
                              ("uncorrected mpv cores (C client)", lambda o, log: run_c(client, "plain", o, 4, SECONDS, JOINS, log)),
                              ("RaceControl's autosync (C client)", lambda o, log: run_c(client, "autosync", o, 4, SECONDS, JOINS, log))):
             say(f"running: {name}, {SECONDS} s")
             origin = Origin(max(counts))
             try:
-                figures = runner(origin, os.path.join(work, "run.log"))
+                figures = runner(origin, os.path.join(work, name.split(" ")[0].lower() + ".log"))
             finally:
                 origin.stop()
             say(f"  {json.dumps(figures)}")

@@ -29,7 +29,7 @@ Usage:
                  [--pts-offsets 0,0,0,0] [--pdt-offsets 0,0,0,0] [--without-pdt] [--port 0]
                  [--encode-only]
 Prints one JSON line once it serves: {"port": ..., "angles": [url, ...], "media": folder, ...},
-then serves until killed. The encoded media is kept in a folder of DIR named by the options it
+then serves until killed, or until the process that started it ends. The encoded media is kept in a folder of DIR named by the options it
 depends on, and reused when they ask for it again (--encode-only: encode, print, exit).
 """
 
@@ -361,6 +361,15 @@ def main():
     print(json.dumps({"port": port, "segment": args.segment, "window": args.window, "fps": args.fps,
                       "angles": [f"http://127.0.0.1:{port}/angle-{a}/live.m3u8" for a in range(args.angles)],
                       "control": f"http://127.0.0.1:{port}/control/", "media": directory}), flush=True)
+    # An origin outlives nothing: when the process that started it goes away without stopping
+    # it (a test runner that crashed), it is reparented, and it ends.
+    parent = os.getppid()
+
+    def watch_parent():
+        while os.getppid() == parent:
+            time.sleep(1)
+        server.shutdown()
+    threading.Thread(target=watch_parent, daemon=True).start()
     try:
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:

@@ -28,7 +28,8 @@ import PlayerKitSupport
 /// **Correction.** The median of a member's latest five skews decides:
 /// - ahead beyond ``MultiView/Settings/holdThreshold``, or behind beyond
 ///   ``MultiView/Settings/realignThreshold`` (while it joins, beyond the hold threshold): the
-///   member pauses and seeks exactly to its own frame when ahead, or, when behind, to where the
+///   member pauses, takes the group's speed (before the seek: a speed change makes mpv decode
+///   its audio again, and a change at the release started members a frame late) and seeks exactly to its own frame when ahead, or, when behind, to where the
 ///   clock will be ``MultiView/Settings/seekLead`` later (once its cache has it), and is held
 ///   there until the clock reaches the frame it shows, then plays (a wake-up is asked for at that instant); a seek that lands after
 ///   the clock passed its target doubles the lead for the next one (up to 4 s);
@@ -249,8 +250,10 @@ struct LiveAlignment: Sendable {
                 switch members[index].status {
                 case .holding, .seeking:
                     members[index].status = .waiting
-                    members[index].speed = speed
-                    actions.append(.send(members[index].id, .setSpeed(speed)))
+                    if members[index].speed != speed {
+                        members[index].speed = speed
+                        actions.append(.send(members[index].id, .setSpeed(speed)))
+                    }
                     actions.append(.send(members[index].id, .play))
                 default:
                     break
@@ -532,6 +535,13 @@ struct LiveAlignment: Sendable {
                 }
                 members[index].status = .seeking(target: target, since: time)
                 actions.append(.send(id, .pause))
+                if members[index].speed != speed {
+                    // The group's speed now, before the seek: mpv drops the audio it decoded
+                    // when the speed changes, and a change at the release made the member start
+                    // a frame late (its video waits for the audio it decodes again).
+                    members[index].speed = speed
+                    actions.append(.send(id, .setSpeed(speed)))
+                }
                 actions.append(.send(id, .seek(to: self.media(index, target), precision: .exact)))
                 // mpv may refuse a seek outside what it has (a live stream seeks within its cache
                 // only; a missing segment is a hole in it) without failing the command: given up
@@ -586,8 +596,11 @@ struct LiveAlignment: Sendable {
             members[index].status = .playing
             members[index].settling = 2
             members[index].recent = []
-            members[index].speed = speed
-            actions.append(.send(members[index].id, .setSpeed(speed)))
+            if members[index].speed != speed {
+                // The group's speed changed while it was held (it got the speed with its seek).
+                members[index].speed = speed
+                actions.append(.send(members[index].id, .setSpeed(speed)))
+            }
             actions.append(.send(members[index].id, .play))
         }
         return actions

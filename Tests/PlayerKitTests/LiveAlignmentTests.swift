@@ -244,6 +244,29 @@ struct LiveAlignmentTests {
         #expect(abs(sim.trueSkew(b) ?? 1) < 0.006)
     }
 
+    @Test("a trimmed member that is realigned gets the group's speed with its pause, before its seek, and its release only plays (mpv drops its decoded audio on a speed change: a change at the release started real members a frame late)")
+    func realignSetsSpeedBeforeTheSeek() throws {
+        var sim = Simulation()
+        sim.join(a, media: 10)
+        sim.join(b, media: 10)
+        sim.run(for: 1)
+        let index = try #require(sim.members.firstIndex { $0.id == b })
+        sim.members[index].media -= 0.02  // 20 ms behind: trimmed
+        sim.run(for: 0.3)
+        #expect(sim.members[index].speed > 1)
+        let jumped = sim.now
+        sim.members[index].media += 1  // a missing segment: realigned by a seek and a hold
+        sim.run(for: 3)
+        let after = sim.commands.filter { $0.id == b && $0.at >= jumped }.map(\.command)
+        let pause = try #require(after.firstIndex(of: .pause))
+        let seek = try #require(after.firstIndex { if case .seek = $0 { true } else { false } })
+        let play = try #require(after.firstIndex(of: .play))
+        #expect(pause < seek && seek < play)
+        #expect(after[pause..<seek].contains(.setSpeed(1)))
+        #expect(!after[seek..<play].contains { if case .setSpeed = $0 { true } else { false } })
+        #expect(abs(sim.trueSkew(b) ?? 1) < 0.006)
+    }
+
     @Test("a 4 s stall: fellBehind(stall); the others play on; when it plays again it is seeked ahead, held and realigned")
     func stallIsRealigned() throws {
         var sim = Simulation()

@@ -238,7 +238,9 @@ public final class MultiView: Sendable {
     /// ``/PlayerKitCore/Player`` is first switched to its source's own timestamps (mpv's
     /// `rebase-start-time=no`), on which the group aligns, and to reporting a new frame when it
     /// is due rather than when it is queued (`video-timing-offset=0`), on which the group
-    /// measures. Returns once the load ended.
+    /// measures. Its video runs on its own clock unless it has the audio focus
+    /// (`video-sync=desync`, see ``setAudioFocus(_:)``), and after waiting for the network it
+    /// plays again once 0.2 s of media is in (`cache-pause-wait`). Returns once the load ended.
     /// A load that fails drops the member (``MultiViewEvent/dropped(_:)`` with
     /// ``MultiViewEvent/DropReason/failed(_:)``) and is thrown.
     /// - Throws: what ``/PlayerKitCore/MediaPlayer/load(_:startPaused:)`` throws.
@@ -253,6 +255,15 @@ public final class MultiView: Sendable {
                 // early or not, at random. At 0, a position changes when its frame is due, so a
                 // frame change is timed within a fraction of a millisecond (Performance.md).
                 try await player.setProperty("video-timing-offset", to: .double(0))
+                // After waiting for the network, mpv plays again once a second of media is in
+                // (cache-pause-wait): with 1 s segments, the segment after the next. The group
+                // brings a member back itself, from as soon as it has frames again.
+                try await player.setProperty("cache-pause-wait", to: .double(0.2))
+                // A muted member's video runs on its own clock, not its audio's (mpv's
+                // video-sync): each speed trim moves the audio, and mpv pulled the video after
+                // it by a few milliseconds (Sync.md). The member with the audio focus keeps its
+                // video on its audio.
+                try await player.setProperty("video-sync", to: .string(videoSync(for: player.id)))
             }
             _ = try await player.load(source)
         } catch {
@@ -309,7 +320,9 @@ public final class MultiView: Sendable {
     public var audioFocus: PlayerID? { state.withLock { $0.audioFocus } }
 
     /// Gives the audio focus to member `id` (nil: to none): it is unmuted and every other member
-    /// muted, at once (sent, not awaited: the members keep playing in step). Publishes
+    /// muted, at once (sent, not awaited: the members keep playing in step). The heard member's
+    /// video follows its audio (mpv's `video-sync=audio`, for lip sync); a muted member's runs on
+    /// its own clock (`desync`), so the group's speed trims do not move its frames. Publishes
     /// ``MultiViewEvent/audioFocusChanged(_:)`` on the members that gained and lost it.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` when `id` is not a member.
     public func setAudioFocus(_ id: PlayerID?) throws(PlayerError) {
@@ -329,6 +342,17 @@ public final class MultiView: Sendable {
         for player in players {
             try? player.send(.setMuted(player.id != id))
         }
+        if previous != id {
+            // The heard member's video follows its audio; a muted one's runs on its own (see
+            // load(_:on:)). Sent, not awaited; each task sets what the focus is when it runs, so
+            // quick changes end on the last.
+            for case let player as Player in players where player.id == id || player.id == previous {
+                Task { [weak self] in
+                    guard let self else { return }
+                    try? await player.setProperty("video-sync", to: .string(self.videoSync(for: player.id)))
+                }
+            }
+        }
         guard previous != id else { return }
         if let previous, let player = players.first(where: { $0.id == previous }) {
             player.publish(MultiViewEvent.audioFocusChanged(false))
@@ -336,6 +360,11 @@ public final class MultiView: Sendable {
         if let id, let player = players.first(where: { $0.id == id }) {
             player.publish(MultiViewEvent.audioFocusChanged(true))
         }
+    }
+
+    /// mpv's `video-sync` for member `id`: its audio's clock when it is heard, else its own.
+    private func videoSync(for id: PlayerID) -> String {
+        state.withLock { $0.audioFocus == id } ? "audio" : "desync"
     }
 
     // MARK: Lifetime

@@ -27,9 +27,15 @@ struct MultiViewEventTests {
         for (player, recorder) in players {
             #expect(await recorder.waitFor(timeout: .seconds(30)) { if case .aligned = Self.event($0) { true } else { false } } != nil, "\(player.id)")
         }
+        // Before any focus, every member's video runs on its own clock (mpv's video-sync), so a
+        // speed trim does not pull it after its audio.
+        for (player, _) in players { #expect(try await player.property("video-sync") == .string("desync"), "\(player.id)") }
         try view.setAudioFocus(players[0].player.id)
         #expect(players[0].player.snapshot.isMuted == false)
         #expect(players[1].player.snapshot.isMuted == true)
+        // The heard member's video follows its audio again; the muted ones' stay on their own.
+        #expect(await eventually { (try? await players[0].player.property("video-sync")) == .string("audio") })
+        #expect(try await players[1].player.property("video-sync") == .string("desync"))
         #expect(throws: PlayerError.self) { try view.setAudioFocus("not-a-member") }
         // Angle 0 (heard) ends: dropped as ended; the focus moves to the next member.
         try await origin.control("end", angle: 0)
@@ -38,6 +44,7 @@ struct MultiViewEventTests {
         #expect(await players[1].recorder.waitFor(timeout: .seconds(5)) { Self.event($0) == .audioFocusChanged(true) } != nil)
         #expect(view.audioFocus == players[1].player.id)
         #expect(await eventually { players[1].player.snapshot.isMuted == false })
+        #expect(await eventually { (try? await players[1].player.property("video-sync")) == .string("audio") })
         // Angle 2 goes away: every request answered 404.
         try await origin.control("gone", angle: 2)
         let gone = await players[2].recorder.waitFor(timeout: .seconds(60)) { if case .dropped = Self.event($0) { true } else { false } }

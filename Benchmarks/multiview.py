@@ -22,6 +22,14 @@ the angles show that frame (each angle's moment interpolated between its own fra
                     playlist moving again) until the spread stays under 5 ms for a second
   CPU per angle     the process's CPU time over the run, per angle and second of play
 
+PlayerKit's faulted run is made RUNS (3) times, each in a row of its own, so the table shows how
+much the figures move from run to run.
+
+On demand: two local files (640x360, 30 fps, 30 s, one testsrc2 scene, made once with ffmpeg in
+.build-bench), `playerkit-multiview --headless --json --seconds 20` against two uncorrected C cores
+started together: the app's own figure (the worst member's skew_p99_ms on its last line, over its
+10 s window) and the spread measured from the frame log over the 20 s after both were aligned.
+
 Then the most angles PlayerKit keeps in sync on this machine: 4, 6, 8 and 9 angles joined together
 for 25 s; in sync when the spread's p99 over the last 15 s is within a frame (33 ms) and mpv
 dropped at most 1% of the frames.
@@ -52,6 +60,7 @@ SECONDS = 52
 MISSING_AT, STALL_AT, STALL_FOR = 27.0, 37.0, 4.0
 IN_STEP = 0.005
 FRAME = 1 / 30
+RUNS = 3
 
 
 def say(text):
@@ -227,6 +236,80 @@ def run_playerkit(app, origin, angles, seconds, joins, log, inject=True):
     return analyse(log, cpu1 - cpu0, t1 - t0, angles, inject)
 
 
+def local_files():
+    """Two 30 s angles of one testsrc2 scene at 640x360, 30 fps, with a tone each (made once)."""
+    files = []
+    for index in (1, 2):
+        path = os.path.join(WORK, f"multiview-file-{index}.mp4")
+        if not os.path.exists(path):
+            partial = path + ".partial.mp4"
+            subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y",
+                            "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30:duration=30",
+                            "-f", "lavfi", "-i", f"sine=frequency={400 * index}:duration=30",
+                            "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-pix_fmt", "yuv420p",
+                            "-c:a", "aac", "-shortest", partial], check=True)
+            os.rename(partial, path)
+        files.append(path)
+    return files
+
+
+def on_demand_figures(log, seconds):
+    """The spread of two on-demand angles from a frame log: over the `seconds` after both were in
+    step (the spread under 5 ms for a second), or after 2 s when they never were."""
+    frames, dropped = read_log(log)
+    ids = ["angle-1", "angle-2"]
+    series = spreads(frames, ids)
+    aligned = settled(series, 0.0)
+    start = aligned if aligned is not None else 2.0
+    steady = [s for (t, s) in series if start <= t < start + seconds]
+    return {
+        "aligned_after_s": aligned,
+        "p50_ms": percentile(steady, 0.5) and percentile(steady, 0.5) * 1000,
+        "p95_ms": percentile(steady, 0.95) and percentile(steady, 0.95) * 1000,
+        "p99_ms": percentile(steady, 0.99) and percentile(steady, 0.99) * 1000,
+        "samples": len(steady),
+        "dropped_percent": 100 * sum(dropped.values()) / max(1, sum(dropped.values()) + sum(len(v) for v in frames.values())),
+    }
+
+
+def run_playerkit_files(app, files, log, seconds=20):
+    """playerkit-multiview --headless --json --seconds 20 on local files: the app's own worst
+    skew_p99_ms (last line) beside the spread from the frame log."""
+    command = [app, "--headless", "--json", "--seconds", str(seconds), "--frame-log", log, *files]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    cpu0, cpu1, t0, t1, last = None, None, None, None, None
+    for line in process.stdout:
+        item = json.loads(line)
+        if item.get("type") == "ready":
+            cpu0, t0 = cpu_seconds(process.pid), time.monotonic()
+        elif item.get("type") == "skews":
+            last = item
+            try:
+                cpu1, t1 = cpu_seconds(process.pid), time.monotonic()
+            except OSError:
+                pass
+    if process.wait() != 0:
+        raise SystemExit(f"playerkit-multiview failed: {' '.join(command)}")
+    figures = on_demand_figures(log, seconds - 3)
+    members = (last or {}).get("members", [])
+    reported = [m.get("skew_p99_ms") for m in members if m.get("skew_p99_ms") is not None]
+    figures["app_skew_p99_ms"] = max(reported) if len(reported) == len(files) else None
+    figures["cpu_per_angle_percent"] = 100 * (cpu1 - cpu0) / (t1 - t0) / len(files) if t1 and t1 > t0 else None
+    return figures
+
+
+def run_c_files(binary, files, log, seconds=20):
+    command = [binary, "plain", str(seconds), log, ",".join("0" for _ in files), *files]
+    process = subprocess.run(command, capture_output=True, text=True)
+    if process.returncode != 0:
+        raise SystemExit(f"the C client failed: {' '.join(command)}")
+    figures = on_demand_figures(log, seconds - 3)
+    measured = json.loads(process.stdout.strip().splitlines()[-1])
+    figures["app_skew_p99_ms"] = None
+    figures["cpu_per_angle_percent"] = 100 * measured["cpu_s"] / measured["wall_s"] / len(files)
+    return figures
+
+
 def run_c(binary, mode, origin, angles, seconds, joins, log):
     command = [binary, mode, str(seconds), log, ",".join(str(j) for j in joins), *origin.angles[:angles]]
     start = time.monotonic()
@@ -267,7 +350,7 @@ def number(value, digits=1, unit=""):
     return "never" if value is None else f"{value:.{digits}f}{unit}"
 
 
-def table(rows, most, machine_text):
+def table(rows, most, on_demand, machine_text):
     lines = [
         "| 4 live angles, 360p, joined 0-3 s apart | aligned after the last join | spread p50 | p95 | p99 (20 s) "
         "| back in step after a missing segment | after a 4 s stall | CPU per angle | frames dropped |",
@@ -278,6 +361,13 @@ def table(rows, most, machine_text):
             f"| {name} | {number(figures['aligned_after_s'], 2, ' s')} | {number(figures['p50_ms'], 2, ' ms')} "
             f"| {number(figures['p95_ms'], 2, ' ms')} | {number(figures['p99_ms'], 2, ' ms')} "
             f"| {number(figures.get('missing_segment_back_s'), 2, ' s')} | {number(figures.get('stall_back_s'), 2, ' s')} "
+            f"| {number(figures['cpu_per_angle_percent'], 1, '%')} | {number(figures['dropped_percent'], 2, '%')} |")
+    lines += ["", "| 2 local files (on demand), started together, 20 s | the app's skew_p99_ms (worst member, last 10 s) "
+              "| spread p50 | p95 | p99 (frame log) | CPU per angle | frames dropped |", "|---|---|---|---|---|---|---|"]
+    for name, figures in on_demand:
+        lines.append(
+            f"| {name} | {'-' if figures['app_skew_p99_ms'] is None else number(figures['app_skew_p99_ms'], 2, ' ms')} "
+            f"| {number(figures['p50_ms'], 2, ' ms')} | {number(figures['p95_ms'], 2, ' ms')} | {number(figures['p99_ms'], 2, ' ms')} "
             f"| {number(figures['cpu_per_angle_percent'], 1, '%')} | {number(figures['dropped_percent'], 2, '%')} |")
     lines += ["", "| PlayerKit, angles joined together (25 s) | spread p99 (last 15 s) | frames dropped | CPU per angle | in sync |",
               "|---|---|---|---|---|"]
@@ -316,17 +406,25 @@ def main():
     if keep:
         os.makedirs(keep, exist_ok=True)
     with (tempfile.TemporaryDirectory() if not keep else _Folder(keep)) as work:
-        for name, runner in (("PlayerKit (MultiView)", lambda o, log: run_playerkit(app, o, 4, SECONDS, JOINS, log)),
-                             ("uncorrected mpv cores (C client)", lambda o, log: run_c(client, "plain", o, 4, SECONDS, JOINS, log)),
-                             ("RaceControl's autosync (C client)", lambda o, log: run_c(client, "autosync", o, 4, SECONDS, JOINS, log))):
+        runners = [(f"PlayerKit (MultiView), run {run}", lambda o, log: run_playerkit(app, o, 4, SECONDS, JOINS, log))
+                   for run in range(1, RUNS + 1)]
+        runners += [("uncorrected mpv cores (C client)", lambda o, log: run_c(client, "plain", o, 4, SECONDS, JOINS, log)),
+                    ("RaceControl's autosync (C client)", lambda o, log: run_c(client, "autosync", o, 4, SECONDS, JOINS, log))]
+        for name, runner in runners:
             say(f"running: {name}, {SECONDS} s")
             origin = Origin(max(counts))
             try:
-                figures = runner(origin, os.path.join(work, name.split(" ")[0].lower() + ".log"))
+                figures = runner(origin, os.path.join(work, re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") + ".log"))
             finally:
                 origin.stop()
             say(f"  {json.dumps(figures)}")
             rows.append((name, figures))
+        say("running: two local files on demand, 20 s (PlayerKit, then uncorrected C cores)")
+        files = local_files()
+        on_demand = [("PlayerKit (playerkit-multiview --json)", run_playerkit_files(app, files, os.path.join(work, "files-playerkit.log"))),
+                     ("uncorrected mpv cores (C client)", run_c_files(client, files, os.path.join(work, "files-c.log")))]
+        for name, figures in on_demand:
+            say(f"  {name}: {json.dumps(figures)}")
         for count in counts:
             say(f"running: PlayerKit, {count} angles joined together, 25 s")
             origin = Origin(max(counts))
@@ -341,7 +439,7 @@ def main():
                 origin.stop()
             say(f"  {json.dumps(figures)}")
             most.append((count, figures))
-    section = table(rows, most, machine())
+    section = table(rows, most, on_demand, machine())
     print(section)
     if args.write:
         document = open(DOC).read()

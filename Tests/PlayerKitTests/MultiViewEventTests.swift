@@ -7,7 +7,7 @@ import Testing
 
 /// Multi-view behaviours judged by their events, not by timing: they run in the parallel pass
 /// (MultiViewTests, which measure spreads, run one at a time).
-@Suite("Multi-view events: drops, unrelated timestamps, the live edge (real libmpv, a loopback origin)", .timeLimit(.minutes(3)))
+@Suite("Multi-view events: drops, unrelated timestamps, the 33-bit wrap, the live edge (real libmpv, a loopback origin)", .timeLimit(.minutes(3)))
 struct MultiViewEventTests {
     private static func event(_ record: PlayerEventRecord) -> MultiViewEvent? { MultiViewTests.event(record) }
     private static func players(_ count: Int) async throws -> [(player: Player, recorder: EventRecorder)] {
@@ -76,6 +76,56 @@ struct MultiViewEventTests {
         #expect(!players[0].recorder.records.contains { if case .dropped = Self.event($0) { true } else { false } })
         let before = players[0].player.position ?? 0
         #expect(await eventually(timeout: .seconds(5)) { (players[0].player.position ?? 0) > before + 0.5 })
+    }
+
+    /// One encoder 5.3 s before its 33-bit MPEG-TS clock wraps (26.5 hours after its start),
+    /// packaged twice: as fMP4 (64-bit timestamps, which go on past the wrap) and as MPEG-TS (its
+    /// muxer starts 1.4 s later, so the fMP4 angle's offset is 1.4 s larger: one clock).
+    static let wrapArguments = ["--angles", "2", "--size", "160x90", "--fps", "30", "--seconds", "40", "--segment", "1",
+                                "--formats", "fmp4,ts", "--pts-offsets", "95438.4,95437"]
+
+    @Test("the 33-bit MPEG-TS clock wraps: an fMP4 angle (95442 s and on), a TS angle joined before the wrap (FFmpeg makes its times negative, -1.4 s and on) and one joined after it (4 s and on) are aligned, and show the same frame within a frame")
+    func timestampWrap() async throws {
+        let origin = try await LiveOrigin.start(Self.wrapArguments)
+        defer { origin.stop() }
+        let started = ContinuousClock.now
+        let players = try await Self.players(3)
+        defer { for (player, _) in players { Task { await player.shutdown() } } }
+        let log = FrameLog()
+        defer { log.stop() }
+        for (player, _) in players { log.follow(player) }
+        let view = try MultiView(players: [])
+        defer { view.invalidate() }
+        let (fmp4, early, late) = (players[0].player, players[1].player, players[2].player)
+        try await view.load(MediaSource(origin.angles[0]), on: fmp4)
+        try await view.load(MediaSource(origin.angles[1]), on: early)
+        // After the wrap in the TS angle's window: its player starts about three segments
+        // behind the newest, past 95443.7 s.
+        try await Task.sleep(until: started + .seconds(6))
+        try await view.load(MediaSource(origin.angles[1]), on: late)
+        for (player, recorder) in players {
+            #expect(await recorder.waitFor(timeout: .seconds(30)) { if case .aligned = Self.event($0) { true } else { false } } != nil, "\(player.id)")
+        }
+        // The premise: the angles' own timestamps are a wrap apart.
+        let wrap = Double(1 << 33) / 90_000
+        let fmp4Position = try #require(fmp4.position)
+        let latePosition = try #require(late.position)
+        #expect(fmp4Position > 95_443.8, "\(fmp4Position)")
+        #expect(latePosition > 0 && latePosition < 60, "\(latePosition)")
+        // Measured apart from the group, the fMP4 angle's times a wrap earlier.
+        let start = ContinuousClock.now
+        try await Task.sleep(for: .seconds(3))
+        let ids = players.map(\.player.id)
+        let spreads = log.spreads(of: ids, reference: ids[1], from: start, to: ContinuousClock.now, offsets: [fmp4.id: -wrap])
+        #expect(spreads.count > 50)
+        let p50 = Statistics.percentile(0.5, of: spreads) ?? 1
+        let p99 = Statistics.percentile(0.99, of: spreads) ?? 1
+        #expect(p50 < 0.010, "spread p50 \(p50 * 1000) ms")
+        #expect(p99 < 0.033, "spread p99 \(p99 * 1000) ms")
+        #expect(view.members.count == 3)
+        for (player, recorder) in players {
+            #expect(!recorder.records.contains { if case .dropped = Self.event($0) { true } else { false } }, "\(player.id)")
+        }
     }
 
     @Test("liveEdge(latency: 3 s): three angles joined apart are aligned about 3 s behind the origin's live edge, and stay there")

@@ -2,13 +2,13 @@ import Foundation
 import PlayerKit
 import Testing
 
-/// The soak (Tests/SoakProbe): 30 seconds (60 under `make test-long`) of random operations from 8 tasks on up to 32 players,
+/// The soak (Tests/SoakProbe): 20 seconds (60 under `make test-long`) of random operations from 8 tasks on up to 32 players,
 /// seeded, in a child process; invariants are checked by the probe as it runs. `make test` runs
 /// this suite on its own after the rest (it loads both cores); `make soak MINUTES=30` runs the
 /// probe for longer with a random seed.
 @Suite("Soak", .timeLimit(.minutes(10)))
 struct SoakTests {
-    @Test("30 s (60 s in make test-long) of random operations on up to 32 players: no crash, no stuck call, gapless sequence numbers, documented transitions, typed errors, bounded memory")
+    @Test("20 s (60 s in make test-long) of random operations on up to 32 players: no crash, no stuck call, gapless sequence numbers, documented transitions, typed errors, bounded memory")
     func soak() async throws {
         let probe = Fixtures.productsDirectory.appendingPathComponent("SoakProbe")
         let run = try await ChildProcess.runToEnd(probe, ["--seconds", "\(Fixtures.soakSeconds)", "--seed", "20261122", "--arenas", "2"])

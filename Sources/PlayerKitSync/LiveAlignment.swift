@@ -93,8 +93,15 @@ struct LiveAlignment: Sendable {
         /// Consecutive frames within the aligned tolerance.
         var inStep = 0
         /// The time on the group's timeline up to which the member's player has its source in
-        /// memory (mpv's `demuxer-cache-time`), when known: a live stream seeks within that only.
+        /// memory (mpv's `demuxer-cache-time`), when known.
         var cacheEnd: Double?
+        /// The time on the group's timeline up to which the member's player can seek (the end of
+        /// its seekable ranges), when known: a live stream seeks within that only, and it ends
+        /// about a segment before ``cacheEnd``.
+        var seekableEnd: Double?
+        /// Whether the running corrective seek goes only as far as the member can seek, short
+        /// of where the clock will be (its lead is then not the cause of landing behind).
+        var shortSeek = false
         /// Added to the member's media times to put them on the group's timeline: the offset
         /// the app gave (``MultiView/Settings/offsets``), in seconds.
         var offset: Double
@@ -209,6 +216,7 @@ struct LiveAlignment: Sendable {
         members[index].edge = nil
         members[index].lastFrame = members[index].lastFrame.map { ($0.media + change, $0.time) }
         members[index].cacheEnd = members[index].cacheEnd.map { $0 + change }
+        members[index].seekableEnd = members[index].seekableEnd.map { $0 + change }
         members[index].recent = []
         if case .holding(let media) = members[index].status { members[index].status = .holding(media: media + change) }
         guard abs(change) > settings.alignedTolerance.inSeconds else { return [] }
@@ -349,17 +357,24 @@ struct LiveAlignment: Sendable {
     /// unknown). Members whose source grows at the pace of time are live, and their edges are
     /// compared: a member whose timestamps are unrelated to the group's is dropped with
     /// ``MultiViewEvent/DropReason/unrelatedTimestamps(offset:)``.
-    mutating func cached(_ id: PlayerID, upTo raw: Double?, at time: ContinuousClock.Instant) -> [Action] {
+    /// `seekable`: the media time up to which the player can seek in what it has (nil: unknown).
+    mutating func cached(_ id: PlayerID, upTo raw: Double?, seekableTo seekable: Double? = nil,
+                         at time: ContinuousClock.Instant) -> [Action] {
         guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
         guard let raw else {
             members[index].cacheEnd = nil
+            members[index].seekableEnd = nil
             return []
         }
-        var value = raw + members[index].offset + Double(members[index].wraps) * Self.timestampWrap
+        let base = members[index].offset + Double(members[index].wraps) * Self.timestampWrap
+        var value = raw + base
+        var turns = 0.0
         if let clock = clock(at: time), abs(value - clock) > Self.timestampWrap / 2 {
-            value += ((clock - value) / Self.timestampWrap).rounded() * Self.timestampWrap
+            turns = ((clock - value) / Self.timestampWrap).rounded()
+            value += turns * Self.timestampWrap
         }
         members[index].cacheEnd = value
+        members[index].seekableEnd = seekable.map { $0 + base + turns * Self.timestampWrap }
         let epoch = self.epoch ?? time
         self.epoch = epoch
         let lead = value - time.seconds(since: epoch)
@@ -367,6 +382,10 @@ struct LiveAlignment: Sendable {
             return followLiveEdge(index, lead: lead, latency: latency.inSeconds, at: time)
         }
         guard !members[index].offsetGiven else { return [] }
+        // Before the clock runs there is no timeline to put the value on: a member a 33-bit wrap
+        // away from the one whose frame starts the clock (fMP4 beside MPEG-TS) would keep an
+        // edge 26.5 hours off.
+        guard clock(at: time) != nil else { return [] }
         guard var edge = members[index].edge else {
             members[index].edge = LiveEdge(lead: lead, since: time, last: value)
             return []
@@ -448,10 +467,11 @@ struct LiveAlignment: Sendable {
     private mutating func landed(_ index: Int, media: Double, at time: ContinuousClock.Instant) -> [Action] {
         members[index].status = .holding(media: media)
         members[index].lastFrame = nil
-        if let clock = clock(at: time), clock > media {
+        if let clock = clock(at: time), clock > media, !members[index].shortSeek {
             // The clock passed the target while the seek ran: lead more next time.
             members[index].seekLead = min(members[index].seekLead * 2, 4)
         }
+        members[index].shortSeek = false
         return releaseDue(at: time) + wakeFor(media)
     }
 
@@ -461,12 +481,28 @@ struct LiveAlignment: Sendable {
             guard case .seeking(_, let since) = members[index].status, time - since >= Self.seekGiveUp else { continue }
             // Not landed: held where it stopped, and released (the clock is past it), to be
             // measured again; the next seek leads further.
-            members[index].seekLead = min(members[index].seekLead * 2, 4)
+            if !members[index].shortSeek { members[index].seekLead = min(members[index].seekLead * 2, 4) }
+            members[index].shortSeek = false
             members[index].status = .holding(media: members[index].lastFrame?.media ?? -.infinity)
             members[index].lastFrame = nil
         }
         return releaseDue(at: time) + wakesForHeld()
     }
+
+    /// How far a member behind can seek forward now (nil: as far as it likes): a little inside
+    /// the end of its seekable ranges, or, when its player does not tell them, inside the end of
+    /// its cache.
+    private func seekReach(_ index: Int) -> Double? {
+        if let seekable = members[index].seekableEnd { return seekable - Self.seekableMargin }
+        return members[index].cacheEnd.map { $0 - Self.cacheMargin }
+    }
+
+    /// How far inside the end of a member's seekable ranges a corrective seek lands.
+    static let seekableMargin = 0.2
+
+    /// The shortest lead of a corrective seek ahead of the clock (a seek lands in about 0.1 to
+    /// 0.2 s): when a member cannot seek that far yet, it plays on until it can.
+    static let shortestLead = 0.25
 
     /// How far inside a member's cache a corrective seek must land (a second of media: mpv
     /// keeps whole packets, and the cache's end moves with each one).
@@ -527,12 +563,18 @@ struct LiveAlignment: Sendable {
                 members[index].inStep = 0
                 // Ahead: its own frame, which it certainly has (the clock's place may be in the
                 // hole a missing segment left). Behind: where the clock will be once it landed.
-                let target = skew > 0 ? media : (clock(at: time) ?? media) + members[index].seekLead * speed
-                if skew < 0, let cacheEnd = members[index].cacheEnd, target > cacheEnd - Self.cacheMargin {
-                    // Not in its cache yet: a live stream cannot seek there. It plays on (and
-                    // downloads) until the data is there.
-                    return actions
+                var target = skew > 0 ? media : (clock(at: time) ?? media) + members[index].seekLead * speed
+                var short = false
+                if skew < 0, let reach = seekReach(index), target > reach {
+                    // Not in what it can seek yet: a live stream cannot seek there. As far as it
+                    // can, when that is still ahead of where the clock will be once the seek
+                    // landed (a shorter lead); else it plays on (and downloads) until the data
+                    // is there.
+                    guard reach > (clock(at: time) ?? media) + Self.shortestLead * speed else { return actions }
+                    target = reach
+                    short = true
                 }
+                members[index].shortSeek = short
                 members[index].status = .seeking(target: target, since: time)
                 actions.append(.send(id, .pause))
                 if members[index].speed != speed {

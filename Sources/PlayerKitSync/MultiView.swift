@@ -135,8 +135,8 @@ public final class MultiView: Sendable {
         let player: any MediaPlayer
         var subscription: PlayerSubscription?
         var observation: PropertyObservation?
-        /// The observation of how far the member's player has its source (a ``/PlayerKitCore/Player``'s
-        /// `demuxer-cache-time`): a live stream seeks within that only.
+        /// The observation of how far the member's player has its source, and can seek in it (a
+        /// ``/PlayerKitCore/Player``'s `demuxer-cache-state`): a live stream seeks within that only.
         var cacheObservation: PropertyObservation?
         /// Whether the member's item has shown its first frame: positions before it (the 0 a
         /// player reports while it loads) are not frames.
@@ -195,7 +195,7 @@ public final class MultiView: Sendable {
         }
         guard added else { return }
         let observation = player.observeEveryFrame()
-        let cacheObservation = (player as? Player).flatMap { try? $0.observeProperty("demuxer-cache-time") }
+        let cacheObservation = (player as? Player).flatMap { try? $0.observeProperty("demuxer-cache-state") }
         let subscription = player.eventBus.subscribe(
             to: id, kinds: [.positionChanged, .firstFrame, .seekCompleted, .stateChanged, .itemEnded, .shutDown, .propertyChanged],
             delivery: .immediate
@@ -398,8 +398,9 @@ public final class MultiView: Sendable {
             }
         case .seekCompleted(let position):
             step { $0.seekLanded(id, media: position, at: record.time) }
-        case .propertyChanged("demuxer-cache-time", let value):
-            step { $0.cached(id, upTo: value.doubleValue, at: record.time) }
+        case .propertyChanged("demuxer-cache-state", let value):
+            let (end, seekable) = Self.cache(value)
+            step { $0.cached(id, upTo: end, seekableTo: seekable, at: record.time) }
         case .stateChanged(_, let to):
             if to == .loading || to == .idle {
                 state.withLock { state in
@@ -416,6 +417,22 @@ public final class MultiView: Sendable {
         default:
             break
         }
+    }
+
+    /// From mpv's `demuxer-cache-state`: the media time up to which the player has its source
+    /// in memory (`cache-end`), and up to which it can seek in it (the furthest end of its
+    /// `seekable-ranges`: mpv refuses a seek past it, and on a live stream it ends about a
+    /// segment before the cache does, at the last segment's first keyframe).
+    private static func cache(_ state: MPVValue) -> (end: Double?, seekable: Double?) {
+        guard case .map(let entries) = state else { return (nil, nil) }
+        let end = entries.first { $0.key == "cache-end" }?.value.doubleValue
+        var seekable: Double?
+        if case .array(let ranges)? = entries.first(where: { $0.key == "seekable-ranges" })?.value {
+            for case .map(let range) in ranges {
+                if let rangeEnd = range.first(where: { $0.key == "end" })?.value.doubleValue { seekable = max(seekable ?? rangeEnd, rangeEnd) }
+            }
+        }
+        return (end, seekable)
     }
 
     /// One step of the machine under the lock; its actions after it. With `showing`, only once

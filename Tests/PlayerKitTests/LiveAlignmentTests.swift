@@ -356,6 +356,32 @@ struct LiveAlignmentTests {
         #expect(abs(sim.trueSkew(b) ?? 1) < 0.006)
     }
 
+    @Test("a member behind whose seekable ranges end before where the clock will be after its lead (grown to 4 s by earlier late landings) seeks as far as it can, still ahead of the clock, and is aligned; its lead does not grow (a real MPEG-TS member stayed 2.2 s behind, waiting for data a live stream never had)")
+    func behindSeeksAsFarAsItCan() throws {
+        var settings = MultiView.Settings()
+        settings.seekLead = .seconds(4)
+        var sim = Simulation(settings: settings, leader: .member(a))
+        sim.join(a, media: 10)
+        sim.run(for: 1)
+        sim.join(b, media: 9)  // 2 s behind the clock at 11
+        var seeks: [(target: Double, seekable: Double)] = []
+        for _ in 0..<30 {
+            // b's player has the live stream up to 1.5 s past the clock, and can seek up to 0.5 s past it.
+            let clock = sim.machine.clock(at: sim.instant(sim.now)) ?? 11
+            sim.apply(sim.machine.cached(b, upTo: clock + 1.5, seekableTo: clock + 0.5, at: sim.instant(sim.now)))
+            let before = sim.commands.count
+            sim.run(for: 0.1)
+            for command in sim.commands[before...] where command.id == b {
+                if case .seek(let target, _) = command.command { seeks.append((target, clock + 0.5)) }
+            }
+        }
+        #expect(!seeks.isEmpty)
+        for seek in seeks { #expect(seek.target <= seek.seekable, "\(seek)") }
+        #expect(sim.events(of: b).contains { if case .aligned = $0 { true } else { false } })
+        #expect(abs(sim.trueSkew(b) ?? 1) < 0.006)
+        #expect(sim.machine.member(b)?.seekLead == 4)
+    }
+
     @Test("a member behind whose cache does not reach the target yet plays on without a seek, and is seeked once its cache does")
     func behindWaitsForItsCache() throws {
         var sim = Simulation()
@@ -429,6 +455,25 @@ struct LiveAlignmentTests {
         #expect(abs(sim.trueSkew(c, offset: wrap) ?? 1) < 0.006)
         #expect(!sim.commands.contains { if $0.id != a, case .seek = $0.command { true } else { false } })
         #expect(!sim.events.contains { if case .fellBehind = $0.event { true } else { false } })
+    }
+
+    @Test("a live member whose player reports its cache before the group clock runs, a 33-bit wrap away from the member that starts the clock (fMP4 beside MPEG-TS), is not judged on that report: nobody is dropped, both play in step (a real fMP4 and TS pair was dropped as -95443.7 s off)")
+    func cacheBeforeTheClockAcrossTheWrap() throws {
+        let wrap = LiveAlignment.timestampWrap
+        var sim = Simulation()
+        // MPEG-TS joined before the wrap (FFmpeg makes its times negative); its first frame
+        // starts the clock.
+        sim.join(b, media: -2 + 1 / SimulatedMember.fps - 0.0002)
+        sim.join(a, media: wrap - 2)  // fMP4: 64-bit timestamps, past the wrap
+        sim.reportEdges([a: wrap + 1], phases: [a: 0])  // before any frame: no clock yet
+        for _ in 0..<12 {
+            sim.reportEdges([a: wrap + 1, b: 1], phases: [a: 0.1, b: 0.6])
+            sim.run(for: 0.5)
+        }
+        #expect(!sim.events.contains { if case .dropped = $0.event { true } else { false } }, "\(sim.events)")
+        #expect(sim.machine.members.count == 2)
+        #expect(abs(sim.trueSkew(a, offset: -wrap) ?? 1) < 0.006)
+        #expect(abs(sim.trueSkew(b) ?? 1) < 0.006)
     }
 
     @Test("live members on one clock whose players see new segments at different moments stay; a member whose timestamps are 3 s off is dropped with unrelatedTimestamps (about +3 s), and the group runs on without it; an on-demand member is not judged")

@@ -103,8 +103,17 @@ struct MultiViewEventTests {
         // behind the newest, past 95443.7 s.
         try await Task.sleep(until: started + .seconds(6))
         try await view.load(MediaSource(origin.angles[1]), on: late)
+        // What each member went through, for a failure's message.
+        let history: @Sendable () -> String = {
+            players.map { player, recorder in
+                "\(player.id): " + recorder.records.compactMap { record in
+                    Self.event(record).map { String(format: "%.2f ", (record.time - started).inSeconds) + "\($0)" }
+                }.joined(separator: ", ")
+            }.joined(separator: "; ")
+        }
         for (player, recorder) in players {
-            #expect(await recorder.waitFor(timeout: .seconds(30)) { if case .aligned = Self.event($0) { true } else { false } } != nil, "\(player.id)")
+            #expect(await recorder.waitFor(timeout: .seconds(20)) { if case .aligned = Self.event($0) { true } else { false } } != nil,
+                    "\(player.id): \(history())")
         }
         // The premise: the angles' own timestamps are a wrap apart.
         let wrap = Double(1 << 33) / 90_000
@@ -117,10 +126,11 @@ struct MultiViewEventTests {
         try await Task.sleep(for: .seconds(3))
         let ids = players.map(\.player.id)
         let spreads = log.spreads(of: ids, reference: ids[1], from: start, to: ContinuousClock.now, offsets: [fmp4.id: -wrap])
-        #expect(spreads.count > 50)
+        let positions = "positions: fMP4 \(fmp4.position ?? .nan), TS before the wrap \(early.position ?? .nan), after \(late.position ?? .nan); skews \(view.skews)"
+        #expect(spreads.count > 50, "\(positions); \(history())")
         let p50 = Statistics.percentile(0.5, of: spreads) ?? 1
         let p99 = Statistics.percentile(0.99, of: spreads) ?? 1
-        #expect(p50 < 0.010, "spread p50 \(p50 * 1000) ms")
+        #expect(p50 < 0.010, "spread p50 \(p50 * 1000) ms; \(positions)")
         #expect(p99 < 0.033, "spread p99 \(p99 * 1000) ms")
         #expect(view.members.count == 3)
         for (player, recorder) in players {

@@ -34,7 +34,8 @@ import PlayerKitSupport
 ///   there until the clock reaches the frame it shows, then plays (a wake-up is asked for at that instant); a seek that lands after
 ///   the clock passed its target doubles the lead for the next one (up to 4 s);
 /// - otherwise the speed is trimmed, `group speed × (1 − skew × trimGain)`, at most
-///   ``MultiView/Settings/maximumSpeedTrim`` off, none within ``MultiView/Settings/deadBand``. mpv
+///   ``MultiView/Settings/maximumSpeedTrim`` off, none within ``MultiView/Settings/deadBand``, at
+///   most once per ``trimInterval``. mpv
 ///   keeps the pitch (scaletempo), so a trim is not heard.
 struct LiveAlignment: Sendable {
     typealias Settings = MultiView.Settings
@@ -86,6 +87,8 @@ struct LiveAlignment: Sendable {
         var lastFrame: (media: Double, time: ContinuousClock.Instant)?
         /// The speed last sent.
         var speed: Double = 1
+        /// When the last trim was sent.
+        var lastTrim: ContinuousClock.Instant?
         /// The lead of the next forward seek.
         var seekLead: Double
         /// The skew meter of this member.
@@ -500,6 +503,9 @@ struct LiveAlignment: Sendable {
     /// How far inside the end of a member's seekable ranges a corrective seek lands.
     static let seekableMargin = 0.2
 
+    /// The shortest time between two speed trims of a member (8 frames at 30 fps).
+    static let trimInterval: Duration = .milliseconds(250)
+
     /// The shortest lead of a corrective seek ahead of the clock (a seek lands in about 0.1 to
     /// 0.2 s): when a member cannot seek that far yet, it plays on until it can.
     static let shortestLead = 0.25
@@ -599,8 +605,13 @@ struct LiveAlignment: Sendable {
             }
             let range = PlayerCommand.speedRange
             wanted = min(range.upperBound, max(range.lowerBound, wanted))
-            if abs(wanted - members[index].speed) > 0.0005 || (wanted == speed && members[index].speed != speed) {
+            // At most one change per trim interval: each is a command, its reply and a speed
+            // event through the member's player, and the skew's median moves a little with
+            // every frame.
+            let due = members[index].lastTrim.map { time - $0 >= Self.trimInterval } ?? true
+            if due, abs(wanted - members[index].speed) > 0.0005 || (wanted == speed && members[index].speed != speed) {
                 members[index].speed = wanted
+                members[index].lastTrim = time
                 actions.append(.send(id, .setSpeed(wanted)))
             }
         }

@@ -221,6 +221,12 @@ struct LiveAlignmentTests {
         #expect(abs(sim.trueSkew(c) ?? 1) < 0.006)
         // In step: back at the group's speed.
         #expect(sim.members.allSatisfy { abs($0.speed - 1) < 0.006 })
+        // A trim at most every 0.25 s per member (each is a command, a reply and an event).
+        for id in [b, c] {
+            let times = sim.commands.filter { $0.id == id && { if case .setSpeed = $0 { true } else { false } }($0.command) }.map(\.at)
+            #expect(times.count >= 2)
+            #expect(zip(times, times.dropFirst()).allSatisfy { $1 - $0 >= 0.2499 }, "\(id): \(times)")
+        }
     }
 
     @Test("a missing segment makes a member jump ahead: fellBehind(missingSegment), held, then realigned with the time it took")

@@ -54,6 +54,8 @@ int main(int argc, char **argv) {
         mpv_set_option_string(h, "rebase-start-time", "no");
         mpv_set_option_string(h, "video-timing-offset", "0");
         mpv_set_option_string(h, "terminal", "no");
+        // MULTIVIEW_AF: an audio filter chain (Performance.md: what PlayerKit's scaletempo costs).
+        if (getenv("MULTIVIEW_AF")) mpv_set_option_string(h, "af", getenv("MULTIVIEW_AF"));
         mpv_initialize(h);
         mpv_observe_property(h, 1, "time-pos", MPV_FORMAT_DOUBLE);
         mpv_observe_property(h, 2, "demuxer-cache-time", MPV_FORMAT_DOUBLE);

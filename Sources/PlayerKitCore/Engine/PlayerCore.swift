@@ -1074,14 +1074,23 @@ private func playerKitWakeup(_ context: UnsafeMutableRawPointer?) {
 final class WakeupSignal: Sendable {
     private let scheduled = Atomic<Bool>(false)
     private let queue: DispatchQueue
-    private let drain = Locked<(@Sendable () -> Void)?>(nil)
+    /// The drain, in a class of its own: a closure kept in a `Locked` directly comes out of
+    /// `withLock { $0 }` wrapped in two more reabstraction thunks each time (the inout write-back
+    /// stores the wrapped one), and every drain ran through a chain that grew by two thunks per
+    /// wakeup (WakeupSignalTests).
+    private final class Drain: Sendable {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+    }
+    private let drain = Locked<Drain?>(nil)
 
     init(queue: DispatchQueue) {
         self.queue = queue
     }
 
     func setDrain(_ body: @escaping @Sendable () -> Void) {
-        drain.withLock { $0 = body }
+        let box = Drain(body)
+        drain.withLock { $0 = box }
     }
 
     /// Schedules a drain unless one is already scheduled. Fast and lock-free on the hot path.
@@ -1089,7 +1098,7 @@ final class WakeupSignal: Sendable {
         guard !scheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
         queue.async { [self] in
             let body = drain.withLock { $0 }
-            body?()
+            body?.run()
         }
     }
 

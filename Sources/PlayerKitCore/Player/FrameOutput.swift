@@ -66,8 +66,9 @@ public final class FrameOutput: Sendable {
     /// bookkeeping (timing, counting, analysis); show frames from ``frames`` or ``latestFrame``.
     public func setFrameHandler(_ handler: (@Sendable (VideoFrame) -> Void)?) {
         // The old handler is released after the lock: what it captured may run a deinit.
+        let box = handler.map(FrameHandler.init)
         let old = engine.frameHandler.withLock { current in
-            defer { current = handler }
+            defer { current = box }
             return current
         }
         _ = old
@@ -159,7 +160,8 @@ final class SoftwareRenderer: @unchecked Sendable {
     private let pool: FrameBufferPool
     private let latestFrame = Locked<VideoFrame?>(nil)
     /// ``FrameOutput/setFrameHandler(_:)``.
-    let frameHandler = Locked<(@Sendable (VideoFrame) -> Void)?>(nil)
+    /// The app's frame handler, in a class (``FrameHandler``).
+    let frameHandler = Locked<FrameHandler?>(nil)
     let counters = Locked(Counters())
     private let wake = MonotonicCondition()
     private var updatePending = false
@@ -260,7 +262,7 @@ final class SoftwareRenderer: @unchecked Sendable {
                 let buffer = pool.take()
                 let frame = VideoFrame(info: try render(into: buffer.pointer, stride: format.stride, next: next, paced: true), buffer: buffer)
                 latestFrame.withLock { $0 = frame }
-                if let handler = frameHandler.withLock({ $0 }) { AppCodeMark.calling { handler(frame) } }
+                if let handler = frameHandler.withLock({ $0 }) { AppCodeMark.calling { handler.call(frame) } }
                 if case .dropped = continuation.yield(frame) {
                     counters.withLock { $0.missed += 1 }
                 }
@@ -317,7 +319,7 @@ final class SoftwareRenderer: @unchecked Sendable {
         let buffer = pool.take()
         let frame = VideoFrame(info: try render(into: buffer.pointer, stride: format.stride, next: next, paced: false), buffer: buffer)
         latestFrame.withLock { $0 = frame }
-        if let handler = frameHandler.withLock({ $0 }) { AppCodeMark.calling { handler(frame) } }
+        if let handler = frameHandler.withLock({ $0 }) { AppCodeMark.calling { handler.call(frame) } }
         return frame
     }
 
@@ -347,4 +349,13 @@ final class RenderSignal: @unchecked Sendable {
     }
 
     func fire() { target?.object?.noteUpdate() }
+}
+
+/// An app's frame handler (``FrameOutput/setFrameHandler(_:)``), in a class: a closure kept in a
+/// `Locked` directly comes out of `withLock { $0 }` wrapped in two more reabstraction thunks each
+/// time (the inout write-back stores the wrapped one), so every frame ran through a chain that
+/// grew by two thunks per frame (WakeupSignalTests shows the same for the pump's drain).
+final class FrameHandler: Sendable {
+    let call: @Sendable (VideoFrame) -> Void
+    init(_ call: @escaping @Sendable (VideoFrame) -> Void) { self.call = call }
 }

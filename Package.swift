@@ -388,6 +388,14 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6), .unsafeFlags(["-suppress-warnings"])]
         ),
+        // The parsers of bytes from outside the process, against hostile inputs and every fuzz
+        // corpus (Fuzz/Corpus: seeds and the inputs the fuzzers found), replayed through the same
+        // checks the fuzz targets run (Checks/, which the fuzz package under Fuzz/ shares).
+        .testTarget(
+            name: "ParserFuzzTests",
+            dependencies: ["PlayerKitCore", "PlayerKitCache", "PlayerKitHLS", "PlayerKitRooms", "PlayerKitMPRIS", "PlayerKitTesting"],
+            swiftSettings: strictSettings
+        ),
         // A feature written in a test target from the core's public API alone (no @testable).
         .testTarget(
             name: "CustomFeatureTests",

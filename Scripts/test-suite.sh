@@ -24,7 +24,7 @@ room_tests='RoomClientTests|RoomFollowerTests|RoomTLSTests|SyncplayInteropTests|
 # leader's first non-black frame is found by stepping frame by frame. Alone the batch takes under
 # a second; next to the parallel pass it took 16-29 s (2026-11-26, at 29bdca3 and a3ccda4) and
 # overran the bound in 2 runs of 6.
-bound_tests='CacheOriginTests|WaitBoundTests|MonotonicConditionTests|RoomBoundsTests|FullscreenPolicyTests|SequencerTests|NetworkFaultTests|PosterTests'
+bound_tests='ParserWorkBoundTests|CacheOriginTests|WaitBoundTests|MonotonicConditionTests|RoomBoundsTests|FullscreenPolicyTests|SequencerTests|NetworkFaultTests|PosterTests'
 
 # The test bundle `swift build --build-tests` made. Run directly rather than through `swift test
 # --skip-build`, which would hold SwiftPM's lock on .build for the whole pass, so nothing run

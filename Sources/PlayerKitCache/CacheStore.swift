@@ -511,11 +511,7 @@ final class CacheStore: @unchecked Sendable {
         let path = dataPath(entry.id)
         let body = BodyTarget()
         let outcome = await transfer.run(onHead: { [self] head in
-            let machineHead = TransferMachine.ResponseHead(
-                status: head.status,
-                contentRange: head.headers["content-range"].flatMap(Self.parseContentRange),
-                contentLength: head.headers["content-length"].flatMap { Int64($0) },
-                etag: head.headers["etag"], lastModified: head.headers["last-modified"])
+            let machineHead = TransferMachine.ResponseHead(head)
             let (accepted, rest) = locked {
                 let accepted = entry.machine.handle(.responseHead(request: id, machineHead, .now))
                 if logger.logLevel <= .trace { logger.trace("\(entry.key): head \(machineHead) -> \(accepted)") }
@@ -631,18 +627,6 @@ final class CacheStore: @unchecked Sendable {
             written += result
         }
         return .success(())
-    }
-
-    static func parseContentRange(_ value: String) -> (start: Int64, total: Int64?)? {
-        // "bytes 100-199/1000", "bytes 100-199/*", "bytes */1000"
-        let parts = value.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bytes" else { return nil }
-        let spec = parts[1].split(separator: "/", maxSplits: 1)
-        guard spec.count == 2 else { return nil }
-        let total = Int64(spec[1])
-        if spec[0] == "*" { return (-1, total) }
-        guard let start = spec[0].split(separator: "-").first.flatMap({ Int64($0) }) else { return nil }
-        return (start, total)
     }
 
     // MARK: Precache

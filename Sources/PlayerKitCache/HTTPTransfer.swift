@@ -95,8 +95,8 @@ final class HTTPTransfer: Sendable {
         let onHead: (Head) -> Bool
         let onBody: (UnsafeRawBufferPointer) -> Bool
         let followsRedirects: Bool
-        var headers: [String: String] = [:]
-        var status = 0
+        /// The heads in the header lines.
+        var reader = HTTPHeadReader()
         /// nil until the final head; then whether its body is taken.
         var takesBody: Bool?
         /// A callback said to stop (not an error of the transfer).
@@ -205,26 +205,15 @@ extension HTTPTransfer.Context {
     /// One header line of a response (libcurl hands over each line, redirects' included).
     func header(_ data: UnsafeMutablePointer<CChar>, _ count: Int) -> Int {
         lastActivity = .now
-        let line = String(decoding: UnsafeRawBufferPointer(start: data, count: count), as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        if line.hasPrefix("HTTP/") {
-            // A new response (the first, or one after a redirect or a 100): its own headers.
-            headers = [:]
-            let parts = line.split(separator: " ", maxSplits: 2)
-            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-        } else if line.isEmpty {
-            // The end of a response's head. A redirect that will be followed is not the final one.
-            let redirect = (300...399).contains(status) && headers["location"] != nil
-            if status >= 200, !(redirect && followsRedirects), takesBody == nil {
-                takesBody = onHead(HTTPTransfer.Head(status: status, headers: headers))
-                if takesBody == false {
-                    stopped = true
-                    return 0
-                }
+        guard let head = reader.read(UnsafeRawBufferPointer(start: data, count: count)) else { return count }
+        // The end of a response's head. A redirect that will be followed is not the final one.
+        let redirect = (300...399).contains(head.status) && head.headers["location"] != nil
+        if head.status >= 200, !(redirect && followsRedirects), takesBody == nil {
+            takesBody = onHead(head)
+            if takesBody == false {
+                stopped = true
+                return 0
             }
-        } else if let colon = line.firstIndex(of: ":") {
-            let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-            headers[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
         return count
     }

@@ -44,6 +44,25 @@ struct TransferMachine: Sendable {
         var contentLength: Int64?
         var etag: String?
         var lastModified: String?
+
+        /// What a response's head says, its numbers read strictly: a `Content-Range` or
+        /// `Content-Length` that is malformed or impossible counts as absent.
+        init(_ head: HTTPTransfer.Head) {
+            self.init(
+                status: head.status,
+                contentRange: head.headers["content-range"].flatMap(HTTPHeadReader.contentRange),
+                contentLength: head.headers["content-length"].flatMap(HTTPHeadReader.count),
+                etag: head.headers["etag"], lastModified: head.headers["last-modified"])
+        }
+
+        init(status: Int, contentRange: (start: Int64, total: Int64?)? = nil, contentLength: Int64? = nil, etag: String? = nil,
+             lastModified: String? = nil) {
+            self.status = status
+            self.contentRange = contentRange
+            self.contentLength = contentLength
+            self.etag = etag
+            self.lastModified = lastModified
+        }
     }
 
     enum Input: Sendable {

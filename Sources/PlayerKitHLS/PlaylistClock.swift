@@ -51,11 +51,10 @@ public struct PlaylistClock: Sendable, Hashable {
         guard let time = SegmentTimestamps.firstVideoTime(segment: segment, initSection: initSection) else {
             throw .noTimestamps(url: newest.url.absoluteString)
         }
-        let first = playlist.segments[0].start
-        return PlaylistClock(
-            url: playlistURL, mediaSequence: newest.sequence, presentationTime: time,
-            programDateTime: newest.programDateTime.map { Date(timeIntervalSince1970: $0) },
-            segmentStarts: Dictionary(playlist.segments.map { ($0.sequence, $0.start - first) }, uniquingKeysWith: { a, _ in a }))
+        guard let clock = PlaylistClock(playlist: playlist, url: playlistURL, presentationTime: time) else {
+            throw .notAPlaylist(url: playlistURL.absoluteString, reason: "it lists no segment")
+        }
+        return clock
     }
 
     /// How far two segments of one encoder's angles may start apart and still count as sharing
@@ -103,8 +102,29 @@ public struct PlaylistClock: Sendable, Hashable {
     }
 }
 
+extension PlaylistClock {
+    /// The clock of media playlist `playlist` (read from `url`) whose newest segment's first video
+    /// frame is presented at `presentationTime`; nil when it lists no segment.
+    init?(playlist: MediaPlaylist, url: URL, presentationTime: Double) {
+        guard let newest = playlist.segments.last else { return nil }
+        let first = playlist.segments[0].start
+        self.init(
+            url: url, mediaSequence: newest.sequence, presentationTime: presentationTime,
+            programDateTime: newest.programDateTime.map { Date(timeIntervalSince1970: $0) },
+            segmentStarts: Dictionary(playlist.segments.map { ($0.sequence, $0.start - first) }, uniquingKeysWith: { a, _ in a }))
+    }
+}
+
 /// An HLS playlist's lines that place its segments: a multivariant playlist's first variant, or
-/// a media playlist's segments with their sequence numbers, starts, dates and init sections.
+/// a media playlist's segments with their sequence numbers, starts, dates, byte ranges and init
+/// sections.
+///
+/// Bytes from any origin: reading is linear in their size, and a value that cannot be what its tag
+/// says (a duration that is not a finite number of seconds or is negative, a sequence number or a
+/// byte range that is not a non-negative integer or overflows, durations that add up to more than
+/// ``longestTimeline``) is refused with ``PlaylistClockError/notAPlaylist(url:reason:)`` naming it. A
+/// PROGRAM-DATE-TIME that is no real date (February 30th, hour 24) counts as absent, as the tag
+/// would be.
 struct MediaPlaylist {
     struct Segment {
         let sequence: Int
@@ -114,37 +134,70 @@ struct MediaPlaylist {
         /// The segment's date (seconds since 1970), from the last PROGRAM-DATE-TIME tag since the
         /// last discontinuity, carried on by the durations.
         let programDateTime: Double?
+        /// The segment's bytes within its resource (EXT-X-BYTERANGE); nil: the whole resource.
+        let byteRange: Range<Int64>?
         let initSection: URL?
+        /// The init section's bytes within its resource (EXT-X-MAP's BYTERANGE); nil: all of it.
+        let initByteRange: Range<Int64>?
     }
 
     var segments: [Segment] = []
     var firstVariant: URL?
 
+    /// The most seconds a playlist's segments may add up to (about 31,700 years): beyond any
+    /// recording, and far within what a timestamp's offset can be.
+    static let longestTimeline = 1e12
+
     init(parsing data: Data, url: URL) throws(PlaylistClockError) {
+        func refuse(_ reason: String) -> PlaylistClockError { .notAPlaylist(url: url.absoluteString, reason: reason) }
         let text = String(decoding: data, as: UTF8.self)
         let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
-        guard lines.first == "#EXTM3U" else {
-            throw .notAPlaylist(url: url.absoluteString, reason: "it does not start with #EXTM3U")
-        }
+        guard lines.first == "#EXTM3U" else { throw refuse("it does not start with #EXTM3U") }
         var sequence = 0
         var start = 0.0
         var duration: Double?
         var date: Double?
+        var byteRange: (length: Int64, offset: Int64?)?
+        /// Where the last segment's byte range ended, and in which resource.
+        var lastRangeEnd: (url: URL, end: Int64)?
         var initSection: URL?
+        var initByteRange: Range<Int64>?
         var variantNext = false
         for line in lines {
             if line.hasPrefix("#EXT-X-STREAM-INF") {
                 variantNext = true
-            } else if line.hasPrefix("#EXT-X-MEDIA-SEQUENCE:") {
-                sequence = Int(line.dropFirst("#EXT-X-MEDIA-SEQUENCE:".count)) ?? 0
-            } else if line.hasPrefix("#EXTINF:") {
-                duration = Double(line.dropFirst("#EXTINF:".count).split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
-            } else if line.hasPrefix("#EXT-X-PROGRAM-DATE-TIME:") {
-                date = Self.parseDate(String(line.dropFirst("#EXT-X-PROGRAM-DATE-TIME:".count)))
+            } else if let value = line.value(after: "#EXT-X-MEDIA-SEQUENCE:") {
+                guard let number = Int(value), number >= 0 else {
+                    throw refuse("its EXT-X-MEDIA-SEQUENCE \(value.quotedPrefix) is not a sequence number")
+                }
+                sequence = number
+            } else if let value = line.value(after: "#EXTINF:") {
+                let field = value.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+                guard let seconds = Double(field.trimmingCharacters(in: .whitespaces)), seconds.isFinite, seconds >= 0 else {
+                    throw refuse("its EXTINF duration \(field.quotedPrefix) is not a number of seconds")
+                }
+                duration = seconds
+            } else if let value = line.value(after: "#EXT-X-PROGRAM-DATE-TIME:") {
+                // A date that cannot be read counts as absent (not as the last one carried on).
+                date = Self.parseDate(value)
+            } else if let value = line.value(after: "#EXT-X-BYTERANGE:") {
+                guard let range = Self.byteRange(value) else {
+                    throw refuse("its EXT-X-BYTERANGE \(value.quotedPrefix) is not a length[@offset] of bytes")
+                }
+                byteRange = range
             } else if line.hasPrefix("#EXT-X-DISCONTINUITY"), !line.hasPrefix("#EXT-X-DISCONTINUITY-SEQUENCE") {
                 date = nil
-            } else if line.hasPrefix("#EXT-X-MAP:") {
-                initSection = Self.attribute("URI", in: line).flatMap { URL(string: $0, relativeTo: url)?.absoluteURL }
+            } else if let value = line.value(after: "#EXT-X-MAP:") {
+                let attributes = Self.attributes(value)
+                initSection = attributes["URI"].flatMap { URL(string: $0, relativeTo: url)?.absoluteURL }
+                initByteRange = nil
+                if let text = attributes["BYTERANGE"] {
+                    guard let range = Self.byteRange(text), range.offset ?? 0 <= Int64.max - range.length else {
+                        throw refuse("its EXT-X-MAP BYTERANGE \(text.quotedPrefix) is not a length@offset of bytes")
+                    }
+                    let offset = range.offset ?? 0
+                    initByteRange = offset..<(offset + range.length)
+                }
             } else if !line.isEmpty, !line.hasPrefix("#") {
                 guard let resolved = URL(string: line, relativeTo: url)?.absoluteURL else { continue }
                 if variantNext {
@@ -152,35 +205,166 @@ struct MediaPlaylist {
                     variantNext = false
                     continue
                 }
+                var range: Range<Int64>?
+                if let byteRange {
+                    // No offset: the range follows the last segment's, in the same resource.
+                    guard let offset = byteRange.offset ?? (lastRangeEnd?.url == resolved ? lastRangeEnd?.end : nil) else {
+                        throw refuse("its EXT-X-BYTERANGE of \(line.quotedPrefix) has no offset and follows no range of the same resource")
+                    }
+                    guard offset <= Int64.max - byteRange.length else {
+                        throw refuse("its EXT-X-BYTERANGE \(byteRange.length)@\(offset) ends past the largest offset")
+                    }
+                    range = offset..<(offset + byteRange.length)
+                    lastRangeEnd = (resolved, offset + byteRange.length)
+                } else {
+                    lastRangeEnd = nil
+                }
                 let length = duration ?? 0
-                segments.append(Segment(sequence: sequence, url: resolved, start: start, programDateTime: date, initSection: initSection))
-                sequence += 1
+                segments.append(Segment(sequence: sequence, url: resolved, start: start, programDateTime: date,
+                                        byteRange: range, initSection: initSection, initByteRange: initByteRange))
+                let (next, overflow) = sequence.addingReportingOverflow(1)
+                guard !overflow else { throw refuse("its media sequence numbers run past \(sequence)") }
+                sequence = next
                 start += length
+                guard start <= Self.longestTimeline else {
+                    throw refuse("its segments' durations add up to more than \(Self.longestTimeline) s")
+                }
                 date = date.map { $0 + length }
+                if let date, !date.isFinite { throw refuse("its PROGRAM-DATE-TIME runs past any finite date") }
                 duration = nil
+                byteRange = nil
             }
         }
         if firstVariant == nil, segments.isEmpty {
-            throw .notAPlaylist(url: url.absoluteString, reason: "it lists no segment and no variant")
+            throw refuse("it lists no segment and no variant")
         }
     }
 
-    /// An ISO 8601 date with or without fractional seconds, in seconds since 1970.
-    static func parseDate(_ text: String) -> Double? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return date.timeIntervalSince1970 }
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: text)?.timeIntervalSince1970
+    /// "length[@offset]" of EXT-X-BYTERANGE: non-negative decimal integers.
+    static func byteRange(_ text: some StringProtocol) -> (length: Int64, offset: Int64?)? {
+        let parts = text.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let length = Int64(parts[0]), length >= 0 else { return nil }
+        guard parts.count == 2 else { return (length, nil) }
+        guard let offset = Int64(parts[1]), offset >= 0 else { return nil }
+        return (length, offset)
     }
 
-    /// The value of attribute `name` of a tag's attribute list (quotes removed).
-    static func attribute(_ name: String, in line: String) -> String? {
-        guard let range = line.range(of: name + "=") else { return nil }
-        let rest = line[range.upperBound...]
-        if rest.hasPrefix("\"") {
-            return rest.dropFirst().split(separator: "\"", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+    /// An RFC 3339 date-time (ISO 8601's extended form, as HLS writes it), in seconds since 1970:
+    /// `YYYY-MM-DDThh:mm:ss`, optional fractional seconds, then `Z` or an offset (`+hh:mm`,
+    /// `+hhmm` or `+hh`). Nil for anything else and for a date or time that does not exist (a day
+    /// past its month's last, hour 24, minute 60); second 60 is a leap second.
+    static func parseDate(_ text: some StringProtocol) -> Double? {
+        let bytes = Array(text.utf8)
+        var index = 0
+        func digits(_ count: Int) -> Int? {
+            guard index + count <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[index..<(index + count)] {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            index += count
+            return value
         }
-        return rest.split(separator: ",", maxSplits: 1).first.map(String.init)
+        func skip(_ allowed: String) -> Bool {
+            guard index < bytes.count, allowed.utf8.contains(bytes[index]) else { return false }
+            index += 1
+            return true
+        }
+        guard let year = digits(4), skip("-"), let month = digits(2), skip("-"), let day = digits(2),
+              skip("Tt "), let hour = digits(2), skip(":"), let minute = digits(2), skip(":"), let second = digits(2),
+              (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year),
+              hour <= 23, minute <= 59, second <= 60 else { return nil }
+        var fraction = 0.0
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            var scale = 0.1
+            let first = index
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+                fraction += Double(bytes[index] - UInt8(ascii: "0")) * scale
+                scale /= 10
+                index += 1
+            }
+            guard index > first else { return nil }
+        }
+        var offsetSeconds = 0
+        guard index < bytes.count else { return nil }
+        if skip("Zz") {
+            // UTC.
+        } else if bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+            let sign = bytes[index] == UInt8(ascii: "-") ? -1 : 1
+            index += 1
+            guard let hours = digits(2), hours <= 23 else { return nil }
+            var minutes = 0
+            if index < bytes.count {
+                _ = skip(":")
+                guard let value = digits(2), value <= 59 else { return nil }
+                minutes = value
+            }
+            offsetSeconds = sign * (hours * 3600 + minutes * 60)
+        } else {
+            return nil
+        }
+        guard index == bytes.count else { return nil }
+        let days = Self.daysSince1970(year: year, month: month, day: day)
+        let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
+        return Double(seconds) + fraction
+    }
+
+    /// The days of `month` (1-12) of `year` in the proleptic Gregorian calendar.
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Days from 1970-01-01 to the date (Howard Hinnant's days_from_civil).
+    static func daysSince1970(year: Int, month: Int, day: Int) -> Int {
+        let shiftedYear = month <= 2 ? year - 1 : year
+        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
+        let yearOfEra = shiftedYear - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// A tag's attribute list (`NAME=value,NAME="quoted, value"`), quotes removed; the first of a
+    /// repeated name. Linear in the text.
+    static func attributes(_ text: some StringProtocol) -> [String: String] {
+        var result: [String: String] = [:]
+        var rest = Substring(text)
+        while !rest.isEmpty {
+            guard let equals = rest.firstIndex(of: "=") else { break }
+            let name = rest[..<equals].trimmingCharacters(in: .whitespaces)
+            rest = rest[rest.index(after: equals)...]
+            let value: Substring
+            if rest.first == "\"" {
+                let body = rest.dropFirst()
+                let close = body.firstIndex(of: "\"") ?? body.endIndex
+                value = body[..<close]
+                rest = close < body.endIndex ? body[body.index(after: close)...] : body[close...]
+                if let comma = rest.firstIndex(of: ",") { rest = rest[rest.index(after: comma)...] } else { rest = "" }
+            } else {
+                let comma = rest.firstIndex(of: ",") ?? rest.endIndex
+                value = rest[..<comma]
+                rest = comma < rest.endIndex ? rest[rest.index(after: comma)...] : ""
+            }
+            if result[name] == nil { result[name] = String(value) }
+        }
+        return result
+    }
+}
+
+private extension StringProtocol {
+    /// The rest of the line after `tag`, or nil when it does not start with it.
+    func value(after tag: String) -> SubSequence? {
+        hasPrefix(tag) ? self[index(startIndex, offsetBy: tag.count)...] : nil
+    }
+
+    /// The text quoted, cut to 64 characters (for an error that names what it refused).
+    var quotedPrefix: String {
+        "\"" + (count > 64 ? String(prefix(64)) + "…" : String(self)) + "\""
     }
 }

@@ -4,13 +4,27 @@ import Foundation
 /// through FFmpeg, its timestamps not rebased): MPEG-TS from its PES headers, fragmented MP4
 /// from the fragment's decode time, the first sample's composition offset and the track's edit
 /// list (an empty edit delays the track; a media time advances it).
+///
+/// Bytes from any origin: every read is bounded by the box or packet that holds it, the work is
+/// linear in the bytes (a count field the bytes do not back is cut to what they hold), and a time
+/// that is not finite or lies further than ``largestTime`` from zero is no time.
 enum SegmentTimestamps {
+    /// The furthest from zero a timestamp may lie, in seconds (about 31,700 years): beyond any
+    /// encoder's clock, and far within what an offset between two angles can be.
+    static let largestTime = 1e12
+
+
     /// The earliest video presentation time in `segment`, in seconds; `initSection` is an fMP4
     /// angle's initialization section (EXT-X-MAP). Nil when none is found.
     static func firstVideoTime(segment: Data, initSection: Data?) -> Double? {
-        if let initSection { return fragmentedMP4(initSection: initSection, fragment: segment) }
-        if let time = transportStream(segment) { return time }
-        return fragmentedMP4(initSection: segment, fragment: segment)
+        let time: Double?
+        if let initSection {
+            time = fragmentedMP4(initSection: initSection, fragment: segment)
+        } else {
+            time = transportStream(segment) ?? fragmentedMP4(initSection: segment, fragment: segment)
+        }
+        guard let time, time.isFinite, abs(time) <= largestTime else { return nil }
+        return time
     }
 
     // MARK: MPEG-TS
@@ -57,19 +71,21 @@ enum SegmentTimestamps {
         var result: [Box] = []
         var offset = range.lowerBound
         while offset + 8 <= range.upperBound {
-            var size = Int(read32(bytes, offset))
+            // Sizes compared as UInt64 against what is left: a 64-bit size can be anything.
+            let left = UInt64(range.upperBound - offset)
+            var size = UInt64(read32(bytes, offset))
             let type = String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self)
-            var header = 8
+            var header: UInt64 = 8
             if size == 1 {
-                guard offset + 16 <= range.upperBound else { break }
-                size = Int(clamping: read64(bytes, offset + 8))
+                guard left >= 16 else { break }
+                size = read64(bytes, offset + 8)
                 header = 16
             } else if size == 0 {
-                size = range.upperBound - offset
+                size = left
             }
-            guard size >= header, offset + size <= range.upperBound else { break }
-            result.append(Box(type: type, payload: (offset + header)..<(offset + size)))
-            offset += size
+            guard size >= header, size <= left else { break }
+            result.append(Box(type: type, payload: (offset + Int(header))..<(offset + Int(size))))
+            offset += Int(size)
         }
         return result
     }
@@ -96,15 +112,19 @@ enum SegmentTimestamps {
 
     private static func videoTrack(_ bytes: [UInt8]) -> VideoTrack? {
         guard let moov = boxes(bytes, in: 0..<bytes.count).first(where: { $0.type == "moov" }) else { return nil }
+        // The movie's time scale (of the edit list's durations); a zero one counts as absent.
         var movieScale = 1000.0
         if let mvhd = child(bytes, moov, "mvhd"), mvhd.payload.count >= 32 {
             let version = bytes[mvhd.payload.lowerBound]
-            movieScale = Double(read32(bytes, mvhd.payload.lowerBound + (version == 1 ? 20 : 12)))
+            let scale = read32(bytes, mvhd.payload.lowerBound + (version == 1 ? 20 : 12))
+            if scale > 0 { movieScale = Double(scale) }
         }
         for trak in boxes(bytes, in: moov.payload) where trak.type == "trak" {
             guard let mdia = child(bytes, trak, "mdia"), let hdlr = child(bytes, mdia, "hdlr"), hdlr.payload.count >= 12,
                   String(decoding: bytes[(hdlr.payload.lowerBound + 8)..<(hdlr.payload.lowerBound + 12)], as: UTF8.self) == "vide",
-                  let tkhd = child(bytes, trak, "tkhd"), let mdhd = child(bytes, mdia, "mdhd"), mdhd.payload.count >= 24 else { continue }
+                  let tkhd = child(bytes, trak, "tkhd"), tkhd.payload.count >= 4,
+                  tkhd.payload.count >= (bytes[tkhd.payload.lowerBound] == 1 ? 24 : 16),
+                  let mdhd = child(bytes, mdia, "mdhd"), mdhd.payload.count >= 24 else { continue }
             let tkhdVersion = bytes[tkhd.payload.lowerBound]
             let id = read32(bytes, tkhd.payload.lowerBound + (tkhdVersion == 1 ? 20 : 12))
             let mdhdVersion = bytes[mdhd.payload.lowerBound]
@@ -113,10 +133,11 @@ enum SegmentTimestamps {
             var shift = 0.0
             if let edts = child(bytes, trak, "edts"), let elst = child(bytes, edts, "elst"), elst.payload.count >= 8 {
                 let version = bytes[elst.payload.lowerBound]
-                let count = Int(read32(bytes, elst.payload.lowerBound + 4))
                 let entry = version == 1 ? 20 : 12
+                // The entries the box holds, whatever its count claims.
+                let count = min(Int(read32(bytes, elst.payload.lowerBound + 4)), (elst.payload.count - 8) / entry)
                 var offset = elst.payload.lowerBound + 8
-                for _ in 0..<count where offset + entry <= elst.payload.upperBound {
+                for _ in 0..<count {
                     let duration = version == 1 ? Double(read64(bytes, offset)) : Double(read32(bytes, offset))
                     let mediaTime = version == 1 ? Int64(bitPattern: read64(bytes, offset + 8))
                         : Int64(Int32(bitPattern: read32(bytes, offset + 4)))
@@ -144,7 +165,8 @@ enum SegmentTimestamps {
             for traf in boxes(bytes, in: moof.payload) where traf.type == "traf" {
                 guard let tfhd = child(bytes, traf, "tfhd"), tfhd.payload.count >= 8,
                       read32(bytes, tfhd.payload.lowerBound + 4) == track.id,
-                      let tfdt = child(bytes, traf, "tfdt"), tfdt.payload.count >= 8 else { continue }
+                      let tfdt = child(bytes, traf, "tfdt"), tfdt.payload.count >= 8,
+                      tfdt.payload.count >= (bytes[tfdt.payload.lowerBound] == 1 ? 12 : 8) else { continue }
                 let version = bytes[tfdt.payload.lowerBound]
                 let decode = version == 1 ? Double(read64(bytes, tfdt.payload.lowerBound + 4)) : Double(read32(bytes, tfdt.payload.lowerBound + 4))
                 var composition = 0.0

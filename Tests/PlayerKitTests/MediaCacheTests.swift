@@ -541,11 +541,20 @@ struct MediaCacheLogicTests {
         #expect(MP4Header.parse([]) == MP4Header())
     }
 
-    @Test("Content-Range parsing")
+    @Test("Content-Range and Content-Length parsing: malformed or impossible values count as absent")
     func contentRange() {
-        #expect(CacheStore.parseContentRange("bytes 100-199/1000")! == (100, 1000))
-        #expect(CacheStore.parseContentRange("bytes 0-0/*")!.total == nil)
-        #expect(CacheStore.parseContentRange("bytes */1000")!.total == 1000)
-        #expect(CacheStore.parseContentRange("items 1-2/3") == nil)
+        #expect(HTTPHeadReader.contentRange("bytes 100-199/1000")! == (100, 1000))
+        #expect(HTTPHeadReader.contentRange("bytes 0-0/*")!.total == nil)
+        #expect(HTTPHeadReader.contentRange("bytes */1000")! == (-1, 1000))
+        for malformed in ["items 1-2/3", "bytes 200-100/1000", "bytes 100-1000/1000", "bytes -5-10/100", "bytes 1-2/-3",
+                          "bytes +1-2/3", "bytes 1-2", "bytes */*", "bytes 99999999999999999999-1/2", "bytes 1-2/3/4"] {
+            #expect(HTTPHeadReader.contentRange(malformed) == nil, "\(malformed)")
+        }
+        #expect(HTTPHeadReader.count("1234") == 1234)
+        for malformed in ["-5", "+5", " 5", "5 ", "", "1e3", "9999999999999999999"] {
+            #expect(HTTPHeadReader.count(malformed) == nil, "\(malformed)")
+        }
+        #expect(HTTPHeadReader.status("206") == 206)
+        for malformed in ["-20", "+20", "20", "2000", "099"] { #expect(HTTPHeadReader.status(Substring(malformed)) == 0) }
     }
 }

@@ -7,7 +7,7 @@ SWIFT ?= swift
 # depends on PlayerKit never does.
 export PLAYERKIT_WARNINGS_AS_ERRORS := 1
 
-.PHONY: deps test-deps bench-deps build demo docs test test-long test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms bench-mpris media clean check-layers room-demo screenshots multiview-demo bench-multiview
+.PHONY: deps test-deps bench-deps build demo docs test test-long test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms bench-mpris media clean check-layers room-demo screenshots multiview-demo bench-multiview fuzz fuzz-seeds
 
 deps:
 	@Scripts/install-deps.sh demo
@@ -69,6 +69,18 @@ MINUTES ?= 30
 soak: deps
 	$(SWIFT) build --product SoakProbe
 	.build/debug/SoakProbe --seconds $$(( $(MINUTES) * 60 )) --arenas 2 $(if $(SEED),--seed $(SEED),)
+
+## Every parser of bytes from outside the process under libFuzzer and AddressSanitizer (the fuzz
+## package Fuzz/, release build): FUZZ_SECONDS per target (default 300), FUZZ_TARGETS to choose,
+## FUZZ_JOBS targets at once (default 1); reports executions, coverage and findings per target and
+## fails on any finding (kept in Fuzz/Findings/). make test replays every corpus in Fuzz/Corpus.
+fuzz:
+	@Scripts/install-deps.sh fuzz
+	SWIFT=$(SWIFT) Scripts/fuzz.sh
+
+## Rewrites the fuzz targets' seeds (Fuzz/Corpus/*/seed-*; needs ffmpeg; the results are committed).
+fuzz-seeds:
+	Scripts/make-fuzz-seeds.py
 
 ## The test suite under ThreadSanitizer.
 test-tsan: test-deps

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what a make target needs, and nothing more, when it is missing.
 #
-#   Scripts/install-deps.sh [demo|test|bench|loaded ...]     (default: demo)
+#   Scripts/install-deps.sh [demo|test|bench|loaded|fuzz ...]     (default: demo)
 #
 #   demo     building the players and the in-process features, and running the examples
 #            headless: libmpv's headers and library. That is all (Swift itself is expected at
@@ -18,6 +18,8 @@
 #   bench    the benchmarks: a C compiler, ffmpeg (the 720p clip), python3's venv (python-mpv), libmpv's library,
 #            mpv and its MPRIS plugin (make bench-mpris).
 #   loaded   make test-loaded: stress-ng.
+#   fuzz     make fuzz: demo's, plus the headers of the libraries the fuzzed modules link (SQLite,
+#            libcurl, OpenSSL, sd-bus) and python3; libFuzzer and AddressSanitizer come with Swift.
 #
 # It checks for what is needed (a header, a library, a command), never for a distribution's
 # package names, so a machine that has it all (however it got there) never calls a package
@@ -29,7 +31,7 @@ set -euo pipefail
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(demo)
 for target in "${targets[@]}"; do
-  case "$target" in demo|test|bench|loaded) ;; *) echo "install-deps: unknown target '$target' (demo, test, bench, loaded)" >&2; exit 2 ;; esac
+  case "$target" in demo|test|bench|loaded|fuzz) ;; *) echo "install-deps: unknown target '$target' (demo, test, bench, loaded, fuzz)" >&2; exit 2 ;; esac
 done
 wants() { local target; for target in "${targets[@]}"; do [ "$target" = "$1" ] && return 0; done; return 1; }
 
@@ -60,11 +62,15 @@ lib=/usr/lib/*
 # demo: the players (and every example that needs nothing else).
 need "libmpv's headers and library" "have_file /usr/include/mpv/client.h" libmpv-dev mpv-libs-devel mpv
 
-if wants test; then
+if wants test || wants fuzz; then
   need "SQLite's headers (the media cache's index)" "have_file /usr/include/sqlite3.h" libsqlite3-dev sqlite-devel sqlite
   need "libcurl's headers (the media cache's HTTP)" "have_file '/usr/include/*/curl/curl.h' /usr/include/curl/curl.h" libcurl4-openssl-dev libcurl-devel curl
   need "OpenSSL's headers (rooms' TLS)" "have_file /usr/include/openssl/ssl.h" libssl-dev openssl-devel openssl
   need "python3" "have_command python3" python3 python3 python
+  need "sd-bus's headers (MPRIS)" "have_file /usr/include/systemd/sd-bus.h" libsystemd-dev systemd-devel systemd-libs
+fi
+
+if wants test; then
   need "Xvfb" "have_command Xvfb" xvfb xorg-x11-server-Xvfb xorg-server-xvfb
   need "xwininfo" "have_command xwininfo" x11-utils xwininfo xorg-xwininfo
   need "xwd" "have_command xwd" x11-apps xwd xorg-xwd

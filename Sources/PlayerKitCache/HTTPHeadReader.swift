@@ -33,10 +33,10 @@ struct HTTPHeadReader: Sendable {
         return code
     }
 
-    /// A non-negative decimal integer of at most 18 digits (a length or an offset); nil for
-    /// anything else (a sign, a space, more digits than an Int64 holds).
+    /// A non-negative decimal integer that fits an Int64 (a length or an offset); nil for anything
+    /// else (a sign, a space, a larger number).
     static func count(_ text: some StringProtocol) -> Int64? {
-        guard !text.isEmpty, text.utf8.count <= 18,
+        guard !text.isEmpty, text.utf8.count <= 19,
               text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
         return Int64(text)
     }

@@ -1,5 +1,6 @@
 /// What an MP4 (ISO BMFF) file's first bytes say: where its `moov` box ends and the movie's
-/// duration from `mvhd`. Pure logic over bytes; anything malformed yields nils.
+/// duration from `mvhd`. Pure logic over bytes; anything malformed yields nils (a box whose size
+/// would end it past the largest offset among them), never a trap.
 struct MP4Header: Hashable {
     var moovEnd: Int64?
     var duration: Double?
@@ -11,7 +12,10 @@ struct MP4Header: Hashable {
         while offset + 8 <= bytes.count {
             guard let (size, type, headerSize) = box(bytes, at: offset) else { break }
             if type == "moov" {
-                header.moovEnd = Int64(offset) + size
+                // Nil when it would end past the largest offset (a hostile 64-bit size).
+                let (end, overflow) = Int64(offset).addingReportingOverflow(size)
+                guard !overflow else { break }
+                header.moovEnd = end
                 header.duration = mvhdDuration(bytes, from: offset + headerSize, to: min(bytes.count, offset + Int(min(size, Int64(Int.max / 2)))))
                 break
             }

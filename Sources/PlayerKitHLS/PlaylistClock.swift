@@ -122,7 +122,7 @@ extension PlaylistClock {
 /// Bytes from any origin: reading is linear in their size, and a value that cannot be what its tag
 /// says (a duration that is not a finite number of seconds or is negative, a sequence number or a
 /// byte range that is not a non-negative integer or overflows, durations that add up to more than
-/// ``longestTimeline``) is refused with ``PlaylistClockError/notAPlaylist(url:reason:)`` naming it. A
+/// ``longestTimeline``, a media sequence number after the first segment, an EXT-X-MAP without a URI) is refused with ``PlaylistClockError/notAPlaylist(url:reason:)`` naming it. A
 /// PROGRAM-DATE-TIME that is no real date (February 30th, hour 24) counts as absent, as the tag
 /// would be.
 struct MediaPlaylist {
@@ -170,6 +170,8 @@ struct MediaPlaylist {
                 guard let number = Int(value), number >= 0 else {
                     throw refuse("its EXT-X-MEDIA-SEQUENCE \(value.quotedPrefix) is not a sequence number")
                 }
+                // RFC 8216: the tag comes before the first segment; later it would renumber them.
+                guard segments.isEmpty else { throw refuse("its EXT-X-MEDIA-SEQUENCE \(value.quotedPrefix) follows a segment") }
                 sequence = number
             } else if let value = line.value(after: "#EXTINF:") {
                 let field = value.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
@@ -189,7 +191,10 @@ struct MediaPlaylist {
                 date = nil
             } else if let value = line.value(after: "#EXT-X-MAP:") {
                 let attributes = Self.attributes(value)
-                initSection = attributes["URI"].flatMap { URL(string: $0, relativeTo: url)?.absoluteURL }
+                guard let uri = attributes["URI"], let resolved = URL(string: uri, relativeTo: url)?.absoluteURL else {
+                    throw refuse("its EXT-X-MAP \(value.quotedPrefix) has no URI")
+                }
+                initSection = resolved
                 initByteRange = nil
                 if let text = attributes["BYTERANGE"] {
                     guard let range = Self.byteRange(text), range.offset ?? 0 <= Int64.max - range.length else {

@@ -195,10 +195,15 @@ struct MPRISPlayerModel: Sendable {
         return entries
     }
 
-    /// Seconds as MPRIS's microseconds.
+    /// Seconds as MPRIS's microseconds: 0 for NaN and the infinities, the largest or smallest
+    /// Int64 beyond them (a malformed file can make a player report a duration of 10^13 s).
     static func microseconds(_ seconds: Double) -> Int64 {
         guard seconds.isFinite else { return 0 }
-        return Int64((seconds * 1_000_000).rounded())
+        let value = (seconds * 1_000_000).rounded()
+        // 2^63 is the first Double past Int64.max.
+        if value >= 9_223_372_036_854_775_808.0 { return .max }
+        if value <= -9_223_372_036_854_775_808.0 { return .min }
+        return Int64(value)
     }
 
     /// The value of the `org.mpris.MediaPlayer2.Player` property `name` at `now`, for a player

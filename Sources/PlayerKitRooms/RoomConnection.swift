@@ -388,9 +388,13 @@ private final class Link: @unchecked Sendable {
     }
 
     private func handOverLines() {
-        while let newline = received.firstIndex(of: UInt8(ascii: "\n")) {
-            let bytes = received[..<newline]
-            received.removeSubrange(...newline)
+        // The lines handed over are removed once, at the end: removing each as it goes moved the
+        // rest of the buffer per line (quadratic in a chunk of short lines from a server).
+        var start = received.startIndex
+        defer { received.removeSubrange(..<start) }
+        while let newline = received[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            let bytes = received[start..<newline]
+            start = newline + 1
             guard let line = String(validating: bytes, as: UTF8.self) else {
                 end(with: .malformedMessage(line: String(decoding: bytes, as: UTF8.self), reason: "not UTF-8"))
                 return
@@ -401,8 +405,8 @@ private final class Link: @unchecked Sendable {
             if let current = watch, current.renewed { watch?.deadline = .now + current.limit }
             if ended { return }
         }
-        if received.count > Self.maximumLineLength {
-            end(with: .malformedMessage(line: String(decoding: received.prefix(200), as: UTF8.self),
+        if received.count - start > Self.maximumLineLength {
+            end(with: .malformedMessage(line: String(decoding: received[start...].prefix(200), as: UTF8.self),
                                         reason: "a line longer than \(Self.maximumLineLength) bytes"))
         }
     }

@@ -98,7 +98,12 @@ enum HLSPlaylistCheck {
                 lines.append(map)
                 initSection = (segment.initSection, segment.initByteRange)
             }
-            if let date = segment.programDateTime { lines.append("#EXT-X-PROGRAM-DATE-TIME:\(formatDate(date))") }
+            if let date = segment.programDateTime {
+                lines.append("#EXT-X-PROGRAM-DATE-TIME:\(formatDate(date))")
+            } else if index > 0, segments[index - 1].programDateTime != nil {
+                // An undated segment after a dated one: a discontinuity ends the date carried on.
+                lines.append("#EXT-X-DISCONTINUITY")
+            }
             let duration = index + 1 < segments.count ? segments[index + 1].start - segment.start : 1
             lines.append("#EXTINF:\(duration),")
             if let range = segment.byteRange { lines.append("#EXT-X-BYTERANGE:\(range.count)@\(range.lowerBound)") }

@@ -43,10 +43,10 @@ public struct PlaylistClock: Sendable, Hashable {
         guard let newest = playlist.segments.last else {
             throw .notAPlaylist(url: playlistURL.absoluteString, reason: "it lists no segment")
         }
-        let segment = try await PlaylistFetch.get(newest.url, timeout: timeout, limit: sizeLimit)
+        let segment = try await PlaylistFetch.get(newest.url, range: newest.byteRange, timeout: timeout, limit: sizeLimit)
         var initSection: Data?
         if let map = newest.initSection {
-            initSection = try await PlaylistFetch.get(map, timeout: timeout, limit: sizeLimit)
+            initSection = try await PlaylistFetch.get(map, range: newest.initByteRange, timeout: timeout, limit: sizeLimit)
         }
         guard let time = SegmentTimestamps.firstVideoTime(segment: segment, initSection: initSection) else {
             throw .noTimestamps(url: newest.url.absoluteString)

@@ -7,12 +7,13 @@ import PlayerKitSupport
 /// whole transfer within `timeout` (libcurl's timer, on the monotonic clock) and at most `limit`
 /// bytes; cancelling the calling task stops it.
 enum PlaylistFetch {
-    /// The body of `url`.
+    /// The body of `url`, or its bytes `range` (EXT-X-BYTERANGE): asked for with a Range
+    /// header, and cut from the whole body when the server sends all of it.
     /// - Throws: ``PlaylistClockError/unreachable(url:reason:)``,
     ///   ``PlaylistClockError/httpStatus(url:status:)`` or ``PlaylistClockError/timedOut(url:timeout:)``.
-    static func get(_ url: URL, timeout: Duration, limit: Int) async throws(PlaylistClockError) -> Data {
+    static func get(_ url: URL, range: Range<Int64>? = nil, timeout: Duration, limit: Int) async throws(PlaylistClockError) -> Data {
         _ = globalSetup
-        let transfer = Transfer(url: url.absoluteString, timeout: timeout, limit: limit)
+        let transfer = Transfer(url: url.absoluteString, range: range, timeout: timeout, limit: limit)
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Data, PlaylistClockError>, Never>) in
                 let thread = Thread { continuation.resume(returning: transfer.run()) }
@@ -35,14 +36,16 @@ enum PlaylistFetch {
 /// that thread when it ends; `cancelled` is set from any thread.
 private final class Transfer: @unchecked Sendable {
     let url: String
+    let range: Range<Int64>?
     let timeout: Duration
     let limit: Int
     let cancelled = Locked(false)
     private var body = Data()
     private var tooLarge = false
 
-    init(url: String, timeout: Duration, limit: Int) {
+    init(url: String, range: Range<Int64>?, timeout: Duration, limit: Int) {
         self.url = url
+        self.range = range
         self.timeout = timeout
         self.limit = limit
     }
@@ -67,6 +70,12 @@ private final class Transfer: @unchecked Sendable {
         set(playerkit_curl_set_long(easy, CURLOPT_TIMEOUT_MS, Int(max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))))
         set(playerkit_curl_set_long(easy, CURLOPT_FOLLOWLOCATION, 1))
         set(playerkit_curl_set_long(easy, CURLOPT_MAXREDIRS, 5))
+        if let range {
+            guard !range.isEmpty, range.count <= limit else {
+                return .failure(.unreachable(url: url, reason: "its byte range \(range.lowerBound)-\(range.upperBound - 1) is empty or larger than \(limit) bytes"))
+            }
+            set(playerkit_curl_set_string(easy, CURLOPT_RANGE, "\(range.lowerBound)-\(range.upperBound - 1)"))
+        }
         set(playerkit_curl_set_write_callback(easy, { data, size, count, context in
             guard let data, let context else { return 0 }
             return Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue().append(data, size * count)
@@ -84,7 +93,13 @@ private final class Transfer: @unchecked Sendable {
         case CURLE_OK:
             let status = playerkit_curl_response_code(easy)
             guard status < 400 else { return .failure(.httpStatus(url: url, status: status)) }
-            return .success(body)
+            guard let range else { return .success(body) }
+            // 206: the range; 200: the whole resource, the range cut from it.
+            let start = status == 206 ? 0 : Int(range.lowerBound)
+            guard range.count <= body.count, start <= body.count - range.count else {
+                return .failure(.unreachable(url: url, reason: "bytes \(range.lowerBound)-\(range.upperBound - 1) asked, \(body.count) bytes sent (status \(status))"))
+            }
+            return .success(body.subdata(in: start..<(start + range.count)))
         case CURLE_OPERATION_TIMEDOUT:
             return .failure(.timedOut(url: url, timeout: timeout))
         case CURLE_WRITE_ERROR where tooLarge:

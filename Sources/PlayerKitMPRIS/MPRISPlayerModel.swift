@@ -299,8 +299,12 @@ struct MPRISPlayerModel: Sendable {
             guard value.isFinite else {
                 return .refuse(.invalidArgument(name: "volume", value: "\(value)", reason: "must be a finite number"))
             }
-            // MPRIS: a negative volume means 0.
-            return .command(.setVolume(max(value, 0) * 100))
+            // MPRIS: a negative volume means 0. The player's volume is a hundred times MPRIS's.
+            let volume = max(value, 0) * 100
+            guard volume.isFinite else {
+                return .refuse(.invalidArgument(name: "volume", value: "\(value)", reason: "is larger than any volume"))
+            }
+            return .command(.setVolume(volume))
         case .setRate(let value):
             guard value.isFinite else {
                 return .refuse(.invalidArgument(name: "rate", value: "\(value)", reason: "must be a finite number"))

@@ -29,6 +29,19 @@ struct HostileValueTests {
         #expect(MPRISPlayerModel.microseconds(1.5) == 1_500_000)
     }
 
+    @Test("an MPRIS Volume of the largest double is refused by name, not handed to the player as an infinite volume")
+    func volumeOfTheLargestDouble() throws {
+        let player = try FakePlayer(id: "hostile-volume", clock: ManualClock())
+        let model = MPRISPlayerModel(player: player, now: .now)
+        let decision = model.decide(.setVolume(.greatestFiniteMagnitude), controls: .all, isShutDown: false, now: .now)
+        guard case .refuse(.invalidArgument(let name, _, _)) = decision else {
+            Issue.record("decided \(decision)")
+            return
+        }
+        #expect(name == "volume")
+        #expect(model.decide(.setVolume(0.5), controls: .all, isShutDown: false, now: .now) == .command(.setVolume(50)))
+    }
+
     @Test("an MP4 whose moov box claims nearly 2^63 bytes after another box: no moov end past the largest offset, no overflow")
     func moovOfLargestSize() {
         let ftyp = MP4Bytes.box("ftyp", Array("isom".utf8) + MP4Bytes.be32(512))

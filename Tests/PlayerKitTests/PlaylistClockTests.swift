@@ -50,6 +50,39 @@ struct PlaylistClockTests {
         }
     }
 
+    @Test("a byte-range playlist (ffmpeg's single_file HLS) is read range by range: the newest segment's timestamp is ffprobe's for its bytes, from a server that honours Range")
+    func byteRangePlaylist() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("playerkit-byterange-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (status, output) = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/ffmpeg"), [
+            "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=96x64:rate=25:duration=4",
+            "-c:v", "libx264", "-g", "25", "-pix_fmt", "yuv420p", "-output_ts_offset", "11", "-f", "hls", "-hls_time", "1",
+            "-hls_list_size", "0", "-hls_flags", "single_file", folder.appendingPathComponent("index.m3u8").path])
+        #expect(status == 0, "\(output)")
+        let server = try LoopbackHTTPServer(root: folder)
+        defer { server.stop() }
+        let clock = try await PlaylistClock.read(URL(string: "http://127.0.0.1:\(server.port)/index.m3u8")!)
+        // The newest segment's bytes, cut by hand from the playlist's last EXT-X-BYTERANGE.
+        let playlist = try String(contentsOf: folder.appendingPathComponent("index.m3u8"), encoding: .utf8)
+        let last = try #require(playlist.split(whereSeparator: \.isNewline).last { $0.hasPrefix("#EXT-X-BYTERANGE:") })
+        let parts = last.dropFirst("#EXT-X-BYTERANGE:".count).split(separator: "@")
+        let length = try #require(Int(parts[0])), offset = try #require(Int(parts[1]))
+        let whole = try Data(contentsOf: folder.appendingPathComponent("index.ts"))
+        let cut = folder.appendingPathComponent("newest.ts")
+        try whole.subdata(in: offset..<(offset + length)).write(to: cut)
+        func firstVideoTime(_ file: URL) throws -> Double {
+            let (probed, times) = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/ffprobe"), [
+                "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time", "-of", "csv=p=0", file.path])
+            #expect(probed == 0)
+            return try #require(times.split(whereSeparator: \.isNewline).compactMap { Double($0.split(separator: ",").first ?? "") }.min())
+        }
+        let truth = try firstVideoTime(cut)
+        #expect(abs(clock.presentationTime - truth) < 0.001, "read \(clock.presentationTime), ffprobe \(truth)")
+        // Not the file's first timestamp (what reading the whole resource gave): segments later.
+        #expect(clock.presentationTime > (try firstVideoTime(folder.appendingPathComponent("index.ts"))) + 2)
+    }
+
     @Test("angles without a shared clock whose playlists carry PROGRAM-DATE-TIME get their true offsets (TS beside fMP4, and an encoder 7 s ahead), to the millisecond")
     func offsetsFromProgramDateTime() async throws {
         let origin = try await LiveOrigin.start(Self.mixed)

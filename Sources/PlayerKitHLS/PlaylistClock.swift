@@ -26,27 +26,32 @@ public struct PlaylistClock: Sendable, Hashable {
     /// listed one (their EXTINF durations added up).
     var segmentStarts: [Int: Double]
 
-    /// The largest playlist or segment read (a bound against a wrong URL).
-    static let sizeLimit = 64 << 20
+    /// The largest playlist read: 8 MB (a day of 2 s segments is about 3 MB). A larger one is
+    /// refused as soon as its Content-Length says so, or when its bytes pass the limit.
+    static let playlistSizeLimit = 8 << 20
+    /// The largest segment or init section read: 64 MB (a bound against a wrong URL).
+    static let segmentSizeLimit = 64 << 20
 
     /// Reads the playlist at `url` (a multivariant playlist's first variant) and its newest
     /// segment, each within `timeout`.
     /// - Throws: ``PlaylistClockError``: the URL unreachable, an HTTP error status, no answer in
-    ///   time, not a playlist, or no video timestamp in the segment.
+    ///   time, not a playlist, or no video timestamp in the segment. A playlist over 8 MB or a
+    ///   segment over 64 MB is ``PlaylistClockError/unreachable(url:reason:)`` ("larger than N
+    ///   bytes"), refused as soon as its Content-Length says so.
     public static func read(_ url: URL, timeout: Duration = .seconds(5)) async throws(PlaylistClockError) -> PlaylistClock {
         var playlistURL = url
-        var playlist = try MediaPlaylist(parsing: await PlaylistFetch.get(url, timeout: timeout, limit: sizeLimit), url: url)
+        var playlist = try MediaPlaylist(parsing: await PlaylistFetch.get(url, timeout: timeout, limit: playlistSizeLimit), url: url)
         if let variant = playlist.firstVariant {
             playlistURL = variant
-            playlist = try MediaPlaylist(parsing: await PlaylistFetch.get(variant, timeout: timeout, limit: sizeLimit), url: variant)
+            playlist = try MediaPlaylist(parsing: await PlaylistFetch.get(variant, timeout: timeout, limit: playlistSizeLimit), url: variant)
         }
         guard let newest = playlist.segments.last else {
             throw .notAPlaylist(url: playlistURL.absoluteString, reason: "it lists no segment")
         }
-        let segment = try await PlaylistFetch.get(newest.url, range: newest.byteRange, timeout: timeout, limit: sizeLimit)
+        let segment = try await PlaylistFetch.get(newest.url, range: newest.byteRange, timeout: timeout, limit: segmentSizeLimit)
         var initSection: Data?
         if let map = newest.initSection {
-            initSection = try await PlaylistFetch.get(map, range: newest.initByteRange, timeout: timeout, limit: sizeLimit)
+            initSection = try await PlaylistFetch.get(map, range: newest.initByteRange, timeout: timeout, limit: segmentSizeLimit)
         }
         guard let time = SegmentTimestamps.firstVideoTime(segment: segment, initSection: initSection) else {
             throw .noTimestamps(url: newest.url.absoluteString)

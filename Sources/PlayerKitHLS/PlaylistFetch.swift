@@ -70,6 +70,8 @@ private final class Transfer: @unchecked Sendable {
         set(playerkit_curl_set_long(easy, CURLOPT_TIMEOUT_MS, Int(max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))))
         set(playerkit_curl_set_long(easy, CURLOPT_FOLLOWLOCATION, 1))
         set(playerkit_curl_set_long(easy, CURLOPT_MAXREDIRS, 5))
+        // A body whose Content-Length is over the limit is refused before it is read.
+        set(playerkit_curl_set_long(easy, CURLOPT_MAXFILESIZE, limit))
         if let range {
             guard !range.isEmpty, range.count <= limit else {
                 return .failure(.unreachable(url: url, reason: "its byte range \(range.lowerBound)-\(range.upperBound - 1) is empty or larger than \(limit) bytes"))
@@ -102,7 +104,7 @@ private final class Transfer: @unchecked Sendable {
             return .success(body.subdata(in: start..<(start + range.count)))
         case CURLE_OPERATION_TIMEDOUT:
             return .failure(.timedOut(url: url, timeout: timeout))
-        case CURLE_WRITE_ERROR where tooLarge:
+        case CURLE_WRITE_ERROR where tooLarge, CURLE_FILESIZE_EXCEEDED:
             return .failure(.unreachable(url: url, reason: "larger than \(limit) bytes"))
         case CURLE_ABORTED_BY_CALLBACK:
             return .failure(.unreachable(url: url, reason: "cancelled"))

@@ -388,8 +388,8 @@ private final class Link: @unchecked Sendable {
     }
 
     private func handOverLines() {
-        // The lines handed over are removed once, at the end: removing each as it goes moved the
-        // rest of the buffer per line (quadratic in a chunk of short lines from a server).
+        // The lines handed over are removed once, at the end: removing each as it went moved the
+        // rest of the buffer once per line (a 16 kB read of 5,000 short lines moved about 40 MB).
         var start = received.startIndex
         defer { received.removeSubrange(..<start) }
         while let newline = received[start...].firstIndex(of: UInt8(ascii: "\n")) {

@@ -133,8 +133,8 @@ enum SyncplayWire {
                 clientLatencyCalculation: try reader.optionalNumber(fields["clientLatencyCalculation"], at: "ping.clientLatencyCalculation"))
         }
         if let ignoring = state["ignoringOnTheFly"]?.objectValue {
-            result.ignoringServer = ignoring["server"]?.numberValue.map { Int($0) }
-            result.ignoringClient = ignoring["client"]?.numberValue.map { Int($0) }
+            result.ignoringServer = try reader.count(ignoring["server"], at: "ignoringOnTheFly.server")
+            result.ignoringClient = try reader.count(ignoring["client"], at: "ignoringOnTheFly.client")
         }
         return result
     }
@@ -193,6 +193,15 @@ enum SyncplayWire {
         func optionalNumber(_ value: JSONValue?, at field: String) throws(RoomError) -> Double? {
             guard let value, !value.isNull else { return nil }
             return try number(value, at: field)
+        }
+        /// An optional counter: a whole number from 0 to Int32's largest (Syncplay's are small).
+        func count(_ value: JSONValue?, at field: String) throws(RoomError) -> Int? {
+            guard let value, !value.isNull else { return nil }
+            let number = try self.number(value, at: field)
+            guard number >= 0, number <= Double(Int32.max), number.rounded() == number else {
+                throw .malformedMessage(line: line, reason: "\(path).\(field) \(number) is not a count")
+            }
+            return Int(number)
         }
         func bool(_ value: JSONValue?, at field: String) throws(RoomError) -> Bool {
             guard let value else { throw fail(field, "is missing") }

@@ -2,6 +2,7 @@ import Foundation
 @testable import PlayerKitCache
 import PlayerKitCore
 @testable import PlayerKitMPRIS
+@testable import PlayerKitRooms
 import PlayerKitTesting
 import Testing
 
@@ -40,6 +41,28 @@ struct HostileValueTests {
         }
         #expect(name == "volume")
         #expect(model.decide(.setVolume(0.5), controls: .all, isShutDown: false, now: .now) == .command(.setVolume(50)))
+    }
+
+    @Test("a room server's on-the-fly counter of 1e300 (or -1, or 1.5) is a malformed message naming the field, not a crash")
+    func onTheFlyCounterPastInt() {
+        for value in ["1e300", "-1", "1.5", "-1e300"] {
+            let line = #"{"State": {"ignoringOnTheFly": {"server": "# + value + "}}}"
+            #expect(throws: RoomError.malformedMessage(line: line, reason: "State.ignoringOnTheFly.server \(Double(value)!) is not a count")) {
+                try SyncplayWire.decode(line)
+            }
+        }
+        let fine = try? SyncplayWire.decode(#"{"State": {"ignoringOnTheFly": {"server": 2, "client": 0}}}"#)
+        #expect(fine == [.state(.init(ping: .init(), ignoringServer: 2, ignoringClient: 0))])
+    }
+
+    @Test("a playlist position at Int's ends answers hasNext, hasPrevious and its description without overflowing")
+    func playlistPositionAtTheEnds() {
+        #expect(!PlaylistPosition(index: .max, count: .max).hasNext)
+        #expect(PlaylistPosition(index: .max - 1, count: .max).hasNext == false)
+        #expect(PlaylistPosition(index: .max - 2, count: .max).hasNext)
+        #expect(PlaylistPosition(index: .max, count: .max).description == "9223372036854775808 of 9223372036854775807")
+        #expect(!PlaylistPosition(index: .min, count: .min).hasPrevious)
+        #expect(PlaylistPosition(index: 1, count: 3).hasNext && PlaylistPosition(index: 1, count: 3).hasPrevious)
     }
 
     @Test("an MP4 whose moov box claims nearly 2^63 bytes after another box: no moov end past the largest offset, no overflow")

@@ -124,6 +124,22 @@ struct PlaylistClockTests {
         #expect(shared == [.zero, .zero])
     }
 
+    @Test("a playlist over 8 MB is refused by name, with the limit, before its body is read (its Content-Length says so)")
+    func playlistOverTheLimit() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("playerkit-huge-playlist-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let line = "#EXTINF:1.0,\nsegment.ts\n"
+        try Data(("#EXTM3U\n" + String(repeating: line, count: (8 << 20) / line.utf8.count + 1)).utf8)
+            .write(to: folder.appendingPathComponent("huge.m3u8"))
+        let server = try LoopbackHTTPServer(root: folder)
+        defer { server.stop() }
+        let url = "http://127.0.0.1:\(server.port)/huge.m3u8"
+        await #expect(throws: PlaylistClockError.unreachable(url: url, reason: "larger than \(8 << 20) bytes")) {
+            _ = try await PlaylistClock.read(URL(string: url)!)
+        }
+    }
+
     @Test("bad inputs are typed errors naming the URL: a 404, a segment given as a playlist, a closed port, and a segment that does not come within the timeout")
     func badInputs() async throws {
         let origin = try await LiveOrigin.start(Self.mixed)

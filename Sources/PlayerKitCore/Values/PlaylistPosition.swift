@@ -18,10 +18,13 @@ public struct PlaylistPosition: Sendable, Hashable, Codable, CustomStringConvert
     }
 
     /// Whether an item follows the current one (``PlayerCommand/next`` would play it).
-    public var hasNext: Bool { index.map { $0 + 1 < count } ?? false }
+    public var hasNext: Bool { index.map { $0 < count && $0 + 1 < count } ?? false }
     /// Whether an item comes before the current one (``PlayerCommand/previous`` would play it).
     public var hasPrevious: Bool { index.map { $0 > 0 && $0 < count } ?? false }
 
     /// "2 of 5" (1-based, as people count), or "none of 5".
-    public var description: String { "\(index.map { String($0 + 1) } ?? "none") of \(count)" }
+    public var description: String {
+        // 1-based as an Int64 past Int.max where it must be (a position an app made, not mpv).
+        "\(index.map { $0 == .max ? "9223372036854775808" : String($0 + 1) } ?? "none") of \(count)"
+    }
 }

@@ -68,7 +68,8 @@ struct MPRISPlayerModel: Sendable {
     private var isAdvancing: Bool { state == .playing }
 
     /// The position at `now`: the last reported one, moved on by the time since at the rate
-    /// while playing, within the item.
+    /// while playing, within the item. Always finite and from 0: a position or rate that is not
+    /// finite (as a malformed file can make a player report) gives the end of the item, or 0.
     func position(at now: ContinuousClock.Instant) -> Double {
         guard hasMedia else { return 0 }
         var position = anchorPosition
@@ -76,7 +77,9 @@ struct MPRISPlayerModel: Sendable {
             let elapsed = now - anchorTime
             position += (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) * rate
         }
-        if let duration { position = min(position, duration) }
+        let end = duration.flatMap { $0.isFinite ? max($0, 0) : nil }
+        if let end { position = min(position, end) }
+        guard position.isFinite else { return position == .infinity ? end ?? 0 : 0 }
         return max(position, 0)
     }
 

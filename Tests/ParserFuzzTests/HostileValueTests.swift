@@ -30,6 +30,26 @@ struct HostileValueTests {
         #expect(MPRISPlayerModel.microseconds(1.5) == 1_500_000)
     }
 
+    @Test("a player reporting a rate of 1e308 while it plays: an MPRIS Seek is to a finite position, and Position reads one")
+    func seekAfterAnEndlessRate() throws {
+        let player = try FakePlayer(id: "hostile-rate", clock: ManualClock())
+        var model = MPRISPlayerModel(player: player, now: .now)
+        let start = ContinuousClock.now
+        _ = model.apply(.mediaLoaded(MediaInfo(source: "/media/hostile.mp4", duration: nil, videoSize: nil, title: nil, tracks: [])), at: start)
+        _ = model.apply(.stateChanged(from: .loading, to: .playing), at: start)
+        _ = model.apply(.speedChanged(1e308), at: start)
+        let later = start + .seconds(10)
+        let decision = model.decide(.seek(by: 5), controls: .all, isShutDown: false, now: later)
+        if case .command(.seek(let position, _)) = decision {
+            #expect(position.isFinite && position >= 0, "seeks to \(position)")
+        } else {
+            Issue.record("decided \(decision)")
+        }
+        #expect(model.position(at: later).isFinite)
+        _ = model.apply(.positionChanged(.nan), at: later)
+        #expect(model.position(at: later) == 0)
+    }
+
     @Test("an MPRIS Volume of the largest double is refused by name, not handed to the player as an infinite volume")
     func volumeOfTheLargestDouble() throws {
         let player = try FakePlayer(id: "hostile-volume", clock: ManualClock())

@@ -59,13 +59,15 @@ run_one() {
     -max_total_time="$seconds" -timeout=1 -rss_limit_mb=512 -malloc_limit_mb=512 -max_len=262144 \
     -print_final_stats=1 -artifact_prefix="$findings/" "${dict[@]}" > "$log" 2>&1
   local status=$?
-  local runs cov ft corpus_size found
+  local runs cov ft corpus_size found slowest peak
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  slowest=$(grep -o 'stat::slowest_unit_time_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  peak=$(grep -o 'stat::peak_rss_mb: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*')
   ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*')
   corpus_size=$(find "$corpus" -type f | wc -l)
   found=$(find "$findings" -type f | wc -l)
-  echo "$target: ${runs:-0} executions in $((SECONDS - started)) s, coverage ${cov:-?} edges / ${ft:-?} features, working corpus ${corpus_size}, findings ${found}, exit $status"
+  echo "$target: ${runs:-0} executions in $((SECONDS - started)) s, coverage ${cov:-?} edges / ${ft:-?} features, working corpus ${corpus_size}, slowest input ${slowest:-?} s, peak RSS ${peak:-?} MB, findings ${found}, exit $status"
   if [ "$status" -ne 0 ] || [ "$found" -gt 0 ]; then
     grep -E "ERROR|Fatal error|SUMMARY|deadly|timeout|out-of-memory" "$log" | head -5 | sed 's/^/  /'
     echo "  log: $log; findings: $findings"

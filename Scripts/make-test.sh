@@ -5,12 +5,11 @@
 # The two checks that build or read what apps see run where they cost the least wall time, at
 # the lowest priority (nice 19), never next to the timing-sensitive pass:
 # - README's consumer check (Scripts/check-consumer.sh: README's manifest lines and "Using it"
-#   snippet, built in a folder of their own as an app's package and run) starts next to the
-#   build: it needs nothing the build makes, and uses the CPU the build leaves (a 2-core build
-#   keeps both cores busy about 85% of the time);
-# - the docs check (Scripts/check-docs.sh: the DocC catalogs and every public symbol's
-#   documentation, no DocC warning) needs the build's modules, so it runs next to the parallel
-#   test pass, which then also waits for the consumer check, should it still be running.
+#   snippet, built in a folder of their own as an app's package and run) and the docs check
+#   (Scripts/check-docs.sh: the DocC catalogs and every public symbol's documentation, no DocC
+#   warning; it needs the build's modules) run next to the parallel test pass. The consumer
+#   check used to start next to the build, on the CPU the build seemed to leave: it is 54 s of
+#   CPU, and the build took 238 s beside it and the media against 175 s alone (2026-11-27).
 # - the API baseline check (Scripts/check-api.py: no public symbol of
 #   Documentation/API/baseline.txt removed or changed incompatibly, unless CHANGELOG's major
 #   version moved past the baseline's; then its self-test, which shows the check fails on a
@@ -29,11 +28,7 @@ Scripts/count-public.sh
 python3 Scripts/check-snippets.py || exit 1
 
 consumer=$(mktemp -d "${TMPDIR:-/tmp}/playerkit-consumer-check.XXXXXX")
-(
-  nice -n 19 Scripts/check-consumer.sh >"$consumer/log" 2>&1
-  echo $? >"$consumer/status"
-) &
-consumer_pid=$!
+consumer_pid=
 # Whatever ends make test ends the consumer check too, should it still run (a failed build).
 kill_tree() {
   local child
@@ -41,7 +36,7 @@ kill_tree() {
   kill "$1" 2>/dev/null
 }
 media_pid=
-trap 'kill_tree "$consumer_pid"; [ -z "$media_pid" ] || kill_tree "$media_pid"; rm -rf "$consumer"' EXIT
+trap '[ -z "$consumer_pid" ] || kill_tree "$consumer_pid"; [ -z "$media_pid" ] || kill_tree "$media_pid"; rm -rf "$consumer"' EXIT
 
 # The multi-view tests' live media, encoded next to the build at the lowest priority.
 media_log=$(mktemp "${TMPDIR:-/tmp}/playerkit-live-media.XXXXXX")
@@ -62,6 +57,12 @@ if ! wait "$media_pid"; then
   cat "$media_log" >&2
 fi
 rm -f "$media_log"
+
+(
+  nice -n 19 Scripts/check-consumer.sh >"$consumer/log" 2>&1
+  echo $? >"$consumer/status"
+) &
+consumer_pid=$!
 
 ALONGSIDE="nice -n 19 Scripts/check-docs.sh; docs=\$?; [ \$docs -eq 0 ] && python3 Scripts/check-api.py && python3 Scripts/check-api.py --self-test; api=\$?; Scripts/await-result.sh '$consumer' 'README consumer check' 900; consumer=\$?; [ \$docs -eq 0 ] && [ \$api -eq 0 ] && [ \$consumer -eq 0 ]" \
   Scripts/test-suite.sh

@@ -74,7 +74,7 @@ pass() {
 }
 
 # Three passes. First everything that does not measure time, in parallel: the logic tests on fake
-# players (FeatureLogicTests, no mpv core), the model-based cache test (10,000 seeded runs of the
+# players (FeatureLogicTests, no mpv core), the model-based cache test (3,000 seeded runs of the
 # transfer machine on a simulated clock, in ten chunks) and most real-libmpv tests.
 #
 # The patterns name suites as ".Name/": a test's ID ends with its source location, so a bare

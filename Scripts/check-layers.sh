@@ -56,8 +56,42 @@ if grep -rnE --include='*.swift' '"(loop-file|play-dir|hwdec|fullscreen|mute|loa
   fail "mpv property or command names outside Sources/PlayerKitCore/Engine (above)"
 fi
 
+# Features are written against the core's public API, as an app's own would be: no feature casts
+# a player to the core's `Player` (it would behave differently on a FakePlayer), and none quotes
+# any of mpv's names (every property, option and command of the installed libmpv, listed in
+# Scripts/mpv-names.txt by Scripts/list-mpv-names.py): what a feature needs of mpv becomes typed
+# core API. A few of mpv's names are also plain words that features use as keys of their own
+# protocols, allowed here: Syncplay's JSON (name, version, duration), D-Bus type signatures and
+# MPRIS (o, v, {, volume as an argument's name in errors), the cache's log metadata and event
+# kind (cache, index), the operation a fake player names in the core's own error (seek).
+if ! python3 - <<'PYTHON'
+import pathlib, re, sys
+root = pathlib.Path(".")
+names = set((root / "Scripts/mpv-names.txt").read_text().split())
+allowed = {"name", "version", "duration", "o", "v", "{", "volume", "cache", "index", "seek"}
+cast = re.compile(r"\b(as[?!]?|is)\s+Player\b")
+literal = re.compile(r'"((?:[^"\\]|\\.)*)"')
+problems = 0
+for path in sorted(root.glob("Sources/*/**/*.swift")):
+    if path.parts[1] == "PlayerKitCore":
+        continue
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        code = line.split("//")[0] if not line.lstrip().startswith("///") else ""
+        if cast.search(code):
+            print(f"{path}:{number}: casts to Player: {line.strip()}")
+            problems += 1
+        for match in literal.finditer(code):
+            if match.group(1) in names and match.group(1) not in allowed:
+                print(f'{path}:{number}: quotes mpv\'s "{match.group(1)}": {line.strip()}')
+                problems += 1
+sys.exit(1 if problems else 0)
+PYTHON
+then
+  fail "a feature reaches past the core's public API (above): add what it needs to the core's typed API"
+fi
+
 if [ "$problems" -gt 0 ]; then
   echo "layering: $problems problem(s)" >&2
   exit 1
 fi
-echo "layering: ok (CMPV only in the engine; package access only in PlayerKitSupport; no @testable access; features on the core's public API)"
+echo "layering: ok (CMPV only in the engine; package access only in PlayerKitSupport; no @testable access; features on the core's public API: no cast to Player, no mpv name)"

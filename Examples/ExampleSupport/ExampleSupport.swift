@@ -133,6 +133,7 @@ public struct JSONEventLine: Encodable, Sendable {
             value = info.videoSize?.description
         case .seekCompleted(let seconds): position = seconds
         case .bufferingProgress(let percent): value = String(percent)
+        case .bufferedMediaChanged(let media): value = media.description
         case .volumeChanged(let volume): value = String(volume)
         case .muteChanged(let muted), .fullscreenStateChanged(let muted): value = String(muted)
         case .speedChanged(let speed): value = String(speed)

@@ -135,8 +135,7 @@ public final class PosterMaker: Sendable {
         } else {
             var settings = PlayerConfiguration(videoOutput: .frames, audioOutput: .none)
             // No audio decoding and no subtitles: a poster needs only the picture.
-            settings.extraOptions["aid"] = "no"
-            settings.extraOptions["sid"] = "no"
+            settings.selectedTrackKinds = [.video]
             settings.streamProviders = streamProviders
             self.makePlayer = FramePlayerFactory(configuration: settings).make
         }

@@ -15,8 +15,9 @@ import PlayerKitSupport
 ///
 /// **One clock.** Members are aligned on their sources' own timestamps: angles encoded from one
 /// clock (one encoder, or encoders fed the same timecode) carry the same presentation timestamp
-/// for the same moment. A ``/PlayerKitCore/Player`` member is switched to those timestamps (mpv's
-/// `rebase-start-time=no`) when the group loads it; two local files each start at 0. The group's
+/// for the same moment. A member is switched to those timestamps
+/// (``/PlayerKitCore/PlayerCommand/setTimestampOrigin(_:)`` with
+/// ``/PlayerKitCore/TimestampOrigin/source``) when the group loads it; two local files each start at 0. The group's
 /// clock follows its leader (``Leader``): by default the member furthest ahead when it joined,
 /// the one nearest a live edge; while it cannot (the leader stalls), the clock runs on by itself
 /// and the leader is brought back like any other member.
@@ -104,6 +105,27 @@ public final class MultiView: Sendable {
 
         /// The defaults.
         public init() {}
+
+        /// Checks every setting: thresholds, tolerance and window above zero (the tolerance 0
+        /// or more), the speed trim a finite fraction from 0 to 0.5.
+        /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` naming the
+        ///   first setting that makes no sense ("multi-view maximumSpeedTrim", ...) and its value.
+        public func validate() throws(PlayerError) {
+            let positive: [(String, Duration)] = [
+                ("realignThreshold", realignThreshold), ("holdThreshold", holdThreshold), ("skewWindow", skewWindow),
+                ("unrelatedTimestampThreshold", unrelatedTimestampThreshold),
+            ]
+            for (name, value) in positive where value <= .zero {
+                throw .invalidArgument(name: "multi-view \(name)", value: "\(value)", reason: "must be above zero")
+            }
+            guard alignedTolerance >= .zero else {
+                throw .invalidArgument(name: "multi-view alignedTolerance", value: "\(alignedTolerance)", reason: "must be zero or more")
+            }
+            guard maximumSpeedTrim.isFinite, (0...0.5).contains(maximumSpeedTrim) else {
+                throw .invalidArgument(name: "multi-view maximumSpeedTrim", value: "\(maximumSpeedTrim)",
+                                       reason: "must be a fraction from 0 to 0.5 (0.05 trims the speed by at most 5%)")
+            }
+        }
     }
 
     /// Which member the group clock follows.
@@ -135,8 +157,8 @@ public final class MultiView: Sendable {
         let player: any MediaPlayer
         var subscription: PlayerSubscription?
         var observation: PropertyObservation?
-        /// The observation of how far the member's player has its source, and can seek in it (a
-        /// ``/PlayerKitCore/Player``'s `demuxer-cache-state`): a live stream seeks within that only.
+        /// The observation of how far the member's player has its source, and can seek in it
+        /// (``/PlayerKitCore/MediaPlayer/observeBufferedMedia()``): a live stream seeks within that only.
         var cacheObservation: PropertyObservation?
         /// Whether the member's item has shown its first frame: positions before it (the 0 a
         /// player reports while it loads) are not frames.
@@ -155,9 +177,15 @@ public final class MultiView: Sendable {
 
     /// A group of `players` (none yet, or several, no player twice; more join with ``load(_:on:)``),
     /// following `leader`, on `clock` (a test may give a `ManualClock`).
-    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for the same player twice or a leader that is not a member.
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for the same
+    ///   player twice, a leader that is not a member, or a setting that makes no sense
+    ///   (``Settings/validate()``).
     public init(players: [any MediaPlayer], leader: Leader = .furthestAhead, settings: Settings = Settings(),
                 clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
+        try settings.validate()
+        if case .liveEdge(let latency) = leader, latency < .zero {
+            throw .invalidArgument(name: "multi-view leader latency", value: "\(latency)", reason: "must be zero or more")
+        }
         let ids = players.map(\.id)
         guard Set(ids).count == ids.count else {
             throw .invalidArgument(name: "multi-view", value: ids.map(\.rawValue).joined(separator: ", "), reason: "lists a player twice")
@@ -195,9 +223,9 @@ public final class MultiView: Sendable {
         }
         guard added else { return }
         let observation = player.observeEveryFrame()
-        let cacheObservation = (player as? Player).flatMap { try? $0.observeProperty("demuxer-cache-state") }
+        let cacheObservation = player.observeBufferedMedia()
         let subscription = player.eventBus.subscribe(
-            to: id, kinds: [.positionChanged, .firstFrame, .seekCompleted, .stateChanged, .itemEnded, .shutDown, .propertyChanged],
+            to: id, kinds: [.positionChanged, .firstFrame, .seekCompleted, .stateChanged, .itemEnded, .shutDown, .bufferedMediaChanged],
             delivery: .immediate
         ) { [weak self] record in
             self?.handle(record, from: id)
@@ -212,7 +240,7 @@ public final class MultiView: Sendable {
         if !kept {
             subscription.cancel()
             observation.cancel()
-            cacheObservation?.cancel()
+            cacheObservation.cancel()
         }
     }
 
@@ -234,37 +262,34 @@ public final class MultiView: Sendable {
     }
 
     /// Loads `source` on `player`, playing as soon as it can, and makes the player a member if
-    /// it is not one (a late join): it joins the group with its first frame. A
-    /// ``/PlayerKitCore/Player`` is first switched to its source's own timestamps (mpv's
-    /// `rebase-start-time=no`), on which the group aligns, and to reporting a new frame when it
-    /// is due rather than when it is queued (`video-timing-offset=0`), on which the group
-    /// measures. Its video runs on its own clock unless it has the audio focus
-    /// (`video-sync=desync`, see ``setAudioFocus(_:)``), and after waiting for the network it
-    /// plays again once 0.2 s of media is in (`cache-pause-wait`). Returns once the load ended.
+    /// it is not one (a late join): it joins the group with its first frame. The player is first
+    /// switched to its source's own timestamps (``/PlayerKitCore/TimestampOrigin/source``), on
+    /// which the group aligns, and to reporting a new frame when it is due rather than when it
+    /// is queued (``/PlayerKitCore/PositionTiming/whenDue``), on which the group measures. Its
+    /// video runs on its own clock unless it has the audio focus
+    /// (``/PlayerKitCore/VideoClock/independent``, see ``setAudioFocus(_:)``), and after waiting
+    /// for the network it plays again once 0.2 s of media is in
+    /// (``/PlayerKitCore/PlayerCommand/setBufferAfterStall(_:)``). Returns once the load ended.
     /// A load that fails drops the member (``MultiViewEvent/dropped(_:)`` with
     /// ``MultiViewEvent/DropReason/failed(_:)``) and is thrown.
     /// - Throws: what ``/PlayerKitCore/MediaPlayer/load(_:startPaused:)`` throws.
     public func load(_ source: MediaSource, on player: any MediaPlayer) async throws(PlayerError) {
         add(player)
         do throws(PlayerError) {
-            if let player = player as? Player {
-                // The sources' own timestamps, on which angles align.
-                try await player.setProperty("rebase-start-time", to: .string("no"))
-                // mpv hands a frame to its video output up to 50 ms before the frame is due
-                // (video-timing-offset), and reports the new position then: by half a frame
-                // early or not, at random. At 0, a position changes when its frame is due, so a
-                // frame change is timed within a fraction of a millisecond (Performance.md).
-                try await player.setProperty("video-timing-offset", to: .double(0))
-                // After waiting for the network, mpv plays again once a second of media is in
-                // (cache-pause-wait): with 1 s segments, the segment after the next. The group
-                // brings a member back itself, from as soon as it has frames again.
-                try await player.setProperty("cache-pause-wait", to: .double(0.2))
-                // A muted member's video runs on its own clock, not its audio's (mpv's
-                // video-sync): each speed trim moves the audio, and mpv pulled the video after
-                // it by a few milliseconds (Sync.md). The member with the audio focus keeps its
-                // video on its audio.
-                try await player.setProperty("video-sync", to: .string(videoSync(for: player.id)))
-            }
+            // The sources' own timestamps, on which angles align.
+            try await player.perform(.setTimestampOrigin(.source))
+            // A player hands a frame to its video output up to 50 ms before the frame is due,
+            // and reports the new position then: by half a frame early or not, at random. When
+            // due, a frame change is timed within a fraction of a millisecond (Performance.md).
+            try await player.perform(.setPositionTiming(.whenDue))
+            // After waiting for the network, a player plays again once a second of media is in:
+            // with 1 s segments, the segment after the next. The group brings a member back
+            // itself, from as soon as it has frames again.
+            try await player.perform(.setBufferAfterStall(.milliseconds(200)))
+            // A muted member's video runs on its own clock, not its audio's: each speed trim
+            // moves the audio, and a video that followed it moved by a few milliseconds
+            // (Sync.md). The member with the audio focus keeps its video on its audio.
+            try await player.perform(.setVideoClock(videoClock(for: player.id)))
             _ = try await player.load(source)
         } catch {
             drop(player.id, reason: .failed(error))
@@ -321,8 +346,9 @@ public final class MultiView: Sendable {
 
     /// Gives the audio focus to member `id` (nil: to none): it is unmuted and every other member
     /// muted, at once (sent, not awaited: the members keep playing in step). The heard member's
-    /// video follows its audio (mpv's `video-sync=audio`, for lip sync); a muted member's runs on
-    /// its own clock (`desync`), so the group's speed trims do not move its frames. Publishes
+    /// video follows its audio (``/PlayerKitCore/VideoClock/audio``, for lip sync); a muted
+    /// member's runs on its own clock (``/PlayerKitCore/VideoClock/independent``), so the group's
+    /// speed trims do not move its frames. Publishes
     /// ``MultiViewEvent/audioFocusChanged(_:)`` on the members that gained and lost it.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` when `id` is not a member.
     public func setAudioFocus(_ id: PlayerID?) throws(PlayerError) {
@@ -342,18 +368,12 @@ public final class MultiView: Sendable {
         for player in players {
             try? player.send(.setMuted(player.id != id))
         }
-        if previous != id {
-            // The heard member's video follows its audio; a muted one's runs on its own (see
-            // load(_:on:)). Sent, not awaited; each task sets what the focus is when it runs, so
-            // quick changes end on the last.
-            for case let player as Player in players where player.id == id || player.id == previous {
-                Task { [weak self] in
-                    guard let self else { return }
-                    try? await player.setProperty("video-sync", to: .string(self.videoSync(for: player.id)))
-                }
-            }
-        }
         guard previous != id else { return }
+        // The heard member's video follows its audio; a muted one's runs on its own (see
+        // load(_:on:)). Sent, in order per player, so quick changes end on the last.
+        for player in players where player.id == id || player.id == previous {
+            try? player.send(.setVideoClock(player.id == id ? .audio : .independent))
+        }
         if let previous, let player = players.first(where: { $0.id == previous }) {
             player.publish(MultiViewEvent.audioFocusChanged(false))
         }
@@ -362,9 +382,9 @@ public final class MultiView: Sendable {
         }
     }
 
-    /// mpv's `video-sync` for member `id`: its audio's clock when it is heard, else its own.
-    private func videoSync(for id: PlayerID) -> String {
-        state.withLock { $0.audioFocus == id } ? "audio" : "desync"
+    /// The clock member `id`'s video follows: its audio's when it is heard, else its own.
+    private func videoClock(for id: PlayerID) -> VideoClock {
+        state.withLock { $0.audioFocus == id } ? .audio : .independent
     }
 
     // MARK: Lifetime
@@ -398,9 +418,8 @@ public final class MultiView: Sendable {
             }
         case .seekCompleted(let position):
             step { $0.seekLanded(id, media: position, at: record.time) }
-        case .propertyChanged("demuxer-cache-state", let value):
-            let (end, seekable) = Self.cache(value)
-            step { $0.cached(id, upTo: end, seekableTo: seekable, at: record.time) }
+        case .bufferedMediaChanged(let media):
+            step { $0.cached(id, upTo: media.cachedUntil, seekableTo: media.seekableUntil, at: record.time) }
         case .stateChanged(_, let to):
             if to == .loading || to == .idle {
                 state.withLock { state in
@@ -417,22 +436,6 @@ public final class MultiView: Sendable {
         default:
             break
         }
-    }
-
-    /// From mpv's `demuxer-cache-state`: the media time up to which the player has its source
-    /// in memory (`cache-end`), and up to which it can seek in it (the furthest end of its
-    /// `seekable-ranges`: mpv refuses a seek past it, and on a live stream it ends about a
-    /// segment before the cache does, at the last segment's first keyframe).
-    private static func cache(_ state: MPVValue) -> (end: Double?, seekable: Double?) {
-        guard case .map(let entries) = state else { return (nil, nil) }
-        let end = entries.first { $0.key == "cache-end" }?.value.doubleValue
-        var seekable: Double?
-        if case .array(let ranges)? = entries.first(where: { $0.key == "seekable-ranges" })?.value {
-            for case .map(let range) in ranges {
-                if let rangeEnd = range.first(where: { $0.key == "end" })?.value.doubleValue { seekable = max(seekable ?? rangeEnd, rangeEnd) }
-            }
-        }
-        return (end, seekable)
     }
 
     /// One step of the machine under the lock; its actions after it. With `showing`, only once

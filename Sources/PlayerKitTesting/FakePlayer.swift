@@ -181,6 +181,12 @@ public final class FakePlayer: MediaPlayer {
         var timers: [ManualClock.ScheduledAction] = []
         var lastLoadToken: UInt64 = 0
         var frameObservations = 0
+        var bufferedMediaObservations = 0
+        var bufferedMedia: BufferedMedia?
+        var timestampOrigin = TimestampOrigin.itemStart
+        var positionTiming = PositionTiming.whenQueued
+        var videoClock = VideoClock.audio
+        var bufferAfterStall: Duration = .seconds(1)
         var commands: [PlayerCommand] = []
         /// ``perform(_:timeout:)`` calls waiting for their reply delay.
         var replyWaiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
@@ -289,6 +295,33 @@ public final class FakePlayer: MediaPlayer {
 
     /// How many times ``releaseMedia()`` was called.
     public var releaseCount: Int { model.withLock { $0.releaseCount } }
+
+    /// Sets how far the fake holds its source (nil: unknown, nothing reported), as a real
+    /// player's demuxer cache moves: reported as ``/PlayerKitCore/PlayerEvent/bufferedMediaChanged(_:)``
+    /// while an ``observeBufferedMedia()`` observation lives, when it changed.
+    public func setBufferedMedia(_ media: BufferedMedia?) {
+        change { state, events in
+            guard !state.isShutDown, state.bufferedMedia != media else { return nil }
+            state.bufferedMedia = media
+            if let media, state.bufferedMediaObservations > 0 { events.append(.bufferedMediaChanged(media)) }
+            return nil
+        }
+    }
+
+    /// The timestamps positions count in (``/PlayerKitCore/PlayerCommand/setTimestampOrigin(_:)``;
+    /// the fake's positions count from its item's start either way).
+    public var timestampOrigin: TimestampOrigin { model.withLock { $0.timestampOrigin } }
+    /// When positions are reported (``/PlayerKitCore/PlayerCommand/setPositionTiming(_:)``; the
+    /// fake reports each frame when it is due either way).
+    public var positionTiming: PositionTiming { model.withLock { $0.positionTiming } }
+    /// The clock the video follows (``/PlayerKitCore/PlayerCommand/setVideoClock(_:)``).
+    public var videoClock: VideoClock { model.withLock { $0.videoClock } }
+    /// How much media is buffered after a stall before playing again
+    /// (``/PlayerKitCore/PlayerCommand/setBufferAfterStall(_:)``).
+    public var bufferAfterStall: Duration { model.withLock { $0.bufferAfterStall } }
+
+    /// How many ``observeBufferedMedia()`` observations are active.
+    var bufferedMediaObservationCount: Int { model.withLock { $0.bufferedMediaObservations } }
 
     /// How many ``observeEveryFrame()`` observations are active.
     var frameObservationCount: Int { model.withLock { $0.frameObservations } }
@@ -672,6 +705,14 @@ public final class FakePlayer: MediaPlayer {
             case .setFullscreen(let fullscreen):
                 if state.isFullscreen != fullscreen { events.append(.fullscreenStateChanged(fullscreen)) }
                 state.isFullscreen = fullscreen
+            case .setTimestampOrigin(let origin):
+                state.timestampOrigin = origin
+            case .setPositionTiming(let timing):
+                state.positionTiming = timing
+            case .setVideoClock(let clock):
+                state.videoClock = clock
+            case .setBufferAfterStall(let duration):
+                state.bufferAfterStall = duration
             case .stop:
                 return self.endItem(&state, &events, reason: .stopped)
             case .stepFrame, .stepFrameBack:
@@ -723,6 +764,24 @@ public final class FakePlayer: MediaPlayer {
         return PropertyObservation { [weak self] in
             self?.change { state, _ in
                 state.frameObservations -= 1
+                return nil
+            }
+        }
+    }
+
+    /// Reports how far the fake holds its source (``setBufferedMedia(_:)``) while the
+    /// observation lives: the current value first, when there is one.
+    public func observeBufferedMedia() -> PropertyObservation {
+        change { state, events in
+            state.bufferedMediaObservations += 1
+            if state.bufferedMediaObservations == 1, let media = state.bufferedMedia, !state.isShutDown {
+                events.append(.bufferedMediaChanged(media))
+            }
+            return nil
+        }
+        return PropertyObservation { [weak self] in
+            self?.change { state, _ in
+                state.bufferedMediaObservations -= 1
                 return nil
             }
         }

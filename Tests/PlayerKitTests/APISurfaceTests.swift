@@ -14,10 +14,13 @@ struct APISurfaceTests {
             .filter { $0.hasPrefix("var ") || $0.hasPrefix("func ") || $0.hasPrefix("associatedtype ") || $0.hasPrefix("init(") }
     }
 
-    @Test("MediaPlayer, what an app implements to write a player of its own, has at most 15 requirements")
+    /// 16 since `observeBufferedMedia()` (issue 50: what a live sync group needs of a player, as
+    /// typed core API; it has a default implementation, so a conformer written for 15 still
+    /// compiles).
+    @Test("MediaPlayer, what an app implements to write a player of its own, has at most 16 requirements")
     func mediaPlayerIsSmall() throws {
         let requirements = try Self.mediaPlayerRequirements()
-        #expect(requirements.count <= 15, "\(requirements.count): \(requirements.joined(separator: "; "))")
+        #expect(requirements.count <= 16, "\(requirements.count): \(requirements.joined(separator: "; "))")
         // The read-outs come as one snapshot; the named commands are extension methods.
         #expect(requirements.contains { $0.hasPrefix("var snapshot: PlayerSnapshot") })
         #expect(!requirements.contains { $0.hasPrefix("func play(") || $0.hasPrefix("var position") })

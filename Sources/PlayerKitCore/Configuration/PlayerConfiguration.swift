@@ -90,6 +90,12 @@ public struct PlayerConfiguration: Sendable {
     /// `scaletempo` instead, in the player's audio filter chain (`af`) from its creation, so
     /// `scaletempo2` is never used; an `af` in ``extraOptions`` replaces it.
     public var pitchCorrection = true
+    /// The kinds of track the player selects when an item loads. Default: video, audio and
+    /// subtitles. Without ``Track/Kind/audio`` no audio is decoded at all, and without
+    /// ``Track/Kind/subtitle`` no subtitle is read: a player for pictures only (posters,
+    /// thumbnails) decodes nothing else. ``PlayerCommand/selectTrack(_:id:)`` still selects a
+    /// track of any kind.
+    public var selectedTrackKinds: Set<Track.Kind> = [.video, .audio, .subtitle]
     /// Whether to use hardware decoding (`hwdec=auto-safe`) at start. Default: false.
     public var hardwareDecoding = false
     /// How often the position (and cache fill) is read while playing, and so the time between

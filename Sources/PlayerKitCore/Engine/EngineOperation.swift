@@ -72,6 +72,15 @@ enum EngineOperation: Sendable {
                 let name = PlaybackModel.trackSelectionProperties.first { $0.value == kind }?.key ?? "sid"
                 return [.set(name, id.map { .int(Int64($0)) } ?? .string("no"))]
             case .setHardwareDecoding(let enabled): return [.set("hwdec", .string(enabled ? "auto-safe" : "no"))]
+            case .setTimestampOrigin(let origin): return [.set("rebase-start-time", .string(origin == .itemStart ? "yes" : "no"))]
+            case .setPositionTiming(let timing):
+                // mpv hands a frame to its video output up to `video-timing-offset` (50 ms) before
+                // it is due, and reports the new position then; at 0, when it is due.
+                return [.set("video-timing-offset", .double(timing == .whenDue ? 0 : 0.05))]
+            case .setVideoClock(let clock): return [.set("video-sync", .string(clock == .audio ? "audio" : "desync"))]
+            case .setBufferAfterStall(let duration):
+                let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+                return [.set("cache-pause-wait", .double(seconds))]
             case .stop: return [.command(["stop"])]
             case .stepFrame: return [.command(["frame-step"])]
             case .stepFrameBack: return [.command(["frame-back-step"])]

@@ -50,6 +50,9 @@ extension PlayerConfiguration {
             options.append(("wid", String(windowID)))
         }
         if audioOutput == .none { options.append(("ao", "null")) }
+        for (name, kind) in PlaybackModel.trackSelectionProperties.sorted(by: { $0.key < $1.key }) where !selectedTrackKinds.contains(kind) {
+            options.append((name, "no"))
+        }
         // The sound server shows each player's stream under its ID (PulseAudio's and
         // PipeWire's application name).
         options.append(("audio-client-name", id.rawValue))

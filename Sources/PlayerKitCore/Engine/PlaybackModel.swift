@@ -99,6 +99,11 @@ struct PlaybackModel: Sendable {
     }
     /// Set when an item starts; the first playback restart after it is the first frame.
     private var awaitingFirstFrame = false
+    /// The read of `time-pos` asked for at the first frame: ``PlayerEvent/firstFrame`` goes out
+    /// with its answer, so the position read-out is the first frame's when a preload returns
+    /// (with the source's own timestamps an item does not start at 0, and the read made when it
+    /// loaded still said 0).
+    private var firstFrameRead: UInt64?
     /// Whether the current item's first frame was presented.
     private(set) var firstFrameShown = false
     private(set) var position: Double?
@@ -480,6 +485,7 @@ struct PlaybackModel: Sendable {
             currentEntryID = entryID
             phase = .loading  // a new item: it has not played yet
             awaitingFirstFrame = true
+            firstFrameRead = nil
             firstFrameShown = false
             pollRequests = [:]
             position = nil
@@ -520,6 +526,18 @@ struct PlaybackModel: Sendable {
                 if recovery?.pending.isEmpty == true, recovery?.refused == false { outputs += finishRecovery() }
                 break
             }
+            if replyID == firstFrameRead {
+                firstFrameRead = nil
+                // Both in one step: the read-outs show the position when firstFrame arrives.
+                firstFrameShown = true
+                outputs.append(.event(.firstFrame))
+                if error >= 0, let start = value.doubleValue, start != position || positionUnannounced {
+                    position = start
+                    positionUnannounced = false
+                    outputs.append(.event(.positionChanged(start)))
+                }
+                break
+            }
             if let landedTickets = seeks.answered(replyID) {
                 position = error < 0 ? position : value.doubleValue
                 positionUnannounced = false
@@ -558,9 +576,11 @@ struct PlaybackModel: Sendable {
         case .playbackRestart:
             if awaitingFirstFrame {
                 awaitingFirstFrame = false
-                firstFrameShown = true
-                outputs.append(.event(.firstFrame))
-                if pollRequests.isEmpty { outputs.append(requestPolledProperties()) }  // the starting position
+                // The first frame's position first, then the event (one asynchronous read).
+                let request = nextRequestID()
+                firstFrameRead = request
+                outputs.append(.requestProperties([(request, "time-pos")]))
+                if pollRequests.isEmpty { outputs.append(requestPolledProperties()) }
             }
             if seeks.isExecuting {
                 // Completed once the landing position is known (one async read).
@@ -806,6 +826,11 @@ struct PlaybackModel: Sendable {
     /// order, after whatever it queued before), ``finishRecovery()`` rebuilds the state. The
     /// model's own requests still unanswered then lost their answers with the overflow.
     mutating func recoverLostEvents() -> [Output] {
+        if firstFrameRead != nil {
+            // Its answer may be lost: the recovery announces the first frame instead.
+            firstFrameRead = nil
+            awaitingFirstFrame = true
+        }
         var next = Recovery()
         next.poll = Set(pollRequests.keys).union(recovery?.poll ?? [])
         next.info = Set(infoRequests.keys).union(recovery?.info ?? [])

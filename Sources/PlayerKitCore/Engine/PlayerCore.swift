@@ -243,6 +243,47 @@ final class PlayerCore: Sendable {
         }
     }
 
+    /// How many users asked for buffered-media reports (``observeBufferedMedia(_:)``).
+    private let bufferedMediaUsers = Locked(0)
+    /// The observation ID of `demuxer-cache-state` for ``PlayerEvent/bufferedMediaChanged(_:)``.
+    static let bufferedMediaObservation: UInt64 = 1 << 43
+
+    /// Asks mpv for every change of its demuxer cache's state while at least one user wants
+    /// it, reported as ``PlayerEvent/bufferedMediaChanged(_:)``. Balanced calls, as
+    /// ``observeEveryPosition(_:)``. `mpv_observe_property` does not wait for the core.
+    func observeBufferedMedia(_ enabled: Bool) {
+        let change = bufferedMediaUsers.withLock { users -> Bool? in
+            users += enabled ? 1 : -1
+            if enabled, users == 1 { return true }
+            if !enabled, users == 0 { return false }
+            return nil
+        }
+        guard let change else { return }
+        _ = handle.ifAlive { raw in
+            if change {
+                mpv_observe_property(raw, Self.bufferedMediaObservation, "demuxer-cache-state", MPV_FORMAT_NODE)
+            } else {
+                mpv_unobserve_property(raw, Self.bufferedMediaObservation)
+            }
+        }
+    }
+
+    /// From mpv's `demuxer-cache-state`: the position up to which the player has its source in
+    /// memory (`cache-end`), and up to which it can seek in it (the furthest end of its
+    /// `seekable-ranges`: mpv refuses a seek past it; on a live stream it ends about a segment
+    /// before the cache does, at the last segment's first keyframe).
+    static func bufferedMedia(from state: MPVValue) -> BufferedMedia {
+        guard case .map(let entries) = state else { return BufferedMedia(cachedUntil: nil, seekableUntil: nil) }
+        let end = entries.first { $0.key == "cache-end" }?.value.doubleValue
+        var seekable: Double?
+        if case .array(let ranges)? = entries.first(where: { $0.key == "seekable-ranges" })?.value {
+            for case .map(let range) in ranges {
+                if let rangeEnd = range.first(where: { $0.key == "end" })?.value.doubleValue { seekable = max(seekable ?? rangeEnd, rangeEnd) }
+            }
+        }
+        return BufferedMedia(cachedUntil: end, seekableUntil: seekable)
+    }
+
     /// How many frame outputs want the frame clock fed (``observeFrameClock(_:)``).
     private let frameClockUsers = Locked(0)
     /// The observation ID of the frame clock's own `time-pos` observation.
@@ -331,6 +372,9 @@ final class PlayerCore: Sendable {
                 read?.reply.resume(error >= 0 ? .success(value) : .failure(MPVHandle.propertyError(name: name, value: nil, status: error)))
             case .propertyChanged(Self.frameClockObservation, _, let value):
                 frameClock.note(value.doubleValue)
+            case .propertyChanged(Self.bufferedMediaObservation, _, let value):
+                guard bufferedMediaUsers.withLock({ $0 > 0 }) else { continue }
+                update { _ in [.event(.bufferedMediaChanged(Self.bufferedMedia(from: value)))] }
             case .propertyChanged(let observation, let name, let value) where observation & Self.appObservationBit != 0:
                 guard appObservations.withLock({ $0.live.contains(observation) }) else { continue }
                 update { _ in [.event(.propertyChanged(name: name, value: value))] }

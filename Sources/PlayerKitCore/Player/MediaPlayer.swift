@@ -56,6 +56,10 @@ public protocol MediaPlayer: AnyObject, Sendable {
     /// Asks for a position event with every frame while the observation lives (see
     /// ``Player/observeEveryFrame()``).
     func observeEveryFrame() -> PropertyObservation
+    /// Asks for ``PlayerEvent/bufferedMediaChanged(_:)`` (how far the player holds its source,
+    /// and can seek in it) while the observation lives (see ``Player/observeBufferedMedia()``).
+    /// A player that cannot tell (the default implementation) reports nothing.
+    func observeBufferedMedia() -> PropertyObservation
 
     /// Gives the player a software frame source at `format` (see
     /// ``Player/makeFrameSource(_:)``); one per player at a time.
@@ -101,6 +105,12 @@ extension MediaPlayer {
     @discardableResult
     public func load(_ location: String, startPaused: Bool = false) async throws(PlayerError) -> MediaInfo {
         try await load(MediaSource(location), startPaused: startPaused)
+    }
+
+    /// For players that cannot tell how far they hold their source: an observation that reports
+    /// nothing.
+    public func observeBufferedMedia() -> PropertyObservation {
+        PropertyObservation {}
     }
 
     /// ``preload(_:timeout:)`` waiting up to 10 s for the first frame.

@@ -188,6 +188,17 @@ public final class Player: MediaPlayer {
         PropertyObservation(core: core)
     }
 
+    /// Asks for ``PlayerEvent/bufferedMediaChanged(_:)`` for as long as the returned observation
+    /// lives: how far the player holds its source in memory, and how far it can seek in it (mpv's
+    /// demuxer cache), the current value first, then each change. What a feature needs that
+    /// seeks a live stream (it can seek only within what it has) or judges a stream's live edge.
+    /// Observations from several users add up; the last one to go ends the reports. Never
+    /// blocks; safe from any thread.
+    public func observeBufferedMedia() -> PropertyObservation {
+        core.observeBufferedMedia(true)
+        return PropertyObservation { [core] in core.observeBufferedMedia(false) }
+    }
+
     /// Asks for every change of any mpv property, as ``PlayerEvent/propertyChanged(name:value:)``
     /// events on this player's ID, for as long as the returned observation lives: the current
     /// value first, then each change (mpv may merge quick changes into the latest). The form of
@@ -487,6 +498,10 @@ public final class Player: MediaPlayer {
             guard volume <= maximum else {
                 throw .invalidArgument(name: "volume", value: "\(volume)", reason: "must be at most \(maximum) (mpv's volume-max)")
             }
+        case .setPositionTiming(.whenQueued) where configuration.videoOutput == .frames:
+            // Frames the app draws are handed over when due, so that a frame's `videoTime` names
+            // the frame shown: such a player reports when due either way.
+            return .setPositionTiming(.whenDue)
         default:
             break
         }

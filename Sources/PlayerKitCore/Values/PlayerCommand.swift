@@ -69,6 +69,20 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
     /// ``PlayerError/noMediaLoaded(operation:)`` with nothing loaded, and
     /// ``PlayerError/unknownTrack(kind:id:available:)`` when the item has no such track.
     case selectTrack(Track.Kind, id: Int?)
+    /// Count positions from the item's start (the default) or in the source's own timestamps
+    /// (``TimestampOrigin``). Takes effect with the next load: set it before loading.
+    case setTimestampOrigin(TimestampOrigin)
+    /// Report a new frame's position when the frame is queued for the video output (the
+    /// default) or when it is due on screen (``PositionTiming``). Takes effect at once.
+    case setPositionTiming(PositionTiming)
+    /// Let the video follow its audio (the default) or the system clock (``VideoClock``).
+    /// Takes effect at once.
+    case setVideoClock(VideoClock)
+    /// How much media a player buffers, after it waited for the network, before it plays again
+    /// (default 1 s). Shorter resumes sooner after a stall and risks another one sooner.
+    /// Refused with ``PlayerError/invalidArgument(name:value:reason:)`` for a negative duration
+    /// or one over an hour.
+    case setBufferAfterStall(Duration)
     /// Stop and unload the item (``MediaPlayer/stop()``).
     case stop
     /// Show the next frame and pause there (mpv's `frame-step`).
@@ -123,7 +137,12 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
             if let id, id < 1 {
                 throw .invalidArgument(name: "track ID", value: "\(id)", reason: "must be 1 or more (mpv numbers tracks from 1), or nil for none")
             }
-        case .play, .pause, .setMuted, .setLoop, .setPlaybackDirection, .setFullscreen, .setFlip, .setHardwareDecoding, .stop, .stepFrame, .stepFrameBack, .next, .previous:
+        case .setBufferAfterStall(let duration):
+            guard duration >= .zero, duration <= .seconds(3600) else {
+                throw .invalidArgument(name: "buffer after stall", value: "\(duration)", reason: "must be between 0 and 1 hour")
+            }
+        case .play, .pause, .setMuted, .setLoop, .setPlaybackDirection, .setFullscreen, .setFlip, .setHardwareDecoding, .stop, .stepFrame, .stepFrameBack, .next, .previous,
+             .setTimestampOrigin, .setPositionTiming, .setVideoClock:
             break
         }
     }
@@ -144,6 +163,10 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
         case .setFlip(let flip): return "setFlip(\(flip))"
         case .setHardwareDecoding(let enabled): return "setHardwareDecoding(\(enabled))"
         case .selectTrack(let kind, let id): return "selectTrack(\(kind.rawValue), \(id.map(String.init) ?? "none"))"
+        case .setTimestampOrigin(let origin): return "setTimestampOrigin(\(origin))"
+        case .setPositionTiming(let timing): return "setPositionTiming(\(timing))"
+        case .setVideoClock(let clock): return "setVideoClock(\(clock))"
+        case .setBufferAfterStall(let duration): return "setBufferAfterStall(\(duration))"
         case .stop: return "stop"
         case .stepFrame: return "stepFrame"
         case .stepFrameBack: return "stepFrameBack"

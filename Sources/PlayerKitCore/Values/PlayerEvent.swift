@@ -34,6 +34,9 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     case seekCompleted(position: Double?)
     /// Network cache fill while buffering, 0 to 100.
     case bufferingProgress(percent: Double)
+    /// How far the player holds its source changed: reported while a
+    /// ``MediaPlayer/observeBufferedMedia()`` observation lives (the current value first).
+    case bufferedMediaChanged(BufferedMedia)
     /// The volume changed (0 to 100 is normal, up to mpv's `volume-max`).
     case volumeChanged(Double)
     /// Mute was switched on or off.
@@ -99,6 +102,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .firstFrame: return .firstFrame
         case .seekCompleted: return .seekCompleted
         case .bufferingProgress: return .bufferingProgress
+        case .bufferedMediaChanged: return .bufferedMediaChanged
         case .volumeChanged: return .volumeChanged
         case .muteChanged: return .muteChanged
         case .speedChanged: return .speedChanged
@@ -139,6 +143,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .firstFrame: return "firstFrame"
         case .seekCompleted(let position): return "seekCompleted(\(position.map { String(format: "%.3f", $0) } ?? "?"))"
         case .bufferingProgress(let percent): return "bufferingProgress(\(percent)%)"
+        case .bufferedMediaChanged(let media): return "bufferedMediaChanged(\(media))"
         case .volumeChanged(let volume): return "volumeChanged(\(volume))"
         case .muteChanged(let muted): return "muteChanged(\(muted))"
         case .speedChanged(let speed): return "speedChanged(\(speed))"
@@ -166,6 +171,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case (.mediaLoaded(let a), .mediaLoaded(let b)): return a == b
         case (.seekCompleted(let a), .seekCompleted(let b)): return a == b
         case (.bufferingProgress(let a), .bufferingProgress(let b)): return a == b
+        case (.bufferedMediaChanged(let a), .bufferedMediaChanged(let b)): return a == b
         case (.volumeChanged(let a), .volumeChanged(let b)): return a == b
         case (.muteChanged(let a), .muteChanged(let b)): return a == b
         case (.speedChanged(let a), .speedChanged(let b)): return a == b
@@ -194,6 +200,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .mediaLoaded(let info): hasher.combine(info)
         case .seekCompleted(let position): hasher.combine(position)
         case .bufferingProgress(let percent): hasher.combine(percent)
+        case .bufferedMediaChanged(let media): hasher.combine(media)
         case .muteChanged(let muted), .fullscreenStateChanged(let muted): hasher.combine(muted)
         case .tracksChanged(let tracks): hasher.combine(tracks)
         case .videoDecoderChanged(let decoder): hasher.combine(decoder)

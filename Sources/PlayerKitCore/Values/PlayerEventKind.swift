@@ -47,6 +47,8 @@ public struct PlayerEventKind: RawRepresentable, Hashable, Sendable, Codable, Cu
     public static let seekCompleted: PlayerEventKind = "seekCompleted"
     /// ``PlayerEvent/bufferingProgress(percent:)``.
     public static let bufferingProgress: PlayerEventKind = "bufferingProgress"
+    /// ``PlayerEvent/bufferedMediaChanged(_:)``.
+    public static let bufferedMediaChanged: PlayerEventKind = "bufferedMediaChanged"
     /// ``PlayerEvent/volumeChanged(_:)``.
     public static let volumeChanged: PlayerEventKind = "volumeChanged"
     /// ``PlayerEvent/muteChanged(_:)``.
@@ -77,7 +79,7 @@ public struct PlayerEventKind: RawRepresentable, Hashable, Sendable, Codable, Cu
     /// The kinds of the core's own events (not those of features), in the order they are listed here.
     static let coreKinds: [PlayerEventKind] = [
         .created, .stateChanged, .positionChanged, .durationKnown, .mediaLoaded, .firstFrame, .seekCompleted,
-        .bufferingProgress, .volumeChanged, .muteChanged, .speedChanged, .tracksChanged,
+        .bufferingProgress, .bufferedMediaChanged, .volumeChanged, .muteChanged, .speedChanged, .tracksChanged,
         .videoDecoderChanged, .fullscreenStateChanged, .loopModeChanged, .playlistChanged, .propertyChanged, .itemEnded, .error, .eventsLost, .shutDown,
     ]
 }

@@ -1,0 +1,92 @@
+import Foundation
+import PlayerKit
+import Testing
+
+/// The core's typed commands for players kept on one clock (``PlayerCommand/setTimestampOrigin(_:)``,
+/// ``PlayerCommand/setPositionTiming(_:)``, ``PlayerCommand/setVideoClock(_:)``,
+/// ``PlayerCommand/setBufferAfterStall(_:)``) and its buffered-media reports, on real libmpv:
+/// what a feature used to reach for with mpv's names.
+@Suite("Typed timing commands and buffered media (real libmpv)", .timeLimit(.minutes(2)))
+struct TimingCommandsTests {
+    /// A one-second MPEG-TS clip whose timestamps start at 10 s (a piece of a longer recording),
+    /// made with ffmpeg in a folder of the test's own.
+    static func clipStartingAt10() async throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("playerkit-ts-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let clip = folder.appendingPathComponent("from-10.ts")
+        let result = try await ChildProcess.runToEnd(URL(fileURLWithPath: "/usr/bin/ffmpeg"), [
+            "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=64x36:rate=30", "-t", "1",
+            "-c:v", "libx264", "-preset", "ultrafast", "-output_ts_offset", "10", "-muxdelay", "0", "-muxpreload", "0", "-y", clip.path,
+        ])
+        #expect(result.status == 0, "ffmpeg: \(result.errors)")
+        return clip
+    }
+
+    @Test("positions count from the item's start by default and in the source's own timestamps with .source; the next load takes it")
+    func timestampOrigin() async throws {
+        let clip = try await Self.clipStartingAt10()
+        defer { try? FileManager.default.removeItem(at: clip.deletingLastPathComponent()) }
+        let (player, _) = try await Fixtures.player()
+        try await player.preload(.file(clip.path))
+        let fromStart = try #require(player.position)
+        #expect(fromStart < 0.1, "\(fromStart)")
+        try await player.perform(.setTimestampOrigin(.source))
+        try await player.preload(.file(clip.path))
+        let fromSource = try #require(player.position)
+        #expect(fromSource > 9.9 && fromSource < 10.1, "\(fromSource)")
+        try await player.perform(.setTimestampOrigin(.itemStart))
+        try await player.preload(.file(clip.path))
+        let again = try #require(player.position)
+        #expect(again < 0.1, "\(again)")
+        await player.shutdown()
+    }
+
+    @Test("position timing, the video's clock and the buffer after a stall reach mpv as set; a negative buffer is refused by name and the player stays usable")
+    func settingsReachTheCore() async throws {
+        let (player, _) = try await Fixtures.player()
+        try await player.perform(.setPositionTiming(.whenDue))
+        #expect(try await player.property("video-timing-offset").doubleValue == 0)
+        try await player.perform(.setPositionTiming(.whenQueued))
+        #expect(try await player.property("video-timing-offset").doubleValue == 0.05)
+        try await player.perform(.setVideoClock(.independent))
+        #expect(try await player.property("video-sync") == .string("desync"))
+        try await player.perform(.setVideoClock(.audio))
+        #expect(try await player.property("video-sync") == .string("audio"))
+        try await player.perform(.setBufferAfterStall(.milliseconds(200)))
+        // mpv keeps it as a float: 0.2 within a float's precision.
+        #expect(abs((try await player.property("cache-pause-wait").doubleValue ?? 0) - 0.2) < 1e-6)
+        await #expect(throws: PlayerError.invalidArgument(name: "buffer after stall", value: "-1.0 seconds", reason: "must be between 0 and 1 hour")) {
+            try await player.perform(.setBufferAfterStall(.seconds(-1)))
+        }
+        #expect(abs((try await player.property("cache-pause-wait").doubleValue ?? 0) - 0.2) < 1e-6)
+        try await player.load(.file(Fixtures.clipA), startPaused: true)
+        #expect(player.state == .ready)
+        await player.shutdown()
+    }
+
+    @Test("a player whose frames the app draws reports positions when due whatever it is told (its frames are handed over when due)")
+    func framesPlayerStaysDue() async throws {
+        var configuration = Fixtures.headless
+        configuration.videoOutput = .frames
+        let (player, _) = try await Fixtures.player(configuration: configuration)
+        try await player.perform(.setPositionTiming(.whenQueued))
+        #expect(try await player.property("video-timing-offset").doubleValue == 0)
+        await player.shutdown()
+    }
+
+    @Test("buffered media is reported while observed, the current value first: a local file is in memory past its first seconds and seekable")
+    func bufferedMedia() async throws {
+        let (player, recorder) = try await Fixtures.player()
+        try await player.load(.file(Fixtures.fixture("long.mp4")), startPaused: true)
+        #expect(!recorder.records.contains { $0.event.kind == .bufferedMediaChanged })
+        let observation = player.observeBufferedMedia()
+        let report = await recorder.waitFor(timeout: .seconds(10)) {
+            if case .bufferedMediaChanged(let media) = $0.event, let cached = media.cachedUntil { return cached > 1 }
+            return false
+        }
+        let media = try #require(report?.event).description
+        #expect(media.contains("cached until"), "\(media)")
+        observation.cancel()
+        await player.shutdown()
+    }
+}

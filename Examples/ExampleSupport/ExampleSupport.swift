@@ -151,7 +151,7 @@ public struct JSONEventLine: Encodable, Sendable {
             position = snapshot.position
             value = snapshot.description
         case .feature(let event): setFeature(event)
-        case .created, .shutDown, .firstFrame: break
+        case .created, .shuttingDown, .shutDown, .firstFrame: break
         @unknown default: value = playerEvent.description
         }
     }

@@ -225,7 +225,7 @@ public final class MultiView: Sendable {
         let observation = player.observeEveryFrame()
         let cacheObservation = player.observeBufferedMedia()
         let subscription = player.eventBus.subscribe(
-            to: id, kinds: [.positionChanged, .firstFrame, .seekCompleted, .stateChanged, .itemEnded, .shutDown, .bufferedMediaChanged],
+            to: id, kinds: [.positionChanged, .firstFrame, .seekCompleted, .stateChanged, .itemEnded, .shuttingDown, .shutDown, .bufferedMediaChanged],
             delivery: .immediate
         ) { [weak self] record in
             self?.handle(record, from: id)
@@ -431,7 +431,8 @@ public final class MultiView: Sendable {
             drop(id, reason: .ended)
         case .itemEnded(.error(let error)):
             drop(id, reason: .failed(error))
-        case .shutDown:
+        case .shuttingDown, .shutDown:
+            // Dropped when it begins to shut down, so the member hears it before its shutDown.
             drop(id, reason: .shutDown)
         default:
             break

@@ -182,6 +182,8 @@ public final class FakePlayer: MediaPlayer {
         var lastLoadToken: UInt64 = 0
         var frameObservations = 0
         var bufferedMediaObservations = 0
+        /// Whether ``shutdown()`` announced ``/PlayerKitCore/PlayerEvent/shuttingDown``.
+        var shuttingDown = false
         var bufferedMedia: BufferedMedia?
         var timestampOrigin = TimestampOrigin.itemStart
         var positionTiming = PositionTiming.whenQueued
@@ -358,7 +360,7 @@ public final class FakePlayer: MediaPlayer {
     // MARK: Read-outs
 
     /// Whether ``shutdown()`` was called.
-    public var isShutDown: Bool { model.withLock { $0.isShutDown } }
+    public var isShutDown: Bool { model.withLock { $0.isShutDown || $0.shuttingDown } }
     /// Every read-out at once, as ``/PlayerKitCore/Player/snapshot``: the derived state, the
     /// position at the clock's now, the loaded item's duration, frame rate (its
     /// ``Media/frameRate``) and information, and the settings commands made.
@@ -560,6 +562,13 @@ public final class FakePlayer: MediaPlayer {
     /// is free. Safe to call more than once.
     public func shutdown() async {
         let id = id
+        // First shuttingDown, while features can still publish about the fake, as a real
+        // player's shutdown does.
+        let first = model.withLock { state -> Bool in
+            defer { state.shuttingDown = true }
+            return !state.shuttingDown && !state.isShutDown
+        }
+        if first { emitNow([.shuttingDown]) }
         change { state, events in
             guard !state.isShutDown else { return nil }
             state.isShutDown = true
@@ -637,7 +646,7 @@ public final class FakePlayer: MediaPlayer {
     /// The checks a real player makes before mpv sees the command.
     private func check(_ command: PlayerCommand) throws(PlayerError) {
         try command.validate()
-        let (down, hasMedia) = model.withLock { ($0.isShutDown, $0.phase == .loaded) }
+        let (down, hasMedia) = model.withLock { ($0.isShutDown || $0.shuttingDown, $0.phase == .loaded) }
         guard !down else { throw .playerShutDown(id) }
         switch command {
         case .seek, .seekBy:

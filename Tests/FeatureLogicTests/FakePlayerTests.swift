@@ -121,7 +121,7 @@ struct FakePlayerTests {
             .stateChanged(from: .loading, to: .ready), .durationKnown(2), .mediaLoaded(good), .firstFrame,
             .itemEnded(.replaced), .stateChanged(from: .ready, to: .loading),
             .itemEnded(.stopped), .stateChanged(from: .loading, to: .idle),
-            .shutDown,
+            .shuttingDown, .shutDown,
         ])
         #expect(log.events(of: player.id).last == .shutDown)
         await #expect(throws: PlayerError.playerShutDown(player.id)) { try await player.load("good.mp4") }

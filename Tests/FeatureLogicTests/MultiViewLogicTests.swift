@@ -35,6 +35,24 @@ struct MultiViewLogicTests {
         for player in p { await player.shutdown() }
     }
 
+    @Test("a member shut down while in the group hears dropped(shutDown) on its own ID before its shutDown; the others stay members")
+    func memberShutDown() async throws {
+        let p = try players(2)
+        let view = try MultiView(players: p, clock: clock)
+        try await view.load([MediaSource("a.mp4"), MediaSource("b.mp4")])
+        let log = EventLog(bus: bus, players: [p[0].id])
+        await p[0].shutdown()
+        let events = log.events(of: p[0].id)
+        let dropped = events.firstIndex { $0.feature(MultiViewEvent.self) == .dropped(.shutDown) }
+        let last = events.lastIndex(of: .shutDown)
+        #expect(dropped != nil, "\(events)")
+        #expect(last == events.count - 1)
+        if let dropped, let last { #expect(dropped < last) }
+        #expect(view.members.map(\.id) == [p[1].id])
+        view.invalidate()
+        await p[1].shutdown()
+    }
+
     /// A setting that makes no sense, by name and case.
     static let badSettings = [
         "maximumSpeedTrim nan", "maximumSpeedTrim negative", "maximumSpeedTrim infinite", "realignThreshold zero",

@@ -1,5 +1,6 @@
 import Foundation
 import PlayerKit
+import PlayerKitSupport
 import Testing
 
 /// The core's typed commands for players kept on one clock (``PlayerCommand/setTimestampOrigin(_:)``,
@@ -88,5 +89,50 @@ struct TimingCommandsTests {
         #expect(media.contains("cached until"), "\(media)")
         observation.cancel()
         await player.shutdown()
+    }
+}
+
+/// A feature's last word about a player, published when it hears the player shutting down.
+private struct LeftTheGroup: PlayerFeatureEvent {
+    var kind: PlayerEventKind { "test.leftTheGroup" }
+    var description: String { "leftTheGroup" }
+}
+
+@Suite("Shutting down: features' last events before shutDown (real libmpv)", .timeLimit(.minutes(2)))
+struct ShuttingDownTests {
+    @Test("shuttingDown comes first, commands are refused from then on, what a feature publishes on hearing it comes before shutDown, and nothing after shutDown")
+    func lastWords() async throws {
+        let (player, recorder) = try await Fixtures.player()
+        try await player.load(.file(Fixtures.clipA), startPaused: true)
+        let refused = Locked<PlayerError?>(nil)
+        let subscription = player.eventBus.subscribe(to: player.id, kinds: [.shuttingDown], delivery: .immediate) { record in
+            player.publish(LeftTheGroup())
+            do throws(PlayerError) { try player.send(.play) } catch { refused.withLock { $0 = error } }
+        }
+        defer { subscription.cancel() }
+        await player.shutdown()
+        player.publish(LeftTheGroup())  // after shutDown: ignored
+        let names = recorder.records.map(\.event.kind.rawValue).filter { ["shuttingDown", "test.leftTheGroup", "shutDown"].contains($0) }
+        #expect(names == ["shuttingDown", "test.leftTheGroup", "shutDown"])
+        #expect(recorder.records.last?.event == .shutDown)
+        #expect(refused.withLock { $0 } == .playerShutDown(player.id))
+    }
+
+    @Test("a multi-view member shut down hears dropped(shutDown) before its shutDown, on real libmpv too")
+    func multiViewMember() async throws {
+        let (left, leftEvents) = try await Fixtures.player()
+        let (right, _) = try await Fixtures.player()
+        let view = try MultiView(players: [left, right])
+        defer { view.invalidate() }
+        try await view.load([.file(Fixtures.clipA), .file(Fixtures.clipA)])
+        await left.shutdown()
+        let kinds = leftEvents.records.compactMap { record -> String? in
+            if record.event == .shutDown { return "shutDown" }
+            if record.event.feature(MultiViewEvent.self) == .dropped(.shutDown) { return "dropped" }
+            return nil
+        }
+        #expect(kinds == ["dropped", "shutDown"])
+        #expect(view.members.map(\.id) == [right.id])
+        await right.shutdown()
     }
 }

@@ -32,6 +32,9 @@ final class PlayerCore: Sendable {
         /// those still unanswered once the recovery's reads are answered lost theirs.
         var sequenceNumber: UInt64 = 0
         var isShutDown = false
+        /// Set with the final ``PlayerEvent/shutDown``: from ``PlayerEvent/shuttingDown`` until
+        /// then, features' events are still taken (their last words about the player).
+        var eventsClosed = false
         /// Receives each numbered batch, in order, from the one deliverer (no lock held).
         var sink: (@Sendable ([PlayerEventRecord]) -> Void)?
         /// Numbered events not yet handed to the sink.
@@ -555,8 +558,16 @@ final class PlayerCore: Sendable {
     private func emit(_ state: inout State, _ outputs: [PlaybackModel.Output], timestamp: Date) -> Bool {
         var time: ContinuousClock.Instant?
         for case .event(let event) in outputs {
-            // Once shutdown began, only the final shutDown event goes out: nothing follows it.
-            if state.isShutDown, event != .shutDown { continue }
+            // Once shutdown began, only shuttingDown, the features' last events and the final
+            // shutDown go out: nothing follows shutDown.
+            if state.isShutDown, event != .shutDown {
+                let lastWords: Bool
+                switch event {
+                case .shuttingDown, .feature: lastWords = !state.eventsClosed
+                default: lastWords = false
+                }
+                guard lastWords else { continue }
+            }
             state.sequenceNumber += 1
             let now = time ?? ContinuousClock.now
             time = now
@@ -1027,6 +1038,9 @@ final class PlayerCore: Sendable {
             return !state.isShutDown
         }
         guard firstTime else { return }
+        // 0. Say so while features can still publish about the player (until shutDown below).
+        let announced = wallClock()
+        if state.withLock({ emit(&$0, [.event(.shuttingDown)], timestamp: announced) }) { deliverOutbox() }
         // 1. No more wakeups: returns only once no callback is running.
         _ = handle.ifAlive { mpv_set_wakeup_callback($0, nil, nil) }
         signalContext.withLock { context in
@@ -1054,6 +1068,7 @@ final class PlayerCore: Sendable {
             let replies = state.sentOperations.takeAll().compactMap(\.reply) + state.seekReplies.takeAll()
                 + state.propertyReads.takeAll().map(\.reply)
             // The last event; the pump is stopped, so nothing can follow it.
+            state.eventsClosed = true
             return (all, replies, emit(&state, [.event(.shutDown)], timestamp: wall))
         }
         if deliver { deliverOutbox() }

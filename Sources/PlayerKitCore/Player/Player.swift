@@ -172,8 +172,9 @@ public final class Player: MediaPlayer {
     /// features: PlayerKit's (fullscreen policy, clip loops, sync groups) and an app's own.
     ///
     /// Never blocks and never calls mpv; safe from any thread, the event pump and delegate
-    /// methods included. Ignored once the player shut down (``PlayerEvent/shutDown`` is always
-    /// a player's last event).
+    /// methods included. Taken until the player's ``PlayerEvent/shutDown`` (always its last
+    /// event) and ignored after: a feature that hears ``PlayerEvent/shuttingDown`` publishes its
+    /// last events about the player then.
     public func publish(_ event: some PlayerFeatureEvent) {
         core.applyIntent { _ in [.event(.feature(event))] }
     }

@@ -87,6 +87,10 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     /// ``PlayerFeatureEvent/kind`` is the event's ``kind``; read it back with ``feature(_:)-swift.enum.case``:
     /// `record.event.feature(FullscreenEvent.self)`.
     case feature(any PlayerFeatureEvent)
+    /// The player began to shut down (``MediaPlayer/shutdown()``): no command is taken any more,
+    /// and ``shutDown`` follows. Features publish their last events about the player when they
+    /// hear it (from an `.immediate` handler); those come before ``shutDown``.
+    case shuttingDown
     /// The player shut down and its mpv core is destroyed. Always the last event of a player,
     /// also when it was dropped without ``Player/shutdown()``.
     case shutDown
@@ -116,6 +120,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .error: return .error
         case .eventsLost: return .eventsLost
         case .feature(let event): return event.kind
+        case .shuttingDown: return .shuttingDown
         case .shutDown: return .shutDown
         }
     }
@@ -157,6 +162,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .error(let error): return "error(\(error))"
         case .eventsLost(let snapshot): return "eventsLost(now \(snapshot))"
         case .feature(let event): return event.description
+        case .shuttingDown: return "shuttingDown"
         case .shutDown: return "shutDown"
         }
     }
@@ -164,7 +170,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     /// Equal events: the same case with equal payloads (feature events of the same type and value).
     public static func == (lhs: PlayerEvent, rhs: PlayerEvent) -> Bool {
         switch (lhs, rhs) {
-        case (.created, .created), (.firstFrame, .firstFrame), (.shutDown, .shutDown): return true
+        case (.created, .created), (.firstFrame, .firstFrame), (.shuttingDown, .shuttingDown), (.shutDown, .shutDown): return true
         case (.stateChanged(let a, let b), .stateChanged(let c, let d)): return a == c && b == d
         case (.positionChanged(let a), .positionChanged(let b)): return a == b
         case (.durationKnown(let a), .durationKnown(let b)): return a == b
@@ -193,7 +199,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) {
         hasher.combine(kind)
         switch self {
-        case .created, .firstFrame, .shutDown: break
+        case .created, .firstFrame, .shuttingDown, .shutDown: break
         case .stateChanged(let from, let to): hasher.combine(from); hasher.combine(to)
         case .positionChanged(let value), .durationKnown(let value), .volumeChanged(let value), .speedChanged(let value):
             hasher.combine(value)

@@ -71,6 +71,8 @@ public struct PlayerEventKind: RawRepresentable, Hashable, Sendable, Codable, Cu
     public static let itemEnded: PlayerEventKind = "itemEnded"
     /// ``PlayerEvent/error(_:)``.
     public static let error: PlayerEventKind = "error"
+    /// ``PlayerEvent/shuttingDown``.
+    public static let shuttingDown: PlayerEventKind = "shuttingDown"
     /// ``PlayerEvent/shutDown``.
     public static let shutDown: PlayerEventKind = "shutDown"
     /// ``PlayerEvent/eventsLost(_:)``.
@@ -80,6 +82,6 @@ public struct PlayerEventKind: RawRepresentable, Hashable, Sendable, Codable, Cu
     static let coreKinds: [PlayerEventKind] = [
         .created, .stateChanged, .positionChanged, .durationKnown, .mediaLoaded, .firstFrame, .seekCompleted,
         .bufferingProgress, .bufferedMediaChanged, .volumeChanged, .muteChanged, .speedChanged, .tracksChanged,
-        .videoDecoderChanged, .fullscreenStateChanged, .loopModeChanged, .playlistChanged, .propertyChanged, .itemEnded, .error, .eventsLost, .shutDown,
+        .videoDecoderChanged, .fullscreenStateChanged, .loopModeChanged, .playlistChanged, .propertyChanged, .itemEnded, .error, .eventsLost, .shuttingDown, .shutDown,
     ]
 }

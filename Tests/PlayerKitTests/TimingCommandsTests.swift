@@ -112,6 +112,8 @@ struct ShuttingDownTests {
         defer { subscription.cancel() }
         await player.shutdown()
         player.publish(LeftTheGroup())  // after shutDown: ignored
+        // The recorder is the delegate, on its queue: its shutDown may come a moment later.
+        #expect(await recorder.waitFor(timeout: .seconds(10)) { $0.event == .shutDown } != nil)
         let names = recorder.records.map(\.event.kind.rawValue).filter { ["shuttingDown", "test.leftTheGroup", "shutDown"].contains($0) }
         #expect(names == ["shuttingDown", "test.leftTheGroup", "shutDown"])
         #expect(recorder.records.last?.event == .shutDown)
@@ -122,10 +124,16 @@ struct ShuttingDownTests {
     func multiViewMember() async throws {
         let (left, leftEvents) = try await Fixtures.player()
         let (right, _) = try await Fixtures.player()
+        // Looping, so neither ends (and leaves the group) before the shutdown, however slow the
+        // machine (the parallel pass took 27 s over this test once, and both clips ended).
+        try await left.perform(.setLoop(.forever))
+        try await right.perform(.setLoop(.forever))
         let view = try MultiView(players: [left, right])
         defer { view.invalidate() }
         try await view.load([.file(Fixtures.clipA), .file(Fixtures.clipA)])
+        #expect(view.members.count == 2)
         await left.shutdown()
+        #expect(await leftEvents.waitFor(timeout: .seconds(10)) { $0.event == .shutDown } != nil)
         let kinds = leftEvents.records.compactMap { record -> String? in
             if record.event == .shutDown { return "shutDown" }
             if record.event.feature(MultiViewEvent.self) == .dropped(.shutDown) { return "dropped" }

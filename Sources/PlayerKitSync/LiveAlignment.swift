@@ -102,6 +102,9 @@ struct LiveAlignment: Sendable {
         /// its seekable ranges), when known: a live stream seeks within that only, and it ends
         /// about a segment before ``cacheEnd``.
         var seekableEnd: Double?
+        /// Whether the group had paused the member (held or seeking) when it stalled: it comes
+        /// back paused, and the group must bring it back itself.
+        var pausedByGroupWhenStalled = false
         /// Whether the running corrective seek goes only as far as the member can seek, short
         /// of where the clock will be (its lead is then not the cause of landing behind).
         var shortSeek = false
@@ -284,6 +287,10 @@ struct LiveAlignment: Sendable {
         case .buffering:
             // Stalled: the others play on; the member is realigned when its frames come back.
             guard members[index].status != .stalled else { return [] }
+            switch members[index].status {
+            case .holding, .seeking: members[index].pausedByGroupWhenStalled = true
+            default: members[index].pausedByGroupWhenStalled = false
+            }
             members[index].status = .stalled
             members[index].recent = []
             return fellOut(index, reason: .stall, at: time)
@@ -291,6 +298,13 @@ struct LiveAlignment: Sendable {
             members[index].status = .playing
             members[index].settling = 2
             return []
+        case .paused where members[index].status == .stalled && members[index].pausedByGroupWhenStalled:
+            // It stalled again while the group held it after a first stall: its data flows
+            // again, but it is paused, and no frame of its will come to move it. Brought to
+            // where the clock will be at once, as a member behind is (a second stall in a row
+            // left it paused for good).
+            members[index].pausedByGroupWhenStalled = false
+            return seekAhead(index, at: time)
         default:
             return []
         }
@@ -637,6 +651,35 @@ struct LiveAlignment: Sendable {
         // Before it was first aligned, a member is still joining: no fall to report.
         guard members[index].alignedAt != nil else { return [] }
         return [.publish(members[index].id, .fellBehind(reason))]
+    }
+
+    /// Pauses member `index` and seeks it exactly to where the clock will be
+    /// ``Settings/seekLead`` later (within what it can seek), to be held there: as ``correct``
+    /// does for a member behind. Before the clock runs, it just plays.
+    private mutating func seekAhead(_ index: Int, at time: ContinuousClock.Instant) -> [Action] {
+        let id = members[index].id
+        members[index].recent = []
+        members[index].inStep = 0
+        guard let clock = clock(at: time) else {
+            members[index].status = .waiting
+            return [.send(id, .play)]
+        }
+        var target = clock + members[index].seekLead * speed
+        var short = false
+        if let reach = seekReach(index), target > reach, reach > clock + Self.shortestLead * speed {
+            target = reach
+            short = true
+        }
+        members[index].shortSeek = short
+        members[index].status = .seeking(target: target, since: time)
+        var actions: [Action] = [.send(id, .pause)]
+        if members[index].speed != speed {
+            members[index].speed = speed
+            actions.append(.send(id, .setSpeed(speed)))
+        }
+        actions.append(.send(id, .seek(to: media(index, target), precision: .exact)))
+        actions.append(.wake(at: time + Self.seekGiveUp))
+        return actions
     }
 
     /// Plays the held members whose frame the clock has reached.

@@ -182,6 +182,8 @@ public final class FakePlayer: MediaPlayer {
         var lastLoadToken: UInt64 = 0
         var frameObservations = 0
         var bufferedMediaObservations = 0
+        /// The latest ``stall(for:)``: an earlier one's end does nothing.
+        var stallGeneration: UInt64 = 0
         /// Whether ``shutdown()`` announced ``/PlayerKitCore/PlayerEvent/shuttingDown``.
         var shuttingDown = false
         var bufferedMedia: BufferedMedia?
@@ -206,7 +208,7 @@ public final class FakePlayer: MediaPlayer {
 
         func position(at now: ContinuousClock.Instant) -> Double? {
             guard phase == .loaded, let media else { return nil }
-            guard !isPaused else { return anchorPosition }
+            guard !isPaused, !machine.isWaitingForCache else { return anchorPosition }
             let moved = (now - anchorTime).inSeconds * speed * (direction == .forward ? 1 : -1)
             return min(max(anchorPosition + moved, 0), media.duration)
         }
@@ -330,6 +332,49 @@ public final class FakePlayer: MediaPlayer {
 
     /// The last sequence number the fake published.
     var lastSequenceNumber: UInt64 { emitter.lastSequenceNumber }
+
+    /// Makes the fake wait for the network for `duration` of clock time, as a player whose
+    /// source stalls does: `stateChanged(→ buffering)` at once, no frame and no position move
+    /// meanwhile, then `stateChanged(→ playing)` (or `paused`) and frames again from where it
+    /// stopped. Nothing happens without a loaded item; a stall during a stall extends it.
+    public func stall(for duration: Duration) {
+        let now = clock.now
+        change { state, _ in
+            guard !state.isShutDown, state.phase == .loaded else { return nil }
+            if !state.machine.isWaitingForCache {
+                state.anchorPosition = state.position(at: now) ?? state.anchorPosition
+                state.anchorTime = now
+                state.machine.isWaitingForCache = true
+            }
+            state.stallGeneration += 1
+            let stall = state.stallGeneration
+            let timer = clock.schedule(at: now.advanced(by: duration)) { [weak self] in self?.endStall(stall) }
+            state.timers.append(timer)
+            return nil
+        }
+    }
+
+    private func endStall(_ stall: UInt64) {
+        let now = clock.now
+        change { state, _ in
+            guard state.stallGeneration == stall, state.machine.isWaitingForCache else { return nil }
+            state.machine.isWaitingForCache = false
+            state.anchorTime = now
+            return nil
+        }
+    }
+
+    /// Moves the fake's media `seconds` ahead without a seek, as a live source with a missing
+    /// segment does: its next frame shows the later media (no `seekCompleted`).
+    public func skipMedia(by seconds: Double) {
+        let now = clock.now
+        change { state, _ in
+            guard !state.isShutDown, state.phase == .loaded, let media = state.media else { return nil }
+            state.anchorPosition = min((state.position(at: now) ?? state.anchorPosition) + seconds, media.duration)
+            state.anchorTime = now
+            return nil
+        }
+    }
 
     /// Ends the current item with `error` as a failure during playback does:
     /// `itemEnded(.error(error))`, `stateChanged(→ failed)`. A waiting load throws `error`.
@@ -874,7 +919,7 @@ public final class FakePlayer: MediaPlayer {
     private func rescheduleTimers(_ state: inout State, now: ContinuousClock.Instant) {
         for timer in state.playbackTimers { timer.cancel() }
         state.playbackTimers = []
-        guard !state.isShutDown, state.phase == .loaded, !state.isPaused, let media = state.media,
+        guard !state.isShutDown, state.phase == .loaded, !state.isPaused, !state.machine.isWaitingForCache, let media = state.media,
               let position = state.position(at: now) else { return }
         let generation = state.generation
         let interval = state.frameObservations > 0 ? Duration.seconds(1 / max(media.frameRate, 1)) : positionInterval

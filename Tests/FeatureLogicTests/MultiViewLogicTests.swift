@@ -53,6 +53,98 @@ struct MultiViewLogicTests {
         await p[1].shutdown()
     }
 
+    /// Advances the clock `seconds`, one frame (1/30 s) at a time, so the fakes show every frame.
+    func play(_ seconds: Double) {
+        for _ in 0..<Int((seconds * 30).rounded()) { clock.advance(by: .seconds(1.0 / 30)) }
+    }
+
+    /// Three fakes loaded in a group, played 2 s, each aligned.
+    func alignedGroup(duration: Double = 60) async throws -> ([FakePlayer], MultiView, EventLog) {
+        let p = try (0..<3).map { _ in try FakePlayer(clock: clock, bus: bus, defaultMedia: .init(duration: duration)) }
+        let log = EventLog(bus: bus, players: p.map(\.id))
+        let view = try MultiView(players: p, clock: clock)
+        try await view.load(p.indices.map { MediaSource("angle-\($0).mp4") })
+        play(2)
+        for player in p {
+            #expect(log.features(MultiViewEvent.self, of: player.id).contains { if case .aligned = $0 { true } else { false } }, "\(player.id)")
+        }
+        return (p, view, log)
+    }
+
+    /// When member `id` was realigned after falling out for `reason`, by its record's time.
+    func realigned(_ log: EventLog, _ id: PlayerID, _ reason: MultiViewEvent.Reason) -> [ContinuousClock.Instant] {
+        log.all.filter { record in
+            guard record.playerID == id, case .realigned(_, reason)? = record.event.feature(MultiViewEvent.self) else { return false }
+            return true
+        }.map(\.time)
+    }
+
+    @Test("a stall: the member falls behind (stall), the others play on in step, and it is back in step within 1 s of its data flowing again")
+    func stall() async throws {
+        let (p, view, log) = try await alignedGroup()
+        p[1].stall(for: .seconds(4))
+        #expect(p[1].state == .buffering)
+        play(4)
+        let flowing = clock.now
+        play(3)
+        #expect(log.features(MultiViewEvent.self, of: p[1].id).contains(.fellBehind(.stall)))
+        let back = try #require(realigned(log, p[1].id, .stall).first)
+        #expect(back - flowing <= .seconds(1), "back in step \(back - flowing) after its data flowed again")
+        for other in [p[0], p[2]] {
+            #expect(!log.features(MultiViewEvent.self, of: other.id).contains { if case .fellBehind = $0 { true } else { false } })
+        }
+        #expect(view.members.count == 3)
+        view.invalidate()
+        for player in p { await player.shutdown() }
+    }
+
+    @Test("two stalls in a row (4 s each, 0.5 s apart): back in step within 1 s of the data flowing again after the second")
+    func twoStalls() async throws {
+        let (p, view, log) = try await alignedGroup()
+        p[2].stall(for: .seconds(4))
+        play(4.5)
+        p[2].stall(for: .seconds(4))
+        play(4)
+        let flowing = clock.now
+        play(3)
+        let origin = flowing - .seconds(8.5)
+        let trace = log.all.filter { $0.playerID == p[2].id && $0.event.kind != .positionChanged }
+            .map { "\(String(format: "%.2f", ($0.time - origin).inSeconds)) \($0.event)" }
+        let back = try #require(realigned(log, p[2].id, .stall).last, "\(trace.joined(separator: "\n"))\n\(p[2].commands)")
+        #expect(back > flowing && back - flowing <= .seconds(1), "back in step \(back - flowing) after its data flowed again")
+        view.invalidate()
+        for player in p { await player.shutdown() }
+    }
+
+    @Test("a missing segment: the member jumps ahead, falls out (missing segment), and is held until the group gets there")
+    func missingSegment() async throws {
+        let (p, view, log) = try await alignedGroup()
+        let jumped = clock.now
+        p[0].skipMedia(by: 2)
+        play(4)
+        #expect(log.features(MultiViewEvent.self, of: p[0].id).contains(.fellBehind(.missingSegment)))
+        let back = try #require(realigned(log, p[0].id, .missingSegment).first)
+        #expect(back - jumped <= .seconds(3), "back in step \(back - jumped) after the jump")
+        view.invalidate()
+        for player in p { await player.shutdown() }
+    }
+
+    @Test("a member whose source ends is dropped (ended); the others play on in step")
+    func memberEnds() async throws {
+        let (p, view, log) = try await alignedGroup()
+        let short = try FakePlayer(clock: clock, bus: bus, defaultMedia: .init(duration: 1))
+        let shortLog = EventLog(bus: bus, players: [short.id])
+        try await view.load(MediaSource("short.mp4"), on: short)
+        play(2)
+        #expect(shortLog.features(MultiViewEvent.self).contains(.dropped(.ended)))
+        #expect(view.members.map(\.id) == p.map(\.id))
+        for player in p {
+            #expect(!log.features(MultiViewEvent.self, of: player.id).contains { if case .fellBehind = $0 { true } else { false } })
+        }
+        view.invalidate()
+        for player in p + [short] { await player.shutdown() }
+    }
+
     /// A setting that makes no sense, by name and case.
     static let badSettings = [
         "maximumSpeedTrim nan", "maximumSpeedTrim negative", "maximumSpeedTrim infinite", "realignThreshold zero",

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs PlayerKit's tests in two passes (after `swift build --build-tests`), and ends with one line
+# Runs PlayerKit's tests in three passes (after `swift build --build-tests`), and ends with one line
 # "N passed, M failed" summing every pass, from Swift Testing's JUnit report of each pass (its
 # per-test lines when there is none: tests running in parallel can interleave them). A pass that
 # crashes or exits non-zero without a failed test counts as one failure, named. Every pass runs
@@ -32,6 +32,14 @@ bound_tests='ParserWorkBoundTests|CacheOriginTests|WaitBoundTests|MonotonicCondi
 # hands the bundle.
 bundle="$("$swift" build --show-bin-path)/PlayerKitPackageTests.xctest"
 [ -x "$bundle" ] || { echo "test-suite: no test bundle at $bundle (run swift build --build-tests first)" >&2; exit 1; }
+
+# Swift Testing captures a backtrace for every error thrown while a test runs, including the
+# CancellationError of every sleep cut short (each wait for an event races a timeout): in this
+# debug test bundle each capture walks a large binary's unwind tables, on a thread of Swift's
+# cooperative pool. Off, the parallel pass took 30 s less CPU and its pool was not stalled by
+# it (2026-11-28: two pool threads caught in captures at once). An issue still records where
+# it was recorded.
+export SWT_SWIFT_ERROR_BACKTRACING_ENABLED=0
 
 pass() {
   local name=$1
@@ -75,7 +83,7 @@ pass() {
 
 # Three passes. First everything that does not measure time, in parallel: the logic tests on fake
 # players (FeatureLogicTests, no mpv core), the model-based cache test (3,000 seeded runs of the
-# transfer machine on a simulated clock, in ten chunks) and most real-libmpv tests.
+# transfer machine on a simulated clock, in three chunks) and most real-libmpv tests.
 #
 # The patterns name suites as ".Name/": a test's ID ends with its source location, so a bare
 # "MultiViewTests" also matched the other suites of MultiViewTests.swift (which then ran in two
@@ -98,7 +106,14 @@ fi
 # sometimes took longer than the clip takes to arrive, and the member never ran dry (2 runs of 4
 # on 2026-11-26).
 live_tests="\\.(MultiViewEventTests|MultiViewClockTests|MultiViewAppLocalFilesTests|PlaylistClockTests)/|\\.SyncGroupTests/stalledMember"
-pass parallel --skip "$serial_tests|$live_tests"
+# At most 12 tests per core at once. Unbounded, all ~400 started together and their synchronous
+# parts (creating mpv cores, starting servers, reading screenshots) held Swift's cooperative pool
+# (one thread per core) for seconds at a time: a 10 ms sleep woke up to 7 s late, and logic
+# tests that take 0.05 s alone ran past their one-minute limit (CI, 2026-11-28). With 24 on 2
+# cores the pass took 37 s instead of 49 s, with 20 s less CPU, and no wake-up was later than
+# 0.7 s (Swift Testing's --experimental-maximum-parallelization-width).
+width=$(( $(nproc 2>/dev/null || echo 2) * 12 ))
+pass parallel --experimental-maximum-parallelization-width "$width" --skip "$serial_tests|$live_tests"
 # Next to the alongside checks' tail (at the lowest priority).
 pass live --filter "$live_tests"
 if [ -n "$alongside_pid" ]; then

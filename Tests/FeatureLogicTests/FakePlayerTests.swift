@@ -38,7 +38,8 @@ final class EventLog: Sendable {
 func eventually(timeout: Duration = .seconds(30), _ condition: @Sendable () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now.advanced(by: timeout)
     while !condition() {
-        guard ContinuousClock.now < deadline else { return false }
+        // A cancelled task's sleep throws at once: without the check this spun until the deadline.
+        guard ContinuousClock.now < deadline, !Task.isCancelled else { return false }
         try? await Task.sleep(for: .milliseconds(1))
     }
     return true

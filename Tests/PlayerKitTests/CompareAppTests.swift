@@ -329,7 +329,7 @@ enum DisplayServer: Sendable {
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("compare-\(UUID().uuidString).xwd")
             defer { try? FileManager.default.removeItem(at: file) }
             try await display.runAsync("xwd", ["-root", "-silent", "-out", file.path])
-            return try XWDImage(contentsOf: file)
+            return try await XWDImage.read(file)
         case .wayland(let compositor):
             return try await compositor.screenshot()
         }

@@ -290,7 +290,8 @@ struct EventBusTests {
 /// For conditions that depend on queue deliveries that no event reports.
 func eventually(timeout: Duration = .seconds(15), _ condition: @Sendable () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
+    // A cancelled task's sleep throws at once: without the check the loop spun until the deadline.
+    while ContinuousClock.now < deadline, !Task.isCancelled {
         if condition() { return true }
         try? await Task.sleep(for: .milliseconds(5))
     }
@@ -300,7 +301,7 @@ func eventually(timeout: Duration = .seconds(15), _ condition: @Sendable () -> B
 /// ``eventually(timeout:_:)`` for a condition that awaits (a property read from mpv).
 func eventually(timeout: Duration = .seconds(15), _ condition: @Sendable () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
+    while ContinuousClock.now < deadline, !Task.isCancelled {
         if await condition() { return true }
         try? await Task.sleep(for: .milliseconds(5))
     }

@@ -39,7 +39,7 @@ struct MosaicTests {
         var colors: [(red: Int, green: Int, blue: Int)] = []
         for _ in 0..<10 {
             try await display.runAsync("xwd", ["-root", "-silent", "-out", shot.path])
-            let image = try XWDImage(contentsOf: shot)
+            let image = try await XWDImage.read(shot)
             // The lower middle of each 320x240 quadrant, below the moving box.
             colors = (0..<4).map { index in
                 image.averageColor(x: (index % 2) * 320 + 80, y: (index / 2) * 240 + 140, width: 160, height: 60)
@@ -88,17 +88,20 @@ struct MosaicTests {
 }
 
 /// An X window dump (`xwd` output, format version 7) of a TrueColor screen.
-struct XWDImage {
+/// A screenshot in xwd's format, decoded once into 8-bit red, green and blue per pixel.
+///
+/// Decoded at init in one pass over raw bytes: reading pixels through `Data`'s subscript in a
+/// debug build made every scan of a screen take seconds on a test thread of Swift's cooperative
+/// pool (two threads on 2 cores), stalling every other test's tasks meanwhile (2026-11-28).
+struct XWDImage: Sendable {
     let width: Int, height: Int
-    private let data: Data
-    private let pixelsOffset: Int, bytesPerLine: Int, bytesPerPixel: Int, littleEndian: Bool
-    private let masks: (red: UInt32, green: UInt32, blue: UInt32)
+    /// Red, green and blue of each pixel, row by row.
+    private let rgb: [UInt8]
 
     enum XWDError: Error { case unreadable(String) }
 
     init(contentsOf url: URL) throws {
         let data = try Data(contentsOf: url)
-        self.data = data
         guard data.count >= 100 else { throw XWDError.unreadable("\(data.count) bytes") }
         let header = (0..<25).map { index in
             data[(index * 4)..<(index * 4 + 4)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
@@ -106,26 +109,50 @@ struct XWDImage {
         guard header[1] == 7, header[13] == 4 || header[13] == 5 else {
             throw XWDError.unreadable("version \(header[1]), visual class \(header[13])")
         }
-        width = Int(header[4])
-        height = Int(header[5])
-        littleEndian = header[7] == 0
+        let width = Int(header[4]), height = Int(header[5])
+        let littleEndian = header[7] == 0
         // xwd reports 24 bits per pixel for a depth-24 screen whose rows it stores 3 bytes a pixel.
-        bytesPerPixel = Int(header[11]) / 8
-        bytesPerLine = Int(header[12])
-        masks = (header[14], header[15], header[16])
-        pixelsOffset = Int(header[0]) + Int(header[19]) * 12
-        guard data.count >= pixelsOffset + bytesPerLine * height else { throw XWDError.unreadable("short pixel data") }
+        let bytesPerPixel = Int(header[11]) / 8
+        let bytesPerLine = Int(header[12])
+        let masks = [header[14], header[15], header[16]]
+        let pixelsOffset = Int(header[0]) + Int(header[19]) * 12
+        guard bytesPerPixel >= 1, bytesPerPixel <= 4, data.count >= pixelsOffset + bytesPerLine * height else {
+            throw XWDError.unreadable("short pixel data")
+        }
+        let shifts = masks.map { UInt32($0.trailingZeroBitCount) }
+        var rgb = [UInt8](repeating: 0, count: width * height * 3)
+        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
+            rgb.withUnsafeMutableBufferPointer { out in
+                for y in 0..<height {
+                    let row = pixelsOffset + y * bytesPerLine
+                    for x in 0..<width {
+                        let offset = row + x * bytesPerPixel
+                        var value: UInt32 = 0
+                        for byte in 0..<bytesPerPixel {
+                            let shift = littleEndian ? byte * 8 : (bytesPerPixel - 1 - byte) * 8
+                            value |= UInt32(raw[offset + byte]) << UInt32(shift)
+                        }
+                        let index = (y * width + x) * 3
+                        out[index] = UInt8(truncatingIfNeeded: (value & masks[0]) >> shifts[0])
+                        out[index + 1] = UInt8(truncatingIfNeeded: (value & masks[1]) >> shifts[1])
+                        out[index + 2] = UInt8(truncatingIfNeeded: (value & masks[2]) >> shifts[2])
+                    }
+                }
+            }
+        }
+        self.width = width
+        self.height = height
+        self.rgb = rgb
+    }
+
+    /// Reads and decodes `url` on a thread of its own, off Swift's cooperative pool.
+    static func read(_ url: URL) async throws -> XWDImage {
+        try await offPool { try XWDImage(contentsOf: url) }
     }
 
     func color(x: Int, y: Int) -> (red: Int, green: Int, blue: Int) {
-        let offset = pixelsOffset + y * bytesPerLine + x * bytesPerPixel
-        var value: UInt32 = 0
-        for byte in 0..<bytesPerPixel {
-            let shift = littleEndian ? byte * 8 : (bytesPerPixel - 1 - byte) * 8
-            value |= UInt32(data[offset + byte]) << shift
-        }
-        func component(_ mask: UInt32) -> Int { Int((value & mask) >> mask.trailingZeroBitCount) }
-        return (component(masks.red), component(masks.green), component(masks.blue))
+        let index = (y * width + x) * 3
+        return (Int(rgb[index]), Int(rgb[index + 1]), Int(rgb[index + 2]))
     }
 
     func averageColor(x: Int, y: Int, width: Int, height: Int) -> (red: Int, green: Int, blue: Int) {

@@ -85,7 +85,7 @@ struct MultiViewAppTests {
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("multiview-\(UUID().uuidString).xwd")
             defer { try? FileManager.default.removeItem(at: file) }
             try await display.runAsync("xwd", ["-root", "-silent", "-out", file.path])
-            let image = try XWDImage(contentsOf: file)
+            let image = try await XWDImage.read(file)
             let numbers = tiles.compactMap { tile in
                 Self.frameNumber(in: image, x: offsets[0] + tile.x, y: offsets[1] + tile.y, width: tile.width, height: tile.height)
             }

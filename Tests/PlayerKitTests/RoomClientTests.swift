@@ -19,7 +19,7 @@ private final class RoomRecorder: Sendable {
     /// The first recorded event `match` accepts, waiting up to `timeout`.
     func first(timeout: Duration = .seconds(10), _ match: @escaping @Sendable (RoomEvent) -> Bool) async -> RoomEvent? {
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        while ContinuousClock.now < deadline, !Task.isCancelled {
             if let event = events.withLock({ $0.first(where: match) }) { return event }
             try? await Task.sleep(for: .milliseconds(20))
         }

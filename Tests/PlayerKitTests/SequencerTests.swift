@@ -19,7 +19,7 @@ struct SequencerTests {
     static func pull(_ sequencer: ClipSequencer, timeout: Duration = .seconds(20), until done: (SequencedFrame) -> Bool) async -> [SequencedFrame] {
         var frames: [SequencedFrame] = []
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        while ContinuousClock.now < deadline, !Task.isCancelled {
             if let frame = sequencer.frame() {
                 frames.append(frame)
                 if done(frame) { break }
@@ -147,7 +147,7 @@ struct SequencerTests {
         let shot = FileManager.default.temporaryDirectory.appendingPathComponent("sequencer-\(UUID().uuidString).xwd")
         defer { try? FileManager.default.removeItem(at: shot) }
         try await display.runAsync("xwd", ["-root", "-silent", "-out", shot.path])
-        let image = try XWDImage(contentsOf: shot)
+        let image = try await XWDImage.read(shot)
         // The window (640x480 at the top-left corner) shows the 320x240 frames at twice their
         // size. Whichever item is on screen, its left and right thirds above the moving box show
         // its colours: clip-1 orange; clip-2 mirrored, magenta | cyan; the still black | grey;

@@ -302,6 +302,21 @@ final class MultiViewApp {
                 reportTiles()
                 return false
             }
+        case UInt32(GDK_KEY_space):
+            // The group pauses and resumes as a whole: on from the same frames.
+            if view.isPaused {
+                view.resume()
+                note("resumed where paused")
+            } else {
+                view.pause()
+                note("paused")
+            }
+        case UInt32(GDK_KEY_l):
+            // Back to as far behind the live edge as before the pause.
+            if view.isPaused {
+                view.resume(from: .liveEdge)
+                note("resumed at the live edge")
+            }
         case UInt32(GDK_KEY_1)...UInt32(GDK_KEY_9):
             let index = Int(key - UInt32(GDK_KEY_1))
             if index < tiles.count { focus(index) }

@@ -13,7 +13,8 @@ struct MultiViewCommand: ParsableCommand {
         abstract: "Show 2 to 9 camera angles (live HLS URLs or local files) in lockstep in one GTK 4 window.",
         discussion: """
             A click on an angle (or its number key) gives it the audio, a larger tile and, with \
-            --mpris, the desktop's media keys; g goes back to the grid; q quits.
+            --mpris, the desktop's media keys; g goes back to the grid; space pauses the group \
+            and resumes it where it paused, l resumes it at the live edge instead; q quits.
             With --json, one JSON object per second ("type":"skews") gives each angle's skew \
             against the group in milliseconds (skew_ms, skew_p50_ms, skew_p95_ms, skew_p99_ms, \
             measured on its frame changes over the last 10 s); other lines report the group's \

@@ -163,6 +163,11 @@ struct LiveAlignment: Sendable {
     /// After the clock was dropped with a member whose timestamps were unrelated: the member
     /// whose next frame starts it again (the first member, whose timestamps are the group's).
     private var restartOn: PlayerID?
+    /// While the group is paused: where its clock stopped (nil: it had not started) and when.
+    private(set) var paused: (media: Double?, time: ContinuousClock.Instant)?
+    /// The members told to pause with the group (one that joins while it is paused is told at
+    /// its first frame).
+    private var pausedMembers: Set<PlayerID> = []
 
     /// The span of MPEG-TS's 33-bit clock of 90 kHz: its timestamps start again at 0 after it
     /// (26.5 hours). A member whose clock wrapped and one whose did not yet are this far apart.
@@ -177,13 +182,16 @@ struct LiveAlignment: Sendable {
     }
 
     /// The clock's media time at `time`, once it runs.
+    /// While the group is paused, where it stopped.
     func clock(at time: ContinuousClock.Instant) -> Double? {
-        anchor.map { $0.media + time.seconds(since: $0.time) * speed }
+        if let paused { return paused.media }
+        return anchor.map { $0.media + time.seconds(since: $0.time) * speed }
     }
 
-    /// The instant at which the clock reaches `media`.
+    /// The instant at which the clock reaches `media` (nil while the group is paused).
     func instant(whenClockReaches media: Double) -> ContinuousClock.Instant? {
-        anchor.map { $0.time + .seconds((media - $0.media) / speed) }
+        guard paused == nil else { return nil }
+        return anchor.map { $0.time + .seconds((media - $0.media) / speed) }
     }
 
     /// The member whose frames the clock follows now: the chosen one when it is a member, else
@@ -283,6 +291,9 @@ struct LiveAlignment: Sendable {
     /// The member's player changed state.
     mutating func stateChanged(_ id: PlayerID, to state: PlayerState, at time: ContinuousClock.Instant) -> [Action] {
         guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
+        // While the group is paused only a stall is noted; a member that stalled is brought
+        // back on ``resume(from:at:)``.
+        if paused != nil, state != .buffering { return [] }
         switch state {
         case .buffering:
             // Stalled: the others play on; the member is realigned when its frames come back.
@@ -320,6 +331,16 @@ struct LiveAlignment: Sendable {
         if !members[index].joinReported {
             members[index].joinReported = true
             actions.append(.publish(id, .joined))
+        }
+        if paused != nil {
+            // Paused: a frame still on its way, a seek landing, or a member that joined since
+            // (told to pause now). Nothing is measured or corrected.
+            if pausedMembers.insert(id).inserted { actions.append(.send(id, .pause)) }
+            if case .seeking(let target, let since) = members[index].status,
+               abs(media - target) < 0.25 || time - since > .seconds(2) {
+                actions += landed(index, media: media, at: time)
+            }
+            return actions
         }
         if anchor == nil, !followsLiveEdge, restartOn == nil || restartOn == id || member(restartOn!) == nil {
             // The clock starts on the first frame any member shows.
@@ -531,6 +552,68 @@ struct LiveAlignment: Sendable {
     /// How long a corrective seek may take to land before it is given up on.
     static let seekGiveUp: Duration = .milliseconds(1500)
 
+    /// Pauses the group: the clock stops where it is, and every member is paused where it is
+    /// (a member that joins meanwhile, at its first frame). Nothing is measured or corrected
+    /// until ``resume(from:at:)``. Pausing a paused group does nothing.
+    mutating func pause(at time: ContinuousClock.Instant) -> [Action] {
+        guard paused == nil else { return [] }
+        paused = (clock(at: time), time)
+        pausedMembers = Set(members.map(\.id))
+        return members.map { .send($0.id, .pause) }
+    }
+
+    /// Resumes a paused group from `point`:
+    /// - ``MultiView/ResumePoint/wherePaused``: the clock runs on from where it stopped, and each
+    ///   member is held on the frame it showed and released as the clock reaches it (all at
+    ///   once: they paused in step);
+    /// - ``MultiView/ResumePoint/liveEdge``: the clock goes where it would be had the group not
+    ///   paused (as far behind the live edge as it was), and each member is seeked there and
+    ///   held until the clock reaches it, as a member behind is.
+    /// A member that stalled is brought to where the clock will be either way; one whose seek
+    /// is under way is held where it lands. Resuming a group that is not paused does nothing.
+    mutating func resume(from point: MultiView.ResumePoint, at time: ContinuousClock.Instant) -> [Action] {
+        guard let paused else { return [] }
+        self.paused = nil
+        pausedMembers = []
+        var actions: [Action] = []
+        guard let media = paused.media else {
+            // Paused before the clock started: the members play, and the clock starts on the
+            // first frame.
+            for index in members.indices where members[index].status != .stalled {
+                members[index].status = .waiting
+                actions.append(.send(members[index].id, .play))
+            }
+            return actions
+        }
+        switch point {
+        case .wherePaused: anchor = (media, time)
+        case .liveEdge: anchor = (media + time.seconds(since: paused.time) * speed, time)
+        }
+        for index in members.indices {
+            members[index].recent = []
+            members[index].inStep = 0
+            switch (point, members[index].status) {
+            case (_, .seeking), (.wherePaused, .holding):
+                continue
+            case (_, .stalled), (.liveEdge, _):
+                members[index].pausedByGroupWhenStalled = false
+                actions += seekAhead(index, at: time)
+            case (.wherePaused, .playing), (.wherePaused, .waiting):
+                if let last = members[index].lastFrame {
+                    members[index].status = .holding(media: last.media)
+                    members[index].lastFrame = nil
+                } else {
+                    members[index].status = .waiting
+                    actions.append(.send(members[index].id, .play))
+                }
+            }
+        }
+        return actions + releaseDue(at: time) + wakesForHeld()
+    }
+
+    /// Whether the group is paused.
+    var isPaused: Bool { paused != nil }
+
     /// Changes the group's speed (the clock keeps its place).
     mutating func setSpeed(_ newSpeed: Double, at time: ContinuousClock.Instant) -> [Action] {
         if let clock = clock(at: time) { anchor = (clock, time) }
@@ -684,7 +767,7 @@ struct LiveAlignment: Sendable {
 
     /// Plays the held members whose frame the clock has reached.
     private mutating func releaseDue(at time: ContinuousClock.Instant) -> [Action] {
-        guard let clock = clock(at: time) else { return [] }
+        guard paused == nil, let clock = clock(at: time) else { return [] }
         var actions: [Action] = []
         for index in members.indices {
             guard case .holding(let media) = members[index].status,

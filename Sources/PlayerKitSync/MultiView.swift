@@ -318,6 +318,41 @@ public final class MultiView: Sendable {
         step { $0.setOffset(offset, for: id, at: now) }
     }
 
+    // MARK: Transport
+
+    /// Where a paused group (``pause()``) resumes.
+    public enum ResumePoint: Sendable, Hashable, Codable {
+        /// Where it paused: each member plays on from the frame it showed, together, as a
+        /// recorder's time shift does. A live origin must still have the media there: a member
+        /// whose playlist has moved past it jumps to what the origin has, and is brought back
+        /// in step as after a missing segment.
+        case wherePaused
+        /// Where the group would be had it not paused: as far behind the live edge as it was
+        /// (on demand, as far into the media as the time it was paused). Each member is seeked
+        /// there, held, and released in step.
+        case liveEdge
+    }
+
+    /// Pauses every member where it is and stops the group's clock (``position`` stays put).
+    /// Nothing is measured or corrected while paused; a member that joins meanwhile is paused
+    /// at its first frame. Sent, not awaited. Pausing a paused group does nothing.
+    public func pause() {
+        let now = clock.now
+        step { $0.pause(at: now) }
+    }
+
+    /// Resumes a paused group from `point` (``ResumePoint/wherePaused`` by default): the clock
+    /// runs on from there and the members play in step. Sent, not awaited; each member that is
+    /// brought somewhere reports ``MultiViewEvent`` steps as usual. Resuming a group that is
+    /// not paused does nothing.
+    public func resume(from point: ResumePoint = .wherePaused) {
+        let now = clock.now
+        step { $0.resume(from: point, at: now) }
+    }
+
+    /// Whether the group is paused (``pause()``).
+    public var isPaused: Bool { state.withLock { $0.machine.isPaused } }
+
     // MARK: Figures
 
     /// How far `id` is from the group: its latest skew and the percentiles over

@@ -34,6 +34,15 @@ func snippet_multiview(main: Player, onboard: Player, aerial: Player, pit: Playe
     // end snippet
 }
 
+func snippet_multiviewPause(view: MultiView) {
+    // snippet: multiview-pause
+    view.pause()                          // every member and the clock stop where they are
+    view.resume()                         // .wherePaused: on from the same frames, together
+    view.pause()
+    view.resume(from: .liveEdge)          // as far behind the live edge as before the pause
+    // end snippet
+}
+
 func snippet_multiviewClocks(main: Player, onboard: Player, settingsFile: URL) async throws {
     // snippet: multiview-clocks
     let view = try MultiView(players: [main, onboard])

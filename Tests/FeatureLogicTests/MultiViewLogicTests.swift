@@ -145,6 +145,91 @@ struct MultiViewLogicTests {
         for player in p + [short] { await player.shutdown() }
     }
 
+    /// The members' positions against the group's clock now (positive: ahead), in seconds.
+    func offsets(_ p: [FakePlayer], _ view: MultiView) -> [Double] {
+        p.compactMap { player in player.position.flatMap { position in view.position.map { position - $0 } } }
+    }
+
+    @Test("pause stops the group's clock and every member where it is; resume (where paused) plays them on together from there, with nobody falling out of step")
+    func pauseAndResumeWherePaused() async throws {
+        let (p, view, log) = try await alignedGroup()
+        view.pause()
+        #expect(view.isPaused)
+        play(0.1)
+        #expect(p.allSatisfy { $0.state == .paused }, "\(p.map(\.state))")
+        let stopped = try #require(view.position)
+        let positions = p.map(\.position)
+        play(5)
+        #expect(view.position == stopped, "the clock moved while paused")
+        #expect(p.map(\.position) == positions, "a member moved while paused")
+        #expect(p.allSatisfy { !$0.commands.contains { if case .seek = $0 { true } else { false } } })
+        view.resume()
+        #expect(!view.isPaused)
+        play(3)
+        #expect(p.allSatisfy { $0.state == .playing })
+        let position = try #require(view.position)
+        #expect(abs(position - (stopped + 3)) < 0.1, "the clock resumed at \(position), paused at \(stopped)")
+        #expect(offsets(p, view).allSatisfy { abs($0) < 0.05 }, "\(offsets(p, view))")
+        for player in p {
+            #expect(!log.features(MultiViewEvent.self, of: player.id).contains { if case .fellBehind = $0 { true } else { false } })
+            #expect(!player.commands.contains { if case .seek = $0 { true } else { false } }, "resuming where paused seeks nobody")
+        }
+        view.invalidate()
+        for player in p { await player.shutdown() }
+    }
+
+    @Test("resume at the live edge: after 5 s paused the clock is where it would have been, and every member is seeked there, held, and plays in step")
+    func pauseAndResumeAtLiveEdge() async throws {
+        let (p, view, _) = try await alignedGroup()
+        view.pause()
+        play(0.1)
+        let stopped = try #require(view.position)
+        play(5)
+        view.resume(from: .liveEdge)
+        let resumed = try #require(view.position)
+        // Paused 5.1 s (a tenth before the position was read).
+        #expect(abs(resumed - (stopped + 5.1)) < 0.05, "resumed at \(resumed), paused at \(stopped)")
+        play(3)
+        #expect(p.allSatisfy { $0.state == .playing })
+        #expect(offsets(p, view).allSatisfy { abs($0) < 0.05 }, "\(offsets(p, view))")
+        #expect(p.allSatisfy { player in player.commands.contains { if case .seek = $0 { true } else { false } } })
+        view.invalidate()
+        for player in p { await player.shutdown() }
+    }
+
+    @Test("a member that joins while the group is paused is paused at its first frame, and plays in step after the resume")
+    func joinWhilePaused() async throws {
+        let (p, view, _) = try await alignedGroup()
+        view.pause()
+        let late = try FakePlayer(clock: clock, bus: bus, defaultMedia: .init(duration: 60))
+        try await view.load(MediaSource("late.mp4"), on: late)
+        play(1)
+        #expect(late.state == .paused)
+        view.resume()
+        play(4)
+        #expect(offsets(p + [late], view).allSatisfy { abs($0) < 0.05 }, "\(offsets(p + [late], view))")
+        view.invalidate()
+        for player in p + [late] { await player.shutdown() }
+    }
+
+    @Test("a member stalled when the group pauses is brought back in step after the resume; pause and resume twice do nothing more")
+    func stalledWhenPaused() async throws {
+        let (p, view, log) = try await alignedGroup()
+        p[1].stall(for: .seconds(2))
+        play(0.5)
+        view.pause()
+        view.pause()
+        play(3)
+        view.resume()
+        view.resume()
+        play(4)
+        #expect(p.allSatisfy { $0.state == .playing }, "\(p.map(\.state))")
+        #expect(offsets(p, view).allSatisfy { abs($0) < 0.05 }, "\(offsets(p, view))")
+        #expect(log.features(MultiViewEvent.self, of: p[1].id).contains { if case .realigned = $0 { true } else { false } })
+        view.invalidate()
+        for player in p { await player.shutdown() }
+    }
+
     /// A setting that makes no sense, by name and case.
     static let badSettings = [
         "maximumSpeedTrim nan", "maximumSpeedTrim negative", "maximumSpeedTrim infinite", "realignThreshold zero",

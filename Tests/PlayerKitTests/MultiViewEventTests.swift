@@ -168,4 +168,58 @@ struct MultiViewEventTests {
         }
         #expect(view.members.count == 3)
     }
+
+    @Test("a live group pauses as a whole (clock and frames stop) and resumes where it paused (as much further behind the edge as it was paused), then at the live edge (as far behind it as before); in step each time")
+    func pauseAndResume() async throws {
+        let origin = try await LiveOrigin.start(Self.originArguments)
+        defer { origin.stop() }
+        let (view, players) = try await MultiViewTests.alignedGroup(origin)
+        defer { view.invalidate(); for (player, _) in players { Task { await player.shutdown() } } }
+        // The clock's media time against the monotonic time: constant while the group plays a
+        // live source in real time; a pause of D seconds resumed where paused lowers it by D.
+        let start = ContinuousClock.now
+        func lag() -> Double? { view.position.map { $0 - (ContinuousClock.now - start).inSeconds } }
+        func inStep() async -> Bool {
+            await eventually(timeout: .seconds(10)) {
+                players.allSatisfy { abs(view.skew(of: $0.player.id)?.current ?? 1) < 0.02 }
+            }
+        }
+        func pause(for seconds: Double) async throws -> (positions: [Double], paused: Double) {
+            view.pause()
+            let pausedAt = ContinuousClock.now
+            #expect(view.isPaused)
+            for (player, _) in players { #expect(await eventually { player.state == .paused }, "\(player.id)") }
+            let stopped = view.position
+            let positions = players.map { $0.player.position ?? .nan }
+            try await Task.sleep(for: .seconds(seconds))
+            #expect(view.position == stopped, "the clock moved while paused")
+            for (index, (player, _)) in players.enumerated() {
+                #expect(abs((player.position ?? .nan) - positions[index]) < 0.05, "\(player.id) moved while paused")
+            }
+            return (positions, (ContinuousClock.now - pausedAt).inSeconds)
+        }
+        #expect(await inStep())
+        let before = try #require(lag())
+
+        let (positions, paused) = try await pause(for: 2)
+        view.resume()
+        #expect(await eventually { players.allSatisfy { $0.player.state == .playing } })
+        for (index, (player, _)) in players.enumerated() {
+            // Where it paused: on from the frame it showed, not at the edge.
+            #expect(await eventually { (player.position ?? 0) > positions[index] }, "\(player.id)")
+            #expect((player.position ?? .nan) < positions[index] + 1.5, "\(player.id) jumped from \(positions[index]) to \(player.position ?? .nan)")
+        }
+        #expect(await inStep(), "\(view.skews)")
+        let later = try #require(lag())
+        #expect(abs(before - later - paused) < 0.2, "paused \(paused) s: the clock went from \(before) to \(later)")
+
+        _ = try await pause(for: 2)
+        view.resume(from: .liveEdge)
+        #expect(await eventually { players.allSatisfy { $0.player.state == .playing } })
+        #expect(await inStep(), "\(view.skews)")
+        let back = try #require(lag())
+        #expect(abs(back - later) < 0.2, "at the live edge the clock is as far behind it as before the pause: \(later), now \(back)")
+        #expect(view.members.count == 3)
+    }
+
 }

@@ -120,7 +120,7 @@ struct MultiViewTests {
     }
 
     /// Three angles loaded together, each aligned.
-    private static func alignedGroup(_ origin: LiveOrigin) async throws -> (MultiView, [(player: Player, recorder: EventRecorder)]) {
+    static func alignedGroup(_ origin: LiveOrigin) async throws -> (MultiView, [(player: Player, recorder: EventRecorder)]) {
         let players = try await Self.players(3)
         let view = try MultiView(players: players.map(\.player))
         try await view.load(players.indices.map { MediaSource(origin.angles[$0]) })

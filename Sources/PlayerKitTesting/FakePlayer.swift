@@ -76,6 +76,14 @@ public final class FakePlayer: MediaPlayer {
         public var failure: PlayerError?
         /// The colour of every frame the item renders into a frame source.
         public var frameColor: RGBColor
+        /// The source's own timestamp of the item's start, in seconds (0 by default): once the
+        /// player is told ``/PlayerKitCore/PlayerCommand/setTimestampOrigin(_:)`` with
+        /// ``/PlayerKitCore/TimestampOrigin/source``, its positions, seek targets and
+        /// `seekCompleted` positions are in these timestamps, as a real player's are. A live
+        /// angle joined at its edge starts where the stream is; an MPEG-TS angle joined before
+        /// its 33-bit clock wrapped reads a wrap (2^33 / 90 kHz, 26.5 hours) below one packaged
+        /// as fragmented MP4, as FFmpeg makes them.
+        public var sourceStart: Double = 0
 
         /// Describes an item.
         public init(duration: Double = 10, loadTime: Duration = .zero, firstFrameDelay: Duration = .zero,
@@ -205,6 +213,31 @@ public final class FakePlayer: MediaPlayer {
         var frameSource: FakeFrameSource? { frameSourceReference.object }
         var frameNumber: UInt64 = 0
         var renderedFrames: [(FakeFrameSource, VideoFrame)] = []
+
+        /// `position` (on the item's own time, from 0) as the player reports it: in the
+        /// source's timestamps once told so.
+        func reported(_ position: Double) -> Double {
+            guard timestampOrigin == .source, let media else { return position }
+            return media.sourceStart + position
+        }
+
+        /// A position the player was given (a seek target) on the item's own time.
+        func itemTime(_ reported: Double) -> Double {
+            guard timestampOrigin == .source, let media else { return reported }
+            return reported - media.sourceStart
+        }
+
+        /// The events as the player reports them: positions in its timestamp origin.
+        func reported(_ events: [PlayerEvent]) -> [PlayerEvent] {
+            guard timestampOrigin == .source, media?.sourceStart ?? 0 != 0 else { return events }
+            return events.map { event in
+                switch event {
+                case .positionChanged(let position): .positionChanged(reported(position))
+                case .seekCompleted(let position): .seekCompleted(position: position.map(reported))
+                default: event
+                }
+            }
+        }
 
         func position(at now: ContinuousClock.Instant) -> Double? {
             guard phase == .loaded, let media else { return nil }
@@ -414,7 +447,7 @@ public final class FakePlayer: MediaPlayer {
         return readOut { state in
             let loaded = state.phase == .loaded
             return PlayerSnapshot(
-                state: state.published, source: state.source, position: state.position(at: now),
+                state: state.published, source: state.source, position: state.position(at: now).map(state.reported),
                 duration: loaded ? state.media?.duration.nonInfinite : nil, isPaused: state.isPaused,
                 volume: state.volume, isMuted: state.isMuted, speed: state.speed, loopMode: state.loopMode,
                 isFullscreen: state.isFullscreen, hasShownFirstFrame: state.firstFrameShown,
@@ -734,7 +767,7 @@ public final class FakePlayer: MediaPlayer {
                 if !state.isPaused, state.phase == .loaded { state.anchorPosition = current ?? 0; state.anchorTime = now }
                 state.isPaused = true
             case .seek(let target, _):
-                self.seek(&state, &events, to: target, now: now)
+                self.seek(&state, &events, to: state.itemTime(target), now: now)
             case .seekBy(let offset, _):
                 self.seek(&state, &events, to: (current ?? 0) + offset, now: now)
             case .setSpeed(let speed):
@@ -902,7 +935,7 @@ public final class FakePlayer: MediaPlayer {
                     events.append(.shutDown)
                 }
                 // Held: numbered and held under the fake's lock, so they keep the order of the changes.
-                emitter.enqueue(events, at: now)
+                emitter.enqueue(state.reported(events), at: now)
             }
             return (after, state.renderedFrames)
         }
@@ -925,11 +958,14 @@ public final class FakePlayer: MediaPlayer {
         let interval = state.frameObservations > 0 ? Duration.seconds(1 / max(media.frameRate, 1)) : positionInterval
         let rate = state.speed * (state.direction == .forward ? 1 : -1)
         let remaining = state.direction == .forward ? media.duration - position : position
-        let toEnd = Duration.seconds(max(remaining, 0) / abs(rate))
+        // A live stream (an infinite duration) has no end to reach: a Duration of it traps.
+        let toEnd: Duration = remaining.isFinite ? .seconds(max(remaining, 0) / abs(rate)) : .seconds(Int64.max / 4)
         if toEnd > interval {
             state.playbackTimers.append(clock.schedule(at: now.advanced(by: interval)) { [weak self] in self?.tick(generation) })
         }
-        state.playbackTimers.append(clock.schedule(at: now.advanced(by: toEnd)) { [weak self] in self?.reachEnd(generation) })
+        if remaining.isFinite {
+            state.playbackTimers.append(clock.schedule(at: now.advanced(by: toEnd)) { [weak self] in self?.reachEnd(generation) })
+        }
         // The next frame, on the grid of frame intervals from the moment playback last changed.
         if state.frameSource != nil, state.firstFrameShown {
             let frameInterval = Duration.seconds(1 / (max(media.frameRate, 1) * abs(rate)))

@@ -50,6 +50,36 @@ struct FakePlayerTests {
     let bus = PlayerEventBus(label: "fake-tests")
     let clock = ManualClock()
 
+    @Test("a live item (an infinite duration, as documented) plays on with no end and no duration; it trapped making a Duration of its end")
+    func liveItemPlaysOn() async throws {
+        let player = try FakePlayer(clock: clock, bus: bus, defaultMedia: .init(duration: .infinity))
+        _ = try await player.load("live.m3u8")
+        clock.advance(by: .seconds(100))
+        #expect(player.state == .playing && player.snapshot.duration == nil)
+        #expect(player.position == 100)
+        await player.shutdown()
+    }
+
+    @Test("told the source's own timestamps, a fake reports positions, seeks and their landings in them (Media.sourceStart), as a real player does; from the item's start again when told so")
+    func sourceTimestamps() async throws {
+        var media = FakePlayer.Media(duration: 60)
+        media.sourceStart = 1_000
+        let player = try FakePlayer(clock: clock, bus: bus, defaultMedia: media)
+        let log = EventLog(bus: bus, players: [player.id])
+        try await player.perform(.setTimestampOrigin(.source))
+        _ = try await player.load("a.ts")
+        clock.advance(by: .seconds(2))
+        #expect(player.position == 1_002)
+        try await player.perform(.seek(to: 1_010, precision: .exact))
+        #expect(player.position == 1_010)
+        #expect(log.events(of: player.id).contains(.seekCompleted(position: 1_010)))
+        let reported = log.all.compactMap { if case .positionChanged(let position) = $0.event { position } else { nil } }
+        #expect(reported.count > 4 && reported.allSatisfy { $0 >= 1_000 && $0 <= 1_010 }, "\(reported)")
+        try await player.perform(.setTimestampOrigin(.itemStart))
+        #expect(player.position == 10)
+        await player.shutdown()
+    }
+
     @Test("a load that takes time, then playback to the end on the clock, in the core's event order")
     func loadPlayEnd() async throws {
         let player = try FakePlayer(clock: clock, bus: bus, media: ["a.mp4": .init(duration: 4, loadTime: .milliseconds(300))])

@@ -230,6 +230,79 @@ struct MultiViewLogicTests {
         for player in p { await player.shutdown() }
     }
 
+    /// A live angle on a fake: no end, its source's timestamps starting at `start` (where the
+    /// stream was when the player joined it).
+    func liveAngle(start: Double) throws -> FakePlayer {
+        var media = FakePlayer.Media(duration: .infinity)
+        media.sourceStart = start
+        return try FakePlayer(clock: clock, bus: bus, defaultMedia: media)
+    }
+
+    func aligned(_ log: EventLog, _ id: PlayerID) -> ContinuousClock.Instant? {
+        log.all.first { record in
+            guard record.playerID == id, case .aligned? = record.event.feature(MultiViewEvent.self) else { return false }
+            return true
+        }?.time
+    }
+
+    func seeks(_ player: FakePlayer) -> Int {
+        player.commands.filter { if case .seek = $0 { true } else { false } }.count
+    }
+
+    @Test("live angles joined 0, 0.7, 1.5 and 3 s apart, each its own way behind the edge (3, 2.6, 3.4 and 2.2 s), in the source's timestamps: each is aligned within 2 s of the last join, and they play in step where the nearest to the edge is")
+    func joinsApart() async throws {
+        let edge = 1_000.0
+        let joins = [0, 0.7, 1.5, 3.0], latencies = [3.0, 2.6, 3.4, 2.2]
+        let p = try joins.indices.map { try liveAngle(start: edge + joins[$0] - latencies[$0]) }
+        let log = EventLog(bus: bus, players: p.map(\.id))
+        let view = try MultiView(players: [], clock: clock)
+        var elapsed = 0.0
+        for (index, join) in joins.enumerated() {
+            play(join - elapsed)
+            elapsed = join
+            try await view.load(MediaSource("angle-\(index).m3u8"), on: p[index])
+        }
+        let lastJoin = clock.now
+        play(4)
+        for player in p {
+            let at = try #require(aligned(log, player.id), "\(player.id) never aligned")
+            #expect(at - lastJoin <= .seconds(2), "\(player.id) aligned \(at - lastJoin) after the last join")
+        }
+        #expect(offsets(p, view).allSatisfy { abs($0) < 0.05 }, "\(offsets(p, view))")
+        // Furthest ahead leads: the group is 2.2 s behind the edge, where the last angle joined.
+        let position = try #require(view.position)
+        #expect(abs(position - (edge + 7 - 2.2)) < 0.1, "the group is at \(position), the edge at \(edge + 7)")
+        #expect(seeks(p[3]) == 0, "the leader is not seeked")
+        view.invalidate()
+        for player in p { await player.shutdown() }
+    }
+
+    @Test("the 33-bit wrap on fakes: an fMP4 angle (95,442 s and on), an MPEG-TS angle joined before its clock wrapped (a wrap below: -1.7 s and on) and one joined 2 s later, after it (0.28 s and on): aligned without a seek, in step, none dropped")
+    func timestampWrap() async throws {
+        let wrap = Double(1 << 33) / 90_000
+        let fmp4 = try liveAngle(start: 95_442)
+        let tsBefore = try liveAngle(start: 95_442 - wrap)
+        let tsAfter = try liveAngle(start: 95_444 - wrap)
+        let p = [fmp4, tsBefore, tsAfter]
+        let log = EventLog(bus: bus, players: p.map(\.id))
+        let view = try MultiView(players: [fmp4, tsBefore], clock: clock)
+        try await view.load([MediaSource("fmp4.m3u8"), MediaSource("ts.m3u8")])
+        play(2)
+        try await view.load(MediaSource("ts-late.m3u8"), on: tsAfter)
+        #expect(tsAfter.position.map { $0 > 0 && $0 < 1 } == true, "joined after the wrap: \(String(describing: tsAfter.position))")
+        play(4)
+        #expect(view.members.count == 3)
+        for player in p {
+            #expect(aligned(log, player.id) != nil, "\(player.id) never aligned")
+            #expect(!log.features(MultiViewEvent.self, of: player.id).contains { if case .dropped = $0 { true } else { false } })
+            #expect(seeks(player) == 0, "\(player.id) seeked")
+            let skew = try #require(view.skew(of: player.id))
+            #expect(abs(skew.current) < 0.005 && skew.p99 < 0.005, "\(player.id): \(skew)")
+        }
+        view.invalidate()
+        for player in p { await player.shutdown() }
+    }
+
     /// A setting that makes no sense, by name and case.
     static let badSettings = [
         "maximumSpeedTrim nan", "maximumSpeedTrim negative", "maximumSpeedTrim infinite", "realignThreshold zero",

@@ -93,10 +93,10 @@ struct MultiViewTests {
             #expect(aligned != nil, "\(player.id) was never aligned")
             if let aligned { alignedAt.append(aligned.time) }
         }
-        // Aligned within a bound of the last join that holds on a loaded machine (make
-        // bench-multiview measures it: the issue asks for 2 s).
+        // Aligned within 2 s of the last join, the target (issue 50). Alone (this suite runs in
+        // the serial pass) it took 0.71 s in 4 runs of 4 (2026-11-28); the bound was 8 s.
         let lastAligned = try #require(alignedAt.max())
-        #expect(lastAligned - lastJoin < .seconds(8), "aligned \(lastAligned - lastJoin) after the last join")
+        #expect(lastAligned - lastJoin < .seconds(2), "aligned \(lastAligned - lastJoin) after the last join")
         // Four seconds of playing together, measured apart from the group.
         let start = ContinuousClock.now
         try await Task.sleep(for: .seconds(4))

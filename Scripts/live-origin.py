@@ -15,7 +15,9 @@ tone of its own.
 Faults are injected over HTTP, on the same port (each answers 200 with a JSON line):
   /control/drop?angle=N[&count=K]   the next K segments of angle N to enter its window are
                                     missing: listed, but answered 404 (a lost segment)
-  /control/delay?angle=N&seconds=S  the next segment request of angle N is answered S s late
+  /control/delay?angle=N&seconds=S[&count=K]
+                                    the next K segment requests of angle N (1 by default) are
+                                    each answered S s late
   /control/stall?angle=N&seconds=S  angle N's playlist stops moving for S s (the encoder
                                     stalls); then it goes on at the live edge
   /control/end?angle=N              angle N's playlist ends (EXT-X-ENDLIST): the angle is over
@@ -151,7 +153,9 @@ class Angle:
         self.segments, self.init = read_vod(os.path.join(directory, "vod.m3u8"))
         self.missing = set()      # segment numbers answered 404
         self.drop_next = 0        # segments to make missing as they enter the window
-        self.delay_next = 0.0     # seconds to hold the next segment request
+        self.delay_next = 0.0     # seconds to hold each of the next delay_count segment requests
+        self.delay_count = 0
+        self.delays_answered = 0  # delayed requests answered so far (/control/state)
         self.stall_until = None   # monotonic time until which the window does not move
         self.stalled_edge = None  # the edge held while stalled
         self.ended_at = None      # the edge at which the angle ended
@@ -228,7 +232,10 @@ class Origin:
             numbers = [n for n, (_, file) in enumerate(angle.segments) if file == name]
             if not numbers or numbers[0] in angle.missing:
                 return None, 0
-            delay, angle.delay_next = angle.delay_next, 0.0
+            delay = 0.0
+            if angle.delay_count > 0:
+                delay = angle.delay_next
+                angle.delay_count -= 1
             return os.path.join(angle.directory, name), delay
 
     def control(self, action, query):
@@ -236,7 +243,9 @@ class Origin:
             if action == "state":
                 now = time.monotonic()
                 return {"angles": [{"angle": a.index, "edge": self.edge(a, now), "missing": sorted(a.missing),
-                                    "ended": a.ended_at is not None, "gone": a.gone} for a in self.angles]}
+                                    "ended": a.ended_at is not None, "gone": a.gone,
+                                    "delays_left": a.delay_count, "delays_answered": a.delays_answered}
+                                   for a in self.angles]}
             index = int(query.get("angle", ["-1"])[0])
             if not 0 <= index < len(self.angles):
                 raise ValueError(f"no angle {index}")
@@ -246,6 +255,7 @@ class Origin:
                 angle.drop_next += int(query.get("count", ["1"])[0])
             elif action == "delay":
                 angle.delay_next = seconds
+                angle.delay_count = int(query.get("count", ["1"])[0])
             elif action == "stall":
                 angle.stall_until = time.monotonic() + seconds
             elif action == "end":
@@ -301,7 +311,11 @@ def serve(origin, port):
                         time.sleep(delay)
                     with open(path, "rb") as handle:
                         data = handle.read()
-                    return self.answer(200, data, "video/mp4" if path.endswith((".m4s", ".mp4")) else "video/mp2t")
+                    self.answer(200, data, "video/mp4" if path.endswith((".m4s", ".mp4")) else "video/mp2t")
+                    if delay > 0:
+                        with origin.lock:
+                            origin.angles[index].delays_answered += 1
+                    return None
                 return self.answer(404)
             except (ValueError, IndexError) as error:
                 return self.answer(400, (json.dumps({"error": str(error)}) + "\n").encode(), "application/json")

@@ -308,7 +308,15 @@ struct LiveAlignment: Sendable {
         case .playing where members[index].status == .stalled:
             members[index].status = .playing
             members[index].settling = 2
-            return []
+            // Its data flows again. Stalled for longer than the realign threshold it is that far
+            // behind for certain (its last frame against the clock): brought back at once, as a
+            // member measured behind is, rather than after the frames that would measure it
+            // (about 0.25 s at 30 fps).
+            guard let last = members[index].lastFrame, let clock = clock(at: time),
+                  last.media - clock < -settings.realignThreshold.inSeconds else { return [] }
+            members[index].recent = []
+            members[index].inStep = 0
+            return seekToClock(index, skew: last.media - clock, media: last.media, at: time)
         case .paused where members[index].status == .stalled && members[index].pausedByGroupWhenStalled:
             // It stalled again while the group held it after a first stall: its data flows
             // again, but it is paused, and no frame of its will come to move it. Brought to
@@ -664,35 +672,7 @@ struct LiveAlignment: Sendable {
                 actions += fellOut(index, reason: skew > 0 ? .missingSegment : .drift, at: time)
                 members[index].recent = []
                 members[index].inStep = 0
-                // Ahead: its own frame, which it certainly has (the clock's place may be in the
-                // hole a missing segment left). Behind: where the clock will be once it landed.
-                var target = skew > 0 ? media : (clock(at: time) ?? media) + members[index].seekLead * speed
-                var short = false
-                if skew < 0, let reach = seekReach(index), target > reach {
-                    // Not in what it can seek yet: a live stream cannot seek there. As far as it
-                    // can, when that is still ahead of where the clock will be once the seek
-                    // landed (a shorter lead); else it plays on (and downloads) until the data
-                    // is there.
-                    guard reach > (clock(at: time) ?? media) + Self.shortestLead * speed else { return actions }
-                    target = reach
-                    short = true
-                }
-                members[index].shortSeek = short
-                members[index].status = .seeking(target: target, since: time)
-                actions.append(.send(id, .pause))
-                if members[index].speed != speed {
-                    // The group's speed now, before the seek: mpv drops the audio it decoded
-                    // when the speed changes, and a change at the release made the member start
-                    // a frame late (its video waits for the audio it decodes again).
-                    members[index].speed = speed
-                    actions.append(.send(id, .setSpeed(speed)))
-                }
-                actions.append(.send(id, .seek(to: self.media(index, target), precision: .exact)))
-                // mpv may refuse a seek outside what it has (a live stream seeks within its cache
-                // only; a missing segment is a hole in it) without failing the command: given up
-                // on if it has not landed by then.
-                actions.append(.wake(at: time + Self.seekGiveUp))
-                return actions
+                return actions + seekToClock(index, skew: skew, media: media, at: time)
             }
             // Trim by speed.
             var wanted = speed
@@ -724,6 +704,40 @@ struct LiveAlignment: Sendable {
                 actions.append(.publish(id, .realigned(after: time - fell.at, reason: fell.reason)))
             }
         }
+        return actions
+    }
+
+    /// Pauses member `index`, `skew` from the clock and showing `media`, and seeks it exactly:
+    /// ahead, to its own frame, which it certainly has (the clock's place may be in the hole a
+    /// missing segment left); behind, to where the clock will be once the seek landed. It is
+    /// held where it lands. No actions when it cannot seek there yet (it plays on).
+    private mutating func seekToClock(_ index: Int, skew: Double, media: Double, at time: ContinuousClock.Instant) -> [Action] {
+        let id = members[index].id
+        var target = skew > 0 ? media : (clock(at: time) ?? media) + members[index].seekLead * speed
+        var short = false
+        if skew < 0, let reach = seekReach(index), target > reach {
+            // Not in what it can seek yet: a live stream cannot seek there. As far as it can,
+            // when that is still ahead of where the clock will be once the seek landed (a
+            // shorter lead); else it plays on (and downloads) until the data is there.
+            guard reach > (clock(at: time) ?? media) + Self.shortestLead * speed else { return [] }
+            target = reach
+            short = true
+        }
+        members[index].shortSeek = short
+        members[index].status = .seeking(target: target, since: time)
+        var actions: [Action] = [.send(id, .pause)]
+        if members[index].speed != speed {
+            // The group's speed now, before the seek: mpv drops the audio it decoded when the
+            // speed changes, and a change at the release made the member start a frame late
+            // (its video waits for the audio it decodes again).
+            members[index].speed = speed
+            actions.append(.send(id, .setSpeed(speed)))
+        }
+        actions.append(.send(id, .seek(to: self.media(index, target), precision: .exact)))
+        // mpv may refuse a seek outside what it has (a live stream seeks within its cache only;
+        // a missing segment is a hole in it) without failing the command: given up on if it has
+        // not landed by then.
+        actions.append(.wake(at: time + Self.seekGiveUp))
         return actions
     }
 

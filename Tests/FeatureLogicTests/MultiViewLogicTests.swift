@@ -89,7 +89,7 @@ struct MultiViewLogicTests {
         play(3)
         #expect(log.features(MultiViewEvent.self, of: p[1].id).contains(.fellBehind(.stall)))
         let back = try #require(realigned(log, p[1].id, .stall).first)
-        #expect(back - flowing <= .seconds(1), "back in step \(back - flowing) after its data flowed again")
+        #expect(back - flowing <= .milliseconds(500), "back in step \(back - flowing) after its data flowed again")
         for other in [p[0], p[2]] {
             #expect(!log.features(MultiViewEvent.self, of: other.id).contains { if case .fellBehind = $0 { true } else { false } })
         }
@@ -111,7 +111,7 @@ struct MultiViewLogicTests {
         let trace = log.all.filter { $0.playerID == p[2].id && $0.event.kind != .positionChanged }
             .map { "\(String(format: "%.2f", ($0.time - origin).inSeconds)) \($0.event)" }
         let back = try #require(realigned(log, p[2].id, .stall).last, "\(trace.joined(separator: "\n"))\n\(p[2].commands)")
-        #expect(back > flowing && back - flowing <= .seconds(1), "back in step \(back - flowing) after its data flowed again")
+        #expect(back > flowing && back - flowing <= .milliseconds(500), "back in step \(back - flowing) after its data flowed again")
         view.invalidate()
         for player in p { await player.shutdown() }
     }

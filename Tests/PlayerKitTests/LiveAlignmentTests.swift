@@ -192,9 +192,9 @@ struct LiveAlignmentTests {
         let bCommands = sim.commands.filter { $0.id == b }
         let seek = try #require(bCommands.first { if case .seek = $0.command { true } else { false } })
         guard case .seek(let target, .exact) = seek.command else { Issue.record("not an exact seek"); return }
-        // Ahead of the clock by the lead, so it can wait there.
+        // Ahead of the clock by the lead (0.25 s), so it can wait there.
         let clockThen = 10 + seek.at
-        #expect(target > clockThen + 0.4 && target < clockThen + 0.6)
+        #expect(target > clockThen + 0.2 && target < clockThen + 0.3)
         #expect(bCommands.contains { $0.command == .play && $0.at > seek.at })
         #expect(abs(sim.trueSkew(b) ?? 1) < 0.006)
         #expect(sim.events(of: b).contains { if case .aligned = $0 { true } else { false } })

@@ -154,6 +154,58 @@ struct MultiViewTests {
         #expect(abs(skew.current) < 0.030, "\(skew)")
     }
 
+    @Test("two stalls in a row (two segments of one angle each answered 4 s late): once its data flows again for good, the angle is back in step within 1 s; the others play on in step")
+    func twoStalls() async throws {
+        let origin = try await LiveOrigin.start(Self.originArguments)
+        defer { origin.stop() }
+        let (view, players) = try await Self.alignedGroup(origin)
+        defer { view.invalidate(); for (player, _) in players { Task { await player.shutdown() } } }
+        let (faulty, recorder) = players[1]
+        let mark = recorder.mark
+        try await origin.control("delay", angle: 1, seconds: 4, count: 2)
+        @Sendable func delaysAnswered() async -> Int? {
+            guard let state = try? await origin.control("state", angle: 0),
+                  let object = try? JSONSerialization.jsonObject(with: Data(state.utf8)) as? [String: Any],
+                  let angles = object["angles"] as? [[String: Any]], angles.count > 1 else { return nil }
+            return angles[1]["delays_answered"] as? Int
+        }
+        #expect(await eventually(timeout: .seconds(40)) { await delaysAnswered() == 2 }, "the origin never answered both delayed segments")
+        @Sendable func leftBuffering(_ record: PlayerEventRecord) -> Bool {
+            if case .stateChanged(.buffering, let to) = record.event { to != .buffering } else { false }
+        }
+        @Sendable func enteredBuffering(_ record: PlayerEventRecord) -> Bool {
+            if case .stateChanged(let from, .buffering) = record.event { from != .buffering } else { false }
+        }
+        @Sendable func realignedAfterStall(_ record: PlayerEventRecord) -> Bool {
+            if case .realigned(_, .stall) = Self.event(record) { true } else { false }
+        }
+        // Back in step after the last time its data flowed again.
+        let settled = await eventually(timeout: .seconds(20)) {
+            let records = recorder.records.filter { $0.sequenceNumber > mark }
+            guard let last = records.lastIndex(where: leftBuffering) else { return false }
+            return faulty.state != .buffering && records[last...].contains(where: realignedAfterStall)
+        }
+        let records = recorder.records.filter { $0.sequenceNumber > mark }
+        let trace = records.filter { $0.event.kind != .positionChanged }.map { "\($0.time) \($0.event)" }.joined(separator: "\n")
+        #expect(settled, "never back in step after its last stall:\n\(trace)")
+        #expect(records.contains { Self.event($0) == .fellBehind(.stall) }, "no stall seen:\n\(trace)")
+        var measured: [Duration] = []
+        for exit in records.filter(leftBuffering) {
+            // Data flowing again for good at `exit` (no stall after it; after the first delayed
+            // segment only that one is in, and the member cannot be brought to the clock before
+            // the next arrives): back in step within 1 s.
+            guard !records.contains(where: { $0.time > exit.time && enteredBuffering($0) }) else { continue }
+            let back = records.first { $0.time >= exit.time && realignedAfterStall($0) }
+            let took = back.map { $0.time - exit.time }
+            #expect(took.map { $0 <= .seconds(1) } == true, "back in step \(String(describing: took)) after its data flowed again:\n\(trace)")
+            if let took { measured.append(took) }
+        }
+        #expect(!measured.isEmpty, "\(trace)")
+        for (player, other) in players where player.id != faulty.id {
+            #expect(!other.records.contains { if case .fellBehind = Self.event($0) { true } else { false } }, "\(player.id)")
+        }
+    }
+
     @Test("a stall longer than an angle's buffer: it waits for the network (fellBehind(stall)), and is realigned once the origin goes on; the others play on in step")
     func stall() async throws {
         let origin = try await LiveOrigin.start(Self.originArguments)

@@ -79,7 +79,7 @@ struct MultiViewLogicTests {
         }.map(\.time)
     }
 
-    @Test("a stall: the member falls behind (stall), the others play on in step, and it is back in step within 1 s of its data flowing again")
+    @Test("a stall: the member falls behind (stall), the others play on in step, and it is back in step within 0.5 s of its data flowing again")
     func stall() async throws {
         let (p, view, log) = try await alignedGroup()
         p[1].stall(for: .seconds(4))
@@ -98,7 +98,7 @@ struct MultiViewLogicTests {
         for player in p { await player.shutdown() }
     }
 
-    @Test("two stalls in a row (4 s each, 0.5 s apart): back in step within 1 s of the data flowing again after the second")
+    @Test("two stalls in a row (4 s each, 0.5 s apart): back in step within 0.5 s of the data flowing again after the second")
     func twoStalls() async throws {
         let (p, view, log) = try await alignedGroup()
         p[2].stall(for: .seconds(4))

@@ -157,6 +157,20 @@ public final class RoomFollower: Sendable {
             Dictionary(uniqueKeysWithValues: state.members.compactMap { member in member.corrector.smoothedDrift.map { (member.player.id, $0) } })
         }
     }
+    /// How far player `id` is from the room's clock, measured on its frame changes since the
+    /// clock last moved (a start, a pause, a seek from the room or the app): its latest drift and
+    /// the percentiles over the last 10 s, the figure every PlayerKit group reports
+    /// (``/PlayerKitSync/MemberSkew``). Nil before its first measured frame, or for a player not followed.
+    public func skew(of id: PlayerID) -> MemberSkew? {
+        state.withLock { $0.members.first { $0.player.id == id }?.corrector.skew }
+    }
+
+    /// Every measured player's ``skew(of:)``.
+    public var skews: [PlayerID: MemberSkew] {
+        state.withLock { state in
+            Dictionary(uniqueKeysWithValues: state.members.compactMap { member in member.corrector.skew.map { (member.player.id, $0) } })
+        }
+    }
     /// How many corrective seeks were made (speed nudges do not count).
     var correctiveSeeks: Int { state.withLock { $0.members.reduce(0) { $0 + $1.corrector.correctiveSeeks } } }
 

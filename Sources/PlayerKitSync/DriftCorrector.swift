@@ -67,6 +67,14 @@ public struct DriftCorrector: Sendable {
     private(set) var appliedSpeed: Double = 1
     private var lastReport: ContinuousClock.Instant?
     private var correctingUntil: ContinuousClock.Instant?
+    /// The skews measured since the last ``restart(speed:)``, over the last 10 s.
+    private var meter = SkewMeter(window: .seconds(10))
+
+    /// How far the player is from the clock, measured on its frame changes since the last
+    /// ``restart(speed:)``: the latest drift (unsmoothed, signed) and the percentiles of the
+    /// absolute drifts over the last 10 s, as a ``MultiView`` measures its members. Nil before
+    /// the first measured frame. Frames while a corrective seek lands are not measured.
+    public var skew: MemberSkew? { meter.figures }
 
     /// A corrector with `settings`.
     public init(settings: Settings = Settings()) {
@@ -80,6 +88,7 @@ public struct DriftCorrector: Sendable {
         lastDrift = nil
         appliedSpeed = speed
         correctingUntil = nil
+        meter = SkewMeter(window: meter.window)
     }
 
     /// One frame: the player showed `position` at `time`, when the clock was at `clock` and runs
@@ -91,6 +100,7 @@ public struct DriftCorrector: Sendable {
         lastDrift = drift
         // A seek in progress is not measured.
         if let until = correctingUntil, time < until { return Step() }
+        meter.add(drift, at: time)
         let smoothed = smoothedDrift.map { $0 * 0.9 + drift * 0.1 } ?? drift
         smoothedDrift = smoothed
         var step = Step()

@@ -97,13 +97,17 @@ extension PlayerEventKind {
     public static let multiView: PlayerEventKind = "multiView"
 }
 
-/// How far one member of a ``MultiView`` is from the group, measured at each of its frame
+/// How far one member of a group is from the group's clock, measured at each of its frame
 /// changes: the moment it showed a frame against the moment the group's clock shows that frame.
-/// Seconds; positive: ahead (the member shows frames early).
+/// Seconds; positive: ahead (the member shows frames early). The same figure for every way
+/// players are kept together: a ``MultiView``'s members, a ``SyncGroup``'s, a room follower's
+/// players (PlayerKitRooms), and any player a ``DriftCorrector`` keeps on a clock.
 public struct MemberSkew: Sendable, Hashable, CustomStringConvertible {
     /// The skew at the member's latest frame change (signed).
     public var current: Double
-    /// The median of the absolute skews over ``MultiView/Settings/skewWindow``.
+    /// The median of the absolute skews over the window (a ``MultiView``'s
+    /// ``MultiView/Settings/skewWindow``; 10 s for a ``SyncGroup``'s members and a
+    /// ``DriftCorrector``'s player).
     public var p50: Double
     /// The 95th percentile of the absolute skews over the window.
     public var p95: Double

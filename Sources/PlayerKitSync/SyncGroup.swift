@@ -85,6 +85,21 @@ public final class SyncGroup: Sendable {
         }
     }
 
+    /// How far member `id` is from the group's clock, measured on its frame changes while the
+    /// group plays, since the clock last started (a play, a seek, a speed change): its latest
+    /// drift and the percentiles over the last 10 s, as a ``MultiView`` reports its members'.
+    /// Nil before its first measured frame, or for a player that is not a member.
+    public func skew(of id: PlayerID) -> MemberSkew? {
+        state.withLock { $0.members.first { $0.player.id == id }?.corrector.skew }
+    }
+
+    /// Every measured member's ``skew(of:)``.
+    public var skews: [PlayerID: MemberSkew] {
+        state.withLock { state in
+            Dictionary(uniqueKeysWithValues: state.members.compactMap { member in member.corrector.skew.map { (member.player.id, $0) } })
+        }
+    }
+
     /// The spread between members, one figure per measured frame of any member while playing:
     /// the largest minus the smallest member drift (unsmoothed), in seconds. What
     /// "drift between members" means in the benchmark and the `ab-compare` example. Holds the

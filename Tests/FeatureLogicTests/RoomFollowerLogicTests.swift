@@ -157,6 +157,12 @@ struct RoomFollowerLogicTests {
         // The follower answers the server's requests for our state with its clock.
         let answer = try #require(room.localState)
         #expect(abs(answer.position - 14) < 1e-9 && !answer.paused)
+        // Each player's skew from the room's clock, measured on its frame changes (MemberSkew).
+        for player in p {
+            let skew = try #require(follower.skew(of: player.id), "\(player.id)")
+            #expect(skew.samples > 10 && skew.p99 < 0.05, "\(skew)")
+        }
+        #expect(follower.skews.count == p.count)
         follower.invalidate()
         for player in p { await player.shutdown() }
     }

@@ -78,6 +78,32 @@ struct SyncGroupLogicTests {
         for player in p { await player.shutdown() }
     }
 
+    @Test("each member's skew is measured on its frame changes as a multi-view's members' are (MemberSkew): in step, near zero over every frame; a member that jumps 0.15 s shows it; a seek of the group starts the figures afresh")
+    func memberSkews() async throws {
+        let p = try players(2)
+        let group = try SyncGroup(players: p, clock: clock)
+        try await group.load(["a", "b"])
+        #expect(group.skews.isEmpty)
+        try await group.play()
+        play(2)
+        for player in p {
+            let skew = try #require(group.skew(of: player.id))
+            #expect(skew.samples >= 55 && skew.p99 < 0.001 && abs(skew.current) < 0.001, "\(skew)")
+        }
+        try await p[1].seek(to: (p[1].position ?? 0) + 0.15, precision: .exact)      // a jump the group did not make
+        play(0.1)
+        let jumped = try #require(group.skew(of: p[1].id))
+        #expect(jumped.current > 0.1 && jumped.p99 > 0.1, "\(jumped)")
+        #expect(group.skews.count == 2 && group.skew(of: "stranger") == nil)
+        try await group.seek(to: 10)
+        try await group.play()
+        play(0.5)
+        let afresh = try #require(group.skew(of: p[1].id))
+        #expect(afresh.samples <= 16 && afresh.p99 < 0.001, "\(afresh)")
+        group.invalidate()
+        for player in p { await player.shutdown() }
+    }
+
     @Test("a member ahead by 0.15 s is slowed down (not seeked) and reports its drift; one 3 s ahead is seeked to the clock")
     func driftCorrection() async throws {
         let p = try players(2)

@@ -10,7 +10,8 @@
 
 Each run: 4 live angles at 640x360, 30 fps, from Scripts/live-origin.py on loopback (one encoder's
 clock; 1 s segments, 6 in the window), joined 0, 0.7, 1.5 and 3 s after the start; at 27 s the
-next segment of angle 2 goes missing (404), at 37 s angle 3's playlist stalls for 4 s. Every
+next segment of angle 2 goes missing (404), at 37 s angle 3's playlist stalls for 4 s, at 46 s
+the next two segment requests of angle 4 are each answered 4 s late (two stalls in a row). Every
 process writes each angle's frame changes (the media time of the new frame and the monotonic time
 it changed; mpv's video-timing-offset=0 makes that the moment the frame is due), and this script
 measures the same thing for all three: at each frame change of angle 1, the spread of the moments
@@ -19,7 +20,8 @@ the angles show that frame (each angle's moment interpolated between its own fra
   aligned after     from the last join until the spread stays under 5 ms for a second
   p50/p95/p99       the spread over the 20 s after that (before the faults)
   after a fault     from the source recovering (the frame after the missing segment; the stalled
-                    playlist moving again) until the spread stays under 5 ms for a second
+                    playlist moving again; the origin answering the second delayed segment) until
+                    the spread stays under 5 ms for a second
   CPU per angle     the process's CPU time over the run, per angle and second of play
 
 PlayerKit's faulted run is made RUNS (3) times, each in a row of its own, so the table shows how
@@ -56,8 +58,10 @@ WORK = os.path.join(ROOT, ".build-bench")
 DOC = os.path.join(ROOT, "Documentation", "Performance.md")
 MARKERS = re.compile(r"(<!-- MULTIVIEW START -->\n)(.*?)(\n<!-- MULTIVIEW END -->)", re.S)
 JOINS = [0.0, 0.7, 1.5, 3.0]
-SECONDS = 52
+SECONDS = 64
 MISSING_AT, STALL_AT, STALL_FOR = 27.0, 37.0, 4.0
+# Two stalls in a row: the next two segment requests of angle 4 each answered 4 s late.
+TWO_STALLS_AT, TWO_STALLS_DELAY = 46.0, 4.0
 IN_STEP = 0.005
 FRAME = 1 / 30
 RUNS = 3
@@ -88,21 +92,38 @@ class Origin:
         arguments = "&".join([f"angle={angle}"] + [f"{key}={value}" for key, value in query.items()])
         urllib.request.urlopen(f"{self.control_url}{action}?{arguments}", timeout=10).read()
 
+    def delays_answered(self, angle):
+        """How many delayed segment requests of `angle` the origin has answered."""
+        state = json.loads(urllib.request.urlopen(f"{self.control_url}state", timeout=10).read())
+        return state["angles"][angle].get("delays_answered", 0)
+
     def stop(self):
         self.process.kill()
         self.process.wait()
 
 
 def faults(origin, start):
-    """Injects the run's faults at their moments after `start` (a thread of its own)."""
+    """Injects the run's faults at their moments after `start` (a thread of its own). Returns a
+    dict the thread fills with "flowing": the moment (seconds after `start`) the origin answered
+    the second of the two delayed segments, when the data flows again for good."""
+    moments = {}
+
     def inject():
         time.sleep(max(0, start + MISSING_AT - time.monotonic()))
         origin.control("drop", 1)
         time.sleep(max(0, start + STALL_AT - time.monotonic()))
         origin.control("stall", 2, seconds=STALL_FOR)
+        time.sleep(max(0, start + TWO_STALLS_AT - time.monotonic()))
+        origin.control("delay", 3, seconds=TWO_STALLS_DELAY, count=2)
+        deadline = time.monotonic() + 4 * TWO_STALLS_DELAY
+        while time.monotonic() < deadline:
+            if origin.delays_answered(3) >= 2:
+                moments["flowing"] = time.monotonic() - start
+                return
+            time.sleep(0.02)
     thread = threading.Thread(target=inject, daemon=True)
     thread.start()
-    return thread
+    return moments
 
 
 def cpu_seconds(pid):
@@ -186,7 +207,7 @@ def missing_segment_recovery(frames, player, after):
     return None
 
 
-def analyse(log, cpu, wall, angles, faulted=True):
+def analyse(log, cpu, wall, angles, faulted=True, moments=None):
     frames, dropped = read_log(log)
     ids = [f"angle-{index + 1}" for index in range(angles)]
     series = spreads(frames, ids)
@@ -209,8 +230,11 @@ def analyse(log, cpu, wall, angles, faulted=True):
         back = settled(series, crossed) if crossed is not None else None
         result["missing_segment_back_s"] = None if back is None or back >= STALL_AT else back - crossed
         resumed = STALL_AT + STALL_FOR
-        back = settled(series, resumed)
+        back = settled([(t, s) for (t, s) in series if t < TWO_STALLS_AT], resumed)
         result["stall_back_s"] = None if back is None else back - resumed
+        flowing = (moments or {}).get("flowing")
+        back = settled(series, flowing) if flowing is not None else None
+        result["two_stalls_back_s"] = None if back is None else back - flowing
     return result
 
 
@@ -219,8 +243,7 @@ def run_playerkit(app, origin, angles, seconds, joins, log, inject=True):
                "--join-at", ",".join(str(j) for j in joins), *origin.angles[:angles]]
     start = time.monotonic()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    if inject:
-        faults(origin, start)
+    moments = faults(origin, start) if inject else None
     cpu0, cpu1, t0, t1 = None, None, None, None
     for line in process.stdout:
         item = json.loads(line)
@@ -233,7 +256,7 @@ def run_playerkit(app, origin, angles, seconds, joins, log, inject=True):
                 pass
     if process.wait() != 0:
         raise SystemExit(f"playerkit-multiview failed: {' '.join(command)}")
-    return analyse(log, cpu1 - cpu0, t1 - t0, angles, inject)
+    return analyse(log, cpu1 - cpu0, t1 - t0, angles, inject, moments)
 
 
 def local_files():
@@ -314,13 +337,12 @@ def run_c(binary, mode, origin, angles, seconds, joins, log):
     command = [binary, mode, str(seconds), log, ",".join(str(j) for j in joins), *origin.angles[:angles]]
     start = time.monotonic()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    if angles == len(JOINS):
-        faults(origin, start)
+    moments = faults(origin, start) if angles == len(JOINS) else None
     output, _ = process.communicate()
     if process.returncode != 0:
         raise SystemExit(f"the C client failed: {' '.join(command)}")
     figures = json.loads(output.strip().splitlines()[-1])
-    return analyse(log, figures["cpu_s"], figures["wall_s"], angles)
+    return analyse(log, figures["cpu_s"], figures["wall_s"], angles, moments=moments)
 
 
 class _Folder:
@@ -353,14 +375,15 @@ def number(value, digits=1, unit=""):
 def table(rows, most, on_demand, machine_text):
     lines = [
         "| 4 live angles, 360p, joined 0-3 s apart | aligned after the last join | spread p50 | p95 | p99 (20 s) "
-        "| back in step after a missing segment | after a 4 s stall | CPU per angle | frames dropped |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| back in step after a missing segment | after a 4 s stall | after two 4 s stalls in a row | CPU per angle | frames dropped |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, figures in rows:
         lines.append(
             f"| {name} | {number(figures['aligned_after_s'], 2, ' s')} | {number(figures['p50_ms'], 2, ' ms')} "
             f"| {number(figures['p95_ms'], 2, ' ms')} | {number(figures['p99_ms'], 2, ' ms')} "
             f"| {number(figures.get('missing_segment_back_s'), 2, ' s')} | {number(figures.get('stall_back_s'), 2, ' s')} "
+            f"| {number(figures.get('two_stalls_back_s'), 2, ' s')} "
             f"| {number(figures['cpu_per_angle_percent'], 1, '%')} | {number(figures['dropped_percent'], 2, '%')} |")
     lines += ["", "| 2 local files (on demand), started together, 20 s | the app's skew_p99_ms (worst member, last 10 s) "
               "| spread p50 | p95 | p99 (frame log) | CPU per angle | frames dropped |", "|---|---|---|---|---|---|---|"]

@@ -710,8 +710,11 @@ struct LiveAlignment: Sendable {
     /// Pauses member `index`, `skew` from the clock and showing `media`, and seeks it exactly:
     /// ahead, to its own frame, which it certainly has (the clock's place may be in the hole a
     /// missing segment left); behind, to where the clock will be once the seek landed. It is
-    /// held where it lands. No actions when it cannot seek there yet (it plays on).
-    private mutating func seekToClock(_ index: Int, skew: Double, media: Double, at time: ContinuousClock.Instant) -> [Action] {
+    /// held where it lands. No actions when it cannot seek there yet (it plays on), unless
+    /// `beyondReach`: then it seeks there all the same (a paused member, which no frame of its
+    /// own will move).
+    private mutating func seekToClock(_ index: Int, skew: Double, media: Double, at time: ContinuousClock.Instant,
+                                      beyondReach: Bool = false) -> [Action] {
         let id = members[index].id
         var target = skew > 0 ? media : (clock(at: time) ?? media) + members[index].seekLead * speed
         var short = false
@@ -719,9 +722,12 @@ struct LiveAlignment: Sendable {
             // Not in what it can seek yet: a live stream cannot seek there. As far as it can,
             // when that is still ahead of where the clock will be once the seek landed (a
             // shorter lead); else it plays on (and downloads) until the data is there.
-            guard reach > (clock(at: time) ?? media) + Self.shortestLead * speed else { return [] }
-            target = reach
-            short = true
+            if reach > (clock(at: time) ?? media) + Self.shortestLead * speed {
+                target = reach
+                short = true
+            } else if !beyondReach {
+                return []
+            }
         }
         members[index].shortSeek = short
         members[index].status = .seeking(target: target, since: time)
@@ -761,22 +767,7 @@ struct LiveAlignment: Sendable {
             members[index].status = .waiting
             return [.send(id, .play)]
         }
-        var target = clock + members[index].seekLead * speed
-        var short = false
-        if let reach = seekReach(index), target > reach, reach > clock + Self.shortestLead * speed {
-            target = reach
-            short = true
-        }
-        members[index].shortSeek = short
-        members[index].status = .seeking(target: target, since: time)
-        var actions: [Action] = [.send(id, .pause)]
-        if members[index].speed != speed {
-            members[index].speed = speed
-            actions.append(.send(id, .setSpeed(speed)))
-        }
-        actions.append(.send(id, .seek(to: media(index, target), precision: .exact)))
-        actions.append(.wake(at: time + Self.seekGiveUp))
-        return actions
+        return seekToClock(index, skew: -.infinity, media: clock, at: time, beyondReach: true)
     }
 
     /// Plays the held members whose frame the clock has reached.

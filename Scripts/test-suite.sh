@@ -83,13 +83,14 @@ pass() {
 
 # Three passes. First everything that does not measure time, in parallel: the logic tests on fake
 # players (FeatureLogicTests, no mpv core) and most real-libmpv tests. Then the light live-origin
-# tests; then the model-based cache test (3,000 seeded runs of the transfer machine on a simulated
-# clock, in three chunks); then the timing-sensitive tests, one at a time.
+# tests; then the heavy tests that measure no time (the model-based cache test: 3,000 seeded runs
+# of the transfer machine on a simulated clock, in three chunks; the corrupted-media corpus; the
+# soak), together; then the timing-sensitive tests, one at a time.
 #
 # The patterns name suites as ".Name/": a test's ID ends with its source location, so a bare
 # "MultiViewTests" also matched the other suites of MultiViewTests.swift (which then ran in two
 # passes).
-serial_tests="\\.(TimingTests|SoakTests|CorruptMediaTests|FrameOutputTests|MultiViewTests|MultiViewAppTests|$room_tests|$bound_tests)/"
+serial_tests="\\.(TimingTests|FrameOutputTests|MultiViewTests|MultiViewAppTests|$room_tests|$bound_tests)/"
 # ALONGSIDE: a command run next to the parallel pass (make test: the docs check and the README
 # consumer check, at the lowest priority; neither measures time); its failure counts as one.
 alongside_pid=
@@ -114,15 +115,21 @@ live_tests="\\.(MultiViewEventTests|MultiViewClockTests|MultiViewAppLocalFilesTe
 # cores the pass took 37 s instead of 49 s, with 20 s less CPU, and no wake-up was later than
 # 0.7 s (Swift Testing's --experimental-maximum-parallelization-width).
 width=$(( $(nproc 2>/dev/null || echo 2) * 12 ))
-# The cache model's seeded runs (pure CPU, on threads of their own at nice 10) are not in it: at
-# nice 10 they got the CPU the parallel pass left, so they ended last and set its length (71.5 s
-# of a 72 s pass, 2026-11-28). Beside the live pass they disturbed it (an on-demand group's skew
-# p99 read 10.9 ms against its 10 ms bound): they run after it, in a pass of their own.
-model_tests="\\.CacheModelTests/"
-pass parallel --experimental-maximum-parallelization-width "$width" --skip "$serial_tests|$live_tests|$model_tests"
+# The heavy tests that measure no time run together in a pass of their own, after the live pass:
+# - the cache model's seeded runs (pure CPU, on threads of their own at nice 10): in the parallel
+#   pass they got only the CPU it left, so they ended last and set its length (71.5 s of a 72 s
+#   pass, 2026-11-28); beside the live pass they disturbed it (an on-demand group's skew p99 read
+#   10.9 ms against its 10 ms bound);
+# - the corrupted-media corpus (8 players decoding for most of a minute in a child process; no
+#   crash, typed errors, memory that settles) and the soak (32 players churning in a child
+#   process; its watchdog calls a call stuck after 30 s): both cores each, which starved the
+#   parallel pass and would disturb the timing tests, but neither measures time. One after the
+#   other in the serial pass they took 53 s.
+heavy_tests="\\.(CacheModelTests|CorruptMediaTests|SoakTests)/"
+pass parallel --experimental-maximum-parallelization-width "$width" --skip "$serial_tests|$live_tests|$heavy_tests"
 # Next to the alongside checks' tail (at the lowest priority).
 pass live --filter "$live_tests"
-pass model --filter "$model_tests"
+pass heavy --filter "$heavy_tests"
 if [ -n "$alongside_pid" ]; then
   wait "$alongside_pid"
   alongside_status=$?
@@ -135,11 +142,11 @@ if [ -n "$alongside_pid" ]; then
 fi
 # Then the tests whose results depend on having the machine to themselves, one at a time:
 # - the bounds (timing assertions on waits) and the network faults, above;
-# - the corrupted-media corpus (8 players decoding for most of a minute) and the software frame
-#   tests (they count frames: on 2 cores, next to everything else, the counts starved);
+# - the software frame tests (they count frames: on 2 cores, next to everything else, the counts
+#   starved);
 # - the room tests (a Python server's TLS handshake and states once a second, positions compared
 #   across connections: next to the full suite the server answered too late);
-# - TimingTests (time on screen: seams, sync drift) and the soak (both cores for a minute).
+# - TimingTests (time on screen: seams, sync drift) and the multi-view's spreads and recoveries.
 pass serial --no-parallel --filter "$serial_tests"
 
 if [ ${#failures[@]} -gt 0 ]; then

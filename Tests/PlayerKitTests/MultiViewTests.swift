@@ -120,6 +120,13 @@ struct MultiViewTests {
     }
 
     /// Three angles loaded together, each aligned.
+    /// Checks that no member but `faulty` fell out of step.
+    static func othersStayedInStep(_ players: [(player: Player, recorder: EventRecorder)], except faulty: PlayerID) {
+        for (player, recorder) in players where player.id != faulty {
+            #expect(!recorder.records.contains { if case .fellBehind = Self.event($0) { true } else { false } }, "\(player.id)")
+        }
+    }
+
     static func alignedGroup(_ origin: LiveOrigin) async throws -> (MultiView, [(player: Player, recorder: EventRecorder)]) {
         let players = try await Self.players(3)
         let view = try MultiView(players: players.map(\.player))
@@ -147,9 +154,7 @@ struct MultiViewTests {
             if case .realigned(_, let back) = Self.event($0) { back == reason } else { false }
         }
         #expect(realigned != nil)
-        for (player, other) in players where player.id != faulty.id {
-            #expect(!other.records.contains { if case .fellBehind = Self.event($0) { true } else { false } }, "\(player.id)")
-        }
+        Self.othersStayedInStep(players, except: faulty.id)
         let skew = try #require(view.skew(of: faulty.id))
         #expect(abs(skew.current) < 0.030, "\(skew)")
     }
@@ -201,9 +206,7 @@ struct MultiViewTests {
             if let took { measured.append(took) }
         }
         #expect(!measured.isEmpty, "\(trace)")
-        for (player, other) in players where player.id != faulty.id {
-            #expect(!other.records.contains { if case .fellBehind = Self.event($0) { true } else { false } }, "\(player.id)")
-        }
+        Self.othersStayedInStep(players, except: faulty.id)
     }
 
     @Test("a stall longer than an angle's buffer: it waits for the network (fellBehind(stall)), and is realigned once the origin goes on; the others play on in step")
@@ -221,9 +224,7 @@ struct MultiViewTests {
             if case .realigned(_, .stall) = Self.event($0) { true } else { false }
         }
         #expect(back != nil)
-        for (player, other) in players where player.id != faulty.id {
-            #expect(!other.records.contains { if case .fellBehind = Self.event($0) { true } else { false } }, "\(player.id)")
-        }
+        Self.othersStayedInStep(players, except: faulty.id)
         let skew = try #require(view.skew(of: faulty.id))
         #expect(abs(skew.current) < 0.030, "\(skew)")
     }

@@ -82,10 +82,10 @@ pass() {
 }
 
 # Three passes. First everything that does not measure time, in parallel: the logic tests on fake
-# players (FeatureLogicTests, no mpv core) and most real-libmpv tests. Then the light live-origin
-# tests; then the heavy tests that measure no time (the model-based cache test: 3,000 seeded runs
-# of the transfer machine on a simulated clock, in three chunks; the corrupted-media corpus; the
-# soak), together; then the timing-sensitive tests, one at a time.
+# players (FeatureLogicTests, no mpv core) and most real-libmpv tests. Then the heavy tests that
+# measure no time (the model-based cache test: 3,000 seeded runs of the transfer machine on a
+# simulated clock, in three chunks; the corrupted-media corpus; the soak), together; then the
+# light live-origin tests; then the timing-sensitive tests, one at a time.
 #
 # The patterns name suites as ".Name/": a test's ID ends with its source location, so a bare
 # "MultiViewTests" also matched the other suites of MultiViewTests.swift (which then ran in two
@@ -115,7 +115,8 @@ live_tests="\\.(MultiViewEventTests|MultiViewClockTests|MultiViewAppLocalFilesTe
 # cores the pass took 37 s instead of 49 s, with 20 s less CPU, and no wake-up was later than
 # 0.7 s (Swift Testing's --experimental-maximum-parallelization-width).
 width=$(( $(nproc 2>/dev/null || echo 2) * 12 ))
-# The heavy tests that measure no time run together in a pass of their own, after the live pass:
+# The heavy tests that measure no time run together in a pass of their own, right after the
+# parallel pass, next to the alongside checks' tail:
 # - the cache model's seeded runs (pure CPU, on threads of their own at nice 10): in the parallel
 #   pass they got only the CPU it left, so they ended last and set its length (71.5 s of a 72 s
 #   pass, 2026-11-28); beside the live pass they disturbed it (an on-demand group's skew p99 read
@@ -124,11 +125,9 @@ width=$(( $(nproc 2>/dev/null || echo 2) * 12 ))
 #   crash, typed errors, memory that settles) and the soak (32 players churning in a child
 #   process; its watchdog calls a call stuck after 30 s): both cores each, which starved the
 #   parallel pass and would disturb the timing tests, but neither measures time. One after the
-#   other in the serial pass they took 53 s.
+#   other in the serial pass they took 53 s; together, 30 s.
 heavy_tests="\\.(CacheModelTests|CorruptMediaTests|SoakTests)/"
 pass parallel --experimental-maximum-parallelization-width "$width" --skip "$serial_tests|$live_tests|$heavy_tests"
-# Next to the alongside checks' tail (at the lowest priority).
-pass live --filter "$live_tests"
 pass heavy --filter "$heavy_tests"
 if [ -n "$alongside_pid" ]; then
   wait "$alongside_pid"
@@ -140,6 +139,11 @@ if [ -n "$alongside_pid" ]; then
   fi
   echo "== alongside: exit $alongside_status"
 fi
+# The live pass once the alongside checks are done: next to their tail (the docs' symbol graphs
+# and README's consumer package building, at nice 19) three of its spreads read 23 to 39 ms
+# against bounds of 10 and 33 ms (2026-11-28, once the parallel pass had become short enough
+# for that tail to reach it).
+pass live --filter "$live_tests"
 # Then the tests whose results depend on having the machine to themselves, one at a time:
 # - the bounds (timing assertions on waits) and the network faults, above;
 # - the software frame tests (they count frames: on 2 cores, next to everything else, the counts

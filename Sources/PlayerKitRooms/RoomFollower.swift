@@ -5,9 +5,10 @@ import PlayerKitSupport
 import PlayerKitSync
 
 /// Keeps local players on a Syncplay room's clock: they start, pause and seek when anyone in
-/// the room does, and drift is corrected continuously, frame by frame, with the same
-/// ``/PlayerKitSync/DriftCorrector`` a ``/PlayerKitSync/SyncGroup`` uses: small speed changes,
-/// and a seek past the `correction` settings' threshold.
+/// the room does, and drift is corrected continuously, frame by frame, by the same correction a
+/// ``/PlayerKitSync/SyncGroup`` and a ``/PlayerKitSync/MultiView`` use, here on the room's clock:
+/// small speed trims, a player a little ahead held until the clock reaches its frame, and one
+/// further off than the `correction` settings' threshold seeked to where the clock will be.
 ///
 /// ```swift
 /// let room = try RoomClient(.init(host: "127.0.0.1", room: "demo", name: "left"))
@@ -34,8 +35,9 @@ import PlayerKitSync
 /// where it is, so the room resumes from there rather than the players jumping back.
 ///
 /// **Events.** Each player gets the room's changes as ``RoomPlayerEvent/room(_:)`` (not the
-/// periodic state) and its drift as ``/PlayerKitSync/SyncEvent/drift(_:)``, through its own
-/// event path: delegate, bus by player ID, async sequences.
+/// periodic state), its drift as ``/PlayerKitSync/SyncEvent/drift(_:)`` about once a second, and
+/// the correction's steps as ``/PlayerKitSync/MultiViewEvent`` (joined, aligned, fell behind,
+/// realigned), through its own event path: delegate, bus by player ID, async sequences.
 ///
 /// **Threading.** Methods may be called from any thread. The follower keeps its state behind one
 /// lock, changed in single steps; what a step decides runs after the lock is released
@@ -69,13 +71,19 @@ public final class RoomFollower: Sendable {
 
     private struct Member: Sendable {
         let player: any MediaPlayer
-        var corrector: DriftCorrector
         var subscription: PlayerSubscription?
         var observation: PropertyObservation?
+        /// How far the player has its source: the correction seeks only within that.
+        var cacheObservation: PropertyObservation?
+        /// When its drift was last reported.
+        var lastReport: ContinuousClock.Instant?
     }
 
     private struct State: Sendable {
         var members: [Member]
+        /// The correction machine, on the room's clock (set whenever the clock is; stopped while
+        /// the room is paused).
+        var machine: LiveAlignment
         var clock: Clock?
         /// Periodic states in a row that were off the clock by more than the threshold.
         var offStates = 0
@@ -136,7 +144,22 @@ public final class RoomFollower: Sendable {
         self.settings = settings
         self.time = clock
         self.logger = logger
-        state = Locked(State(members: players.map { Member(player: $0, corrector: DriftCorrector(settings: settings.correction)) }))
+        guard settings.correction.seekThreshold.isFinite, settings.correction.seekThreshold > 0 else {
+            throw .invalidArgument(name: "correction seekThreshold", value: "\(settings.correction.seekThreshold)", reason: "must be above 0")
+        }
+        guard settings.correction.maximumSpeedCorrection.isFinite, (0...0.5).contains(settings.correction.maximumSpeedCorrection) else {
+            throw .invalidArgument(name: "correction maximumSpeedCorrection", value: "\(settings.correction.maximumSpeedCorrection)",
+                                   reason: "must be a fraction from 0 to 0.5")
+        }
+        var alignment = MultiView.Settings()
+        alignment.realignThreshold = .seconds(settings.correction.seekThreshold)
+        alignment.holdThreshold = min(alignment.holdThreshold, alignment.realignThreshold)
+        alignment.maximumSpeedTrim = settings.correction.maximumSpeedCorrection
+        alignment.correctsSkew = settings.correction.correctsDrift
+        var machine = LiveAlignment(settings: alignment, externalClock: ())
+        let now = clock.now
+        for player in players { _ = machine.join(player.id, at: now) }
+        state = Locked(State(members: players.map { Member(player: $0) }, machine: machine))
     }
 
     deinit {
@@ -154,7 +177,7 @@ public final class RoomFollower: Sendable {
     /// Each player's latest smoothed drift from the clock, in seconds (positive: ahead).
     public var drifts: [PlayerID: Double] {
         state.withLock { state in
-            Dictionary(uniqueKeysWithValues: state.members.compactMap { member in member.corrector.smoothedDrift.map { (member.player.id, $0) } })
+            Dictionary(uniqueKeysWithValues: state.machine.members.compactMap { member in member.drift.map { (member.id, $0) } })
         }
     }
     /// How far player `id` is from the room's clock, measured on its frame changes since the
@@ -162,17 +185,17 @@ public final class RoomFollower: Sendable {
     /// the percentiles over the last 10 s, the figure every PlayerKit group reports
     /// (``/PlayerKitSync/MemberSkew``). Nil before its first measured frame, or for a player not followed.
     public func skew(of id: PlayerID) -> MemberSkew? {
-        state.withLock { $0.members.first { $0.player.id == id }?.corrector.skew }
+        state.withLock { $0.machine.member(id)?.meter.figures }
     }
 
     /// Every measured player's ``skew(of:)``.
     public var skews: [PlayerID: MemberSkew] {
         state.withLock { state in
-            Dictionary(uniqueKeysWithValues: state.members.compactMap { member in member.corrector.skew.map { (member.player.id, $0) } })
+            Dictionary(uniqueKeysWithValues: state.machine.members.compactMap { member in member.meter.figures.map { (member.id, $0) } })
         }
     }
     /// How many corrective seeks were made (speed nudges do not count).
-    var correctiveSeeks: Int { state.withLock { $0.members.reduce(0) { $0 + $1.corrector.correctiveSeeks } } }
+    var correctiveSeeks: Int { state.withLock { $0.machine.correctiveSeeks } }
 
     // MARK: Following
 
@@ -189,7 +212,12 @@ public final class RoomFollower: Sendable {
             guard let self, let clock = self.state.withLock({ $0.clock }) else { return nil }
             return (clock.position(at: self.time.now), !clock.playing)
         }
-        for player in players { watch(player) }
+        for player in players {
+            // Each frame change reported when the frame is due, not when it is queued (up to
+            // 50 ms early, at random): what the correction measures. Sent, never waiting.
+            try? player.send(.setPositionTiming(.whenDue))
+            watch(player)
+        }
         let events = room.events(bufferLimit: 256)
         let task = Task { [weak self] in
             for await event in events {
@@ -220,6 +248,7 @@ public final class RoomFollower: Sendable {
         for member in members {
             member.subscription?.cancel()
             member.observation?.cancel()
+            member.cacheObservation?.cancel()
         }
     }
 
@@ -384,7 +413,7 @@ public final class RoomFollower: Sendable {
             state.clock = clock
             state.offStates = 0
             state.seekPending = false
-            for index in state.members.indices { state.members[index].corrector.restart(speed: 1) }
+            state.machine.setClock(clock.playing ? clock.position : nil, speed: 1, at: clock.time)
             return state.members.map(\.player)
         }
         let target = clock.position(at: time.now)
@@ -405,33 +434,92 @@ public final class RoomFollower: Sendable {
     private func watch(_ player: any MediaPlayer) {
         let id = player.id
         let observation = player.observeEveryFrame()
-        let subscription = player.eventBus.subscribe(to: id, kinds: [.positionChanged], delivery: .immediate) { [weak self] record in
-            guard case .positionChanged(let position) = record.event else { return }
-            self?.measure(position, at: record.time, of: id)
+        let cacheObservation = player.observeBufferedMedia()
+        let subscription = player.eventBus.subscribe(
+            to: id, kinds: [.positionChanged, .seekCompleted, .stateChanged, .bufferedMediaChanged], delivery: .immediate
+        ) { [weak self] record in
+            self?.handle(record, from: id)
         }
         let kept = state.withLock { state -> Bool in
             guard !state.invalidated, let index = state.members.firstIndex(where: { $0.player.id == id }) else { return false }
             state.members[index].subscription = subscription
             state.members[index].observation = observation
+            state.members[index].cacheObservation = cacheObservation
             return true
         }
         if !kept {
             subscription.cancel()
             observation.cancel()
+            cacheObservation.cancel()
         }
     }
 
-    /// One frame of one player: its drift from the clock, corrected by its corrector.
-    private func measure(_ position: Double, at time: ContinuousClock.Instant, of id: PlayerID) {
-        let (player, step) = state.withLock { state -> ((any MediaPlayer)?, DriftCorrector.Step) in
-            guard let clock = state.clock, clock.playing, time >= clock.time,
-                  let index = state.members.firstIndex(where: { $0.player.id == id }) else { return (nil, .init()) }
-            let step = state.members[index].corrector.measure(position: position, clock: clock.position(at: time), at: time, speed: 1)
-            return (state.members[index].player, step)
+    private func handle(_ record: PlayerEventRecord, from id: PlayerID) {
+        switch record.event {
+        case .positionChanged(let position):
+            measure(position, at: record.time, of: id)
+        case .seekCompleted(let position):
+            step { $0.seekLanded(id, media: position, at: record.time) }
+        case .bufferedMediaChanged(let media):
+            // A member seeks only within what it has: one behind that has not the data to
+            // catch up plays on (and stalls, or catches up once the data is in).
+            step { $0.cached(id, upTo: media.cachedUntil, seekableTo: media.seekableUntil, at: record.time) }
+        case .stateChanged(_, let to):
+            step { $0.stateChanged(id, to: to, at: record.time) }
+        default:
+            break
         }
-        guard let player else { return }
-        if let command = step.command { try? player.send(command) }
-        if let report = step.report { player.publish(SyncEvent.drift(report)) }
+    }
+
+    /// One frame of one player, through the correction machine (on the room's clock); its drift
+    /// reported once per the correction settings' `driftReportInterval`.
+    private func measure(_ position: Double, at time: ContinuousClock.Instant, of id: PlayerID) {
+        let interval = settings.correction.driftReportInterval
+        let (actions, players, report) = state.withLock { state -> ([LiveAlignment.Action], [PlayerID: any MediaPlayer], Double?) in
+            guard !state.invalidated, let index = state.members.firstIndex(where: { $0.player.id == id }) else { return ([], [:], nil) }
+            let actions = state.machine.frame(id, media: position, at: time)
+            var report: Double?
+            if let clock = state.clock, clock.playing, time >= clock.time, let drift = state.machine.member(id)?.drift,
+               state.members[index].lastReport.map({ time - $0 >= interval }) ?? true {
+                state.members[index].lastReport = time
+                report = drift
+            }
+            return (actions, Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, $0.player) }), report)
+        }
+        run(actions, players: players)
+        if let report { players[id]?.publish(SyncEvent.drift(report)) }
+    }
+
+    /// One step of the correction machine under the lock; its actions after it.
+    private func step(_ body: (inout LiveAlignment) -> [LiveAlignment.Action]) {
+        let (actions, players) = state.withLock { state -> ([LiveAlignment.Action], [PlayerID: any MediaPlayer]) in
+            guard !state.invalidated else { return ([], [:]) }
+            let actions = body(&state.machine)
+            return (actions, Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, $0.player) }))
+        }
+        run(actions, players: players)
+    }
+
+    /// Carries out what the machine decided: commands sent (never waiting), events published on
+    /// the player's ID, wake-ups on the follower's clock.
+    private func run(_ actions: [LiveAlignment.Action], players: [PlayerID: any MediaPlayer]) {
+        for action in actions {
+            switch action {
+            case .send(let id, let command):
+                try? players[id]?.send(command)
+            case .publish(let id, let event):
+                players[id]?.publish(event)
+            case .drop:
+                // Only a live edge's judgement drops a member; a room's clock has none.
+                break
+            case .wake(let instant):
+                time.runOnce(at: instant) { [weak self] in
+                    guard let self else { return }
+                    let now = self.time.now
+                    self.step { $0.wake(at: now) }
+                }
+            }
+        }
     }
 }
 

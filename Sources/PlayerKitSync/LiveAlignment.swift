@@ -37,11 +37,19 @@ import PlayerKitSupport
 ///   ``MultiView/Settings/maximumSpeedTrim`` off, none within ``MultiView/Settings/deadBand``, at
 ///   most once per ``trimInterval``. mpv
 ///   keeps the pitch (scaletempo), so a trim is not heard.
-struct LiveAlignment: Sendable {
-    typealias Settings = MultiView.Settings
+///
+/// **An outside clock.** Made with `external: true`, the machine follows a clock its owner
+/// sets (``setClock(_:speed:at:)``): a ``SyncGroup``'s transport (play, pause, seek, speed), a
+/// Syncplay room's clock. No member leads and no frame moves the clock; while the owner has
+/// stopped it (nil), nothing is measured or corrected, and the owner pauses, seeks and starts
+/// the members itself. A member further ahead than the realign threshold is seeked to where the
+/// clock will be, like one behind (on demand there is no hole in the media to fall into).
+/// The same machine drives all three ways players are kept together.
+package struct LiveAlignment: Sendable {
+    package typealias Settings = MultiView.Settings
 
     /// What the machine asks for.
-    enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         /// Hand `command` to the member (never waiting).
         case send(PlayerID, PlayerCommand)
         /// Publish `event` on the member's ID.
@@ -68,8 +76,8 @@ struct LiveAlignment: Sendable {
         case stalled
     }
 
-    struct Member: Sendable {
-        let id: PlayerID
+    package struct Member: Sendable {
+        package let id: PlayerID
         var status: Status = .waiting
         /// When the member joined the group.
         let joinedAt: ContinuousClock.Instant
@@ -92,7 +100,10 @@ struct LiveAlignment: Sendable {
         /// The lead of the next forward seek.
         var seekLead: Double
         /// The skew meter of this member.
-        var meter: SkewMeter
+        package var meter: SkewMeter
+        /// The member's skew as the machine judges it: the median of its latest skews, else its
+        /// latest (nil before its first measured frame).
+        package var drift: Double? { Statistics.median(recent) ?? meter.latest }
         /// Consecutive frames within the aligned tolerance.
         var inStep = 0
         /// The time on the group's timeline up to which the member's player has its source in
@@ -149,9 +160,13 @@ struct LiveAlignment: Sendable {
         }
     }
 
-    private(set) var settings: Settings
+    package private(set) var settings: Settings
     let leaderChoice: MultiView.Leader
-    private(set) var members: [Member] = []
+    /// Whether the owner sets the clock (``setClock(_:speed:at:)``) instead of members leading.
+    let external: Bool
+    package private(set) var members: [Member] = []
+    /// How many corrective seeks the machine asked for.
+    package private(set) var correctiveSeeks = 0
     /// The member that started or last took the clock (``MultiView/Leader/furthestAhead``).
     private var leader: PlayerID?
     /// The group's speed.
@@ -179,11 +194,45 @@ struct LiveAlignment: Sendable {
     init(settings: Settings, leader: MultiView.Leader = .furthestAhead) {
         self.settings = settings
         self.leaderChoice = leader
+        self.external = false
+    }
+
+    /// A machine that follows a clock its owner sets (``setClock(_:speed:at:)``), not a member.
+    package init(settings: Settings, externalClock: Void) {
+        self.settings = settings
+        self.leaderChoice = .furthestAhead
+        self.external = true
+    }
+
+    /// Sets the clock the members follow (outside-clock machines): `media` (on the group's
+    /// timeline) at `time`, moving on at `speed`; nil stops it (the owner paused the group, or
+    /// holds it for a member). The owner has paused, seeked or started the members itself and
+    /// given them `speed`: what each was doing for the machine is forgotten, and its skew is
+    /// measured afresh from its next frames.
+    package mutating func setClock(_ media: Double?, speed: Double, at time: ContinuousClock.Instant) {
+        precondition(external, "setClock is for a machine with an outside clock")
+        anchor = media.map { ($0, time) }
+        self.speed = speed
+        for index in members.indices {
+            switch members[index].status {
+            case .holding, .seeking: members[index].status = .waiting
+            default: break
+            }
+            members[index].speed = speed
+            members[index].recent = []
+            members[index].inStep = 0
+            members[index].settling = 2
+            members[index].lastFrame = nil
+            members[index].lastTrim = nil
+            members[index].shortSeek = false
+            members[index].pausedByGroupWhenStalled = false
+            members[index].meter = SkewMeter(window: settings.skewWindow)
+        }
     }
 
     /// The clock's media time at `time`, once it runs.
     /// While the group is paused, where it stopped.
-    func clock(at time: ContinuousClock.Instant) -> Double? {
+    package func clock(at time: ContinuousClock.Instant) -> Double? {
         if let paused { return paused.media }
         return anchor.map { $0.media + time.seconds(since: $0.time) * speed }
     }
@@ -197,18 +246,19 @@ struct LiveAlignment: Sendable {
     /// The member whose frames the clock follows now: the chosen one when it is a member, else
     /// the one that took the clock, else the first.
     var leaderID: PlayerID? {
+        if external { return nil }
         if case .liveEdge = leaderChoice { return nil }
         if case .member(let id) = leaderChoice, member(id) != nil { return id }
         if let leader, member(leader) != nil { return leader }
         return members.first?.id
     }
 
-    func member(_ id: PlayerID) -> Member? { members.first { $0.id == id } }
+    package func member(_ id: PlayerID) -> Member? { members.first { $0.id == id } }
 
     // MARK: Inputs
 
     /// A member joins (it is loading or already playing).
-    mutating func join(_ id: PlayerID, at time: ContinuousClock.Instant) -> [Action] {
+    package mutating func join(_ id: PlayerID, at time: ContinuousClock.Instant) -> [Action] {
         guard member(id) == nil else { return [] }
         let offset = settings.offsets[id]
         members.append(Member(id: id, joinedAt: time, seekLead: settings.seekLead.inSeconds,
@@ -221,7 +271,7 @@ struct LiveAlignment: Sendable {
     /// timestamps are judged again), kept in the settings for members that join later. A
     /// member's skew changes by the difference at once, and it is brought in step as any member
     /// that fell out of step (``MultiViewEvent/Reason/drift``).
-    mutating func setOffset(_ offset: Duration?, for id: PlayerID, at time: ContinuousClock.Instant) -> [Action] {
+    package mutating func setOffset(_ offset: Duration?, for id: PlayerID, at time: ContinuousClock.Instant) -> [Action] {
         settings.offsets[id] = offset
         guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
         let change = (offset?.inSeconds ?? 0) - members[index].offset
@@ -256,7 +306,7 @@ struct LiveAlignment: Sendable {
     }
 
     /// A member leaves for `reason` (nil: the app removed it; no event).
-    mutating func drop(_ id: PlayerID, reason: MultiViewEvent.DropReason?, at time: ContinuousClock.Instant) -> [Action] {
+    package mutating func drop(_ id: PlayerID, reason: MultiViewEvent.DropReason?, at time: ContinuousClock.Instant) -> [Action] {
         guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
         let led = leaderID == id
         members.remove(at: index)
@@ -289,11 +339,12 @@ struct LiveAlignment: Sendable {
     }
 
     /// The member's player changed state.
-    mutating func stateChanged(_ id: PlayerID, to state: PlayerState, at time: ContinuousClock.Instant) -> [Action] {
+    package mutating func stateChanged(_ id: PlayerID, to state: PlayerState, at time: ContinuousClock.Instant) -> [Action] {
         guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
         // While the group is paused only a stall is noted; a member that stalled is brought
-        // back on ``resume(from:at:)``.
-        if paused != nil, state != .buffering { return [] }
+        // back on ``resume(from:at:)`` (with an outside clock, by the owner when it sets the
+        // clock again).
+        if paused != nil || (external && anchor == nil), state != .buffering { return [] }
         switch state {
         case .buffering:
             // Stalled: the others play on; the member is realigned when its frames come back.
@@ -330,8 +381,10 @@ struct LiveAlignment: Sendable {
     }
 
     /// A member showed a new frame: media time `media` at `time`.
-    mutating func frame(_ id: PlayerID, media raw: Double, at time: ContinuousClock.Instant) -> [Action] {
+    package mutating func frame(_ id: PlayerID, media raw: Double, at time: ContinuousClock.Instant) -> [Action] {
         guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
+        // A frame shown before an outside clock was last set says nothing about it.
+        if external, let anchor, time < anchor.time { return [] }
         let media = timeline(index, raw, at: time)
         var actions: [Action] = []
         let previous = members[index].lastFrame
@@ -350,7 +403,7 @@ struct LiveAlignment: Sendable {
             }
             return actions
         }
-        if anchor == nil, !followsLiveEdge, restartOn == nil || restartOn == id || member(restartOn!) == nil {
+        if anchor == nil, !followsLiveEdge, !external, restartOn == nil || restartOn == id || member(restartOn!) == nil {
             // The clock starts on the first frame any member shows.
             anchor = (media, time)
             leader = id
@@ -404,7 +457,7 @@ struct LiveAlignment: Sendable {
     /// compared: a member whose timestamps are unrelated to the group's is dropped with
     /// ``MultiViewEvent/DropReason/unrelatedTimestamps(offset:)``.
     /// `seekable`: the media time up to which the player can seek in what it has (nil: unknown).
-    mutating func cached(_ id: PlayerID, upTo raw: Double?, seekableTo seekable: Double? = nil,
+    package mutating func cached(_ id: PlayerID, upTo raw: Double?, seekableTo seekable: Double? = nil,
                          at time: ContinuousClock.Instant) -> [Action] {
         guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
         guard let raw else {
@@ -421,6 +474,8 @@ struct LiveAlignment: Sendable {
         }
         members[index].cacheEnd = value
         members[index].seekableEnd = seekable.map { $0 + base + turns * Self.timestampWrap }
+        // An outside clock has no live edge: what a member has only limits its seeks.
+        if external { return [] }
         let epoch = self.epoch ?? time
         self.epoch = epoch
         let lead = value - time.seconds(since: epoch)
@@ -502,7 +557,7 @@ struct LiveAlignment: Sendable {
     }
 
     /// A seek of the member's landed, showing `media` (nil: unknown; its last frame is kept).
-    mutating func seekLanded(_ id: PlayerID, media: Double?, at time: ContinuousClock.Instant) -> [Action] {
+    package mutating func seekLanded(_ id: PlayerID, media: Double?, at time: ContinuousClock.Instant) -> [Action] {
         guard let index = members.firstIndex(where: { $0.id == id }),
               case .seeking = members[index].status else { return [] }
         let shown = media.map { timeline(index, $0, at: time) } ?? members[index].lastFrame?.media ?? 0
@@ -522,7 +577,7 @@ struct LiveAlignment: Sendable {
     }
 
     /// A wake-up asked for by ``Action/wake(at:)``: releases the held members that are due.
-    mutating func wake(at time: ContinuousClock.Instant) -> [Action] {
+    package mutating func wake(at time: ContinuousClock.Instant) -> [Action] {
         for index in members.indices {
             guard case .seeking(_, let since) = members[index].status, time - since >= Self.seekGiveUp else { continue }
             // Not landed: held where it stopped, and released (the clock is past it), to be
@@ -642,7 +697,7 @@ struct LiveAlignment: Sendable {
     /// rule, a joining member far ahead.
     private func takesTheLead(_ index: Int, skew: Double) -> Bool {
         let member = members[index]
-        guard abs(skew) > settings.realignThreshold.inSeconds, member.status == .playing else { return false }
+        guard !external, abs(skew) > settings.realignThreshold.inSeconds, member.status == .playing else { return false }
         switch leaderChoice {
         case .member(let id):
             return id == member.id && member.fell == nil
@@ -664,32 +719,21 @@ struct LiveAlignment: Sendable {
             // and is held there. A seek, not a pause alone: after a stall or a join, mpv may be
             // catching its video up with its audio (frames shown faster than due), and a pause
             // keeps that; an exact seek starts both afresh at one timestamp.
-            let joining = members[index].alignedAt == nil
-            if skew > settings.holdThreshold.inSeconds || skew < -settings.realignThreshold.inSeconds
+            // (With an outside clock a member does not join late: it was started with the others,
+            // and a start a little late is trimmed.)
+            let joining = members[index].alignedAt == nil && !external
+            if !settings.correctsSkew {
+                // Measured only.
+            } else if skew > settings.holdThreshold.inSeconds || skew < -settings.realignThreshold.inSeconds
                 || (joining && skew < -settings.holdThreshold.inSeconds) {
                 // Once in step, only missing media makes a member ahead (mpv never plays faster
                 // than due, and trims are small); behind, it stalled (already noted) or drifted.
-                actions += fellOut(index, reason: skew > 0 ? .missingSegment : .drift, at: time)
+                actions += fellOut(index, reason: skew > 0 && !external ? .missingSegment : .drift, at: time)
                 members[index].recent = []
                 members[index].inStep = 0
                 return actions + seekToClock(index, skew: skew, media: media, at: time)
-            }
-            // Trim by speed.
-            var wanted = speed
-            if abs(skew) > settings.deadBand.inSeconds {
-                let trim = max(-settings.maximumSpeedTrim, min(settings.maximumSpeedTrim, -skew * settings.trimGain))
-                wanted = speed * (1 + trim)
-            }
-            let range = PlayerCommand.speedRange
-            wanted = min(range.upperBound, max(range.lowerBound, wanted))
-            // At most one change per trim interval: each is a command, its reply and a speed
-            // event through the member's player, and the skew's median moves a little with
-            // every frame.
-            let due = members[index].lastTrim.map { time - $0 >= Self.trimInterval } ?? true
-            if due, abs(wanted - members[index].speed) > 0.0005 || (wanted == speed && members[index].speed != speed) {
-                members[index].speed = wanted
-                members[index].lastTrim = time
-                actions.append(.send(id, .setSpeed(wanted)))
+            } else {
+                actions += trim(index, skew: skew, at: time)
             }
         }
         // In step: aligned (first time) or realigned (after falling out).
@@ -707,6 +751,30 @@ struct LiveAlignment: Sendable {
         return actions
     }
 
+    /// Trims member `index`'s speed toward the clock: `group speed × (1 − skew × trimGain)`,
+    /// at most ``MultiView/Settings/maximumSpeedTrim`` off, none within the dead band, at most
+    /// once per ``trimInterval``.
+    private mutating func trim(_ index: Int, skew: Double, at time: ContinuousClock.Instant) -> [Action] {
+        let id = members[index].id
+        var wanted = speed
+        if abs(skew) > settings.deadBand.inSeconds {
+            let trim = max(-settings.maximumSpeedTrim, min(settings.maximumSpeedTrim, -skew * settings.trimGain))
+            wanted = speed * (1 + trim)
+        }
+        let range = PlayerCommand.speedRange
+        wanted = min(range.upperBound, max(range.lowerBound, wanted))
+        // At most one change per trim interval: each is a command, its reply and a speed
+        // event through the member's player, and the skew's median moves a little with
+        // every frame.
+        let due = members[index].lastTrim.map { time - $0 >= Self.trimInterval } ?? true
+        if due, abs(wanted - members[index].speed) > 0.0005 || (wanted == speed && members[index].speed != speed) {
+            members[index].speed = wanted
+            members[index].lastTrim = time
+            return [.send(id, .setSpeed(wanted))]
+        }
+        return []
+    }
+
     /// Pauses member `index`, `skew` from the clock and showing `media`, and seeks it exactly:
     /// ahead, to its own frame, which it certainly has (the clock's place may be in the hole a
     /// missing segment left); behind, to where the clock will be once the seek landed. It is
@@ -716,9 +784,13 @@ struct LiveAlignment: Sendable {
     private mutating func seekToClock(_ index: Int, skew: Double, media: Double, at time: ContinuousClock.Instant,
                                       beyondReach: Bool = false) -> [Action] {
         let id = members[index].id
-        var target = skew > 0 ? media : (clock(at: time) ?? media) + members[index].seekLead * speed
+        // Ahead, to its own frame (the clock's place may be in a hole); with an outside clock,
+        // one far ahead goes to the clock (on demand there is no hole, and holding it until the
+        // clock got there would freeze it that long).
+        let toOwnFrame = skew > 0 && !(external && skew > settings.realignThreshold.inSeconds)
+        var target = toOwnFrame ? media : (clock(at: time) ?? media) + members[index].seekLead * speed
         var short = false
-        if skew < 0, let reach = seekReach(index), target > reach {
+        if !toOwnFrame, let reach = seekReach(index), target > reach {
             // Not in what it can seek yet: a live stream cannot seek there. As far as it can,
             // when that is still ahead of where the clock will be once the seek landed (a
             // shorter lead); else it plays on (and downloads) until the data is there.
@@ -739,7 +811,8 @@ struct LiveAlignment: Sendable {
             members[index].speed = speed
             actions.append(.send(id, .setSpeed(speed)))
         }
-        actions.append(.send(id, .seek(to: self.media(index, target), precision: .exact)))
+        correctiveSeeks += 1
+        actions.append(.send(id, .seek(to: max(0, self.media(index, target)), precision: .exact)))
         // mpv may refuse a seek outside what it has (a live stream seeks within its cache only;
         // a missing segment is a hole in it) without failing the command: given up on if it has
         // not landed by then.
@@ -805,10 +878,10 @@ struct LiveAlignment: Sendable {
 }
 
 /// Skew figures of one member over a sliding window of time: each frame change adds one.
-struct SkewMeter: Sendable {
+package struct SkewMeter: Sendable {
     let window: Duration
     private var samples = Deque<(skew: Double, time: ContinuousClock.Instant)>()
-    private(set) var latest: Double?
+    package private(set) var latest: Double?
 
     init(window: Duration) {
         self.window = window
@@ -821,7 +894,7 @@ struct SkewMeter: Sendable {
     }
 
     /// The figures now: the latest skew and the percentiles of the absolute skews in the window.
-    var figures: MemberSkew? {
+    package var figures: MemberSkew? {
         guard let latest else { return nil }
         let magnitudes = samples.map { abs($0.skew) }
         return MemberSkew(

@@ -104,6 +104,9 @@ public final class MultiView: Sendable {
         /// cannot be seen without the playlists (PlayerKitHLS's `LiveTimeline` reads them).
         /// Default 1.5 s.
         public var unrelatedTimestampThreshold: Duration = .milliseconds(1500)
+        /// Whether members are corrected (default) or only measured: with false, skews are
+        /// measured and reported and no member is trimmed, held or seeked.
+        public var correctsSkew = true
 
         /// The defaults.
         public init() {}

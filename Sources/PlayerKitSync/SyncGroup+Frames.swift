@@ -109,6 +109,10 @@ extension SyncGroup {
         guard found else {
             throw .invalidArgument(name: "sync group member", value: player.rawValue, reason: "is not a member of this group")
         }
+        // The machine puts a member's media on the group's timeline by adding its offset: the
+        // opposite sign.
+        let now = clock.now
+        step { $0.setOffset(.seconds(-seconds), for: player, at: now) }
     }
 
     /// Shows the next frame on every member, in lockstep, paused there, and returns once every

@@ -21,11 +21,17 @@ import PlayerKitSupport
 /// record's monotonic time (``/PlayerKitCore/PlayerEventRecord/time``); the difference is the member's drift
 /// (positive: ahead).
 ///
-/// **Correction.** A member off by less than ``DriftCorrector/Settings/seekThreshold`` gets a speed a little
-/// above or below the group's (at most ``DriftCorrector/Settings/maximumSpeedCorrection`` off, proportional to
-/// its smoothed drift, and within ``/PlayerKitCore/PlayerCommand/speedRange``), so it closes the gap in about a
-/// second without a visible jump; a member further off is seeked to the clock. Each member
-/// reports ``SyncEvent/drift(_:)`` about once per ``DriftCorrector/Settings/driftReportInterval``.
+/// **Correction.** The same machine that keeps a ``MultiView``'s angles together corrects the
+/// members, here on the group's own clock (``MultiView/Settings``, given as `alignment`): a member
+/// within ``MultiView/Settings/holdThreshold`` of the clock gets a speed a little above or below
+/// the group's (at most ``MultiView/Settings/maximumSpeedTrim`` off, proportional to its skew,
+/// within ``/PlayerKitCore/PlayerCommand/speedRange``), so it closes the gap without a visible
+/// jump; a member further ahead is paused on its frame until the clock reaches it, and one
+/// further behind than ``MultiView/Settings/realignThreshold`` (or ahead by more than that) is
+/// seeked exactly to where the clock will be and released there. Each step is published on the
+/// member's ID as a ``MultiViewEvent`` (joined, aligned, fell behind, realigned), and each
+/// member reports ``SyncEvent/drift(_:)`` about once per
+/// ``DriftCorrector/Settings/driftReportInterval``.
 ///
 /// **Stalls and failures.** A member that starts buffering holds the group: the others pause
 /// until it plays again, then the clock restarts from where they all are. A member whose item
@@ -78,10 +84,11 @@ public final class SyncGroup: Sendable {
         let now = clock.now
         return state.withLock { $0.clockPosition(at: now) }
     }
-    /// Each member's latest smoothed drift in seconds (positive: ahead).
+    /// Each member's latest drift in seconds (positive: ahead), as the correction judges it: the
+    /// median of its latest skews.
     public var drifts: [PlayerID: Double] {
         state.withLock { state in
-            Dictionary(uniqueKeysWithValues: state.members.compactMap { member in member.smoothedDrift.map { (member.player.id, $0) } })
+            Dictionary(uniqueKeysWithValues: state.machine.members.compactMap { member in member.drift.map { (member.id, $0) } })
         }
     }
 
@@ -90,13 +97,13 @@ public final class SyncGroup: Sendable {
     /// drift and the percentiles over the last 10 s, as a ``MultiView`` reports its members'.
     /// Nil before its first measured frame, or for a player that is not a member.
     public func skew(of id: PlayerID) -> MemberSkew? {
-        state.withLock { $0.members.first { $0.player.id == id }?.corrector.skew }
+        state.withLock { $0.machine.member(id)?.meter.figures }
     }
 
     /// Every measured member's ``skew(of:)``.
     public var skews: [PlayerID: MemberSkew] {
         state.withLock { state in
-            Dictionary(uniqueKeysWithValues: state.members.compactMap { member in member.corrector.skew.map { (member.player.id, $0) } })
+            Dictionary(uniqueKeysWithValues: state.machine.members.compactMap { member in member.meter.figures.map { (member.id, $0) } })
         }
     }
 
@@ -111,12 +118,14 @@ public final class SyncGroup: Sendable {
 
     /// How many seeks the group made to correct members since it was created (nudges by speed
     /// do not count): a figure for tests and diagnostics.
-    var correctiveSeeks: Int { state.withLock { $0.correctiveSeeks } }
+    var correctiveSeeks: Int { state.withLock { $0.machine.correctiveSeeks } }
 
     /// The policy for failing members.
     let failurePolicy: FailurePolicy
     /// The correction settings.
-    let settings: DriftCorrector.Settings
+    let alignment: MultiView.Settings
+    /// How often each member's drift is reported (``SyncEvent/drift(_:)``).
+    let driftReportInterval: Duration
     /// The clock the group plays on and measures drift with.
     let clock: any MonotonicClock
 
@@ -126,14 +135,20 @@ public final class SyncGroup: Sendable {
         var offset: Double = 0
         var subscription: PlayerSubscription?
         var observation: PropertyObservation?
-        var corrector: DriftCorrector
+        /// How far the member has its source (``/PlayerKitCore/MediaPlayer/observeBufferedMedia()``):
+        /// the correction seeks only within that.
+        var cacheObservation: PropertyObservation?
         /// The latest measured drift since the clock last started (a member whose seek is in
         /// progress keeps its previous one).
         var rawDrift: Double?
-        var smoothedDrift: Double? { corrector.smoothedDrift }
+        /// When its drift was last reported.
+        var lastReport: ContinuousClock.Instant?
     }
 
     struct State: Sendable {
+        /// The correction machine, on the group's clock (set at each start, stopped at each
+        /// pause or hold).
+        var machine: LiveAlignment
         var members: [Member] = []
         var phase: Phase = .paused
         var speed: Double = 1
@@ -141,7 +156,6 @@ public final class SyncGroup: Sendable {
         var anchorPosition: Double?
         var anchorTime: ContinuousClock.Instant
         var spreads = Deque<Double>()
-        var correctiveSeeks = 0
         /// Tasks the group started itself (a resume after a stall), cancelled by `invalidate()`.
         var tasks: [UInt64: Task<Void, Never>] = [:]
         var nextTask: UInt64 = 0
@@ -154,6 +168,12 @@ public final class SyncGroup: Sendable {
             guard let anchorPosition else { return nil }
             guard phase == .playing else { return anchorPosition }
             return anchorPosition + time.seconds(since: anchorTime) * speed
+        }
+
+        /// Stops the machine's clock (the group paused, or holds for a member).
+        mutating func stopCorrecting(at time: ContinuousClock.Instant) {
+            machine.setClock(nil, speed: speed, at: time)
+            for index in members.indices { members[index].rawDrift = nil }
         }
     }
 
@@ -170,11 +190,38 @@ public final class SyncGroup: Sendable {
     /// How long a seek of the group waits for each member to land (``seek(to:)``).
     static let seekLandingTimeout: Duration = .seconds(30)
 
-    /// A group of at least two different players, on `clock`.
-    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for fewer than two players
-    ///   or the same player twice.
-    public init(players: [any MediaPlayer], onMemberFailure: FailurePolicy = .dropMember, settings: DriftCorrector.Settings = DriftCorrector.Settings(),
-                clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
+    /// A group of at least two different players, on `clock`, corrected with `settings` (1.0's
+    /// settings: ``DriftCorrector/Settings/seekThreshold`` is the realign threshold,
+    /// ``DriftCorrector/Settings/maximumSpeedCorrection`` the largest speed trim, and
+    /// ``DriftCorrector/Settings/correctsDrift`` whether members are corrected; see
+    /// ``init(players:onMemberFailure:alignment:driftReportInterval:clock:)`` for every setting).
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for fewer than two players,
+    ///   the same player twice, or a setting that makes no sense.
+    public convenience init(players: [any MediaPlayer], onMemberFailure: FailurePolicy = .dropMember, settings: DriftCorrector.Settings = DriftCorrector.Settings(),
+                            clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
+        guard settings.seekThreshold.isFinite, settings.seekThreshold > 0 else {
+            throw .invalidArgument(name: "sync group seekThreshold", value: "\(settings.seekThreshold)", reason: "must be above zero")
+        }
+        var alignment = MultiView.Settings()
+        alignment.realignThreshold = .seconds(settings.seekThreshold)
+        alignment.holdThreshold = min(alignment.holdThreshold, alignment.realignThreshold)
+        alignment.maximumSpeedTrim = settings.maximumSpeedCorrection
+        alignment.correctsSkew = settings.correctsDrift
+        try self.init(players: players, onMemberFailure: onMemberFailure, alignment: alignment,
+                      driftReportInterval: settings.driftReportInterval, clock: clock)
+    }
+
+    /// A group of at least two different players, on `clock`, corrected as `alignment` says (the
+    /// settings a ``MultiView`` takes; its offsets and live-edge settings do not apply: use
+    /// ``setTimeOffset(_:for:)``), reporting each member's drift every `driftReportInterval`.
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for fewer than two players,
+    ///   the same player twice, or a setting that makes no sense (``MultiView/Settings/validate()``).
+    public init(players: [any MediaPlayer], onMemberFailure: FailurePolicy = .dropMember, alignment: MultiView.Settings,
+                driftReportInterval: Duration = .seconds(1), clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
+        try alignment.validate()
+        guard driftReportInterval > .zero else {
+            throw .invalidArgument(name: "sync group driftReportInterval", value: "\(driftReportInterval)", reason: "must be above zero")
+        }
         guard players.count >= 2 else {
             throw .invalidArgument(name: "sync group", value: "\(players.count) player(s)", reason: "needs at least two players")
         }
@@ -183,14 +230,24 @@ public final class SyncGroup: Sendable {
             throw .invalidArgument(name: "sync group", value: ids.map(\.rawValue).joined(separator: ", "), reason: "lists a player twice")
         }
         failurePolicy = onMemberFailure
-        self.settings = settings
+        self.alignment = alignment
+        self.driftReportInterval = driftReportInterval
         self.clock = clock
-        self.state = Locked(State(anchorTime: clock.now))
+        let now = clock.now
+        var machine = LiveAlignment(settings: alignment, externalClock: ())
+        for player in players { _ = machine.join(player.id, at: now) }
+        self.state = Locked(State(machine: machine, anchorTime: now))
         let members = players.map { player in
-            Member(player: player, subscription: nil, observation: player.observeEveryFrame(), corrector: DriftCorrector(settings: settings))
+            Member(player: player, subscription: nil, observation: player.observeEveryFrame(),
+                   cacheObservation: player.observeBufferedMedia())
         }
         state.withLock { $0.members = members }
-        for player in players { watch(player) }
+        for player in players {
+            // Each frame change reported when the frame is due, not when it is queued (up to
+            // 50 ms early, at random): what the correction measures. Sent, never waiting.
+            try? player.send(.setPositionTiming(.whenDue))
+            watch(player)
+        }
     }
 
     deinit {
@@ -212,6 +269,7 @@ public final class SyncGroup: Sendable {
         for member in members {
             member.subscription?.cancel()
             member.observation?.cancel()
+            member.cacheObservation?.cancel()
         }
         for task in tasks { task.cancel() }
     }
@@ -237,11 +295,12 @@ public final class SyncGroup: Sendable {
             throw .invalidArgument(name: "sync group sources", value: "\(sources.count)", reason: "needs one source per member (\(players.count))")
         }
         try await operations.run { () async throws(PlayerError) in
+            let now = clock.now
             change { state in
                 state.phase = .paused
                 state.anchorPosition = 0
                 state.frameTime = nil
-                for index in state.members.indices { state.members[index].corrector.restart(speed: state.speed) }
+                state.stopCorrecting(at: now)
             }
             let speed = speed
             let failures = await Self.onEveryMember(Array(zip(players, sources))) { member async throws(PlayerError) in
@@ -348,7 +407,8 @@ public final class SyncGroup: Sendable {
                 state.anchorPosition = state.clockPosition(at: now)
                 state.anchorTime = now
                 state.speed = speed
-                for index in state.members.indices { state.members[index].corrector.restart(speed: speed) }
+                state.machine.setClock(state.phase == .playing ? state.anchorPosition : nil, speed: speed, at: now)
+                for index in state.members.indices { state.members[index].rawDrift = nil }
                 return state.members.map(\.player)
             }
             try await performOnEvery(players, .setSpeed(speed))
@@ -376,10 +436,8 @@ public final class SyncGroup: Sendable {
             state.anchorTime = now
             state.phase = .playing
             state.frameTime = nil
-            for index in state.members.indices {
-                state.members[index].corrector.restart(speed: speed)
-                state.members[index].rawDrift = nil
-            }
+            state.machine.setClock(state.anchorPosition, speed: speed, at: now)
+            for index in state.members.indices { state.members[index].rawDrift = nil }
             return true
         }
         // A member that began buffering while the others were being started was not yet
@@ -394,6 +452,7 @@ public final class SyncGroup: Sendable {
         let players = change { state -> [any MediaPlayer] in
             state.anchorPosition = state.clockPosition(at: now)
             state.phase = .paused
+            state.stopCorrecting(at: now)
             return state.members.map(\.player)
         }
         try await performOnEvery(players, .pause)
@@ -432,7 +491,7 @@ public final class SyncGroup: Sendable {
     private func watch(_ player: any MediaPlayer) {
         let id = player.id
         let subscription = player.eventBus.subscribe(
-            to: id, kinds: [.positionChanged, .stateChanged, .itemEnded], delivery: .immediate
+            to: id, kinds: [.positionChanged, .seekCompleted, .stateChanged, .itemEnded, .bufferedMediaChanged], delivery: .immediate
         ) { [weak self] record in
             self?.handle(record, from: id)
         }
@@ -448,10 +507,16 @@ public final class SyncGroup: Sendable {
         switch record.event {
         case .positionChanged(let position):
             measure(position, at: record.time, of: id)
-        case .stateChanged(_, .buffering):
-            hold(for: id)
-        case .stateChanged(_, .playing):
-            resumeIfHeld(by: id)
+        case .seekCompleted(let position):
+            step { $0.seekLanded(id, media: position, at: record.time) }
+        case .bufferedMediaChanged(let media):
+            // A member seeks only within what it has: one behind that has not the data to
+            // catch up plays on (and stalls, or catches up once the data is in).
+            step { $0.cached(id, upTo: media.cachedUntil, seekableTo: media.seekableUntil, at: record.time) }
+        case .stateChanged(_, let to):
+            step { $0.stateChanged(id, to: to, at: record.time) }
+            if to == .buffering { hold(for: id) }
+            if to == .playing { resumeIfHeld(by: id) }
         case .itemEnded(.error):
             memberFailed(id)
         default:
@@ -459,26 +524,63 @@ public final class SyncGroup: Sendable {
         }
     }
 
-    /// One frame of one member: its drift, through the member's ``DriftCorrector``; a nudge or
-    /// a seek when needed; a report now and then. Sends its corrections without waiting for mpv.
+    /// One frame of one member, through the correction machine (on the group's clock); its
+    /// drift reported now and then. Sends its corrections without waiting for mpv.
     private func measure(_ position: Double, at time: ContinuousClock.Instant, of id: PlayerID) {
-        let (player, step) = state.withLock { state -> ((any MediaPlayer)?, DriftCorrector.Step) in
-            guard state.phase == .playing, let groupClock = state.clockPosition(at: time),
-                  let index = state.members.firstIndex(where: { $0.player.id == id }) else { return (nil, .init()) }
-            let clock = groupClock + state.members[index].offset
-            state.members[index].rawDrift = position - clock
-            let raws = state.members.compactMap(\.rawDrift)
-            if raws.count == state.members.count, let low = raws.min(), let high = raws.max() {
-                state.spreads.append(high - low)
-                if state.spreads.count > SyncGroup.spreadHistoryLimit { state.spreads.removeFirst() }
+        let interval = driftReportInterval
+        let (actions, players, report) = state.withLock { state -> ([LiveAlignment.Action], [PlayerID: any MediaPlayer], Double?) in
+            guard !state.invalidated, let index = state.members.firstIndex(where: { $0.player.id == id }) else { return ([], [:], nil) }
+            if state.phase == .playing, let groupClock = state.clockPosition(at: time) {
+                state.members[index].rawDrift = position - (groupClock + state.members[index].offset)
+                let raws = state.members.compactMap(\.rawDrift)
+                if raws.count == state.members.count, let low = raws.min(), let high = raws.max() {
+                    state.spreads.append(high - low)
+                    if state.spreads.count > SyncGroup.spreadHistoryLimit { state.spreads.removeFirst() }
+                }
             }
-            let step = state.members[index].corrector.measure(position: position, clock: clock, at: time, speed: state.speed)
-            if step.isSeek { state.correctiveSeeks += 1 }
-            return (state.members[index].player, step)
+            let actions = state.machine.frame(id, media: position, at: time)
+            var report: Double?
+            if state.phase == .playing, let drift = state.machine.member(id)?.drift,
+               state.members[index].lastReport.map({ time - $0 >= interval }) ?? true {
+                state.members[index].lastReport = time
+                report = drift
+            }
+            return (actions, Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, $0.player) }), report)
         }
-        guard let player else { return }
-        if let command = step.command { try? player.send(command) }
-        if let report = step.report { player.publish(SyncEvent.drift(report)) }
+        run(actions, players: players)
+        if let report { players[id]?.publish(SyncEvent.drift(report)) }
+    }
+
+    /// One step of the correction machine under the lock; its actions after it.
+    func step(_ body: (inout LiveAlignment) -> [LiveAlignment.Action]) {
+        let (actions, players) = state.withLock { state -> ([LiveAlignment.Action], [PlayerID: any MediaPlayer]) in
+            guard !state.invalidated else { return ([], [:]) }
+            let actions = body(&state.machine)
+            return (actions, Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, $0.player) }))
+        }
+        run(actions, players: players)
+    }
+
+    /// Carries out what the machine decided: commands sent (never waiting), events published on
+    /// the member's ID, wake-ups on the group's clock.
+    private func run(_ actions: [LiveAlignment.Action], players: [PlayerID: any MediaPlayer]) {
+        for action in actions {
+            switch action {
+            case .send(let id, let command):
+                try? players[id]?.send(command)
+            case .publish(let id, let event):
+                players[id]?.publish(event)
+            case .drop:
+                // Only a live edge's judgement drops a member; the group's clock has none.
+                break
+            case .wake(let instant):
+                clock.runOnce(at: instant) { [weak self] in
+                    guard let self else { return }
+                    let now = self.clock.now
+                    self.step { $0.wake(at: now) }
+                }
+            }
+        }
     }
 
     /// A member buffers: the others wait, and the clock stops where it is.
@@ -488,6 +590,7 @@ public final class SyncGroup: Sendable {
             guard state.phase == .playing else { return [] }
             state.anchorPosition = state.clockPosition(at: now)
             state.phase = .waitingForMember(id)
+            state.stopCorrecting(at: now)
             return state.members.map(\.player).filter { $0.id != id }
         }
         for player in others { try? player.send(.pause) }
@@ -524,6 +627,7 @@ public final class SyncGroup: Sendable {
             let players = state.withLock { state -> [any MediaPlayer] in
                 state.anchorPosition = state.clockPosition(at: now)
                 state.phase = .paused
+                state.stopCorrecting(at: now)
                 return state.members.map(\.player)
             }
             for player in players { try? player.send(.pause) }
@@ -534,12 +638,15 @@ public final class SyncGroup: Sendable {
 
     /// Takes a member out of the group.
     private func remove(_ id: PlayerID) {
+        let now = clock.now
         let removed = state.withLock { state -> Member? in
             guard let index = state.members.firstIndex(where: { $0.player.id == id }) else { return nil }
+            _ = state.machine.drop(id, reason: nil, at: now)
             return state.members.remove(at: index)
         }
         removed?.subscription?.cancel()
         removed?.observation?.cancel()
+        removed?.cacheObservation?.cancel()
     }
 
     /// Starts a task of the group's own; `invalidate()` cancels it.

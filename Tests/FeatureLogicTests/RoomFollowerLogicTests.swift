@@ -268,12 +268,12 @@ struct RoomFollowerLogicTests {
         for player in p { await player.shutdown() }
     }
 
-    @Test("a player 0.15 s ahead of the room is slowed down, not seeked, and reports its drift; one 3 s off is seeked to the clock")
+    @Test("a player 20 ms ahead of the room is slowed down, not seeked, and reports its drift; one 3 s off is seeked to the clock (the correction of every group)")
     func driftCorrection() async throws {
         let (p, follower, log) = try await followed()
         await deliver(state(0, paused: false), to: log, of: p[0])
         play(1)
-        try await p[1].seek(to: (p[1].position ?? 0) + 0.15, precision: .exact)  // a jump the room did not make
+        try await p[1].seek(to: (p[1].position ?? 0) + 0.02, precision: .exact)  // a jump the room did not make
         play(2)
         let speeds = p[1].commands.compactMap { command -> Double? in
             if case .setSpeed(let speed) = command { return speed } else { return nil }
@@ -285,7 +285,8 @@ struct RoomFollowerLogicTests {
         try await p[0].seek(to: (p[0].position ?? 0) - 3, precision: .exact)
         play(1)
         #expect(follower.correctiveSeeks >= 1)
-        #expect(abs((p[0].position ?? 0) - (follower.clock?.position(at: clock.now) ?? 0)) < 0.2)
+        #expect(abs((p[0].position ?? 0) - (follower.clock?.position(at: clock.now) ?? 0)) < 0.05)
+        #expect(log.features(MultiViewEvent.self, of: p[0].id).contains { if case .realigned(_, .drift) = $0 { true } else { false } })
         follower.invalidate()
         for player in p { await player.shutdown() }
     }

@@ -36,7 +36,8 @@ struct SyncGroupLogicTests {
         await #expect(throws: PlayerError.invalidArgument(name: "seek position", value: "nan", reason: "must be a finite number of seconds, 0 or more")) {
             try await group.seek(to: .nan)
         }
-        #expect(p.allSatisfy { $0.commands.isEmpty && $0.state == .idle })  // nothing reached a member
+        // Nothing reached a member but the group's own setting (frames timed when due).
+        #expect(p.allSatisfy { $0.commands == [.setPositionTiming(.whenDue)] && $0.state == .idle }, "\(p.map(\.commands))")
         try await group.load(["a.mp4", "b.mp4"])
         try await group.setSpeed(1.5)
         #expect(group.speed == 1.5 && p.allSatisfy { $0.snapshot.speed == 1.5 })
@@ -104,7 +105,7 @@ struct SyncGroupLogicTests {
         for player in p { await player.shutdown() }
     }
 
-    @Test("a member ahead by 0.15 s is slowed down (not seeked) and reports its drift; one 3 s ahead is seeked to the clock")
+    @Test("the group's correction is the multi-view's: a member 20 ms ahead is slowed down, not paused; one 0.15 s ahead is held on its frame until the clock reaches it (fell behind, realigned); one 3 s ahead is seeked to the clock; drift is reported")
     func driftCorrection() async throws {
         let p = try players(2)
         let group = try SyncGroup(players: p, clock: clock)
@@ -112,18 +113,28 @@ struct SyncGroupLogicTests {
         try await group.load(["a", "b"])
         try await group.play()
         play(1)
-        try await p[1].seek(to: (p[1].position ?? 0) + 0.15, precision: .exact)      // a jump the group did not make
-        play(2)
+        #expect(log.features(MultiViewEvent.self, of: p[1].id).contains { if case .aligned = $0 { true } else { false } })
+        try await p[1].seek(to: (p[1].position ?? 0) + 0.02, precision: .exact)      // a jump the group did not make
+        play(1)
         let speeds = p[1].commands.compactMap { command -> Double? in
             if case .setSpeed(let speed) = command { return speed } else { return nil }
         }
-        #expect(speeds.contains { $0 < 1 && $0 >= 0.95 })
+        #expect(speeds.contains { $0 < 1 && $0 >= 0.95 }, "\(speeds)")
         #expect(group.correctiveSeeks == 0)
         #expect(!log.features(SyncEvent.self, of: p[1].id).isEmpty)
+        play(2)
+        let before = p[1].commands.count
+        try await p[1].seek(to: (p[1].position ?? 0) + 0.15, precision: .exact)
+        play(1)
+        let held = p[1].commands.dropFirst(before)
+        #expect(held.contains(.pause) && held.contains(.play), "\(Array(held))")
+        #expect(log.features(MultiViewEvent.self, of: p[1].id).contains(.fellBehind(.drift)))
+        #expect(log.features(MultiViewEvent.self, of: p[1].id).contains { if case .realigned(_, .drift) = $0 { true } else { false } })
+        #expect(abs(try #require(group.skew(of: p[1].id)).current) < 0.005)
         try await p[0].seek(to: (p[0].position ?? 0) + 3, precision: .exact)
         play(1)
-        #expect(group.correctiveSeeks >= 1)
-        #expect(abs((p[0].position ?? 0) - (group.position ?? 0)) < 0.2)
+        #expect(group.correctiveSeeks >= 2)
+        #expect(abs((p[0].position ?? 0) - (group.position ?? 0)) < 0.05)
         for player in p { await player.shutdown() }
     }
 

@@ -206,7 +206,7 @@ struct RoomFollowerTests {
         // the follower's clock).
         #expect(solo.client.roomState?.paused == false)
         #expect(!solo.events.records.contains { if case .stateChanged(_, .paused) = $0.event { $0.time > before.time } else { false } },
-                "the player paused after the start")
+                "the player paused after the start: \(solo.events.records.filter { $0.event.kind != .positionChanged && $0.time > before.time }.map { "\($0.time) \($0.event)" })")
     }
 
     @Test("an answer to the server never changes the room: a follower whose clock lags the room does not restart it by answering")

@@ -34,7 +34,7 @@ struct SyncGroupTests {
         #expect(await eventually { group.drifts.count == 2 })
         // A sanity bound (the tight one is TimingTests', run alone): nobody is far enough off to
         // need a seek.
-        #expect(group.drifts.values.allSatisfy { abs($0) < group.settings.seekThreshold }, "drifts: \(group.drifts)")
+        #expect(group.drifts.values.allSatisfy { abs($0) < group.alignment.realignThreshold.inSeconds }, "drifts: \(group.drifts)")
         try await group.pause()
         #expect(group.phase == .paused)
         #expect(await eventually { left.state == .paused && right.state == .paused })

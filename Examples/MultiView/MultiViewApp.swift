@@ -121,7 +121,7 @@ final class MultiViewApp {
         if options.frameLog != nil { frames.follow(players, since: start) }
         let json = options.json
         let start = start
-        subscription = PlayerEventBus.shared.subscribe(to: .players(Set(options.ids)), kinds: [.multiView, .itemEnded, .shutDown]) { [weak self] record in
+        subscription = PlayerEventBus.shared.subscribe(to: .players(Set(options.ids)), kinds: [.sync, .itemEnded, .shutDown]) { [weak self] record in
             if json {
                 let line = AppLine(type: "event", t: ExampleSupport.seconds(since: start), player: record.playerID.rawValue, event: record.event.description)
                 ExampleSupport.printLine(line.json)
@@ -131,7 +131,7 @@ final class MultiViewApp {
     }
 
     private func apply(_ record: PlayerEventRecord) {
-        guard let event = record.event.feature(MultiViewEvent.self) else { return }
+        guard let event = record.event.feature(SyncEvent.self) else { return }
         switch event {
         case .joined: notes[record.playerID] = "joined"
         case .aligned: notes[record.playerID] = nil
@@ -470,7 +470,7 @@ struct AppLine: Encodable {
     /// GDK's display type, or "headless".
     var backend: String?
     var player: String?
-    /// A group event, as text ("multiView(aligned after 0.41 s)").
+    /// A group event, as text ("sync(aligned after 0.41 s)").
     var event: String?
     var members: [MemberLine]?
     var audioFocus: String?

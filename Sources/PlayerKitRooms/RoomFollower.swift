@@ -35,9 +35,10 @@ import PlayerKitSync
 /// where it is, so the room resumes from there rather than the players jumping back.
 ///
 /// **Events.** Each player gets the room's changes as ``RoomPlayerEvent/room(_:)`` (not the
-/// periodic state), its drift as ``/PlayerKitSync/SyncEvent/drift(_:)`` about once a second, and
-/// the correction's steps as ``/PlayerKitSync/MultiViewEvent`` (joined, aligned, fell behind,
-/// realigned), through its own event path: delegate, bus by player ID, async sequences.
+/// periodic state), and the correction's ``/PlayerKitSync/SyncEvent``s, as every group's members
+/// do: its drift about once a second (``/PlayerKitSync/SyncEvent/drift(_:)``), joined, aligned,
+/// fell behind, realigned; through its own event path: delegate, bus by player ID, async
+/// sequences.
 ///
 /// **Threading.** Methods may be called from any thread. The follower keeps its state behind one
 /// lock, changed in single steps; what a step decides runs after the lock is released
@@ -75,8 +76,6 @@ public final class RoomFollower: Sendable {
         var observation: PropertyObservation?
         /// How far the player has its source: the correction seeks only within that.
         var cacheObservation: PropertyObservation?
-        /// When its drift was last reported.
-        var lastReport: ContinuousClock.Instant?
     }
 
     private struct State: Sendable {
@@ -156,6 +155,10 @@ public final class RoomFollower: Sendable {
         alignment.holdThreshold = min(alignment.holdThreshold, alignment.realignThreshold)
         alignment.maximumSpeedTrim = settings.correction.maximumSpeedCorrection
         alignment.correctsSkew = settings.correction.correctsDrift
+        alignment.driftReportInterval = settings.correction.driftReportInterval
+        guard alignment.driftReportInterval > .zero else {
+            throw .invalidArgument(name: "correction driftReportInterval", value: "\(alignment.driftReportInterval)", reason: "must be above 0")
+        }
         var machine = LiveAlignment(settings: alignment, externalClock: ())
         let now = clock.now
         for player in players { _ = machine.join(player.id, at: now) }
@@ -471,23 +474,10 @@ public final class RoomFollower: Sendable {
         }
     }
 
-    /// One frame of one player, through the correction machine (on the room's clock); its drift
-    /// reported once per the correction settings' `driftReportInterval`.
+    /// One frame of one player, through the correction machine (on the room's clock), which also
+    /// reports its drift once per the correction settings' `driftReportInterval`.
     private func measure(_ position: Double, at time: ContinuousClock.Instant, of id: PlayerID) {
-        let interval = settings.correction.driftReportInterval
-        let (actions, players, report) = state.withLock { state -> ([LiveAlignment.Action], [PlayerID: any MediaPlayer], Double?) in
-            guard !state.invalidated, let index = state.members.firstIndex(where: { $0.player.id == id }) else { return ([], [:], nil) }
-            let actions = state.machine.frame(id, media: position, at: time)
-            var report: Double?
-            if let clock = state.clock, clock.playing, time >= clock.time, let drift = state.machine.member(id)?.drift,
-               state.members[index].lastReport.map({ time - $0 >= interval }) ?? true {
-                state.members[index].lastReport = time
-                report = drift
-            }
-            return (actions, Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, $0.player) }), report)
-        }
-        run(actions, players: players)
-        if let report { players[id]?.publish(SyncEvent.drift(report)) }
+        step { $0.frame(id, media: position, at: time) }
     }
 
     /// One step of the correction machine under the lock; its actions after it.

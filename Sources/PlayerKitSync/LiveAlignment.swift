@@ -53,12 +53,12 @@ package struct LiveAlignment: Sendable {
         /// Hand `command` to the member (never waiting).
         case send(PlayerID, PlayerCommand)
         /// Publish `event` on the member's ID.
-        case publish(PlayerID, MultiViewEvent)
+        case publish(PlayerID, SyncEvent)
         /// Call ``wake(at:)`` at this instant (a held member is due).
         case wake(at: ContinuousClock.Instant)
         /// Take the member out of the group for `reason`: call ``drop(_:reason:at:)``, which
         /// publishes it.
-        case drop(PlayerID, MultiViewEvent.DropReason)
+        case drop(PlayerID, SyncEvent.DropReason)
     }
 
     /// Where one member is.
@@ -84,15 +84,17 @@ package struct LiveAlignment: Sendable {
         /// When it was first aligned (nil: not yet).
         var alignedAt: ContinuousClock.Instant?
         /// When it fell out of step, and why (nil: in step).
-        var fell: (at: ContinuousClock.Instant, reason: MultiViewEvent.Reason)?
+        var fell: (at: ContinuousClock.Instant, reason: SyncEvent.Reason)?
         /// The latest raw skews since the last correction, newest last (at most 5).
         var recent: [Double] = []
         /// Frames to let pass before skews count again (after a release or a seek).
         var settling = 0
-        /// Whether ``MultiViewEvent/joined`` was published.
+        /// Whether ``SyncEvent/joined`` was published.
         var joinReported = false
         /// The last frame: its media time and when it changed.
         var lastFrame: (media: Double, time: ContinuousClock.Instant)?
+        /// When its drift was last reported (``SyncEvent/drift(_:)``).
+        var lastReport: ContinuousClock.Instant?
         /// The speed last sent.
         var speed: Double = 1
         /// When the last trim was sent.
@@ -270,7 +272,7 @@ package struct LiveAlignment: Sendable {
     /// Sets the offset of member `id`'s timestamps on the group's timeline (nil: none, and its
     /// timestamps are judged again), kept in the settings for members that join later. A
     /// member's skew changes by the difference at once, and it is brought in step as any member
-    /// that fell out of step (``MultiViewEvent/Reason/drift``).
+    /// that fell out of step (``SyncEvent/Reason/drift``).
     package mutating func setOffset(_ offset: Duration?, for id: PlayerID, at time: ContinuousClock.Instant) -> [Action] {
         settings.offsets[id] = offset
         guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
@@ -306,7 +308,7 @@ package struct LiveAlignment: Sendable {
     }
 
     /// A member leaves for `reason` (nil: the app removed it; no event).
-    package mutating func drop(_ id: PlayerID, reason: MultiViewEvent.DropReason?, at time: ContinuousClock.Instant) -> [Action] {
+    package mutating func drop(_ id: PlayerID, reason: SyncEvent.DropReason?, at time: ContinuousClock.Instant) -> [Action] {
         guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
         let led = leaderID == id
         members.remove(at: index)
@@ -448,6 +450,10 @@ package struct LiveAlignment: Sendable {
         members[index].meter.add(skew, at: time)
         members[index].recent.append(skew)
         if members[index].recent.count > 5 { members[index].recent.removeFirst() }
+        if members[index].lastReport.map({ time - $0 >= settings.driftReportInterval }) ?? true {
+            members[index].lastReport = time
+            actions.append(.publish(id, .drift(Statistics.median(members[index].recent) ?? skew)))
+        }
         actions += correct(index, skew: Statistics.median(members[index].recent) ?? skew, media: media, leads: leads, at: time)
         return actions + releaseDue(at: time)
     }
@@ -455,7 +461,7 @@ package struct LiveAlignment: Sendable {
     /// The member's player has its source in memory up to its media time `media` (nil:
     /// unknown). Members whose source grows at the pace of time are live, and their edges are
     /// compared: a member whose timestamps are unrelated to the group's is dropped with
-    /// ``MultiViewEvent/DropReason/unrelatedTimestamps(offset:)``.
+    /// ``SyncEvent/DropReason/unrelatedTimestamps(offset:)``.
     /// `seekable`: the media time up to which the player can seek in what it has (nil: unknown).
     package mutating func cached(_ id: PlayerID, upTo raw: Double?, seekableTo seekable: Double? = nil,
                          at time: ContinuousClock.Instant) -> [Action] {
@@ -820,7 +826,7 @@ package struct LiveAlignment: Sendable {
         return actions
     }
 
-    private mutating func fellOut(_ index: Int, reason: MultiViewEvent.Reason, at time: ContinuousClock.Instant) -> [Action] {
+    private mutating func fellOut(_ index: Int, reason: SyncEvent.Reason, at time: ContinuousClock.Instant) -> [Action] {
         members[index].inStep = 0
         guard members[index].fell == nil else { return [] }
         members[index].fell = (time, reason)

@@ -10,7 +10,7 @@ import PlayerKitSupport
 /// let view = try MultiView(players: [main, onboard, pit, aerial])
 /// try await view.load(angleURLs.map { MediaSource($0) })   // each plays and joins when it can
 /// try await view.setAudioFocus(main.id)                    // one angle heard
-/// for await record in main.events(kinds: [.multiView]) { print(record.event) }
+/// for await record in main.events(kinds: [.sync]) { print(record.event) }
 /// ```
 ///
 /// **One clock.** Members are aligned on their sources' own timestamps: angles encoded from one
@@ -32,8 +32,9 @@ import PlayerKitSupport
 /// stalled) is paused and seeked exactly to where the clock will be once the seek landed, and
 /// held there until the clock reaches its frame. Closer, its speed is trimmed (at most
 /// ``Settings/maximumSpeedTrim``, pitch kept). Each step is published on the
-/// member's ID as a ``MultiViewEvent``: joined, aligned, fell behind (with its reason), realigned
-/// (with the time it took), dropped.
+/// member's ID as a ``SyncEvent``: joined, aligned, fell behind (with its reason), realigned
+/// (with the time it took), dropped; and its drift about once a second
+/// (``Settings/driftReportInterval``), as a ``SyncGroup``'s members report theirs.
 ///
 /// **Faults.** A member whose source ends or fails (a 404, a stream that went away) is dropped
 /// with a typed reason and the others play on; when it held the audio focus, the focus moves as
@@ -75,8 +76,8 @@ public final class MultiView: Sendable {
         /// Skews within this are not trimmed. Default 1 ms (a frame change is timed within
         /// about 0.3 ms).
         var deadBand: Duration = .milliseconds(1)
-        /// Skew within which a member counts as in step (for ``MultiViewEvent/aligned(after:)``
-        /// and ``MultiViewEvent/realigned(after:reason:)``). Default 5 ms.
+        /// Skew within which a member counts as in step (for ``SyncEvent/aligned(after:)``
+        /// and ``SyncEvent/realigned(after:reason:)``). Default 5 ms.
         public var alignedTolerance: Duration = .milliseconds(5)
         /// How long before the clock reaches a held member's frame it is told to play: the time
         /// mpv takes to start. Default 3 ms.
@@ -97,7 +98,7 @@ public final class MultiView: Sendable {
         public var offsets: [PlayerID: Duration] = [:]
         /// How far apart two live members' edges (the newest media each has, against the
         /// monotonic time) may be before their timestamps count as unrelated: the later member
-        /// is dropped with ``MultiViewEvent/DropReason/unrelatedTimestamps(offset:)`` instead of
+        /// is dropped with ``SyncEvent/DropReason/unrelatedTimestamps(offset:)`` instead of
         /// being aligned a few seconds off. The bound is at least a segment and a quarter (the
         /// largest step seen in a member's cache): players reload a live playlist at moments of
         /// their own, so members on one clock can be a segment apart. Offsets within that
@@ -107,6 +108,9 @@ public final class MultiView: Sendable {
         /// Whether members are corrected (default) or only measured: with false, skews are
         /// measured and reported and no member is trimmed, held or seeked.
         public var correctsSkew = true
+        /// How often each member's drift is reported while the clock runs
+        /// (``SyncEvent/drift(_:)``: the median of its latest skews). Default 1 s.
+        public var driftReportInterval: Duration = .seconds(1)
 
         /// The defaults.
         public init() {}
@@ -118,7 +122,7 @@ public final class MultiView: Sendable {
         public func validate() throws(PlayerError) {
             let positive: [(String, Duration)] = [
                 ("realignThreshold", realignThreshold), ("holdThreshold", holdThreshold), ("skewWindow", skewWindow),
-                ("unrelatedTimestampThreshold", unrelatedTimestampThreshold),
+                ("unrelatedTimestampThreshold", unrelatedTimestampThreshold), ("driftReportInterval", driftReportInterval),
             ]
             for (name, value) in positive where value <= .zero {
                 throw .invalidArgument(name: "multi-view \(name)", value: "\(value)", reason: "must be above zero")
@@ -275,8 +279,8 @@ public final class MultiView: Sendable {
     /// (``/PlayerKitCore/VideoClock/independent``, see ``setAudioFocus(_:)``), and after waiting
     /// for the network it plays again once 0.2 s of media is in
     /// (``/PlayerKitCore/PlayerCommand/setBufferAfterStall(_:)``). Returns once the load ended.
-    /// A load that fails drops the member (``MultiViewEvent/dropped(_:)`` with
-    /// ``MultiViewEvent/DropReason/failed(_:)``) and is thrown.
+    /// A load that fails drops the member (``SyncEvent/dropped(_:)`` with
+    /// ``SyncEvent/DropReason/failed(_:)``) and is thrown.
     /// - Throws: what ``/PlayerKitCore/MediaPlayer/load(_:startPaused:)`` throws.
     public func load(_ source: MediaSource, on player: any MediaPlayer) async throws(PlayerError) {
         add(player)
@@ -348,7 +352,7 @@ public final class MultiView: Sendable {
 
     /// Resumes a paused group from `point` (``ResumePoint/wherePaused`` by default): the clock
     /// runs on from there and the members play in step. Sent, not awaited; each member that is
-    /// brought somewhere reports ``MultiViewEvent`` steps as usual. Resuming a group that is
+    /// brought somewhere reports ``SyncEvent`` steps as usual. Resuming a group that is
     /// not paused does nothing.
     public func resume(from point: ResumePoint = .wherePaused) {
         let now = clock.now
@@ -389,7 +393,7 @@ public final class MultiView: Sendable {
     /// video follows its audio (``/PlayerKitCore/VideoClock/audio``, for lip sync); a muted
     /// member's runs on its own clock (``/PlayerKitCore/VideoClock/independent``), so the group's
     /// speed trims do not move its frames. Publishes
-    /// ``MultiViewEvent/audioFocusChanged(_:)`` on the members that gained and lost it.
+    /// ``SyncEvent/audioFocusChanged(_:)`` on the members that gained and lost it.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` when `id` is not a member.
     public func setAudioFocus(_ id: PlayerID?) throws(PlayerError) {
         let change = state.withLock { state -> (previous: PlayerID?, players: [any MediaPlayer])? in
@@ -415,10 +419,10 @@ public final class MultiView: Sendable {
             try? player.send(.setVideoClock(player.id == id ? .audio : .independent))
         }
         if let previous, let player = players.first(where: { $0.id == previous }) {
-            player.publish(MultiViewEvent.audioFocusChanged(false))
+            player.publish(SyncEvent.audioFocusChanged(false))
         }
         if let id, let player = players.first(where: { $0.id == id }) {
-            player.publish(MultiViewEvent.audioFocusChanged(true))
+            player.publish(SyncEvent.audioFocusChanged(true))
         }
     }
 
@@ -510,7 +514,7 @@ public final class MultiView: Sendable {
         }
     }
 
-    private func drop(_ id: PlayerID, reason: MultiViewEvent.DropReason?) {
+    private func drop(_ id: PlayerID, reason: SyncEvent.DropReason?) {
         let now = clock.now
         let outcome = state.withLock { state -> (Member, [LiveAlignment.Action], focus: (PlayerID?, [any MediaPlayer])?)? in
             guard let index = state.members.firstIndex(where: { $0.player.id == id }) else { return nil }
@@ -533,7 +537,7 @@ public final class MultiView: Sendable {
         member.cacheObservation?.cancel()
         run(actions, players: [id: member.player])
         if let (next, players) = focus {
-            member.player.publish(MultiViewEvent.audioFocusChanged(false))
+            member.player.publish(SyncEvent.audioFocusChanged(false))
             applyFocus(next, previous: nil, players: players)
         }
     }

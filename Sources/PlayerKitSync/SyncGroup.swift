@@ -29,7 +29,7 @@ import PlayerKitSupport
 /// jump; a member further ahead is paused on its frame until the clock reaches it, and one
 /// further behind than ``MultiView/Settings/realignThreshold`` (or ahead by more than that) is
 /// seeked exactly to where the clock will be and released there. Each step is published on the
-/// member's ID as a ``MultiViewEvent`` (joined, aligned, fell behind, realigned), and each
+/// member's ID as a ``SyncEvent`` (joined, aligned, fell behind, realigned), and each
 /// member reports ``SyncEvent/drift(_:)`` about once per
 /// ``DriftCorrector/Settings/driftReportInterval``.
 ///
@@ -124,8 +124,6 @@ public final class SyncGroup: Sendable {
     let failurePolicy: FailurePolicy
     /// The correction settings.
     let alignment: MultiView.Settings
-    /// How often each member's drift is reported (``SyncEvent/drift(_:)``).
-    let driftReportInterval: Duration
     /// The clock the group plays on and measures drift with.
     let clock: any MonotonicClock
 
@@ -141,8 +139,6 @@ public final class SyncGroup: Sendable {
         /// The latest measured drift since the clock last started (a member whose seek is in
         /// progress keeps its previous one).
         var rawDrift: Double?
-        /// When its drift was last reported.
-        var lastReport: ContinuousClock.Instant?
     }
 
     struct State: Sendable {
@@ -207,21 +203,18 @@ public final class SyncGroup: Sendable {
         alignment.holdThreshold = min(alignment.holdThreshold, alignment.realignThreshold)
         alignment.maximumSpeedTrim = settings.maximumSpeedCorrection
         alignment.correctsSkew = settings.correctsDrift
-        try self.init(players: players, onMemberFailure: onMemberFailure, alignment: alignment,
-                      driftReportInterval: settings.driftReportInterval, clock: clock)
+        alignment.driftReportInterval = settings.driftReportInterval
+        try self.init(players: players, onMemberFailure: onMemberFailure, alignment: alignment, clock: clock)
     }
 
     /// A group of at least two different players, on `clock`, corrected as `alignment` says (the
     /// settings a ``MultiView`` takes; its offsets and live-edge settings do not apply: use
-    /// ``setTimeOffset(_:for:)``), reporting each member's drift every `driftReportInterval`.
+    /// ``setTimeOffset(_:for:)``).
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for fewer than two players,
     ///   the same player twice, or a setting that makes no sense (``MultiView/Settings/validate()``).
     public init(players: [any MediaPlayer], onMemberFailure: FailurePolicy = .dropMember, alignment: MultiView.Settings,
-                driftReportInterval: Duration = .seconds(1), clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
+                clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
         try alignment.validate()
-        guard driftReportInterval > .zero else {
-            throw .invalidArgument(name: "sync group driftReportInterval", value: "\(driftReportInterval)", reason: "must be above zero")
-        }
         guard players.count >= 2 else {
             throw .invalidArgument(name: "sync group", value: "\(players.count) player(s)", reason: "needs at least two players")
         }
@@ -231,7 +224,6 @@ public final class SyncGroup: Sendable {
         }
         failurePolicy = onMemberFailure
         self.alignment = alignment
-        self.driftReportInterval = driftReportInterval
         self.clock = clock
         let now = clock.now
         var machine = LiveAlignment(settings: alignment, externalClock: ())
@@ -524,12 +516,11 @@ public final class SyncGroup: Sendable {
         }
     }
 
-    /// One frame of one member, through the correction machine (on the group's clock); its
-    /// drift reported now and then. Sends its corrections without waiting for mpv.
+    /// One frame of one member, through the correction machine (on the group's clock), which
+    /// also reports its drift now and then. Sends its corrections without waiting for mpv.
     private func measure(_ position: Double, at time: ContinuousClock.Instant, of id: PlayerID) {
-        let interval = driftReportInterval
-        let (actions, players, report) = state.withLock { state -> ([LiveAlignment.Action], [PlayerID: any MediaPlayer], Double?) in
-            guard !state.invalidated, let index = state.members.firstIndex(where: { $0.player.id == id }) else { return ([], [:], nil) }
+        let (actions, players) = state.withLock { state -> ([LiveAlignment.Action], [PlayerID: any MediaPlayer]) in
+            guard !state.invalidated, let index = state.members.firstIndex(where: { $0.player.id == id }) else { return ([], [:]) }
             if state.phase == .playing, let groupClock = state.clockPosition(at: time) {
                 state.members[index].rawDrift = position - (groupClock + state.members[index].offset)
                 let raws = state.members.compactMap(\.rawDrift)
@@ -539,16 +530,9 @@ public final class SyncGroup: Sendable {
                 }
             }
             let actions = state.machine.frame(id, media: position, at: time)
-            var report: Double?
-            if state.phase == .playing, let drift = state.machine.member(id)?.drift,
-               state.members[index].lastReport.map({ time - $0 >= interval }) ?? true {
-                state.members[index].lastReport = time
-                report = drift
-            }
-            return (actions, Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, $0.player) }), report)
+            return (actions, Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, $0.player) }))
         }
         run(actions, players: players)
-        if let report { players[id]?.publish(SyncEvent.drift(report)) }
     }
 
     /// One step of the correction machine under the lock; its actions after it.

@@ -28,7 +28,7 @@ func snippet_multiview(main: Player, onboard: Player, aerial: Player, pit: Playe
                          "https://live.example/aerial.m3u8"])       // each joins with its first frame
     try await view.load("https://live.example/pit.m3u8", on: pit)   // a late join: aligned like the others
     try view.setAudioFocus(main.id)                                 // main heard, the others muted
-    for await record in onboard.events(kinds: [.multiView]) {       // joined, aligned, fellBehind, realigned, dropped
+    for await record in onboard.events(kinds: [.sync]) {       // joined, aligned, fellBehind, realigned, dropped
         print(record.event, view.skew(of: onboard.id)?.description ?? "none yet")  // "+0.4 ms (p50 0.3, p95 1.1, p99 1.6 ms over 300 frames)"
     }
     // end snippet

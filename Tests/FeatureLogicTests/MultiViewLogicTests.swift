@@ -43,7 +43,7 @@ struct MultiViewLogicTests {
         let log = EventLog(bus: bus, players: [p[0].id])
         await p[0].shutdown()
         let events = log.events(of: p[0].id)
-        let dropped = events.firstIndex { $0.feature(MultiViewEvent.self) == .dropped(.shutDown) }
+        let dropped = events.firstIndex { $0.feature(SyncEvent.self) == .dropped(.shutDown) }
         let last = events.lastIndex(of: .shutDown)
         #expect(dropped != nil, "\(events)")
         #expect(last == events.count - 1)
@@ -66,15 +66,15 @@ struct MultiViewLogicTests {
         try await view.load(p.indices.map { MediaSource("angle-\($0).mp4") })
         play(2)
         for player in p {
-            #expect(log.features(MultiViewEvent.self, of: player.id).contains { if case .aligned = $0 { true } else { false } }, "\(player.id)")
+            #expect(log.features(SyncEvent.self, of: player.id).contains { if case .aligned = $0 { true } else { false } }, "\(player.id)")
         }
         return (p, view, log)
     }
 
     /// When member `id` was realigned after falling out for `reason`, by its record's time.
-    func realigned(_ log: EventLog, _ id: PlayerID, _ reason: MultiViewEvent.Reason) -> [ContinuousClock.Instant] {
+    func realigned(_ log: EventLog, _ id: PlayerID, _ reason: SyncEvent.Reason) -> [ContinuousClock.Instant] {
         log.all.filter { record in
-            guard record.playerID == id, case .realigned(_, reason)? = record.event.feature(MultiViewEvent.self) else { return false }
+            guard record.playerID == id, case .realigned(_, reason)? = record.event.feature(SyncEvent.self) else { return false }
             return true
         }.map(\.time)
     }
@@ -87,11 +87,11 @@ struct MultiViewLogicTests {
         play(4)
         let flowing = clock.now
         play(3)
-        #expect(log.features(MultiViewEvent.self, of: p[1].id).contains(.fellBehind(.stall)))
+        #expect(log.features(SyncEvent.self, of: p[1].id).contains(.fellBehind(.stall)))
         let back = try #require(realigned(log, p[1].id, .stall).first)
         #expect(back - flowing <= .milliseconds(500), "back in step \(back - flowing) after its data flowed again")
         for other in [p[0], p[2]] {
-            #expect(!log.features(MultiViewEvent.self, of: other.id).contains { if case .fellBehind = $0 { true } else { false } })
+            #expect(!log.features(SyncEvent.self, of: other.id).contains { if case .fellBehind = $0 { true } else { false } })
         }
         #expect(view.members.count == 3)
         view.invalidate()
@@ -122,7 +122,7 @@ struct MultiViewLogicTests {
         let jumped = clock.now
         p[0].skipMedia(by: 2)
         play(4)
-        #expect(log.features(MultiViewEvent.self, of: p[0].id).contains(.fellBehind(.missingSegment)))
+        #expect(log.features(SyncEvent.self, of: p[0].id).contains(.fellBehind(.missingSegment)))
         let back = try #require(realigned(log, p[0].id, .missingSegment).first)
         #expect(back - jumped <= .seconds(3), "back in step \(back - jumped) after the jump")
         view.invalidate()
@@ -136,10 +136,10 @@ struct MultiViewLogicTests {
         let shortLog = EventLog(bus: bus, players: [short.id])
         try await view.load(MediaSource("short.mp4"), on: short)
         play(2)
-        #expect(shortLog.features(MultiViewEvent.self).contains(.dropped(.ended)))
+        #expect(shortLog.features(SyncEvent.self).contains(.dropped(.ended)))
         #expect(view.members.map(\.id) == p.map(\.id))
         for player in p {
-            #expect(!log.features(MultiViewEvent.self, of: player.id).contains { if case .fellBehind = $0 { true } else { false } })
+            #expect(!log.features(SyncEvent.self, of: player.id).contains { if case .fellBehind = $0 { true } else { false } })
         }
         view.invalidate()
         for player in p + [short] { await player.shutdown() }
@@ -171,7 +171,7 @@ struct MultiViewLogicTests {
         #expect(abs(position - (stopped + 3)) < 0.1, "the clock resumed at \(position), paused at \(stopped)")
         #expect(offsets(p, view).allSatisfy { abs($0) < 0.05 }, "\(offsets(p, view))")
         for player in p {
-            #expect(!log.features(MultiViewEvent.self, of: player.id).contains { if case .fellBehind = $0 { true } else { false } })
+            #expect(!log.features(SyncEvent.self, of: player.id).contains { if case .fellBehind = $0 { true } else { false } })
             #expect(!player.commands.contains { if case .seek = $0 { true } else { false } }, "resuming where paused seeks nobody")
         }
         view.invalidate()
@@ -225,7 +225,7 @@ struct MultiViewLogicTests {
         play(4)
         #expect(p.allSatisfy { $0.state == .playing }, "\(p.map(\.state))")
         #expect(offsets(p, view).allSatisfy { abs($0) < 0.05 }, "\(offsets(p, view))")
-        #expect(log.features(MultiViewEvent.self, of: p[1].id).contains { if case .realigned = $0 { true } else { false } })
+        #expect(log.features(SyncEvent.self, of: p[1].id).contains { if case .realigned = $0 { true } else { false } })
         view.invalidate()
         for player in p { await player.shutdown() }
     }
@@ -240,7 +240,7 @@ struct MultiViewLogicTests {
 
     func aligned(_ log: EventLog, _ id: PlayerID) -> ContinuousClock.Instant? {
         log.all.first { record in
-            guard record.playerID == id, case .aligned? = record.event.feature(MultiViewEvent.self) else { return false }
+            guard record.playerID == id, case .aligned? = record.event.feature(SyncEvent.self) else { return false }
             return true
         }?.time
     }
@@ -294,7 +294,7 @@ struct MultiViewLogicTests {
         #expect(view.members.count == 3)
         for player in p {
             #expect(aligned(log, player.id) != nil, "\(player.id) never aligned")
-            #expect(!log.features(MultiViewEvent.self, of: player.id).contains { if case .dropped = $0 { true } else { false } })
+            #expect(!log.features(SyncEvent.self, of: player.id).contains { if case .dropped = $0 { true } else { false } })
             #expect(seeks(player) == 0, "\(player.id) seeked")
             let skew = try #require(view.skew(of: player.id))
             #expect(abs(skew.current) < 0.005 && skew.p99 < 0.005, "\(player.id): \(skew)")

@@ -286,7 +286,7 @@ struct RoomFollowerLogicTests {
         play(1)
         #expect(follower.correctiveSeeks >= 1)
         #expect(abs((p[0].position ?? 0) - (follower.clock?.position(at: clock.now) ?? 0)) < 0.05)
-        #expect(log.features(MultiViewEvent.self, of: p[0].id).contains { if case .realigned(_, .drift) = $0 { true } else { false } })
+        #expect(log.features(SyncEvent.self, of: p[0].id).contains { if case .realigned(_, .drift) = $0 { true } else { false } })
         follower.invalidate()
         for player in p { await player.shutdown() }
     }

@@ -113,7 +113,7 @@ struct SyncGroupLogicTests {
         try await group.load(["a", "b"])
         try await group.play()
         play(1)
-        #expect(log.features(MultiViewEvent.self, of: p[1].id).contains { if case .aligned = $0 { true } else { false } })
+        #expect(log.features(SyncEvent.self, of: p[1].id).contains { if case .aligned = $0 { true } else { false } })
         try await p[1].seek(to: (p[1].position ?? 0) + 0.02, precision: .exact)      // a jump the group did not make
         play(1)
         let speeds = p[1].commands.compactMap { command -> Double? in
@@ -128,8 +128,8 @@ struct SyncGroupLogicTests {
         play(1)
         let held = p[1].commands.dropFirst(before)
         #expect(held.contains(.pause) && held.contains(.play), "\(Array(held))")
-        #expect(log.features(MultiViewEvent.self, of: p[1].id).contains(.fellBehind(.drift)))
-        #expect(log.features(MultiViewEvent.self, of: p[1].id).contains { if case .realigned(_, .drift) = $0 { true } else { false } })
+        #expect(log.features(SyncEvent.self, of: p[1].id).contains(.fellBehind(.drift)))
+        #expect(log.features(SyncEvent.self, of: p[1].id).contains { if case .realigned(_, .drift) = $0 { true } else { false } })
         #expect(abs(try #require(group.skew(of: p[1].id)).current) < 0.005)
         try await p[0].seek(to: (p[0].position ?? 0) + 3, precision: .exact)
         play(1)

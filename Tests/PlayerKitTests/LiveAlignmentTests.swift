@@ -32,7 +32,7 @@ private struct SimulatedMember {
 private struct Simulation {
     var machine: LiveAlignment
     var members: [SimulatedMember] = []
-    var events: [(id: PlayerID, event: MultiViewEvent, at: Double)] = []
+    var events: [(id: PlayerID, event: SyncEvent, at: Double)] = []
     var commands: [(id: PlayerID, command: PlayerCommand, at: Double)] = []
     var wakes: [Double] = []
     var now = 0.0
@@ -132,7 +132,7 @@ private struct Simulation {
         }
     }
 
-    func events(of id: PlayerID) -> [MultiViewEvent] { events.filter { $0.id == id }.map(\.event) }
+    func events(of id: PlayerID) -> [SyncEvent] { events.filter { $0.id == id }.map(\.event) }
 }
 
 @Suite("Multi-view alignment (the pure machine, simulated members)", .timeLimit(.minutes(1)))
@@ -240,7 +240,7 @@ struct LiveAlignmentTests {
         sim.run(for: 3)
         let events = sim.events(of: b)
         #expect(events.contains(.fellBehind(.missingSegment)))
-        let realigned = events.compactMap { event -> (Duration, MultiViewEvent.Reason)? in
+        let realigned = events.compactMap { event -> (Duration, SyncEvent.Reason)? in
             if case .realigned(let after, let reason) = event { return (after, reason) }
             return nil
         }

@@ -9,7 +9,7 @@ import Testing
 /// (MultiViewTests, which measure spreads, run one at a time).
 @Suite("Multi-view events: drops, unrelated timestamps, the 33-bit wrap, the live edge (real libmpv, a loopback origin)", .timeLimit(.minutes(3)))
 struct MultiViewEventTests {
-    private static func event(_ record: PlayerEventRecord) -> MultiViewEvent? { MultiViewTests.event(record) }
+    private static func event(_ record: PlayerEventRecord) -> SyncEvent? { MultiViewTests.event(record) }
     private static func players(_ count: Int) async throws -> [(player: Player, recorder: EventRecorder)] {
         try await MultiViewTests.players(count)
     }

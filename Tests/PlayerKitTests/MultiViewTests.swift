@@ -60,7 +60,7 @@ final class FrameLog: Sendable {
 struct MultiViewTests {
     static let originArguments = ["--angles", "4", "--size", "320x180", "--fps", "30", "--seconds", "60", "--segment", "1", "--window", "6"]
 
-    static func event(_ record: PlayerEventRecord) -> MultiViewEvent? { record.event.feature(MultiViewEvent.self) }
+    static func event(_ record: PlayerEventRecord) -> SyncEvent? { record.event.feature(SyncEvent.self) }
 
     static func players(_ count: Int) async throws -> [(player: Player, recorder: EventRecorder)] {
         var players: [(Player, EventRecorder)] = []
@@ -148,7 +148,7 @@ struct MultiViewTests {
         try await origin.control("drop", angle: 1)
         // mpv shows a missing segment as a jump ahead, a frozen frame, or a wait for the network.
         let fell = await recorder.waitFor(timeout: .seconds(20), after: mark) { if case .fellBehind = Self.event($0) { true } else { false } }
-        let reason: MultiViewEvent.Reason? = if case .fellBehind(let reason) = fell.flatMap(Self.event) { reason } else { nil }
+        let reason: SyncEvent.Reason? = if case .fellBehind(let reason) = fell.flatMap(Self.event) { reason } else { nil }
         #expect(reason == .missingSegment || reason == .stall, "\(String(describing: reason))")
         let realigned = await recorder.waitFor(timeout: .seconds(40), after: fell?.sequenceNumber ?? mark) {
             if case .realigned(_, let back) = Self.event($0) { back == reason } else { false }
@@ -236,7 +236,7 @@ struct MultiViewTests {
 /// holds there.
 @Suite("Multi-view by PROGRAM-DATE-TIME (real libmpv, a loopback origin)", .timeLimit(.minutes(3)))
 struct MultiViewClockTests {
-    private static func event(_ record: PlayerEventRecord) -> MultiViewEvent? { MultiViewTests.event(record) }
+    private static func event(_ record: PlayerEventRecord) -> SyncEvent? { MultiViewTests.event(record) }
     private static func players(_ count: Int) async throws -> [(player: Player, recorder: EventRecorder)] {
         try await MultiViewTests.players(count)
     }

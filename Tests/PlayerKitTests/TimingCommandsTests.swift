@@ -136,7 +136,7 @@ struct ShuttingDownTests {
         #expect(await leftEvents.waitFor(timeout: .seconds(10)) { $0.event == .shutDown } != nil)
         let kinds = leftEvents.records.compactMap { record -> String? in
             if record.event == .shutDown { return "shutDown" }
-            if record.event.feature(MultiViewEvent.self) == .dropped(.shutDown) { return "dropped" }
+            if record.event.feature(SyncEvent.self) == .dropped(.shutDown) { return "dropped" }
             return nil
         }
         #expect(kinds == ["dropped", "shutDown"])

@@ -40,6 +40,8 @@ final class MultiViewApp {
     let options: MultiViewOptions
     let players: [Player]
     let view: MultiView
+    /// One angle heard at a time; the group keeps the heard angle's video on its audio.
+    let audio: AudioPolicy
     private let tiles: [AngleTile]
     private let start = ContinuousClock.now
     private var subscription: PlayerSubscription?
@@ -64,6 +66,7 @@ final class MultiViewApp {
         players = try options.ids.map { try Player(id: $0, configuration: options.configuration) }
         let leader: MultiView.Leader = options.latency.map { .liveEdge(latency: .seconds($0)) } ?? .furthestAhead
         view = try MultiView(players: players, leader: leader)
+        audio = try AudioPolicy(mode: .solo, players: players)
         // end snippet
         tiles = players.map(AngleTile.init(player:))
         large = options.focus == 0 ? nil : options.focus
@@ -162,6 +165,7 @@ final class MultiViewApp {
         guard !loading else { return }
         loading = true
         let view = view
+        let audio = audio
         let ids = options.ids
         let sources = options.sources
         let alignByPlaylists = options.programDateTime
@@ -177,7 +181,7 @@ final class MultiViewApp {
                     let text = offsets.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
                     await MainActor.run { self?.note("offsets by PROGRAM-DATE-TIME: \(text)") }
                 }
-                try view.setAudioFocus(focus)
+                if let heard = players.first(where: { $0.id == focus }) { try await audio.focus(heard) }
                 if let joinAt {
                     // Each angle joins at its moment: a late join, aligned like the others.
                     try await withThrowingTaskGroup(of: Void.self) { group in
@@ -274,8 +278,11 @@ final class MultiViewApp {
     /// A click or a number key: angle `index` is heard, shown large and has the media keys.
     private func focus(_ index: Int) {
         let id = players[index].id
+        let (audio, heard) = (audio, players[index])
+        Task { [weak self] in
+            do { try await audio.focus(heard) } catch { self?.fail("focus: \(error)") }
+        }
         do {
-            try view.setAudioFocus(id)
             try mpris?.setMediaKeysPlayer(id)
         } catch {
             fail("focus: \(error)")
@@ -339,14 +346,14 @@ final class MultiViewApp {
                               skewMs: skew.map { $0.current * 1000 }, skewP50Ms: skew.map { $0.p50 * 1000 },
                               skewP95Ms: skew.map { $0.p95 * 1000 }, skewP99Ms: skew.map { $0.p99 * 1000 }, samples: skew?.samples ?? 0)
         }
-        line.audioFocus = view.audioFocus?.rawValue
+        line.audioFocus = audio.focused?.rawValue
         line.leader = view.leader?.rawValue
         if options.json { ExampleSupport.printLine(line.json) }
     }
 
     private func updateLabels(_ skews: [PlayerID: MemberSkew]? = nil) {
         let skews = skews ?? view.skews
-        let focus = view.audioFocus
+        let focus = audio.focused
         for tile in tiles {
             let id = tile.player.id
             var text = "\(id)\(focus == id ? "  ♪" : "")"

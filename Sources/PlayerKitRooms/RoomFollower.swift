@@ -5,8 +5,9 @@ import PlayerKitSupport
 import PlayerKitSync
 
 /// Keeps local players on a Syncplay room's clock: they start, pause and seek when anyone in
-/// the room does, and drift is corrected continuously, frame by frame, by the same correction a
-/// ``/PlayerKitSync/SyncGroup`` and a ``/PlayerKitSync/MultiView`` use, here on the room's clock:
+/// the room does, and drift is corrected continuously, frame by frame, by a
+/// ``/PlayerKitSync/ClockFollower`` on the room's clock (the correction a
+/// ``/PlayerKitSync/SyncGroup`` and a ``/PlayerKitSync/MultiView`` run):
 /// small speed trims, a player a little ahead held until the clock reaches its frame, and one
 /// further off than the `correction` settings' threshold seeked to where the clock will be.
 ///
@@ -70,19 +71,11 @@ public final class RoomFollower: Sendable {
         }
     }
 
-    private struct Member: Sendable {
-        let player: any MediaPlayer
-        var subscription: PlayerSubscription?
-        var observation: PropertyObservation?
-        /// How far the player has its source: the correction seeks only within that.
-        var cacheObservation: PropertyObservation?
-    }
-
     private struct State: Sendable {
-        var members: [Member]
-        /// The correction machine, on the room's clock (set whenever the clock is; stopped while
-        /// the room is paused).
-        var machine: LiveAlignment
+        let players: [any MediaPlayer]
+        /// The correction, on the room's clock (set whenever the clock is; stopped while the
+        /// room is paused); from ``start()`` on.
+        var correction: ClockFollower?
         var clock: Clock?
         /// Periodic states in a row that were off the clock by more than the threshold.
         var offStates = 0
@@ -104,6 +97,8 @@ public final class RoomFollower: Sendable {
     let room: any RoomSession
     /// The settings given at creation.
     let settings: Settings
+    /// The correction's settings (from `settings.correction`).
+    private let alignment: MultiView.Settings
     private let state: Locked<State>
     private let time: any MonotonicClock
     private let logger: Logger
@@ -159,10 +154,13 @@ public final class RoomFollower: Sendable {
         guard alignment.driftReportInterval > .zero else {
             throw .invalidArgument(name: "correction driftReportInterval", value: "\(alignment.driftReportInterval)", reason: "must be above 0")
         }
-        var machine = LiveAlignment(settings: alignment, externalClock: ())
-        let now = clock.now
-        for player in players { _ = machine.join(player.id, at: now) }
-        state = Locked(State(members: players.map { Member(player: $0) }, machine: machine))
+        do throws(PlayerError) {
+            try alignment.validate()
+        } catch {
+            throw .invalidArgument(name: "correction", value: "\(settings.correction)", reason: "\(error)")
+        }
+        self.alignment = alignment
+        state = Locked(State(players: players))
     }
 
     deinit {
@@ -176,11 +174,11 @@ public final class RoomFollower: Sendable {
         state.withLock { $0.clock }.map { RoomState(position: $0.position, paused: !$0.playing, time: $0.time) }
     }
     /// The players followed.
-    var players: [any MediaPlayer] { state.withLock { $0.members.map(\.player) } }
+    var players: [any MediaPlayer] { state.withLock { $0.players } }
     /// Each player's latest smoothed drift from the clock, in seconds (positive: ahead).
     public var drifts: [PlayerID: Double] {
         state.withLock { state in
-            Dictionary(uniqueKeysWithValues: state.machine.members.compactMap { member in member.drift.map { (member.id, $0) } })
+            state.correction?.drifts ?? [:]
         }
     }
     /// How far player `id` is from the room's clock, measured on its frame changes since the
@@ -188,17 +186,17 @@ public final class RoomFollower: Sendable {
     /// the percentiles over the last 10 s, the figure every PlayerKit group reports
     /// (``/PlayerKitSync/MemberSkew``). Nil before its first measured frame, or for a player not followed.
     public func skew(of id: PlayerID) -> MemberSkew? {
-        state.withLock { $0.machine.member(id)?.meter.figures }
+        state.withLock { $0.correction }?.skew(of: id)
     }
 
     /// Every measured player's ``skew(of:)``.
     public var skews: [PlayerID: MemberSkew] {
         state.withLock { state in
-            Dictionary(uniqueKeysWithValues: state.machine.members.compactMap { member in member.meter.figures.map { (member.id, $0) } })
+            state.correction?.skews ?? [:]
         }
     }
     /// How many corrective seeks were made (speed nudges do not count).
-    var correctiveSeeks: Int { state.withLock { $0.machine.correctiveSeeks } }
+    var correctiveSeeks: Int { state.withLock { $0.correction }?.correctiveSeeks ?? 0 }
 
     // MARK: Following
 
@@ -215,12 +213,15 @@ public final class RoomFollower: Sendable {
             guard let self, let clock = self.state.withLock({ $0.clock }) else { return nil }
             return (clock.position(at: self.time.now), !clock.playing)
         }
-        for player in players {
-            // Each frame change reported when the frame is due, not when it is queued (up to
-            // 50 ms early, at random): what the correction measures. Sent, never waiting.
-            try? player.send(.setPositionTiming(.whenDue))
-            watch(player)
+        // The players' correction, on the clock as it is now (the app may have started the room
+        // before it started following).
+        let correction = try? ClockFollower(players: players, settings: alignment, clock: time)
+        let clock = state.withLock { state -> Clock? in
+            guard !state.invalidated else { return nil }
+            state.correction = correction
+            return state.clock
         }
+        if let clock { try? correction?.setClock(clock.playing ? clock.position : nil, at: clock.time) }
         let events = room.events(bufferLimit: 256)
         let task = Task { [weak self] in
             for await event in events {
@@ -239,20 +240,16 @@ public final class RoomFollower: Sendable {
     /// Stops following: the players stay as they are and usable. Idempotent; called when the
     /// follower is released.
     public func invalidate() {
-        let (members, tasks) = state.withLock { state -> ([Member], [Task<Void, Never>]) in
+        let (correction, tasks) = state.withLock { state -> (ClockFollower?, [Task<Void, Never>]) in
             defer {
                 state.invalidated = true
                 state.task = nil
                 state.tellTasks = [:]
             }
-            return (state.invalidated ? [] : state.members, [state.task].compactMap { $0 } + Array(state.tellTasks.values))
+            return (state.correction, [state.task].compactMap { $0 } + Array(state.tellTasks.values))
         }
         for task in tasks { task.cancel() }
-        for member in members {
-            member.subscription?.cancel()
-            member.observation?.cancel()
-            member.cacheObservation?.cancel()
-        }
+        correction?.invalidate()
     }
 
     // MARK: Changing the room from here
@@ -412,13 +409,13 @@ public final class RoomFollower: Sendable {
     /// Sets the clock and brings the players to it: seeked exactly to its position (when
     /// `seek`), then paused or started.
     private func apply(_ clock: Clock, seek: Bool) {
-        let players = state.withLock { state -> [any MediaPlayer] in
+        let (players, correction) = state.withLock { state -> ([any MediaPlayer], ClockFollower?) in
             state.clock = clock
             state.offStates = 0
             state.seekPending = false
-            state.machine.setClock(clock.playing ? clock.position : nil, speed: 1, at: clock.time)
-            return state.members.map(\.player)
+            return (state.players, state.correction)
         }
+        try? correction?.setClock(clock.playing ? clock.position : nil, at: clock.time)
         let target = clock.position(at: time.now)
         for player in players {
             try? player.send(.setSpeed(1))
@@ -429,86 +426,6 @@ public final class RoomFollower: Sendable {
             let off = player.position.map { abs($0 - target) } ?? .infinity
             if seek, !clock.playing || off > 0.04 { try? player.send(.seek(to: target, precision: .exact)) }
             try? player.send(clock.playing ? .play : .pause)
-        }
-    }
-
-    // MARK: The players' side (where their frames are delivered)
-
-    private func watch(_ player: any MediaPlayer) {
-        let id = player.id
-        let observation = player.observeEveryFrame()
-        let cacheObservation = player.observeBufferedMedia()
-        let subscription = player.eventBus.subscribe(
-            to: id, kinds: [.positionChanged, .seekCompleted, .stateChanged, .bufferedMediaChanged], delivery: .immediate
-        ) { [weak self] record in
-            self?.handle(record, from: id)
-        }
-        let kept = state.withLock { state -> Bool in
-            guard !state.invalidated, let index = state.members.firstIndex(where: { $0.player.id == id }) else { return false }
-            state.members[index].subscription = subscription
-            state.members[index].observation = observation
-            state.members[index].cacheObservation = cacheObservation
-            return true
-        }
-        if !kept {
-            subscription.cancel()
-            observation.cancel()
-            cacheObservation.cancel()
-        }
-    }
-
-    private func handle(_ record: PlayerEventRecord, from id: PlayerID) {
-        switch record.event {
-        case .positionChanged(let position):
-            measure(position, at: record.time, of: id)
-        case .seekCompleted(let position):
-            step { $0.seekLanded(id, media: position, at: record.time) }
-        case .bufferedMediaChanged(let media):
-            // A member seeks only within what it has: one behind that has not the data to
-            // catch up plays on (and stalls, or catches up once the data is in).
-            step { $0.cached(id, upTo: media.cachedUntil, seekableTo: media.seekableUntil, at: record.time) }
-        case .stateChanged(_, let to):
-            step { $0.stateChanged(id, to: to, at: record.time) }
-        default:
-            break
-        }
-    }
-
-    /// One frame of one player, through the correction machine (on the room's clock), which also
-    /// reports its drift once per the correction settings' `driftReportInterval`.
-    private func measure(_ position: Double, at time: ContinuousClock.Instant, of id: PlayerID) {
-        step { $0.frame(id, media: position, at: time) }
-    }
-
-    /// One step of the correction machine under the lock; its actions after it.
-    private func step(_ body: (inout LiveAlignment) -> [LiveAlignment.Action]) {
-        let (actions, players) = state.withLock { state -> ([LiveAlignment.Action], [PlayerID: any MediaPlayer]) in
-            guard !state.invalidated else { return ([], [:]) }
-            let actions = body(&state.machine)
-            return (actions, Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, $0.player) }))
-        }
-        run(actions, players: players)
-    }
-
-    /// Carries out what the machine decided: commands sent (never waiting), events published on
-    /// the player's ID, wake-ups on the follower's clock.
-    private func run(_ actions: [LiveAlignment.Action], players: [PlayerID: any MediaPlayer]) {
-        for action in actions {
-            switch action {
-            case .send(let id, let command):
-                try? players[id]?.send(command)
-            case .publish(let id, let event):
-                players[id]?.publish(event)
-            case .drop:
-                // Only a live edge's judgement drops a member; a room's clock has none.
-                break
-            case .wake(let instant):
-                time.runOnce(at: instant) { [weak self] in
-                    guard let self else { return }
-                    let now = self.time.now
-                    self.step { $0.wake(at: now) }
-                }
-            }
         }
     }
 }

@@ -45,11 +45,11 @@ import PlayerKitSupport
 /// the members itself. A member further ahead than the realign threshold is seeked to where the
 /// clock will be, like one behind (on demand there is no hole in the media to fall into).
 /// The same machine drives all three ways players are kept together.
-package struct LiveAlignment: Sendable {
-    package typealias Settings = MultiView.Settings
+struct LiveAlignment: Sendable {
+    typealias Settings = MultiView.Settings
 
     /// What the machine asks for.
-    package enum Action: Sendable, Equatable {
+    enum Action: Sendable, Equatable {
         /// Hand `command` to the member (never waiting).
         case send(PlayerID, PlayerCommand)
         /// Publish `event` on the member's ID.
@@ -76,8 +76,8 @@ package struct LiveAlignment: Sendable {
         case stalled
     }
 
-    package struct Member: Sendable {
-        package let id: PlayerID
+    struct Member: Sendable {
+        let id: PlayerID
         var status: Status = .waiting
         /// When the member joined the group.
         let joinedAt: ContinuousClock.Instant
@@ -102,10 +102,10 @@ package struct LiveAlignment: Sendable {
         /// The lead of the next forward seek.
         var seekLead: Double
         /// The skew meter of this member.
-        package var meter: SkewMeter
+        var meter: SkewMeter
         /// The member's skew as the machine judges it: the median of its latest skews, else its
         /// latest (nil before its first measured frame).
-        package var drift: Double? { Statistics.median(recent) ?? meter.latest }
+        var drift: Double? { Statistics.median(recent) ?? meter.latest }
         /// Consecutive frames within the aligned tolerance.
         var inStep = 0
         /// The time on the group's timeline up to which the member's player has its source in
@@ -162,13 +162,13 @@ package struct LiveAlignment: Sendable {
         }
     }
 
-    package private(set) var settings: Settings
+    private(set) var settings: Settings
     let leaderChoice: MultiView.Leader
     /// Whether the owner sets the clock (``setClock(_:speed:at:)``) instead of members leading.
     let external: Bool
-    package private(set) var members: [Member] = []
+    private(set) var members: [Member] = []
     /// How many corrective seeks the machine asked for.
-    package private(set) var correctiveSeeks = 0
+    private(set) var correctiveSeeks = 0
     /// The member that started or last took the clock (``MultiView/Leader/furthestAhead``).
     private var leader: PlayerID?
     /// The group's speed.
@@ -200,7 +200,7 @@ package struct LiveAlignment: Sendable {
     }
 
     /// A machine that follows a clock its owner sets (``setClock(_:speed:at:)``), not a member.
-    package init(settings: Settings, externalClock: Void) {
+    init(settings: Settings, externalClock: Void) {
         self.settings = settings
         self.leaderChoice = .furthestAhead
         self.external = true
@@ -211,7 +211,7 @@ package struct LiveAlignment: Sendable {
     /// holds it for a member). The owner has paused, seeked or started the members itself and
     /// given them `speed`: what each was doing for the machine is forgotten, and its skew is
     /// measured afresh from its next frames.
-    package mutating func setClock(_ media: Double?, speed: Double, at time: ContinuousClock.Instant) {
+    mutating func setClock(_ media: Double?, speed: Double, at time: ContinuousClock.Instant) {
         precondition(external, "setClock is for a machine with an outside clock")
         anchor = media.map { ($0, time) }
         self.speed = speed
@@ -234,7 +234,7 @@ package struct LiveAlignment: Sendable {
 
     /// The clock's media time at `time`, once it runs.
     /// While the group is paused, where it stopped.
-    package func clock(at time: ContinuousClock.Instant) -> Double? {
+    func clock(at time: ContinuousClock.Instant) -> Double? {
         if let paused { return paused.media }
         return anchor.map { $0.media + time.seconds(since: $0.time) * speed }
     }
@@ -255,12 +255,12 @@ package struct LiveAlignment: Sendable {
         return members.first?.id
     }
 
-    package func member(_ id: PlayerID) -> Member? { members.first { $0.id == id } }
+    func member(_ id: PlayerID) -> Member? { members.first { $0.id == id } }
 
     // MARK: Inputs
 
     /// A member joins (it is loading or already playing).
-    package mutating func join(_ id: PlayerID, at time: ContinuousClock.Instant) -> [Action] {
+    mutating func join(_ id: PlayerID, at time: ContinuousClock.Instant) -> [Action] {
         guard member(id) == nil else { return [] }
         let offset = settings.offsets[id]
         members.append(Member(id: id, joinedAt: time, seekLead: settings.seekLead.inSeconds,
@@ -273,7 +273,7 @@ package struct LiveAlignment: Sendable {
     /// timestamps are judged again), kept in the settings for members that join later. A
     /// member's skew changes by the difference at once, and it is brought in step as any member
     /// that fell out of step (``SyncEvent/Reason/drift``).
-    package mutating func setOffset(_ offset: Duration?, for id: PlayerID, at time: ContinuousClock.Instant) -> [Action] {
+    mutating func setOffset(_ offset: Duration?, for id: PlayerID, at time: ContinuousClock.Instant) -> [Action] {
         settings.offsets[id] = offset
         guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
         let change = (offset?.inSeconds ?? 0) - members[index].offset
@@ -308,7 +308,7 @@ package struct LiveAlignment: Sendable {
     }
 
     /// A member leaves for `reason` (nil: the app removed it; no event).
-    package mutating func drop(_ id: PlayerID, reason: SyncEvent.DropReason?, at time: ContinuousClock.Instant) -> [Action] {
+    mutating func drop(_ id: PlayerID, reason: SyncEvent.DropReason?, at time: ContinuousClock.Instant) -> [Action] {
         guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
         let led = leaderID == id
         members.remove(at: index)
@@ -341,7 +341,7 @@ package struct LiveAlignment: Sendable {
     }
 
     /// The member's player changed state.
-    package mutating func stateChanged(_ id: PlayerID, to state: PlayerState, at time: ContinuousClock.Instant) -> [Action] {
+    mutating func stateChanged(_ id: PlayerID, to state: PlayerState, at time: ContinuousClock.Instant) -> [Action] {
         guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
         // While the group is paused only a stall is noted; a member that stalled is brought
         // back on ``resume(from:at:)`` (with an outside clock, by the owner when it sets the
@@ -383,7 +383,7 @@ package struct LiveAlignment: Sendable {
     }
 
     /// A member showed a new frame: media time `media` at `time`.
-    package mutating func frame(_ id: PlayerID, media raw: Double, at time: ContinuousClock.Instant) -> [Action] {
+    mutating func frame(_ id: PlayerID, media raw: Double, at time: ContinuousClock.Instant) -> [Action] {
         guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
         // A frame shown before an outside clock was last set says nothing about it.
         if external, let anchor, time < anchor.time { return [] }
@@ -426,8 +426,9 @@ package struct LiveAlignment: Sendable {
         // A gap in the media: a segment was missing. mpv either shows the last frame until the
         // next one is due (the member froze, and is in step again after it) or jumps ahead
         // (the member is ahead, and is brought back).
+        // On an outside clock (on demand) a jump is the player's own: drift.
         if let previous, media - previous.media > settings.jumpThreshold.inSeconds {
-            actions += fellOut(index, reason: .missingSegment, at: previous.time)
+            actions += fellOut(index, reason: external ? .drift : .missingSegment, at: previous.time)
             members[index].recent = []
             members[index].settling = 0
         }
@@ -463,7 +464,7 @@ package struct LiveAlignment: Sendable {
     /// compared: a member whose timestamps are unrelated to the group's is dropped with
     /// ``SyncEvent/DropReason/unrelatedTimestamps(offset:)``.
     /// `seekable`: the media time up to which the player can seek in what it has (nil: unknown).
-    package mutating func cached(_ id: PlayerID, upTo raw: Double?, seekableTo seekable: Double? = nil,
+    mutating func cached(_ id: PlayerID, upTo raw: Double?, seekableTo seekable: Double? = nil,
                          at time: ContinuousClock.Instant) -> [Action] {
         guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
         guard let raw else {
@@ -563,7 +564,7 @@ package struct LiveAlignment: Sendable {
     }
 
     /// A seek of the member's landed, showing `media` (nil: unknown; its last frame is kept).
-    package mutating func seekLanded(_ id: PlayerID, media: Double?, at time: ContinuousClock.Instant) -> [Action] {
+    mutating func seekLanded(_ id: PlayerID, media: Double?, at time: ContinuousClock.Instant) -> [Action] {
         guard let index = members.firstIndex(where: { $0.id == id }),
               case .seeking = members[index].status else { return [] }
         let shown = media.map { timeline(index, $0, at: time) } ?? members[index].lastFrame?.media ?? 0
@@ -583,7 +584,7 @@ package struct LiveAlignment: Sendable {
     }
 
     /// A wake-up asked for by ``Action/wake(at:)``: releases the held members that are due.
-    package mutating func wake(at time: ContinuousClock.Instant) -> [Action] {
+    mutating func wake(at time: ContinuousClock.Instant) -> [Action] {
         for index in members.indices {
             guard case .seeking(_, let since) = members[index].status, time - since >= Self.seekGiveUp else { continue }
             // Not landed: held where it stopped, and released (the clock is past it), to be
@@ -617,6 +618,12 @@ package struct LiveAlignment: Sendable {
     /// How far inside a member's cache a corrective seek must land (a second of media: mpv
     /// keeps whole packets, and the cache's end moves with each one).
     static let cacheMargin = 0.5
+
+    /// How far short of a held member's frame the clock may be at the wake-up asked for it and
+    /// still release it (1 us): the wake-up's instant is computed from the frame's media time, and
+    /// rounding can leave the clock a hair short there, which asked for the same wake-up again,
+    /// at once, for ever (on a manual clock, whose time does not move by itself).
+    static let instantTolerance = 1e-6
 
     /// How long a corrective seek may take to land before it is given up on.
     static let seekGiveUp: Duration = .milliseconds(1500)
@@ -855,7 +862,7 @@ package struct LiveAlignment: Sendable {
         var actions: [Action] = []
         for index in members.indices {
             guard case .holding(let media) = members[index].status,
-                  clock + settings.startLatency.inSeconds * speed >= media else { continue }
+                  clock + settings.startLatency.inSeconds * speed + Self.instantTolerance >= media else { continue }
             members[index].status = .playing
             members[index].settling = 2
             members[index].recent = []
@@ -884,10 +891,10 @@ package struct LiveAlignment: Sendable {
 }
 
 /// Skew figures of one member over a sliding window of time: each frame change adds one.
-package struct SkewMeter: Sendable {
+struct SkewMeter: Sendable {
     let window: Duration
     private var samples = Deque<(skew: Double, time: ContinuousClock.Instant)>()
-    package private(set) var latest: Double?
+    private(set) var latest: Double?
 
     init(window: Duration) {
         self.window = window
@@ -900,7 +907,7 @@ package struct SkewMeter: Sendable {
     }
 
     /// The figures now: the latest skew and the percentiles of the absolute skews in the window.
-    package var figures: MemberSkew? {
+    var figures: MemberSkew? {
         guard let latest else { return nil }
         let magnitudes = samples.map { abs($0.skew) }
         return MemberSkew(

@@ -9,7 +9,7 @@ import PlayerKitSupport
 /// ```swift
 /// let view = try MultiView(players: [main, onboard, pit, aerial])
 /// try await view.load(angleURLs.map { MediaSource($0) })   // each plays and joins when it can
-/// try await view.setAudioFocus(main.id)                    // one angle heard
+/// try await AudioPolicy(mode: .solo, players: view.members).focus(main)   // one angle heard
 /// for await record in main.events(kinds: [.sync]) { print(record.event) }
 /// ```
 ///
@@ -36,9 +36,14 @@ import PlayerKitSupport
 /// (with the time it took), dropped; and its drift about once a second
 /// (``Settings/driftReportInterval``), as a ``SyncGroup``'s members report theirs.
 ///
+/// **Sound.** Who is heard is the app's choice, made as for any players: muted and volume, or
+/// PlayerKitFeed's `AudioPolicy` (one angle heard: `.solo`). The group follows it: the member
+/// heard loudest (alone, or above every other) keeps its video on its audio, for lip sync; every
+/// other member's video runs on its own clock (``/PlayerKitCore/VideoClock/independent``), so the
+/// group's speed trims do not move its frames.
+///
 /// **Faults.** A member whose source ends or fails (a 404, a stream that went away) is dropped
-/// with a typed reason and the others play on; when it held the audio focus, the focus moves as
-/// ``Settings/audioFocusFallback`` says.
+/// with a typed reason and the others play on.
 ///
 /// Written, as every PlayerKit feature, against the core's public API only.
 ///
@@ -87,9 +92,6 @@ public final class MultiView: Sendable {
         var jumpThreshold: Duration = .milliseconds(250)
         /// How far back ``MemberSkew``'s percentiles reach. Default 10 s.
         public var skewWindow: Duration = .seconds(10)
-        /// Where the audio focus goes when its member leaves the group. Default
-        /// ``AudioFocusFallback/nextMember``.
-        public var audioFocusFallback: AudioFocusFallback = .nextMember
         /// Each member's offset, by ID: added to the timestamps of the member's source to put
         /// them on the group's timeline (the first member's, or the leader's). For angles that
         /// share no clock (separate encoders, RTSP sessions): measured once, or computed from
@@ -154,14 +156,6 @@ public final class MultiView: Sendable {
         case liveEdge(latency: Duration)
     }
 
-    /// Where the audio focus goes when the member that holds it leaves.
-    public enum AudioFocusFallback: Sendable, Hashable, Codable {
-        /// To the first member left (in member order).
-        case nextMember
-        /// To none: the group is silent until the app gives the focus again.
-        case none
-    }
-
     private struct Member: Sendable {
         let player: any MediaPlayer
         var subscription: PlayerSubscription?
@@ -172,13 +166,29 @@ public final class MultiView: Sendable {
         /// Whether the member's item has shown its first frame: positions before it (the 0 a
         /// player reports while it loads) are not frames.
         var showing = false
+        /// Its volume (100 until known) and mute, as its events last said.
+        var volume: Double
+        var muted: Bool
+        /// How loud it is heard (0: muted or silent).
+        var loudness: Double { muted ? 0 : max(0, volume) }
+        /// The video clock it was last given.
+        var videoClock: VideoClock = .independent
     }
 
     private struct State: Sendable {
         var machine: LiveAlignment
         var members: [Member] = []
-        var audioFocus: PlayerID?
         var invalidated = false
+
+        /// The clock each member's video should follow: its audio's for the member heard
+        /// loudest, above every other; its own for every other.
+        func videoClocks() -> [PlayerID: VideoClock] {
+            let loudest = members.map(\.loudness).max() ?? 0
+            let heard = members.filter { $0.loudness == loudest && loudest > 0 }
+            return Dictionary(uniqueKeysWithValues: members.map { member in
+                (member.player.id, heard.count == 1 && heard[0].player.id == member.player.id ? .audio : .independent)
+            })
+        }
     }
 
     private let state: Locked<State>
@@ -224,9 +234,10 @@ public final class MultiView: Sendable {
     public func add(_ player: any MediaPlayer) {
         let id = player.id
         let now = clock.now
+        let sound = player.snapshot
         let added = state.withLock { state -> Bool in
             guard !state.invalidated, !state.members.contains(where: { $0.player.id == id }) else { return false }
-            state.members.append(Member(player: player))
+            state.members.append(Member(player: player, volume: sound.volume ?? 100, muted: sound.isMuted ?? false))
             _ = state.machine.join(id, at: now)
             return true
         }
@@ -234,7 +245,8 @@ public final class MultiView: Sendable {
         let observation = player.observeEveryFrame()
         let cacheObservation = player.observeBufferedMedia()
         let subscription = player.eventBus.subscribe(
-            to: id, kinds: [.positionChanged, .firstFrame, .seekCompleted, .stateChanged, .itemEnded, .shuttingDown, .shutDown, .bufferedMediaChanged],
+            to: id, kinds: [.positionChanged, .firstFrame, .seekCompleted, .stateChanged, .itemEnded, .shuttingDown, .shutDown, .bufferedMediaChanged,
+                            .volumeChanged, .muteChanged],
             delivery: .immediate
         ) { [weak self] record in
             self?.handle(record, from: id)
@@ -251,6 +263,7 @@ public final class MultiView: Sendable {
             observation.cancel()
             cacheObservation.cancel()
         }
+        followSound()
     }
 
     /// Loads one source per member, in member order, all at once (``load(_:on:)`` for each).
@@ -275,8 +288,8 @@ public final class MultiView: Sendable {
     /// switched to its source's own timestamps (``/PlayerKitCore/TimestampOrigin/source``), on
     /// which the group aligns, and to reporting a new frame when it is due rather than when it
     /// is queued (``/PlayerKitCore/PositionTiming/whenDue``), on which the group measures. Its
-    /// video runs on its own clock unless it has the audio focus
-    /// (``/PlayerKitCore/VideoClock/independent``, see ``setAudioFocus(_:)``), and after waiting
+    /// video runs on its own clock unless it is the member heard
+    /// (``/PlayerKitCore/VideoClock/independent``; see "Sound" above), and after waiting
     /// for the network it plays again once 0.2 s of media is in
     /// (``/PlayerKitCore/PlayerCommand/setBufferAfterStall(_:)``). Returns once the load ended.
     /// A load that fails drops the member (``SyncEvent/dropped(_:)`` with
@@ -295,9 +308,9 @@ public final class MultiView: Sendable {
             // with 1 s segments, the segment after the next. The group brings a member back
             // itself, from as soon as it has frames again.
             try await player.perform(.setBufferAfterStall(.milliseconds(200)))
-            // A muted member's video runs on its own clock, not its audio's: each speed trim
+            // A member not heard has its video on its own clock, not its audio's: each speed trim
             // moves the audio, and a video that followed it moved by a few milliseconds
-            // (Sync.md). The member with the audio focus keeps its video on its audio.
+            // (Sync.md). The member heard keeps its video on its audio.
             try await player.perform(.setVideoClock(videoClock(for: player.id)))
             _ = try await player.load(source)
         } catch {
@@ -383,52 +396,39 @@ public final class MultiView: Sendable {
         return state.withLock { $0.machine.clock(at: now) }
     }
 
-    // MARK: Audio
+    // MARK: Sound
 
-    /// The member that is heard; the others are muted. Nil: none.
-    public var audioFocus: PlayerID? { state.withLock { $0.audioFocus } }
-
-    /// Gives the audio focus to member `id` (nil: to none): it is unmuted and every other member
-    /// muted, at once (sent, not awaited: the members keep playing in step). The heard member's
-    /// video follows its audio (``/PlayerKitCore/VideoClock/audio``, for lip sync); a muted
-    /// member's runs on its own clock (``/PlayerKitCore/VideoClock/independent``), so the group's
-    /// speed trims do not move its frames. Publishes
-    /// ``SyncEvent/audioFocusChanged(_:)`` on the members that gained and lost it.
-    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` when `id` is not a member.
-    public func setAudioFocus(_ id: PlayerID?) throws(PlayerError) {
-        let change = state.withLock { state -> (previous: PlayerID?, players: [any MediaPlayer])? in
-            if let id, !state.members.contains(where: { $0.player.id == id }) { return nil }
-            let previous = state.audioFocus
-            state.audioFocus = id
-            return (previous, state.members.map(\.player))
+    /// A member's volume or mute changed: the clock each member's video follows may change.
+    private func soundChanged(_ id: PlayerID, volume: Double? = nil, muted: Bool? = nil) {
+        let changed = state.withLock { state -> Bool in
+            guard let index = state.members.firstIndex(where: { $0.player.id == id }) else { return false }
+            let before = state.members[index].loudness
+            if let volume { state.members[index].volume = volume }
+            if let muted { state.members[index].muted = muted }
+            return state.members[index].loudness != before
         }
-        guard let change else {
-            throw .invalidArgument(name: "audio focus", value: id?.rawValue ?? "none", reason: "is not a member of the multi-view")
-        }
-        applyFocus(id, previous: change.previous, players: change.players)
+        if changed { followSound() }
     }
 
-    private func applyFocus(_ id: PlayerID?, previous: PlayerID?, players: [any MediaPlayer]) {
-        for player in players {
-            try? player.send(.setMuted(player.id != id))
+    /// Gives each member the video clock its sound calls for (sent, in order per player, so
+    /// quick changes end on the last).
+    private func followSound() {
+        let changes = state.withLock { state -> [(any MediaPlayer, VideoClock)] in
+            guard !state.invalidated else { return [] }
+            let clocks = state.videoClocks()
+            return state.members.indices.compactMap { index in
+                let wanted = clocks[state.members[index].player.id] ?? .independent
+                guard wanted != state.members[index].videoClock else { return nil }
+                state.members[index].videoClock = wanted
+                return (state.members[index].player, wanted)
+            }
         }
-        guard previous != id else { return }
-        // The heard member's video follows its audio; a muted one's runs on its own (see
-        // load(_:on:)). Sent, in order per player, so quick changes end on the last.
-        for player in players where player.id == id || player.id == previous {
-            try? player.send(.setVideoClock(player.id == id ? .audio : .independent))
-        }
-        if let previous, let player = players.first(where: { $0.id == previous }) {
-            player.publish(SyncEvent.audioFocusChanged(false))
-        }
-        if let id, let player = players.first(where: { $0.id == id }) {
-            player.publish(SyncEvent.audioFocusChanged(true))
-        }
+        for (player, clock) in changes { try? player.send(.setVideoClock(clock)) }
     }
 
-    /// The clock member `id`'s video follows: its audio's when it is heard, else its own.
+    /// The clock member `id`'s video follows: its audio's when it is the member heard, else its own.
     private func videoClock(for id: PlayerID) -> VideoClock {
-        state.withLock { $0.audioFocus == id } ? .audio : .independent
+        state.withLock { $0.members.first { $0.player.id == id }?.videoClock } ?? .independent
     }
 
     // MARK: Lifetime
@@ -478,6 +478,10 @@ public final class MultiView: Sendable {
         case .shuttingDown, .shutDown:
             // Dropped when it begins to shut down, so the member hears it before its shutDown.
             drop(id, reason: .shutDown)
+        case .volumeChanged(let volume):
+            soundChanged(id, volume: volume)
+        case .muteChanged(let muted):
+            soundChanged(id, muted: muted)
         default:
             break
         }
@@ -516,29 +520,18 @@ public final class MultiView: Sendable {
 
     private func drop(_ id: PlayerID, reason: SyncEvent.DropReason?) {
         let now = clock.now
-        let outcome = state.withLock { state -> (Member, [LiveAlignment.Action], focus: (PlayerID?, [any MediaPlayer])?)? in
+        let outcome = state.withLock { state -> (Member, [LiveAlignment.Action])? in
             guard let index = state.members.firstIndex(where: { $0.player.id == id }) else { return nil }
             let member = state.members.remove(at: index)
             let actions = state.machine.drop(id, reason: reason, at: now)
-            var focus: (PlayerID?, [any MediaPlayer])?
-            if state.audioFocus == id {
-                let next: PlayerID? = switch state.machine.settings.audioFocusFallback {
-                case .nextMember: state.members.first?.player.id
-                case .none: nil
-                }
-                state.audioFocus = next
-                focus = (next, state.members.map(\.player))
-            }
-            return (member, actions, focus)
+            return (member, actions)
         }
-        guard let (member, actions, focus) = outcome else { return }
+        guard let (member, actions) = outcome else { return }
         member.subscription?.cancel()
         member.observation?.cancel()
         member.cacheObservation?.cancel()
         run(actions, players: [id: member.player])
-        if let (next, players) = focus {
-            member.player.publish(SyncEvent.audioFocusChanged(false))
-            applyFocus(next, previous: nil, players: players)
-        }
+        // The member heard may have left: another may now be heard loudest.
+        followSound()
     }
 }

@@ -8,7 +8,7 @@ import PlayerKitCore
 /// ``MultiView``'s live or on-demand angles, a Syncplay room's (PlayerKitRooms' `RoomFollower`).
 ///
 /// Two kinds: ``drift(_:)`` is ``/PlayerKitCore/PlayerEventKind/syncDrift`` (as in 1.0); every
-/// step of the correction (joined, aligned, fell behind, realigned, dropped, audio focus) is
+/// step of the correction (joined, aligned, fell behind, realigned, dropped) is
 /// ``/PlayerKitCore/PlayerEventKind/sync``.
 ///
 /// `@nonexhaustive`: a `switch` over it outside PlayerKit needs `@unknown default`.
@@ -81,8 +81,6 @@ public enum SyncEvent: PlayerFeatureEvent {
     case realigned(after: Duration, reason: Reason)
     /// The member left the group for this reason; the others play on.
     case dropped(DropReason)
-    /// The member gained (true) or lost (false) the audio focus: it alone is heard.
-    case audioFocusChanged(Bool)
 
     /// ``/PlayerKitCore/PlayerEventKind/syncDrift`` for ``drift(_:)``,
     /// ``/PlayerKitCore/PlayerEventKind/sync`` for every other event.
@@ -103,7 +101,6 @@ public enum SyncEvent: PlayerFeatureEvent {
         case .fellBehind(let reason): text = "fell behind: \(reason)"
         case .realigned(let after, let reason): text = "realigned after \(after.formattedSeconds): \(reason)"
         case .dropped(let reason): text = "dropped: \(reason)"
-        case .audioFocusChanged(let focused): text = focused ? "has the audio focus" : "lost the audio focus"
         }
         return "sync(\(text))"
     }

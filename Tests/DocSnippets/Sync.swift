@@ -27,7 +27,7 @@ func snippet_multiview(main: Player, onboard: Player, aerial: Player, pit: Playe
     try await view.load(["https://live.example/main.m3u8", "https://live.example/onboard.m3u8",
                          "https://live.example/aerial.m3u8"])       // each joins with its first frame
     try await view.load("https://live.example/pit.m3u8", on: pit)   // a late join: aligned like the others
-    try view.setAudioFocus(main.id)                                 // main heard, the others muted
+    try await AudioPolicy(mode: .solo, players: view.members).focus(main)   // main heard; its video on its audio
     for await record in onboard.events(kinds: [.sync]) {       // joined, aligned, fellBehind, realigned, dropped
         print(record.event, view.skew(of: onboard.id)?.description ?? "none yet")  // "+0.4 ms (p50 0.3, p95 1.1, p99 1.6 ms over 300 frames)"
     }

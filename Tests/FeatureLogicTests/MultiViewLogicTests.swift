@@ -1,4 +1,5 @@
 import PlayerKitCore
+import PlayerKitFeed
 import PlayerKitSupport
 import PlayerKitSync
 @testable import PlayerKitTesting
@@ -13,7 +14,7 @@ struct MultiViewLogicTests {
         try (0..<count).map { _ in try FakePlayer(clock: clock, bus: bus, defaultMedia: .init(duration: 60)) }
     }
 
-    @Test("a member is set up through typed commands a fake carries out as a real player does: the source's timestamps, positions when a frame is due, 0.2 s after a stall, its video on its own clock until it is heard")
+    @Test("a member is set up through typed commands a fake carries out as a real player does: the source's timestamps, positions when a frame is due, 0.2 s after a stall, its video on its own clock unless it is the member heard (an AudioPolicy's focus, solo or ducked)")
     func membersSetUpThroughTypedCommands() async throws {
         let p = try players(2)
         let view = try MultiView(players: p, clock: clock)
@@ -25,11 +26,23 @@ struct MultiViewLogicTests {
             #expect(player.videoClock == .independent)
             #expect(player.bufferedMediaObservationCount == 1)
         }
-        try view.setAudioFocus(p[0].id)
-        #expect(p[0].videoClock == .audio && p[1].videoClock == .independent)
-        #expect(p[0].snapshot.isMuted == false && p[1].snapshot.isMuted == true)
-        try view.setAudioFocus(p[1].id)
-        #expect(p[0].videoClock == .independent && p[1].videoClock == .audio)
+        // Who is heard is the app's (an AudioPolicy's) choice; the member heard alone, or above
+        // every other, has its video on its audio.
+        let audio = try AudioPolicy(mode: .solo, players: p)
+        try await audio.focus(p[0])
+        #expect(await eventually { p[0].videoClock == .audio && p[1].videoClock == .independent })
+        try await audio.focus(p[1])
+        #expect(await eventually { p[0].videoClock == .independent && p[1].videoClock == .audio })
+        // Ducked, the focused member is still heard above the other.
+        let ducking = try AudioPolicy(mode: .duck(volume: 20), players: p)
+        try await audio.clearFocus()
+        #expect(await eventually { p.allSatisfy { $0.videoClock == .independent } }, "both heard alike: neither follows its audio")
+        try await ducking.focus(p[0])
+        #expect(await eventually { p[0].videoClock == .audio && p[1].videoClock == .independent })
+        // The member heard leaves the group: the one left is heard alone (ducked, but alone), and
+        // its video follows its audio.
+        view.remove(p[0].id)
+        #expect(await eventually { p[1].videoClock == .audio })
         view.invalidate()
         #expect(p.allSatisfy { $0.bufferedMediaObservationCount == 0 && $0.frameObservationCount == 0 })
         for player in p { await player.shutdown() }

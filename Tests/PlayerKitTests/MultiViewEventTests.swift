@@ -30,19 +30,20 @@ struct MultiViewEventTests {
         // Before any focus, every member's video runs on its own clock (mpv's video-sync), so a
         // speed trim does not pull it after its audio.
         for (player, _) in players { #expect(try await player.property("video-sync") == .string("desync"), "\(player.id)") }
-        try view.setAudioFocus(players[0].player.id)
+        // One angle heard (the app's AudioPolicy): its video follows its audio again; the muted
+        // ones' stay on their own.
+        let audio = try AudioPolicy(mode: .solo, players: players.map(\.player))
+        try await audio.focus(players[0].player)
         #expect(players[0].player.snapshot.isMuted == false)
         #expect(players[1].player.snapshot.isMuted == true)
-        // The heard member's video follows its audio again; the muted ones' stay on their own.
         #expect(await eventually { (try? await players[0].player.property("video-sync")) == .string("audio") })
         #expect(try await players[1].player.property("video-sync") == .string("desync"))
-        #expect(throws: PlayerError.self) { try view.setAudioFocus("not-a-member") }
-        // Angle 0 (heard) ends: dropped as ended; the focus moves to the next member.
+        // Angle 0 (heard) ends: dropped as ended.
         try await origin.control("end", angle: 0)
         let ended = await players[0].recorder.waitFor(timeout: .seconds(30)) { if case .dropped = Self.event($0) { true } else { false } }
         #expect(ended.flatMap(Self.event) == .dropped(.ended))
-        #expect(await players[1].recorder.waitFor(timeout: .seconds(5)) { Self.event($0) == .audioFocusChanged(true) } != nil)
-        #expect(view.audioFocus == players[1].player.id)
+        // The app gives the focus to another angle: its video now follows its audio.
+        try await audio.focus(players[1].player)
         #expect(await eventually { players[1].player.snapshot.isMuted == false })
         #expect(await eventually { (try? await players[1].player.property("video-sync")) == .string("audio") })
         // Angle 2 goes away: every request answered 404.

@@ -1,0 +1,229 @@
+import PlayerKitCore
+import PlayerKitSupport
+
+/// Keeps players on a clock the app sets: its own timeline, a server's, a room's. The same
+/// correction a ``SyncGroup`` and a ``MultiView`` run, for a clock that is neither a group's
+/// transport nor a member's (PlayerKitRooms' `RoomFollower` is built on it).
+///
+/// ```swift
+/// let follower = try ClockFollower(players: [left, right])
+/// try await left.play(); try await right.play()
+/// try follower.setClock(12.0, at: .now)     // the timeline is at 12 s now, moving at speed 1
+/// // ... later, the timeline paused: the app pauses the players, then
+/// try follower.setClock(nil, at: .now)      // nothing is corrected until it runs again
+/// ```
+///
+/// **The clock** is `position` (seconds, in the players' positions) at the monotonic instant
+/// given, moving on at `speed`; nil: stopped. The app moves the players with the clock (play,
+/// pause, seek, speed: the follower does not); each ``setClock(_:speed:at:)`` forgets what the
+/// correction was doing and measures afresh.
+///
+/// **Correction.** Each player's frame changes are compared with the clock at the moment they
+/// changed (the player reports a frame when it is due: the follower sets
+/// ``/PlayerKitCore/PositionTiming/whenDue``). A player within
+/// ``MultiView/Settings/holdThreshold`` is trimmed by speed; one further ahead is paused on its
+/// frame until the clock reaches it; one behind beyond ``MultiView/Settings/realignThreshold``, or
+/// ahead beyond it, is paused, seeked exactly to where the clock will be (within what it has in
+/// memory) and released there. Each step is published on the player's ID as a ``SyncEvent``
+/// (joined, aligned, fell behind, realigned; its drift once per
+/// ``MultiView/Settings/driftReportInterval``).
+///
+/// Written, as every PlayerKit feature, against the core's public API only.
+///
+/// **Threading.** Methods may be called from any thread. The follower's state is one lock around
+/// the correction machine; the players' events are handled in `.immediate` bus handlers, one step
+/// under the lock each, and the commands a step decides are sent after the lock is released, with
+/// ``/PlayerKitCore/MediaPlayer/send(_:)``, which never waits. ``invalidate()`` (or releasing the
+/// follower) cancels its subscriptions and observations; the players stay as they are.
+public final class ClockFollower: Sendable {
+    private struct Member: Sendable {
+        let player: any MediaPlayer
+        var subscription: PlayerSubscription?
+        var observation: PropertyObservation?
+        var cacheObservation: PropertyObservation?
+    }
+
+    private struct State: Sendable {
+        var machine: LiveAlignment
+        var members: [Member]
+        var invalidated = false
+    }
+
+    private let state: Locked<State>
+    private let clock: any MonotonicClock
+
+    /// A follower of `players` (one or more, no player twice), corrected as `settings` say (the
+    /// settings every group takes; offsets and live-edge settings do not apply), on `clock` (a
+    /// test may give a `ManualClock`). The players are followed at once; the clock is stopped
+    /// until ``setClock(_:speed:at:)``.
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for no players,
+    ///   a player twice, or a setting that makes no sense (``MultiView/Settings/validate()``).
+    public init(players: [any MediaPlayer], settings: MultiView.Settings = MultiView.Settings(),
+                clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
+        try settings.validate()
+        guard !players.isEmpty else {
+            throw .invalidArgument(name: "clock follower", value: "no players", reason: "needs a player")
+        }
+        let ids = players.map(\.id)
+        guard Set(ids).count == ids.count else {
+            throw .invalidArgument(name: "clock follower", value: ids.map(\.rawValue).joined(separator: ", "), reason: "lists a player twice")
+        }
+        self.clock = clock
+        var machine = LiveAlignment(settings: settings, externalClock: ())
+        let now = clock.now
+        for id in ids { _ = machine.join(id, at: now) }
+        state = Locked(State(machine: machine, members: players.map { Member(player: $0) }))
+        for player in players { watch(player) }
+    }
+
+    deinit {
+        invalidate()
+    }
+
+    // MARK: The clock
+
+    /// Sets the clock: `position` (seconds) at `time`, moving on at `speed` (within
+    /// ``/PlayerKitCore/PlayerCommand/speedRange``); nil stops it (nothing is measured or
+    /// corrected). Call it whenever the timeline starts, stops, jumps or changes speed, after
+    /// (or as) the app moves the players there.
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a position
+    ///   that is not finite, or a speed outside the range.
+    public func setClock(_ position: Double?, speed: Double = 1, at time: ContinuousClock.Instant) throws(PlayerError) {
+        if let position, !position.isFinite {
+            throw .invalidArgument(name: "clock position", value: "\(position)", reason: "must be a finite number of seconds")
+        }
+        try PlayerCommand.setSpeed(speed).validate()
+        state.withLock { state in
+            guard !state.invalidated else { return }
+            state.machine.setClock(position, speed: speed, at: time)
+        }
+    }
+
+    /// The clock's position at `time` (nil while stopped).
+    public func position(at time: ContinuousClock.Instant) -> Double? {
+        state.withLock { $0.machine.clock(at: time) }
+    }
+
+    // MARK: Figures
+
+    /// The players followed.
+    public var players: [any MediaPlayer] { state.withLock { $0.members.map(\.player) } }
+
+    /// How far player `id` is from the clock, measured on its frame changes since the clock was
+    /// last set: its latest skew and the percentiles over ``MultiView/Settings/skewWindow``. Nil
+    /// before its first measured frame.
+    public func skew(of id: PlayerID) -> MemberSkew? {
+        state.withLock { $0.machine.member(id)?.meter.figures }
+    }
+
+    /// Every measured player's ``skew(of:)``.
+    public var skews: [PlayerID: MemberSkew] {
+        state.withLock { state in
+            Dictionary(uniqueKeysWithValues: state.machine.members.compactMap { member in member.meter.figures.map { (member.id, $0) } })
+        }
+    }
+
+    /// Each measured player's drift in seconds (positive: ahead), as the correction judges it:
+    /// the median of its latest skews.
+    public var drifts: [PlayerID: Double] {
+        state.withLock { state in
+            Dictionary(uniqueKeysWithValues: state.machine.members.compactMap { member in member.drift.map { (member.id, $0) } })
+        }
+    }
+
+    /// How many corrective seeks the follower made (trims and holds do not count).
+    public var correctiveSeeks: Int { state.withLock { $0.machine.correctiveSeeks } }
+
+    // MARK: Lifetime
+
+    /// Stops following: cancels the subscriptions and observations. The players stay as they
+    /// are. Idempotent; called when the follower is released.
+    public func invalidate() {
+        let members = state.withLock { state -> [Member] in
+            defer { state.invalidated = true }
+            return state.invalidated ? [] : state.members
+        }
+        for member in members {
+            member.subscription?.cancel()
+            member.observation?.cancel()
+            member.cacheObservation?.cancel()
+        }
+    }
+
+    // MARK: The players' side (where their events are delivered)
+
+    private func watch(_ player: any MediaPlayer) {
+        let id = player.id
+        // Each frame change reported when the frame is due, not when it is queued (up to 50 ms
+        // early, at random): what the correction measures. Sent, never waiting.
+        try? player.send(.setPositionTiming(.whenDue))
+        let observation = player.observeEveryFrame()
+        let cacheObservation = player.observeBufferedMedia()
+        let subscription = player.eventBus.subscribe(
+            to: id, kinds: [.positionChanged, .seekCompleted, .stateChanged, .bufferedMediaChanged], delivery: .immediate
+        ) { [weak self] record in
+            self?.handle(record, from: id)
+        }
+        let kept = state.withLock { state -> Bool in
+            guard !state.invalidated, let index = state.members.firstIndex(where: { $0.player.id == id }) else { return false }
+            state.members[index].subscription = subscription
+            state.members[index].observation = observation
+            state.members[index].cacheObservation = cacheObservation
+            return true
+        }
+        if !kept {
+            subscription.cancel()
+            observation.cancel()
+            cacheObservation.cancel()
+        }
+    }
+
+    private func handle(_ record: PlayerEventRecord, from id: PlayerID) {
+        switch record.event {
+        case .positionChanged(let position):
+            step { $0.frame(id, media: position, at: record.time) }
+        case .seekCompleted(let position):
+            step { $0.seekLanded(id, media: position, at: record.time) }
+        case .bufferedMediaChanged(let media):
+            // A player seeks only within what it has: one behind without the data to catch up
+            // plays on (and stalls, or catches up once the data is in).
+            step { $0.cached(id, upTo: media.cachedUntil, seekableTo: media.seekableUntil, at: record.time) }
+        case .stateChanged(_, let to):
+            step { $0.stateChanged(id, to: to, at: record.time) }
+        default:
+            break
+        }
+    }
+
+    /// One step of the correction machine under the lock; its actions after it.
+    private func step(_ body: (inout LiveAlignment) -> [LiveAlignment.Action]) {
+        let (actions, players) = state.withLock { state -> ([LiveAlignment.Action], [PlayerID: any MediaPlayer]) in
+            guard !state.invalidated else { return ([], [:]) }
+            let actions = body(&state.machine)
+            return (actions, Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, $0.player) }))
+        }
+        run(actions, players: players)
+    }
+
+    /// Carries out what the machine decided: commands sent (never waiting), events published on
+    /// the player's ID, wake-ups on the follower's clock.
+    private func run(_ actions: [LiveAlignment.Action], players: [PlayerID: any MediaPlayer]) {
+        for action in actions {
+            switch action {
+            case .send(let id, let command):
+                try? players[id]?.send(command)
+            case .publish(let id, let event):
+                players[id]?.publish(event)
+            case .drop:
+                // Only a live edge's judgement drops a member; an outside clock has none.
+                break
+            case .wake(let instant):
+                clock.runOnce(at: instant) { [weak self] in
+                    guard let self else { return }
+                    let now = self.clock.now
+                    self.step { $0.wake(at: now) }
+                }
+            }
+        }
+    }
+}

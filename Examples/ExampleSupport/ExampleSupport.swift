@@ -195,10 +195,8 @@ public struct JSONEventLine: Encodable, Sendable {
             @unknown default: value = event.description
             }
         case let event as SyncEvent:
-            switch event {
-            case .drift(let drift): driftMs = (drift * 10_000).rounded() / 10
-            @unknown default: value = event.description
-            }
+            // The drift as a figure; the correction's steps (joined, aligned, ...) as text.
+            if case .drift(let drift) = event { driftMs = (drift * 10_000).rounded() / 10 } else { value = event.description }
         default:
             // A feature's kind names the feature; its case is the first word of its description
             // ("mprisRequest(Pause from playerctl ...)").

@@ -1,11 +1,16 @@
 import PlayerKitCore
 import PlayerKitSupport
 
-/// Keeps one player on a clock: fed the player's frame positions and the clock's position at
-/// each frame's time, it says when to nudge the player's speed and when to seek it.
+/// 1.0's correction of one player on a clock, kept for 1.0 callers: fed the player's frame
+/// positions and the clock's position at each frame's time, it says when to nudge the player's
+/// speed and when to seek it. Its ``Settings`` still configure a ``SyncGroup`` and a room
+/// follower.
 ///
-/// What ``SyncGroup`` uses for each member, public so that anything else that holds a clock
-/// (a Syncplay room's follower, an app's own timeline) corrects players the same way:
+/// **Superseded:** no PlayerKit group uses it any more: every group corrects its members with
+/// one machine, which holds a member a little ahead on its frame and seeks only within what a
+/// player has. For an app's own clock use ``ClockFollower``, which runs that machine. (Not marked
+/// `@available(*, deprecated)`: its 1.0 tests must keep building with warnings as errors, and
+/// Swift Testing refuses a deprecated test.)
 ///
 /// ```swift
 /// var corrector = DriftCorrector()

@@ -7,9 +7,9 @@ import PlayerKitCore
 /// async sequences. The same events whatever clock the group follows: a ``SyncGroup``'s own, a
 /// ``MultiView``'s live or on-demand angles, a Syncplay room's (PlayerKitRooms' `RoomFollower`).
 ///
-/// Two kinds: ``drift(_:)`` is ``/PlayerKitCore/PlayerEventKind/syncDrift`` (as in 1.0); every
+/// Two kinds: ``drift(_:)`` is ``PlayerKitCore/PlayerEventKind/syncDrift`` (as in 1.0); every
 /// step of the correction (joined, aligned, fell behind, realigned, dropped) is
-/// ``/PlayerKitCore/PlayerEventKind/sync``.
+/// ``PlayerKitCore/PlayerEventKind/sync``.
 ///
 /// `@nonexhaustive`: a `switch` over it outside PlayerKit needs `@unknown default`.
 @nonexhaustive
@@ -82,8 +82,8 @@ public enum SyncEvent: PlayerFeatureEvent {
     /// The member left the group for this reason; the others play on.
     case dropped(DropReason)
 
-    /// ``/PlayerKitCore/PlayerEventKind/syncDrift`` for ``drift(_:)``,
-    /// ``/PlayerKitCore/PlayerEventKind/sync`` for every other event.
+    /// ``PlayerKitCore/PlayerEventKind/syncDrift`` for ``drift(_:)``,
+    /// ``PlayerKitCore/PlayerEventKind/sync`` for every other event.
     public var kind: PlayerEventKind {
         switch self {
         case .drift: .syncDrift

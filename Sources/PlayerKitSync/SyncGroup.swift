@@ -190,7 +190,7 @@ public final class SyncGroup: Sendable {
     /// settings: ``DriftCorrector/Settings/seekThreshold`` is the realign threshold,
     /// ``DriftCorrector/Settings/maximumSpeedCorrection`` the largest speed trim, and
     /// ``DriftCorrector/Settings/correctsDrift`` whether members are corrected; see
-    /// ``init(players:onMemberFailure:alignment:driftReportInterval:clock:)`` for every setting).
+    /// ``init(players:onMemberFailure:alignment:clock:)`` for every setting).
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for fewer than two players,
     ///   the same player twice, or a setting that makes no sense.
     public convenience init(players: [any MediaPlayer], onMemberFailure: FailurePolicy = .dropMember, settings: DriftCorrector.Settings = DriftCorrector.Settings(),

@@ -34,6 +34,18 @@ func snippet_multiview(main: Player, onboard: Player, aerial: Player, pit: Playe
     // end snippet
 }
 
+func snippet_clockFollower(left: Player, right: Player, showStart: ContinuousClock.Instant) async throws {
+    // snippet: clock-follower
+    let follower = try ClockFollower(players: [left, right])       // no players, or one twice: invalidArgument
+    try await left.play(); try await right.play()                   // you move the players...
+    try follower.setClock(0, at: showStart)                         // ...it keeps them on your timeline: 0 s at showStart
+    for await record in right.events(kinds: [.sync, .syncDrift]) {  // joined, aligned, fellBehind, realigned, drift
+        print(record.event, follower.skew(of: right.id)?.description ?? "none yet")
+    }
+    try follower.setClock(nil, at: .now)                            // stopped: nothing is corrected
+    // end snippet
+}
+
 func snippet_multiviewPause(view: MultiView) {
     // snippet: multiview-pause
     view.pause()                          // every member and the clock stop where they are

@@ -3,7 +3,8 @@ import PlayerKit
 import Testing
 
 /// The correction arithmetic alone (pure logic: no player, no clock of its own).
-@Suite("Drift corrector", .timeLimit(.minutes(4)))
+/// 1.0's corrector, superseded by ClockFollower: still tested as 1.0 callers use it.
+@Suite("Drift corrector (1.0)", .timeLimit(.minutes(4)))
 struct DriftCorrectorTests {
     @Test("ahead is slowed, behind is sped up, within the limit; far off is seeked to where the clock will be")
     func corrections() throws {

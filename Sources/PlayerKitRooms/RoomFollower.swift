@@ -98,7 +98,7 @@ public final class RoomFollower: Sendable {
     /// The settings given at creation.
     let settings: Settings
     /// The correction's settings (from `settings.correction`).
-    private let alignment: MultiView.Settings
+    private let alignment: SyncSettings
     private let state: Locked<State>
     private let time: any MonotonicClock
     private let logger: Logger
@@ -145,7 +145,7 @@ public final class RoomFollower: Sendable {
             throw .invalidArgument(name: "correction maximumSpeedCorrection", value: "\(settings.correction.maximumSpeedCorrection)",
                                    reason: "must be a fraction from 0 to 0.5")
         }
-        var alignment = MultiView.Settings()
+        var alignment = SyncSettings()
         alignment.realignThreshold = .seconds(settings.correction.seekThreshold)
         alignment.holdThreshold = min(alignment.holdThreshold, alignment.realignThreshold)
         alignment.maximumSpeedTrim = settings.correction.maximumSpeedCorrection

@@ -21,12 +21,12 @@ import PlayerKitSupport
 /// **Correction.** Each player's frame changes are compared with the clock at the moment they
 /// changed (the player reports a frame when it is due: the follower sets
 /// ``/PlayerKitCore/PositionTiming/whenDue``). A player within
-/// ``MultiView/Settings/holdThreshold`` is trimmed by speed; one further ahead is paused on its
-/// frame until the clock reaches it; one behind beyond ``MultiView/Settings/realignThreshold``, or
+/// ``SyncSettings/holdThreshold`` is trimmed by speed; one further ahead is paused on its
+/// frame until the clock reaches it; one behind beyond ``SyncSettings/realignThreshold``, or
 /// ahead beyond it, is paused, seeked exactly to where the clock will be (within what it has in
 /// memory) and released there. Each step is published on the player's ID as a ``SyncEvent``
 /// (joined, aligned, fell behind, realigned; its drift once per
-/// ``MultiView/Settings/driftReportInterval``).
+/// ``SyncSettings/driftReportInterval``).
 ///
 /// Written, as every PlayerKit feature, against the core's public API only.
 ///
@@ -57,8 +57,8 @@ public final class ClockFollower: Sendable {
     /// test may give a `ManualClock`). The players are followed at once; the clock is stopped
     /// until ``setClock(_:speed:at:)``.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for no players,
-    ///   a player twice, or a setting that makes no sense (``MultiView/Settings/validate()``).
-    public init(players: [any MediaPlayer], settings: MultiView.Settings = MultiView.Settings(),
+    ///   a player twice, or a setting that makes no sense (``SyncSettings/validate()``).
+    public init(players: [any MediaPlayer], settings: SyncSettings = SyncSettings(),
                 clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
         try settings.validate()
         guard !players.isEmpty else {
@@ -110,7 +110,7 @@ public final class ClockFollower: Sendable {
     public var players: [any MediaPlayer] { state.withLock { $0.members.map(\.player) } }
 
     /// How far player `id` is from the clock, measured on its frame changes since the clock was
-    /// last set: its latest skew and the percentiles over ``MultiView/Settings/skewWindow``. Nil
+    /// last set: its latest skew and the percentiles over ``SyncSettings/skewWindow``. Nil
     /// before its first measured frame.
     public func skew(of id: PlayerID) -> MemberSkew? {
         state.withLock { $0.machine.member(id)?.meter.figures }

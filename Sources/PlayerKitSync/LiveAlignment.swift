@@ -14,7 +14,7 @@ import PlayerKitSupport
 /// is held, stalled or gone, the clock runs on by itself.
 ///
 /// **The leader.** With ``MultiView/Leader/furthestAhead`` (live angles: the lowest latency), a
-/// member that joins more than ``MultiView/Settings/realignThreshold`` ahead of the clock takes
+/// member that joins more than ``SyncSettings/realignThreshold`` ahead of the clock takes
 /// the lead: the clock jumps to it and the others are brought there. With
 /// ``MultiView/Leader/member(_:)``, that member leads, and the clock jumps to it whenever it is
 /// that far from it without having fallen out of step.
@@ -26,15 +26,15 @@ import PlayerKitSupport
 /// show the same frame.
 ///
 /// **Correction.** The median of a member's latest five skews decides:
-/// - ahead beyond ``MultiView/Settings/holdThreshold``, or behind beyond
-///   ``MultiView/Settings/realignThreshold`` (while it joins, beyond the hold threshold): the
+/// - ahead beyond ``SyncSettings/holdThreshold``, or behind beyond
+///   ``SyncSettings/realignThreshold`` (while it joins, beyond the hold threshold): the
 ///   member pauses, takes the group's speed (before the seek: a speed change makes mpv decode
 ///   its audio again, and a change at the release started members a frame late) and seeks exactly to its own frame when ahead, or, when behind, to where the
-///   clock will be ``MultiView/Settings/seekLead`` later (once its cache has it), and is held
+///   clock will be ``SyncSettings/seekLead`` later (once its cache has it), and is held
 ///   there until the clock reaches the frame it shows, then plays (a wake-up is asked for at that instant); a seek that lands after
 ///   the clock passed its target doubles the lead for the next one (up to 4 s);
 /// - otherwise the speed is trimmed, `group speed × (1 − skew × trimGain)`, at most
-///   ``MultiView/Settings/maximumSpeedTrim`` off, none within ``MultiView/Settings/deadBand``, at
+///   ``SyncSettings/maximumSpeedTrim`` off, none within ``SyncSettings/deadBand``, at
 ///   most once per ``trimInterval``. mpv
 ///   keeps the pitch (scaletempo), so a trim is not heard.
 ///
@@ -46,7 +46,7 @@ import PlayerKitSupport
 /// clock will be, like one behind (on demand there is no hole in the media to fall into).
 /// The same machine drives all three ways players are kept together.
 struct LiveAlignment: Sendable {
-    typealias Settings = MultiView.Settings
+    typealias Settings = SyncSettings
 
     /// What the machine asks for.
     enum Action: Sendable, Equatable {
@@ -122,7 +122,7 @@ struct LiveAlignment: Sendable {
         /// of where the clock will be (its lead is then not the cause of landing behind).
         var shortSeek = false
         /// Added to the member's media times to put them on the group's timeline: the offset
-        /// the app gave (``MultiView/Settings/offsets``), in seconds.
+        /// the app gave (``SyncSettings/offsets``), in seconds.
         var offset: Double
         /// Whether the app gave the offset (then its timestamps are not judged).
         var offsetGiven: Bool
@@ -521,7 +521,7 @@ struct LiveAlignment: Sendable {
     /// monotonic time: members reload their playlists at moments of their own, and the one that
     /// reloaded last is nearest the source). The clock is `latency` behind it: started there,
     /// moved a tenth of the way at each report, and put there at once when further than
-    /// ``MultiView/Settings/realignThreshold`` (the members are then brought there).
+    /// ``SyncSettings/realignThreshold`` (the members are then brought there).
     private mutating func followLiveEdge(_ index: Int, lead: Double, latency: Double, at time: ContinuousClock.Instant) -> [Action] {
         if var edge = members[index].edge {
             edge.lead = max(edge.lead, lead)
@@ -546,7 +546,7 @@ struct LiveAlignment: Sendable {
 
     /// Compares the live edges watched long enough with the first such member's (whose
     /// timestamps are the group's): one further apart than
-    /// ``MultiView/Settings/unrelatedTimestampThreshold``, or than a segment and a quarter, has
+    /// ``SyncSettings/unrelatedTimestampThreshold``, or than a segment and a quarter, has
     /// timestamps unrelated to the group's. It is dropped; the app can give it an offset.
     private func judgeTimestamps(at time: ContinuousClock.Instant) -> [Action] {
         let watched = members.filter { member in
@@ -765,7 +765,7 @@ struct LiveAlignment: Sendable {
     }
 
     /// Trims member `index`'s speed toward the clock: `group speed × (1 − skew × trimGain)`,
-    /// at most ``MultiView/Settings/maximumSpeedTrim`` off, none within the dead band, at most
+    /// at most ``SyncSettings/maximumSpeedTrim`` off, none within the dead band, at most
     /// once per ``trimInterval``.
     private mutating func trim(_ index: Int, skew: Double, at time: ContinuousClock.Instant) -> [Action] {
         let id = members[index].id

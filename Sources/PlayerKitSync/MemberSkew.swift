@@ -10,7 +10,7 @@ public struct MemberSkew: Sendable, Hashable, CustomStringConvertible {
     /// The skew at the member's latest frame change (signed).
     public var current: Double
     /// The median of the absolute skews over the window (a ``MultiView``'s
-    /// ``MultiView/Settings/skewWindow``; 10 s for a ``SyncGroup``'s members and a
+    /// ``SyncSettings/skewWindow``; 10 s for a ``SyncGroup``'s members and a
     /// ``DriftCorrector``'s player).
     public var p50: Double
     /// The 95th percentile of the absolute skews over the window.

@@ -23,8 +23,8 @@ public enum SyncEvent: PlayerFeatureEvent {
         case stall
         /// Its media jumped forward: a segment of the source was missing.
         case missingSegment
-        /// It drifted beyond ``MultiView/Settings/realignThreshold`` (or, on a clock the group does not take
-        /// from its members, ahead beyond ``MultiView/Settings/holdThreshold``) for another reason.
+        /// It drifted beyond ``SyncSettings/realignThreshold`` (or, on a clock the group does not take
+        /// from its members, ahead beyond ``SyncSettings/holdThreshold``) for another reason.
         case drift
 
         /// "stall", "missing segment" or "drift".
@@ -50,7 +50,7 @@ public enum SyncEvent: PlayerFeatureEvent {
         case shutDown
         /// Its timestamps are unrelated to the group's: its live edge is about `offset` from
         /// the first member's (positive: later), beyond
-        /// ``MultiView/Settings/unrelatedTimestampThreshold``. Aligning it on its timestamps
+        /// ``SyncSettings/unrelatedTimestampThreshold``. Aligning it on its timestamps
         /// would show it that far off. It plays on, outside the group; give it an offset
         /// (``MultiView/setOffset(_:for:)``, or from the playlists' PROGRAM-DATE-TIME) and add
         /// it again.

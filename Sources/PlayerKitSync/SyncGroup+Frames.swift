@@ -92,6 +92,29 @@ extension SyncGroup {
         state.withLock { Dictionary(uniqueKeysWithValues: $0.members.map { ($0.player.id, $0.offset) }) }
     }
 
+    /// Each member's offset on the group's timeline, as every group gives offsets
+    /// (``SyncSettings/offsets``): added to the member's media time to give the group's
+    /// time. A member whose content begins 2 s into its file has an offset of -2 s. The same
+    /// offsets as ``timeOffsets`` (1.0's form, in seconds, of the opposite sign); members without
+    /// one are left out.
+    public var offsets: [PlayerID: Duration] {
+        state.withLock { state in
+            Dictionary(uniqueKeysWithValues: state.members.compactMap { member in
+                member.offset == 0 ? nil : (member.player.id, Duration.seconds(-member.offset))
+            })
+        }
+    }
+
+    /// Puts member `id`'s media `offset` later on the group's timeline (nil: no offset), as
+    /// ``MultiView/setOffset(_:for:)`` does: ``offsets``. Takes effect at the group's next seek,
+    /// frame step or frame seek; while playing, the correction moves the member to it.
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a player that
+    ///   is not a member.
+    public func setOffset(_ offset: Duration?, for id: PlayerID) throws(PlayerError) {
+        let seconds = offset.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 } ?? 0
+        try setTimeOffset(seconds == 0 ? 0 : -seconds, for: id)
+    }
+
     /// Sets a member's time offset (see ``timeOffsets``). Takes effect at the group's next seek,
     /// frame step or frame seek; while playing, the drift correction moves the member to it.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a player that

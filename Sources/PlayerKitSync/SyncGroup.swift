@@ -22,12 +22,12 @@ import PlayerKitSupport
 /// (positive: ahead).
 ///
 /// **Correction.** The same machine that keeps a ``MultiView``'s angles together corrects the
-/// members, here on the group's own clock (``MultiView/Settings``, given as `alignment`): a member
-/// within ``MultiView/Settings/holdThreshold`` of the clock gets a speed a little above or below
-/// the group's (at most ``MultiView/Settings/maximumSpeedTrim`` off, proportional to its skew,
+/// members, here on the group's own clock (``SyncSettings``, given as `alignment`): a member
+/// within ``SyncSettings/holdThreshold`` of the clock gets a speed a little above or below
+/// the group's (at most ``SyncSettings/maximumSpeedTrim`` off, proportional to its skew,
 /// within ``/PlayerKitCore/PlayerCommand/speedRange``), so it closes the gap without a visible
 /// jump; a member further ahead is paused on its frame until the clock reaches it, and one
-/// further behind than ``MultiView/Settings/realignThreshold`` (or ahead by more than that) is
+/// further behind than ``SyncSettings/realignThreshold`` (or ahead by more than that) is
 /// seeked exactly to where the clock will be and released there. Each step is published on the
 /// member's ID as a ``SyncEvent`` (joined, aligned, fell behind, realigned), and each
 /// member reports ``SyncEvent/drift(_:)`` about once per
@@ -123,7 +123,7 @@ public final class SyncGroup: Sendable {
     /// The policy for failing members.
     let failurePolicy: FailurePolicy
     /// The correction settings.
-    let alignment: MultiView.Settings
+    let alignment: SyncSettings
     /// The clock the group plays on and measures drift with.
     let clock: any MonotonicClock
 
@@ -198,7 +198,7 @@ public final class SyncGroup: Sendable {
         guard settings.seekThreshold.isFinite, settings.seekThreshold > 0 else {
             throw .invalidArgument(name: "sync group seekThreshold", value: "\(settings.seekThreshold)", reason: "must be above zero")
         }
-        var alignment = MultiView.Settings()
+        var alignment = SyncSettings()
         alignment.realignThreshold = .seconds(settings.seekThreshold)
         alignment.holdThreshold = min(alignment.holdThreshold, alignment.realignThreshold)
         alignment.maximumSpeedTrim = settings.maximumSpeedCorrection
@@ -209,10 +209,10 @@ public final class SyncGroup: Sendable {
 
     /// A group of at least two different players, on `clock`, corrected as `alignment` says (the
     /// settings a ``MultiView`` takes; its offsets and live-edge settings do not apply: use
-    /// ``setTimeOffset(_:for:)``).
+    /// ``setOffset(_:for:)``).
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for fewer than two players,
-    ///   the same player twice, or a setting that makes no sense (``MultiView/Settings/validate()``).
-    public init(players: [any MediaPlayer], onMemberFailure: FailurePolicy = .dropMember, alignment: MultiView.Settings,
+    ///   the same player twice, or a setting that makes no sense (``SyncSettings/validate()``).
+    public init(players: [any MediaPlayer], onMemberFailure: FailurePolicy = .dropMember, alignment: SyncSettings,
                 clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
         try alignment.validate()
         guard players.count >= 2 else {

@@ -49,10 +49,14 @@ if let index = arguments.firstIndex(of: "--arenas"), index + 1 < arguments.count
 }
 let folder = URL(fileURLWithPath: arguments[1])
 let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasSuffix(".json") }.sorted()
-let output = Locked<Void>(())
+// A counter, not `Void`: ThreadSanitizer reported an access race on a lock around a zero-sized value.
+let output = Locked<Int>(0)
 func emit<Value: Encodable>(_ value: Value) {
     let data = try! JSONEncoder().encode(value)
-    output.withLock { _ in FileHandle.standardOutput.write(data + Data("\n".utf8)) }
+    output.withLock { lines in
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+        lines += 1
+    }
 }
 
 var configuration = PlayerConfiguration(videoOutput: .none, audioOutput: .none)

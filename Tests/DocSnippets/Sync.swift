@@ -96,7 +96,7 @@ func snippet_frames(left: Player, right: Player) async throws {
     frame = try await group.stepFrame()                      // both on 301, paused
     frame = try await group.stepFrameBack()                  // both back on 300
     for member in frame.members { print(member) }            // "left: frame 300 (10.000 s)"
-    try group.setTimeOffset(2, for: right.id)                // right's content starts 2 s into its file
+    try group.setOffset(.seconds(-2), for: right.id)        // right's content starts 2 s into its file
     do {
         try await group.stepFrameBack()
     } catch .atFirstFrame {

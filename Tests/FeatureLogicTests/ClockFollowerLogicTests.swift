@@ -24,7 +24,7 @@ struct ClockFollowerLogicTests {
             try ClockFollower(players: [], clock: clock)
         }
         #expect(throws: PlayerError.self) { try ClockFollower(players: [p[0], p[0]], clock: clock) }
-        var settings = MultiView.Settings()
+        var settings = SyncSettings()
         settings.maximumSpeedTrim = .nan
         #expect(throws: PlayerError.self) { try ClockFollower(players: p, settings: settings, clock: clock) }
         let follower = try ClockFollower(players: p, clock: clock)
@@ -62,6 +62,31 @@ struct ClockFollowerLogicTests {
         #expect(p[0].commands.count == commands)
         follower.invalidate()
         #expect(p.allSatisfy { $0.frameObservationCount == 0 && $0.bufferedMediaObservationCount == 0 })
+        for player in p { await player.shutdown() }
+    }
+
+    @Test("a player that stalls (2 s) while the clock runs on is brought back to it within 1 s of its data flowing again (fellBehind(stall), realigned(stall)); the other plays on untouched")
+    func stall() async throws {
+        let p = try players(2)
+        let follower = try ClockFollower(players: p, clock: clock)
+        let log = EventLog(bus: bus, players: p.map(\.id))
+        for player in p { try await player.load("clip.mp4") }
+        try follower.setClock(0, at: clock.now)
+        play(1)
+        p[1].stall(for: .seconds(2))
+        play(2)
+        let flowing = clock.now
+        play(1)
+        #expect(log.features(SyncEvent.self, of: p[1].id).contains(.fellBehind(.stall)))
+        let back = log.all.first { record in
+            guard record.playerID == p[1].id, case .realigned(_, .stall)? = record.event.feature(SyncEvent.self) else { return false }
+            return true
+        }
+        let time = try #require(back?.time, "\(log.features(SyncEvent.self, of: p[1].id))")
+        #expect(time - flowing <= .seconds(1), "back in step \(time - flowing) after its data flowed again")
+        #expect(abs((p[1].position ?? 0) - (follower.position(at: clock.now) ?? 0)) < 0.01)
+        #expect(!log.features(SyncEvent.self, of: p[0].id).contains { if case .fellBehind = $0 { true } else { false } })
+        follower.invalidate()
         for player in p { await player.shutdown() }
     }
 }

@@ -68,7 +68,7 @@ struct FrameStepLogicTests {
         for player in [a, b] { await player.shutdown() }
     }
 
-    @Test("an offset aligns a member whose content starts later: b at +0.5 s shows frame 15 more than a, on seeks, frame seeks and steps")
+    @Test("an offset aligns a member whose content starts later: b at +0.5 s shows frame 15 more than a, on seeks, frame seeks and steps; offsets read and set as Durations in every group's sign")
     func offsets() async throws {
         let (group, a, b) = try await group()
         try group.setTimeOffset(0.5, for: b.id)
@@ -85,6 +85,14 @@ struct FrameStepLogicTests {
             try group.setTimeOffset(.nan, for: a.id)
         }
         #expect(throws: PlayerError.self) { try group.setTimeOffset(1, for: "nobody") }
+        // The same offset as every group gives it (a Duration added to the member's media time
+        // to put it on the group's timeline): the opposite sign of 1.0's seconds.
+        #expect(group.offsets == [b.id: .milliseconds(-500)])
+        try group.setOffset(.seconds(-1), for: b.id)
+        #expect(group.timeOffsets == [a.id: 0, b.id: 1])
+        try group.setOffset(nil, for: b.id)
+        #expect(group.offsets.isEmpty && group.timeOffsets[b.id] == 0)
+        #expect(throws: PlayerError.self) { try group.setOffset(.seconds(1), for: "nobody") }
         group.invalidate()
         for player in [a, b] { await player.shutdown() }
     }

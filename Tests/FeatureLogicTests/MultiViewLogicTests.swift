@@ -346,7 +346,7 @@ struct MultiViewLogicTests {
                 Issue.record("\(setting): \(error)")
                 return
             }
-            #expect(name == "multi-view \(setting)")
+            #expect(name == "sync setting \(setting)")
         }
         #expect(p.allSatisfy { $0.frameObservationCount == 0 && $0.bufferedMediaObservationCount == 0 && $0.commands.isEmpty })
         for player in p { await player.shutdown() }

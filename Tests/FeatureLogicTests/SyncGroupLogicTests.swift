@@ -138,6 +138,44 @@ struct SyncGroupLogicTests {
         for player in p { await player.shutdown() }
     }
 
+    @Test("a member that stalls (4 s) holds the group: the other pauses, both go on together from where it is once its data flows, and it reports fellBehind(stall) then realigned(stall) within 1 s; two stalls in a row likewise")
+    func stalls() async throws {
+        let p = try players(2)
+        let group = try SyncGroup(players: p, clock: clock)
+        let log = EventLog(bus: bus, players: p.map(\.id))
+        try await group.load(["a", "b"])
+        try await group.play()
+        play(1)
+        for round in 0..<2 {
+            p[1].stall(for: .seconds(4))
+            #expect(await eventually { group.phase == .waitingForMember(p[1].id) }, "round \(round)")
+            #expect(await eventually { p[0].state == .paused }, "round \(round)")
+            play(4)
+            let flowing = clock.now
+            // The group seeks both to where the stalled member is and plays them (a task of the
+            // group's; a fake's seek lands on the clock): the clock moves a frame at a time
+            // until it has, for at most 10 s of clock time.
+            var frames = 0
+            while group.phase != .playing, frames < 300 {
+                clock.advance(by: .seconds(1.0 / 30))
+                frames += 1
+                _ = await eventually(timeout: .milliseconds(20)) { group.phase == .playing }
+            }
+            #expect(group.phase == .playing, "round \(round): \(group.phase)")
+            play(1)
+            #expect(abs((p[0].position ?? 0) - (p[1].position ?? -1)) < 0.005, "round \(round)")
+            let realigned = log.all.filter { record in
+                guard record.playerID == p[1].id, record.time >= flowing,
+                      case .realigned(_, .stall)? = record.event.feature(SyncEvent.self) else { return false }
+                return true
+            }
+            #expect(!realigned.isEmpty, "round \(round): \(log.features(SyncEvent.self, of: p[1].id))")
+        }
+        #expect(log.features(SyncEvent.self, of: p[1].id).contains(.fellBehind(.stall)))
+        group.invalidate()
+        for player in p { await player.shutdown() }
+    }
+
     @Test("a member that fails mid-seek is dropped and the seek goes on with the others (dropMember)")
     func memberFailsMidSeek() async throws {
         let p = try players(3)

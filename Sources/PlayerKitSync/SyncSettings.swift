@@ -1,0 +1,91 @@
+import PlayerKitCore
+import PlayerKitSupport
+
+/// The settings of the correction every group runs: a ``SyncGroup``'s
+/// (``SyncGroup/init(players:onMemberFailure:alignment:clock:)``), a ``MultiView``'s (as
+/// ``SyncSettings``), a ``ClockFollower``'s. The defaults keep 30 fps players within a few
+/// milliseconds. (The correction's own constants, such as its seek lead, trim gain and dead
+/// band, are documented in Documentation/Sync.md and are not settings.) The offsets and the
+/// unrelated-timestamp threshold concern a ``MultiView`` only.
+///
+/// The settings are `Codable`: an app saves them with its layout, per-member offsets
+/// (``offsets``, adjusted live with ``MultiView/setOffset(_:for:)``) included, and gives them
+/// back to a new group.
+public struct SyncSettings: Sendable, Hashable, Codable {
+    /// Skew behind the clock beyond which a member is seeked ahead and held instead of
+    /// trimmed, and beyond which it counts as fallen out of step. Default 0.3 s.
+    public var realignThreshold: Duration = .milliseconds(300)
+    /// Skew ahead of the clock beyond which a member is realigned (seeked and held until the
+    /// clock gets there) instead of trimmed; also the skew behind beyond which a member that
+    /// is still joining is realigned. Default 40 ms.
+    public var holdThreshold: Duration = .milliseconds(40)
+    /// How far ahead of the clock a member that is behind is seeked, to be held there while
+    /// the clock catches up; doubled (up to 4 s) when a seek landed too late. Default 0.25 s:
+    /// a seek within what a player has lands in 10 to 20 ms (measured on live angles), and
+    /// with 0.5 s a member back from a stall was held half a second longer than it needed.
+    var seekLead: Duration = .milliseconds(250)
+    /// The largest relative speed change of a trim. Default 0.05 (±5%).
+    public var maximumSpeedTrim: Double = 0.05
+    /// How strongly a skew is trimmed: relative speed change per second of skew. Default 1
+    /// (a 10 ms skew plays at 1% off until it closes).
+    var trimGain: Double = 1
+    /// Skews within this are not trimmed. Default 1 ms (a frame change is timed within
+    /// about 0.3 ms).
+    var deadBand: Duration = .milliseconds(1)
+    /// Skew within which a member counts as in step (for ``SyncEvent/aligned(after:)``
+    /// and ``SyncEvent/realigned(after:reason:)``). Default 5 ms.
+    public var alignedTolerance: Duration = .milliseconds(5)
+    /// How long before the clock reaches a held member's frame it is told to play: the time
+    /// mpv takes to start. Default 3 ms.
+    var startLatency: Duration = .milliseconds(3)
+    /// A forward jump of a member's media beyond the time that passed, by more than this,
+    /// is a missing segment. Default 0.25 s.
+    var jumpThreshold: Duration = .milliseconds(250)
+    /// How far back ``MemberSkew``'s percentiles reach. Default 10 s.
+    public var skewWindow: Duration = .seconds(10)
+    /// Each member's offset, by ID: added to the timestamps of the member's source to put
+    /// them on the group's timeline (the first member's, or the leader's). For angles that
+    /// share no clock (separate encoders, RTSP sessions): measured once, or computed from
+    /// the playlists' PROGRAM-DATE-TIME (PlayerKitHLS's `LiveTimeline`). A member with an
+    /// offset is trusted: its timestamps are not judged. Default: none.
+    public var offsets: [PlayerID: Duration] = [:]
+    /// How far apart two live members' edges (the newest media each has, against the
+    /// monotonic time) may be before their timestamps count as unrelated: the later member
+    /// is dropped with ``SyncEvent/DropReason/unrelatedTimestamps(offset:)`` instead of
+    /// being aligned a few seconds off. The bound is at least a segment and a quarter (the
+    /// largest step seen in a member's cache): players reload a live playlist at moments of
+    /// their own, so members on one clock can be a segment apart. Offsets within that
+    /// cannot be seen without the playlists (PlayerKitHLS's `LiveTimeline` reads them).
+    /// Default 1.5 s.
+    public var unrelatedTimestampThreshold: Duration = .milliseconds(1500)
+    /// Whether members are corrected (default) or only measured: with false, skews are
+    /// measured and reported and no member is trimmed, held or seeked.
+    public var correctsSkew = true
+    /// How often each member's drift is reported while the clock runs
+    /// (``SyncEvent/drift(_:)``: the median of its latest skews). Default 1 s.
+    public var driftReportInterval: Duration = .seconds(1)
+
+    /// The defaults.
+    public init() {}
+
+    /// Checks every setting: thresholds, tolerance and window above zero (the tolerance 0
+    /// or more), the speed trim a finite fraction from 0 to 0.5.
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` naming the
+    ///   first setting that makes no sense ("sync setting maximumSpeedTrim", ...) and its value.
+    public func validate() throws(PlayerError) {
+        let positive: [(String, Duration)] = [
+            ("realignThreshold", realignThreshold), ("holdThreshold", holdThreshold), ("skewWindow", skewWindow),
+            ("unrelatedTimestampThreshold", unrelatedTimestampThreshold), ("driftReportInterval", driftReportInterval),
+        ]
+        for (name, value) in positive where value <= .zero {
+            throw .invalidArgument(name: "sync setting \(name)", value: "\(value)", reason: "must be above zero")
+        }
+        guard alignedTolerance >= .zero else {
+            throw .invalidArgument(name: "sync setting alignedTolerance", value: "\(alignedTolerance)", reason: "must be zero or more")
+        }
+        guard maximumSpeedTrim.isFinite, (0...0.5).contains(maximumSpeedTrim) else {
+            throw .invalidArgument(name: "sync setting maximumSpeedTrim", value: "\(maximumSpeedTrim)",
+                                   reason: "must be a fraction from 0 to 0.5 (0.05 trims the speed by at most 5%)")
+        }
+    }
+}

@@ -35,12 +35,11 @@ import PlayerKitSupport
 /// under the lock each, and the commands a step decides are sent after the lock is released, with
 /// ``/PlayerKitCore/MediaPlayer/send(_:)``, which never waits. ``invalidate()`` (or releasing the
 /// follower) cancels its subscriptions and observations; the players stay as they are.
-public final class ClockFollower: Sendable {
+public final class ClockFollower: Sendable, CorrectionMachineOwner {
     private struct Member: Sendable {
         let player: any MediaPlayer
-        var subscription: PlayerSubscription?
-        var observation: PropertyObservation?
-        var cacheObservation: PropertyObservation?
+        /// Its frame changes, buffer and events, followed while it is a member.
+        var watch: MemberWatch?
     }
 
     private struct State: Sendable {
@@ -144,9 +143,7 @@ public final class ClockFollower: Sendable {
             return state.invalidated ? [] : state.members
         }
         for member in members {
-            member.subscription?.cancel()
-            member.observation?.cancel()
-            member.cacheObservation?.cancel()
+            member.watch?.cancel()
         }
     }
 
@@ -157,25 +154,15 @@ public final class ClockFollower: Sendable {
         // Each frame change reported when the frame is due, not when it is queued (up to 50 ms
         // early, at random): what the correction measures. Sent, never waiting.
         try? player.send(.setPositionTiming(.whenDue))
-        let observation = player.observeEveryFrame()
-        let cacheObservation = player.observeBufferedMedia()
-        let subscription = player.eventBus.subscribe(
-            to: id, kinds: [.positionChanged, .seekCompleted, .stateChanged, .bufferedMediaChanged], delivery: .immediate
-        ) { [weak self] record in
+        let watch = MemberWatch(player, kinds: [.positionChanged, .seekCompleted, .stateChanged, .bufferedMediaChanged]) { [weak self] record in
             self?.handle(record, from: id)
         }
         let kept = state.withLock { state -> Bool in
             guard !state.invalidated, let index = state.members.firstIndex(where: { $0.player.id == id }) else { return false }
-            state.members[index].subscription = subscription
-            state.members[index].observation = observation
-            state.members[index].cacheObservation = cacheObservation
+            state.members[index].watch = watch
             return true
         }
-        if !kept {
-            subscription.cancel()
-            observation.cancel()
-            cacheObservation.cancel()
-        }
+        if !kept { watch.cancel() }
     }
 
     private func handle(_ record: PlayerEventRecord, from id: PlayerID) {
@@ -195,35 +182,17 @@ public final class ClockFollower: Sendable {
         }
     }
 
-    /// One step of the correction machine under the lock; its actions after it.
-    private func step(_ body: (inout LiveAlignment) -> [LiveAlignment.Action]) {
-        let (actions, players) = state.withLock { state -> ([LiveAlignment.Action], [PlayerID: any MediaPlayer]) in
+    /// Step the machine under the lock (``CorrectionMachineOwner``).
+    func machineStep(_ body: (inout LiveAlignment) -> [LiveAlignment.Action]) -> (actions: [LiveAlignment.Action], players: [PlayerID: any MediaPlayer]) {
+        state.withLock { state in
             guard !state.invalidated else { return ([], [:]) }
             let actions = body(&state.machine)
             return (actions, Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, $0.player) }))
         }
-        run(actions, players: players)
     }
 
-    /// Carries out what the machine decided: commands sent (never waiting), events published on
-    /// the player's ID, wake-ups on the follower's clock.
-    private func run(_ actions: [LiveAlignment.Action], players: [PlayerID: any MediaPlayer]) {
-        for action in actions {
-            switch action {
-            case .send(let id, let command):
-                try? players[id]?.send(command)
-            case .publish(let id, let event):
-                players[id]?.publish(event)
-            case .drop:
-                // Only a live edge's judgement drops a member; an outside clock has none.
-                break
-            case .wake(let instant):
-                clock.runOnce(at: instant) { [weak self] in
-                    guard let self else { return }
-                    let now = self.clock.now
-                    self.step { $0.wake(at: now) }
-                }
-            }
-        }
-    }
+    /// Only a live edge's judgement drops a member; an outside clock has none.
+    func machineDropped(_ id: PlayerID, reason: SyncEvent.DropReason?) {}
+
+    var correctionClock: any MonotonicClock { clock }
 }

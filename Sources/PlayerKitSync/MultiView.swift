@@ -52,7 +52,7 @@ import PlayerKitSupport
 /// handlers, one step under the lock each, and the commands a step decides are sent after the
 /// lock is released, with ``/PlayerKitCore/MediaPlayer/send(_:)``, which never waits.
 /// ``invalidate()`` (or releasing the group) cancels its subscriptions and observations.
-public final class MultiView: Sendable {
+public final class MultiView: Sendable, CorrectionMachineOwner {
     /// The settings of every group's correction: ``SyncSettings``.
     public typealias Settings = SyncSettings
 
@@ -75,11 +75,8 @@ public final class MultiView: Sendable {
 
     private struct Member: Sendable {
         let player: any MediaPlayer
-        var subscription: PlayerSubscription?
-        var observation: PropertyObservation?
-        /// The observation of how far the member's player has its source, and can seek in it
-        /// (``/PlayerKitCore/MediaPlayer/observeBufferedMedia()``): a live stream seeks within that only.
-        var cacheObservation: PropertyObservation?
+        /// Its frame changes, buffer and events, followed while it is a member.
+        var watch: MemberWatch?
         /// Whether the member's item has shown its first frame: positions before it (the 0 a
         /// player reports while it loads) are not frames.
         var showing = false
@@ -159,27 +156,19 @@ public final class MultiView: Sendable {
             return true
         }
         guard added else { return }
-        let observation = player.observeEveryFrame()
-        let cacheObservation = player.observeBufferedMedia()
-        let subscription = player.eventBus.subscribe(
-            to: id, kinds: [.positionChanged, .firstFrame, .seekCompleted, .stateChanged, .itemEnded, .shuttingDown, .shutDown, .bufferedMediaChanged,
-                            .volumeChanged, .muteChanged],
-            delivery: .immediate
-        ) { [weak self] record in
+        let kinds: Set<PlayerEventKind> = [
+            .positionChanged, .firstFrame, .seekCompleted, .stateChanged, .itemEnded, .shuttingDown, .shutDown, .bufferedMediaChanged,
+            .volumeChanged, .muteChanged,
+        ]
+        let watch = MemberWatch(player, kinds: kinds) { [weak self] record in
             self?.handle(record, from: id)
         }
         let kept = state.withLock { state -> Bool in
             guard !state.invalidated, let index = state.members.firstIndex(where: { $0.player.id == id }) else { return false }
-            state.members[index].subscription = subscription
-            state.members[index].observation = observation
-            state.members[index].cacheObservation = cacheObservation
+            state.members[index].watch = watch
             return true
         }
-        if !kept {
-            subscription.cancel()
-            observation.cancel()
-            cacheObservation.cancel()
-        }
+        if !kept { watch.cancel() }
         followSound()
     }
 
@@ -361,9 +350,7 @@ public final class MultiView: Sendable {
             return state.invalidated ? [] : state.members
         }
         for member in members {
-            member.subscription?.cancel()
-            member.observation?.cancel()
-            member.cacheObservation?.cancel()
+            member.watch?.cancel()
         }
     }
 
@@ -404,36 +391,33 @@ public final class MultiView: Sendable {
         }
     }
 
-    /// One step of the machine under the lock; its actions after it. With `showing`, only once
-    /// that member shows frames.
-    private func step(showing: PlayerID? = nil, _ body: (inout LiveAlignment) -> [LiveAlignment.Action]) {
-        let (actions, players) = state.withLock { state -> ([LiveAlignment.Action], [PlayerID: any MediaPlayer]) in
+    /// One step of the machine under the lock, only once member `showing` shows frames; its
+    /// actions after it.
+    private func step(showing: PlayerID, _ body: (inout LiveAlignment) -> [LiveAlignment.Action]) {
+        let (actions, players) = machineStep(body, showing: showing)
+        runActions(actions, players: players)
+    }
+
+    /// Step the machine under the lock (``CorrectionMachineOwner``).
+    func machineStep(_ body: (inout LiveAlignment) -> [LiveAlignment.Action]) -> (actions: [LiveAlignment.Action], players: [PlayerID: any MediaPlayer]) {
+        machineStep(body, showing: nil)
+    }
+
+    private func machineStep(
+        _ body: (inout LiveAlignment) -> [LiveAlignment.Action], showing: PlayerID?
+    ) -> (actions: [LiveAlignment.Action], players: [PlayerID: any MediaPlayer]) {
+        state.withLock { state in
             guard !state.invalidated else { return ([], [:]) }
             if let showing, state.members.first(where: { $0.player.id == showing })?.showing != true { return ([], [:]) }
             let actions = body(&state.machine)
             return (actions, Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, $0.player) }))
         }
-        run(actions, players: players)
     }
 
-    private func run(_ actions: [LiveAlignment.Action], players: [PlayerID: any MediaPlayer]) {
-        for action in actions {
-            switch action {
-            case .send(let id, let command):
-                try? players[id]?.send(command)
-            case .publish(let id, let event):
-                players[id]?.publish(event)
-            case .drop(let id, let reason):
-                drop(id, reason: reason)
-            case .wake(let instant):
-                clock.runOnce(at: instant) { [weak self] in
-                    guard let self else { return }
-                    let now = self.clock.now
-                    self.step { $0.wake(at: now) }
-                }
-            }
-        }
-    }
+    /// The machine judged a member lost: it leaves the group.
+    func machineDropped(_ id: PlayerID, reason: SyncEvent.DropReason?) { drop(id, reason: reason) }
+
+    var correctionClock: any MonotonicClock { clock }
 
     private func drop(_ id: PlayerID, reason: SyncEvent.DropReason?) {
         let now = clock.now
@@ -444,10 +428,8 @@ public final class MultiView: Sendable {
             return (member, actions)
         }
         guard let (member, actions) = outcome else { return }
-        member.subscription?.cancel()
-        member.observation?.cancel()
-        member.cacheObservation?.cancel()
-        run(actions, players: [id: member.player])
+        member.watch?.cancel()
+        runActions(actions, players: [id: member.player])
         // The member heard may have left: another may now be heard loudest.
         followSound()
     }

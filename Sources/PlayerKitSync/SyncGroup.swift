@@ -50,7 +50,7 @@ import PlayerKitSupport
 /// delivers their events, taking the lock for one step and correcting with
 /// ``/PlayerKitCore/Player/send(_:)``, which never waits. ``invalidate()`` (or releasing the group)
 /// cancels its subscriptions, observations and tasks.
-public final class SyncGroup: Sendable {
+public final class SyncGroup: Sendable, CorrectionMachineOwner {
     /// What happens when a member's item fails.
     public enum FailurePolicy: Sendable, Hashable {
         /// The member leaves the group; the others go on.
@@ -532,40 +532,22 @@ public final class SyncGroup: Sendable {
             let actions = state.machine.frame(id, media: position, at: time)
             return (actions, Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, $0.player) }))
         }
-        run(actions, players: players)
+        runActions(actions, players: players)
     }
 
-    /// One step of the correction machine under the lock; its actions after it.
-    func step(_ body: (inout LiveAlignment) -> [LiveAlignment.Action]) {
-        let (actions, players) = state.withLock { state -> ([LiveAlignment.Action], [PlayerID: any MediaPlayer]) in
+    /// Step the machine under the lock (``CorrectionMachineOwner``).
+    func machineStep(_ body: (inout LiveAlignment) -> [LiveAlignment.Action]) -> (actions: [LiveAlignment.Action], players: [PlayerID: any MediaPlayer]) {
+        state.withLock { state in
             guard !state.invalidated else { return ([], [:]) }
             let actions = body(&state.machine)
             return (actions, Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, $0.player) }))
         }
-        run(actions, players: players)
     }
 
-    /// Carries out what the machine decided: commands sent (never waiting), events published on
-    /// the member's ID, wake-ups on the group's clock.
-    private func run(_ actions: [LiveAlignment.Action], players: [PlayerID: any MediaPlayer]) {
-        for action in actions {
-            switch action {
-            case .send(let id, let command):
-                try? players[id]?.send(command)
-            case .publish(let id, let event):
-                players[id]?.publish(event)
-            case .drop:
-                // Only a live edge's judgement drops a member; the group's clock has none.
-                break
-            case .wake(let instant):
-                clock.runOnce(at: instant) { [weak self] in
-                    guard let self else { return }
-                    let now = self.clock.now
-                    self.step { $0.wake(at: now) }
-                }
-            }
-        }
-    }
+    /// Only a live edge's judgement drops a member; the group's clock has none.
+    func machineDropped(_ id: PlayerID, reason: SyncEvent.DropReason?) {}
+
+    var correctionClock: any MonotonicClock { clock }
 
     /// A member buffers: the others wait, and the clock stops where it is.
     private func hold(for id: PlayerID) {

@@ -30,7 +30,14 @@ final class MPVHandle: @unchecked Sendable {
     private let destroying = Atomic<Bool>(false)
     /// The render context attached to this core (at most one, as mpv allows), freed by
     /// ``destroy()`` before the core: mpv aborts the process when a core goes first.
-    private let attachedRenderContext = Locked<RenderContext?>(nil)
+    private let attachedRenderContext = Locked<RenderAttachment?>(nil)
+
+    /// The render context of the core: being created (reserved, so a second attach is refused
+    /// while the first runs the app's code), or attached.
+    private enum RenderAttachment: Sendable {
+        case attaching
+        case attached(RenderContext)
+    }
     let playerID: PlayerID
 
     /// Creates and initializes a core with the given options (set before `mpv_initialize`).
@@ -111,7 +118,7 @@ final class MPVHandle: @unchecked Sendable {
         defer { gate.unlock() }
         guard !destroyed else { return }
         destroyed = true
-        attachedRenderContext.withLock { $0 }?.free(.coreDestroyed)
+        if case .attached(let context) = attachedRenderContext.withLock({ $0 }) { context.free(.coreDestroyed) }
         mpv_terminate_destroy(raw)
     }
 
@@ -129,12 +136,32 @@ final class MPVHandle: @unchecked Sendable {
     ) -> Result<RenderContext, FrameOutputError> {
         guard enter() else { return .failure(.playerShutDown(playerID)) }
         defer { gate.unlock() }
-        return attachedRenderContext.withLock { attached in
-            if let existing = attached, existing.isAlive { return .failure(.alreadyAttached(playerID: playerID)) }
-            let result = create(raw)
-            if case .success(let context) = result { attached = context }
-            return result
+        let reservation = attachedRenderContext.withLock { attached -> (reserved: Bool, previous: RenderContext?) in
+            switch attached {
+            case .attaching: return (false, nil)
+            case .attached(let existing) where existing.isAlive: return (false, nil)
+            case .attached(let existing):
+                attached = .attaching
+                return (true, existing)
+            case nil:
+                attached = .attaching
+                return (true, nil)
+            }
         }
+        guard reservation.reserved else { return .failure(.alreadyAttached(playerID: playerID)) }
+        // A context closed from its own update callback is freed on another thread, and mpv
+        // takes one context per core: wait until it is gone (at once when it is).
+        reservation.previous?.free(.closed)
+        // `create` runs the app's code (OpenGL's get-proc-address, called by mpv while it
+        // creates the context) with no lock of PlayerKit's held: the slot is reserved instead,
+        // so the app may call the player from there (a second attach is refused, a shutdown
+        // goes on on the teardown queue once this returns). Only the gate is held, shared, as
+        // for every call on the handle: mpv must not destroy the core while it creates a context.
+        let result = create(raw)
+        attachedRenderContext.withLock { attached in
+            if case .success(let context) = result { attached = .attached(context) } else { attached = nil }
+        }
+        return result
     }
 
     /// An asynchronous command; its reply arrives as a command-reply event with `replyID`.

@@ -23,10 +23,13 @@ final class RenderContext: @unchecked Sendable {
     let api: API
     let playerID: PlayerID
     private let lock = NSLock()
-    /// Held for the whole of ``free(_:)``, so a second caller (the core's destruction, which
-    /// must not go on until the context is gone, or mpv aborts) returns only once the first one
-    /// freed it. Never taken by the render path or the update callback.
-    private let freeing = NSLock()
+    /// Signalled when a ``free(_:)`` in progress is done, for a second caller that must not
+    /// return before (the core's destruction: mpv aborts if the core goes first). Waited on
+    /// with no lock of PlayerKit's held.
+    private let freed = NSCondition()
+    /// Under `freed`'s lock: where the context is in its freeing.
+    private var freeProgress = FreeProgress.live
+    private enum FreeProgress { case live, freeing, freed }
     private var raw: OpaquePointer?
     private var ending: Ending?
     /// Retained for the context's life: the update callback's target, and for OpenGL the
@@ -229,36 +232,90 @@ final class RenderContext: @unchecked Sendable {
     /// waiting for an update wakes and finds the context gone.
     func free(_ reason: Ending) {
         // Taken out under the lock (no render call is in progress once we hold it, and none
-        // starts once `raw` is nil), freed after it: clearing the update callback waits for a
-        // callback mpv is running, and that callback runs the app's `onFrameReady`, which may
-        // call `render` or `isClosed` and so take this lock. `freeing` is held throughout, so a
-        // concurrent free (a renderer closed on its thread while the core is destroyed on
-        // another) returns only once the context is gone: the core must not be destroyed
-        // before (a crash at SIGTERM in playerkit-mosaic, make test, 2026-11-26).
-        let freed = freeing.withLock { () -> Bool in
-            let taken = lock.withLock { () -> OpaquePointer? in
-                guard let context = raw else { return nil }
-                raw = nil
-                ending = reason
-                return context
+        // starts once `raw` is nil), freed after it with no lock held: clearing the update
+        // callback waits for a callback mpv is running, and that callback runs the app's
+        // `onFrameReady`, which may call `render`, `isClosed` or `close` and so take this lock or
+        // come back here. A second caller while a free is in progress (a renderer closed on its
+        // thread while the core is destroyed on another) waits until the context is gone: the
+        // core must not be destroyed before (a crash at SIGTERM in playerkit-mosaic, make test,
+        // 2026-11-26). Only the app's own callback does not wait: the first caller waits for it.
+        freed.lock()
+        switch freeProgress {
+        case .freed:
+            freed.unlock()
+            return
+        case .freeing:
+            if !AppCodeMark.isRunningAppCode {
+                while freeProgress != .freed { freed.wait() }
             }
-            guard let taken else { return false }
+            freed.unlock()
+            return
+        case .live:
+            freeProgress = .freeing
+            freed.unlock()
+        }
+        let taken = lock.withLock { () -> OpaquePointer? in
+            let context = raw
+            raw = nil
+            ending = reason
+            return context
+        }
+        if UpdateCallbackMark.isInside {
+            // Closed from the update callback (the app's `onFrameReady`): mpv holds its update
+            // lock while it runs it, and clearing the callback takes that lock. The context is
+            // closed already (`raw` is nil); mpv frees it once the callback has returned.
+            let address = Int(bitPattern: taken)
+            DispatchQueue.global().async { self.release(OpaquePointer(bitPattern: address)) }
+            return
+        }
+        release(taken)
+    }
+
+    /// Frees a context taken out by ``free(_:)`` and says it is gone (to a second ``free(_:)``
+    /// waiting, and to a render thread waiting for an update).
+    private func release(_ taken: OpaquePointer?) {
+        if let taken {
             mpv_render_context_set_update_callback(taken, nil, nil)
             mpv_render_context_free(taken)
-            return true
         }
-        if freed { updateTarget.takeUnretainedValue().fire() }
+        freed.lock()
+        freeProgress = .freed
+        freed.broadcast()
+        freed.unlock()
+        if taken != nil { updateTarget.takeUnretainedValue().fire() }
     }
 }
 
 /// The update callback handed to mpv: runs on mpv's threads, calls no mpv function.
 private func playerKitRenderUpdate(_ context: UnsafeMutableRawPointer?) {
     guard let context else { return }
-    Unmanaged<RenderContext.UpdateTarget>.fromOpaque(context).takeUnretainedValue().fire()
+    let target = Unmanaged<RenderContext.UpdateTarget>.fromOpaque(context).takeUnretainedValue()
+    UpdateCallbackMark.inside { target.fire() }
+}
+
+/// Marks the thread on which mpv runs a render context's update callback (with its update lock
+/// held), so a ``RenderContext/free(_:)`` called from there does not clear the callback itself.
+private enum UpdateCallbackMark {
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    static var isInside: Bool { pthread_getspecific(key) != nil }
+
+    static func inside(_ body: () -> Void) {
+        let previous = pthread_getspecific(key)
+        pthread_setspecific(key, UnsafeRawPointer(bitPattern: 1))
+        defer { pthread_setspecific(key, previous) }
+        body()
+    }
 }
 
 /// The get-proc-address function handed to mpv's OpenGL renderer: the app's lookup.
 private func playerKitGetProcAddress(_ context: UnsafeMutableRawPointer?, _ name: UnsafePointer<CChar>?) -> UnsafeMutableRawPointer? {
     guard let context, let name else { return nil }
-    return Unmanaged<RenderContext.ProcAddressBox>.fromOpaque(context).takeUnretainedValue().lookUp(String(cString: name))
+    let box = Unmanaged<RenderContext.ProcAddressBox>.fromOpaque(context).takeUnretainedValue()
+    let symbol = String(cString: name)
+    return AppCodeMark.calling { box.lookUp(symbol) }
 }

@@ -21,8 +21,11 @@ import PlayerKitSupport
 ///
 /// **Threading.** ``render(framebuffer:width:height:flipY:)``, ``reportSwap()`` and
 /// ``close()`` must be called on the thread where the app's GL context (the one current at
-/// creation) is current. `onFrameReady` runs on one of mpv's threads: it must only schedule a
-/// redraw (post an event, queue a render) and return; it must not render or call the player.
+/// creation) is current. `onFrameReady` runs on one of mpv's threads: it should schedule a
+/// redraw (post an event, queue a render) and return; it must not render. No lock of
+/// PlayerKit's is held while it or `getProcAddress` runs, so both may call the player, and
+/// `onFrameReady` may ``close()`` the renderer (mpv frees it on a PlayerKit thread once the
+/// callback returned, with no GL context current).
 ///
 /// **Lifetime.** Call ``close()`` on the GL thread before the player shuts down and before
 /// the GL context goes. If the player shuts down first, PlayerKit frees the renderer on its

@@ -82,6 +82,15 @@ struct EngineTests {
         #expect(!recorder.records.contains { $0.sequenceNumber > mark && $0.event.kind == .propertyChanged })
     }
 
+    @Test("observeProperty on a shut-down player throws playerShutDown, whatever the name (a known one, an unknown one, an empty one)")
+    func observePropertyAfterShutdown() async throws {
+        let (player, _) = try await Fixtures.player()
+        await player.shutdown()
+        for name in ["core-idle", "no-such-property", ""] {
+            #expect(throws: PlayerError.playerShutDown(player.id), "observing \"\(name)\"") { _ = try player.observeProperty(name) }
+        }
+    }
+
     @Test("perform refuses by name at once: a bad argument, a seek with nothing loaded, a timeout that is not positive, a shut-down player")
     func performRefusals() async throws {
         let (player, _) = try await Fixtures.player()

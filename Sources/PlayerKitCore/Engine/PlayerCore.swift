@@ -312,6 +312,8 @@ final class PlayerCore: Sendable {
     /// current value first. Returns the observation's ID for ``endPropertyObservation(_:)``.
     /// `mpv_observe_property` does not wait for the core.
     func observeProperty(_ name: String) throws(PlayerError) -> UInt64 {
+        // A shut-down player says so first, whatever the name (as every call on it does).
+        guard !isShutDown else { throw .playerShutDown(id) }
         let topLevel = String(name.prefix { $0 != "/" })
         guard !name.isEmpty, catalog.properties.contains(topLevel) else { throw .propertyNotFound(name: name) }
         let observation = appObservations.withLock { observations -> UInt64 in

@@ -532,6 +532,10 @@ final class CacheStore: @unchecked Sendable {
             body.offset = bodyStart
             return true
         }, onBody: { [self] bytes in
+            // Alive, before the write (which waits for `io`): a reader that waits meanwhile must
+            // not take the request for stalled and replace it, or the server sends what is
+            // already on its way again (two whole transfers of one key, seen under load).
+            feed(entry, .bodyArriving(request: id, .now))
             let at = body.offset
             let written = io.sync { () -> Result<Bool, MediaCacheError> in
                 // Only the current request writes (a replaced one may still be delivering).

@@ -76,6 +76,11 @@ struct TransferMachine: Sendable {
         case precacheAdded(UInt64, target: Int64, Instant)
         case precacheCancelled(UInt64)
         case responseHead(request: UInt64, ResponseHead, Instant)
+        /// Body bytes of the request reached its transfer and wait to be written (which may
+        /// wait for the cache's file queue or its lock, for long on a loaded machine): the
+        /// connection is alive, so it is not taken as stalled, whatever the delay until
+        /// ``received(request:count:_:)``.
+        case bodyArriving(request: UInt64, Instant)
         /// `count` body bytes were written at the request's cursor.
         case received(request: UInt64, count: Int, Instant)
         /// The body ended cleanly.
@@ -138,6 +143,10 @@ struct TransferMachine: Sendable {
         var firstByteAt: Instant?
         /// A 200 answer to a ranged request: it runs through cached bytes rather than stop there.
         var fromStartIgnoringRange = false
+        /// Body bytes reached the transfer and are being written (``Input/bodyArriving(request:_:)``
+        /// until ``Input/received(request:count:_:)``): the connection is alive however long the
+        /// write takes, so the request is not taken as stalled meanwhile.
+        var delivering = false
     }
 
     let key: String
@@ -196,7 +205,7 @@ struct TransferMachine: Sendable {
             deadlines.append(request.lastActivity + settings.readTimeout)
             // A reader waits on a request that may stall: look again when it has been silent
             // for ``stallAfter`` (only while that reader may still replace it).
-            if request.cursor != nil, !request.fromStartIgnoringRange, !ignoresRanges,
+            if request.cursor != nil, !request.fromStartIgnoringRange, !ignoresRanges, !request.delivering,
                 readers.values.contains(where: { $0.wait.map { $0.maximum > 0 && $0.since > request.startedAt } ?? false })
             {
                 deadlines.append(max(request.lastActivity + Self.stallAfter, request.startedAt + Self.stallAfter))
@@ -245,6 +254,13 @@ struct TransferMachine: Sendable {
         case .responseHead(let id, let head, let now):
             guard request?.id == id else { return [] }
             accept(head, now: now, into: &actions)
+        case .bodyArriving(let id, let now):
+            // Not a measure of progress (nothing is stored yet), only a sign of life.
+            guard var running = request, running.id == id else { return [] }
+            running.delivering = true
+            running.lastActivity = max(running.lastActivity, now)
+            request = running
+            return []
         case .received(let id, let count, let now):
             guard request?.id == id, count > 0 else { return [] }
             received(count, now: now, into: &actions)
@@ -386,8 +402,9 @@ struct TransferMachine: Sendable {
     /// Whether a reader at `position` is better served by the running request than by a new one.
     private func shouldWait(for running: Request, cursor: Int64, position: Int64, deadline: Instant, now: Instant) -> Bool {
         guard position >= cursor, position < (running.end ?? Int64.max) else { return false }
-        // Nothing for a while: the connection may be dead; ask where the reader is.
-        if now - running.lastActivity >= Self.stallAfter { return false }
+        // Nothing for a while: the connection may be dead; ask where the reader is. Not while
+        // bytes that came are being written: then the cache is slow, not the connection.
+        if !running.delivering, now - running.lastActivity >= Self.stallAfter { return false }
         let distance = Double(position - cursor)
         guard let rate = currentRate(of: running, now: now), rate > 0 else {
             // No measure yet: wait only for what is close.
@@ -535,6 +552,7 @@ struct TransferMachine: Sendable {
         running.cursor = range.upperBound
         running.bytes += Int64(count)
         running.lastActivity = now
+        running.delivering = false
         if running.firstByteAt == nil {
             running.firstByteAt = now
             let firstByte = now - running.startedAt
@@ -656,7 +674,7 @@ extension TransferMachine.Input {
             .responseHead(_, _, let now), .received(_, _, let now), .bodyEnded(_, let now), .requestFailed(_, _, let now),
             .tick(let now):
             return now
-        case .seek, .cancelReader, .precacheCancelled, .recorded, .shutdown:
+        case .seek, .cancelReader, .precacheCancelled, .recorded, .shutdown, .bodyArriving:
             return nil
         }
     }

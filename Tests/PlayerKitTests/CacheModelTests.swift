@@ -519,3 +519,55 @@ struct CacheSimulation {
         return nil
     }
 }
+
+/// The transfer machine's stall rule, step by step on a simulated clock (issue 51: one key was
+/// now and then transferred twice under load).
+@Suite("Media cache transfer machine: a slow write is not a stalled connection", .timeLimit(.minutes(1)))
+struct CacheStallRuleTests {
+    typealias Instant = ContinuousClock.Instant
+
+    static func requests(_ actions: [TransferMachine.Action]) -> (started: [Int64], cancelled: Int) {
+        var started: [Int64] = []
+        var cancelled = 0
+        for action in actions {
+            if case .startRequest(_, let start, _) = action { started.append(start) }
+            if case .cancelRequest = action { cancelled += 1 }
+        }
+        return (started, cancelled)
+    }
+
+    /// Under load the transfer's thread can wait seconds for the cache's file queue with bytes
+    /// in hand, while the server goes on filling the socket's buffers. A reader that waited
+    /// meanwhile took the request for stalled and replaced it, and the server sent the rest of
+    /// the item a second time. The request is now alive while bytes that came are written; a
+    /// request silent with nothing in hand is still replaced after a second.
+    @Test("a request whose bytes are being written is not replaced as stalled; one silent for a second with nothing in hand is")
+    func slowWriteIsNotAStall() {
+        let t0 = Instant.now
+        func at(_ milliseconds: Int) -> Instant { t0 + .milliseconds(milliseconds) }
+        var machine = TransferMachine(
+            key: "item", url: "http://origin/item",
+            settings: .init(readTimeout: .seconds(10), retries: 3, retryDelay: .milliseconds(500), revalidateAlways: false, capacity: 1 << 30),
+            size: nil, etag: nil, lastModified: nil, ranges: ByteRanges())
+        #expect(Self.requests(machine.handle(.readerOpened(1, at(0)))).started == [0])
+        _ = machine.handle(.read(1, maximum: 65_536, at(0)))
+        let request = try? #require(machine.request?.id)
+        guard let request else { return }
+        _ = machine.handle(.responseHead(request: request, .init(status: 206, contentRange: (0, 1_000_000)), at(10)))
+        _ = machine.handle(.received(request: request, count: 100_000, at(50)))
+        // The reader waits at the transfer's cursor: close enough to wait for it.
+        _ = machine.handle(.seek(1, to: 100_000))
+        #expect(Self.requests(machine.handle(.read(1, maximum: 65_536, at(150)))).started.isEmpty)
+        // More bytes came at 200 ms and are being written until 1.6 s: no replacement meanwhile.
+        _ = machine.handle(.bodyArriving(request: request, at(200)))
+        let during = Self.requests(machine.handle(.tick(at(1_500))))
+        #expect(during.cancelled == 0 && during.started.isEmpty, "replaced while its bytes were being written: \(during)")
+        _ = machine.handle(.received(request: request, count: 50_000, at(1_600)))
+        #expect(machine.request?.id == request)
+        // Then silence with nothing in hand: after a second the reader's wait replaces it.
+        _ = machine.handle(.seek(1, to: 150_000))
+        _ = machine.handle(.read(1, maximum: 65_536, at(1_650)))
+        let stalled = Self.requests(machine.handle(.tick(at(2_700))))
+        #expect(stalled.cancelled == 1 && stalled.started == [150_000], "a silent request was kept: \(stalled)")
+    }
+}

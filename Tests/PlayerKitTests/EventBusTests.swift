@@ -144,18 +144,29 @@ struct EventBusTests {
         try await player.perform(.setLoop(.forever))  // the item must not end before the pause below, however slow the run
         try await player.load(.file(Fixtures.clipA), startPaused: true)
         #expect(await eventually { states.records.contains { $0.event == .stateChanged(from: .loading, to: .ready) } })
-        #expect(notified.count == 0)  // off by default
+        // Off by default: no bridge, so nothing is queued to be posted later either.
+        #expect(bus.notificationBridge == nil)
+        #expect(notified.count == 0)
 
         bus.startPostingNotifications(to: center)
         #expect(bus.isPostingNotifications)
+        let bridge = try #require(bus.notificationBridge)
+        // Subscribed after the bridge, so the bus hands each batch to the bridge first: once this
+        // has seen an event, a bridge still subscribed has it queued.
+        let after = SubscriberLog()
+        let marker = bus.subscribe(kinds: [.stateChanged], delivery: .immediate) { after.append($0) }
+        defer { marker.cancel() }
         try await player.play()
         #expect(await eventually { notified.records.contains { $0.event == .stateChanged(from: .ready, to: .playing) } })
         bus.stopPostingNotifications()
         let before = notified.count
         try await player.pause()
         #expect(await recorder.waitForState(.paused))
-        #expect(await eventually { states.records.contains { $0.event == .stateChanged(from: .playing, to: .paused) } })
+        #expect(await eventually { after.records.contains { $0.event == .stateChanged(from: .playing, to: .paused) } })
+        // Whatever the bridge was handed has been posted by now: the pause was not.
+        bridge.waitUntilDelivered()
         #expect(notified.count == before)
+        #expect(!notified.records.contains { $0.event == .stateChanged(from: .playing, to: .paused) })
         #expect(states.records.allSatisfy { $0.event.kind == .stateChanged })
     }
 

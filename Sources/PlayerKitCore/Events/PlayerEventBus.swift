@@ -164,6 +164,10 @@ public final class PlayerEventBus: Sendable {
     /// Whether ``startPostingNotifications(to:)`` is in effect.
     var isPostingNotifications: Bool { registry.withLock { $0.notificationBridge != nil } }
 
+    /// The NotificationCenter bridge's subscription while it is in effect (for tests, which
+    /// wait on its queue before they check that nothing was posted).
+    var notificationBridge: PlayerSubscription? { registry.withLock { $0.notificationBridge } }
+
     // MARK: Publishing
 
     /// Hands one player's batch of events to every subscriber that selected the player.
@@ -270,6 +274,13 @@ final class HandlerSubscriber: BusSubscriber {
             return !mailbox.scheduled
         }
         if schedule { queue.async { [self] in drainMailbox() } }
+    }
+
+    /// Returns once what was handed to this subscriber so far has been delivered (or dropped by
+    /// a cancel): the queue's work is done. At once for immediate delivery. For tests that
+    /// check nothing was delivered; never called on the subscription's own queue.
+    func waitUntilDelivered() {
+        queue?.sync {}
     }
 
     /// Runs on the subscription's queue: delivers what waits, until the mailbox stays empty.

@@ -18,6 +18,12 @@ public final class PlayerSubscription: Sendable {
         cancel()
     }
 
+    /// Returns once what the bus handed this subscription so far has been delivered (see
+    /// ``HandlerSubscriber/waitUntilDelivered()``): for tests.
+    func waitUntilDelivered() {
+        subscriber.waitUntilDelivered()
+    }
+
     /// Ends the subscription. Once `cancel()` has returned, no call of the handler starts.
     ///
     /// Called from an app's ordinary code, `cancel()` also waits for a call of the handler in

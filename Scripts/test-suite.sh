@@ -12,9 +12,12 @@ passed=0
 failed=0
 failures=()
 
-# The tests that run syncplay-server (and Syncplay's own client).
-room_tests='RoomClientTests|RoomFollowerTests|RoomTLSTests|SyncplayInteropTests|SyncplayServerTests'
-# The tests that measure a wait against its bound (a read, a load, a room's operations, a
+# Each pass's tests are chosen by a Swift Testing tag (Tests/PlayerKitTests/Support/PassTags.swift);
+# an untagged suite runs in the parallel pass. Swift Testing 6.3's command line cannot filter by
+# tag, so Scripts/tagged-tests.py turns each tag into its suites' and tests' IDs. Why the tagged
+# ones run apart:
+# - timingPass: the tests that run syncplay-server (and Syncplay's own client), and the tests
+#   that measure a wait against its bound (a read, a load, a room's operations, a
 # fullscreen rule restored, a failed clip skipped): timing assertions, so they run one at a time,
 # after the parallel pass (next to ~170 others on 2 cores they took 2-5 times their bound).
 # The network faults too: whether mpv buffers or ends an item when its server vanishes depends on
@@ -24,7 +27,6 @@ room_tests='RoomClientTests|RoomFollowerTests|RoomTLSTests|SyncplayInteropTests|
 # leader's first non-black frame is found by stepping frame by frame. Alone the batch takes under
 # a second; next to the parallel pass it took 16-29 s (2026-11-26, at 29bdca3 and a3ccda4) and
 # overran the bound in 2 runs of 6.
-bound_tests='ParserWorkBoundTests|CacheOriginTests|WaitBoundTests|MonotonicConditionTests|RoomBoundsTests|FullscreenPolicyTests|SequencerTests|NetworkFaultTests|PosterTests'
 
 # The test bundle `swift build --build-tests` made. Run directly rather than through `swift test
 # --skip-build`, which would hold SwiftPM's lock on .build for the whole pass, so nothing run
@@ -87,10 +89,11 @@ pass() {
 # simulated clock, in three chunks; the corrupted-media corpus; the soak), together; then the
 # light live-origin tests; then the timing-sensitive tests, one at a time.
 #
-# The patterns name suites as ".Name/": a test's ID ends with its source location, so a bare
-# "MultiViewTests" also matched the other suites of MultiViewTests.swift (which then ran in two
-# passes).
-serial_tests="\\.(TimingTests|FrameOutputTests|MultiViewTests|MultiViewAppTests|$room_tests|$bound_tests)/"
+# By tag, not by name: a list of suite names let a new timing suite land in the parallel pass by
+# default, and a bare name matched the other suites of its file.
+timing_tests=$(python3 "$(dirname "$0")/tagged-tests.py" timingPass) || exit 1
+live_tests=$(python3 "$(dirname "$0")/tagged-tests.py" livePass) || exit 1
+heavy_tests=$(python3 "$(dirname "$0")/tagged-tests.py" heavyPass) || exit 1
 # ALONGSIDE: a command run next to the parallel pass (make test: the docs check and the README
 # consumer check, at the lowest priority; neither measures time); its failure counts as one.
 alongside_pid=
@@ -107,7 +110,6 @@ fi
 # Also a sync group's member on an 8 kB/s server: next to the parallel crowd, the group's load
 # sometimes took longer than the clip takes to arrive, and the member never ran dry (2 runs of 4
 # on 2026-11-26).
-live_tests="\\.(MultiViewEventTests|MultiViewClockTests|MultiViewAppLocalFilesTests|PlaylistClockTests)/|\\.SyncGroupTests/stalledMember"
 # At most 12 tests per core at once. Unbounded, all ~400 started together and their synchronous
 # parts (creating mpv cores, starting servers, reading screenshots) held Swift's cooperative pool
 # (one thread per core) for seconds at a time: a 10 ms sleep woke up to 7 s late, and logic
@@ -126,8 +128,7 @@ width=$(( $(nproc 2>/dev/null || echo 2) * 12 ))
 #   process; its watchdog calls a call stuck after 30 s): both cores each, which starved the
 #   parallel pass and would disturb the timing tests, but neither measures time. One after the
 #   other in the serial pass they took 53 s; together, 30 s.
-heavy_tests="\\.(CacheModelTests|CorruptMediaTests|SoakTests)/"
-pass parallel --experimental-maximum-parallelization-width "$width" --skip "$serial_tests|$live_tests|$heavy_tests"
+pass parallel --experimental-maximum-parallelization-width "$width" --skip "$timing_tests|$live_tests|$heavy_tests"
 pass heavy --filter "$heavy_tests"
 if [ -n "$alongside_pid" ]; then
   wait "$alongside_pid"
@@ -151,7 +152,7 @@ pass live --filter "$live_tests"
 # - the room tests (a Python server's TLS handshake and states once a second, positions compared
 #   across connections: next to the full suite the server answered too late);
 # - TimingTests (time on screen: seams, sync drift) and the multi-view's spreads and recoveries.
-pass serial --no-parallel --filter "$serial_tests"
+pass serial --no-parallel --filter "$timing_tests"
 
 if [ ${#failures[@]} -gt 0 ]; then
   echo "Failed:"

@@ -5,7 +5,7 @@ import Testing
 /// A parser's work is bounded by the bytes it reads, not by the counts those bytes claim: timing
 /// assertions (run one at a time, in make test's serial pass), each with a margin of a thousand
 /// times what the bound allows.
-@Suite("Parsers' work bounded by their input (timing)", .serialized, .timeLimit(.minutes(2)))
+@Suite("Parsers' work bounded by their input (timing)", .serialized, .timeLimit(.minutes(2)), .tags(.timingPass))
 struct ParserWorkBoundTests {
     @Test("an edit list that claims 4,294,967,295 entries and holds none is read in well under a second")
     func editListClaimingEveryEntry() throws {

@@ -14,7 +14,7 @@ import PlayerKitTesting
 /// - what the index records is on disk, of the current version;
 /// - a request is asked again only after new demand or a backoff (no storm).
 /// A failing seed is printed; `PLAYERKIT_CACHE_SEED=<seed>` replays it alone with a trace.
-@Suite("Media cache transfer machine (model-based)", .timeLimit(.minutes(4)))
+@Suite("Media cache transfer machine (model-based)", .timeLimit(.minutes(4)), .tags(.heavyPass))
 struct CacheModelTests {
     /// The runs, in chunks of 1,000 seeds: seeds 1 to 3,000 in `make test` (about 26 s of CPU
     /// in a debug build), 1 to 10,000 with the long windows (`make test-long`; the ten chunks

@@ -5,7 +5,7 @@ import Testing
 /// Corrupted media never takes the process down: a deterministic corpus of mutations of the
 /// shipped clips (Scripts/make-corpus.py), played through 8 players in one child process
 /// (Tests/CorpusProbe), so that a crash is seen as the process's death, not the suite's.
-@Suite("Corrupted media", .timeLimit(.minutes(10)))
+@Suite("Corrupted media", .timeLimit(.minutes(10)), .tags(.heavyPass))
 struct CorruptMediaTests {
     @Test("every file of the corpus (over 200 mutations) plays or fails with a typed error; no crash; memory settles")
     func corpus() async throws {

@@ -5,7 +5,7 @@ import PlayerKit
 import PlayerKitSupport
 
 /// Software frames from real mpv cores: pixels, times, slow consumers, lifetime, bad input.
-@Suite("Software frames", .timeLimit(.minutes(4)))
+@Suite("Software frames", .timeLimit(.minutes(4)), .tags(.timingPass))
 struct FrameOutputTests {
     static var quadrants: String { Fixtures.fixture("quadrants.mp4") }
 

@@ -8,7 +8,7 @@ import PlayerKit
 /// and an owner freed as its shutdown returns. The rule's decisions (races, refusals, switches,
 /// transfers, owners going away, membership) are tested on fake players in
 /// FullscreenPolicyLogicTests.
-@Suite("Fullscreen policy", .timeLimit(.minutes(4)))
+@Suite("Fullscreen policy", .timeLimit(.minutes(4)), .tags(.timingPass))
 struct FullscreenPolicyTests {
     private func players(_ count: Int) async throws -> [(Player, EventRecorder)] {
         var made: [(Player, EventRecorder)] = []

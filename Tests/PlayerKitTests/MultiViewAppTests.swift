@@ -7,7 +7,7 @@ import Testing
 /// playerkit-multiview under Xvfb on live-origin.py's angles: the frame number burned into each
 /// angle (a barcode in its bottom strip) is read from screenshots of the real window, and every
 /// tile must show the same moment.
-@Suite("playerkit-multiview (GTK 4 under Xvfb, live angles)", .serialized, .timeLimit(.minutes(3)))
+@Suite("playerkit-multiview (GTK 4 under Xvfb, live angles)", .serialized, .timeLimit(.minutes(3)), .tags(.timingPass))
 struct MultiViewAppTests {
     /// The origin's picture: 320x180, a barcode of 16 blocks in the bottom strip (180 / 8 rows).
     static let video = (width: 320.0, height: 180.0, strip: 22.0, bits: 16)
@@ -144,7 +144,7 @@ struct MultiViewAppTests {
 
 /// playerkit-multiview headless on two local files: light (two players of 320x180, no window), so
 /// it runs in make test's live pass; its bound (10 ms) holds there.
-@Suite("playerkit-multiview on local files (headless)", .timeLimit(.minutes(2)))
+@Suite("playerkit-multiview on local files (headless)", .timeLimit(.minutes(2)), .tags(.livePass))
 struct MultiViewAppLocalFilesTests {
     @Test("two local files are an on-demand group: headless, --json --seconds 13, each angle is aligned and its skew, measured on frame changes, stays within milliseconds")
     func localFilesOnDemand() async throws {

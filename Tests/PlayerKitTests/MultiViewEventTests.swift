@@ -7,7 +7,7 @@ import Testing
 
 /// Multi-view behaviours judged by their events, not by timing: they run in the parallel pass
 /// (MultiViewTests, which measure spreads, run one at a time).
-@Suite("Multi-view events: drops, unrelated timestamps, the 33-bit wrap, the live edge (real libmpv, a loopback origin)", .timeLimit(.minutes(3)))
+@Suite("Multi-view events: drops, unrelated timestamps, the 33-bit wrap, the live edge (real libmpv, a loopback origin)", .timeLimit(.minutes(3)), .tags(.livePass))
 struct MultiViewEventTests {
     private static func event(_ record: PlayerEventRecord) -> SyncEvent? { MultiViewTests.event(record) }
     private static func players(_ count: Int) async throws -> [(player: Player, recorder: EventRecorder)] {

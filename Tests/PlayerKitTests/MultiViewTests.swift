@@ -56,7 +56,7 @@ final class FrameLog: Sendable {
     }
 }
 
-@Suite("Multi-view of live HLS angles on a loopback origin (real libmpv)", .serialized, .timeLimit(.minutes(5)))
+@Suite("Multi-view of live HLS angles on a loopback origin (real libmpv)", .serialized, .timeLimit(.minutes(5)), .tags(.timingPass))
 struct MultiViewTests {
     static let originArguments = ["--angles", "4", "--size", "320x180", "--fps", "30", "--seconds", "60", "--segment", "1", "--window", "6"]
 
@@ -234,7 +234,7 @@ struct MultiViewTests {
 /// Angles of separate encoders aligned by PROGRAM-DATE-TIME: light (three players of 160x90), so
 /// it runs in make test's live pass with the other light live-origin tests; its bound (a frame)
 /// holds there.
-@Suite("Multi-view by PROGRAM-DATE-TIME (real libmpv, a loopback origin)", .timeLimit(.minutes(3)))
+@Suite("Multi-view by PROGRAM-DATE-TIME (real libmpv, a loopback origin)", .timeLimit(.minutes(3)), .tags(.livePass))
 struct MultiViewClockTests {
     private static func event(_ record: PlayerEventRecord) -> SyncEvent? { MultiViewTests.event(record) }
     private static func players(_ count: Int) async throws -> [(player: Player, recorder: EventRecorder)] {

@@ -7,7 +7,7 @@ import Testing
 /// PlaylistClock (PlayerKitHLS) against live-origin.py's playlists and segments: the
 /// timestamps it reads are ffprobe's, its offsets are the angles' true offsets, and every bad
 /// input is a typed error.
-@Suite("Live playlists' clocks (PlayerKitHLS, real HTTP on loopback)", .timeLimit(.minutes(3)))
+@Suite("Live playlists' clocks (PlayerKitHLS, real HTTP on loopback)", .timeLimit(.minutes(3)), .tags(.livePass))
 struct PlaylistClockTests {
     /// A TS angle, an fMP4 angle and a TS angle whose encoder's timestamps run 7 s ahead.
     static let mixed = ["--angles", "3", "--size", "160x90", "--fps", "30", "--seconds", "30", "--segment", "1",

@@ -8,7 +8,7 @@ import Testing
 /// Posters from a small pool of real players (issue 28): the frame at a time and the first
 /// non-black frame, scaled without bars, saved as PNG files ffmpeg reads; typed failures naming
 /// their items; a cancelled batch that leaves no item loaded; a cached source filling the cache.
-@Suite("Posters", .timeLimit(.minutes(2)))
+@Suite("Posters", .timeLimit(.minutes(2)), .tags(.timingPass))
 struct PosterTests {
     @Test("a batch: clip A at 1 s and a black leader's first red frame, scaled into a 160x160 box without bars, as PNG files ffmpeg reads; a missing file and random bytes fail by name; the pool holds no item after")
     func batch() async throws {

@@ -7,7 +7,7 @@ import PlayerKitSupport
 
 /// The clip sequencer: edits while playing, mirroring, bad input. (Its gaps at boundaries and
 /// a still's hold are timing, in ``TimingTests``.)
-@Suite("Clip sequencer", .timeLimit(.minutes(4)))
+@Suite("Clip sequencer", .timeLimit(.minutes(4)), .tags(.timingPass))
 struct SequencerTests {
     static func clip(_ number: Int, id: String, speed: Double = 1, flip: VideoFlip = []) -> SequenceClip {
         .video(MediaSource(Fixtures.media("sequence-\(number).mp4")), id: id, speed: speed, flip: flip)

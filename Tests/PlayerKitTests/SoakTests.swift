@@ -6,7 +6,7 @@ import Testing
 /// seeded, in a child process; invariants are checked by the probe as it runs. `make test` runs
 /// this suite on its own after the rest (it loads both cores); `make soak MINUTES=30` runs the
 /// probe for longer with a random seed.
-@Suite("Soak", .timeLimit(.minutes(10)))
+@Suite("Soak", .timeLimit(.minutes(10)), .tags(.heavyPass))
 struct SoakTests {
     @Test("20 s (60 s in make test-long) of random operations on up to 32 players: no crash, no stuck call, gapless sequence numbers, documented transitions, typed errors, bounded memory")
     func soak() async throws {

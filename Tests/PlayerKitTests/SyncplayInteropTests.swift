@@ -7,7 +7,7 @@ import PlayerKitSupport
 
 /// Debian's own Syncplay client (`syncplay --no-gui`, driving a real mpv) and a PlayerKit player
 /// in one room on the real server: changes from either side reach the other.
-@Suite("Rooms: with Syncplay's own client", .timeLimit(.minutes(4)))
+@Suite("Rooms: with Syncplay's own client", .timeLimit(.minutes(4)), .tags(.timingPass))
 struct SyncplayInteropTests {
     @Test("a start and a pause from PlayerKit reach Syncplay's mpv; a seek and a start in that mpv reach the PlayerKit player")
     func bothWays() async throws {

@@ -130,7 +130,7 @@ struct SyncplayWireTests {
 
 /// The wire format and connection against Debian's real `syncplay-server` (the room client and
 /// its players are tested in RoomTests).
-@Suite("Syncplay server: greeting and states", .timeLimit(.minutes(4)))
+@Suite("Syncplay server: greeting and states", .timeLimit(.minutes(4)), .tags(.timingPass))
 struct SyncplayServerTests {
     /// The next messages from `connection` until `match` returns a value (each line within 10 s,
     /// or the connection's `timedOut` is thrown).

@@ -9,7 +9,7 @@ import PlayerKit
 /// frame interval; a preloaded start against a cold one). They run after the rest of the suite, one at a time (`make test` runs them
 /// separately): with the other tests decoding video on every core at once, a frame can really
 /// be late.
-@Suite("Timing on screen", .serialized, .timeLimit(.minutes(6)))
+@Suite("Timing on screen", .serialized, .timeLimit(.minutes(6)), .tags(.timingPass))
 struct TimingTests {
     @Test("a treadmill of two clips wraps three times, with an event per clip change and per wrap, and seamless seams")
     func wrapsThreeTimes() async throws {

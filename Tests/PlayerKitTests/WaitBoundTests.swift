@@ -74,7 +74,7 @@ func blockingWithin<Value: Sendable>(_ limit: Duration, _ body: @escaping @Senda
     return finished ? result.withLock { $0 } : nil
 }
 
-@Suite("Every wait is bounded", .timeLimit(.minutes(4)))
+@Suite("Every wait is bounded", .timeLimit(.minutes(4)), .tags(.timingPass))
 struct WaitBoundTests {
     static func configuration(_ provider: BlockingOpenProvider) -> PlayerConfiguration {
         var configuration = Fixtures.headless
@@ -202,7 +202,7 @@ struct WaitBoundTests {
     }
 }
 
-@Suite("MonotonicCondition", .timeLimit(.minutes(4)))
+@Suite("MonotonicCondition", .timeLimit(.minutes(4)), .tags(.timingPass))
 struct MonotonicConditionTests {
     @Test("a timed wait ends at its deadline, measured on the monotonic clock; a signal ends it early")
     func timedWait() async throws {

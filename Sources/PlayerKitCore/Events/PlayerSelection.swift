@@ -1,6 +1,7 @@
 /// Which players a subscription hears: one ID, a set of IDs, or every player. (For one ID,
 /// the bus's methods also take a ``PlayerID`` directly: `bus.events(for: "main")`; for several,
-/// an array literal: `bus.subscribe(to: ["left", "right"]) { ... }`.)
+/// an array literal: `bus.subscribe(to: ["left", "right"]) { ... }`, or, for IDs in a variable,
+/// `bus.subscribe(to: .players(Set(ids))) { ... }`: an array literal is not an array.)
 ///
 /// IDs need no live player: a subscription to `"main"` hears every player that has that ID,
 /// now or later, including one that replaces an earlier `"main"`.

@@ -51,6 +51,10 @@ if ! "$SWIFT" build --build-tests --explicit-target-dependency-import-check erro
   exit 1
 fi
 
+# The rules the compiler enforces on apps (async code cannot create a player with the blocking
+# initializer): a few seconds of typechecking against the modules just built.
+Scripts/check-compile-rules.sh || exit 1
+
 # Should it still run, the tests wait for it rather than encode beside it.
 if ! wait "$media_pid"; then
   echo "make test: encoding the live origin's media failed (the tests that need it will say so):" >&2

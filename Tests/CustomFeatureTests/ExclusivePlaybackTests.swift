@@ -52,8 +52,8 @@ struct ExclusivePlaybackTests {
         var configuration = PlayerConfiguration(videoOutput: .none, audioOutput: .none)
         configuration.eventBus = bus
         let delegate = ExclusiveDelegate()
-        let first = try Player(id: PlayerID(stringLiteral: "exclusive-first-\(UUID().uuidString.prefix(8))"), configuration: configuration, delegate: delegate)
-        let second = try Player(id: PlayerID(stringLiteral: "exclusive-second-\(UUID().uuidString.prefix(8))"), configuration: configuration)
+        let first = try await Player.create(id: PlayerID(stringLiteral: "exclusive-first-\(UUID().uuidString.prefix(8))"), configuration: configuration, delegate: delegate)
+        let second = try await Player.create(id: PlayerID(stringLiteral: "exclusive-second-\(UUID().uuidString.prefix(8))"), configuration: configuration)
         let feature = ExclusivePlayback(players: [first, second])
 
         // Every channel, subscribed before anything happens.

@@ -14,7 +14,7 @@ func snippet_usingIt() async throws {
     var configuration = PlayerConfiguration()
     configuration.streamProviders = [cache.streamProvider]
 
-    let player = try Player(id: "post-17", configuration: configuration)
+    let player = try await Player.create(id: "post-17", configuration: configuration)
     let video = try cache.source(for: URL(string: "https://cdn.example/v/17.mp4?sig=abc")!, key: "video-17")
     _ = try await player.load(video)                  // the first frame comes while the rest downloads
 

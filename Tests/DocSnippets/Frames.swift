@@ -11,7 +11,7 @@ import CGLHost
 func snippet_softwareFrames() async throws {
     // snippet: softwareFrames
     var configuration = PlayerConfiguration(videoOutput: .frames, audioOutput: .none)
-    let player = try Player(id: "left", configuration: configuration)
+    let player = try await Player.create(id: "left", configuration: configuration)
     let output = try player.makeFrameOutput(FrameFormat(width: 640, height: 360, pixelFormat: .bgr0))
     _ = try await player.load("Media/clip-a.mp4")
 

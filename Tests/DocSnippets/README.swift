@@ -56,7 +56,7 @@ func snippet_configuration() async throws {
     configuration.audioDevice = "pulse/headphones"         // one of Player.audioDevices(); default: the system's
     configuration.logger = Logger(label: "app.video")      // swift-log; every line carries player=main
     configuration.mpvLogLevel = .info                       // how much of mpv's own log reaches that logger
-    let player = try Player(id: "main", configuration: configuration)
+    let player = try await Player.create(id: "main", configuration: configuration)
     try await player.load("film.mkv")
     try await player.perform(.selectTrack(.audio, id: 2))                // the read-out shows it when this returns
     try await player.addSubtitles(path: "film.en.srt", language: "eng")

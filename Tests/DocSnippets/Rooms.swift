@@ -10,7 +10,7 @@ import CGLHost
 
 func snippet_follow() async throws {
     // snippet: follow
-    let player = try Player(id: "left", configuration: PlayerConfiguration(videoOutput: .window))
+    let player = try await Player.create(id: "left", configuration: PlayerConfiguration(videoOutput: .window))
     try await player.preload("talk.mp4")                  // paused on its first frame
 
     let room = try RoomClient(.init(host: "watch.example.org", port: 8999, room: "demo", name: "left"))

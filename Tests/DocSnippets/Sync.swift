@@ -13,7 +13,7 @@ func snippet_group(left: Player, right: Player, paths: [String]) async throws {
     // snippet: group
     let group = try SyncGroup(players: [left, right])              // fewer than 2, or one twice: invalidArgument
     try await group.load(["with-esc.mp4", "without-esc.mp4"], looping: true)
-    try await group.load(paths.map(MediaSource.init))                // paths in a [String]: each made a MediaSource
+    try await group.load(paths.map { MediaSource($0) })            // paths in a [String]: each made a MediaSource
     try await group.play()
     try await group.seek(to: 12)                                    // all land on 12 s, then play on together
     try await group.setSpeed(0.5)                                   // 0.25...4, all members and the clock

@@ -10,9 +10,14 @@ import CGLHost
 
 func snippet_creating() async throws {
     // snippet: creating
-    let main = try Player(id: "main")                                  // custom ID
-    let other = try Player(configuration: .init(videoOutput: .window))  // random ID, mpv's own window
-    let side = try await Player.create(id: "side")                      // from async code (below)
+    let main = try await Player.create(id: "main")                                   // custom ID
+    let other = try await Player.create(configuration: .init(videoOutput: .window)) // random ID, mpv's own window
+    // end snippet
+}
+
+func snippet_creatingSync() throws {
+    // snippet: creating-sync
+    let main = try Player(id: "main")       // synchronous code only: blocks for the core's creation
     // end snippet
 }
 

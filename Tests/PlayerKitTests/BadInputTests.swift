@@ -193,7 +193,7 @@ struct BadInputTests {
 
     @Test("seeking with nothing loaded")
     func seekWithoutMedia() async throws {
-        let player = try Player(configuration: Fixtures.headless)
+        let player = try await Player.create(configuration: Fixtures.headless)
         defer { Task { await player.shutdown() } }
         await #expect(throws: PlayerError.noMediaLoaded(operation: "seek")) { try await player.seek(to: 1) }
     }

@@ -182,10 +182,10 @@ struct EventBusTests {
         defer { token.cancel(); reader.cancel() }
         #expect(log.count == 0)
 
-        let first = try Player(id: id, configuration: configuration(bus: bus))
+        let first = try await Player.create(id: id, configuration: configuration(bus: bus))
         try await first.load(.file(Fixtures.clipA), startPaused: true)
         await first.shutdown()
-        let second = try Player(id: id, configuration: configuration(bus: bus))
+        let second = try await Player.create(id: id, configuration: configuration(bus: bus))
         try await second.load(.file(Fixtures.clipB), startPaused: true)
         #expect(await eventually { log.records.filter { if case .mediaLoaded = $0.event { return true }; return false }.count == 2 })
         await second.shutdown()
@@ -209,7 +209,7 @@ struct EventBusTests {
         try await first.perform(.setVolume(50))
         await first.shutdown()
         #expect(await recorder.waitFor { $0.event == .shutDown } != nil)
-        let second = try Player(id: id, configuration: configuration(bus: bus))
+        let second = try await Player.create(id: id, configuration: configuration(bus: bus))
         try await second.load(.file(Fixtures.clipB), startPaused: true)
         await second.shutdown()
         #expect(await eventually { log.records.filter { $0.event == .shutDown }.count == 2 })

@@ -9,14 +9,14 @@ struct LifecycleTests {
     @Test("duplicate IDs are refused while the first player lives, and free after shutdown")
     func duplicateIDs() async throws {
         let id = Fixtures.uniqueID("dup")
-        let first = try Player(id: id, configuration: Fixtures.headless)
+        let first = try await Player.create(id: id, configuration: Fixtures.headless)
         #expect(throws: PlayerError.duplicateID(id)) { try Player(id: id, configuration: Fixtures.headless) }
         #expect(PlayerRegistry.liveIDs.contains(id))
         // The failed attempt changed nothing: the first player still works.
         try await first.load(.file(Fixtures.clipA), startPaused: true)
         await first.shutdown()
         #expect(!PlayerRegistry.liveIDs.contains(id))
-        let second = try Player(id: id, configuration: Fixtures.headless)
+        let second = try await Player.create(id: id, configuration: Fixtures.headless)
         #expect(second.id == id)
         await second.shutdown()
     }
@@ -29,8 +29,8 @@ struct LifecycleTests {
 
     @Test("random IDs by default, custom IDs kept")
     func defaultIDs() async throws {
-        let a = try Player(configuration: Fixtures.headless)
-        let b = try Player(configuration: Fixtures.headless)
+        let a = try await Player.create(configuration: Fixtures.headless)
+        let b = try await Player.create(configuration: Fixtures.headless)
         #expect(a.id != b.id)
         #expect(UUID(uuidString: a.id.rawValue) != nil)
         await a.shutdown()
@@ -96,7 +96,7 @@ struct LifecycleTests {
         let reference = weakPlayer  // a copy of the weak reference, read live below
         #expect(await eventually { reference.object == nil })
         #expect(!PlayerRegistry.liveIDs.contains(id))
-        let again = try Player(id: id, configuration: Fixtures.headless)
+        let again = try await Player.create(id: id, configuration: Fixtures.headless)
         try await again.load(.file(Fixtures.clipA), startPaused: true)
         await again.shutdown()
     }
@@ -104,7 +104,7 @@ struct LifecycleTests {
     @Test("shutdown while a load is pending fails the load with playerShutDown")
     func shutdownDuringLoad() async throws {
         let id = Fixtures.uniqueID("pending")
-        let player = try Player(id: id, configuration: Fixtures.headless)
+        let player = try await Player.create(id: id, configuration: Fixtures.headless)
         let server = try LoopbackHTTPServer(root: Fixtures.repository.appendingPathComponent("Media"))
         defer { server.stop() }
         async let loading: MediaInfo = player.load(MediaSource("http://127.0.0.1:\(server.port)/clip-a.mp4"))
@@ -160,7 +160,7 @@ struct LifecycleTests {
                 Task { await player.shutdown() }
             }
         }
-        let player = try Player(configuration: Fixtures.headless)
+        let player = try await Player.create(configuration: Fixtures.headless)
         player.delegate = recorder
         try await player.perform(.setLoop(.forever))
         // The delegate may pause and shut the player down before `load` has returned to this task
@@ -201,7 +201,7 @@ struct LifecycleTests {
     func callsRacingShutdown() async throws {
         for round in 0..<5 {
             let id = Fixtures.uniqueID("race\(round)")
-            let player = try Player(id: id, configuration: Fixtures.headless)
+            let player = try await Player.create(id: id, configuration: Fixtures.headless)
             try await player.load(.file(Fixtures.clipA), startPaused: true)
             let outcomes = Locked<[String: Int]>([:])
             await withTaskGroup(of: Void.self) { group in

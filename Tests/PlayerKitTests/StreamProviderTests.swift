@@ -170,7 +170,7 @@ struct StreamProviderTests {
             try Player(configuration: Self.configuration([MemoryStreamProvider(items: [:]), MemoryStreamProvider(items: [:])]))
         }
         // A scheme registered on one player is unknown to another.
-        let plain = try Player(configuration: Fixtures.headless)
+        let plain = try await Player.create(configuration: Fixtures.headless)
         defer { Task { await plain.shutdown() } }
         await #expect(throws: PlayerError.unsupportedScheme(scheme: "pkmem", source: "pkmem://clip-a")) {
             _ = try await plain.preloadCheck("pkmem://clip-a")

@@ -123,7 +123,7 @@ struct WaitBoundTests {
             var configuration = Fixtures.headless
             change(&configuration)
             do throws(PlayerError) {
-                let player = try Player(configuration: configuration)
+                let player = try await Player.create(configuration: configuration)
                 Issue.record("accepted a bad \(name)")
                 Task { await player.shutdown() }
             } catch {

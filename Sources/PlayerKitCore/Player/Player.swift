@@ -59,8 +59,15 @@ public final class Player: MediaPlayer {
     ///     system audio, on ``PlayerEventBus/shared``.
     ///   - delegate: a delegate that hears every event from ``PlayerEvent/created`` on (held
     ///     weakly). One set later through ``delegate`` hears the events from then on.
+    /// Creating the core blocks the calling thread for milliseconds (tens under load): this is
+    /// the form for synchronous code (an app's main thread at startup, a command-line tool).
+    /// Async code cannot call it (the compiler refuses it there): it uses
+    /// ``create(id:configuration:delegate:)``, which creates the player on a thread of
+    /// PlayerKit's own and leaves Swift's cooperative pool free.
+    ///
     /// - Throws: ``PlayerError/invalidID(_:)``, ``PlayerError/duplicateID(_:)``,
     ///   ``PlayerError/invalidOption(name:value:_:)`` or ``PlayerError/creationFailed(reason:)``.
+    @available(*, noasync, message: "creating an mpv core blocks the thread: async code uses Player.create(id:configuration:delegate:)")
     public init(
         id: PlayerID? = nil, configuration: PlayerConfiguration = PlayerConfiguration(),
         delegate: (any PlayerDelegate)? = nil

@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 export SWIFT=${SWIFT:-swift}
 
 Scripts/check-layers.sh || exit 1
-Scripts/count-public.sh
+Scripts/count-public.sh || exit 1
 python3 Scripts/check-snippets.py || exit 1
 
 consumer=$(mktemp -d "${TMPDIR:-/tmp}/playerkit-consumer-check.XXXXXX")

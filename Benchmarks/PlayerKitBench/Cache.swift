@@ -34,7 +34,7 @@ struct Cache: AsyncParsableCommand {
         /// Milliseconds from creating a player to its first frame of `source`.
         func firstFrame(_ source: MediaSource, configuration: PlayerConfiguration) async throws -> Double {
             let start = DispatchTime.now()
-            let player = try Player(configuration: configuration)
+            let player = try await Player.create(configuration: configuration)
             Task { _ = try? await player.load(source) }
             counted += 1
             await firstFrames.wait(for: counted)
@@ -111,7 +111,7 @@ struct CacheLayouts: AsyncParsableCommand {
         /// (still playing).
         func firstFrame(_ source: MediaSource, configuration: PlayerConfiguration) async throws -> (Double, Player) {
             let start = DispatchTime.now()
-            let player = try Player(configuration: configuration)
+            let player = try await Player.create(configuration: configuration)
             Task { _ = try? await player.load(source) }
             counted += 1
             await firstFrames.wait(for: counted)

@@ -228,7 +228,7 @@ struct TimeToFirstFrame: AsyncParsableCommand {
         var times: [Double] = []
         for run in 1...runs {
             let start = DispatchTime.now()
-            let player = try Player(configuration: benchConfiguration(bus: bus))
+            let player = try await Player.create(configuration: benchConfiguration(bus: bus))
             startLoading([player], media: media)
             await firstFrames.wait(for: run)
             times.append(microseconds(start, .now()) / 1000)
@@ -293,7 +293,7 @@ struct Cycles: AsyncParsableCommand {
         var warm = 0.0
         let start = DispatchTime.now()
         for index in 0..<count {
-            let player = try Player(configuration: benchConfiguration(bus: bus))
+            let player = try await Player.create(configuration: benchConfiguration(bus: bus))
             await player.shutdown()
             if index == 9 { warm = residentMB() }
         }
@@ -316,7 +316,7 @@ struct Churn: AsyncParsableCommand {
         var warm = 0.0
         let start = DispatchTime.now()
         for index in 0..<count {
-            let player = try Player(configuration: benchConfiguration(bus: bus))
+            let player = try await Player.create(configuration: benchConfiguration(bus: bus))
             let frames = player.events(kinds: [.firstFrame])
             startLoading([player], media: media)
             for await _ in frames { break }
@@ -345,8 +345,8 @@ struct Switch: AsyncParsableCommand {
         var cold: [Double] = []
         var warm: [Double] = []
         for _ in 0..<runs {
-            let a = try Player(configuration: benchConfiguration(bus: bus))
-            let b = try Player(configuration: benchConfiguration(bus: bus))
+            let a = try await Player.create(configuration: benchConfiguration(bus: bus))
+            let b = try await Player.create(configuration: benchConfiguration(bus: bus))
             let frames = a.events(kinds: [.firstFrame])
             var start = DispatchTime.now()
             startLoading([a], media: media)
@@ -438,7 +438,7 @@ struct Seams: AsyncParsableCommand {
     func run() async throws {
         let bus = PlayerEventBus(label: "seams")
         let samples = Guarded<[(Double, Double)]>([])
-        let player = try Player(configuration: benchConfiguration(bus: bus, positionInterval: .zero))
+        let player = try await Player.create(configuration: benchConfiguration(bus: bus, positionInterval: .zero))
         let subscription = bus.subscribe(to: player.id, kinds: [.positionChanged], delivery: .immediate) { record in
             guard case .positionChanged(let position) = record.event else { return }
             let wall = Double(DispatchTime.now().uptimeNanoseconds) / 1e9

@@ -49,8 +49,8 @@ struct ABCompare: AsyncParsableCommand {
             leftConfiguration.extraOptions["geometry"] = "+40+40"
             rightConfiguration.extraOptions["geometry"] = "+400+40"
         }
-        let left = try Player(id: "left", configuration: leftConfiguration)
-        let right = try Player(id: "right", configuration: rightConfiguration)
+        let left = try await Player.create(id: "left", configuration: leftConfiguration)
+        let right = try await Player.create(id: "right", configuration: rightConfiguration)
         let sources = [MediaSource.joined([MediaSource(ExampleSupport.shippedMedia("clip-a.mp4"))], repeated: 500),
                        MediaSource.joined([MediaSource(ExampleSupport.shippedMedia("clip-b.mp4"))], repeated: 500)]
 

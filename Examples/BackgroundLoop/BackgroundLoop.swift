@@ -48,8 +48,8 @@ struct BackgroundLoop: AsyncParsableCommand {
             backgroundConfiguration.extraOptions["geometry"] = "+40+40"
             foregroundConfiguration.extraOptions["geometry"] = "+400+40"
         }
-        let background = try Player(id: "background", configuration: backgroundConfiguration)
-        let foreground = try Player(id: "foreground", configuration: foregroundConfiguration)
+        let background = try await Player.create(id: "background", configuration: backgroundConfiguration)
+        let foreground = try await Player.create(id: "foreground", configuration: foregroundConfiguration)
 
         let json = self.json
         let wraps = Tally()

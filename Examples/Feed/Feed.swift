@@ -167,7 +167,7 @@ struct Feed: AsyncParsableCommand {
         }
         var players: [Player] = []
         for index in 0..<10 {
-            let player = try Player(id: PlayerID(stringLiteral: "item-\(index)"), configuration: logging.applied(to: PlayerConfiguration(videoOutput: .none, audioOutput: .none)))
+            let player = try await Player.create(id: PlayerID(stringLiteral: "item-\(index)"), configuration: logging.applied(to: PlayerConfiguration(videoOutput: .none, audioOutput: .none)))
             try await player.perform(.setLoop(.forever))
             try coordinator.add(player.id.rawValue, player: player,
                                 source: MediaSource(ExampleSupport.shippedMedia(index % 2 == 0 ? "clip-a.mp4" : "clip-b.mp4")))
@@ -249,7 +249,7 @@ struct Feed: AsyncParsableCommand {
         defer { decisions.cancel() }
         var players: [Player] = []
         for (index, name) in Self.served.enumerated() {
-            let player = try Player(id: PlayerID(stringLiteral: "item-\(index)"), configuration: playerConfiguration)
+            let player = try await Player.create(id: PlayerID(stringLiteral: "item-\(index)"), configuration: playerConfiguration)
             try await player.perform(.setLoop(.forever))
             try coordinator.add(player.id.rawValue, player: player, source: try cache.source(for: origin.url(name), key: name))
             players.append(player)

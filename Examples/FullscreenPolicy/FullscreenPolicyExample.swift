@@ -57,7 +57,7 @@ struct FullscreenPolicyExample: AsyncParsableCommand {
                 configuration.extraOptions["geometry"] = "+\(40 + index * 400)+40"
                 configuration.extraOptions["title"] = "fullscreen-policy: \(id)"
             }
-            players[id] = try Player(id: id, configuration: configuration)
+            players[id] = try await Player.create(id: id, configuration: configuration)
         }
         let subscription = PlayerEventBus.shared.subscribe(
             to: .players(Set(names)),

@@ -44,7 +44,7 @@ struct PlayerMonitor: AsyncParsableCommand {
         configuration.eventBus = bus
         var started: [Player] = []
         for index in 1...players {
-            let player = try Player(id: PlayerID(stringLiteral: "player-\(index)"), configuration: configuration)
+            let player = try await Player.create(id: PlayerID(stringLiteral: "player-\(index)"), configuration: configuration)
             try await player.perform(.setLoop(.forever))
             started.append(player)
         }

@@ -92,7 +92,7 @@ struct Room: AsyncParsableCommand {
 
         var configuration = PlayerConfiguration(videoOutput: .none, audioOutput: .none)
         configuration = logging.applied(to: configuration)
-        let player = try Player(id: PlayerID(stringLiteral: name), configuration: configuration)
+        let player = try await Player.create(id: PlayerID(stringLiteral: name), configuration: configuration)
         let path = clip ?? ExampleSupport.shippedMedia("clip-a.mp4")
         let frames = self.frames
         // The player's own events and the follower's (room changes, drift), by the player's ID.

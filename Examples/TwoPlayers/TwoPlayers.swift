@@ -74,8 +74,8 @@ struct TwoPlayers: AsyncParsableCommand {
             mainConfiguration.videoOutput = .embedded(x11WindowID: windowID)
             mainConfiguration.videoDriver = vo == "auto" ? nil : vo
         }
-        let main = try Player(id: "main", configuration: mainConfiguration, delegate: printer)
-        let other = try Player(configuration: otherConfiguration, delegate: printer)
+        let main = try await Player.create(id: "main", configuration: mainConfiguration, delegate: printer)
+        let other = try await Player.create(configuration: otherConfiguration, delegate: printer)
         if !json { ExampleSupport.printLine("players: \(main.id) and \(other.id)") }
 
         let sources = [mainMedia ?? ExampleSupport.shippedMedia("clip-a.mp4"), otherMedia ?? ExampleSupport.shippedMedia("clip-b.mp4")]

@@ -250,7 +250,7 @@ func step(_ generator: inout SeededGenerator) async {
         let id: PlayerID? = custom ? PlayerID(stringLiteral: "soak-\(Int.random(in: 0..<40, using: &generator))") : nil
         await tracked("create") {
             do throws(PlayerError) {
-                let player = try Player(id: id, configuration: playerConfiguration)
+                let player = try await Player.create(id: id, configuration: playerConfiguration)
                 ledger.withLock { $0.created += 1 }
                 if !world.add(player) { await player.shutdown() }
             } catch {

@@ -26,7 +26,7 @@ final class RenderContext: @unchecked Sendable {
     /// Signalled when a ``free(_:)`` in progress is done, for a second caller that must not
     /// return before (the core's destruction: mpv aborts if the core goes first). Waited on
     /// with no lock of PlayerKit's held.
-    private let freed = NSCondition()
+    private let freed = MonotonicCondition()
     /// Under `freed`'s lock: where the context is in its freeing.
     private var freeProgress = FreeProgress.live
     private enum FreeProgress { case live, freeing, freed }
@@ -246,7 +246,10 @@ final class RenderContext: @unchecked Sendable {
             return
         case .freeing:
             if !AppCodeMark.isRunningAppCode {
-                while freeProgress != .freed { freed.wait() }
+                // mpv's own free, on the first caller's thread: no bound of PlayerKit's (the core
+                // must not go before it), each wait on the monotonic clock, as a subscription's
+                // cancel waits for its handler.
+                while freeProgress != .freed { freed.wait(timeout: .seconds(1)) }
             }
             freed.unlock()
             return

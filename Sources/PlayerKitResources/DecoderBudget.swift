@@ -107,6 +107,27 @@ public final class DecoderBudget: Sendable {
         return state.withLock { $0.order }
     }
 
+    /// The budget at one moment: its slots, who holds them and who waits for one, read
+    /// together under one lock (as ``/PlayerKitCore/PlayerSnapshot`` is for a player).
+    public struct Snapshot: Sendable, Hashable {
+        /// How many players may hold loaded media at once (the budget's limit).
+        public let limit: Int
+        /// The players holding a slot, in the order they got it.
+        public let holders: [PlayerID]
+        /// The players whose loads wait for a slot (``WhenFull/wait(timeout:)``), first come
+        /// first served: the first gets the next slot that frees.
+        public let waiting: [PlayerID]
+        /// How many slots are free: the limit less the holders.
+        public var freeSlots: Int { limit - holders.count }
+    }
+
+    /// The budget now: slots, holders and waiting loads, read together. A holder that shut
+    /// down no longer holds a slot. Never waits.
+    public var snapshot: Snapshot {
+        freeGoneHolders()
+        return state.withLock { Snapshot(limit: limit, holders: $0.order, waiting: $0.waiters.map(\.player)) }
+    }
+
     /// How many slots are free.
     var availableSlots: Int {
         freeGoneHolders()

@@ -68,6 +68,30 @@ struct DecoderBudgetLogicTests {
         for player in p { await player.shutdown() }
     }
 
+    @Test("the snapshot reads the slots, the holders in order and the loads waiting, first come first served")
+    func snapshot() async throws {
+        let budget = try DecoderBudget(limit: 2, clock: clock)
+        let p = try players(4)
+        #expect(budget.snapshot == DecoderBudget.Snapshot(limit: 2, holders: [], waiting: []))
+        #expect(budget.snapshot.freeSlots == 2)
+        try await budget.load("a.mp4", into: p[0])
+        try await budget.load("b.mp4", into: p[1])
+        let third = Task { try await budget.load("c.mp4", into: p[2], whenFull: .wait(timeout: .seconds(30))) }
+        #expect(await eventually { budget.snapshot.waiting == [p[2].id] })
+        let fourth = Task { try await budget.load("d.mp4", into: p[3], whenFull: .wait(timeout: .seconds(30))) }
+        #expect(await eventually { budget.snapshot.waiting.count == 2 })
+        #expect(budget.snapshot == DecoderBudget.Snapshot(limit: 2, holders: [p[0].id, p[1].id], waiting: [p[2].id, p[3].id]))
+        #expect(budget.snapshot.freeSlots == 0)
+        try budget.release(p[0])
+        _ = try await third.value
+        #expect(budget.snapshot == DecoderBudget.Snapshot(limit: 2, holders: [p[1].id, p[2].id], waiting: [p[3].id]))
+        // A holder that shuts down frees its slot: the last waiter gets it.
+        await p[1].shutdown()
+        _ = try await fourth.value
+        #expect(budget.snapshot == DecoderBudget.Snapshot(limit: 2, holders: [p[2].id, p[3].id], waiting: []))
+        for player in p { await player.shutdown() }
+    }
+
     @Test("a holder that shuts down frees its slot for the next waiter; a failing load frees its own")
     func shutdownAndFailure() async throws {
         let budget = try DecoderBudget(limit: 1, clock: clock)

@@ -87,13 +87,20 @@ struct RenderCallbackTests {
         // The core's one render context is free again: a software output takes it and gets the
         // frames of the next item (mpv turns video off when a context goes during playback).
         let output = try player.makeFrameOutput(FrameFormat(width: 160, height: 120))
+        #expect(!output.snapshot.isClosed && output.snapshot.framesRendered == 0)
         _ = try await player.load(MediaSource(Fixtures.fixture("quadrants.mp4")))
         var frames = 0
-        for await _ in output.frames {
+        var newest: UInt64 = 0
+        for await frame in output.frames {
             frames += 1
+            newest = frame.info.sequenceNumber
             if frames == 2 { break }
         }
         #expect(frames == 2)
+        // The snapshot counts what was rendered: at least the frames read.
+        #expect(output.snapshot.framesRendered >= newest && newest >= 2)
+        output.close()
+        #expect(output.snapshot.isClosed)
         #expect(player.snapshot.volume == 50)
         await player.shutdown()
         gl.destroy()

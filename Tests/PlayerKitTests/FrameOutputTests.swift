@@ -301,6 +301,16 @@ struct FrameOutputTests {
         }
     }
 
+    @Test("a pixel format by name: mpv's two layouts, any other name a typed error naming it")
+    func pixelFormatByName() throws {
+        #expect(try PixelFormat("rgb0") == .rgb0)
+        #expect(try PixelFormat("bgr0") == .bgr0)
+        #expect(try PixelFormat(PixelFormat.bgr0.name) == .bgr0)
+        for name in ["yuv420p", "RGB0", "", "rgb0 "] {
+            #expect(throws: FrameOutputError.unsupportedPixelFormat(name)) { try PixelFormat(name) }
+        }
+    }
+
     @Test("bad input gets typed errors naming it, and the player stays usable")
     func badInput() async throws {
         #expect(throws: FrameOutputError.invalidSize(width: 0, height: 120)) { try FrameFormat(width: 0, height: 120) }

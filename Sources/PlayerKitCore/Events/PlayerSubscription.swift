@@ -24,6 +24,10 @@ public final class PlayerSubscription: Sendable {
         subscriber.waitUntilDelivered()
     }
 
+    /// Whether ``cancel()`` was called (or the subscription released): its handler is called no
+    /// more. Safe from any thread, the handler included.
+    public var isCancelled: Bool { ended.withLock { $0 } }
+
     /// Ends the subscription. Once `cancel()` has returned, no call of the handler starts.
     ///
     /// Called from an app's ordinary code, `cancel()` also waits for a call of the handler in
@@ -43,7 +47,4 @@ public final class PlayerSubscription: Sendable {
         }
         if first { bus?.remove(subscriber) }
     }
-
-    /// Whether ``cancel()`` was called.
-    var isCancelled: Bool { ended.withLock { $0 } }
 }

@@ -26,9 +26,11 @@ public struct PixelFormat: Sendable, Hashable, CustomStringConvertible {
     /// Every supported format.
     static let all: [PixelFormat] = [.rgb0, .bgr0]
 
-    /// The format called `name` (mpv's spelling).
-    /// - Throws: ``FrameOutputError/unsupportedPixelFormat(_:)`` naming it.
-    init(_ name: String) throws(FrameOutputError) {
+    /// The format called `name` (mpv's spelling, as ``name`` gives it): for a format named in a
+    /// configuration file or on a command line.
+    /// - Throws: ``FrameOutputError/unsupportedPixelFormat(_:)`` naming it, for any other name
+    ///   (PlayerKit asks mpv for these two layouts only).
+    public init(_ name: String) throws(FrameOutputError) {
         guard let format = Self.all.first(where: { $0.name == name }) else { throw .unsupportedPixelFormat(name) }
         self = format
     }

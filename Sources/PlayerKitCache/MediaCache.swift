@@ -272,10 +272,10 @@ public struct MediaCacheEntry: Sendable, Hashable {
     let cachedRanges: ByteRanges
     /// Whether every byte is cached.
     public let isComplete: Bool
-    /// The players reading it now.
-    let readers: [PlayerID]
-    /// Whether a download of it runs.
-    let isDownloading: Bool
+    /// The players reading it now (a player reads an entry while its item is loaded), by ID.
+    public let readers: [PlayerID]
+    /// Whether a download of it runs now, or waits to retry after a failure.
+    public let isDownloading: Bool
     /// When a player last opened or closed it.
     let lastAccess: Date
     /// Bytes downloaded for it in this process.

@@ -154,8 +154,12 @@ struct MediaCacheTests {
         let (player, _) = try await Fixtures.player(configuration: harness.playerConfiguration)
         let other = Task { try await harness.cache.precache(try harness.source("clip-a.mp4"), .all) }
         _ = try await player.load(try harness.source("long.mp4"))
+        // Read by the player, downloading (25 s at this rate).
+        let reading = try #require(harness.cache.entry(forKey: "long.mp4"))
+        #expect(reading.readers == [player.id] && reading.isDownloading)
         try await player.stop()
         #expect(await harness.saw { if case .cancelled(let key, _) = $0 { return key == "long.mp4" }; return false })
+        #expect(await eventually { harness.cache.entry(forKey: "long.mp4")?.readers.isEmpty == true })
         #expect(await eventually { harness.server.counts("long.mp4").closedByClient >= 1 }, "the server never saw the connection close")
         let entry = try #require(harness.cache.entry(forKey: "long.mp4"))
         #expect(!entry.isComplete && !entry.isDownloading && entry.cachedBytes > 0)

@@ -26,6 +26,7 @@ export SWIFT=${SWIFT:-swift}
 Scripts/check-layers.sh || exit 1
 Scripts/count-public.sh || exit 1
 python3 Scripts/check-snippets.py || exit 1
+python3 Scripts/check-doc-facts.py || exit 1
 
 consumer=$(mktemp -d "${TMPDIR:-/tmp}/playerkit-consumer-check.XXXXXX")
 consumer_pid=

@@ -46,7 +46,7 @@ public struct SyncSettings: Sendable, Hashable, Codable {
     /// Each member's offset, by ID: added to the timestamps of the member's source to put
     /// them on the group's timeline (the first member's, or the leader's). For angles that
     /// share no clock (separate encoders, RTSP sessions): measured once, or computed from
-    /// the playlists' PROGRAM-DATE-TIME (PlayerKitHLS's `LiveTimeline`). A member with an
+    /// the playlists' PROGRAM-DATE-TIME (PlayerKitHLS's `PlaylistClock`). A member with an
     /// offset is trusted: its timestamps are not judged. Default: none.
     public var offsets: [PlayerID: Duration] = [:]
     /// How far apart two live members' edges (the newest media each has, against the
@@ -55,7 +55,7 @@ public struct SyncSettings: Sendable, Hashable, Codable {
     /// being aligned a few seconds off. The bound is at least a segment and a quarter (the
     /// largest step seen in a member's cache): players reload a live playlist at moments of
     /// their own, so members on one clock can be a segment apart. Offsets within that
-    /// cannot be seen without the playlists (PlayerKitHLS's `LiveTimeline` reads them).
+    /// cannot be seen without the playlists (PlayerKitHLS's `PlaylistClock` reads them).
     /// Default 1.5 s.
     public var unrelatedTimestampThreshold: Duration = .milliseconds(1500)
     /// Whether members are corrected (default) or only measured: with false, skews are

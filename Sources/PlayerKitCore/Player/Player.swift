@@ -300,7 +300,7 @@ public final class Player: MediaPlayer {
     /// Every read-out of ``MediaPlayer`` at once, read under one lock (so they agree with each
     /// other); ``MediaPlayer/state``, ``MediaPlayer/position`` and the others read it.
     public var snapshot: PlayerSnapshot { model(\.snapshot) }
-    /// Which way playback runs (``MediaPlayer/setPlaybackDirection(_:)``), once mpv reported it.
+    /// Which way playback runs (``PlayerCommand/setPlaybackDirection(_:)``), once mpv reported it.
     var playbackDirection: PlaybackDirection? { model(\.playbackDirection) }
     /// Whether hardware decoding is allowed (``PlayerCommand/setHardwareDecoding(_:)``), once mpv reported it.
     var isHardwareDecodingEnabled: Bool? { model(\.isHardwareDecodingEnabled) }

@@ -6,9 +6,9 @@
 /// happened for that player. Calls are never made while PlayerKit holds an internal lock,
 /// so a method may call back into the same player (even `shutdown()`) without deadlock.
 ///
-/// For each event, ``player(_:didEmit:)`` is called first; then, for the five events an app
-/// most often handles alone (a state change, a position, an item's end, an error, the
-/// shutdown), its typed method. Every other event (a load, a seek, a volume, the tracks, ...)
+/// For each event, ``player(_:didEmit:)`` is called first; then, for the four events an app
+/// most often handles alone (a state change, an item's end, an error, the shutdown), its typed
+/// method. Every other event (a load, a seek, a volume, the tracks, ...)
 /// is heard in ``player(_:didEmit:)``.
 ///
 /// **Features' events.** Events that features publish (``PlayerEvent/feature(_:)-swift.enum.case``) reach

@@ -3,7 +3,7 @@
 ///
 /// An open set, like `Notification.Name`: the core defines the kinds of the events mpv reports
 /// (below), and each feature defines the kinds of its own events in an extension, e.g.
-/// `PlayerEventKind.fullscreenChanged` in PlayerKitDisplay. An app's own feature does the same:
+/// `PlayerEventKind.fullscreenPolicy` in PlayerKitDisplay (the kind of every `FullscreenEvent`). An app's own feature does the same:
 ///
 /// ```swift
 /// extension PlayerEventKind {

@@ -53,7 +53,7 @@ public struct PlayerEventStream: AsyncSequence, Sendable {
     ///
     /// ```swift
     /// let landings = player.events(kinds: [.seekCompleted])
-    /// try player.seek(to: 12)
+    /// try player.send(.seek(to: 12, precision: .exact))
     /// let landed = await landings.first(timeout: .seconds(5)) { _ in true }
     /// ```
     public func first(

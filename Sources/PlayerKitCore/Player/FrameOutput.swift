@@ -7,11 +7,11 @@ import PlayerKitSupport
 /// created with ``PlayerConfiguration/VideoOutput/frames``.
 ///
 /// ```swift
-/// let player = try Player(configuration: .init(videoOutput: .frames))
+/// let player = try await Player.create(configuration: .init(videoOutput: .frames))
 /// let output = try player.makeFrameOutput(FrameFormat(width: 640, height: 360, pixelFormat: .bgr0))
 /// _ = try await player.load("Media/clip-a.mp4")
 /// for await frame in output.frames {
-///     draw(frame)                      // frame.withUnsafeBytes { ... }, frame.videoTime, ...
+///     draw(frame)                      // frame.withUnsafeBytes { ... }, frame.info.videoTime, ...
 /// }
 /// ```
 ///

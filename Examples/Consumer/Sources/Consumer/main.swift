@@ -10,8 +10,8 @@ final class Monitor: PlayerDelegate {
 let monitor = Monitor()
 // Headless here: no window, no sound (an app passes .window, .embedded(x11WindowID:), .system).
 let configuration = PlayerConfiguration(videoOutput: .none, audioOutput: .none)
-let main = try Player(id: "main", configuration: configuration)  // custom ID; unique among live players
-let background = try Player(configuration: configuration)         // random ID
+let main = try await Player.create(id: "main", configuration: configuration)  // custom ID; unique among live players
+let background = try await Player.create(configuration: configuration)         // random ID
 main.delegate = monitor                                 // called on the player's delegate queue
 background.delegate = monitor
 try await main.load("Media/clip-a.mp4")                 // returns once loaded: duration, size, tracks

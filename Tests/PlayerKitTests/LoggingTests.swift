@@ -90,7 +90,11 @@ struct LoggingTests {
         try await player.perform(.play)
         #expect(await eventually { (player.position ?? 0) > 0.2 })
         await player.shutdown()
-        let errors = sink.all.filter { $0.level >= .error }
+        // FFmpeg's lines are left out: libmpv hands FFmpeg's process-wide log to one core (the
+        // first one alive, mpv's av_log.c), so in make test's parallel pass this player can log
+        // other players' decoder lines (a CUDA probe, an h264 seek's "co located POCs
+        // unavailable"; 2026-11-28, a clean-clone run). The null output's line is mpv's own.
+        let errors = sink.all.filter { $0.level >= .error && $0.metadata["module"].map { "\($0)".hasPrefix("ffmpeg") } != true }
         #expect(errors.isEmpty, "\(errors.map(\.message))")
     }
 

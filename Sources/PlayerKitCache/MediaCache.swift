@@ -12,7 +12,7 @@ import PlayerKitCore
 /// let cache = try MediaCache()                                 // ~/.cache/playerkit/media
 /// var configuration = PlayerConfiguration()
 /// configuration.streamProviders = [cache.streamProvider]
-/// let player = try Player(id: "feed-1", configuration: configuration)
+/// let player = try await Player.create(id: "feed-1", configuration: configuration)
 /// let source = try cache.source(for: URL(string: "https://example.com/a.mp4")!, key: "video-a")
 /// _ = try await player.load(source)                            // plays while it downloads
 /// Task { try await cache.precache(try cache.source(for: next, key: "video-b"), .seconds(3)) }

@@ -49,9 +49,9 @@ import PlayerKitSupport
 /// **Events.** The policy reports through its players' own pipelines, keyed by player ID, as
 /// ``FullscreenEvent``s: to each player's delegate, bus subscribers of its ID, async sequences and
 /// NotificationCenter. To hear the whole policy, subscribe to its members' IDs (or to every
-/// player) for the ``FullscreenEvent`` kinds. Events are published in the order the policy
-/// decided them. An owner that shuts down frees the policy with no event of its own: its
-/// ``/PlayerKitCore/PlayerEvent/shutDown`` is its last.
+/// player) for the one kind of every ``FullscreenEvent``, `.fullscreenPolicy`. Events are
+/// published in the order the policy decided them. An owner that shuts down frees the policy
+/// with no event of its own: its ``/PlayerKitCore/PlayerEvent/shutDown`` is its last.
 ///
 /// Written, as every PlayerKit feature, against the core's public API only.
 ///

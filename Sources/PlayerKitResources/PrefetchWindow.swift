@@ -11,7 +11,7 @@ import PlayerKitSupport
 ///     try await Player.create(id: PlayerID(stringLiteral: "sequencer-\(slot)"), configuration: headless)
 /// }
 /// let player = try await window.move(to: 0)   // prepared: 0 and 1
-/// try player.play()
+/// try await player.play()
 /// let next = try await window.move(to: 1)     // prepared: 0, 1, 2 (0 and 1 were ready already)
 /// ```
 ///

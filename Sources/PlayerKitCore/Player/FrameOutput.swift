@@ -105,7 +105,9 @@ public final class FrameOutput: Sendable {
     }
 
     /// Frees mpv's renderer: rendering stops, ``frames`` ends, later calls throw
-    /// ``FrameOutputError/outputClosed(_:)``. Waits for a render in progress. Idempotent.
+    /// ``FrameOutputError/outputClosed(_:)``. Waits for a render in progress and, while the
+    /// player has video loaded, for mpv to take that video down (`mpv_render_context_free`, on
+    /// the calling thread). Idempotent.
     public func close() { engine.close() }
 
     /// Whether the output was closed or its player shut down.

@@ -86,8 +86,10 @@ public final class OpenGLRenderer: Sendable {
     /// timing. Optional, but call it after every swap or never.
     public func reportSwap() { context.reportSwap() }
 
-    /// Frees mpv's renderer (on the GL thread, context current). Video of the player stops;
-    /// the player stays usable and can get a new renderer. Idempotent.
+    /// Frees mpv's renderer (on the GL thread, context current). Video of the player stops:
+    /// while the player has video loaded, this waits for mpv to take it down
+    /// (`mpv_render_context_free`). The player stays usable and can get a new renderer.
+    /// Idempotent.
     public func close() { context.free(.closed) }
 
     /// Whether the renderer was closed or its player shut down.

@@ -6,7 +6,7 @@ import PlayerKitSupport
 /// One media player over its own libmpv core.
 ///
 /// ```swift
-/// let player = try Player(id: "main", configuration: .init(videoOutput: .none))
+/// let player = try await Player.create(id: "main", configuration: .init(videoOutput: .none))
 /// player.delegate = myDelegate
 /// let media = try await player.load("Media/clip-a.mp4")
 /// try await player.seek(to: 2, precision: .exact)
@@ -26,9 +26,10 @@ import PlayerKitSupport
 /// meanwhile. Or send it (`try player.send(.play)`) where nothing may wait: a handler, the
 /// event pump, a render loop, a UI callback. Every method may be called from any thread or
 /// task. The read-out properties (``state``, ``position``, ...) are the latest values the event
-/// pump saw; they never wait. After an awaited setter returns, its read-out already shows the
-/// value it set and the matching change event has been published; after ``send(_:)``, the
-/// read-out follows once mpv has carried the command out.
+/// pump saw; they never wait. After an awaited command returns, its read-out already shows the
+/// value it set and the matching change event has been published; after ``send(_:)``, a
+/// setting's read-out and change event already show it too, and the rest of the state follows
+/// once mpv has carried the command out.
 ///
 /// **Lifetime.** Call ``shutdown()`` when done: it returns once the mpv core is destroyed.
 /// A player that is simply dropped shuts down in the background; its ID is free at once.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The rules the compiler enforces on apps, checked against the build's modules: each file in
 # Scripts/compile-rules/ is typechecked as app code (Swift 6 language mode) and must fail with the
-# text of its `// expect-error:` line, or compile when it says `// expect-ok`.
+# text of its `// expect-error:` line, or compile when it says `// expect-ok` (and then print the
+# text of each of its `// expect-warning:` lines: 1.0's deprecated names still compile, warned).
 #   SWIFT=swift Scripts/check-compile-rules.sh      (after swift build)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +26,14 @@ for file in Scripts/compile-rules/*.swift; do
     echo "check-compile-rules: $file should compile:" >&2
     echo "$output" >&2
     failed=1
+  else
+    while IFS= read -r warning; do
+      if ! grep -qF -- "$warning" <<<"$output"; then
+        echo "check-compile-rules: $file compiled without the warning \"$warning\":" >&2
+        echo "$output" >&2
+        failed=1
+      fi
+    done < <(sed -n 's#^// expect-warning: ##p' "$file")
   fi
 done
 [ $failed -eq 0 ] && echo "check-compile-rules: $(ls Scripts/compile-rules/*.swift | wc -l) rules hold"

@@ -126,7 +126,7 @@ struct FullscreenPolicyExample: AsyncParsableCommand {
 
     /// Waits for the first event of `events`, at most `limit` (on the monotonic clock).
     private static func first(
-        of events: PlayerEventStream, within limit: Duration, waitingFor what: String,
+        of events: EventStream<PlayerEventRecord>, within limit: Duration, waitingFor what: String,
         where matches: @escaping @Sendable (PlayerEventRecord) -> Bool = { _ in true }
     ) async throws {
         let arrived = await withTaskGroup(of: Bool.self) { group in

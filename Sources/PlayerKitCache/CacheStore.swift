@@ -299,7 +299,6 @@ final class CacheStore: @unchecked Sendable {
     /// Carries out a machine's actions outside the lock: file and index work on `io`, events,
     /// precaches; then arms the next tick and evicts what the capacity asks.
     private func perform(_ actions: [TransferMachine.Action], for entry: CacheEntry) {
-        var players: [PlayerID]?
         for action in actions {
             switch action {
             case .truncateFile:
@@ -322,9 +321,7 @@ final class CacheStore: @unchecked Sendable {
                 if case .invalidated(_, let reason) = event {
                     logger.info("cache entry dropped", metadata: ["key": "\(entry.key)", "reason": "\(reason)"])
                 }
-                let readers = players ?? locked { entry.readerPlayers }
-                players = readers
-                eventQueue.async { [self] in deliver(event, players: readers) }
+                eventQueue.async { [self] in deliver(event) }
             case .startRequest, .cancelRequest, .receiveBody, .answer:
                 break
             }
@@ -735,7 +732,7 @@ final class CacheStore: @unchecked Sendable {
         if now { work() } else { io.async(execute: work) }
         for entry in victims {
             let key = entry.key, size = entry.countedBytes
-            eventQueue.async { [self] in deliver(.evicted(key: key, bytes: size), players: []) }
+            eventQueue.async { [self] in deliver(.evicted(key: key, bytes: size)) }
         }
         return victims.reduce(0) { $0 + $1.countedBytes }
     }
@@ -766,14 +763,19 @@ final class CacheStore: @unchecked Sendable {
 
     // MARK: Events
 
-    func subscribe(bufferLimit: Int) -> AsyncStream<MediaCacheEvent> {
-        broadcast.stream(bufferLimit: bufferLimit)
+    func subscribe(bufferLimit: Int) -> EventStream<MediaCacheEvent> {
+        let (stream, continuation) = EventStream<MediaCacheEvent>.makeStream(bufferLimit: bufferLimit)
+        broadcast.add(yield: { continuation.yield($0) }, finish: { continuation.finish() }, isEnded: { continuation.isFinished })
+        return stream
+    }
+
+    func subscribeAsyncStream(bufferLimit: Int) -> AsyncStream<MediaCacheEvent> {
+        broadcast.asyncStream(bufferLimit: bufferLimit)
     }
 
     /// On the event queue: in order, never under the lock.
-    private func deliver(_ event: MediaCacheEvent, players: [PlayerID]) {
+    private func deliver(_ event: MediaCacheEvent) {
         broadcast.yield(event)
-        for id in players { Player.live(id)?.publish(event) }
     }
 
     // MARK: Shutdown

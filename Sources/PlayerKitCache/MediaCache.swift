@@ -207,10 +207,18 @@ public final class MediaCache: MediaPrecaching {
     /// came from (already cached, or downloaded while it played).
     public func usage(for player: PlayerID) -> MediaCacheUsage { store.usage(for: player) }
 
-    /// The cache's events from now on, for every key (players reading a key also get them on
-    /// their own pipeline). Keeps the newest `bufferLimit` events for a slow reader.
+    /// The cache's events from now on, for every key: the one place they come (a key's story is
+    /// not about one player, and several read it). Keeps the newest `bufferLimit` events for a
+    /// slow reader. The stream ends at ``shutdown()``.
+    public func events(bufferLimit: Int = EventStream<MediaCacheEvent>.defaultBufferLimit) -> EventStream<MediaCacheEvent> {
+        store.subscribe(bufferLimit: bufferLimit)
+    }
+
+    /// 1.0's form of ``events(bufferLimit:)->EventStream<MediaCacheEvent>``.
+    @_disfavoredOverload
+    @available(*, deprecated, message: "use events(bufferLimit:) returning EventStream<MediaCacheEvent>, PlayerKit's one stream type")
     public func events(bufferLimit: Int = 1024) -> AsyncStream<MediaCacheEvent> {
-        store.subscribe(bufferLimit: max(1, bufferLimit))
+        store.subscribeAsyncStream(bufferLimit: bufferLimit)
     }
 
     /// Stops every download (recording what arrived), fails pending precaches with

@@ -1,8 +1,9 @@
 import PlayerKitCore
 
-/// What the media cache reports about a key. Every event goes to ``MediaCache/events(bufferLimit:)``
-/// subscribers, and, through ``/PlayerKitCore/Player/publish(_:)``, to every player reading the
-/// key at that moment (so a bus subscriber of a player's ID hears its cache's story).
+/// What the media cache reports about a key. Every event goes to the streams of
+/// ``MediaCache/events(bufferLimit:)->EventStream<MediaCacheEvent>``, its one channel. (1.0
+/// also published each event on the bus for every player reading the key; a key's story is not
+/// one player's, so 1.1 publishes it once, on the cache's stream.)
 public enum MediaCacheEvent: PlayerFeatureEvent {
     /// A download of `key` began (or resumed) at byte `offset`.
     case downloadStarted(key: String, offset: Int64)
@@ -31,7 +32,7 @@ public enum MediaCacheEvent: PlayerFeatureEvent {
 
     /// ``PlayerKitCore/PlayerEventKind/cache``: every event of ``MediaCacheEvent`` has this
     /// one kind (filter on it, then switch over the event).
-    public var kind: PlayerEventKind { .cache }
+    public var kind: PlayerEventKind { "cache" }
 
     /// One line naming the key.
     public var description: String {
@@ -48,6 +49,8 @@ public enum MediaCacheEvent: PlayerFeatureEvent {
 }
 
 extension PlayerEventKind {
-    /// Every ``MediaCacheEvent``, whatever its case: what the ``MediaCache`` reports about a player.
+    /// Every ``MediaCacheEvent``, whatever its case. Since 1.1 the bus carries no cache events:
+    /// they come on ``MediaCache/events(bufferLimit:)->EventStream<MediaCacheEvent>``.
+    @available(*, deprecated, message: "the bus carries no cache events since 1.1: read MediaCache.events()")
     public static let cache: PlayerEventKind = "cache"
 }

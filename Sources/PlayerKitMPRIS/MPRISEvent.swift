@@ -72,7 +72,7 @@ public enum MPRISUnpublishReason: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// What the MPRIS service reports about its connection to the bus
-/// (``MPRISService/serviceEvents(bufferLimit:)``).
+/// (``MPRISService/serviceEvents(bufferLimit:)->EventStream<MPRISServiceEvent>``).
 ///
 /// **Can grow.** `@nonexhaustive`: a `switch` over it outside PlayerKit needs `@unknown default`.
 @nonexhaustive

@@ -49,7 +49,7 @@ import PlayerKitSupport
 /// the player's bus once the name is the player's. When the bus goes away, the players are
 /// told (``MPRISUnpublishReason/busLost``), and the service reconnects with a growing delay
 /// (``MPRISConfiguration/initialReconnectDelay`` up to ``MPRISConfiguration/maximumReconnectDelay``)
-/// and publishes them again. ``serviceEvents(bufferLimit:)`` reports the connection.
+/// and publishes them again. ``serviceEvents(bufferLimit:)->EventStream<MPRISServiceEvent>`` reports the connection.
 ///
 /// **Threading.** Every method may be called from any thread or task and returns without
 /// waiting on the bus or a player (``waitUntilConnected(timeout:)`` and ``shutdown()`` wait,
@@ -257,8 +257,17 @@ public final class MPRISService: Sendable {
     /// The service's connection events from now on: ``MPRISServiceEvent/connected(address:)``
     /// and ``MPRISServiceEvent/disconnected(reason:retryAfter:)``. At most `bufferLimit` wait
     /// for the consumer (the oldest are dropped). The sequence ends at ``shutdown()``.
+    public func serviceEvents(bufferLimit: Int = EventStream<MPRISServiceEvent>.defaultBufferLimit) -> EventStream<MPRISServiceEvent> {
+        let (stream, continuation) = EventStream<MPRISServiceEvent>.makeStream(bufferLimit: bufferLimit)
+        broadcast.add(yield: { continuation.yield($0) }, finish: { continuation.finish() }, isEnded: { continuation.isFinished })
+        return stream
+    }
+
+    /// 1.0's form of ``serviceEvents(bufferLimit:)->EventStream<MPRISServiceEvent>``.
+    @_disfavoredOverload
+    @available(*, deprecated, message: "use serviceEvents(bufferLimit:) returning EventStream<MPRISServiceEvent>, PlayerKit's one stream type")
     public func serviceEvents(bufferLimit: Int = 64) -> AsyncStream<MPRISServiceEvent> {
-        broadcast.stream(bufferLimit: bufferLimit)
+        broadcast.asyncStream(bufferLimit: bufferLimit)
     }
 
     /// Takes every player off the bus (each hears ``MPRISUnpublishReason/serviceShutDown``),

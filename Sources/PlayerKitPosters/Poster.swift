@@ -60,7 +60,7 @@ public struct Poster: Sendable {
     }
 }
 
-/// One result of ``PosterMaker/posters(for:)``.
+/// One result of ``PosterMaker/posters(for:)->EventStream<PosterResult>``.
 public struct PosterResult: Sendable {
     /// The request's index in the batch.
     public var index: Int

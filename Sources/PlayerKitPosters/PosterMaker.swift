@@ -28,7 +28,7 @@ import PlayerKitSupport
 /// ``PosterError/timedOut(_:after:)`` and the player goes on with the next item. A first-non-black
 /// search looks at most at ``PosterMoment/firstNonBlackFrame(within:)``'s span.
 ///
-/// **Cancelling.** Ending the iteration over ``posters(for:)`` (leaving the loop, or cancelling the
+/// **Cancelling.** Ending the iteration over ``posters(for:)->EventStream<PosterResult>`` (leaving the loop, or cancelling the
 /// task that iterates) stops the batch: items not started are never loaded, and an item being
 /// made is unloaded (for a cached source, its download is cancelled with it).
 ///
@@ -108,9 +108,8 @@ public final class PosterMaker: Sendable {
     ///     `streamProvider` to make posters of sources that cache made, through it.
     ///   - clock: the clock of the per-item timeouts (default `ContinuousClock`; a test gives a
     ///     `ManualClock`).
-    ///   - makePlayer: makes the pool's players (default: ``/PlayerKitCore/Player``s with
-    ///     ``/PlayerKitCore/PlayerConfiguration/VideoOutput/frames``, no audio, with
-    ///     `streamProviders`; a test gives fakes).
+    ///   - makePlayer: makes the pool's players (default: players of video output `.frames`, no
+    ///     audio, with `streamProviders`; a test gives fakes).
     /// - Throws: ``PosterError/invalidConfiguration(_:reason:)`` for a box outside
     ///   1...8192, a concurrency below 1 or above 16, or a timeout that
     ///   is not positive.
@@ -144,8 +143,33 @@ public final class PosterMaker: Sendable {
     /// Makes a poster for every request, `configuration.concurrency` at a time, and delivers each
     /// result as it is done (in the order they finish, each with its request's index). Ending
     /// the iteration cancels the rest (see the type's "Cancelling").
+    ///
+    /// The stream's buffer holds every result (its limit is the larger of
+    /// ``/PlayerKitCore/EventStream/defaultBufferLimit`` and the number of requests), so none is dropped.
+    public func posters(for requests: [PosterRequest]) -> EventStream<PosterResult> {
+        let (stream, continuation) = EventStream<PosterResult>.makeStream(
+            bufferLimit: max(requests.count, EventStream<PosterResult>.defaultBufferLimit))
+        startBatch(requests, yield: { continuation.yield($0) }, finish: { continuation.finish() }, onTermination: continuation.onTermination)
+        return stream
+    }
+
+    /// 1.0's form of ``posters(for:)->EventStream<PosterResult>``.
+    @_disfavoredOverload
+    @available(*, deprecated, message: "use posters(for:) returning EventStream<PosterResult>, PlayerKit's one stream type")
     public func posters(for requests: [PosterRequest]) -> AsyncStream<PosterResult> {
         let (stream, continuation) = AsyncStream<PosterResult>.makeStream(bufferingPolicy: .unbounded)
+        startBatch(
+            requests, yield: { continuation.yield($0) }, finish: { continuation.finish() },
+            onTermination: { handler in continuation.onTermination = { _ in handler() } })
+        return stream
+    }
+
+    /// Runs a batch, handing each result to `yield`; `onTermination` registers what stops it
+    /// when its reader goes.
+    private func startBatch(
+        _ requests: [PosterRequest], yield: @escaping @Sendable (PosterResult) -> Void, finish: @escaping @Sendable () -> Void,
+        onTermination: (@escaping @Sendable () -> Void) -> Void
+    ) {
         beginRequest()
         let batch = Task { [self] in
             defer { endRequest() }
@@ -162,15 +186,14 @@ public final class PosterMaker: Sendable {
                             guard let index else { return }
                             let outcome = await make(requests[index])
                             if case .failure(.cancelled) = outcome, Task.isCancelled { return }
-                            continuation.yield(PosterResult(index: index, request: requests[index], outcome: outcome))
+                            yield(PosterResult(index: index, request: requests[index], outcome: outcome))
                         }
                     }
                 }
             }
-            continuation.finish()
+            finish()
         }
-        continuation.onTermination = { _ in batch.cancel() }
-        return stream
+        onTermination { batch.cancel() }
     }
 
     /// Makes one poster.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PlayerKitCore
 import PlayerKitSupport
 
 /// What a Syncplay room says about playback: paused or playing, at which position, as of a
@@ -63,7 +64,7 @@ public enum RoomEvent: Sendable, Hashable {
 /// requests for its play state, and reports the room's state and changes as ``RoomEvent``s.
 ///
 /// **Threading.** Methods may be called from any thread. Events are delivered on an async
-/// sequence per ``events(bufferLimit:)`` call, in the order the server sent them.
+/// sequence per ``events(bufferLimit:)->EventStream<RoomEvent>`` call, in the order the server sent them.
 public final class RoomClient: Sendable {
     /// Where and how to join.
     public struct Configuration: Sendable, Hashable {
@@ -233,8 +234,17 @@ public final class RoomClient: Sendable {
     /// The room's events from now on. Each call makes a sequence of its own; one that falls
     /// `bufferLimit` events behind loses the oldest.
     /// The sequences end when the client leaves (at once, asked for after it left).
+    public func events(bufferLimit: Int = EventStream<RoomEvent>.defaultBufferLimit) -> EventStream<RoomEvent> {
+        let (stream, continuation) = EventStream<RoomEvent>.makeStream(bufferLimit: bufferLimit)
+        broadcast.add(yield: { continuation.yield($0) }, finish: { continuation.finish() }, isEnded: { continuation.isFinished })
+        return stream
+    }
+
+    /// 1.0's form of ``events(bufferLimit:)->EventStream<RoomEvent>``.
+    @_disfavoredOverload
+    @available(*, deprecated, message: "use events(bufferLimit:) returning EventStream<RoomEvent>, PlayerKit's one stream type")
     public func events(bufferLimit: Int = 256) -> AsyncStream<RoomEvent> {
-        broadcast.stream(bufferLimit: bufferLimit)
+        broadcast.asyncStream(bufferLimit: bufferLimit)
     }
 
     /// The room's events, to every sequence asked for.

@@ -222,7 +222,7 @@ public final class RoomFollower: Sendable {
             return state.clock
         }
         if let clock { try? correction?.setClock(clock.playing ? clock.position : nil, at: clock.time) }
-        let events = room.events(bufferLimit: 256)
+        let events: EventStream<RoomEvent> = room.events(bufferLimit: EventStream<RoomEvent>.defaultBufferLimit)
         let task = Task { [weak self] in
             for await event in events {
                     guard let self else { return }

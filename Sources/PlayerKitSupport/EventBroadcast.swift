@@ -1,25 +1,30 @@
 /// The one registry of a feature's events that belong to no one player (a cache key's download,
-/// a room, the MPRIS service): every consumer gets its own bounded `AsyncStream` of the events
-/// from its subscription on, in the order they were broadcast, and every stream ends when the
-/// feature finishes the broadcast.
+/// a room, the MPRIS service): every consumer adds a sink (in the features, an `EventStream`'s
+/// continuation) and gets the events from then on, in the order they were broadcast; every sink
+/// is finished when the feature finishes the broadcast.
 ///
 /// ```swift
 /// let broadcast = EventBroadcast<RoomEvent>()
-/// let events = broadcast.stream(bufferLimit: 256)   // a consumer's stream, from now on
-/// broadcast.yield(.connected)                        // to every live stream
-/// broadcast.finish()                                 // every stream ends; later ones end at once
+/// let (events, continuation) = EventStream<RoomEvent>.makeStream()
+/// broadcast.add(yield: continuation.yield, finish: continuation.finish)
+/// broadcast.yield(.connected)                        // to every live sink
+/// broadcast.finish()                                 // every sink ends; later ones end at once
 /// ```
 ///
-/// **Bounded.** A stream keeps at most `bufferLimit` events its consumer has not read yet (the
-/// oldest are dropped), so a consumer that falls behind never holds up the feature or grows
-/// without end.
+/// A sink's `yield` returns false once its consumer has gone: the sink is then dropped, at that
+/// yield or at the next `add`, so consumers that come and go leave nothing behind.
 ///
-/// **Threading.** Safe from any thread. No lock is held while a stream is yielded to or
-/// finished, or while its termination (a consumer that stops) is handled.
+/// **Threading.** Safe from any thread. No lock is held while a sink is yielded to or finished.
 package final class EventBroadcast<Event: Sendable>: Sendable {
+    private struct Sink: Sendable {
+        let yield: @Sendable (Event) -> Bool
+        let finish: @Sendable () -> Void
+        let isEnded: @Sendable () -> Bool
+    }
+
     private struct State {
         var nextID = 0
-        var streams: [Int: AsyncStream<Event>.Continuation] = [:]
+        var sinks: [Int: Sink] = [:]
         var isFinished = false
     }
 
@@ -27,39 +32,57 @@ package final class EventBroadcast<Event: Sendable>: Sendable {
 
     package init() {}
 
-    /// A new consumer's stream of the events broadcast from now on, keeping at most
-    /// `bufferLimit` unread (at least 1); it ends at once when the broadcast has finished.
-    package func stream(bufferLimit: Int) -> AsyncStream<Event> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(max(bufferLimit, 1)))
-        let id = state.withLock { state -> Int? in
-            guard !state.isFinished else { return nil }
+    /// Adds a consumer's sink for the events broadcast from now on; it is finished at once when
+    /// the broadcast has finished. `isEnded` says whether the consumer went away (checked at
+    /// each `add`, so an idle feature does not keep gone consumers).
+    package func add(
+        yield: @escaping @Sendable (Event) -> Bool, finish: @escaping @Sendable () -> Void,
+        isEnded: @escaping @Sendable () -> Bool
+    ) {
+        let added = state.withLock { state -> Bool in
+            guard !state.isFinished else { return false }
+            state.sinks = state.sinks.filter { !$0.value.isEnded() }
             state.nextID += 1
-            state.streams[state.nextID] = continuation
-            return state.nextID
+            state.sinks[state.nextID] = Sink(yield: yield, finish: finish, isEnded: isEnded)
+            return true
         }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.streams.removeValue(forKey: id) }
-        }
+        if !added { finish() }
+    }
+
+    /// 1.0's form, for the features' deprecated methods that return an `AsyncStream`: a new
+    /// consumer's stream of the events broadcast from now on, keeping at most `bufferLimit`
+    /// unread (at least 1); it ends at once when the broadcast has finished.
+    package func asyncStream(bufferLimit: Int) -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(max(bufferLimit, 1)))
+        let ended = Locked(false)
+        continuation.onTermination = { _ in ended.withLock { $0 = true } }
+        add(
+            yield: { event in
+                if case .terminated = continuation.yield(event) { return false }
+                return true
+            },
+            finish: { continuation.finish() }, isEnded: { ended.withLock { $0 } })
         return stream
     }
 
-    /// Hands `event` to every live stream.
+    /// How many sinks are held (for tests).
+    package var sinkCount: Int { state.withLock { $0.sinks.count } }
+
+    /// Hands `event` to every live sink, and drops the ones whose consumer went away.
     package func yield(_ event: Event) {
-        let streams = state.withLock { Array($0.streams.values) }
-        for stream in streams { stream.yield(event) }
+        let sinks = state.withLock { $0.sinks }
+        var gone: [Int] = []
+        for (id, sink) in sinks where !sink.yield(event) { gone.append(id) }
+        if !gone.isEmpty { state.withLock { state in for id in gone { state.sinks[id] = nil } } }
     }
 
-    /// Ends every stream, and every stream asked for later. Idempotent.
+    /// Finishes every sink, and every sink added later. Idempotent.
     package func finish() {
-        let streams = state.withLock { state -> [AsyncStream<Event>.Continuation] in
+        let sinks = state.withLock { state -> [Sink] in
             state.isFinished = true
-            defer { state.streams = [:] }
-            return Array(state.streams.values)
+            defer { state.sinks = [:] }
+            return Array(state.sinks.values)
         }
-        for stream in streams { stream.finish() }
+        for sink in sinks { sink.finish() }
     }
 }

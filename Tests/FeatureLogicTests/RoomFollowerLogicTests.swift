@@ -6,7 +6,8 @@ import PlayerKitTesting
 import Testing
 
 /// A room with no server: the test says what the room does (``emit(_:)``), and reads what the
-/// follower asked of it.
+/// follower asked of it. Written the 1.0 way (it implements the `AsyncStream` form of
+/// `events(bufferLimit:)`), so every follower test here also runs 1.1's bridge to `EventStream`.
 final class FakeRoom: RoomSession {
     enum Call: Equatable {
         case began(position: Double, paused: Bool, seeking: Bool)

@@ -23,7 +23,7 @@ struct EventBusTests {
     }
 
     /// Drains a stream into a log on a task of its own.
-    private func collect(_ stream: PlayerEventStream, into log: SubscriberLog) -> Task<Void, Never> {
+    private func collect(_ stream: EventStream<PlayerEventRecord>, into log: SubscriberLog) -> Task<Void, Never> {
         Task {
             for await record in stream { log.append(record) }
         }

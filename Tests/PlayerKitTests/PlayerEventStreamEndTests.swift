@@ -8,7 +8,7 @@ import PlayerKit
 struct PlayerEventStreamEndTests {
     /// Iterates `stream` to its end; returns the events seen, or nil when the iteration did not
     /// end within `timeout` (``within(_:_:)``).
-    private func drain(_ stream: PlayerEventStream, timeout: Duration = .seconds(20)) async -> [PlayerEvent]? {
+    private func drain(_ stream: EventStream<PlayerEventRecord>, timeout: Duration = .seconds(20)) async -> [PlayerEvent]? {
         await within(timeout) {
             var seen: [PlayerEvent] = []
             for await record in stream { seen.append(record.event) }

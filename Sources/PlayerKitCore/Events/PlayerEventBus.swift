@@ -15,7 +15,7 @@ import Synchronization
 ///
 /// * ``subscribe(to:kinds:delivery:handler:)-(PlayerSelection,_,_,_)``: a handler called on a
 ///   dispatch queue, or immediately;
-/// * ``events(for:kinds:bufferLimit:)-(PlayerSelection,_,_)``: an `AsyncSequence` (``PlayerEventStream``);
+/// * ``events(for:kinds:bufferLimit:)-(PlayerSelection,_,_)``: an `AsyncSequence` (``EventStream``);
 /// * ``startPostingNotifications(to:)``: Foundation `Notification`s (off by default).
 ///
 /// **Order.** For one player, the delegate and every subscriber receive the same events in
@@ -98,7 +98,7 @@ public final class PlayerEventBus: Sendable {
     ///
     /// The subscription starts at once (events published before iteration begins are
     /// buffered) and ends when the sequence and its iterator are released, when the iterating
-    /// task is cancelled, or on ``PlayerEventStream/cancel()``.
+    /// task is cancelled, or on ``EventStream/cancel()``.
     ///
     /// - Parameters:
     ///   - selection: which players; `.all` by default.
@@ -110,24 +110,25 @@ public final class PlayerEventBus: Sendable {
     public func events(
         for selection: PlayerSelection = .all,
         kinds: Set<PlayerEventKind>? = nil,
-        bufferLimit: Int = 1024
-    ) -> PlayerEventStream {
-        let subscriber = StreamSubscriber(selection: selection, kinds: kinds, limit: max(bufferLimit, 1), bus: self)
+        bufferLimit: Int = EventStream<PlayerEventRecord>.defaultBufferLimit
+    ) -> EventStream<PlayerEventRecord> {
+        let subscriber = StreamSubscriber(selection: selection, kinds: kinds, limit: bufferLimit, bus: self)
         add(subscriber)
-        return PlayerEventStream(subscriber: subscriber)
+        return EventStream(channel: subscriber.channel)
     }
 
     /// One player's own events, ending after its ``PlayerEvent/shutDown`` (what
     /// ``MediaPlayer/events(kinds:bufferLimit:)`` gives).
-    func playerEvents(for id: PlayerID, kinds: Set<PlayerEventKind>?, bufferLimit: Int) -> PlayerEventStream {
-        let subscriber = StreamSubscriber(
-            selection: .player(id), kinds: kinds, limit: max(bufferLimit, 1), bus: self, endsAtShutDown: true)
+    func playerEvents(for id: PlayerID, kinds: Set<PlayerEventKind>?, bufferLimit: Int) -> EventStream<PlayerEventRecord> {
+        let subscriber = StreamSubscriber(selection: .player(id), kinds: kinds, limit: bufferLimit, bus: self, endsAtShutDown: true)
         add(subscriber)
-        return PlayerEventStream(subscriber: subscriber)
+        return EventStream(channel: subscriber.channel)
     }
 
     /// Same as ``events(for:kinds:bufferLimit:)`` for one player ID.
-    public func events(for id: PlayerID, kinds: Set<PlayerEventKind>? = nil, bufferLimit: Int = 1024) -> PlayerEventStream {
+    public func events(
+        for id: PlayerID, kinds: Set<PlayerEventKind>? = nil, bufferLimit: Int = EventStream<PlayerEventRecord>.defaultBufferLimit
+    ) -> EventStream<PlayerEventRecord> {
         events(for: .player(id), kinds: kinds, bufferLimit: bufferLimit)
     }
 

@@ -15,7 +15,7 @@ public struct PlayerEventRecord: Sendable, Hashable {
     /// display and logs only; it jumps when the system clock is stepped.
     public let timestamp: Date
     /// For async-sequence subscribers only: how many events of this subscription were dropped
-    /// just before this one because its buffer was full (see ``PlayerEventStream``). Always 0
+    /// just before this one because its buffer was full (see ``EventStream``). Always 0
     /// for delegates and queue subscribers, which never drop.
     public internal(set) var droppedBefore: Int = 0
 

@@ -49,9 +49,12 @@ public final class FrameOutput: Sendable {
     deinit { engine.close() }
 
     /// The rendered frames, newest first when the reader is slow (``FrameDelivery/stream``
-    /// only; for a pull output it is empty). One consumer: iterate it from one task. It ends
-    /// when the output closes or the player shuts down.
-    public var frames: VideoFrameSequence { VideoFrameSequence(stream: engine.stream) }
+    /// only; for a pull output it is empty): an ``EventStream`` whose buffer keeps the newest
+    /// frame, and whose frames say in ``FrameInfo/framesMissed`` how many the reader did not see.
+    /// One consumer: every read of this property is the same stream; iterate it from one task.
+    /// It ends when the output closes or the player shuts down, and on ``EventStream/cancel()``
+    /// (for good: the output renders on, into ``latestFrame``).
+    public var frames: EventStream<VideoFrame> { EventStream(channel: engine.frames, endsOnRelease: false) }
 
     /// The newest rendered frame, whether or not a reader of ``frames`` took it (stream
     /// delivery); for a pull output, the last frame ``nextFrameIfDue()`` returned. Never blocks
@@ -82,7 +85,7 @@ public final class FrameOutput: Sendable {
     var allocatedBufferCount: Int { engine.allocatedBufferCount }
 
     /// Frames rendered that no reader of ``frames`` ever received (a slow reader's misses).
-    var missedFrameCount: UInt64 { engine.counters.withLock { $0.missed } }
+    var missedFrameCount: UInt64 { UInt64(engine.frames.droppedCount) }
 
     /// Pull delivery: renders the current frame into a buffer of the output's pool when a new
     /// frame is due (mpv queued one and its display time has come), else returns nil. Never
@@ -130,29 +133,6 @@ public final class FrameOutput: Sendable {
     }
 }
 
-/// The frames of a ``FrameOutput``: an `AsyncSequence` that fills in
-/// ``FrameInfo/framesMissed`` for its one consumer.
-public struct VideoFrameSequence: AsyncSequence, Sendable {
-    let stream: AsyncStream<VideoFrame>
-
-    /// Makes the iterator.
-    public func makeAsyncIterator() -> Iterator { Iterator(base: stream.makeAsyncIterator()) }
-
-    /// Iterates frames, counting the ones it never saw.
-    public struct Iterator: AsyncIteratorProtocol {
-        var base: AsyncStream<VideoFrame>.Iterator
-        var lastSequenceNumber: UInt64?
-
-        /// The next frame (the newest one when the consumer fell behind); nil at the end.
-        public mutating func next() async -> VideoFrame? {
-            guard let frame = await base.next() else { return nil }
-            let missed = lastSequenceNumber.map { frame.sequenceNumber &- $0 &- 1 } ?? frame.sequenceNumber &- 1
-            lastSequenceNumber = frame.sequenceNumber
-            return frame.withFramesMissed(missed)
-        }
-    }
-}
-
 extension VideoFrame {
     func withFramesMissed(_ missed: UInt64) -> VideoFrame {
         let old = info
@@ -170,8 +150,9 @@ extension VideoFrame {
 final class SoftwareRenderer: @unchecked Sendable {
     // @unchecked: `wake`'s fields are read and written under `wake`; the rest is immutable or Locked.
     let context: RenderContext
-    let stream: AsyncStream<VideoFrame>
-    private let continuation: AsyncStream<VideoFrame>.Continuation
+    /// The frames for ``FrameOutput/frames``: the newest one waits; a frame after a gap says how
+    /// many were dropped before it.
+    let frames = EventChannel<VideoFrame>(limit: 1, markGap: { frame, dropped in frame = frame.withFramesMissed(UInt64(dropped)) })
     private let core: PlayerCore
     private let format: FrameFormat
     private let delivery: FrameDelivery
@@ -196,7 +177,6 @@ final class SoftwareRenderer: @unchecked Sendable {
 
     struct Counters: Sendable {
         var rendered: UInt64 = 0
-        var missed: UInt64 = 0
         /// The frame clock's change count used for the previous new frame.
         var clockUpdatesUsed: UInt64 = 0
     }
@@ -206,7 +186,6 @@ final class SoftwareRenderer: @unchecked Sendable {
         self.format = format
         self.delivery = delivery
         pool = FrameBufferPool(byteCount: format.byteCount)
-        (stream, continuation) = AsyncStream.makeStream(of: VideoFrame.self, bufferingPolicy: .bufferingNewest(1))
         let signal = RenderSignal()
         context = try RenderContext.attach(to: core.handle, api: .software, getProcAddress: nil) { signal.fire() }
         // Frames are stamped with positions: ask for every one while the output lives.
@@ -217,7 +196,7 @@ final class SoftwareRenderer: @unchecked Sendable {
             thread.name = "PlayerKit.render.\(core.id)"
             thread.start()
         } else {
-            continuation.finish()
+            frames.finish()
         }
     }
 
@@ -240,7 +219,7 @@ final class SoftwareRenderer: @unchecked Sendable {
         wake.unlock()
         context.free(.closed)
         stopObservingClock()
-        continuation.finish()
+        frames.finish()
     }
 
     private func stopObservingClock() {
@@ -281,16 +260,14 @@ final class SoftwareRenderer: @unchecked Sendable {
                 let frame = VideoFrame(info: try render(into: buffer.pointer, stride: format.stride, next: next, paced: true), buffer: buffer)
                 latestFrame.withLock { $0 = frame }
                 if let handler = frameHandler.withLock({ $0 }) { AppCodeMark.calling { handler.call(frame) } }
-                if case .dropped = continuation.yield(frame) {
-                    counters.withLock { $0.missed += 1 }
-                }
+                frames.send(frame)
             } catch .renderFailed(_, let error) {
                 core.frameLogger.warning("render failed", metadata: ["error": "\(error)"])
             } catch {
                 break  // closed, or the player shut down
             }
         }
-        continuation.finish()
+        frames.finish()
         stopObservingClock()
     }
 

@@ -124,7 +124,9 @@ extension MediaPlayer {
     /// the sequence ends after this player's ``PlayerEvent/shutDown`` (delivered if `kinds`
     /// includes it), so a `for await` loop over it finishes; made once the player is shut down,
     /// it ends at once. (A bus subscription by ID goes on, and hears a later player with the ID.)
-    public func events(kinds: Set<PlayerEventKind>? = nil, bufferLimit: Int = 1024) -> PlayerEventStream {
+    public func events(
+        kinds: Set<PlayerEventKind>? = nil, bufferLimit: Int = EventStream<PlayerEventRecord>.defaultBufferLimit
+    ) -> EventStream<PlayerEventRecord> {
         let stream = eventBus.playerEvents(for: id, kinds: kinds, bufferLimit: bufferLimit)
         if isShutDown { stream.cancel() }
         return stream

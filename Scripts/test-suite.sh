@@ -79,6 +79,26 @@ pass() {
   if [ "$status" -ne 0 ] && [ "$bad" -eq 0 ]; then
     failed=$((failed + 1))
     failures+=("$name: the pass exited with status $status (a crash or a hang cut short; see above)")
+    # CI shows only the output's tail: say here what crashed. The crash's own lines (Swift's
+    # backtracer, a runtime or libc abort, an assertion), and the tests that started and never
+    # ended, which were running when it happened.
+    while IFS= read -r line; do failures+=("$name:   $line"); done < <(
+      grep -n -m 12 -E 'Program crashed|Fatal error|Assertion|assertion|Simultaneous accesses|CONTINUATION MISUSE|double free|corrupted|Aborted|Segmentation|terminate called|^[[:space:]]*[0-9]+ .* in ' "$log" | cut -c1-300)
+    while IFS= read -r line; do failures+=("$name:   still running: $line"); done < <(
+      python3 - "$log" <<'PY'
+import re, sys
+started, ended = [], set()
+for line in open(sys.argv[1], errors='replace'):
+    m = re.match(r'^\S+ Test "(.*)" (started|passed after|failed after|skipped|with \d+ test cases? (passed|failed) after)', line)
+    if m:
+        if m.group(2) == 'started':
+            started.append(m.group(1))
+        else:
+            ended.add(m.group(1))
+for name in [n for n in started if n not in ended][:20]:
+    print(name[:200])
+PY
+    )
   fi
   echo "== test pass $name: $ok passed, $bad failed, exit $status, $((SECONDS - started)) s"
 }
@@ -158,6 +178,6 @@ if [ ${#failures[@]} -gt 0 ]; then
   echo "Failed:"
   for failure in "${failures[@]}"; do echo "  $failure"; done
 fi
-rm -rf "$log_dir"
+if [ "$failed" -eq 0 ]; then rm -rf "$log_dir"; else echo "(the passes' logs: $log_dir)"; fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

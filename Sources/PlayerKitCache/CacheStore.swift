@@ -114,7 +114,7 @@ final class CacheStore: @unchecked Sendable {
         }
         let fd = open(directory.appendingPathComponent("lock").path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .directoryUnusable(path: path, reason: String(cString: strerror(errno))) }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+        guard Self.lock(fd, waitingUpTo: Self.lockWait) else {
             close(fd)
             throw .directoryInUse(path: path)
         }
@@ -145,6 +145,25 @@ final class CacheStore: @unchecked Sendable {
 
     deinit {
         if lockFD >= 0 { close(lockFD) }
+    }
+
+    /// How long a cache waits for its folder's lock before it says the folder is in use. Not
+    /// only another cache holds it: a child process that any thread of the app is spawning holds
+    /// a copy of the lock's descriptor (and so the lock) from its fork until its exec closes it,
+    /// which took long enough under load for a cache opened right after another's shutdown to be
+    /// refused (a clean-clone test run, 2026-11-28).
+    static let lockWait: Duration = .milliseconds(500)
+
+    /// Takes the exclusive lock on `fd`, trying again every 5 ms until `limit` has passed on the
+    /// monotonic clock.
+    private static func lock(_ fd: Int32, waitingUpTo limit: Duration) -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline else { return false }
+            var pause = timespec(tv_sec: 0, tv_nsec: 5_000_000)
+            nanosleep(&pause, nil)
+        }
+        return true
     }
 
     static func reason(of error: any Error) -> String {

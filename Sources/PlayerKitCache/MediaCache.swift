@@ -29,7 +29,8 @@ import PlayerKitCore
 /// when they differ it is dropped and fetched again (``MediaCacheEvent/invalidated(key:reason:)``).
 ///
 /// **Threading.** Every method is safe from any thread. A folder holds one cache at a time
-/// (a lock file; a second one gets ``MediaCacheError/directoryInUse(path:)``).
+/// (a lock file; a second one gets ``MediaCacheError/directoryInUse(path:)`` once the lock
+/// stayed taken for 500 ms: a child process being spawned holds it for a moment too).
 public final class MediaCache: MediaPrecaching {
     /// How the cache stores and fetches.
     public struct Configuration: Sendable, Hashable {

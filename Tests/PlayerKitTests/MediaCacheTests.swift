@@ -395,6 +395,23 @@ struct MediaCacheTests {
         await harness.close()
     }
 
+    @Test("a folder whose lock is held for a moment (a child process being spawned holds a copy of the lock's descriptor until it execs) opens once it is let go")
+    func lockHeldForAMoment() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pk-cache-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let first = try MediaCache(configuration: MediaCache.Configuration(directory: directory))
+            await first.shutdown()
+        }
+        // Another open file description of the lock file, locked, as a forked child's copy is.
+        let held = open(directory.appendingPathComponent("lock").path, O_RDWR | O_CLOEXEC)
+        try #require(held >= 0)
+        #expect(flock(held, LOCK_EX | LOCK_NB) == 0)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { close(held) }
+        let second = try MediaCache(configuration: MediaCache.Configuration(directory: directory))
+        await second.shutdown()
+    }
+
     @Test("a second cache on the same folder is refused; a read-only or full folder gives typed errors")
     func folderProblems() async throws {
         let harness = try CacheHarness()

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Counts the public declarations in Sources (each line that declares something `public`, with
-# or without attributes before it), deprecated ones apart, and fails when the others exceed the
+# or without attributes before it), deprecated ones apart (with their attribute, or inside a
+# deprecated type or extension), and fails when the others exceed the
 # budget in Documentation/API/budget.txt (its first number). `make test` runs it. Adding a public
 # symbol raises the budget in the same commit, with a CHANGELOG line saying what was added.
 #   Scripts/count-public.sh             the count against the budget
@@ -15,6 +16,11 @@ import os, re, sys
 declaration = re.compile(r'^\s*(@[A-Za-z_]+(\([^)]*\))?\s+)*public\s')
 deprecated = re.compile(r'@available\([^)]*\bdeprecated\b')
 
+def code_of(line):
+    """The line without its comment and string literals, for counting braces."""
+    line = re.sub(r'"(\\.|[^"\\])*"', '""', line)
+    return line.split('//', 1)[0]
+
 def count(folder):
     live = old = 0
     for directory, _, files in os.walk(folder):
@@ -22,19 +28,30 @@ def count(folder):
             if not name.endswith('.swift'):
                 continue
             lines = open(os.path.join(directory, name), encoding='utf-8').read().split('\n')
+            depth = 0
+            # The depths of the deprecated scopes the line is in (a deprecated type's or
+            # extension's members are deprecated with it).
+            deprecated_scopes = []
             for index, line in enumerate(lines):
-                if not declaration.match(line):
-                    continue
                 # The attributes on the lines right above it (and on its own line).
                 attributes = [line]
                 above = index - 1
                 while above >= 0 and lines[above].strip().startswith('@'):
                     attributes.append(lines[above])
                     above -= 1
-                if any(deprecated.search(attribute) for attribute in attributes):
-                    old += 1
-                else:
-                    live += 1
+                is_deprecated = bool(deprecated_scopes) or any(deprecated.search(attribute) for attribute in attributes)
+                if declaration.match(line):
+                    if is_deprecated:
+                        old += 1
+                    else:
+                        live += 1
+                code = code_of(line)
+                opened = depth + code.count('{') - code.count('}')
+                if is_deprecated and not deprecated_scopes and opened > depth:
+                    deprecated_scopes.append(depth)
+                depth = opened
+                while deprecated_scopes and depth <= deprecated_scopes[-1]:
+                    deprecated_scopes.pop()
     return live, old
 
 if '--modules' in sys.argv[1:]:

@@ -4,7 +4,11 @@
 // expect-warning: 'events(bufferLimit:)' is deprecated
 // expect-warning: 'serviceEvents(bufferLimit:)' is deprecated
 // expect-warning: 'posters(for:)' is deprecated
-// App code written for 1.0's stream types compiles against 1.1, with deprecation warnings that
+// expect-warning: 'DriftCorrector' is deprecated
+// expect-warning: 'Settings' is deprecated: renamed to 'SyncSettings'
+// expect-warning: 'init(room:players:correction:resynchronizationThreshold:clock:logger:)' is deprecated
+// expect-warning: 'init(players:onMemberFailure:settings:clock:)' is deprecated
+// App code written for 1.0's stream types and sync settings compiles against 1.1, with deprecation warnings that
 // name EventStream: 1.0's names are typealiases, and the features' 1.0 methods that returned an
 // AsyncStream still do when the app asks for one. A RoomSession written for 1.0 (it implements
 // the AsyncStream form) still conforms. Code that only iterates gets EventStream, silently.
@@ -13,6 +17,7 @@ import PlayerKitCore
 import PlayerKitMPRIS
 import PlayerKitPosters
 import PlayerKitRooms
+import PlayerKitSync
 
 func oldNames(player: Player, output: FrameOutput) async {
     let events: PlayerEventStream = player.events()
@@ -43,4 +48,14 @@ final class RoomFrom10: RoomSession {
     func pause(at position: Double) async throws(RoomError) {}
     func seek(to position: Double, paused: Bool) async throws(RoomError) {}
     func beginChange(position: Double, paused: Bool, seeking: Bool) -> PendingRoomChange { PendingRoomChange {} }
+}
+
+func oldSyncSettings(room: RoomClient, a: Player, b: Player) throws {
+    var settings = DriftCorrector.Settings()
+    settings.seekThreshold = 0.5
+    _ = try SyncGroup(players: [a, b], settings: settings)
+    _ = try RoomFollower(room: room, players: [a], correction: settings)
+    let live = MultiView.Settings()
+    _ = live
+    _ = try SyncGroup(players: [a, b])          // 1.1's: alignment SyncSettings.onDemand, no warning
 }

@@ -49,9 +49,8 @@ import PlayerKitSync
 /// ``/PlayerKitCore/MediaPlayer/send(_:)``, which does not wait for mpv. ``invalidate()`` (or
 /// releasing the follower) stops it; the players stay as they are.
 public final class RoomFollower: Sendable {
-    /// Tuning of the follower (the initializer's `correction` and `resynchronizationThreshold`).
+    /// Tuning of the follower (the initializer's `resynchronizationThreshold`).
     struct Settings: Sendable, Hashable {
-        var correction = DriftCorrector.Settings()
         var resynchronizationThreshold: Double = 0.5
     }
 
@@ -97,7 +96,7 @@ public final class RoomFollower: Sendable {
     let room: any RoomSession
     /// The settings given at creation.
     let settings: Settings
-    /// The correction's settings (from `settings.correction`).
+    /// The correction's settings.
     private let alignment: SyncSettings
     private let state: Locked<State>
     private let time: any MonotonicClock
@@ -108,13 +107,15 @@ public final class RoomFollower: Sendable {
     /// on `clock`, whose instants the room's states and the players' events must be on. Load
     /// their media before the room plays; ``start()`` begins following.
     /// - Throws: ``RoomError/invalidArgument(name:value:reason:)`` for no players, a player
-    ///   listed twice, or a threshold that is not above 0.
+    ///   listed twice, a threshold that is not above 0, or `alignment` settings that
+    ///   ``/PlayerKitSync/SyncSettings/validate()`` refuses (the error names the setting).
     /// - Parameters:
     ///   - room: the room to follow.
     ///   - players: the local players to keep on the room's clock.
-    ///   - correction: how each player is corrected toward the clock (speed nudges within
-    ///     ``/PlayerKitSync/DriftCorrector/Settings/maximumSpeedCorrection``, a seek past
-    ///     ``/PlayerKitSync/DriftCorrector/Settings/seekThreshold``).
+    ///   - alignment: how each player is corrected toward the clock: PlayerKit's one sync
+    ///     settings type, as for ``/PlayerKitSync/SyncGroup`` and ``/PlayerKitSync/MultiView``;
+    ///     ``/PlayerKitSync/SyncSettings/onDemand`` by default (speed trims within ``/PlayerKitSync/SyncSettings/maximumSpeedTrim``, a seek past
+    ///     ``/PlayerKitSync/SyncSettings/realignThreshold``).
     ///   - resynchronizationThreshold: how far (seconds) the room's periodic state may be from
     ///     the follower's clock, twice in a row, before the clock is set from the room. Default
     ///     0.5 s: the room's periodic positions carry the server's delay estimates, which are
@@ -122,45 +123,60 @@ public final class RoomFollower: Sendable {
     ///   - clock: the monotonic clock the room's clock is kept on.
     ///   - logger: where the follower logs.
     public init(room: any RoomSession, players: [any MediaPlayer],
-                correction: DriftCorrector.Settings = DriftCorrector.Settings(), resynchronizationThreshold: Double = 0.5,
+                alignment: SyncSettings = .onDemand, resynchronizationThreshold: Double = 0.5,
                 clock: any MonotonicClock = ContinuousClock(),
                 logger: Logger = Logger(label: "PlayerKit.rooms")) throws(RoomError) {
-        let settings = Settings(correction: correction, resynchronizationThreshold: resynchronizationThreshold)
         guard !players.isEmpty else { throw .invalidArgument(name: "players", value: "none", reason: "a follower needs a player") }
         let ids = players.map(\.id.rawValue)
         guard Set(ids).count == ids.count else {
             throw .invalidArgument(name: "players", value: ids.joined(separator: ", "), reason: "lists a player twice")
         }
-        guard settings.resynchronizationThreshold.isFinite, settings.resynchronizationThreshold > 0 else {
-            throw .invalidArgument(name: "resynchronizationThreshold", value: "\(settings.resynchronizationThreshold)", reason: "must be above 0")
-        }
-        self.room = room
-        self.settings = settings
-        self.time = clock
-        self.logger = logger
-        guard settings.correction.seekThreshold.isFinite, settings.correction.seekThreshold > 0 else {
-            throw .invalidArgument(name: "correction seekThreshold", value: "\(settings.correction.seekThreshold)", reason: "must be above 0")
-        }
-        guard settings.correction.maximumSpeedCorrection.isFinite, (0...0.5).contains(settings.correction.maximumSpeedCorrection) else {
-            throw .invalidArgument(name: "correction maximumSpeedCorrection", value: "\(settings.correction.maximumSpeedCorrection)",
-                                   reason: "must be a fraction from 0 to 0.5")
-        }
-        var alignment = SyncSettings()
-        alignment.realignThreshold = .seconds(settings.correction.seekThreshold)
-        alignment.holdThreshold = min(alignment.holdThreshold, alignment.realignThreshold)
-        alignment.maximumSpeedTrim = settings.correction.maximumSpeedCorrection
-        alignment.correctsSkew = settings.correction.correctsDrift
-        alignment.driftReportInterval = settings.correction.driftReportInterval
-        guard alignment.driftReportInterval > .zero else {
-            throw .invalidArgument(name: "correction driftReportInterval", value: "\(alignment.driftReportInterval)", reason: "must be above 0")
+        guard resynchronizationThreshold.isFinite, resynchronizationThreshold > 0 else {
+            throw .invalidArgument(name: "resynchronizationThreshold", value: "\(resynchronizationThreshold)", reason: "must be above 0")
         }
         do throws(PlayerError) {
             try alignment.validate()
         } catch {
-            throw .invalidArgument(name: "correction", value: "\(settings.correction)", reason: "\(error)")
+            if case .invalidArgument(let name, let value, let reason) = error {
+                throw .invalidArgument(name: "alignment \(name)", value: value, reason: reason)
+            }
+            throw .invalidArgument(name: "alignment", value: "\(alignment)", reason: "\(error)")
         }
+        self.room = room
+        self.settings = Settings(resynchronizationThreshold: resynchronizationThreshold)
+        self.time = clock
+        self.logger = logger
         self.alignment = alignment
         state = Locked(State(players: players))
+    }
+
+    /// 1.0's form, with a ``/PlayerKitSync/DriftCorrector``'s settings: `seekThreshold` is the
+    /// realign threshold, `maximumSpeedCorrection` the largest speed trim, `correctsDrift`
+    /// whether players are corrected, `driftReportInterval` the drift reports' interval.
+    @_disfavoredOverload
+    @available(*, deprecated, message: "give the alignment as SyncSettings, PlayerKit's one sync settings type: init(room:players:alignment:...)")
+    public convenience init(room: any RoomSession, players: [any MediaPlayer],
+                            correction: DriftCorrector.Settings = DriftCorrector.Settings(), resynchronizationThreshold: Double = 0.5,
+                            clock: any MonotonicClock = ContinuousClock(),
+                            logger: Logger = Logger(label: "PlayerKit.rooms")) throws(RoomError) {
+        guard correction.seekThreshold.isFinite, correction.seekThreshold > 0 else {
+            throw .invalidArgument(name: "correction seekThreshold", value: "\(correction.seekThreshold)", reason: "must be above 0")
+        }
+        guard correction.maximumSpeedCorrection.isFinite, (0...0.5).contains(correction.maximumSpeedCorrection) else {
+            throw .invalidArgument(name: "correction maximumSpeedCorrection", value: "\(correction.maximumSpeedCorrection)",
+                                   reason: "must be a fraction from 0 to 0.5")
+        }
+        guard correction.driftReportInterval > .zero else {
+            throw .invalidArgument(name: "correction driftReportInterval", value: "\(correction.driftReportInterval)", reason: "must be above 0")
+        }
+        var alignment = SyncSettings()
+        alignment.realignThreshold = .seconds(correction.seekThreshold)
+        alignment.holdThreshold = min(alignment.holdThreshold, alignment.realignThreshold)
+        alignment.maximumSpeedTrim = correction.maximumSpeedCorrection
+        alignment.correctsSkew = correction.correctsDrift
+        alignment.driftReportInterval = correction.driftReportInterval
+        try self.init(room: room, players: players, alignment: alignment, resynchronizationThreshold: resynchronizationThreshold,
+                      clock: clock, logger: logger)
     }
 
     deinit {

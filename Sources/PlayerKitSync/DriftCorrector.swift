@@ -3,14 +3,12 @@ import PlayerKitSupport
 
 /// 1.0's correction of one player on a clock, kept for 1.0 callers: fed the player's frame
 /// positions and the clock's position at each frame's time, it says when to nudge the player's
-/// speed and when to seek it. Its ``Settings`` still configure a ``SyncGroup`` and a room
-/// follower.
+/// speed and when to seek it.
 ///
-/// **Superseded:** no PlayerKit group uses it any more: every group corrects its members with
-/// one machine, which holds a member a little ahead on its frame and seeks only within what a
-/// player has. For an app's own clock use ``ClockFollower``, which runs that machine. (Not marked
-/// `@available(*, deprecated)`: its 1.0 tests must keep building with warnings as errors, and
-/// Swift Testing refuses a deprecated test.)
+/// **Deprecated in 1.1:** no PlayerKit group uses it: every group corrects its members with one
+/// machine, which holds a member a little ahead on its frame and seeks only within what a player
+/// has. For an app's own clock use ``ClockFollower``, which runs that machine; to configure a
+/// group or a room's follower, ``SyncSettings`` (``SyncSettings/onDemand`` has 1.0's defaults).
 ///
 /// ```swift
 /// var corrector = DriftCorrector()
@@ -28,6 +26,7 @@ import PlayerKitSupport
 /// time ahead); frames in the next 0.5 s are not measured.
 ///
 /// A value type with no locks: the owner serializes its calls.
+@available(*, deprecated, message: "use ClockFollower for an app's own clock, and SyncSettings to configure a group or a room's follower")
 public struct DriftCorrector: Sendable {
     /// Tuning of the correction.
     public struct Settings: Sendable, Hashable {

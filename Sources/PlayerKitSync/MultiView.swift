@@ -53,7 +53,8 @@ import PlayerKitSupport
 /// lock is released, with ``/PlayerKitCore/MediaPlayer/send(_:)``, which never waits.
 /// ``invalidate()`` (or releasing the group) cancels its subscriptions and observations.
 public final class MultiView: Sendable, CorrectionMachineOwner {
-    /// The settings of every group's correction: ``SyncSettings``.
+    /// 1.0's name of the settings of every group's correction: ``SyncSettings``.
+    @available(*, deprecated, renamed: "SyncSettings")
     public typealias Settings = SyncSettings
 
     /// Which member the group clock follows.
@@ -113,7 +114,7 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for the same
     ///   player twice, a leader that is not a member, or a setting that makes no sense
     ///   (``SyncSettings/validate()``).
-    public init(players: [any MediaPlayer], leader: Leader = .furthestAhead, settings: Settings = Settings(),
+    public init(players: [any MediaPlayer], leader: Leader = .furthestAhead, settings: SyncSettings = SyncSettings(),
                 clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
         try settings.validate()
         if case .liveEdge(let latency) = leader, latency < .zero {
@@ -234,7 +235,7 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
 
     /// The group's settings now: those it was made with, and the offsets set since
     /// (``setOffset(_:for:)``). Save them to make the same group again.
-    public var settings: Settings { state.withLock { $0.machine.settings } }
+    public var settings: SyncSettings { state.withLock { $0.machine.settings } }
 
     /// Puts member `id`'s timestamps `offset` later on the group's timeline (nil: none, and its
     /// timestamps are judged again), at once: the member is brought to where the group is, as

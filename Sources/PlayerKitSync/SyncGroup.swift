@@ -186,13 +186,13 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
     /// How long a seek of the group waits for each member to land (``seek(to:)``).
     static let seekLandingTimeout: Duration = .seconds(30)
 
-    /// A group of at least two different players, on `clock`, corrected with `settings` (1.0's
-    /// settings: ``DriftCorrector/Settings/seekThreshold`` is the realign threshold,
-    /// ``DriftCorrector/Settings/maximumSpeedCorrection`` the largest speed trim, and
-    /// ``DriftCorrector/Settings/correctsDrift`` whether members are corrected; see
-    /// ``init(players:onMemberFailure:alignment:clock:)`` for every setting).
+    /// 1.0's form: a group corrected with a ``DriftCorrector``'s settings (`seekThreshold` is the
+    /// realign threshold, `maximumSpeedCorrection` the largest speed trim, `correctsDrift`
+    /// whether members are corrected, `driftReportInterval` the drift reports' interval).
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for fewer than two players,
     ///   the same player twice, or a setting that makes no sense.
+    @_disfavoredOverload
+    @available(*, deprecated, message: "give the alignment as SyncSettings, PlayerKit's one sync settings type: init(players:onMemberFailure:alignment:clock:)")
     public convenience init(players: [any MediaPlayer], onMemberFailure: FailurePolicy = .dropMember, settings: DriftCorrector.Settings = DriftCorrector.Settings(),
                             clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
         guard settings.seekThreshold.isFinite, settings.seekThreshold > 0 else {
@@ -207,12 +207,13 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
         try self.init(players: players, onMemberFailure: onMemberFailure, alignment: alignment, clock: clock)
     }
 
-    /// A group of at least two different players, on `clock`, corrected as `alignment` says (the
-    /// settings a ``MultiView`` takes; its offsets and live-edge settings do not apply: use
-    /// ``setOffset(_:for:)``).
+    /// A group of at least two different players, on `clock`, corrected as `alignment` says
+    /// (PlayerKit's one sync settings type, as a ``MultiView`` and a room's follower take it;
+    /// ``SyncSettings/onDemand`` by default; its live-edge settings do not apply, and offsets can
+    /// also be set later with ``setOffset(_:for:)``).
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for fewer than two players,
     ///   the same player twice, or a setting that makes no sense (``SyncSettings/validate()``).
-    public init(players: [any MediaPlayer], onMemberFailure: FailurePolicy = .dropMember, alignment: SyncSettings,
+    public init(players: [any MediaPlayer], onMemberFailure: FailurePolicy = .dropMember, alignment: SyncSettings = .onDemand,
                 clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
         try alignment.validate()
         guard players.count >= 2 else {

@@ -1,9 +1,9 @@
 import PlayerKitCore
 import PlayerKitSupport
 
-/// The settings of the correction every group runs: a ``SyncGroup``'s
-/// (``SyncGroup/init(players:onMemberFailure:alignment:clock:)``), a ``MultiView``'s (as
-/// ``SyncSettings``), a ``ClockFollower``'s. The defaults keep 30 fps players within a few
+/// The settings of the correction every group runs, PlayerKit's one sync settings type: a
+/// ``SyncGroup``'s (``SyncGroup/init(players:onMemberFailure:alignment:clock:)``), a
+/// ``MultiView``'s, a ``ClockFollower``'s, and a room follower's (PlayerKitRooms). The defaults keep 30 fps players within a few
 /// milliseconds. (The correction's own constants, such as its seek lead, trim gain and dead
 /// band, are documented in Documentation/Sync.md and are not settings.) The offsets and the
 /// unrelated-timestamp threshold concern a ``MultiView`` only.
@@ -67,6 +67,14 @@ public struct SyncSettings: Sendable, Hashable, Codable {
 
     /// The defaults.
     public init() {}
+
+    /// The defaults of a group that follows its own transport (``SyncGroup``) or a room's
+    /// clock: ``init()``'s, with a realign threshold of 0.25 s, as 1.0's groups had.
+    public static var onDemand: SyncSettings {
+        var settings = SyncSettings()
+        settings.realignThreshold = .milliseconds(250)
+        return settings
+    }
 
     /// Checks every setting: thresholds, tolerance and window above zero (the tolerance 0
     /// or more), the speed trim a finite fraction from 0 to 0.5.

@@ -327,7 +327,7 @@ struct MultiViewLogicTests {
     func settingsChecked(bad: String) async throws {
         let setting = String(bad.split(separator: " ")[0])
         let p = try players(2)
-        var settings = MultiView.Settings()
+        var settings = SyncSettings()
         switch bad {
         case "maximumSpeedTrim nan": settings.maximumSpeedTrim = .nan
         case "maximumSpeedTrim negative": settings.maximumSpeedTrim = -0.05

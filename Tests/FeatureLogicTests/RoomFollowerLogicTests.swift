@@ -116,7 +116,7 @@ struct RoomFollowerLogicTests {
         for _ in 0..<Int(seconds * 30) { clock.advance(by: .seconds(1.0 / 30)) }
     }
 
-    @Test("bad input is refused by name: no players, a player twice, a threshold of 0 or NaN, a NaN or negative seek; nothing reaches the room")
+    @Test("bad input is refused by name: no players, a player twice, a threshold of 0 or NaN, a NaN speed trim, a NaN or negative seek; nothing reaches the room")
     func badInput() async throws {
         let player = try FakePlayer(clock: clock, bus: bus)
         #expect(throws: RoomError.invalidArgument(name: "players", value: "none", reason: "a follower needs a player")) {
@@ -128,6 +128,13 @@ struct RoomFollowerLogicTests {
         for threshold in [0, Double.nan] {
             #expect(throws: RoomError.self) { try RoomFollower(room: room, players: [player], resynchronizationThreshold: threshold, clock: clock) }
         }
+        // The alignment is PlayerKit's one sync settings type, validated as every group's.
+        var nan = SyncSettings.onDemand
+        nan.maximumSpeedTrim = .nan
+        #expect(throws: RoomError.invalidArgument(name: "alignment sync setting maximumSpeedTrim", value: "nan", reason: "must be a fraction from 0 to 0.5 (0.05 trims the speed by at most 5%)")) {
+            try RoomFollower(room: room, players: [player], alignment: nan, clock: clock)
+        }
+        #expect(SyncSettings.onDemand.realignThreshold == .milliseconds(250))   // 1.0's seekThreshold
         let follower = try RoomFollower(room: room, players: [player], clock: clock)
         for position in [Double.nan, -1] {
             await #expect(throws: RoomError.invalidArgument(name: "position", value: "\(position)", reason: "is not a position")) {

@@ -38,7 +38,7 @@ private struct Simulation {
     var now = 0.0
     let origin = ContinuousClock.now
 
-    init(settings: MultiView.Settings = MultiView.Settings(), leader: MultiView.Leader = .furthestAhead) {
+    init(settings: SyncSettings = SyncSettings(), leader: MultiView.Leader = .furthestAhead) {
         machine = LiveAlignment(settings: settings, leader: leader)
     }
 
@@ -364,7 +364,7 @@ struct LiveAlignmentTests {
 
     @Test("a member behind whose seekable ranges end before where the clock will be after its lead (grown to 4 s by earlier late landings) seeks as far as it can, still ahead of the clock, and is aligned; its lead does not grow (a real MPEG-TS member stayed 2.2 s behind, waiting for data a live stream never had)")
     func behindSeeksAsFarAsItCan() throws {
-        var settings = MultiView.Settings()
+        var settings = SyncSettings()
         settings.seekLead = .seconds(4)
         var sim = Simulation(settings: settings, leader: .member(a))
         sim.join(a, media: 10)
@@ -422,7 +422,7 @@ struct LiveAlignmentTests {
 
     @Test("an offset given in the settings puts a member's timestamps on the group's timeline: an angle 3 s behind by its own timestamps is in step without a seek; a new offset set live brings it where it says")
     func offsetsAlignUnrelatedClocks() throws {
-        var settings = MultiView.Settings()
+        var settings = SyncSettings()
         settings.offsets[b] = .seconds(3)
         var sim = Simulation(settings: settings, leader: .member(a))
         sim.join(a, media: 10)
@@ -515,7 +515,7 @@ struct LiveAlignmentTests {
         #expect(abs(sim.trueSkew(d) ?? 1) < 0.006)
         #expect(sim.members.first { $0.id == a }?.playing == true)
         // With an offset given, the same member is trusted.
-        var settings = MultiView.Settings()
+        var settings = SyncSettings()
         settings.offsets[b] = .seconds(-3)
         var trusted = Simulation(settings: settings)
         trusted.join(a, media: 10)

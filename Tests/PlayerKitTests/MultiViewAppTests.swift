@@ -150,7 +150,7 @@ struct MultiViewAppLocalFilesTests {
     func localFilesOnDemand() async throws {
         let files = try MultiViewAppTests.localAngles()
         let (status, output, errors) = try await ChildProcess.runToEnd(
-            // 13 s: the last line's figures span the last 10 s (MultiView.Settings.skewWindow), so
+            // 13 s: the last line's figures span the last 10 s (SyncSettings.skewWindow), so
             // they leave out the join (at 7 s, a join slowed by a loaded machine made its p99).
             ChildProcess.example("playerkit-multiview"), ["--headless", "--json", "--seconds", "13"] + files)
         #expect(status == 0, "\(errors.suffix(400))")

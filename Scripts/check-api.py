@@ -12,7 +12,11 @@ and extension blocks) against Documentation/API/baseline.txt, which lists, one p
   breaks every app's conformer, so it is a break too).
 
 What counts as a break:
-- a baseline symbol whose identifier is gone (removed, renamed, or its signature changed);
+- a baseline symbol whose identifier is gone (removed, renamed, or its signature changed), unless
+  source code still sees it: a type that became a typealias of the same name (1.1's
+  `PlayerEventStream = EventStream<PlayerEventRecord>`), whose members the target has, or a
+  declaration now spelled through such an alias's target or with another default value (printed
+  with `~`; Scripts/compile-rules/ compiles 1.0 code that uses them);
 - a baseline conformance that is gone;
 - a protocol requirement that is new and has no default implementation.
 Additions are not breaks: they are printed, and `--update` writes them into the baseline.
@@ -117,18 +121,109 @@ def changelog_major():
     return 0
 
 
-def breaks(baseline, current):
-    """Every break of `current` against `baseline`, as readable lines."""
+def aliases(symbols):
+    """{alias path: (target type's path, target as written)} of the current public typealiases
+    (1.0's `PlayerEventStream` is now `typealias PlayerEventStream = EventStream<PlayerEventRecord>`;
+    a nested one's target is its parent's member: `EventStream.Iterator = AsyncIterator`)."""
+    found = {}
+    for line in symbols.values():
+        fields = line.split("\t")
+        match = re.match(r"^typealias (\w+) = ([\w.<>, ]+)$", fields[4]) if fields[2] == "swift.typealias" else None
+        if match:
+            written = match.group(2)
+            target = re.sub(r"<[^<>]*>", "", re.sub(r"<[^<>]*>", "", written))   # EventStream<Element>.AsyncIterator
+            parent = fields[3].rpartition(".")[0]
+            found[fields[3]] = (target if "." in target or not parent else parent + "." + target, written)
+    return found
+
+
+def resolved(path, aliased):
+    """`path` with every alias along it replaced by its target."""
+    parts = path.split(".")
+    for index in range(1, len(parts) + 1):
+        prefix = ".".join(parts[:index])
+        if prefix in aliased:
+            return resolved(aliased[prefix][0] + ("." + ".".join(parts[index:]) if index < len(parts) else ""), aliased)
+    return path
+
+
+def without_defaults(text):
+    """A declaration without its parameters' default values (a changed default is not a break)."""
+    out, depth, skipping = [], 0, False
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if skipping:
+            if char in "([<":
+                depth += 1
+            elif char in ")]>" and depth > 1:
+                depth -= 1
+            elif (char == "," or char == ")") and depth == 1:
+                skipping = False
+                if char == ")":
+                    depth -= 1
+                out.append(char)
+            index += 1
+            continue
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        if depth == 1 and text.startswith(" = ", index):
+            skipping = True
+            index += 3
+            continue
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def source_compatible(line, aliased, new_by_path):
+    """Whether a baseline symbol the build no longer has under its identifier is still there for
+    source code: a type that became a typealias of another (its members are the target's), or a
+    declaration whose types are now spelled through such an alias's target."""
+    fields = line.split("\t")
+    path, text = fields[3], fields[4]
+    if path in aliased:
+        return True
+    target = resolved(path, aliased)
+    if target != path and target in new_by_path:
+        return True
+    spelled = text
+    for alias, (_, written) in aliased.items():
+        if "." not in alias:
+            spelled = re.sub(r"\b%s\b" % alias, written, spelled)
+    spelled = without_defaults(spelled)
+    return spelled != without_defaults(text) and spelled in {without_defaults(other) for other in new_by_path.get(path, set())}
+
+
+def breaks(baseline, current, compatible=None):
+    """Every break of `current` against `baseline`, as readable lines. Changes that keep source
+    code compiling (a type replaced by a typealias of the same name) go to `compatible`."""
     _, old_symbols, old_conformances, old_requirements = baseline
     new_symbols, new_conformances, new_requirements = current
+    aliased = aliases(new_symbols)
+    new_by_path = {}
+    for entry in new_symbols.values():
+        fields = entry.split("\t")
+        new_by_path.setdefault(fields[3], set()).add(fields[4])
+    compatible = compatible if compatible is not None else []
     found = []
     for usr, line in sorted(old_symbols.items(), key=lambda item: item[1]):
         if usr not in new_symbols:
             fields = line.split("\t")
+            if source_compatible(line, aliased, new_by_path):
+                compatible.append("%s %s: %s" % (fields[1], fields[3], fields[4]))
+                continue
             found.append("removed or changed: %s %s: %s" % (fields[1], fields[3], fields[4]))
     for key in sorted(old_conformances):
         if key not in new_conformances:
             fields = key.split("\t")
+            target = resolved(fields[1], aliased)
+            if target != fields[1]:
+                if "conformance\t%s\t%s" % (target, fields[2]) in new_conformances:
+                    compatible.append("conformance %s to %s (through %s)" % (fields[1], fields[2], target))
+                    continue
             found.append("conformance removed: %s no longer conforms to %s" % (fields[1], fields[2]))
     for key, line in sorted(new_requirements.items()):
         fields = line.split("\t")
@@ -200,8 +295,16 @@ def main():
         print("api: wrote %s (%d symbols, major version %d)" % (os.path.relpath(BASELINE, ROOT), len(current[0]), major))
         return 0
     baseline = read_baseline()
-    found = breaks(baseline, current)
+    compatible = []
+    found = breaks(baseline, current, compatible)
     added = additions(baseline, current)
+    if compatible:
+        print("api: %d baseline symbols changed their identifier but not what source code sees (a type now a"
+              " typealias of the same name):" % len(compatible))
+        for line in compatible[:12]:
+            print("  ~ " + line)
+        if len(compatible) > 12:
+            print("  ... and %d more" % (len(compatible) - 12))
     major, package_major = baseline[0], changelog_major()
     if added:
         print("api: %d additions to the baseline (take them with Scripts/check-api.py --update):" % len(added))

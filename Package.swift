@@ -67,6 +67,7 @@ let package = Package(
         // Players on the desktop through MPRIS over D-Bus (the system's sd-bus): on its own, so
         // an app without it links no libsystemd.
         .library(name: "PlayerKitMPRIS", targets: ["PlayerKitMPRIS"]),
+        .library(name: "PlayerKitAnalysis", targets: ["PlayerKitAnalysis"]),
         // Test support for apps: FakePlayer and ManualClock (no mpv cores, no wall clock).
         .library(name: "PlayerKitTesting", targets: ["PlayerKitTesting"]),
         .executable(name: "playerkit-two-players", targets: ["TwoPlayers"]),
@@ -108,6 +109,10 @@ let package = Package(
         // MPRIS's D-Bus: the system's sd-bus (Debian/Ubuntu: libsystemd-dev), with the two MPRIS
         // interface tables built in C (sd-bus's table macros cannot be used from Swift).
         .systemLibrary(name: "CSDBus"),
+        // Comparisons' decoding: FFmpeg's libraries (Debian/Ubuntu: libavformat-dev,
+        // libavcodec-dev, libswscale-dev; libmpv is built on them, so they are on every machine
+        // that plays). Only PlayerKitAnalysis links them.
+        .systemLibrary(name: "CFFmpeg"),
         // Helpers every layer may use; imports nothing of PlayerKit. Not a product and not public
         // API: its declarations are `package` (the one module where check-layers allows that).
         .target(name: "PlayerKitSupport", swiftSettings: strictSettings),
@@ -180,6 +185,10 @@ let package = Package(
             dependencies: featureDependencies + [.product(name: "Logging", package: "swift-log"), "CSDBus"],
             swiftSettings: strictSettings
         ),
+        // Comparisons by the numbers: frame-by-frame PSNR and SSIM of an encode against its
+        // reference, decoded by FFmpeg faster than real time. A product of its own: an app that
+        // only plays builds and links none of it.
+        .target(name: "PlayerKitAnalysis", dependencies: ["PlayerKitSupport", "CFFmpeg"], swiftSettings: strictSettings),
         // A fake player and a manual clock, for tests of features and apps' orchestration.
         .target(name: "PlayerKitTesting", dependencies: featureDependencies, swiftSettings: strictSettings),
         // The umbrella: `import PlayerKit` keeps working for apps.
@@ -364,7 +373,7 @@ let package = Package(
             dependencies: [
                 "PlayerKit", "ExampleSupport", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare", "Feed",
                 "Mosaic", "Sequencer", "CacheCrashProbe", "CorpusProbe", "SoakProbe", "PlayerKitCache", "PlayerKitRooms",
-                "Room", "PlayerKitSupport", "PlayerKitTesting", "PlayerKitMPRIS", "PlayerKitHLS",
+                "Room", "PlayerKitSupport", "PlayerKitTesting", "PlayerKitMPRIS", "PlayerKitHLS", "PlayerKitAnalysis",
             ],
             swiftSettings: strictSettings
         ),
@@ -383,7 +392,7 @@ let package = Package(
         .testTarget(
             name: "DocSnippets",
             dependencies: [
-                "PlayerKit", "PlayerKitCache", "PlayerKitRooms", "PlayerKitMPRIS", "PlayerKitTesting", "PlayerKitHLS", "CGLHost",
+                "PlayerKit", "PlayerKitCache", "PlayerKitRooms", "PlayerKitMPRIS", "PlayerKitTesting", "PlayerKitHLS", "PlayerKitAnalysis", "CGLHost",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6), .unsafeFlags(["-suppress-warnings"])]

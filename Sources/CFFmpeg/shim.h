@@ -1,0 +1,19 @@
+#ifndef PLAYERKIT_CFFMPEG_SHIM_H
+#define PLAYERKIT_CFFMPEG_SHIM_H
+
+// PlayerKitAnalysis's C boundary: FFmpeg's libraries (5.1 or newer: Debian 12's), to decode video
+// faster than real time for comparisons. Only PlayerKitAnalysis imports it; an app that only
+// plays never links it.
+#include <libavformat/avformat.h>
+#include <libavcodec/avcodec.h>
+#include <libavutil/avutil.h>
+#include <libavutil/error.h>
+#include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
+
+// The macros Swift cannot import.
+static inline int pk_averror_eagain(void) { return AVERROR(EAGAIN); }
+static inline int pk_averror_eof(void) { return AVERROR_EOF; }
+static inline int64_t pk_av_nopts_value(void) { return AV_NOPTS_VALUE; }
+
+#endif

@@ -1,0 +1,23 @@
+/// Why a comparison could not be made. Every case names the file it is about. Cases may be added
+/// in later versions.
+@nonexhaustive
+public enum AnalysisError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The file could not be opened or read as media (`reason` is FFmpeg's).
+    case cannotOpen(path: String, reason: String)
+    /// The file has no video stream.
+    case noVideo(path: String)
+    /// A frame of the file could not be decoded or converted (`reason` is FFmpeg's).
+    case decodeFailed(path: String, reason: String)
+    /// The comparison's task was cancelled.
+    case cancelled
+
+    /// One line naming the file.
+    public var description: String {
+        switch self {
+        case .cannotOpen(let path, let reason): return "cannot open \(path) as media: \(reason)"
+        case .noVideo(let path): return "\(path) has no video stream"
+        case .decodeFailed(let path, let reason): return "a frame of \(path) could not be decoded: \(reason)"
+        case .cancelled: return "the comparison was cancelled"
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import PlayerKitAnalysis
+
+// Documentation/Comparison.md's blocks, compiled.
+
+func compareAnEncode() async throws {
+    // snippet: compare
+    let comparison = QualityComparison(
+        reference: URL(fileURLWithPath: "master.mp4"),
+        rendition: URL(fileURLWithPath: "encode-720p.mp4"))      // scaled to the master's size
+    let series = try await comparison.run()                       // decodes faster than real time
+    if let ssim = series.summary(of: .ssimAll), let psnr = series.summary(of: .psnrAll) {
+        print("SSIM mean \(ssim.mean), worst \(ssim.minimum); PSNR p5 \(psnr.p5) dB")
+    }
+    for pair in series.worst(5, by: .ssimAll) {
+        print("reference frame \(pair.referenceFrame) at \(pair.referenceTime) s: SSIM \(pair.ssim.all)")
+    }
+    print("dropped by the encode: \(series.unpairedReferenceFrames)")
+    try series.csv().write(toFile: "quality.csv", atomically: true, encoding: .utf8)
+    // end snippet
+}
+
+func compareATrimmedEncode() async throws {
+    // snippet: offset
+    // The encode starts half a second into the master: its times move by -0.5 s.
+    let trimmed = QualityComparison(
+        reference: URL(fileURLWithPath: "master.mp4"), rendition: URL(fileURLWithPath: "trimmed.mp4"),
+        offset: .milliseconds(-500))
+    let series = try await trimmed.run()
+    // end snippet
+    _ = series
+}

@@ -81,6 +81,7 @@ let package = Package(
         .executable(name: "playerkit-room", targets: ["Room"]),
         .executable(name: "playerkit-compare", targets: ["Compare"]),
         .executable(name: "playerkit-multiview", targets: ["MultiViewApp"]),
+        .executable(name: "playerkit-quality", targets: ["Quality"]),
         .executable(name: "playerkit-bench", targets: ["PlayerKitBench"]),
     ],
     dependencies: [
@@ -251,6 +252,14 @@ let package = Package(
             exclude: ["README.md"],
             swiftSettings: strictSettings
         ),
+        // An encode against its reference for an encoder's CI: the analysis product alone (no
+        // player, no libmpv), thresholds that set the exit status.
+        .executableTarget(
+            name: "Quality",
+            dependencies: ["PlayerKitAnalysis", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Examples/Quality",
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "ABCompare",
             dependencies: [
@@ -373,7 +382,7 @@ let package = Package(
             dependencies: [
                 "PlayerKit", "ExampleSupport", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare", "Feed",
                 "Mosaic", "Sequencer", "CacheCrashProbe", "CorpusProbe", "SoakProbe", "PlayerKitCache", "PlayerKitRooms",
-                "Room", "PlayerKitSupport", "PlayerKitTesting", "PlayerKitMPRIS", "PlayerKitHLS", "PlayerKitAnalysis",
+                "Room", "PlayerKitSupport", "PlayerKitTesting", "PlayerKitMPRIS", "PlayerKitHLS", "PlayerKitAnalysis", "Quality",
             ],
             swiftSettings: strictSettings
         ),

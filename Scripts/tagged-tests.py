@@ -24,10 +24,15 @@ def tagged(tag):
                 continue
             text = open(os.path.join(folder, name), encoding="utf-8").read()
             # Each attribute with its traits, then the declaration it is on.
-            for match in re.finditer(r"@(Suite|Test)\((.*?)\)\s*\n\s*(?:[a-z]+\s+)*(struct|final class|class|func)\s+(\w+)", text, re.S):
+            # Comment lines and other attributes may stand between them.
+            found = 0
+            for match in re.finditer(
+                    r"@(Suite|Test)\(((?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)[ \t]*\n(?:[ \t]*(?://[^\n]*|@\w+[^\n]*)?\n)*"
+                    r"[ \t]*(?:[a-z]+\s+)*(struct|final class|class|func)\s+(\w+)", text):
                 kind, traits, _, declared = match.groups()
                 if not marker.search(traits):
                     continue
+                found += 1
                 if kind == "Suite":
                     suites.append(declared)
                 else:
@@ -37,6 +42,12 @@ def tagged(tag):
                     if owner is None:
                         sys.exit(f"tagged-tests: {name}: the test {declared} is in no suite")
                     tests.append(f"{owner}/{declared}")
+            # A tag on an attribute this could not tie to its declaration would put its tests in
+            # the wrong pass without a word: refuse it.
+            written = sum(1 for attribute in re.finditer(r"@(?:Suite|Test)\(", text)
+                          if marker.search(text[attribute.start():text.find("\n", attribute.start())]))
+            if written != found:
+                sys.exit(f"tagged-tests: {name}: {written} attributes tagged .{tag}, {found} tied to a suite or test")
     return sorted(set(suites)), sorted(set(tests))
 
 

@@ -5,7 +5,9 @@ import Testing
 /// Frame-by-frame PSNR and SSIM against FFmpeg's own filters on the same pairs (issue 52), on
 /// clips the test makes with ffmpeg: testsrc2 at 320x240, 30 fps, 2 s, a reference encoded
 /// nearly losslessly and renditions of it.
-@Suite("Quality comparison: PSNR and SSIM per frame pair, as FFmpeg's filters give them", .timeLimit(.minutes(2)))
+/// In the heavy pass: each test encodes its clips with ffmpeg, CPU the parallel pass's
+/// load-sensitive tests (the feed's fling over a slow server) could not spare.
+@Suite("Quality comparison: PSNR and SSIM per frame pair, as FFmpeg's filters give them", .timeLimit(.minutes(2)), .tags(.heavyPass))
 struct QualityComparisonTests {
     static let ffmpeg = URL(fileURLWithPath: "/usr/bin/ffmpeg")
 
@@ -148,23 +150,6 @@ struct QualityComparisonTests {
         await #expect(throws: AnalysisError.cancelled) { try await task.value }
     }
 
-    @Test("a file that never answers (a FIFO no one writes): cancelling returns cancelled at once, and the work lets go", .tags(.timingPass))
-    func blockedRead() async throws {
-        let folder = try workspace()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let fifo = folder.appendingPathComponent("never.mp4")
-        try #require(mkfifo(fifo.path, 0o600) == 0)
-        let task = Task { try await QualityComparison(reference: fifo, rendition: folder.appendingPathComponent("reference.mp4")).run() }
-        try await Task.sleep(for: .milliseconds(200))
-        let cancelled = ContinuousClock.now
-        task.cancel()
-        await #expect(throws: AnalysisError.cancelled) { try await task.value }
-        #expect(ContinuousClock.now - cancelled < .seconds(2))
-        // The work's thread waits in open(2) for a writer: one that comes and goes frees it.
-        let writer = open(fifo.path, O_WRONLY)
-        if writer >= 0 { close(writer) }
-    }
-
     @Test("a file that is not there, or has no video, is a typed error naming it")
     func badInput() async throws {
         let folder = try workspace()
@@ -181,5 +166,59 @@ struct QualityComparisonTests {
         let sound = folder.appendingPathComponent("sound.m4a")
         try run(["-f", "lavfi", "-i", "sine=duration=1", sound.path])
         await #expect(throws: AnalysisError.noVideo(path: sound.path)) { try await QualityComparison(reference: sound, rendition: reference).run() }
+    }
+
+    @Test("playerkit-quality, for an encoder's CI: exit 0 when the thresholds hold, 1 naming the one that fails, 2 naming a file it cannot read; JSON and CSV out")
+    func commandLine() async throws {
+        let folder = try workspace()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let tool = Fixtures.productsDirectory.appendingPathComponent("playerkit-quality")
+        try #require(FileManager.default.isExecutableFile(atPath: tool.path), "playerkit-quality is not built")
+        let reference = folder.appendingPathComponent("reference.mp4"), rendition = folder.appendingPathComponent("dropped.mp4")
+        try run(["-i", reference.path, "-vf", "select='not(eq(n\\,10))'", "-fps_mode", "vfr", "-c:v", "libx264", "-crf", "30", rendition.path])
+        let csv = folder.appendingPathComponent("pairs.csv")
+        let passing = try await ChildProcess.runToEnd(tool, [reference.path, rendition.path, "--json", "--csv", csv.path, "--min-ssim", "0.5", "--max-dropped", "1"])
+        #expect(passing.status == 0, "\(passing.errors)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(passing.output.utf8)) as? [String: Any])
+        #expect(report["passed"] as? Bool == true)
+        #expect((report["pairs"] as? [Any])?.count == 59)
+        #expect(report["unpairedReferenceFrames"] as? [Int] == [10])
+        #expect((report["summary"] as? [String: Any])?["ssimAll"] != nil)
+        #expect(try String(contentsOf: csv, encoding: .utf8).split(separator: "\n").count == 60)
+        // Thresholds the encode does not meet: exit 1, each named on standard error.
+        let failing = try await ChildProcess.runToEnd(tool, [reference.path, rendition.path, "--min-frame-ssim", "0.9999", "--max-dropped", "0"])
+        #expect(failing.status == 1)
+        #expect(failing.errors.contains("worst frame's SSIM") && failing.errors.contains("dropped frames"), "\(failing.errors)")
+        #expect(failing.output.contains("FAILED: dropped frames 1.0000 (limit 0.0000)"), "\(failing.output)")
+        // A file that is not there: exit 2, named.
+        let missing = folder.appendingPathComponent("missing.mp4").path
+        let broken = try await ChildProcess.runToEnd(tool, [reference.path, missing])
+        #expect(broken.status == 2 && broken.errors.contains(missing), "\(broken.errors)")
+        // A threshold that makes no sense: a usage error naming it.
+        let usage = try await ChildProcess.runToEnd(tool, [reference.path, rendition.path, "--min-ssim", "2"])
+        #expect(usage.status == 64 && usage.errors.contains("--min-ssim"), "\(usage.errors)")
+    }
+}
+
+/// The comparison's one bound: cancelling returns at once (a timing assertion, so one at a time).
+@Suite("Quality comparison: cancelling a blocked comparison", .timeLimit(.minutes(1)), .tags(.timingPass))
+struct QualityComparisonBoundsTests {
+    @Test("a file that never answers (a FIFO no one writes): cancelling returns cancelled at once, and the work lets go")
+    func blockedRead() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pk-quality-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fifo = folder.appendingPathComponent("never.mp4")
+        try #require(mkfifo(fifo.path, 0o600) == 0)
+        let task = Task { try await QualityComparison(reference: fifo, rendition: fifo).run() }
+        try await Task.sleep(for: .milliseconds(200))
+        let cancelled = ContinuousClock.now
+        task.cancel()
+        await #expect(throws: AnalysisError.cancelled) { try await task.value }
+        #expect(ContinuousClock.now - cancelled < .seconds(2))
+        // The work's thread waits in open(2) for a writer: one that comes and goes frees it
+        // (non-blocking: with no reader left it fails instead of waiting).
+        let writer = open(fifo.path, O_WRONLY | O_NONBLOCK)
+        if writer >= 0 { close(writer) }
     }
 }

@@ -202,14 +202,13 @@ final class FrameDecoder {
             picture.planes = (0..<3).map { plane in
                 let (planeWidth, planeHeight) = sizes[plane]
                 let (first, stride) = PlayerKitAnalysis.plane(of: frame, plane)
-                var bytes = [UInt8](repeating: 0, count: planeWidth * planeHeight)
-                guard let source = first else { return bytes }
-                bytes.withUnsafeMutableBufferPointer { out in
+                guard let source = first else { return [UInt8](repeating: 0, count: planeWidth * planeHeight) }
+                return [UInt8](unsafeUninitializedCapacity: planeWidth * planeHeight) { out, initialized in
                     for row in 0..<planeHeight {
-                        (out.baseAddress! + row * planeWidth).update(from: source + row * stride, count: planeWidth)
+                        (out.baseAddress! + row * planeWidth).initialize(from: source + row * stride, count: planeWidth)
                     }
+                    initialized = planeWidth * planeHeight
                 }
-                return bytes
             }
             return picture
         }

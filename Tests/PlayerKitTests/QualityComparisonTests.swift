@@ -85,6 +85,18 @@ struct QualityComparisonTests {
         #expect((decoded?["pairs"] as? [Any])?.count == 60)
     }
 
+    @Test("sizes not a multiple of 4 (318x236: chroma planes of an odd width, samples past the last 4x4 block) score as FFmpeg's filters score them")
+    func oddSize() async throws {
+        let folder = try workspace()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let reference = folder.appendingPathComponent("odd.mkv"), rendition = folder.appendingPathComponent("odd-noisy.mkv")
+        try run(["-f", "lavfi", "-i", "testsrc2=size=318x236:rate=30:duration=1", "-pix_fmt", "yuv420p", "-c:v", "ffv1", reference.path])
+        try run(["-i", reference.path, "-vf", "noise=alls=12:allf=t", "-pix_fmt", "yuv420p", "-c:v", "ffv1", rendition.path])
+        let series = try await QualityComparison(reference: reference, rendition: rendition).run()
+        #expect(series.width == 318 && series.height == 236 && series.pairs.count == 30)
+        expectEqual(series.pairs, try ffmpegScores(reference: reference, rendition: rendition, in: folder))
+    }
+
     @Test("identical files: infinite PSNR, SSIM 1, counted as identical in the summary")
     func identical() async throws {
         let folder = try workspace()

@@ -68,8 +68,8 @@ if wants test || wants fuzz; then
   need "OpenSSL's headers (rooms' TLS)" "have_file /usr/include/openssl/ssl.h" libssl-dev openssl-devel openssl
   need "python3" "have_command python3" python3 python3 python
   need "sd-bus's headers (MPRIS)" "have_file /usr/include/systemd/sd-bus.h" libsystemd-dev systemd-devel systemd-libs
-  need "FFmpeg's headers (comparisons: PlayerKitAnalysis)" "have_file '/usr/include/*/libavformat/avformat.h' /usr/include/libavformat/avformat.h && have_file '/usr/include/*/libswscale/swscale.h' /usr/include/libswscale/swscale.h" \
-    "libavformat-dev libavcodec-dev libswscale-dev" "ffmpeg-free-devel" ffmpeg
+  need "FFmpeg's headers (comparisons: PlayerKitAnalysis)" "have_file '/usr/include/*/libavformat/avformat.h' /usr/include/libavformat/avformat.h && have_file '/usr/include/*/libswscale/swscale.h' /usr/include/libswscale/swscale.h && have_file '/usr/include/*/libswresample/swresample.h' /usr/include/libswresample/swresample.h" \
+    "libavformat-dev libavcodec-dev libswscale-dev libswresample-dev" "ffmpeg-free-devel" ffmpeg
 fi
 
 if wants test; then

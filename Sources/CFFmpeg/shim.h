@@ -10,10 +10,14 @@
 #include <libavutil/error.h>
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
+#include <libswresample/swresample.h>
+#include <libavutil/channel_layout.h>
+#include <libavutil/opt.h>
 
 // The macros Swift cannot import.
 static inline int pk_averror_eagain(void) { return AVERROR(EAGAIN); }
 static inline int pk_averror_eof(void) { return AVERROR_EOF; }
 static inline int64_t pk_av_nopts_value(void) { return AV_NOPTS_VALUE; }
+static inline AVChannelLayout pk_mono_layout(void) { AVChannelLayout layout = AV_CHANNEL_LAYOUT_MONO; return layout; }
 
 #endif

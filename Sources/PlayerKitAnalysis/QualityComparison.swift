@@ -165,32 +165,9 @@ public struct QualityComparison: Sendable {
     /// - Throws: ``AnalysisError`` naming the file that could not be read, or
     ///   ``AnalysisError/cancelled``.
     public func run() async throws(AnalysisError) -> QualitySeries {
-        let interruption = FrameDecoder.Interruption()
-        // Resumed once: by the work when it ends, or at once by a cancellation (the work then
-        // stops at its next frame or blocking read, and its result is dropped).
-        let waiter = Locked<CheckedContinuation<Result<QualitySeries, AnalysisError>, Never>?>(nil)
-        let outcome: Result<QualitySeries, AnalysisError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<QualitySeries, AnalysisError>, Never>) in
-                waiter.withLock { $0 = continuation }
-                if Task.isCancelled { interruption.requested.withLock { $0 = true } }
-                let work = Thread { [self] in
-                    let result = Result { () throws(AnalysisError) in try compare(interruption: interruption) }
-                    waiter.withLock { waiting in
-                        defer { waiting = nil }
-                        return waiting
-                    }?.resume(returning: result)
-                }
-                work.name = "PlayerKit.analysis"
-                work.start()
-            }
-        } onCancel: {
-            interruption.requested.withLock { $0 = true }
-            waiter.withLock { waiting in
-                defer { waiting = nil }
-                return waiting
-            }?.resume(returning: .failure(.cancelled))
+        try await AnalysisThread.run(named: "PlayerKit.analysis") { [self] interruption throws(AnalysisError) in
+            try compare(interruption: interruption)
         }
-        return try outcome.get()
     }
 
     /// The comparison itself, on the calling thread.

@@ -30,3 +30,17 @@ func compareATrimmedEncode() async throws {
     // end snippet
     _ = series
 }
+
+func alignBySound() async throws {
+    // snippet: sound
+    let alignment = SoundAlignment(reference: URL(fileURLWithPath: "camera-a.mp4"),
+                                   other: URL(fileURLWithPath: "camera-b.mp4"))
+    let found = try await alignment.run()
+    print("camera B runs \(found.offset) later (confidence \(found.confidence))")
+    // Its encode against camera A, frame by frame, at that offset:
+    let series = try await QualityComparison(
+        reference: URL(fileURLWithPath: "camera-a.mp4"), rendition: URL(fileURLWithPath: "camera-b.mp4"),
+        offset: found.offset).run()
+    // end snippet
+    _ = series
+}

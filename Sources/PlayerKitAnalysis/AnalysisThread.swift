@@ -1,0 +1,38 @@
+import Foundation
+import PlayerKitSupport
+
+/// Runs an analysis's blocking work (FFmpeg's decoding, the scoring) on a thread of its own,
+/// never on Swift's cooperative pool, and returns its result to the awaiting task. Cancelling
+/// the task returns ``AnalysisError/cancelled`` at once and asks the work to stop (at its next
+/// frame, or its next blocking read through FFmpeg's interrupt callback); its result is dropped.
+enum AnalysisThread {
+    static func run<Value: Sendable>(
+        named name: String, _ work: @escaping @Sendable (FrameDecoder.Interruption) throws(AnalysisError) -> Value
+    ) async throws(AnalysisError) -> Value {
+        let interruption = FrameDecoder.Interruption()
+        // Resumed once: by the work when it ends, or by a cancellation.
+        let waiter = Locked<CheckedContinuation<Result<Value, AnalysisError>, Never>?>(nil)
+        let take = { @Sendable in
+            waiter.withLock { waiting in
+                defer { waiting = nil }
+                return waiting
+            }
+        }
+        let outcome: Result<Value, AnalysisError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, AnalysisError>, Never>) in
+                waiter.withLock { $0 = continuation }
+                if Task.isCancelled { interruption.requested.withLock { $0 = true } }
+                let thread = Thread {
+                    let result = Result { () throws(AnalysisError) in try work(interruption) }
+                    take()?.resume(returning: result)
+                }
+                thread.name = name
+                thread.start()
+            }
+        } onCancel: {
+            interruption.requested.withLock { $0 = true }
+            take()?.resume(returning: .failure(.cancelled))
+        }
+        return try outcome.get()
+    }
+}

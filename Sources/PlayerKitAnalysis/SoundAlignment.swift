@@ -1,0 +1,244 @@
+import Foundation
+import PlayerKitSupport
+
+/// Where one recording's sound is in another's: the offset found by cross-correlating the two.
+public struct SoundOffset: Sendable, Hashable, Codable {
+    /// How much later the other recording plays a moment than the reference does (negative:
+    /// earlier). Give it to a comparison or a group as the other's offset.
+    public var offset: Duration
+    /// How far the correlation's peak stands above the best value away from it (the ratio of
+    /// the two): 1 means no peak at all. Offsets below ``SoundAlignment/minimumConfidence``
+    /// are refused with ``AnalysisError/noCommonSound(reference:other:confidence:)``.
+    public var confidence: Double
+}
+
+/// Finds where a recording's sound is in a reference's: two cameras of one concert, a lecture's
+/// camera and its screen capture with the room's sound, an encode and its source. The two
+/// sounds are cross-correlated with the phase transform (GCC-PHAT), which weighs every frequency
+/// alike, so recordings through different microphones, gains and codecs still meet; first over
+/// the whole of both at 1 kHz, within ``searchRange``, then to a fraction of a millisecond at
+/// 8 kHz around what that found.
+///
+/// ```swift
+/// let alignment = SoundAlignment(reference: URL(fileURLWithPath: "camera-a.mp4"),
+///                                other: URL(fileURLWithPath: "camera-b.mp4"))
+/// let found = try await alignment.run()      // found.offset: camera B runs that much later
+/// ```
+///
+/// **When there is no common sound** (a silent track, recordings of different events) it
+/// throws ``AnalysisError/noCommonSound(reference:other:confidence:)`` rather than return a
+/// wrong offset; a file without sound is ``AnalysisError/noAudio(path:)``.
+///
+/// **Threading.** ``run()`` works on a thread of its own, as ``QualityComparison/run()`` does,
+/// and cancelling returns ``AnalysisError/cancelled`` at once.
+public struct SoundAlignment: Sendable {
+    /// The recording the offset is measured from.
+    public var reference: URL
+    /// The recording whose offset is found.
+    public var other: URL
+    /// How far apart the two may be, either way. Default 10 minutes.
+    public var searchRange: Duration
+
+    /// The least ``SoundOffset/confidence`` an offset is returned with: 3.
+    public static var minimumConfidence: Double { 3 }
+
+    /// An alignment of `other` to `reference`, searching `searchRange` either way.
+    public init(reference: URL, other: URL, searchRange: Duration = .seconds(600)) {
+        self.reference = reference
+        self.other = other
+        self.searchRange = searchRange
+    }
+
+    /// Decodes both sounds and finds the offset.
+    /// - Throws: ``AnalysisError`` naming the file that could not be read,
+    ///   ``AnalysisError/noCommonSound(reference:other:confidence:)``, or
+    ///   ``AnalysisError/cancelled``.
+    public func run() async throws(AnalysisError) -> SoundOffset {
+        try await AnalysisThread.run(named: "PlayerKit.analysis") { [self] interruption throws(AnalysisError) in
+            try align(interruption: interruption)
+        }
+    }
+
+    static let fineRate = 8000
+    static let coarseFactor = 8  // 1 kHz
+
+    func align(interruption: FrameDecoder.Interruption) throws(AnalysisError) -> SoundOffset {
+        let a = try AudioDecoder.samples(of: reference, rate: Self.fineRate, interruption: interruption)
+        let b = try AudioDecoder.samples(of: other, rate: Self.fineRate, interruption: interruption)
+        let refused = AnalysisError.noCommonSound(reference: reference.path, other: other.path, confidence: 0)
+        guard Self.isAudible(a), Self.isAudible(b) else { throw refused }
+        // Coarse: the whole of both at 1 kHz.
+        let coarseA = Self.decimate(a, by: Self.coarseFactor), coarseB = Self.decimate(b, by: Self.coarseFactor)
+        let coarseRate = Double(Self.fineRate / Self.coarseFactor)
+        let range = Int(searchRange.inSeconds * coarseRate)
+        guard let coarse = Correlation.peak(coarseA, coarseB, maximumLag: range, exclusion: Int(0.01 * coarseRate) + 1) else { throw refused }
+        if interruption.requested.withLock({ $0 }) { throw .cancelled }
+        guard coarse.confidence >= Self.minimumConfidence else {
+            throw .noCommonSound(reference: reference.path, other: other.path, confidence: coarse.confidence)
+        }
+        // `b` lags `a` by `delay` samples (`b[m]` is `a[m - delay]`): refine at 8 kHz on up to
+        // 30 s from the middle of their overlap.
+        let delay = -coarse.lag * Self.coarseFactor
+        let margin = 2 * Self.coarseFactor + 16
+        let overlapStart = max(0, -delay), overlapEnd = min(a.count, b.count - delay)
+        var fineDelay = Double(delay)
+        if overlapEnd - overlapStart > 4 * margin {
+            let length = min(overlapEnd - overlapStart, 30 * Self.fineRate)
+            let start = overlapStart + (overlapEnd - overlapStart - length) / 2
+            let windowA = Array(a[start..<(start + length)])
+            let otherStart = start + delay  // where `a[start]` is heard in `b`: within it
+            let windowB = Array(b[otherStart..<min(b.count, otherStart + length)])
+            // `windowB[n]` is `windowA[n + delay - exact]`: the peak's lag is `delay - exact`.
+            if let fine = Correlation.peak(windowA, windowB, maximumLag: margin, exclusion: 4) {
+                fineDelay = Double(delay) - fine.interpolatedLag
+            }
+        }
+        let seconds = fineDelay / Double(Self.fineRate)
+        return SoundOffset(offset: .nanoseconds(Int64((seconds * 1e9).rounded())), confidence: coarse.confidence)
+    }
+
+    /// Whether `samples` hold more than silence (an RMS above -80 dBFS).
+    static func isAudible(_ samples: [Float]) -> Bool {
+        guard !samples.isEmpty else { return false }
+        let energy = samples.reduce(0.0) { $0 + Double($1) * Double($1) }
+        return energy / Double(samples.count) > 1e-8
+    }
+
+    /// Means of `factor` samples: a low-pass and a lower rate.
+    static func decimate(_ samples: [Float], by factor: Int) -> [Float] {
+        var output = [Float](repeating: 0, count: samples.count / factor)
+        samples.withUnsafeBufferPointer { input in
+            for index in output.indices {
+                var sum: Float = 0
+                for offset in 0..<factor { sum += input[index * factor + offset] }
+                output[index] = sum / Float(factor)
+            }
+        }
+        return output
+    }
+}
+
+/// Generalized cross-correlation with the phase transform.
+enum Correlation {
+    struct Peak {
+        /// The lag of the peak, in samples: `a[n + lag]` matches `b[n]`.
+        let lag: Int
+        /// The lag refined between samples (a parabola through the peak and its neighbours).
+        let interpolatedLag: Double
+        /// The peak over the best value beyond `exclusion` samples from it.
+        let confidence: Double
+    }
+
+    /// The peak of the GCC-PHAT of `a` and `b` within `maximumLag` either way, or nil when there
+    /// is none (both silent).
+    static func peak(_ a: [Float], _ b: [Float], maximumLag: Int, exclusion: Int) -> Peak? {
+        var size = 2
+        while size < a.count + b.count { size <<= 1 }
+        let transform = FFT(size: size)
+        var (aRe, aIm) = transform.forward(a)
+        let (bRe, bIm) = transform.forward(b)
+        for index in 0..<size {
+            // a * conj(b), weighted to magnitude 1 (the phase transform).
+            let re = aRe[index] * bRe[index] + aIm[index] * bIm[index]
+            let im = aIm[index] * bRe[index] - aRe[index] * bIm[index]
+            let magnitude = (re * re + im * im).squareRoot()
+            if magnitude > 1e-12 {
+                aRe[index] = re / magnitude
+                aIm[index] = im / magnitude
+            } else {
+                aRe[index] = 0
+                aIm[index] = 0
+            }
+        }
+        let correlation = transform.inverseReal(aRe, aIm)
+        let limit = min(maximumLag, size / 2 - 1)
+        func value(_ lag: Int) -> Float { correlation[(lag % size + size) % size] }
+        var best = 0
+        for lag in -limit...limit where value(lag) > value(best) { best = lag }
+        var second: Float = 0
+        for lag in -limit...limit where abs(lag - best) > exclusion { second = max(second, value(lag)) }
+        let peakValue = value(best)
+        guard peakValue > 0 else { return nil }
+        let left = value(best - 1), right = value(best + 1)
+        let curvature = left - 2 * peakValue + right
+        let shift = curvature < 0 ? Double(0.5 * (left - right) / curvature) : 0
+        return Peak(lag: best, interpolatedLag: Double(best) + max(-0.5, min(0.5, shift)),
+                    confidence: second > 0 ? Double(peakValue / second) : .infinity)
+    }
+}
+
+/// An iterative radix-2 complex FFT of one power-of-two size (FFmpeg 5.1's `av_tx` falls back
+/// to a transform of quadratic cost above 2^17 points; a one-hour recording at 1 kHz needs 2^23).
+struct FFT {
+    let size: Int
+    private let cosines: [Float]
+    private let sines: [Float]
+    private let bitReversed: [Int32]
+
+    init(size: Int) {
+        precondition(size >= 2 && size & (size - 1) == 0, "a power of two")
+        self.size = size
+        let half = size / 2
+        cosines = (0..<half).map { Float(cos(-2 * Double.pi * Double($0) / Double(size))) }
+        sines = (0..<half).map { Float(sin(-2 * Double.pi * Double($0) / Double(size))) }
+        let bits = size.trailingZeroBitCount
+        bitReversed = (0..<size).map { index in
+            var reversed = 0, value = index
+            for _ in 0..<bits {
+                reversed = (reversed << 1) | (value & 1)
+                value >>= 1
+            }
+            return Int32(reversed)
+        }
+    }
+
+    /// The transform of `samples` (zero-padded to the size).
+    func forward(_ samples: [Float]) -> (re: [Float], im: [Float]) {
+        var re = [Float](repeating: 0, count: size), im = [Float](repeating: 0, count: size)
+        for index in 0..<min(samples.count, size) { re[Int(bitReversed[index])] = samples[index] }
+        butterflies(&re, &im, inverse: false)
+        return (re, im)
+    }
+
+    /// The real part of the inverse transform (unscaled: a peak's height is relative).
+    func inverseReal(_ re: [Float], _ im: [Float]) -> [Float] {
+        var shuffledRe = [Float](repeating: 0, count: size), shuffledIm = [Float](repeating: 0, count: size)
+        for index in 0..<size {
+            shuffledRe[Int(bitReversed[index])] = re[index]
+            shuffledIm[Int(bitReversed[index])] = im[index]
+        }
+        butterflies(&shuffledRe, &shuffledIm, inverse: true)
+        return shuffledRe
+    }
+
+    private func butterflies(_ re: inout [Float], _ im: inout [Float], inverse: Bool) {
+        let sign: Float = inverse ? -1 : 1
+        re.withUnsafeMutableBufferPointer { re in
+            im.withUnsafeMutableBufferPointer { im in
+                cosines.withUnsafeBufferPointer { cosines in
+                    sines.withUnsafeBufferPointer { sines in
+                        var span = 1
+                        while span < size {
+                            let stride = size / (span * 2)
+                            var start = 0
+                            while start < size {
+                                for k in 0..<span {
+                                    let twiddleRe = cosines[k * stride], twiddleIm = sign * sines[k * stride]
+                                    let i = start + k, j = i + span
+                                    let tRe = re[j] * twiddleRe - im[j] * twiddleIm
+                                    let tIm = re[j] * twiddleIm + im[j] * twiddleRe
+                                    re[j] = re[i] - tRe
+                                    im[j] = im[i] - tIm
+                                    re[i] += tRe
+                                    im[i] += tIm
+                                }
+                                start += span * 2
+                            }
+                            span *= 2
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

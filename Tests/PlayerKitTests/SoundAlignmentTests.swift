@@ -1,0 +1,85 @@
+import Foundation
+import PlayerKitAnalysis
+import Testing
+
+/// Offsets found from the sound (issue 52): recordings the test makes with ffmpeg from one noise
+/// source, each with its own delay, noise, gain, filtering and codec.
+/// In the heavy pass: each test encodes its recordings with ffmpeg.
+@Suite("Sound alignment: offsets found by cross-correlating the sound", .timeLimit(.minutes(2)), .tags(.heavyPass))
+struct SoundAlignmentTests {
+    private func run(_ arguments: [String]) throws {
+        let (status, output) = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/ffmpeg"), ["-v", "error", "-y"] + arguments)
+        try #require(status == 0, "ffmpeg \(arguments.joined(separator: " ")): \(output)")
+    }
+
+    /// A folder with `source.wav`: 20 s of pink noise in bursts (0.6 s loud, 0.4 s quiet), seed `seed`.
+    private func workspace(seed: Int = 7) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pk-sound-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try run(["-f", "lavfi", "-i", "anoisesrc=d=20:c=pink:r=48000:a=0.4:seed=\(seed)",
+                 "-af", "volume='if(lt(mod(t,1),0.6),1,0.15)':eval=frame", folder.appendingPathComponent("source.wav").path])
+        return folder
+    }
+
+    /// `source` delayed by `delay` ms (or, negative, started that much into it), with noise of
+    /// its own at a quarter of the level, half the gain, a 3.5 kHz low-pass, as `codec`.
+    private func copy(of source: URL, delay: Int, codec: [String], named name: String, in folder: URL) throws -> URL {
+        let output = folder.appendingPathComponent(name)
+        let shift = delay >= 0 ? "adelay=\(delay):all=1" : "atrim=start=\(Double(-delay) / 1000),asetpts=PTS-STARTPTS"
+        try run(["-i", source.path, "-f", "lavfi", "-i", "anoisesrc=d=25:c=white:r=48000:a=0.1:seed=99",
+                 "-filter_complex", "[0:a]\(shift),volume=0.5,lowpass=f=3500[s];[s][1:a]amix=inputs=2:duration=first:normalize=0",
+                 "-ar", "44100"] + codec + [output.path])
+        return output
+    }
+
+    @Test("a copy 1.234 s later, through AAC with noise, another gain and a low-pass, is found within 1 ms")
+    func delayedCopy() async throws {
+        let folder = try workspace()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = folder.appendingPathComponent("source.wav")
+        let later = try copy(of: source, delay: 1234, codec: ["-c:a", "aac", "-b:a", "96k"], named: "later.m4a", in: folder)
+        let found = try await SoundAlignment(reference: source, other: later).run()
+        #expect(abs(found.offset.seconds - 1.234) < 0.001, "offset \(found.offset)")
+        #expect(found.confidence >= SoundAlignment.minimumConfidence)
+        // The other way round: the reference is 1.234 s earlier.
+        let back = try await SoundAlignment(reference: later, other: source).run()
+        #expect(abs(back.offset.seconds + 1.234) < 0.001, "offset \(back.offset)")
+    }
+
+    @Test("a copy that starts 2.5 s into the source (MP3) is found 2.5 s earlier, within 1 ms")
+    func trimmedCopy() async throws {
+        let folder = try workspace()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = folder.appendingPathComponent("source.wav")
+        let trimmed = try copy(of: source, delay: -2500, codec: ["-c:a", "libmp3lame", "-b:a", "128k"], named: "trimmed.mp3", in: folder)
+        let found = try await SoundAlignment(reference: source, other: trimmed).run()
+        #expect(abs(found.offset.seconds + 2.5) < 0.001, "offset \(found.offset)")
+    }
+
+    @Test("recordings of different sounds, a silent one, and one without sound are refused by name, never a wrong offset")
+    func refused() async throws {
+        let folder = try workspace()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = folder.appendingPathComponent("source.wav")
+        let unrelatedFolder = try workspace(seed: 1234)
+        defer { try? FileManager.default.removeItem(at: unrelatedFolder) }
+        let unrelated = unrelatedFolder.appendingPathComponent("source.wav")
+        do {
+            let found = try await SoundAlignment(reference: source, other: unrelated).run()
+            Issue.record("an offset for unrelated recordings: \(found)")
+        } catch {
+            guard case .noCommonSound(let reference, let other, let confidence) = error else { Issue.record("\(error)"); return }
+            #expect(reference == source.path && other == unrelated.path && confidence < SoundAlignment.minimumConfidence)
+        }
+        let silent = folder.appendingPathComponent("silent.wav")
+        try run(["-f", "lavfi", "-i", "anullsrc=r=48000:cl=mono", "-t", "10", silent.path])
+        await #expect(throws: AnalysisError.self) { try await SoundAlignment(reference: source, other: silent).run() }
+        let picture = folder.appendingPathComponent("picture.mp4")
+        try run(["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=10:duration=2", "-c:v", "libx264", picture.path])
+        await #expect(throws: AnalysisError.noAudio(path: picture.path)) { try await SoundAlignment(reference: source, other: picture).run() }
+    }
+}
+
+extension Duration {
+    fileprivate var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

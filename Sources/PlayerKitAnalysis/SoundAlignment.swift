@@ -1,11 +1,20 @@
 import Foundation
 import PlayerKitSupport
 
-/// Where one recording's sound is in another's: the offset found by cross-correlating the two.
+/// Where one recording's sound is in another's: the offset found by cross-correlating the two,
+/// and how their clocks drift apart. A moment the reference plays at `t` seconds, the other
+/// plays at `t + offset + drift * 1e-6 * t`.
 public struct SoundOffset: Sendable, Hashable, Codable {
-    /// How much later the other recording plays a moment than the reference does (negative:
-    /// earlier). Give it to a comparison or a group as the other's offset.
+    /// How much later the other recording plays a moment than the reference does, at the
+    /// reference's start (negative: earlier). Give it to a comparison or a group as the other's
+    /// offset.
     public var offset: Duration
+    /// How fast the other's offset grows, in parts per million of the reference's time
+    /// (positive: the other plays each moment a little later than the one before: its
+    /// recorder's clock ran slow), measured over their overlap; nil when it is under 20 s. A
+    /// group keeps them together to the end by playing the other at `1 + drift * 1e-6` times
+    /// the reference's speed.
+    public var drift: Double?
     /// How far the correlation's peak stands above the best value away from it (the ratio of
     /// the two): 1 means no peak at all. Offsets below ``SoundAlignment/minimumConfidence``
     /// are refused with ``AnalysisError/noCommonSound(reference:other:confidence:)``.
@@ -76,26 +85,52 @@ public struct SoundAlignment: Sendable {
         guard coarse.confidence >= Self.minimumConfidence else {
             throw .noCommonSound(reference: reference.path, other: other.path, confidence: coarse.confidence)
         }
-        // `b` lags `a` by `delay` samples (`b[m]` is `a[m - delay]`): refine at 8 kHz on up to
-        // 30 s from the middle of their overlap.
+        // `b` lags `a` by about `delay` samples (`b[m]` is `a[m - delay]`): refine at 8 kHz on
+        // windows of 10 s across their overlap (five when it is 40 s or more, three from 20 s,
+        // else one), each searched wide enough for two recorders' clocks 200 ppm apart, and fit
+        // a line through what they find: the offset where the reference starts, and the drift.
         let delay = -coarse.lag * Self.coarseFactor
-        let margin = 2 * Self.coarseFactor + 16
         let overlapStart = max(0, -delay), overlapEnd = min(a.count, b.count - delay)
-        var fineDelay = Double(delay)
-        if overlapEnd - overlapStart > 4 * margin {
-            let length = min(overlapEnd - overlapStart, 30 * Self.fineRate)
-            let start = overlapStart + (overlapEnd - overlapStart - length) / 2
-            let windowA = Array(a[start..<(start + length)])
-            let otherStart = start + delay  // where `a[start]` is heard in `b`: within it
-            let windowB = Array(b[otherStart..<min(b.count, otherStart + length)])
-            // `windowB[n]` is `windowA[n + delay - exact]`: the peak's lag is `delay - exact`.
-            if let fine = Correlation.peak(windowA, windowB, maximumLag: margin, exclusion: 4) {
-                fineDelay = Double(delay) - fine.interpolatedLag
+        let overlap = overlapEnd - overlapStart
+        let windowLength = min(overlap, 10 * Self.fineRate)
+        let windows = overlap >= 40 * Self.fineRate ? 5 : overlap >= 20 * Self.fineRate ? 3 : 1
+        let slack = 2 * Self.coarseFactor + 16 + Int(Double(overlap) * 200e-6)
+        var points: [(time: Double, delay: Double)] = []
+        if windowLength > 4 * slack {
+            for window in 0..<windows {
+                if interruption.requested.withLock({ $0 }) { throw .cancelled }
+                let start = overlapStart + (windows == 1 ? (overlap - windowLength) / 2 : window * (overlap - windowLength) / (windows - 1))
+                let windowA = Array(a[start..<(start + windowLength)])
+                // Where `a[start]` is heard in `b`, give or take the slack.
+                let otherStart = max(0, start + delay - slack)
+                let otherEnd = min(b.count, start + delay + windowLength + slack)
+                guard otherEnd - otherStart > windowLength / 2 else { continue }
+                let windowB = Array(b[otherStart..<otherEnd])
+                // `windowB[n]` is `windowA[n + otherStart - start - exact]`.
+                guard let fine = Correlation.peak(windowA, windowB, maximumLag: 2 * slack + abs(otherStart - (start + delay - slack)), exclusion: 4)
+                else { continue }
+                points.append((time: Double(start + windowLength / 2), delay: Double(otherStart - start) - fine.interpolatedLag))
             }
         }
-        let seconds = fineDelay / Double(Self.fineRate)
-        return SoundOffset(offset: .nanoseconds(Int64((seconds * 1e9).rounded())), confidence: coarse.confidence)
+        let rate = Double(Self.fineRate)
+        guard !points.isEmpty else {
+            return SoundOffset(offset: Self.duration(Double(delay) / rate), drift: nil, confidence: coarse.confidence)
+        }
+        if points.count < 3 {
+            let mean = points.map(\.delay).reduce(0, +) / Double(points.count)
+            return SoundOffset(offset: Self.duration(mean / rate), drift: nil, confidence: coarse.confidence)
+        }
+        // Least squares: delay = intercept + slope * time (both in samples of the reference).
+        let meanTime = points.map(\.time).reduce(0, +) / Double(points.count)
+        let meanDelay = points.map(\.delay).reduce(0, +) / Double(points.count)
+        let covariance = points.map { ($0.time - meanTime) * ($0.delay - meanDelay) }.reduce(0, +)
+        let variance = points.map { ($0.time - meanTime) * ($0.time - meanTime) }.reduce(0, +)
+        let slope = variance > 0 ? covariance / variance : 0
+        let intercept = meanDelay - slope * meanTime
+        return SoundOffset(offset: Self.duration(intercept / rate), drift: slope * 1e6, confidence: coarse.confidence)
     }
+
+    static func duration(_ seconds: Double) -> Duration { .nanoseconds(Int64((seconds * 1e9).rounded())) }
 
     /// Whether `samples` hold more than silence (an RMS above -80 dBFS).
     static func isAudible(_ samples: [Float]) -> Bool {

@@ -12,11 +12,12 @@ struct SoundAlignmentTests {
         try #require(status == 0, "ffmpeg \(arguments.joined(separator: " ")): \(output)")
     }
 
-    /// A folder with `source.wav`: 20 s of pink noise in bursts (0.6 s loud, 0.4 s quiet), seed `seed`.
-    private func workspace(seed: Int = 7) throws -> URL {
+    /// A folder with `source.wav`: `seconds` of pink noise in bursts (0.6 s loud, 0.4 s quiet),
+    /// seed `seed`.
+    private func workspace(seed: Int = 7, seconds: Int = 20) throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pk-sound-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try run(["-f", "lavfi", "-i", "anoisesrc=d=20:c=pink:r=48000:a=0.4:seed=\(seed)",
+        try run(["-f", "lavfi", "-i", "anoisesrc=d=\(seconds):c=pink:r=48000:a=0.4:seed=\(seed)",
                  "-af", "volume='if(lt(mod(t,1),0.6),1,0.15)':eval=frame", folder.appendingPathComponent("source.wav").path])
         return folder
     }
@@ -54,6 +55,25 @@ struct SoundAlignmentTests {
         let trimmed = try copy(of: source, delay: -2500, codec: ["-c:a", "libmp3lame", "-b:a", "128k"], named: "trimmed.mp3", in: folder)
         let found = try await SoundAlignment(reference: source, other: trimmed).run()
         #expect(abs(found.offset.seconds + 2.5) < 0.001, "offset \(found.offset)")
+    }
+
+    @Test("a copy whose recorder's clock ran 100 ppm fast (it plays each moment earlier and earlier), 0.8 s later, over 60 s: offset within 1 ms, drift within 10 ppm")
+    func drift() async throws {
+        let folder = try workspace(seconds: 60)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = folder.appendingPathComponent("source.wav")
+        // 100 ppm fast: its 48,000 samples a second played as 48,004.8.
+        let fast = folder.appendingPathComponent("fast.m4a")
+        try run(["-i", source.path, "-af", "adelay=800:all=1,asetrate=48004.8,aresample=48000,volume=0.7", "-c:a", "aac", fast.path])
+        let found = try await SoundAlignment(reference: source, other: fast).run()
+        #expect(abs(found.offset.seconds - 0.8 / 1.0001) < 0.001, "offset \(found.offset)")
+        let drift = try #require(found.drift)
+        #expect(abs(drift + 100) < 10, "drift \(drift) ppm")
+        // Without drift, a copy measures none.
+        let later = try copy(of: source, delay: 500, codec: ["-c:a", "aac"], named: "later.m4a", in: folder)
+        let steady = try await SoundAlignment(reference: source, other: later).run()
+        #expect(abs(try #require(steady.drift)) < 10, "drift \(String(describing: steady.drift)) ppm")
+        #expect(abs(steady.offset.seconds - 0.5) < 0.001, "offset \(steady.offset)")
     }
 
     @Test("recordings of different sounds, a silent one, and one without sound are refused by name, never a wrong offset")

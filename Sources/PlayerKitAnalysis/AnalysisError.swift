@@ -8,10 +8,11 @@ public enum AnalysisError: Error, Sendable, Hashable, CustomStringConvertible {
     case noVideo(path: String)
     /// The file has no audio stream.
     case noAudio(path: String)
-    /// The two recordings share no sound that could align them (one is silent, or they are of
-    /// different events): the correlation's best peak stood only `confidence` times above the
-    /// rest (``SoundAlignment/minimumConfidence`` is needed).
-    case noCommonSound(reference: String, other: String, confidence: Double)
+    /// The two recordings share no sound (or, for ``PictureAlignment``, no picture) that could
+    /// align them (one is silent or still, or they are of different events): the correlation's
+    /// best peak stood only `confidence` times above the rest (``SoundAlignment/minimumConfidence``
+    /// is needed).
+    case noCommonContent(reference: String, other: String, confidence: Double)
     /// A frame of the file could not be decoded or converted (`reason` is FFmpeg's).
     case decodeFailed(path: String, reason: String)
     /// The comparison's task was cancelled.
@@ -23,8 +24,8 @@ public enum AnalysisError: Error, Sendable, Hashable, CustomStringConvertible {
         case .cannotOpen(let path, let reason): return "cannot open \(path) as media: \(reason)"
         case .noVideo(let path): return "\(path) has no video stream"
         case .noAudio(let path): return "\(path) has no audio stream"
-        case .noCommonSound(let reference, let other, let confidence):
-            return "\(other) shares no sound with \(reference) that aligns them (confidence \(String(format: "%.2f", confidence)))"
+        case .noCommonContent(let reference, let other, let confidence):
+            return "\(other) shares nothing with \(reference) that aligns them (confidence \(String(format: "%.2f", confidence)))"
         case .decodeFailed(let path, let reason): return "a frame of \(path) could not be decoded: \(reason)"
         case .cancelled: return "the comparison was cancelled"
         }

@@ -1,10 +1,11 @@
 import Foundation
 import PlayerKitSupport
 
-/// Where one recording's sound is in another's: the offset found by cross-correlating the two,
-/// and how their clocks drift apart. A moment the reference plays at `t` seconds, the other
+/// Where one recording is in another: the offset found by cross-correlating their sound
+/// (``SoundAlignment``) or their pictures' changes (``PictureAlignment``), and how their clocks
+/// drift apart. A moment the reference plays at `t` seconds, the other
 /// plays at `t + offset + drift * 1e-6 * t`.
-public struct SoundOffset: Sendable, Hashable, Codable {
+public struct RecordingOffset: Sendable, Hashable, Codable {
     /// How much later the other recording plays a moment than the reference does, at the
     /// reference's start (negative: earlier). Give it to a comparison or a group as the other's
     /// offset.
@@ -17,7 +18,7 @@ public struct SoundOffset: Sendable, Hashable, Codable {
     public var drift: Double?
     /// How far the correlation's peak stands above the best value away from it (the ratio of
     /// the two): 1 means no peak at all. Offsets below ``SoundAlignment/minimumConfidence``
-    /// are refused with ``AnalysisError/noCommonSound(reference:other:confidence:)``.
+    /// are refused with ``AnalysisError/noCommonContent(reference:other:confidence:)``.
     public var confidence: Double
 }
 
@@ -35,7 +36,7 @@ public struct SoundOffset: Sendable, Hashable, Codable {
 /// ```
 ///
 /// **When there is no common sound** (a silent track, recordings of different events) it
-/// throws ``AnalysisError/noCommonSound(reference:other:confidence:)`` rather than return a
+/// throws ``AnalysisError/noCommonContent(reference:other:confidence:)`` rather than return a
 /// wrong offset; a file without sound is ``AnalysisError/noAudio(path:)``.
 ///
 /// **Threading.** ``run()`` works on a thread of its own, as ``QualityComparison/run()`` does,
@@ -48,7 +49,7 @@ public struct SoundAlignment: Sendable {
     /// How far apart the two may be, either way. Default 10 minutes.
     public var searchRange: Duration
 
-    /// The least ``SoundOffset/confidence`` an offset is returned with: 3.
+    /// The least ``RecordingOffset/confidence`` an offset is returned with: 3.
     public static var minimumConfidence: Double { 3 }
 
     /// An alignment of `other` to `reference`, searching `searchRange` either way.
@@ -60,9 +61,9 @@ public struct SoundAlignment: Sendable {
 
     /// Decodes both sounds and finds the offset.
     /// - Throws: ``AnalysisError`` naming the file that could not be read,
-    ///   ``AnalysisError/noCommonSound(reference:other:confidence:)``, or
+    ///   ``AnalysisError/noCommonContent(reference:other:confidence:)``, or
     ///   ``AnalysisError/cancelled``.
-    public func run() async throws(AnalysisError) -> SoundOffset {
+    public func run() async throws(AnalysisError) -> RecordingOffset {
         try await AnalysisThread.run(named: "PlayerKit.analysis") { [self] interruption throws(AnalysisError) in
             try align(interruption: interruption)
         }
@@ -71,10 +72,10 @@ public struct SoundAlignment: Sendable {
     static let fineRate = 8000
     static let coarseFactor = 8  // 1 kHz
 
-    func align(interruption: FrameDecoder.Interruption) throws(AnalysisError) -> SoundOffset {
+    func align(interruption: FrameDecoder.Interruption) throws(AnalysisError) -> RecordingOffset {
         let a = try AudioDecoder.samples(of: reference, rate: Self.fineRate, interruption: interruption)
         let b = try AudioDecoder.samples(of: other, rate: Self.fineRate, interruption: interruption)
-        let refused = AnalysisError.noCommonSound(reference: reference.path, other: other.path, confidence: 0)
+        let refused = AnalysisError.noCommonContent(reference: reference.path, other: other.path, confidence: 0)
         guard Self.isAudible(a), Self.isAudible(b) else { throw refused }
         // Coarse: the whole of both at 1 kHz.
         let coarseA = Self.decimate(a, by: Self.coarseFactor), coarseB = Self.decimate(b, by: Self.coarseFactor)
@@ -83,7 +84,7 @@ public struct SoundAlignment: Sendable {
         guard let coarse = Correlation.peak(coarseA, coarseB, maximumLag: range, exclusion: Int(0.01 * coarseRate) + 1) else { throw refused }
         if interruption.requested.withLock({ $0 }) { throw .cancelled }
         guard coarse.confidence >= Self.minimumConfidence else {
-            throw .noCommonSound(reference: reference.path, other: other.path, confidence: coarse.confidence)
+            throw .noCommonContent(reference: reference.path, other: other.path, confidence: coarse.confidence)
         }
         // `b` lags `a` by about `delay` samples (`b[m]` is `a[m - delay]`): refine at 8 kHz on
         // windows of 10 s across their overlap (five when it is 40 s or more, three from 20 s,
@@ -114,11 +115,11 @@ public struct SoundAlignment: Sendable {
         }
         let rate = Double(Self.fineRate)
         guard !points.isEmpty else {
-            return SoundOffset(offset: Self.duration(Double(delay) / rate), drift: nil, confidence: coarse.confidence)
+            return RecordingOffset(offset: Self.duration(Double(delay) / rate), drift: nil, confidence: coarse.confidence)
         }
         if points.count < 3 {
             let mean = points.map(\.delay).reduce(0, +) / Double(points.count)
-            return SoundOffset(offset: Self.duration(mean / rate), drift: nil, confidence: coarse.confidence)
+            return RecordingOffset(offset: Self.duration(mean / rate), drift: nil, confidence: coarse.confidence)
         }
         // Least squares: delay = intercept + slope * time (both in samples of the reference).
         let meanTime = points.map(\.time).reduce(0, +) / Double(points.count)
@@ -127,7 +128,7 @@ public struct SoundAlignment: Sendable {
         let variance = points.map { ($0.time - meanTime) * ($0.time - meanTime) }.reduce(0, +)
         let slope = variance > 0 ? covariance / variance : 0
         let intercept = meanDelay - slope * meanTime
-        return SoundOffset(offset: Self.duration(intercept / rate), drift: slope * 1e6, confidence: coarse.confidence)
+        return RecordingOffset(offset: Self.duration(intercept / rate), drift: slope * 1e6, confidence: coarse.confidence)
     }
 
     static func duration(_ seconds: Double) -> Duration { .nanoseconds(Int64((seconds * 1e9).rounded())) }
@@ -165,17 +166,32 @@ enum Correlation {
     }
 
     /// The peak of the GCC-PHAT of `a` and `b` within `maximumLag` either way, or nil when there
-    /// is none (both silent).
+    /// is none (both silent). With `highestFrequency` (cycles per sample), only the frequencies
+    /// up to it take part.
     static func peak(_ a: [Float], _ b: [Float], maximumLag: Int, exclusion: Int) -> Peak? {
+        peak(channels: [a], [b], maximumLag: maximumLag, exclusion: exclusion)
+    }
+
+    /// The same over several channels of one recording against the same channels of the other
+    /// (their cross-spectra summed before the phase transform).
+    static func peak(channels a: [[Float]], _ b: [[Float]], maximumLag: Int, exclusion: Int) -> Peak? {
+        guard let longestA = a.map(\.count).max(), let longestB = b.map(\.count).max() else { return nil }
         var size = 2
-        while size < a.count + b.count { size <<= 1 }
+        while size < longestA + longestB { size <<= 1 }
         let transform = FFT(size: size)
-        var (aRe, aIm) = transform.forward(a)
-        let (bRe, bIm) = transform.forward(b)
+        var sumRe = [Float](repeating: 0, count: size), sumIm = [Float](repeating: 0, count: size)
+        for (channelA, channelB) in zip(a, b) {
+            let (aRe, aIm) = transform.forward(channelA)
+            let (bRe, bIm) = transform.forward(channelB)
+            for index in 0..<size {
+                sumRe[index] += aRe[index] * bRe[index] + aIm[index] * bIm[index]
+                sumIm[index] += aIm[index] * bRe[index] - aRe[index] * bIm[index]
+            }
+        }
+        var aRe = sumRe, aIm = sumIm
         for index in 0..<size {
-            // a * conj(b), weighted to magnitude 1 (the phase transform).
-            let re = aRe[index] * bRe[index] + aIm[index] * bIm[index]
-            let im = aIm[index] * bRe[index] - aRe[index] * bIm[index]
+            // Weighted to magnitude 1 (the phase transform).
+            let re = aRe[index], im = aIm[index]
             let magnitude = (re * re + im * im).squareRoot()
             if magnitude > 1e-12 {
                 aRe[index] = re / magnitude

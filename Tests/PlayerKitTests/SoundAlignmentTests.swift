@@ -88,7 +88,7 @@ struct SoundAlignmentTests {
             let found = try await SoundAlignment(reference: source, other: unrelated).run()
             Issue.record("an offset for unrelated recordings: \(found)")
         } catch {
-            guard case .noCommonSound(let reference, let other, let confidence) = error else { Issue.record("\(error)"); return }
+            guard case .noCommonContent(let reference, let other, let confidence) = error else { Issue.record("\(error)"); return }
             #expect(reference == source.path && other == unrelated.path && confidence < SoundAlignment.minimumConfidence)
         }
         let silent = folder.appendingPathComponent("silent.wav")
@@ -102,4 +102,31 @@ struct SoundAlignmentTests {
 
 extension Duration {
     fileprivate var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// Offsets found from the picture (issue 52): a screen-capture-like recording with no sound
+/// (Conway's life, whose changes never repeat), at 25 and at 30 fps.
+@Suite("Picture alignment: offsets found from how the picture changes", .timeLimit(.minutes(2)), .tags(.heavyPass))
+struct PictureAlignmentTests {
+    private func run(_ arguments: [String]) throws {
+        let (status, output) = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/ffmpeg"), ["-v", "error", "-y"] + arguments)
+        try #require(status == 0, "ffmpeg \(arguments.joined(separator: " ")): \(output)")
+    }
+
+    @Test("a copy at 30 fps of a 25 fps recording, cut 1.5 s in and re-encoded smaller, is found 1.5 s earlier within a frame; a still one is refused")
+    func acrossFrameRates() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pk-picture-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let reference = folder.appendingPathComponent("life.mp4"), copy = folder.appendingPathComponent("copy.mp4")
+        try run(["-f", "lavfi", "-i", "life=s=160x120:r=25:ratio=0.2:seed=5:mold=10,format=yuv420p", "-t", "20",
+                 "-c:v", "libx264", "-crf", "18", reference.path])
+        try run(["-ss", "1.5", "-i", reference.path, "-vf", "fps=30,scale=128:96", "-c:v", "libx264", "-crf", "26", copy.path])
+        let found = try await PictureAlignment(reference: reference, other: copy).run()
+        #expect(abs(found.offset.seconds + 1.5) < 0.04, "offset \(found.offset)")
+        #expect(found.drift == nil && found.confidence >= SoundAlignment.minimumConfidence)
+        let still = folder.appendingPathComponent("still.mp4")
+        try run(["-f", "lavfi", "-i", "color=c=gray:s=160x120:r=25", "-t", "5", "-c:v", "libx264", still.path])
+        await #expect(throws: AnalysisError.self) { try await PictureAlignment(reference: reference, other: still).run() }
+    }
 }

@@ -8,10 +8,9 @@ public enum AnalysisError: Error, Sendable, Hashable, CustomStringConvertible {
     case noVideo(path: String)
     /// The file has no audio stream.
     case noAudio(path: String)
-    /// The two recordings share no sound (or, for ``PictureAlignment``, no picture) that could
-    /// align them (one is silent or still, or they are of different events): the correlation's
-    /// best peak stood only `confidence` times above the rest (``SoundAlignment/minimumConfidence``
-    /// is needed).
+    /// The two recordings share no sound (or picture) that could align them (one is silent or
+    /// still, or they are of different events): the correlation's best peak stood only
+    /// `confidence` times above the rest (``RecordingAlignment/minimumConfidence`` is needed).
     case noCommonContent(reference: String, other: String, confidence: Double)
     /// A frame of the file could not be decoded or converted (`reason` is FFmpeg's).
     case decodeFailed(path: String, reason: String)

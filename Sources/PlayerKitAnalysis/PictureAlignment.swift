@@ -1,47 +1,13 @@
 import Foundation
 import PlayerKitSupport
 
-/// Finds where one recording's picture is in another's, for a recording with no sound (a screen
-/// capture beside a camera, a silent encode): each frame's signature is the mean brightness of
-/// each cell of a 4x4 grid over its picture; the sixteen series, laid on a common clock at
-/// 100 Hz (each frame's value held until the next, so 25 and 30 fps recordings meet), are
-/// cross-correlated together with the phase transform, by their changes. Within a frame of the truth; the same
-/// refusals as ``SoundAlignment``. (The picture's change from frame to frame, the signature
-/// first tried, followed the encoder's rhythm more than the picture's: two encodes started
-/// together matched at no offset whatever their pictures.)
-///
-/// ```swift
-/// let capture = PictureAlignment(reference: URL(fileURLWithPath: "camera.mp4"),
-///                                other: URL(fileURLWithPath: "screen-capture.mp4"))
-/// let found = try await capture.run()        // found.offset: the capture runs that much later
-/// ```
-///
-/// **Threading.** ``run()`` works on a thread of its own, as ``QualityComparison/run()`` does,
-/// and cancelling returns ``AnalysisError/cancelled`` at once.
-public struct PictureAlignment: Sendable {
-    /// The recording the offset is measured from.
-    public var reference: URL
-    /// The recording whose offset is found.
-    public var other: URL
-    /// How far apart the two may be, either way. Default 10 minutes.
-    public var searchRange: Duration
-
-    /// An alignment of `other` to `reference`, searching `searchRange` either way.
-    public init(reference: URL, other: URL, searchRange: Duration = .seconds(600)) {
-        self.reference = reference
-        self.other = other
-        self.searchRange = searchRange
-    }
-
-    /// Decodes both pictures and finds the offset (``RecordingOffset/drift`` is nil).
-    /// - Throws: ``AnalysisError`` naming the file that could not be read,
-    ///   ``AnalysisError/noCommonContent(reference:other:confidence:)``, or
-    ///   ``AnalysisError/cancelled``.
-    public func run() async throws(AnalysisError) -> RecordingOffset {
-        try await AnalysisThread.run(named: "PlayerKit.analysis") { [self] interruption throws(AnalysisError) in
-            try align(interruption: interruption)
-        }
-    }
+/// The alignment by picture (``RecordingAlignment/Method/picture``). (The frame-to-frame change
+/// of the whole picture, the signature first tried, followed the encoder's rhythm more than the
+/// picture's: two encodes started together matched at no offset whatever they showed.)
+struct PictureAlignment {
+    let reference: URL
+    let other: URL
+    let searchRange: Duration
 
     /// The clock the signatures are laid on.
     static let rate = 100.0
@@ -54,7 +20,7 @@ public struct PictureAlignment: Sendable {
         guard moves(a), moves(b) else { throw refused }
         guard let peak = Correlation.peak(channels: a, b, maximumLag: Int(searchRange.inSeconds * Self.rate), exclusion: Int(0.2 * Self.rate))
         else { throw refused }
-        guard peak.confidence >= SoundAlignment.minimumConfidence else {
+        guard peak.confidence >= RecordingAlignment.minimumConfidence else {
             throw .noCommonContent(reference: reference.path, other: other.path, confidence: peak.confidence)
         }
         // `b[n]` is `a[n + lag]`: the other shows each moment `-lag` samples later.

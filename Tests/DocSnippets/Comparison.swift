@@ -33,8 +33,8 @@ func compareATrimmedEncode() async throws {
 
 func alignBySound() async throws {
     // snippet: sound
-    let alignment = SoundAlignment(reference: URL(fileURLWithPath: "camera-a.mp4"),
-                                   other: URL(fileURLWithPath: "camera-b.mp4"))
+    let alignment = RecordingAlignment(reference: URL(fileURLWithPath: "camera-a.mp4"),
+                                       other: URL(fileURLWithPath: "camera-b.mp4"))     // by their sound
     let found = try await alignment.run()
     print("camera B runs \(found.offset) later (confidence \(found.confidence))")
     // Its encode against camera A, frame by frame, at that offset:
@@ -43,4 +43,13 @@ func alignBySound() async throws {
         offset: found.offset).run()
     // end snippet
     _ = series
+}
+
+func alignByPicture() async throws {
+    // snippet: picture
+    let capture = RecordingAlignment(reference: URL(fileURLWithPath: "camera.mp4"),
+                                     other: URL(fileURLWithPath: "screen-capture.mp4"), method: .picture)
+    let found = try await capture.run()          // found.drift is nil: a picture gives none
+    // end snippet
+    _ = found
 }

@@ -39,11 +39,11 @@ struct SoundAlignmentTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let source = folder.appendingPathComponent("source.wav")
         let later = try copy(of: source, delay: 1234, codec: ["-c:a", "aac", "-b:a", "96k"], named: "later.m4a", in: folder)
-        let found = try await SoundAlignment(reference: source, other: later).run()
+        let found = try await RecordingAlignment(reference: source, other: later).run()
         #expect(abs(found.offset.seconds - 1.234) < 0.001, "offset \(found.offset)")
-        #expect(found.confidence >= SoundAlignment.minimumConfidence)
+        #expect(found.confidence >= RecordingAlignment.minimumConfidence)
         // The other way round: the reference is 1.234 s earlier.
-        let back = try await SoundAlignment(reference: later, other: source).run()
+        let back = try await RecordingAlignment(reference: later, other: source).run()
         #expect(abs(back.offset.seconds + 1.234) < 0.001, "offset \(back.offset)")
     }
 
@@ -53,7 +53,7 @@ struct SoundAlignmentTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let source = folder.appendingPathComponent("source.wav")
         let trimmed = try copy(of: source, delay: -2500, codec: ["-c:a", "libmp3lame", "-b:a", "128k"], named: "trimmed.mp3", in: folder)
-        let found = try await SoundAlignment(reference: source, other: trimmed).run()
+        let found = try await RecordingAlignment(reference: source, other: trimmed).run()
         #expect(abs(found.offset.seconds + 2.5) < 0.001, "offset \(found.offset)")
     }
 
@@ -65,13 +65,13 @@ struct SoundAlignmentTests {
         // 100 ppm fast: its 48,000 samples a second played as 48,004.8.
         let fast = folder.appendingPathComponent("fast.m4a")
         try run(["-i", source.path, "-af", "adelay=800:all=1,asetrate=48004.8,aresample=48000,volume=0.7", "-c:a", "aac", fast.path])
-        let found = try await SoundAlignment(reference: source, other: fast).run()
+        let found = try await RecordingAlignment(reference: source, other: fast).run()
         #expect(abs(found.offset.seconds - 0.8 / 1.0001) < 0.001, "offset \(found.offset)")
         let drift = try #require(found.drift)
         #expect(abs(drift + 100) < 10, "drift \(drift) ppm")
         // Without drift, a copy measures none.
         let later = try copy(of: source, delay: 500, codec: ["-c:a", "aac"], named: "later.m4a", in: folder)
-        let steady = try await SoundAlignment(reference: source, other: later).run()
+        let steady = try await RecordingAlignment(reference: source, other: later).run()
         #expect(abs(try #require(steady.drift)) < 10, "drift \(String(describing: steady.drift)) ppm")
         #expect(abs(steady.offset.seconds - 0.5) < 0.001, "offset \(steady.offset)")
     }
@@ -85,18 +85,18 @@ struct SoundAlignmentTests {
         defer { try? FileManager.default.removeItem(at: unrelatedFolder) }
         let unrelated = unrelatedFolder.appendingPathComponent("source.wav")
         do {
-            let found = try await SoundAlignment(reference: source, other: unrelated).run()
+            let found = try await RecordingAlignment(reference: source, other: unrelated).run()
             Issue.record("an offset for unrelated recordings: \(found)")
         } catch {
             guard case .noCommonContent(let reference, let other, let confidence) = error else { Issue.record("\(error)"); return }
-            #expect(reference == source.path && other == unrelated.path && confidence < SoundAlignment.minimumConfidence)
+            #expect(reference == source.path && other == unrelated.path && confidence < RecordingAlignment.minimumConfidence)
         }
         let silent = folder.appendingPathComponent("silent.wav")
         try run(["-f", "lavfi", "-i", "anullsrc=r=48000:cl=mono", "-t", "10", silent.path])
-        await #expect(throws: AnalysisError.self) { try await SoundAlignment(reference: source, other: silent).run() }
+        await #expect(throws: AnalysisError.self) { try await RecordingAlignment(reference: source, other: silent).run() }
         let picture = folder.appendingPathComponent("picture.mp4")
         try run(["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=10:duration=2", "-c:v", "libx264", picture.path])
-        await #expect(throws: AnalysisError.noAudio(path: picture.path)) { try await SoundAlignment(reference: source, other: picture).run() }
+        await #expect(throws: AnalysisError.noAudio(path: picture.path)) { try await RecordingAlignment(reference: source, other: picture).run() }
     }
 }
 
@@ -122,11 +122,11 @@ struct PictureAlignmentTests {
         try run(["-f", "lavfi", "-i", "life=s=160x120:r=25:ratio=0.2:seed=5:mold=10,format=yuv420p", "-t", "20",
                  "-c:v", "libx264", "-crf", "18", reference.path])
         try run(["-ss", "1.5", "-i", reference.path, "-vf", "fps=30,scale=128:96", "-c:v", "libx264", "-crf", "26", copy.path])
-        let found = try await PictureAlignment(reference: reference, other: copy).run()
+        let found = try await RecordingAlignment(reference: reference, other: copy, method: .picture).run()
         #expect(abs(found.offset.seconds + 1.5) < 0.04, "offset \(found.offset)")
-        #expect(found.drift == nil && found.confidence >= SoundAlignment.minimumConfidence)
+        #expect(found.drift == nil && found.confidence >= RecordingAlignment.minimumConfidence)
         let still = folder.appendingPathComponent("still.mp4")
         try run(["-f", "lavfi", "-i", "color=c=gray:s=160x120:r=25", "-t", "5", "-c:v", "libx264", still.path])
-        await #expect(throws: AnalysisError.self) { try await PictureAlignment(reference: reference, other: still).run() }
+        await #expect(throws: AnalysisError.self) { try await RecordingAlignment(reference: reference, other: still, method: .picture).run() }
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import PlayerKitSupport
 
 /// Where one recording is in another: the offset found by cross-correlating their sound
-/// (``SoundAlignment``) or their pictures' changes (``PictureAlignment``), and how their clocks
+/// or their pictures' changes (``RecordingAlignment``), and how their clocks
 /// drift apart. A moment the reference plays at `t` seconds, the other
 /// plays at `t + offset + drift * 1e-6 * t`.
 public struct RecordingOffset: Sendable, Hashable, Codable {
@@ -17,57 +17,87 @@ public struct RecordingOffset: Sendable, Hashable, Codable {
     /// the reference's speed.
     public var drift: Double?
     /// How far the correlation's peak stands above the best value away from it (the ratio of
-    /// the two): 1 means no peak at all. Offsets below ``SoundAlignment/minimumConfidence``
+    /// the two): 1 means no peak at all. Offsets below ``RecordingAlignment/minimumConfidence``
     /// are refused with ``AnalysisError/noCommonContent(reference:other:confidence:)``.
     public var confidence: Double
 }
 
-/// Finds where a recording's sound is in a reference's: two cameras of one concert, a lecture's
-/// camera and its screen capture with the room's sound, an encode and its source. The two
-/// sounds are cross-correlated with the phase transform (GCC-PHAT), which weighs every frequency
-/// alike, so recordings through different microphones, gains and codecs still meet; first over
-/// the whole of both at 1 kHz, within ``searchRange``, then to a fraction of a millisecond at
-/// 8 kHz around what that found.
+/// Finds where one recording is in another: two cameras of one concert, a lecture's camera and
+/// its screen capture, an encode and its source. By their sound (``Method/sound``, the default)
+/// or, for a recording without sound, by their pictures (``Method/picture``).
 ///
 /// ```swift
-/// let alignment = SoundAlignment(reference: URL(fileURLWithPath: "camera-a.mp4"),
-///                                other: URL(fileURLWithPath: "camera-b.mp4"))
+/// let alignment = RecordingAlignment(reference: URL(fileURLWithPath: "camera-a.mp4"),
+///                                    other: URL(fileURLWithPath: "camera-b.mp4"))
 /// let found = try await alignment.run()      // found.offset: camera B runs that much later
 /// ```
 ///
-/// **When there is no common sound** (a silent track, recordings of different events) it
-/// throws ``AnalysisError/noCommonContent(reference:other:confidence:)`` rather than return a
-/// wrong offset; a file without sound is ``AnalysisError/noAudio(path:)``.
+/// **By the sound** the two are cross-correlated with the phase transform (GCC-PHAT), which
+/// weighs every frequency alike, so recordings through different microphones, gains and codecs
+/// still meet: first over the whole of both at 1 kHz within ``searchRange``, then to a fraction
+/// of a millisecond at 8 kHz on windows of 10 s across their overlap, whose line gives the
+/// offset at the reference's start and the drift between the two recorders' clocks.
+///
+/// **By the picture** each frame's signature is the mean brightness of each cell of a 4x4 grid
+/// over it; the sixteen series, laid on a common clock at 100 Hz (each frame's value held until
+/// the next, so 25 and 30 fps recordings meet), are cross-correlated together, by their changes,
+/// with the phase transform: within a frame of the truth, with no drift.
+///
+/// **When there is nothing in common** (a silent track or a still picture, recordings of
+/// different events) it throws ``AnalysisError/noCommonContent(reference:other:confidence:)``
+/// rather than return a wrong offset; a file without sound, aligned by its sound, is
+/// ``AnalysisError/noAudio(path:)``.
 ///
 /// **Threading.** ``run()`` works on a thread of its own, as ``QualityComparison/run()`` does,
 /// and cancelling returns ``AnalysisError/cancelled`` at once.
-public struct SoundAlignment: Sendable {
+public struct RecordingAlignment: Sendable {
+    /// What the two recordings are aligned by.
+    public enum Method: String, Sendable, Hashable, Codable {
+        /// Their sound.
+        case sound
+        /// Their pictures (for a recording without sound).
+        case picture
+    }
+
     /// The recording the offset is measured from.
     public var reference: URL
     /// The recording whose offset is found.
     public var other: URL
+    /// What they are aligned by. Default ``Method/sound``.
+    public var method: Method
     /// How far apart the two may be, either way. Default 10 minutes.
     public var searchRange: Duration
 
     /// The least ``RecordingOffset/confidence`` an offset is returned with: 3.
     public static var minimumConfidence: Double { 3 }
 
-    /// An alignment of `other` to `reference`, searching `searchRange` either way.
-    public init(reference: URL, other: URL, searchRange: Duration = .seconds(600)) {
+    /// An alignment of `other` to `reference` by `method`, searching `searchRange` either way.
+    public init(reference: URL, other: URL, method: Method = .sound, searchRange: Duration = .seconds(600)) {
         self.reference = reference
         self.other = other
+        self.method = method
         self.searchRange = searchRange
     }
 
-    /// Decodes both sounds and finds the offset.
+    /// Decodes both recordings' sound (or pictures) and finds the offset.
     /// - Throws: ``AnalysisError`` naming the file that could not be read,
     ///   ``AnalysisError/noCommonContent(reference:other:confidence:)``, or
     ///   ``AnalysisError/cancelled``.
     public func run() async throws(AnalysisError) -> RecordingOffset {
         try await AnalysisThread.run(named: "PlayerKit.analysis") { [self] interruption throws(AnalysisError) in
-            try align(interruption: interruption)
+            switch method {
+            case .sound: try SoundAlignment(reference: reference, other: other, searchRange: searchRange).align(interruption: interruption)
+            case .picture: try PictureAlignment(reference: reference, other: other, searchRange: searchRange).align(interruption: interruption)
+            }
         }
     }
+}
+
+/// The alignment by sound (``RecordingAlignment/Method/sound``).
+struct SoundAlignment {
+    let reference: URL
+    let other: URL
+    let searchRange: Duration
 
     static let fineRate = 8000
     static let coarseFactor = 8  // 1 kHz
@@ -83,7 +113,7 @@ public struct SoundAlignment: Sendable {
         let range = Int(searchRange.inSeconds * coarseRate)
         guard let coarse = Correlation.peak(coarseA, coarseB, maximumLag: range, exclusion: Int(0.01 * coarseRate) + 1) else { throw refused }
         if interruption.requested.withLock({ $0 }) { throw .cancelled }
-        guard coarse.confidence >= Self.minimumConfidence else {
+        guard coarse.confidence >= RecordingAlignment.minimumConfidence else {
             throw .noCommonContent(reference: reference.path, other: other.path, confidence: coarse.confidence)
         }
         // `b` lags `a` by about `delay` samples (`b[m]` is `a[m - delay]`): refine at 8 kHz on

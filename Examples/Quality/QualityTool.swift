@@ -25,6 +25,9 @@ struct QualityTool: AsyncParsableCommand {
     @Option(help: "How many seconds later the rendition shows a moment than the reference (a rendition whose first second was cut: -1).")
     var offset: Double = 0
 
+    @Option(help: "Find the offset first, by the two files' sound or picture (sound|picture); it replaces --offset.")
+    var align: RecordingAlignment.Method?
+
     @Flag(help: "Print the result as one JSON object: thresholds, passed, summary, unpaired frames, worst pairs and every pair.")
     var json = false
 
@@ -70,9 +73,19 @@ struct QualityTool: AsyncParsableCommand {
     }
 
     func run() async throws {
+        var found: RecordingOffset?
+        if let align {
+            do {
+                found = try await RecordingAlignment(
+                    reference: URL(fileURLWithPath: reference), other: URL(fileURLWithPath: rendition), method: align).run()
+            } catch {
+                FileHandle.standardError.write(Data("playerkit-quality: \(error)\n".utf8))
+                throw ExitCode(2)
+            }
+        }
         let comparison = QualityComparison(
             reference: URL(fileURLWithPath: reference), rendition: URL(fileURLWithPath: rendition),
-            offset: .nanoseconds(Int64((offset * 1e9).rounded())))
+            offset: found?.offset ?? .nanoseconds(Int64((offset * 1e9).rounded())))
         let series: QualitySeries
         do {
             series = try await comparison.run()
@@ -91,8 +104,12 @@ struct QualityTool: AsyncParsableCommand {
         let checks = checks(of: series)
         let passed = checks.allSatisfy(\.passed)
         if json {
-            print(String(decoding: try report(series, checks: checks, passed: passed), as: UTF8.self))
+            print(String(decoding: try report(series, checks: checks, passed: passed, alignment: found), as: UTF8.self))
         } else {
+            if let found {
+                print("offset \(format(Self.seconds(found.offset))) s by \(align?.rawValue ?? "") (confidence \(format(found.confidence))"
+                    + (found.drift.map { ", drift \(format($0)) ppm" } ?? "") + ")")
+            }
             printSummary(series, checks: checks)
         }
         for check in checks where !check.passed {
@@ -120,9 +137,17 @@ struct QualityTool: AsyncParsableCommand {
         return checks
     }
 
-    private func report(_ series: QualitySeries, checks: [Check], passed: Bool) throws -> Data {
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    private func report(_ series: QualitySeries, checks: [Check], passed: Bool, alignment: RecordingOffset?) throws -> Data {
+        struct Alignment: Encodable {
+            let method: String, offset: Double, confidence: Double, driftPPM: Double?
+        }
         struct Report: Encodable {
             let reference: String, rendition: String, offset: Double
+            let alignment: Alignment?
             let width: Int, height: Int
             let passed: Bool
             let checks: [Check]
@@ -136,8 +161,9 @@ struct QualityTool: AsyncParsableCommand {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        let found = alignment.map { Alignment(method: align?.rawValue ?? "", offset: Self.seconds($0.offset), confidence: $0.confidence, driftPPM: $0.drift) }
         return try encoder.encode(Report(
-            reference: reference, rendition: rendition, offset: offset, width: series.width, height: series.height, passed: passed,
+            reference: reference, rendition: rendition, offset: found?.offset ?? offset, alignment: found, width: series.width, height: series.height, passed: passed,
             checks: checks, summary: summary, unpairedReferenceFrames: series.unpairedReferenceFrames,
             unpairedRenditionFrames: series.unpairedRenditionFrames, worst: series.worst(worst, by: .ssimAll), pairs: series.pairs))
     }
@@ -159,3 +185,5 @@ struct QualityTool: AsyncParsableCommand {
         value.isFinite ? String(format: "%.4f", value) : (value > 0 ? "inf" : "-inf")
     }
 }
+
+extension RecordingAlignment.Method: ExpressibleByArgument {}

@@ -206,6 +206,14 @@ struct QualityComparisonTests {
         let missing = folder.appendingPathComponent("missing.mp4").path
         let broken = try await ChildProcess.runToEnd(tool, [reference.path, missing])
         #expect(broken.status == 2 && broken.errors.contains(missing), "\(broken.errors)")
+        // The offset found first, by the picture: a rendition whose first half second was cut.
+        let trimmed = folder.appendingPathComponent("trimmed.mp4")
+        try run(["-ss", "0.5", "-i", reference.path, "-c:v", "libx264", "-crf", "8", trimmed.path])
+        let aligned = try await ChildProcess.runToEnd(tool, [reference.path, trimmed.path, "--align", "picture", "--json", "--min-frame-psnr", "35"])
+        #expect(aligned.status == 0, "\(aligned.errors)")
+        let alignedReport = try #require(try JSONSerialization.jsonObject(with: Data(aligned.output.utf8)) as? [String: Any])
+        let found = try #require((alignedReport["alignment"] as? [String: Any])?["offset"] as? Double)
+        #expect(abs(found + 0.5) < 0.04, "offset \(found)")
         // A threshold that makes no sense: a usage error naming it.
         let usage = try await ChildProcess.runToEnd(tool, [reference.path, rendition.path, "--min-ssim", "2"])
         #expect(usage.status == 64 && usage.errors.contains("--min-ssim"), "\(usage.errors)")

@@ -35,7 +35,7 @@ public struct RecordingOffset: Sendable, Hashable, Codable {
 /// **By the sound** the two are cross-correlated with the phase transform (GCC-PHAT), which
 /// weighs every frequency alike, so recordings through different microphones, gains and codecs
 /// still meet: first over the whole of both at 1 kHz within ``searchRange``, then to a fraction
-/// of a millisecond at 8 kHz on windows of 10 s across their overlap, whose line gives the
+/// of a millisecond at 8 kHz on windows of 4 s across their overlap, whose line gives the
 /// offset at the reference's start and the drift between the two recorders' clocks.
 ///
 /// **By the picture** each frame's signature is the mean brightness of each cell of a 4x4 grid
@@ -117,14 +117,16 @@ struct SoundAlignment {
             throw .noCommonContent(reference: reference.path, other: other.path, confidence: coarse.confidence)
         }
         // `b` lags `a` by about `delay` samples (`b[m]` is `a[m - delay]`): refine at 8 kHz on
-        // windows of 10 s across their overlap (five when it is 40 s or more, three from 20 s,
-        // else one), each searched wide enough for two recorders' clocks 200 ppm apart, and fit
+        // windows of 4 s across their overlap (one per 8 s of it, from 3 to 15; one when it is
+        // under 20 s), each searched wide enough for two recorders' clocks 200 ppm apart, and fit
         // a line through what they find: the offset where the reference starts, and the drift.
+        // (Windows of 10 s blurred each peak: at 100 ppm the offset moves 1 ms across one, and a
+        // 40 s overlap's drift came out 18.6 ppm off.)
         let delay = -coarse.lag * Self.coarseFactor
         let overlapStart = max(0, -delay), overlapEnd = min(a.count, b.count - delay)
         let overlap = overlapEnd - overlapStart
-        let windowLength = min(overlap, 10 * Self.fineRate)
-        let windows = overlap >= 40 * Self.fineRate ? 5 : overlap >= 20 * Self.fineRate ? 3 : 1
+        let windowLength = min(overlap, 4 * Self.fineRate)
+        let windows = overlap >= 20 * Self.fineRate ? min(15, max(3, overlap / (8 * Self.fineRate))) : 1
         let slack = 2 * Self.coarseFactor + 16 + Int(Double(overlap) * 200e-6)
         var points: [(time: Double, delay: Double)] = []
         if windowLength > 4 * slack {

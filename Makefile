@@ -34,7 +34,7 @@ test: test-deps
 	# the parallel pass.
 	SWIFT=$(SWIFT) Scripts/make-test.sh
 
-## make test with the long measurement windows: drift over 20 s of play (make test: 10 s), a
+## make test with the long measurement windows: drift over 20 s of play (make test: 6 s), a
 ## 60 s soak (make test: 20 s) and the cache model's 10,000 seeded runs (make test: 3,000).
 test-long: test-deps
 	PLAYERKIT_LONG_WINDOWS=1 $(MAKE) test

@@ -92,7 +92,7 @@ struct TimingTests {
         #expect(warmMedian * 2 < coldMedian, "preloaded \(warmMedian) vs cold \(coldMedian)")
     }
 
-    @Test("a sync group keeps two players within one frame interval (33 ms) of each other at p99 over the drift window (10 s; 20 s in make test-long)")
+    @Test("a sync group keeps two players within one frame interval (33 ms) of each other at p99 over the drift window (6 s; 20 s in make test-long)")
     func syncGroupDrift() async throws {
         let (left, _) = try await Fixtures.player()
         let (right, _) = try await Fixtures.player()

@@ -187,9 +187,10 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // Comparisons by the numbers: frame-by-frame PSNR and SSIM of an encode against its
-        // reference, decoded by FFmpeg faster than real time. A product of its own: an app that
-        // only plays builds and links none of it.
-        .target(name: "PlayerKitAnalysis", dependencies: ["PlayerKitSupport", "CFFmpeg"], swiftSettings: strictSettings),
+        // reference, and recordings aligned by their sound or pictures, decoded by FFmpeg faster
+        // than real time; a sync group's members put where their recordings meet (so it builds
+        // on Sync). A product of its own: an app that only plays builds and links none of it.
+        .target(name: "PlayerKitAnalysis", dependencies: ["PlayerKitCore", "PlayerKitSync", "PlayerKitSupport", "CFFmpeg"], swiftSettings: strictSettings),
         // A fake player and a manual clock, for tests of features and apps' orchestration.
         .target(name: "PlayerKitTesting", dependencies: featureDependencies, swiftSettings: strictSettings),
         // The umbrella: `import PlayerKit` keeps working for apps.

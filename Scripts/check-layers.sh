@@ -49,8 +49,9 @@ check_imports Sources/PlayerKitRooms "$system PlayerKitCore PlayerKitSupport Pla
 check_imports Sources/PlayerKitFeed "$system PlayerKitCore PlayerKitSupport PlayerKitResources"
 check_imports Sources/PlayerKitHLS "$system PlayerKitCore PlayerKitSupport PlayerKitSync CCurl"
 check_imports Sources/PlayerKitMPRIS "$system PlayerKitCore PlayerKitSupport CSDBus"
-# Analysis measures files, not players: FFmpeg's libraries and Support only.
-check_imports Sources/PlayerKitAnalysis "$system PlayerKitSupport CFFmpeg"
+# Analysis measures files with FFmpeg's libraries, and puts a sync group's members where their
+# recordings meet (through Sync's public API, as an app would).
+check_imports Sources/PlayerKitAnalysis "$system PlayerKitCore PlayerKitSupport PlayerKitSync CFFmpeg"
 
 # mpv's names for the player's operations are spelled only in the engine.
 if grep -rnE --include='*.swift' '"(loop-file|play-dir|hwdec|fullscreen|mute|loadfile|playlist-(next|prev|clear)|screenshot-to-file|time-pos|track-list|audio-device(-list)?|sub-add|demuxer-seekable-cache|volume-max|demux-[wh])"' \

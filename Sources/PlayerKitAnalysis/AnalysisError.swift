@@ -1,4 +1,4 @@
-/// Why a comparison could not be made. Every case names the file it is about. Cases may be added
+/// Why a comparison could not be made. Every case names the file (or player) it is about. Cases may be added
 /// in later versions.
 @nonexhaustive
 public enum AnalysisError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -16,6 +16,9 @@ public enum AnalysisError: Error, Sendable, Hashable, CustomStringConvertible {
     case decodeFailed(path: String, reason: String)
     /// The comparison's task was cancelled.
     case cancelled
+    /// A sync group's member plays nothing, so there is no recording of it to align
+    /// (`SyncGroup`'s `alignRecordings(by:searchRange:)`): `player` is its ID.
+    case nothingLoaded(player: String)
 
     /// One line naming the file.
     public var description: String {
@@ -27,6 +30,7 @@ public enum AnalysisError: Error, Sendable, Hashable, CustomStringConvertible {
             return "\(other) shares nothing with \(reference) that aligns them (confidence \(String(format: "%.2f", confidence)))"
         case .decodeFailed(let path, let reason): return "a frame of \(path) could not be decoded: \(reason)"
         case .cancelled: return "the comparison was cancelled"
+        case .nothingLoaded(let player): return "player \(player) plays nothing to align"
         }
     }
 }

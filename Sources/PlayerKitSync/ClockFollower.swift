@@ -52,7 +52,7 @@ public final class ClockFollower: Sendable, CorrectionMachineOwner {
     private let clock: any MonotonicClock
 
     /// A follower of `players` (one or more, no player twice), corrected as `settings` say (the
-    /// settings every group takes; offsets and live-edge settings do not apply), on `clock` (a
+    /// settings every group takes; offsets, clock drifts and live-edge settings do not apply), on `clock` (a
     /// test may give a `ManualClock`). The players are followed at once; the clock is stopped
     /// until ``setClock(_:speed:at:)``.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for no players,

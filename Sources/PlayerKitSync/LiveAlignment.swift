@@ -126,6 +126,10 @@ struct LiveAlignment: Sendable {
         var offset: Double
         /// Whether the app gave the offset (then its timestamps are not judged).
         var offsetGiven: Bool
+        /// How much media the member plays per second of the group's timeline: 1 plus its
+        /// clock drift (``SyncSettings/clockDrifts``, in parts per million) times 1e-6. Its
+        /// speed is the group's times this.
+        var rate: Double = 1
         /// How many times the member's 33-bit MPEG-TS clock wrapped against the group's (added
         /// to its media times, times ``LiveAlignment/timestampWrap``).
         var wraps = 0
@@ -220,7 +224,7 @@ struct LiveAlignment: Sendable {
             case .holding, .seeking: members[index].status = .waiting
             default: break
             }
-            members[index].speed = speed
+            members[index].speed = ownSpeed(index)
             members[index].recent = []
             members[index].inStep = 0
             members[index].settling = 2
@@ -265,9 +269,30 @@ struct LiveAlignment: Sendable {
         let offset = settings.offsets[id]
         members.append(Member(id: id, joinedAt: time, seekLead: settings.seekLead.inSeconds,
                               meter: SkewMeter(window: settings.skewWindow),
-                              offset: offset?.inSeconds ?? 0, offsetGiven: offset != nil))
+                              offset: offset?.inSeconds ?? 0, offsetGiven: offset != nil,
+                              rate: 1 + (settings.clockDrifts[id] ?? 0) * 1e-6))
         return []
     }
+
+    /// Sets member `id`'s clock drift against the group's timeline, in parts per million (nil:
+    /// none), kept in the settings for members that join later: from now on it plays at the
+    /// group's speed times `1 + ppm × 1e-6`, and its media times are read on that scale. A
+    /// playing member gets its new speed at once.
+    mutating func setClockDrift(_ ppm: Double?, for id: PlayerID, at time: ContinuousClock.Instant) -> [Action] {
+        settings.clockDrifts[id] = ppm
+        guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
+        let rate = 1 + (ppm ?? 0) * 1e-6
+        guard rate != members[index].rate else { return [] }
+        members[index].rate = rate
+        members[index].lastFrame = nil
+        members[index].recent = []
+        guard members[index].status == .playing else { return [] }
+        members[index].speed = ownSpeed(index)
+        return [.send(id, .setSpeed(ownSpeed(index)))]
+    }
+
+    /// The speed member `index` plays at to keep the group's: the group's times its rate.
+    private func ownSpeed(_ index: Int) -> Double { speed * members[index].rate }
 
     /// Sets the offset of member `id`'s timestamps on the group's timeline (nil: none, and its
     /// timestamps are judged again), kept in the settings for members that join later. A
@@ -280,20 +305,22 @@ struct LiveAlignment: Sendable {
         members[index].offset += change
         members[index].offsetGiven = offset != nil
         members[index].edge = nil
-        members[index].lastFrame = members[index].lastFrame.map { ($0.media + change, $0.time) }
-        members[index].cacheEnd = members[index].cacheEnd.map { $0 + change }
-        members[index].seekableEnd = members[index].seekableEnd.map { $0 + change }
+        // Times on the group's timeline move by the change on the member's scale.
+        let moved = change / members[index].rate
+        members[index].lastFrame = members[index].lastFrame.map { ($0.media + moved, $0.time) }
+        members[index].cacheEnd = members[index].cacheEnd.map { $0 + moved }
+        members[index].seekableEnd = members[index].seekableEnd.map { $0 + moved }
         members[index].recent = []
-        if case .holding(let media) = members[index].status { members[index].status = .holding(media: media + change) }
-        guard abs(change) > settings.alignedTolerance.inSeconds else { return [] }
+        if case .holding(let media) = members[index].status { members[index].status = .holding(media: media + moved) }
+        guard abs(moved) > settings.alignedTolerance.inSeconds else { return [] }
         return fellOut(index, reason: .drift, at: time)
     }
 
-    /// The group's timeline time of member `index`'s media time `media`: its offset and its
-    /// clock's wraps added (a wrap is counted when the result is more than half a wrap from the
-    /// group's clock).
+    /// The group's timeline time of member `index`'s media time `media`: its offset added, on
+    /// its clock's scale (its rate), and its clock's wraps (a wrap is counted when the result
+    /// is more than half a wrap from the group's clock).
     private mutating func timeline(_ index: Int, _ media: Double, at time: ContinuousClock.Instant) -> Double {
-        var value = media + members[index].offset + Double(members[index].wraps) * Self.timestampWrap
+        var value = (media + members[index].offset) / members[index].rate + Double(members[index].wraps) * Self.timestampWrap
         if let clock = clock(at: time), abs(value - clock) > Self.timestampWrap / 2 {
             let turns = ((clock - value) / Self.timestampWrap).rounded()
             members[index].wraps += Int(turns)
@@ -304,7 +331,7 @@ struct LiveAlignment: Sendable {
 
     /// Member `index`'s media time of the group's timeline time `value`.
     private func media(_ index: Int, _ value: Double) -> Double {
-        value - members[index].offset - Double(members[index].wraps) * Self.timestampWrap
+        (value - Double(members[index].wraps) * Self.timestampWrap) * members[index].rate - members[index].offset
     }
 
     /// A member leaves for `reason` (nil: the app removed it; no event).
@@ -324,9 +351,9 @@ struct LiveAlignment: Sendable {
                 switch members[index].status {
                 case .holding, .seeking:
                     members[index].status = .waiting
-                    if members[index].speed != speed {
-                        members[index].speed = speed
-                        actions.append(.send(members[index].id, .setSpeed(speed)))
+                    if members[index].speed != ownSpeed(index) {
+                        members[index].speed = ownSpeed(index)
+                        actions.append(.send(members[index].id, .setSpeed(ownSpeed(index))))
                     }
                     actions.append(.send(members[index].id, .play))
                 default:
@@ -472,15 +499,16 @@ struct LiveAlignment: Sendable {
             members[index].seekableEnd = nil
             return []
         }
-        let base = members[index].offset + Double(members[index].wraps) * Self.timestampWrap
-        var value = raw + base
+        let rate = members[index].rate
+        let base = Double(members[index].wraps) * Self.timestampWrap
+        var value = (raw + members[index].offset) / rate + base
         var turns = 0.0
         if let clock = clock(at: time), abs(value - clock) > Self.timestampWrap / 2 {
             turns = ((clock - value) / Self.timestampWrap).rounded()
             value += turns * Self.timestampWrap
         }
         members[index].cacheEnd = value
-        members[index].seekableEnd = seekable.map { $0 + base + turns * Self.timestampWrap }
+        members[index].seekableEnd = seekable.map { ($0 + members[index].offset) / rate + base + turns * Self.timestampWrap }
         // An outside clock has no live edge: what a member has only limits its seeks.
         if external { return [] }
         let epoch = self.epoch ?? time
@@ -696,9 +724,9 @@ struct LiveAlignment: Sendable {
         speed = newSpeed
         var actions: [Action] = []
         for index in members.indices where members[index].status == .playing {
-            members[index].speed = newSpeed
+            members[index].speed = ownSpeed(index)
             members[index].recent = []
-            actions.append(.send(members[index].id, .setSpeed(newSpeed)))
+            actions.append(.send(members[index].id, .setSpeed(ownSpeed(index))))
         }
         return actions + wakesForHeld()
     }
@@ -769,10 +797,11 @@ struct LiveAlignment: Sendable {
     /// once per ``trimInterval``.
     private mutating func trim(_ index: Int, skew: Double, at time: ContinuousClock.Instant) -> [Action] {
         let id = members[index].id
-        var wanted = speed
+        let own = ownSpeed(index)
+        var wanted = own
         if abs(skew) > settings.deadBand.inSeconds {
             let trim = max(-settings.maximumSpeedTrim, min(settings.maximumSpeedTrim, -skew * settings.trimGain))
-            wanted = speed * (1 + trim)
+            wanted = own * (1 + trim)
         }
         let range = PlayerCommand.speedRange
         wanted = min(range.upperBound, max(range.lowerBound, wanted))
@@ -780,7 +809,7 @@ struct LiveAlignment: Sendable {
         // event through the member's player, and the skew's median moves a little with
         // every frame.
         let due = members[index].lastTrim.map { time - $0 >= Self.trimInterval } ?? true
-        if due, abs(wanted - members[index].speed) > 0.0005 || (wanted == speed && members[index].speed != speed) {
+        if due, abs(wanted - members[index].speed) > 0.0005 || (wanted == own && members[index].speed != own) {
             members[index].speed = wanted
             members[index].lastTrim = time
             return [.send(id, .setSpeed(wanted))]
@@ -817,12 +846,12 @@ struct LiveAlignment: Sendable {
         members[index].shortSeek = short
         members[index].status = .seeking(target: target, since: time)
         var actions: [Action] = [.send(id, .pause)]
-        if members[index].speed != speed {
+        if members[index].speed != ownSpeed(index) {
             // The group's speed now, before the seek: mpv drops the audio it decoded when the
             // speed changes, and a change at the release made the member start a frame late
             // (its video waits for the audio it decodes again).
-            members[index].speed = speed
-            actions.append(.send(id, .setSpeed(speed)))
+            members[index].speed = ownSpeed(index)
+            actions.append(.send(id, .setSpeed(ownSpeed(index))))
         }
         correctiveSeeks += 1
         actions.append(.send(id, .seek(to: max(0, self.media(index, target)), precision: .exact)))
@@ -866,10 +895,10 @@ struct LiveAlignment: Sendable {
             members[index].status = .playing
             members[index].settling = 2
             members[index].recent = []
-            if members[index].speed != speed {
+            if members[index].speed != ownSpeed(index) {
                 // The group's speed changed while it was held (it got the speed with its seek).
-                members[index].speed = speed
-                actions.append(.send(members[index].id, .setSpeed(speed)))
+                members[index].speed = ownSpeed(index)
+                actions.append(.send(members[index].id, .setSpeed(ownSpeed(index))))
             }
             actions.append(.send(members[index].id, .play))
         }

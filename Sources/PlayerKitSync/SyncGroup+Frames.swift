@@ -2,35 +2,38 @@ import PlayerKitCore
 import PlayerKitSupport
 
 /// One member's frames on the group's time line: frame `k` of the member is on screen from
-/// group time `k / rate - offset` until the next one starts.
+/// group time `(k / rate - offset) / clockRate` until the next one starts.
 struct FrameGrid: Sendable, Hashable {
     /// Frames per second.
     let rate: Double
-    /// The member's media time minus the group's time.
+    /// The member's media time minus the group's time, at the group's time 0.
     let offset: Double
+    /// Seconds of the member's media per second of the group's time (its clock drift).
+    let clockRate: Double
     /// The last frame's number, when the item's duration is known.
     let lastFrame: Int?
 
     /// Tolerance for times that should fall on a frame's start (container time bases round).
     static let epsilon = 1e-6
 
-    init(rate: Double, offset: Double, duration: Double?) {
+    init(rate: Double, offset: Double, clockRate: Double = 1, duration: Double?) {
         self.rate = rate
         self.offset = offset
+        self.clockRate = clockRate
         lastFrame = duration.map { max(Int(($0 * rate - Self.epsilon).rounded(.up)) - 1, 0) }
     }
 
     /// The frame on screen at group time `time` (the first frame before the member's start,
     /// the last after its end).
     func frame(at time: Double) -> Int {
-        let raw = Int(((time + offset) * rate + Self.epsilon * rate).rounded(.down))
+        let raw = Int(((time * clockRate + offset) * rate + Self.epsilon * rate).rounded(.down))
         return clamp(raw)
     }
 
     func clamp(_ frame: Int) -> Int { min(max(frame, 0), lastFrame ?? Int.max) }
 
     /// The group time at which frame `frame` starts.
-    func start(of frame: Int) -> Double { Double(frame) / rate - offset }
+    func start(of frame: Int) -> Double { (Double(frame) / rate - offset) / clockRate }
 
     /// The member's media time of frame `frame`.
     func mediaTime(of frame: Int) -> Double { Double(frame) / rate }
@@ -113,6 +116,45 @@ extension SyncGroup {
     public func setOffset(_ offset: Duration?, for id: PlayerID) throws(PlayerError) {
         let seconds = offset.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 } ?? 0
         try setTimeOffset(seconds == 0 ? 0 : -seconds, for: id)
+    }
+
+    /// Each member's clock drift against the group's timeline, in parts per million, as
+    /// ``SyncSettings/clockDrifts`` gives it (members without one are left out): a member with
+    /// +100 plays at the group's speed times 1.0001.
+    public var clockDrifts: [PlayerID: Double] {
+        state.withLock { state in
+            Dictionary(uniqueKeysWithValues: state.members.compactMap { member in
+                member.clockRate == 1 ? nil : (member.player.id, (member.clockRate - 1) * 1e6)
+            })
+        }
+    }
+
+    /// The group's settings now: those it was made with, and the offsets and clock drifts set
+    /// since (``setOffset(_:for:)``, ``setClockDrift(_:for:)``). Save them (they are `Codable`)
+    /// to make the same group again: ``init(players:onMemberFailure:alignment:clock:)`` takes
+    /// them, offsets and drifts included.
+    public var settings: SyncSettings { state.withLock { $0.machine.settings } }
+
+    /// Sets member `id`'s clock drift against the group's timeline, in parts per million (nil:
+    /// none): from now on it plays at the group's speed times `1 + ppm × 1e-6`, and seeks, frame
+    /// steps and the correction place it on that scale. For recordings whose devices' clocks
+    /// ran apart (PlayerKitAnalysis's `RecordingOffset/drift` measures it); kept in ``settings``.
+    /// A playing member gets its new speed at once.
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a player that
+    ///   is not a member or a drift that is not finite or beyond ±10,000 ppm.
+    public func setClockDrift(_ ppm: Double?, for id: PlayerID) throws(PlayerError) {
+        if let ppm { try SyncSettings.validateClockDrift(ppm, for: id) }
+        let found = state.withLock { state -> Bool in
+            guard let index = state.members.firstIndex(where: { $0.player.id == id }) else { return false }
+            state.members[index].clockRate = 1 + (ppm ?? 0) * 1e-6
+            state.frameTime = nil
+            return true
+        }
+        guard found else {
+            throw .invalidArgument(name: "sync group member", value: id.rawValue, reason: "is not a member of this group")
+        }
+        let now = clock.now
+        step { $0.setClockDrift(ppm, for: id, at: now) }
     }
 
     /// Sets a member's time offset (see ``timeOffsets``). Takes effect at the group's next seek,
@@ -232,7 +274,7 @@ extension SyncGroup {
             if backward, player.snapshot.duration == nil {
                 throw .cannotStepBack(player.id, reason: "its item has no duration, so mpv cannot seek in it (a live or piped stream)")
             }
-            let grid = FrameGrid(rate: rate, offset: member.offset, duration: player.snapshot.duration)
+            let grid = FrameGrid(rate: rate, offset: member.offset, clockRate: member.clockRate, duration: player.snapshot.duration)
             grids.append(grid)
             current.append(grid.frameNumber(atMediaTime: position))
         }

@@ -129,8 +129,15 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
 
     struct Member: Sendable {
         let player: any MediaPlayer
-        /// The member's media time minus the group's time (``timeOffsets``).
+        /// The member's media time minus the group's time at the group's time 0 (``timeOffsets``).
         var offset: Double = 0
+        /// How much media the member plays per second of the group's time: 1 plus its clock
+        /// drift (``clockDrifts``) times 1e-6. Its media time at the group's time `t` is
+        /// `t × clockRate + offset`, and its speed the group's times this.
+        var clockRate: Double = 1
+
+        /// The member's media time at the group's time `time`.
+        func mediaTime(atGroupTime time: Double) -> Double { time * clockRate + offset }
         var subscription: PlayerSubscription?
         var observation: PropertyObservation?
         /// How far the member has its source (``/PlayerKitCore/MediaPlayer/observeBufferedMedia()``):
@@ -230,8 +237,11 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
         var machine = LiveAlignment(settings: alignment, externalClock: ())
         for player in players { _ = machine.join(player.id, at: now) }
         self.state = Locked(State(machine: machine, anchorTime: now))
+        // Offsets and clock drifts saved with the settings (the machine took them at `join`).
         let members = players.map { player in
-            Member(player: player, subscription: nil, observation: player.observeEveryFrame(),
+            Member(player: player, offset: -(alignment.offsets[player.id]?.inSeconds ?? 0),
+                   clockRate: 1 + (alignment.clockDrifts[player.id] ?? 0) * 1e-6,
+                   subscription: nil, observation: player.observeEveryFrame(),
                    cacheObservation: player.observeBufferedMedia())
         }
         state.withLock { $0.members = members }
@@ -295,10 +305,10 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
                 state.frameTime = nil
                 state.stopCorrecting(at: now)
             }
-            let speed = speed
+            let speeds = memberSpeeds(players)
             let failures = await Self.onEveryMember(Array(zip(players, sources))) { member async throws(PlayerError) in
                 let (player, source) = member
-                try await player.perform(.setSpeed(speed))
+                try await player.perform(.setSpeed(speeds[player.id] ?? 1))
                 if looping {
                     try await player.perform(.setLoop(.forever))
                     try await player.preload(.joined([source], repeated: Self.loopRepeats))
@@ -363,6 +373,29 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
         return carried
     }
 
+    /// Each member's speed: the group's times its clock rate (``clockDrifts``).
+    private func memberSpeeds(_ players: [any MediaPlayer]) -> [PlayerID: Double] {
+        state.withLock { state in
+            Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, state.speed * $0.clockRate) })
+        }
+    }
+
+    /// Gives every member its speed (``memberSpeeds(_:)``), all at once; a member whose item
+    /// failed is dropped as ``performOnEvery(_:_:)`` drops it.
+    private func setMemberSpeeds(_ players: [any MediaPlayer]) async throws(PlayerError) {
+        let speeds = memberSpeeds(players)
+        let commands = players.map { ($0, PlayerCommand.setSpeed(min(max(speeds[$0.id] ?? 1, PlayerCommand.speedRange.lowerBound), PlayerCommand.speedRange.upperBound))) }
+        for ((player, _), result) in zip(commands, await Player.perform(each: commands)) {
+            switch result {
+            case .success:
+                break
+            case .failure(let error):
+                guard failurePolicy == .dropMember, player.isShutDown || player.state == .failed else { throw error }
+                remove(player.id)
+            }
+        }
+    }
+
     /// Starts every member at once from the group's position.
     /// - Throws: the errors of ``/PlayerKitCore/PlayerCommand/setSpeed(_:)`` (through ``/PlayerKitCore/MediaPlayer/perform(_:timeout:)``) and ``/PlayerKitCore/MediaPlayer/play()``.
     public func play() async throws(PlayerError) {
@@ -404,7 +437,7 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
                 for index in state.members.indices { state.members[index].rawDrift = nil }
                 return state.members.map(\.player)
             }
-            try await performOnEvery(players, .setSpeed(speed))
+            try await setMemberSpeeds(players)
         }
     }
 
@@ -420,7 +453,7 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
     private func playMembers() async throws(PlayerError) {
         let players = members
         let speed = speed
-        try await performOnEvery(players, .setSpeed(speed))
+        try await setMemberSpeeds(players)
         for result in await Player.perform(each: players.map { ($0, .play) }, pacing: .inTurn) { try result.get() }
         let now = clock.now
         let begun = state.withLock { state -> Bool in
@@ -453,13 +486,13 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
 
     private func seekMembers(to seconds: Double) async throws(PlayerError) {
         try await pauseMembers()
-        let (players, offsets) = state.withLock { ($0.members.map(\.player), $0.members.map(\.offset)) }
+        let (players, targets) = state.withLock { ($0.members.map(\.player), $0.members.map { $0.mediaTime(atGroupTime: seconds) }) }
         let landings = players.map { $0.events(kinds: [.seekCompleted], bufferLimit: 4) }
         defer { for landing in landings { landing.cancel() } }
         // Each member to the group's time plus its offset (before its start: its first frame).
         var carried: [PlayerID] = []
-        for (player, result) in zip(players, await Player.perform(each: zip(players, offsets).map { player, offset in
-            (player, PlayerCommand.seek(to: max(seconds + offset, 0), precision: .exact))
+        for (player, result) in zip(players, await Player.perform(each: zip(players, targets).map { player, target in
+            (player, PlayerCommand.seek(to: max(target, 0), precision: .exact))
         })) {
             switch result {
             case .success:
@@ -523,7 +556,7 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
         let (actions, players) = state.withLock { state -> ([LiveAlignment.Action], [PlayerID: any MediaPlayer]) in
             guard !state.invalidated, let index = state.members.firstIndex(where: { $0.player.id == id }) else { return ([], [:]) }
             if state.phase == .playing, let groupClock = state.clockPosition(at: time) {
-                state.members[index].rawDrift = position - (groupClock + state.members[index].offset)
+                state.members[index].rawDrift = position - state.members[index].mediaTime(atGroupTime: groupClock)
                 let raws = state.members.compactMap(\.rawDrift)
                 if raws.count == state.members.count, let low = raws.min(), let high = raws.max() {
                     state.spreads.append(high - low)

@@ -5,8 +5,9 @@ import PlayerKitSupport
 /// ``SyncGroup``'s (``SyncGroup/init(players:onMemberFailure:alignment:clock:)``), a
 /// ``MultiView``'s, a ``ClockFollower``'s, and a room follower's (PlayerKitRooms). The defaults keep 30 fps players within a few
 /// milliseconds. (The correction's own constants, such as its seek lead, trim gain and dead
-/// band, are documented in Documentation/Sync.md and are not settings.) The offsets and the
-/// unrelated-timestamp threshold concern a ``MultiView`` only.
+/// band, are documented in Documentation/Sync.md and are not settings.) The offsets and clock
+/// drifts concern a ``SyncGroup`` and a ``MultiView``; the unrelated-timestamp threshold a
+/// ``MultiView`` only.
 ///
 /// The settings are `Codable`: an app saves them with its layout, per-member offsets
 /// (``offsets``, adjusted live with ``MultiView/setOffset(_:for:)``) included, and gives them
@@ -49,6 +50,14 @@ public struct SyncSettings: Sendable, Hashable, Codable {
     /// the playlists' PROGRAM-DATE-TIME (PlayerKitHLS's `PlaylistClock`). A member with an
     /// offset is trusted: its timestamps are not judged. Default: none.
     public var offsets: [PlayerID: Duration] = [:]
+    /// Each member's clock drift against the group's timeline, by ID, in parts per million:
+    /// a member with +100 plays 100 µs more of its media for every second of the group's, so
+    /// it plays at the group's speed times 1.0001 and its offset grows by 0.36 s an hour. For
+    /// recordings made on devices with clocks of their own (two cameras of one concert), as
+    /// PlayerKitAnalysis's `RecordingAlignment` measures it: applied with `SyncGroup`'s
+    /// `apply(_:)` there, or ``SyncGroup/setClockDrift(_:for:)``. At most ±10,000 ppm (1%).
+    /// Default: none.
+    public var clockDrifts: [PlayerID: Double] = [:]
     /// How far apart two live members' edges (the newest media each has, against the
     /// monotonic time) may be before their timestamps count as unrelated: the later member
     /// is dropped with ``SyncEvent/DropReason/unrelatedTimestamps(offset:)`` instead of
@@ -68,6 +77,30 @@ public struct SyncSettings: Sendable, Hashable, Codable {
     /// The defaults.
     public init() {}
 
+    /// Decodes settings saved by this version or an earlier one: a setting the saved form
+    /// lacks (one added since, such as ``clockDrifts``) keeps its default.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func read<Value: Decodable>(_ key: CodingKeys, _ value: inout Value) throws {
+            if let decoded = try container.decodeIfPresent(Value.self, forKey: key) { value = decoded }
+        }
+        try read(.realignThreshold, &realignThreshold)
+        try read(.holdThreshold, &holdThreshold)
+        try read(.seekLead, &seekLead)
+        try read(.maximumSpeedTrim, &maximumSpeedTrim)
+        try read(.trimGain, &trimGain)
+        try read(.deadBand, &deadBand)
+        try read(.alignedTolerance, &alignedTolerance)
+        try read(.startLatency, &startLatency)
+        try read(.jumpThreshold, &jumpThreshold)
+        try read(.skewWindow, &skewWindow)
+        try read(.offsets, &offsets)
+        try read(.clockDrifts, &clockDrifts)
+        try read(.unrelatedTimestampThreshold, &unrelatedTimestampThreshold)
+        try read(.correctsSkew, &correctsSkew)
+        try read(.driftReportInterval, &driftReportInterval)
+    }
+
     /// The defaults of a group that follows its own transport (``SyncGroup``) or a room's
     /// clock: ``init()``'s, with a realign threshold of 0.25 s, as 1.0's groups had.
     public static var onDemand: SyncSettings {
@@ -77,7 +110,8 @@ public struct SyncSettings: Sendable, Hashable, Codable {
     }
 
     /// Checks every setting: thresholds, tolerance and window above zero (the tolerance 0
-    /// or more), the speed trim a finite fraction from 0 to 0.5.
+    /// or more), the speed trim a finite fraction from 0 to 0.5, each clock drift finite and
+    /// within ±10,000 ppm.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` naming the
     ///   first setting that makes no sense ("sync setting maximumSpeedTrim", ...) and its value.
     public func validate() throws(PlayerError) {
@@ -94,6 +128,19 @@ public struct SyncSettings: Sendable, Hashable, Codable {
         guard maximumSpeedTrim.isFinite, (0...0.5).contains(maximumSpeedTrim) else {
             throw .invalidArgument(name: "sync setting maximumSpeedTrim", value: "\(maximumSpeedTrim)",
                                    reason: "must be a fraction from 0 to 0.5 (0.05 trims the speed by at most 5%)")
+        }
+        for (id, ppm) in clockDrifts.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            try Self.validateClockDrift(ppm, for: id)
+        }
+    }
+
+    /// The largest clock drift a member may have, either way: 10,000 ppm (1%).
+    static let clockDriftLimit = 10_000.0
+
+    static func validateClockDrift(_ ppm: Double, for id: PlayerID) throws(PlayerError) {
+        guard ppm.isFinite, abs(ppm) <= clockDriftLimit else {
+            throw .invalidArgument(name: "sync setting clockDrifts[\(id.rawValue)]", value: "\(ppm)",
+                                   reason: "must be a finite number of parts per million within ±10000 (1%)")
         }
     }
 }

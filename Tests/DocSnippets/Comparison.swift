@@ -1,4 +1,5 @@
 import Foundation
+import PlayerKit
 import PlayerKitAnalysis
 
 // Documentation/Comparison.md's blocks, compiled.
@@ -52,4 +53,18 @@ func alignByPicture() async throws {
     let found = try await capture.run()          // found.drift is nil: a picture gives none
     // end snippet
     _ = found
+}
+
+func alignAGroup(cameraA: Player, cameraB: Player) async throws {
+    // snippet: group
+    let group = try SyncGroup(players: [cameraA, cameraB])
+    try await group.load(["camera-a.mp4", "camera-b.mp4"])
+    let found = try await group.alignRecordings()        // by their sound; applied to the group
+    print("camera B: \(group.offsets[cameraB.id] ?? .zero) on the group's timeline, drift \(group.clockDrifts[cameraB.id] ?? 0) ppm")
+    try group.setOffset(.zero - (found[cameraB.id]?.offset ?? .zero) + .milliseconds(40), for: cameraB.id)   // a frame later, by hand
+    try await group.seek(to: 0)
+    try await group.play()
+    let saved = try JSONEncoder().encode(group.settings)  // offsets and drifts included
+    // end snippet
+    _ = saved
 }

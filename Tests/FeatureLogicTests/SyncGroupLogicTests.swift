@@ -1,3 +1,4 @@
+import Foundation
 @testable import PlayerKitCore
 @testable import PlayerKitCore
 import PlayerKitSupport
@@ -174,6 +175,76 @@ struct SyncGroupLogicTests {
         #expect(log.features(SyncEvent.self, of: p[1].id).contains(.fellBehind(.stall)))
         group.invalidate()
         for player in p { await player.shutdown() }
+    }
+
+    @Test("offsets and clock drifts given with the settings are the group's from the start (offsets were ignored by seeks before): a member 2.5 s later and 100 ppm fast is seeked and played on that scale, an hour in; the settings come back from JSON, 1.1.0's form without drifts too")
+    func savedOffsetsAndClockDrifts() async throws {
+        let p = try players(2, media: .init(duration: 7200))
+        var saved = SyncSettings.onDemand
+        saved.offsets[p[1].id] = .milliseconds(-2500)      // B's recording began 2.5 s earlier
+        saved.clockDrifts[p[1].id] = 100                   // and its recorder's clock ran 100 ppm fast
+        let group = try SyncGroup(players: p, alignment: saved, clock: clock)
+        #expect(group.offsets == [p[1].id: .milliseconds(-2500)] && group.clockDrifts[p[1].id].map { abs($0 - 100) < 1e-6 } == true)
+        try await group.load(["a", "b"])
+        try await group.seek(to: 3600)
+        #expect(abs((p[0].position ?? 0) - 3600) < 1e-6)
+        #expect(abs((p[1].position ?? 0) - (3600 * 1.0001 + 2.5)) < 1e-6, "\(p[1].position ?? -1)")
+        try await group.play()
+        #expect(abs((p[0].snapshot.speed ?? 0) - 1) < 1e-12 && abs((p[1].snapshot.speed ?? 0) - 1.0001) < 1e-12)
+        play(10)
+        // In step on that scale: no correction was needed.
+        #expect(group.correctiveSeeks == 0)
+        #expect(abs(try #require(group.skew(of: p[1].id)).current) < 0.001)
+        #expect(abs((p[1].position ?? 0) - ((group.position ?? 0) * 1.0001 + 2.5)) < 0.002)
+        try await group.setSpeed(2)
+        #expect(abs((p[1].snapshot.speed ?? 0) - 2.0002) < 1e-12)
+        // Saved and given back.
+        let data = try JSONEncoder().encode(group.settings)
+        let back = try JSONDecoder().decode(SyncSettings.self, from: data)
+        #expect(back == saved)
+        var older = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        older.removeValue(forKey: "clockDrifts")
+        let fromOlder = try JSONDecoder().decode(SyncSettings.self, from: JSONSerialization.data(withJSONObject: older))
+        #expect(fromOlder.clockDrifts.isEmpty && fromOlder.offsets == saved.offsets)
+        group.invalidate()
+        for player in p { await player.shutdown() }
+    }
+
+    @Test("a clock drift set while playing changes the member's speed at once; nil takes it off; a drift that is not finite, too large, or for a stranger is refused by name")
+    func clockDriftWhilePlaying() async throws {
+        let p = try players(2)
+        let group = try SyncGroup(players: p, clock: clock)
+        try await group.load(["a", "b"])
+        try await group.play()
+        play(1)
+        try group.setClockDrift(-250, for: p[1].id)
+        #expect(await eventually { abs((p[1].snapshot.speed ?? 0) - 0.99975) < 1e-12 })
+        #expect(group.settings.clockDrifts == [p[1].id: -250])
+        try group.setClockDrift(nil, for: p[1].id)
+        #expect(await eventually { p[1].snapshot.speed == 1 })
+        #expect(group.clockDrifts.isEmpty)
+        try refusesBadClockDrifts(group, member: p[1].id)
+        var bad = SyncSettings.onDemand
+        bad.clockDrifts[p[0].id] = .infinity
+        #expect(throws: PlayerError.self) { try SyncGroup(players: p, alignment: bad, clock: clock) }
+        play(1)
+        #expect(group.phase == .playing && p.allSatisfy { $0.state == .playing })
+        group.invalidate()
+        for player in p { await player.shutdown() }
+    }
+
+    /// The refusals of ``SyncGroup/setClockDrift(_:for:)``.
+    private func refusesBadClockDrifts(_ group: SyncGroup, member: PlayerID) throws {
+        let reason = "must be a finite number of parts per million within ±10000 (1%)"
+        #expect(throws: PlayerError.invalidArgument(name: "sync setting clockDrifts[\(member.rawValue)]", value: "nan", reason: reason)) {
+            try group.setClockDrift(.nan, for: member)
+        }
+        #expect(throws: PlayerError.invalidArgument(name: "sync setting clockDrifts[\(member.rawValue)]", value: "20000.0", reason: reason)) {
+            try group.setClockDrift(20_000, for: member)
+        }
+        #expect(throws: PlayerError.invalidArgument(name: "sync group member", value: "not-a-member", reason: "is not a member of this group")) {
+            try group.setClockDrift(10, for: "not-a-member")
+        }
     }
 
     @Test("a member that fails mid-seek is dropped and the seek goes on with the others (dropMember)")

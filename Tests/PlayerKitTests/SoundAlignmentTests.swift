@@ -1,5 +1,7 @@
 import Foundation
 import PlayerKitAnalysis
+import PlayerKitCore
+import PlayerKitSync
 import Testing
 
 /// Offsets found from the sound (issue 52): recordings the test makes with ffmpeg from one noise
@@ -45,6 +47,33 @@ struct SoundAlignmentTests {
         // The other way round: the reference is 1.234 s earlier.
         let back = try await RecordingAlignment(reference: later, other: source).run()
         #expect(abs(back.offset.seconds + 1.234) < 0.001, "offset \(back.offset)")
+    }
+
+    @Test("a sync group of two real players on two recordings aligns them in one call: the later one is played 1.234 s further into its file, a seek lands both on one moment, and the group's settings keep the offset")
+    func groupAlignedBySound() async throws {
+        let folder = try workspace()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = folder.appendingPathComponent("source.wav")
+        let later = try copy(of: source, delay: 1234, codec: ["-c:a", "aac", "-b:a", "96k"], named: "later.m4a", in: folder)
+        let (a, _) = try await Fixtures.player()
+        let (b, _) = try await Fixtures.player()
+        let group = try SyncGroup(players: [a, b])
+        try await group.load([MediaSource(source.path), MediaSource(later.path)])
+        let found = try await group.alignRecordings()
+        let offset = try #require(found[b.id]).offset.seconds
+        #expect(abs(offset - 1.234) < 0.001, "offset \(offset)")
+        #expect(abs(-(group.offsets[b.id]?.seconds ?? 0) - offset) < 1e-9 && group.offsets[a.id] == nil)
+        #expect(group.settings.offsets == group.offsets)
+        try await group.seek(to: 5)
+        #expect(abs((a.position ?? 0) - 5) < 0.03, "\(a.position ?? -1)")
+        #expect(abs((b.position ?? 0) - (5 + offset)) < 0.03, "\(b.position ?? -1)")
+        // A member with nothing loaded has no recording: refused by name.
+        let (c, _) = try await Fixtures.player()
+        let idle = try SyncGroup(players: [a, c])
+        await #expect(throws: AnalysisError.nothingLoaded(player: c.id.rawValue)) { try await idle.alignRecordings() }
+        idle.invalidate()
+        group.invalidate()
+        for player in [a, b, c] { await player.shutdown() }
     }
 
     @Test("a copy that starts 2.5 s into the source (MP3) is found 2.5 s earlier, within 1 ms")

@@ -330,7 +330,7 @@ let package = Package(
         .executableTarget(
             name: "Compare",
             dependencies: [
-                "PlayerKit", "PlayerKitMPRIS", "ExampleSupport", "CGTK", "GTKSupport",
+                "PlayerKit", "PlayerKitMPRIS", "PlayerKitAnalysis", "ExampleSupport", "CGTK", "GTKSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/Compare",

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # README's screenshot of the GTK 4 app: playerkit-compare on the shipped compare clips under Xvfb,
-# both panes on frame 45 (its number is burned into the clips' lower halves in binary), grabbed
+# B measured against A (the SSIM graph under the transport), both panes on frame 45 (its number
+# is burned into the clips' lower halves in binary), grabbed
 # with xwd, cropped to the window and written as Documentation/images/compare.png. Builds
 # nothing: the app is taken from $EXAMPLES_BIN (default .build/debug). Needs Xvfb, xwd, xwininfo
 # and ffmpeg (Scripts/install-deps.sh test installs them). Fails, naming the reason.
@@ -24,7 +25,7 @@ trap cleanup EXIT
 
 # The app takes its commands on standard input (a FIFO kept open here) and answers in JSON.
 mkfifo "$work/commands"
-"$app" --json --remote --paused --size 900x420 Media/compare-a.mp4 Media/compare-b.mp4 <"$work/commands" >"$work/out.jsonl" 2>/dev/null &
+"$app" --json --remote --paused --size 900x520 Media/compare-a.mp4 Media/compare-b.mp4 <"$work/commands" >"$work/out.jsonl" 2>/dev/null &
 app_pid=$!
 exec 4>"$work/commands"
 wait_for() {  # wait_for PATTERN: up to 20 s for a line of the app's output
@@ -32,6 +33,8 @@ wait_for() {  # wait_for PATTERN: up to 20 s for a line of the app's output
     fail "the app did not report $1"
 }
 wait_for '"event":"ready"'
+echo "measure" >&4
+wait_for '"command":"measure"'
 echo "frame 45" >&4
 wait_for '"command":"frame 45"'
 sleep 1  # GTK draws the area at its next frame; the screenshot is only for the README

@@ -18,12 +18,23 @@ enum Command: Sendable, Equatable {
     case open(Int, String)
     /// With `--mpris`: pane 0 or 1 gets the media keys.
     case mediaKeys(Int)
+    /// Finds B's offset to A by their sound (or pictures) and applies it to the group.
+    case align(byPicture: Bool)
+    /// Sets by hand how much later B plays a moment than A, in seconds.
+    case offset(Double)
+    /// Measures B against A frame by frame (PSNR and SSIM, at B's offset) for the graph.
+    case measure
+    /// Both players on the pair with the lowest SSIM.
+    case worst
+    /// What a click on the graph does, at a fraction of its width from the left: both players
+    /// on the measured pair nearest that time.
+    case graph(Double)
     /// Reports the app's state.
     case status
     case quit
 
     /// The commands as typed, for help texts.
-    static let usage = "play | pause | toggle | step | back | seek SECONDS | frame N | speed X | mode side|wipe|difference | wipe 0..1 | fullscreen a|b|off | open a|b PATH | keys a|b | status | quit"
+    static let usage = "play | pause | toggle | step | back | seek SECONDS | frame N | speed X | mode side|wipe|difference | wipe 0..1 | fullscreen a|b|off | open a|b PATH | keys a|b | align sound|picture | offset SECONDS | measure | worst | graph 0..1 | status | quit"
 
     /// The command one line names.
     /// - Throws: ``CommandError`` naming the word or value that is wrong.
@@ -75,6 +86,14 @@ enum Command: Sendable, Equatable {
             let index = try pane(try argument(1))
             self = .open(index, try argument(2))
         case "keys": self = .mediaKeys(try pane(try argument(1)))
+        case "align":
+            let text = try argument(1)
+            guard ["sound", "picture"].contains(text) else { throw .invalidValue(command: name, value: text, expected: "sound or picture") }
+            self = .align(byPicture: text == "picture")
+        case "offset": self = .offset(try number(try argument(1), in: -600...600))
+        case "measure": self = .measure
+        case "worst": self = .worst
+        case "graph": self = .graph(try number(try argument(1), in: 0...1))
         case "status": self = .status
         case "quit": self = .quit
         default: throw .unknown(name)
@@ -147,6 +166,17 @@ struct AppLine: Encodable {
     var timeLabel: String?
     /// At the end: the players still alive in the process (none, after a clean quit).
     var livePlayers: [String]?
+    /// How much later B plays a moment than A, in seconds (after `align` or `offset`), and its
+    /// recorder's clock drift in ppm (when measured).
+    var offset: Double?
+    var drift: Double?
+    /// After `measure`: the pairs measured, the mean SSIM (All), B's frames left unpaired; the
+    /// graph's size in pixels and how many of its columns carry the SSIM line.
+    var pairs: Int?
+    var ssimMean: Double?
+    var unpaired: Int?
+    var graph: [Int]?
+    var graphColumns: Int?
 
     init(event: String, t: Double) {
         self.event = event

@@ -3,6 +3,7 @@ import GTKSupport
 import ExampleSupport
 import Foundation
 import PlayerKit
+import PlayerKitAnalysis
 import PlayerKitMPRIS
 
 /// What the command line chose.
@@ -41,7 +42,7 @@ final class CompareApp {
     let policy = FullscreenPolicy()
     let surface: CompareSurface
     private let start = ContinuousClock.now
-    private var sources: [String]
+    var sources: [String]
     private var subscription: PlayerSubscription?
     /// Signalled once per player when its `shutDown` event was handled (printed), so the app
     /// ends after its players' last events, not before.
@@ -60,10 +61,18 @@ final class CompareApp {
     private var speedButton: Widget?
     private var modeButtons: [ViewMode: Widget] = [:]
     private var messageLabel: Widget?
+    /// The metric's graph under the transport, B's offset (adjustable by hand) and the
+    /// measurement's summary.
+    var graphArea: Widget?
+    var offsetButton: Widget?
+    var summaryLabel: Widget?
+    var settingOffset = false
+    /// B measured against A frame by frame (`measure`), for the graph, clicks on it and `worst`.
+    var series: QualitySeries?
 
     private var states: [PlayerState] = [.idle, .idle]
-    private var positions: [Double?] = [nil, nil]
-    private var durations: [Double?] = [nil, nil]
+    var positions: [Double?] = [nil, nil]
+    var durations: [Double?] = [nil, nil]
     private var frames: [Int?] = [nil, nil]
     /// The mode chosen outside fullscreen (a pane's fullscreen shows that pane alone).
     private var chosenMode: ViewMode
@@ -341,6 +350,7 @@ final class CompareApp {
             modeButtons[mode] = toggle
         }
         gtk_box_append(gtkCast(column, to: GtkBox.self), transport)
+        buildAnalysisRows(in: column)
         let message = gtk_label_new("Space: play/pause · , and .: frame back/forward · s w d: side/wipe/difference · f: fullscreen A · Esc · q")!
         gtk_label_set_xalign(OpaquePointer(message), 0)
         gtk_box_append(gtkCast(column, to: GtkBox.self), message)
@@ -433,6 +443,16 @@ final class CompareApp {
             } catch {
                 failed(name, error)
             }
+        case .align(let byPicture):
+            align(byPicture: byPicture, named: name)
+        case .offset(let seconds):
+            setOffset(seconds, named: name)
+        case .measure:
+            measure(named: name)
+        case .worst:
+            showWorst(named: name)
+        case .graph(let fraction):
+            showPair(atFraction: fraction, named: name)
         case .status:
             done(name)
         case .quit:
@@ -442,7 +462,7 @@ final class CompareApp {
     }
 
     /// Runs a group call off the main loop; its answer comes back to it.
-    private func runAsync(_ name: String, _ work: @escaping @Sendable (SyncGroup) async throws -> Void) {
+    func runAsync(_ name: String, _ work: @escaping @Sendable (SyncGroup) async throws -> Void) {
         let group = group
         Task.detached {
             do {
@@ -456,7 +476,7 @@ final class CompareApp {
 
     // snippet: frames
     /// A frame command: the answer names each player's frame.
-    private func runFrames(_ name: String, _ work: @escaping @Sendable (SyncGroup) async throws -> GroupFrame) {
+    func runFrames(_ name: String, _ work: @escaping @Sendable (SyncGroup) async throws -> GroupFrame) {
         let group = group
         Task.detached {
             do {
@@ -481,6 +501,7 @@ final class CompareApp {
                 MainLoop.post { [weak self] in
                     guard let self else { return }
                     sources = paths
+                    forgetMeasurement()
                     if let command { done(command) } else { ready(ids) }
                 }
             } catch {
@@ -606,6 +627,7 @@ final class CompareApp {
         if let playButton {
             gtk_button_set_label(gtkCast(playButton, to: GtkButton.self), isPlaying ? "Pause" : "Play")
         }
+        if let graphArea, series != nil { gtk_widget_queue_draw(graphArea) }
         if let position = positions[0].map(inPass) {
             if let seekBar { gtk_range_set_value(gtkCast(seekBar, to: GtkRange.self), position) }
             if let timeLabel { gtk_label_set_text(OpaquePointer(timeLabel), String(format: "%.3f s", position)) }
@@ -630,7 +652,7 @@ final class CompareApp {
         report(line, text: "ready: \(ids.map(\.rawValue).joined(separator: " and ")) on \(line.backend ?? "?")")
     }
 
-    private func done(_ name: String, frame: GroupFrame? = nil) {
+    func done(_ name: String, frame: GroupFrame? = nil) {
         if let frame {
             for (index, player) in players.enumerated() {
                 frames[index] = frame.members.first { $0.player == player.id }?.frameNumber
@@ -641,6 +663,10 @@ final class CompareApp {
         var line = AppLine(event: "done", t: elapsed)
         line.command = name
         line.frames = frame.map { Dictionary(uniqueKeysWithValues: $0.members.map { ($0.player.rawValue, $0.frameNumber) }) }
+        if frame == nil, name == "status", frames.allSatisfy({ $0 != nil }) {
+            // The frames the panes show after the last frame command (or click on the graph).
+            line.frames = Dictionary(uniqueKeysWithValues: zip(players.map(\.id.rawValue), frames.compactMap { $0 }))
+        }
         line.time = frame?.time
         line.mode = surface.mode.rawValue
         line.divider = surface.divider
@@ -657,10 +683,11 @@ final class CompareApp {
             line.seekBar = [gtk_range_get_value(range), gtk_adjustment_get_upper(gtk_range_get_adjustment(range))]
         }
         if let timeLabel, let text = gtk_label_get_text(OpaquePointer(timeLabel)) { line.timeLabel = String(cString: text) }
+        describeAnalysis(in: &line)
         report(line, text: frame.map { "\(name): \($0)" } ?? name)
     }
 
-    private func failed(_ name: String, _ error: any Error) {
+    func failed(_ name: String, _ error: any Error) {
         var line = AppLine(event: "failed", t: elapsed)
         line.command = name
         line.error = "\(error)"

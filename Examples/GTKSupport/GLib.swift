@@ -136,6 +136,21 @@ public enum Signal {
     }
 }
 
+/// A `GtkDrawingArea`'s drawing, with cairo.
+@MainActor
+public enum Drawing {
+    /// Draws `area` with `draw` (cairo's context, the area's width and height) whenever GTK
+    /// asks; `gtk_widget_queue_draw` asks again.
+    public static func setDraw(_ area: Widget, _ draw: @escaping @MainActor (OpaquePointer, Int, Int) -> Void) {
+        let box = Unmanaged.passRetained(ClosureBox(draw)).toOpaque()
+        gtk_drawing_area_set_draw_func(gtkCast(area, to: GtkDrawingArea.self), { _, cairo, width, height, data in
+            let handler = Unmanaged<ClosureBox<@MainActor (OpaquePointer, Int, Int) -> Void>>.fromOpaque(data!).takeUnretainedValue()
+            guard let cairo else { return }
+            MainActor.assumeIsolated { handler.function(cairo, Int(width), Int(height)) }
+        }, box, { data in Unmanaged<ClosureBox<@MainActor (OpaquePointer, Int, Int) -> Void>>.fromOpaque(data!).release() })
+    }
+}
+
 /// Hands work to GTK's main loop.
 public enum MainLoop {
     // snippet: post

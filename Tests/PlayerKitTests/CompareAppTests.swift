@@ -140,6 +140,90 @@ struct CompareAppTests {
         #expect(end.livePlayers == [])
     }
 
+    @Test("by the numbers: B, cut 0.5 s into A's recording, is aligned by sound and by picture (both panes then show one burned-in frame), its offset set by hand; the SSIM graph is drawn under the transport, a real click on it puts both players on that pair, and the worst-frame button on the frames B's encode spoiled")
+    func alignMeasureGraph() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pk-compare-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (a, b) = try Self.recordings(in: folder)
+        let app = try await CompareApp.start(files: [a.path, b.path])
+        defer { app.stop() }
+
+        // Aligned by sound: B plays each moment 0.5 s earlier; then A's frame 60 and B's frame 45
+        // show the same burned-in number.
+        let bySound = try await app.send("align sound")
+        #expect(bySound["event"] as? String == "done", "\(bySound)")
+        #expect(((bySound["offset"] as? Double).map { abs($0 + 0.5) < 0.002 }) == true, "\(bySound)")
+        let sixty = try await app.send("frame 60")
+        #expect(sixty["frames"] as? [String: Int] == ["left": 60, "right": 45], "\(sixty)")
+        var panes = try await app.panes { $0.a?.frame == 60 && $0.b?.frame == 60 }
+        #expect(panes.a?.frame == 60 && panes.b?.frame == 60, "aligned: \(panes)")
+
+        // By hand, then by picture.
+        let byHand = try await app.send("offset 0")
+        #expect((byHand["offset"] as? Double) == 0, "\(byHand)")
+        panes = try await app.panes { $0.a?.frame == 60 && $0.b?.frame == 75 }
+        #expect(panes.a?.frame == 60 && panes.b?.frame == 75, "offset 0: \(panes)")
+        let byPicture = try await app.send("align picture")
+        #expect(((byPicture["offset"] as? Double).map { abs($0 + 0.5) < 0.034 }) == true, "\(byPicture)")
+        panes = try await app.panes { $0.a?.frame == $0.b?.frame && $0.a != nil }
+        #expect(panes.a != nil && panes.a?.frame == panes.b?.frame, "aligned by picture: \(panes)")
+
+        // Measured: every B frame paired, the graph drawn in green below the pictures (at a
+        // frame B's encode did not spoil: its noise has green in it).
+        _ = try await app.send("frame 100")
+        let measured = try await app.send("measure")
+        #expect(measured["event"] as? String == "done", "\(measured)")
+        #expect((measured["pairs"] as? Int ?? 0) >= 160 && (measured["graphColumns"] as? Int ?? 0) > 100, "\(measured)")
+        let graph = try await app.picture { $0.box(where: Self.isGraphLine) != nil }
+        let line = try #require(graph.box(where: Self.isGraphLine), "no SSIM line: \(Self.colorSummary(graph))")
+        if let red = graph.box(where: Pixel.isRed) { #expect(line.minY > red.maxY, "the graph \(line) is below the pictures \(red)") }
+
+        // The worst pair: B's spoiled frames 45 to 47 (A's 60 to 62).
+        let worst = try await app.send("worst")
+        let worstA = (worst["frames"] as? [String: Int])?["left"] ?? -1
+        #expect((60...62).contains(worstA), "\(worst)")
+
+        // A real click on the graph, where A's time is 3 s: both players on that pair (A's frame 90).
+        let first = 0.5, last = 5.5 + 0.5 - 1.0 / 30         // the pairs' reference times
+        let x = Double(line.minX) + (3 - first) / (last - first) * Double(line.maxX - line.minX)
+        try await app.click(x: Int(x.rounded()), y: (line.minY + line.maxY) / 2)
+        let clicked = try await app.status { (($0["frames"] as? [String: Int])?["left"]).map { abs($0 - 90) <= 3 } == true }
+        #expect(((clicked["frames"] as? [String: Int])?["left"]).map { abs($0 - 90) <= 3 } == true, "after a click at x \(x) on \(line): \(clicked)")
+
+        let end = try await app.quit()
+        #expect(end.status == 0)
+        #expect(end.livePlayers == [])
+    }
+
+    static func isGraphLine(_ pixel: (red: Int, green: Int, blue: Int)) -> Bool { pixel.green > 150 && pixel.red < 130 && pixel.blue < 140 }
+
+    /// Two recordings of one 6 s event at 30 fps, each with the frame number burned in below its
+    /// colour (A red, B blue) and the event's sound (pink noise in bursts): B starts 0.5 s (15
+    /// frames) in, so its frame k shows number k + 15, and its encode spoiled its frames 45 to 47.
+    static func recordings(in folder: URL) throws -> (URL, URL) {
+        let code = "255*mod(floor((N+SHIFT)/pow(2,floor(X/40))),2)"
+        func make(_ name: String, colour: (Int, Int, Int), shift: Int, seconds: Double, extra: String, audioStart: Double) throws -> URL {
+            let bits = code.replacingOccurrences(of: "SHIFT", with: "\(shift)")
+            let output = folder.appendingPathComponent(name)
+            let video = "color=c=black:s=320x240:r=30:d=\(seconds),format=rgb24,"
+                + "geq=r='if(lt(Y,120),\(colour.0),\(bits))':g='if(lt(Y,120),\(colour.1),\(bits))':b='if(lt(Y,120),\(colour.2),\(bits))'\(extra)"
+            let audio = "anoisesrc=d=6:c=pink:r=48000:a=0.4:seed=7,volume='if(lt(mod(t,1),0.6),1,0.15)':eval=frame,"
+                + "atrim=start=\(audioStart),asetpts=PTS-STARTPTS"
+            let (status, log) = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/ffmpeg"), [
+                "-v", "error", "-y", "-f", "lavfi", "-i", video, "-f", "lavfi", "-i", audio,
+                "-c:v", "libx264", "-preset", "veryfast", "-crf", "12", "-pix_fmt", "yuv420p", "-g", "30",
+                "-c:a", "aac", "-b:a", "96k", "-shortest", output.path,
+            ])
+            try #require(status == 0, "ffmpeg: \(log)")
+            return output
+        }
+        let a = try make("a.mp4", colour: (220, 40, 40), shift: 0, seconds: 6, extra: "", audioStart: 0)
+        let b = try make("b.mp4", colour: (40, 60, 220), shift: 15, seconds: 5.5,
+                         extra: ",noise=alls=100:allf=t:enable='between(n,45,47)'", audioStart: 0.5)
+        return (a, b)
+    }
+
     @Test("under a headless Wayland compositor (weston): GTK picks Wayland, both panes drawn, a frame seek lands both")
     func wayland() async throws {
         let app = try await CompareApp.start(wayland: true)
@@ -363,12 +447,13 @@ final class CompareApp: Sendable {
 
     /// Starts Xvfb (or weston) and the app on the shipped compare clips, paused on their first
     /// frames, and waits for its `ready` line.
-    static func start(wayland: Bool = false, arguments: [String] = [], environment extra: [String: String] = [:]) async throws -> CompareApp {
+    static func start(wayland: Bool = false, arguments: [String] = [], environment extra: [String: String] = [:],
+                      files: [String] = [Fixtures.media("compare-a.mp4"), Fixtures.media("compare-b.mp4")]) async throws -> CompareApp {
         let display = try await DisplayServer.start(wayland: wayland)
         let environment = display.environment.merging(extra) { $1 }
         let child = try ChildProcess.startInteractive(
             ChildProcess.example("playerkit-compare"),
-            ["--json", "--remote", "--paused", "--size", "800x400"] + arguments + [Fixtures.media("compare-a.mp4"), Fixtures.media("compare-b.mp4")],
+            ["--json", "--remote", "--paused", "--size", "800x500"] + arguments + files,
             environment: environment)
         let reader = JSONLineReader(child.output)
         var ready = false
@@ -386,6 +471,13 @@ final class CompareApp: Sendable {
             throw CompareAppError.notReady
         }
         return app
+    }
+
+    /// A real click of the pointer's first button at (`x`, `y`) on the X server's screen
+    /// (xdotool, through XTEST).
+    func click(x: Int, y: Int) async throws {
+        guard case .x11(let display) = display else { throw CompareAppError.notReady }
+        _ = try await display.runAsync("xdotool", ["mousemove", "\(x)", "\(y)", "click", "1"])
     }
 
     /// Sends one command and returns the app's answer to it (`done` or `failed`).

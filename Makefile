@@ -7,7 +7,7 @@ SWIFT ?= swift
 # depends on PlayerKit never does.
 export PLAYERKIT_WARNINGS_AS_ERRORS := 1
 
-.PHONY: deps test-deps bench-deps build demo docs test test-long test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms bench-mpris media clean check-layers room-demo screenshots multiview-demo bench-multiview fuzz fuzz-seeds
+.PHONY: deps test-deps bench-deps build demo docs test test-long test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms bench-mpris bench-compare media clean check-layers room-demo screenshots multiview-demo bench-multiview fuzz fuzz-seeds
 
 deps:
 	@Scripts/install-deps.sh demo
@@ -125,6 +125,14 @@ bench-rooms: test-deps
 ## Documentation/Performance.md.
 bench-multiview: bench-deps
 	Benchmarks/multiview.py --write
+
+## Comparisons by the numbers (issue 52): recordings aligned by sound against the truth (speech and
+## music made with espeak-ng, sox and numpy, offsets from 40 ms to 9 minutes, a clock 100 ppm
+## fast, an unrelated pair), two one-hour recordings against ffmpeg + numpy, PSNR and SSIM on a
+## 1080p pair against FFmpeg's filters, offsets from the picture (about fifteen minutes);
+## rewrites the analysis tables in Documentation/Performance.md.
+bench-compare: bench-deps
+	Benchmarks/analysis.py --write
 
 ## A player on the desktop (MPRIS) from a desktop client's side, next to mpv with its MPRIS plugin
 ## (about a minute once built); rewrites the MPRIS table in Documentation/Performance.md.

@@ -190,7 +190,11 @@ let package = Package(
         // reference, and recordings aligned by their sound or pictures, decoded by FFmpeg faster
         // than real time; a sync group's members put where their recordings meet (so it builds
         // on Sync). A product of its own: an app that only plays builds and links none of it.
-        .target(name: "PlayerKitAnalysis", dependencies: ["PlayerKitCore", "PlayerKitSync", "PlayerKitSupport", "CFFmpeg"], swiftSettings: strictSettings),
+        .target(
+            name: "PlayerKitAnalysis",
+            dependencies: ["PlayerKitCore", "PlayerKitSync", "PlayerKitSupport", "CFFmpeg", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strictSettings
+        ),
         // A fake player and a manual clock, for tests of features and apps' orchestration.
         .target(name: "PlayerKitTesting", dependencies: featureDependencies, swiftSettings: strictSettings),
         // The umbrella: `import PlayerKit` keeps working for apps.

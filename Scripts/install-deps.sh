@@ -116,6 +116,9 @@ if wants bench; then
   need "libmpv's shared library" "have_file '$lib/libmpv.so.2' /usr/lib/libmpv.so.2 /usr/lib64/libmpv.so.2" libmpv2 mpv-libs mpv
   need "mpv's MPRIS plugin (make bench-mpris)" "have_file /usr/lib/mpv-mpris/mpris.so" mpv-mpris mpv-mpris mpv-mpris
   need "mpv (make bench-mpris)" "have_command mpv" mpv mpv mpv
+  need "espeak-ng (make bench-compare's speech)" "have_command espeak-ng" espeak-ng espeak-ng espeak-ng
+  need "sox (make bench-compare's rooms and devices)" "have_command sox && have_command soxi" sox sox sox
+  need "numpy (make bench-compare's music, and the usual way to align)" "python3 -c 'import numpy' 2>/dev/null" python3-numpy python3-numpy python-numpy
 fi
 if wants loaded; then
   need "stress-ng" "have_command stress-ng" stress-ng stress-ng stress-ng

@@ -28,6 +28,12 @@ struct QualityTool: AsyncParsableCommand {
     @Option(help: "Find the offset first, by the two files' sound or picture (sound|picture); it replaces --offset.")
     var align: RecordingAlignment.Method?
 
+    @Flag(help: "With --align: print the offset found (and the drift between the recorders' clocks) and stop, comparing nothing; the files need no video when aligned by sound.")
+    var alignOnly = false
+
+    @Option(help: "With --align: how far apart the two may be either way, in seconds.")
+    var searchRange = 600.0
+
     @Flag(help: "Print the result as one JSON object: thresholds, passed, summary, unpaired frames, worst pairs and every pair.")
     var json = false
 
@@ -62,6 +68,13 @@ struct QualityTool: AsyncParsableCommand {
             if let value, !(0...1).contains(value) { throw ValidationError("\(name) must be from 0 to 1, got \(value)") }
         }
         if let maxDropped, maxDropped < 0 { throw ValidationError("--max-dropped must be 0 or more, got \(maxDropped)") }
+        if alignOnly, align == nil { throw ValidationError("--align-only needs --align sound or --align picture") }
+        guard searchRange.isFinite, searchRange > 0 else { throw ValidationError("--search-range must be a number of seconds above 0, got \(searchRange)") }
+    }
+
+    /// The offset found, as `--json` prints it.
+    struct Alignment: Encodable {
+        let method: String, offset: Double, confidence: Double, driftPPM: Double?
     }
 
     /// A threshold and whether the series meets it.
@@ -77,11 +90,24 @@ struct QualityTool: AsyncParsableCommand {
         if let align {
             do {
                 found = try await RecordingAlignment(
-                    reference: URL(fileURLWithPath: reference), other: URL(fileURLWithPath: rendition), method: align).run()
+                    reference: URL(fileURLWithPath: reference), other: URL(fileURLWithPath: rendition), method: align,
+                    searchRange: .nanoseconds(Int64((searchRange * 1e9).rounded()))).run()
             } catch {
                 FileHandle.standardError.write(Data("playerkit-quality: \(error)\n".utf8))
                 throw ExitCode(2)
             }
+        }
+        if alignOnly, let found {
+            let alignment = Alignment(method: align?.rawValue ?? "", offset: Self.seconds(found.offset), confidence: found.confidence, driftPPM: found.drift)
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                print(String(decoding: try encoder.encode(alignment), as: UTF8.self))
+            } else {
+                print("offset \(format(alignment.offset)) s by \(alignment.method) (confidence \(format(found.confidence))"
+                    + (found.drift.map { ", drift \(format($0)) ppm" } ?? "") + ")")
+            }
+            return
         }
         let comparison = QualityComparison(
             reference: URL(fileURLWithPath: reference), rendition: URL(fileURLWithPath: rendition),
@@ -142,9 +168,6 @@ struct QualityTool: AsyncParsableCommand {
     }
 
     private func report(_ series: QualitySeries, checks: [Check], passed: Bool, alignment: RecordingOffset?) throws -> Data {
-        struct Alignment: Encodable {
-            let method: String, offset: Double, confidence: Double, driftPPM: Double?
-        }
         struct Report: Encodable {
             let reference: String, rendition: String, offset: Double
             let alignment: Alignment?

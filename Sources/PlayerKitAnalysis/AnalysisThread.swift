@@ -1,4 +1,6 @@
+internal import CFFmpeg
 import Foundation
+import Logging
 import PlayerKitSupport
 
 /// Runs an analysis's blocking work (FFmpeg's decoding, the scoring) on a thread of its own,
@@ -34,5 +36,23 @@ enum AnalysisThread {
             take()?.resume(returning: .failure(.cancelled))
         }
         return try outcome.get()
+    }
+}
+
+/// FFmpeg's log lines, to swift-log under `PlayerKit.analysis` (its warnings at debug level, its
+/// errors at info: a damaged packet an analysis skips is not the app's error) rather than to
+/// standard error.
+enum FFmpegLog {
+    static let logger = Logger(label: "PlayerKit.analysis")
+
+    /// Routes FFmpeg's log here (again: libmpv takes the process's one log callback while it has
+    /// cores). Called before each file is opened.
+    static func route() {
+        pk_av_log_forward_to { level, line in
+            guard let line else { return }
+            let text = String(cString: line).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !text.isEmpty else { return }
+            FFmpegLog.logger.log(level: level <= AV_LOG_ERROR ? .info : .debug, "\(text)", metadata: ["source": "ffmpeg"])
+        }
     }
 }

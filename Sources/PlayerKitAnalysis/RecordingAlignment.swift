@@ -107,12 +107,30 @@ struct SoundAlignment {
         let b = try AudioDecoder.samples(of: other, rate: Self.fineRate, interruption: interruption)
         let refused = AnalysisError.noCommonContent(reference: reference.path, other: other.path, confidence: 0)
         guard Self.isAudible(a), Self.isAudible(b) else { throw refused }
-        // Coarse: the whole of both at 1 kHz.
+        // Coarse: at 1 kHz, the whole of both, and pieces of a minute of the other against the
+        // whole reference (two recorders' clocks 100 ppm apart move the offset 72 ms over 12
+        // minutes, which spreads the whole's peak until it cannot be told from the rest; a
+        // minute moves it 6 ms). The clearest peak wins.
         let coarseA = Self.decimate(a, by: Self.coarseFactor), coarseB = Self.decimate(b, by: Self.coarseFactor)
         let coarseRate = Double(Self.fineRate / Self.coarseFactor)
         let range = Int(searchRange.inSeconds * coarseRate)
-        guard let coarse = Correlation.peak(coarseA, coarseB, maximumLag: range, exclusion: Int(0.01 * coarseRate) + 1) else { throw refused }
+        let exclusion = Int(0.01 * coarseRate) + 1
+        guard var coarse = Correlation.peak(coarseA, coarseB, maximumLag: range, exclusion: exclusion) else { throw refused }
         if interruption.requested.withLock({ $0 }) { throw .cancelled }
+        let piece = Int(60 * coarseRate)
+        if coarseB.count >= 2 * piece, coarse.confidence < 2 * RecordingAlignment.minimumConfidence {
+            let pieces = Correlation.Pieces(coarseA)
+            for fraction in [0.25, 0.5, 0.75] {
+                if interruption.requested.withLock({ $0 }) { throw .cancelled }
+                let start = Int(Double(coarseB.count - piece) * fraction)
+                let section = Array(coarseB[start..<(start + piece)])
+                guard Self.isAudible(section), let found = pieces.peak(section, maximumLag: range + start, exclusion: exclusion),
+                      found.confidence > coarse.confidence, abs(found.lag - start) <= range else { continue }
+                // The piece's lag is from its own start: `a[n + lag]` matches `section[n]`, which
+                // is `b[n + start]`.
+                coarse = Correlation.Peak(lag: found.lag - start, interpolatedLag: found.interpolatedLag - Double(start), confidence: found.confidence)
+            }
+        }
         guard coarse.confidence >= RecordingAlignment.minimumConfidence else {
             throw .noCommonContent(reference: reference.path, other: other.path, confidence: coarse.confidence)
         }
@@ -188,6 +206,44 @@ struct SoundAlignment {
 
 /// Generalized cross-correlation with the phase transform.
 enum Correlation {
+    /// Pieces of one recording against the whole of another, the whole's transform made once.
+    struct Pieces {
+        let transform: FFT
+        let size: Int
+        let count: Int
+        let re: [Float], im: [Float]
+
+        /// For pieces of up to a quarter of `a`'s length (at least a minute at 1 kHz).
+        init(_ a: [Float]) {
+            var size = 2
+            while size < a.count + max(a.count / 4, 60_000) { size <<= 1 }
+            self.size = size
+            count = a.count
+            transform = FFT(size: size)
+            (re, im) = transform.forward(a)
+        }
+
+        /// The peak of the GCC-PHAT of the whole and `piece` (no longer than ``size`` minus the
+        /// whole's length).
+        func peak(_ piece: [Float], maximumLag: Int, exclusion: Int) -> Peak? {
+            guard piece.count <= size - count else { return nil }
+            let (bRe, bIm) = transform.forward(piece)
+            var crossRe = [Float](repeating: 0, count: size), crossIm = [Float](repeating: 0, count: size)
+            for index in 0..<size {
+                let real = re[index] * bRe[index] + im[index] * bIm[index]
+                let imaginary = im[index] * bRe[index] - re[index] * bIm[index]
+                let magnitude = (real * real + imaginary * imaginary).squareRoot()
+                if magnitude > 1e-12 {
+                    crossRe[index] = real / magnitude
+                    crossIm[index] = imaginary / magnitude
+                }
+            }
+            let correlation = transform.inverseReal(crossRe, crossIm)
+            return Correlation.best(in: correlation, size: size, lags: Correlation.lags(maximumLag: maximumLag, a: count, b: piece.count),
+                                    exclusion: exclusion)
+        }
+    }
+
     struct Peak {
         /// The lag of the peak, in samples: `a[n + lag]` matches `b[n]`.
         let lag: Int
@@ -234,12 +290,28 @@ enum Correlation {
             }
         }
         let correlation = transform.inverseReal(aRe, aIm)
-        let limit = min(maximumLag, size / 2 - 1)
+        return best(in: correlation, size: size, lags: Self.lags(maximumLag: maximumLag, a: longestA, b: longestB), exclusion: exclusion)
+    }
+
+    /// The lags searched: within `maximumLag` either way, and only where the two overlap at all
+    /// (`a[n + lag]` against `b[n]`: from `-(b - 1)` to `a - 1`). With a transform of at least
+    /// `a + b` points these are distinct places of the circular correlation; beyond them a
+    /// lag would be read at the place of another (a piece 540 s into a 720 s recording was once
+    /// read as 508.576 s before it: a transform of 1048.576 s, searched to ±600 s).
+    static func lags(maximumLag: Int, a: Int, b: Int) -> ClosedRange<Int> {
+        let lower = -min(maximumLag, max(b - 1, 0)), upper = min(maximumLag, max(a - 1, 0))
+        return lower...max(lower, upper)
+    }
+
+    /// The highest value of the circular `correlation` within `lags`, its place refined, and its
+    /// height over the best beyond `exclusion` from it.
+    static func best(in correlation: [Float], size: Int, lags: ClosedRange<Int>, exclusion: Int) -> Peak? {
         func value(_ lag: Int) -> Float { correlation[(lag % size + size) % size] }
         var best = 0
-        for lag in -limit...limit where value(lag) > value(best) { best = lag }
+        if !lags.contains(best) { best = lags.lowerBound }
+        for lag in lags where value(lag) > value(best) { best = lag }
         var second: Float = 0
-        for lag in -limit...limit where abs(lag - best) > exclusion { second = max(second, value(lag)) }
+        for lag in lags where abs(lag - best) > exclusion { second = max(second, value(lag)) }
         let peakValue = value(best)
         guard peakValue > 0 else { return nil }
         let left = value(best - 1), right = value(best + 1)

@@ -105,6 +105,30 @@ struct SoundAlignmentTests {
         #expect(abs(steady.offset.seconds - 0.5) < 0.001, "offset \(steady.offset)")
     }
 
+    @Test("a piece cut 70 s into a 100 s recording is found 70 s earlier (a lag beyond half the transform was read as another: -61.07 s)")
+    func farIntoTheReference() async throws {
+        let folder = try workspace(seconds: 100)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = folder.appendingPathComponent("source.wav")
+        let piece = try copy(of: source, delay: -70_000, codec: ["-c:a", "aac"], named: "piece.m4a", in: folder)
+        let found = try await RecordingAlignment(reference: source, other: piece).run()
+        #expect(abs(found.offset.seconds + 70) < 0.001, "offset \(found.offset)")
+    }
+
+    @Test("a copy whose recorder's clock ran 200 ppm slow, over 6 minutes (72 ms of drift across it, which spread the whole's peak until it was refused), is found: offset within 1 ms, drift within 10 ppm")
+    func longDrift() async throws {
+        let folder = try workspace(seconds: 360)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = folder.appendingPathComponent("source.wav")
+        // 200 ppm slow: each second of the event takes 1.0002 s of its recording.
+        let slow = folder.appendingPathComponent("slow.m4a")
+        try run(["-i", source.path, "-af", "adelay=1000:all=1,asetrate=47990.4,aresample=48000,volume=0.7", "-c:a", "aac", slow.path])
+        let found = try await RecordingAlignment(reference: source, other: slow).run()
+        #expect(abs(found.offset.seconds - 1.0 * 1.0002) < 0.001, "offset \(found.offset)")
+        let drift = try #require(found.drift)
+        #expect(abs(drift - 200) < 10, "drift \(drift) ppm")
+    }
+
     @Test("recordings of different sounds, a silent one, and one without sound are refused by name, never a wrong offset")
     func refused() async throws {
         let folder = try workspace()

@@ -81,6 +81,29 @@ enum FrameMetrics {
         return total
     }
 
+    /// PSNR and SSIM in one pass over each plane: SSIM's 4x4 block sums give the squared error
+    /// of the samples they cover (`ss - 2 * s12` per block), and only the samples beyond the last
+    /// whole block are read again. Equal to ``psnr(_:_:)`` and ``ssim(_:_:)``.
+    static func scores(_ a: YUVPicture, _ b: YUVPicture) -> (psnr: PlaneScores, ssim: PlaneScores) {
+        precondition(a.width == b.width && a.height == b.height, "pictures of one size")
+        var ssims: [Double] = [], meanSquaredErrors: [Double] = []
+        for plane in 0..<3 {
+            let size = a.size(ofPlane: plane)
+            let (ssim, squaredError) = a.planes[plane].withUnsafeBufferPointer { left in
+                b.planes[plane].withUnsafeBufferPointer { right in
+                    ssimAndSquaredError(left, right, width: size.width, height: size.height)
+                }
+            }
+            ssims.append(ssim)
+            meanSquaredErrors.append(Double(squaredError) / Double(size.width * size.height))
+        }
+        let weights = weights(a)
+        let average = zip(meanSquaredErrors, weights).map { $0 * $1 }.reduce(0, +)
+        return (PlaneScores(y: decibels(meanSquaredErrors[0]), u: decibels(meanSquaredErrors[1]), v: decibels(meanSquaredErrors[2]),
+                            all: decibels(average)),
+                PlaneScores(y: ssims[0], u: ssims[1], v: ssims[2], all: zip(ssims, weights).map { $0 * $1 }.reduce(0, +)))
+    }
+
     static func ssim(_ a: YUVPicture, _ b: YUVPicture) -> PlaneScores {
         precondition(a.width == b.width && a.height == b.height, "pictures of one size")
         var scores: [Double] = []
@@ -115,18 +138,49 @@ enum FrameMetrics {
     /// make two by two (a window every 4 samples), each row of windows summed in `Float`, the
     /// mean over all windows.
     static func ssimPlane(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>, width: Int, height: Int) -> Double {
+        ssimAndSquaredError(a, b, width: width, height: height).ssim
+    }
+
+    /// ``ssimPlane(_:_:width:height:)`` and the plane's sum of squared differences, together.
+    static func ssimAndSquaredError(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>,
+                                    width: Int, height: Int) -> (ssim: Double, squaredError: UInt64) {
         let blocksWide = width >> 2, blocksHigh = height >> 2
-        guard blocksWide >= 2, blocksHigh >= 2, let left = a.baseAddress, let right = b.baseAddress else { return 1 }
+        guard blocksWide >= 2, blocksHigh >= 2, let left = a.baseAddress, let right = b.baseAddress else {
+            return (1, squaredErrorSum(a, b))
+        }
         var previous = BlockRow(blocks: blocksWide)
         var current = BlockRow(blocks: blocksWide)
         blockSums(left, right, width: width, blockRow: 0, blocks: blocksWide, into: &previous)
+        var squaredError = blockSquaredErrors(previous, blocks: blocksWide)
         var total = 0.0
         for blockRow in 1..<blocksHigh {
             blockSums(left, right, width: width, blockRow: blockRow, blocks: blocksWide, into: &current)
+            squaredError += blockSquaredErrors(current, blocks: blocksWide)
             total += Double(windowRow(previous, current, windows: blocksWide - 1))
             swap(&previous, &current)
         }
-        return total / Double((blocksHigh - 1) * (blocksWide - 1))
+        // The samples no whole block covers: the columns right of the last block, in every row,
+        // and the rows below the last block row.
+        let coveredWidth = blocksWide * 4, coveredHeight = blocksHigh * 4
+        for row in 0..<height {
+            let from = row < coveredHeight ? coveredWidth : 0
+            for x in from..<width {
+                let difference = Int64(left[row * width + x]) - Int64(right[row * width + x])
+                squaredError += difference * difference
+            }
+        }
+        return (total / Double((blocksHigh - 1) * (blocksWide - 1)), UInt64(squaredError))
+    }
+
+    /// The squared differences of the samples a row of blocks covers: `ss - 2 * s12` per block.
+    private static func blockSquaredErrors(_ row: BlockRow, blocks: Int) -> Int64 {
+        var sum: Int64 = 0
+        row.ss.withUnsafeBufferPointer { ss in
+            row.s12.withUnsafeBufferPointer { s12 in
+                for block in 0..<blocks { sum += Int64(ss[block] &- 2 &* s12[block]) }
+            }
+        }
+        return sum
     }
 
     /// The SSIM of a row of windows, summed in `Float` as FFmpeg's `ssim_endn_8bit` sums them.

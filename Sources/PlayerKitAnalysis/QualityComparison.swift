@@ -204,9 +204,10 @@ public struct QualityComparison: Sendable {
             for index in 0..<best { series.unpairedRenditionFrames.append(pending[index].index) }
             let partner = pending[best]
             pending.removeFirst(best + 1)
+            let scores = FrameMetrics.scores(reference.picture, partner.picture)
             series.pairs.append(FramePairScore(
                 referenceFrame: reference.index, referenceTime: reference.time, renditionFrame: partner.index, renditionTime: partner.time,
-                psnr: FrameMetrics.psnr(reference.picture, partner.picture), ssim: FrameMetrics.ssim(reference.picture, partner.picture)))
+                psnr: scores.psnr, ssim: scores.ssim))
         }
         // The rendition's frames after the reference's end.
         series.unpairedRenditionFrames += pending.map(\.index)

@@ -34,9 +34,11 @@ public struct RecordingOffset: Sendable, Hashable, Codable {
 ///
 /// **By the sound** the two are cross-correlated with the phase transform (GCC-PHAT), which
 /// weighs every frequency alike, so recordings through different microphones, gains and codecs
-/// still meet: first over the whole of both at 1 kHz within ``searchRange``, then to a fraction
-/// of a millisecond at 8 kHz on windows of 4 s across their overlap, whose line gives the
-/// offset at the reference's start and the drift between the two recorders' clocks.
+/// still meet: first over the whole of both at 1 kHz within ``searchRange`` (and, when that peak
+/// is not clear, pieces of 10 s of the other against the whole reference: two clocks drifting
+/// apart spread a long recording's peak over the lags its offset crosses), then to a fraction of a
+/// millisecond at 8 kHz on windows of 4 s across their overlap, whose line gives the offset at the
+/// reference's start and the drift between the two recorders' clocks (up to 200 ppm).
 ///
 /// **By the picture** each frame's signature is the mean brightness of each cell of a 4x4 grid
 /// over it; the sixteen series, laid on a common clock at 100 Hz (each frame's value held until
@@ -107,28 +109,44 @@ struct SoundAlignment {
         let b = try AudioDecoder.samples(of: other, rate: Self.fineRate, interruption: interruption)
         let refused = AnalysisError.noCommonContent(reference: reference.path, other: other.path, confidence: 0)
         guard Self.isAudible(a), Self.isAudible(b) else { throw refused }
-        // Coarse: at 1 kHz, the whole of both, and pieces of a minute of the other against the
-        // whole reference (two recorders' clocks 100 ppm apart move the offset 72 ms over 12
-        // minutes, which spreads the whole's peak until it cannot be told from the rest; a
-        // minute moves it 6 ms). The clearest peak wins.
+        // Coarse: at 1 kHz, the whole of both; when its peak is not clear, also pieces of 10 s of
+        // the other against the whole reference. Two recorders' clocks 100 ppm apart move the
+        // offset 72 ms over 12 minutes, which spreads the whole's peak over 72 lags until it
+        // cannot be told from the rest (confidence 1.5 in make bench-compare); within 10 s it
+        // moves 1 ms (a minute's 6 ms still read 1.3 to 3.4). A piece's peak counts only where
+        // another piece agrees with it (within what 200 ppm moves the offset between them), so
+        // one chance peak among many pieces is never taken for the offset.
         let coarseA = Self.decimate(a, by: Self.coarseFactor), coarseB = Self.decimate(b, by: Self.coarseFactor)
         let coarseRate = Double(Self.fineRate / Self.coarseFactor)
         let range = Int(searchRange.inSeconds * coarseRate)
         let exclusion = Int(0.01 * coarseRate) + 1
         guard var coarse = Correlation.peak(coarseA, coarseB, maximumLag: range, exclusion: exclusion) else { throw refused }
         if interruption.requested.withLock({ $0 }) { throw .cancelled }
-        let piece = Int(60 * coarseRate)
-        if coarseB.count >= 2 * piece, coarse.confidence < 2 * RecordingAlignment.minimumConfidence {
+        let piece = Int(10 * coarseRate)
+        if coarseB.count >= 4 * piece, coarse.confidence < 2 * RecordingAlignment.minimumConfidence {
             let pieces = Correlation.Pieces(coarseA)
-            for fraction in [0.25, 0.5, 0.75] {
+            let count = min(9, coarseB.count / piece - 1)
+            var found: [(peak: Correlation.Peak, start: Int)] = []
+            for index in 1...count {
                 if interruption.requested.withLock({ $0 }) { throw .cancelled }
-                let start = Int(Double(coarseB.count - piece) * fraction)
+                let start = (coarseB.count - piece) * index / (count + 1)
                 let section = Array(coarseB[start..<(start + piece)])
-                guard Self.isAudible(section), let found = pieces.peak(section, maximumLag: range + start, exclusion: exclusion),
-                      found.confidence > coarse.confidence, abs(found.lag - start) <= range else { continue }
+                guard Self.isAudible(section), let peak = pieces.peak(section, maximumLag: range + start, exclusion: exclusion),
+                      abs(peak.lag - start) <= range else { continue }
                 // The piece's lag is from its own start: `a[n + lag]` matches `section[n]`, which
                 // is `b[n + start]`.
-                coarse = Correlation.Peak(lag: found.lag - start, interpolatedLag: found.interpolatedLag - Double(start), confidence: found.confidence)
+                found.append((Correlation.Peak(lag: peak.lag - start, interpolatedLag: peak.interpolatedLag - Double(start),
+                                               confidence: peak.confidence), start))
+            }
+            for candidate in found.sorted(by: { $0.peak.confidence > $1.peak.confidence }) where candidate.peak.confidence > coarse.confidence {
+                let agreed = found.contains { other in
+                    other.start != candidate.start
+                        && abs(other.peak.lag - candidate.peak.lag) <= Int(Double(abs(other.start - candidate.start)) * 200e-6) + 5
+                }
+                if agreed {
+                    coarse = candidate.peak
+                    break
+                }
             }
         }
         guard coarse.confidence >= RecordingAlignment.minimumConfidence else {

@@ -34,9 +34,10 @@ static void pk_av_log_forward(void *context, int level, const char *format, va_l
     av_log_format_line2(context, level, format, arguments, line, sizeof line, &prefix);
     sink(level, line);
 }
-static inline void pk_av_log_forward_to(pk_av_log_sink sink) {
-    pk_av_log_current_sink = sink;
-    av_log_set_callback(pk_av_log_forward);
-}
+/// Sets where the lines go: once, before any `pk_av_log_install` (PlayerKitAnalysis calls it
+/// from a Swift `static let`, which runs it exactly once, before any reader).
+static inline void pk_av_log_set_sink(pk_av_log_sink sink) { pk_av_log_current_sink = sink; }
+/// Makes FFmpeg's log callback the forwarder (again).
+static inline void pk_av_log_install(void) { av_log_set_callback(pk_av_log_forward); }
 
 #endif

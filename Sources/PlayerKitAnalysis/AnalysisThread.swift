@@ -45,14 +45,19 @@ enum AnalysisThread {
 enum FFmpegLog {
     static let logger = Logger(label: "PlayerKit.analysis")
 
+    /// The forwarder's destination, set once (a `static let` runs its initializer exactly once,
+    /// before anyone reads it).
+    private static let sink: Void = pk_av_log_set_sink { level, line in
+        guard let line else { return }
+        let text = String(cString: line).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else { return }
+        FFmpegLog.logger.log(level: level <= AV_LOG_ERROR ? .info : .debug, "\(text)", metadata: ["source": "ffmpeg"])
+    }
+
     /// Routes FFmpeg's log here (again: libmpv takes the process's one log callback while it has
     /// cores). Called before each file is opened.
     static func route() {
-        pk_av_log_forward_to { level, line in
-            guard let line else { return }
-            let text = String(cString: line).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !text.isEmpty else { return }
-            FFmpegLog.logger.log(level: level <= AV_LOG_ERROR ? .info : .debug, "\(text)", metadata: ["source": "ffmpeg"])
-        }
+        _ = sink
+        pk_av_log_install()
     }
 }

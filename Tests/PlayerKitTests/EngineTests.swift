@@ -179,9 +179,28 @@ struct EngineTests {
         var own = PlayerConfiguration()
         own.extraOptions["af"] = "lavfi=[volume=0.5]"
         #expect(own.mpvOptions(for: id, scaletempo2IsUnsafe: true).last { $0.0 == "af" }?.1 == "lavfi=[volume=0.5]")
+        // Nobody hears a player without an audio output: no pitch kept, no filter; unless the
+        // app chose mpv's output itself.
+        let unheard = PlayerConfiguration(videoOutput: .none, audioOutput: .none)
+        #expect(!unheard.mpvOptions(for: id, scaletempo2IsUnsafe: true).contains { $0.0 == "af" })
+        #expect(unheard.mpvOptions(for: id, scaletempo2IsUnsafe: true).contains { $0 == ("audio-pitch-correction", "no") })
+        var recorded = unheard
+        recorded.extraOptions["ao"] = "pcm"
+        #expect(recorded.mpvOptions(for: id, scaletempo2IsUnsafe: true).contains { $0 == ("af", PlayerConfiguration.pitchFilter) })
+
+        // A headless player at another speed: neither filter in its chain.
+        let (quiet, _) = try await Fixtures.player()
+        try await quiet.load(.file(Fixtures.clipA), startPaused: true)
+        try await quiet.perform(.setSpeed(1.5))
+        try await quiet.perform(.play)
+        let quietChain = "\(try await quiet.property("af"))"
+        #expect(!quietChain.contains("scaletempo"), "af: \(quietChain)")
+        await quiet.shutdown()
 
         // This libmpv (Debian's is 0.35): the client API version agrees with the release number.
-        let (player, _) = try await Fixtures.player()
+        var heard = Fixtures.headless
+        heard.extraOptions["ao"] = "null"
+        let player = try await Player.create(configuration: heard)
         defer { Task { await player.shutdown() } }
         let release = "\(try await player.property("mpv-version"))"  // "mpv 0.35.1"
         let number = release.split(separator: " ").first { $0.contains(".") && $0.contains(where: \.isNumber) }?.drop { !$0.isNumber } ?? ""

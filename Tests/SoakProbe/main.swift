@@ -237,6 +237,9 @@ configuration.eventBus = bus
 configuration.mpvLogLevel = .none
 configuration.networkTimeout = .seconds(3)
 configuration.pitchCorrection = keepsPitch
+// A player without an audio output keeps no pitch (nobody hears it): with --pitch-correction
+// the players choose mpv's null output themselves, which counts as heard.
+if keepsPitch { configuration.extraOptions["ao"] = "null" }
 let playerConfiguration = configuration
 
 // MARK: Operations

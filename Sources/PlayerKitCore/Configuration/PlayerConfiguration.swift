@@ -89,6 +89,11 @@ public struct PlayerConfiguration: Sendable {
     /// a plain C client). On such a libmpv PlayerKit keeps the pitch with mpv's older
     /// `scaletempo` instead, in the player's audio filter chain (`af`) from its creation, so
     /// `scaletempo2` is never used; an `af` in ``extraOptions`` replaces it.
+    ///
+    /// A player without an audio output (``AudioOutput/none``, and no `ao` in
+    /// ``extraOptions``) keeps no pitch, whatever this says: nobody hears it, and mpv changes its
+    /// speed by resampling, which costs far less than keeping the pitch (about half a percent of
+    /// a core per player).
     public var pitchCorrection = true
     /// The kinds of track the player selects when an item loads. Default: video, audio and
     /// subtitles. Without ``Track/Kind/audio`` no audio is decoded at all, and without

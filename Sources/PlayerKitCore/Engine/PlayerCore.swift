@@ -31,6 +31,8 @@ final class PlayerCore: Sendable {
         /// Loads and sent operations whose answer was due when mpv's event queue overflowed:
         /// those still unanswered once the recovery's reads are answered lost theirs.
         var sequenceNumber: UInt64 = 0
+        /// The time of the latest event emitted: event times never go back.
+        var lastEventTime: ContinuousClock.Instant?
         var isShutDown = false
         /// Set with the final ``PlayerEvent/shutDown``: from ``PlayerEvent/shuttingDown`` until
         /// then, features' events are still taken (their last words about the player).
@@ -342,12 +344,15 @@ final class PlayerCore: Sendable {
     /// Drains mpv's queue down to `MPV_EVENT_NONE`. Runs only on `pumpQueue`. Never blocks:
     /// `mpv_wait_event` with timeout 0, and only non-blocking async requests.
     private func drain() {
-        signal.rearm()
+        // When mpv signalled the events: they carry that time, not the moment this thread got
+        // to them (a pump scheduled late on a busy machine would move every frame change).
+        let scheduled = signal.rearm()
         // One event at a time: copy it (mpv reuses its memory at the next call), apply it and
         // deliver what it produced, then ask for the next. Delivering before the next
         // mpv_wait_event matters for latency: the call that finds the queue empty can take tens
         // of microseconds, because libmpv refreshes observed properties inside it.
         while let event = nextEvent() {
+            let signalled = signal.signalled(since: scheduled)
             switch event {
             case .logMessage(let level, let prefix, let text):
                 if LibMPV.isSpuriousAONullError(prefix: prefix, text: text) { continue }
@@ -379,12 +384,12 @@ final class PlayerCore: Sendable {
                 frameClock.note(value.doubleValue)
             case .propertyChanged(Self.bufferedMediaObservation, _, let value):
                 guard bufferedMediaUsers.withLock({ $0 > 0 }) else { continue }
-                update { _ in [.event(.bufferedMediaChanged(Self.bufferedMedia(from: value)))] }
+                update(at: signalled) { _ in [.event(.bufferedMediaChanged(Self.bufferedMedia(from: value)))] }
             case .propertyChanged(let observation, let name, let value) where observation & Self.appObservationBit != 0:
                 guard appObservations.withLock({ $0.live.contains(observation) }) else { continue }
-                update { _ in [.event(.propertyChanged(name: name, value: value))] }
+                update(at: signalled) { _ in [.event(.propertyChanged(name: name, value: value))] }
             default:
-                update { state in
+                update(at: signalled) { state in
                     var outputs = state.model.apply(event)
                     if let playlist = state.model.takeRecoveredPlaylist() { outputs += Self.recoverLoads(&state, playlist: playlist, id: id) }
                     return outputs
@@ -557,7 +562,8 @@ final class PlayerCore: Sendable {
     /// what keeps every player's events in order when the pump and an API call (an optimistic
     /// pause, say) produce events at the same time, while no lock is held during delivery.
     /// Each record gets the monotonic time (for measuring) and the wall-clock time (for display).
-    private func emit(_ state: inout State, _ outputs: [PlaybackModel.Output], timestamp: Date) -> Bool {
+    private func emit(_ state: inout State, _ outputs: [PlaybackModel.Output], timestamp: Date,
+                      at signalled: ContinuousClock.Instant? = nil) -> Bool {
         var time: ContinuousClock.Instant?
         for case .event(let event) in outputs {
             // Once shutdown began, only shuttingDown, the features' last events and the final
@@ -571,8 +577,10 @@ final class PlayerCore: Sendable {
                 guard lastWords else { continue }
             }
             state.sequenceNumber += 1
-            let now = time ?? ContinuousClock.now
+            var now = time ?? signalled ?? ContinuousClock.now
+            if let last = state.lastEventTime, last > now { now = last }
             time = now
+            state.lastEventTime = now
             state.outbox.append(PlayerEventRecord(
                 playerID: id, event: event, sequenceNumber: state.sequenceNumber, time: now, timestamp: timestamp))
         }
@@ -637,7 +645,9 @@ final class PlayerCore: Sendable {
 
     /// Changes the state under the lock, numbers the events produced, then (outside the lock)
     /// delivers them and carries out the other outputs.
-    private func update(_ change: (inout State) -> [PlaybackModel.Output]) {
+    /// `signalled`: when mpv signalled the event being applied (``WakeupSignal/signalled(since:)``),
+    /// the time its events carry; nil: now.
+    private func update(at signalled: ContinuousClock.Instant? = nil, _ change: (inout State) -> [PlaybackModel.Output]) {
         // The app's wall clock (``PlayerConfiguration/wallClock``) is read before the lock: no
         // app code runs under it.
         let wall = wallClock()
@@ -645,7 +655,7 @@ final class PlayerCore: Sendable {
             let outputs = change(&state)
             let answers = state.answers
             state.answers = []
-            return (outputs, emit(&state, outputs, timestamp: wall), answers)
+            return (outputs, emit(&state, outputs, timestamp: wall, at: signalled), answers)
         }
         if deliver { deliverOutbox() }
         for answer in answers { answer.reply.resume(answer.result) }
@@ -1134,6 +1144,11 @@ private func playerKitWakeup(_ context: UnsafeMutableRawPointer?) {
 /// Coalesces mpv's wakeups into at most one scheduled drain at a time.
 final class WakeupSignal: Sendable {
     private let scheduled = Atomic<Bool>(false)
+    /// When mpv last called the wakeup callback, and when the callback scheduled the drain now
+    /// running or due: nanoseconds on the monotonic clock since ``origin``.
+    private let latest = Atomic<Int64>(0)
+    private let scheduling = Atomic<Int64>(0)
+    private let origin = ContinuousClock.now
     private let queue: DispatchQueue
     /// The drain, in a class of its own: a closure kept in a `Locked` directly comes out of
     /// `withLock { $0 }` wrapped in two more reabstraction thunks each time (the inout write-back
@@ -1156,7 +1171,10 @@ final class WakeupSignal: Sendable {
 
     /// Schedules a drain unless one is already scheduled. Fast and lock-free on the hot path.
     func fire() {
+        let now = Self.nanoseconds(ContinuousClock.now - origin)
+        latest.store(now, ordering: .releasing)
         guard !scheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        scheduling.store(now, ordering: .releasing)
         queue.async { [self] in
             let body = drain.withLock { $0 }
             body?.run()
@@ -1164,7 +1182,28 @@ final class WakeupSignal: Sendable {
     }
 
     /// Called by the drain before it reads events, so a wakeup during the drain schedules another.
-    func rearm() {
+    /// Returns when the wakeup that scheduled this drain came (nanoseconds since ``origin``).
+    @discardableResult
+    func rearm() -> Int64 {
+        let since = scheduling.load(ordering: .acquiring)
         scheduled.store(false, ordering: .releasing)
+        return since
+    }
+
+    /// When mpv signalled the event the drain just read: its latest wakeup, which mpv calls as
+    /// it queues an event or notes a property change, so at or after that moment and at or
+    /// before now. Never before `since`, the wakeup that scheduled the drain (an event read
+    /// before its own wakeup came gets that, not an older one). Nil when no wakeup came yet.
+    func signalled(since: Int64) -> ContinuousClock.Instant? {
+        let nanoseconds = max(latest.load(ordering: .acquiring), since)
+        guard nanoseconds > 0 else { return nil }
+        let instant = origin + .nanoseconds(nanoseconds)
+        let now = ContinuousClock.now
+        return instant < now ? instant : now
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }

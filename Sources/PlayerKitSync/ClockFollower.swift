@@ -187,6 +187,7 @@ public final class ClockFollower: Sendable, CorrectionMachineOwner {
         state.withLock { state in
             guard !state.invalidated else { return ([], [:]) }
             let actions = body(&state.machine)
+            guard !actions.isEmpty else { return ([], [:]) }
             return (actions, Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, $0.player) }))
         }
     }

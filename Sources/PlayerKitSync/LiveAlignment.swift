@@ -89,6 +89,9 @@ struct LiveAlignment: Sendable {
         var recent: [Double] = []
         /// Frames to let pass before skews count again (after a release or a seek).
         var settling = 0
+        /// Whether the member was released from a hold and its first measured skew tells how
+        /// early or late it started (``startLatency`` learns from it).
+        var measuresStart = false
         /// Whether ``SyncEvent/joined`` was published.
         var joinReported = false
         /// The last frame: its media time and when it changed.
@@ -189,6 +192,14 @@ struct LiveAlignment: Sendable {
     /// The members told to pause with the group (one that joins while it is paused is told at
     /// its first frame).
     private var pausedMembers: Set<PlayerID> = []
+    /// How long before the clock reaches a held member's frame it is told to play, in seconds:
+    /// ``SyncSettings/startLatency`` at first, then learned from each release (the first skew
+    /// measured after it), as the time mpv takes to start differs from machine to machine.
+    private(set) var startLatency: Double
+
+    /// The most ``startLatency`` becomes: a start measured later than this is an outlier (a
+    /// busy machine), not mpv's latency.
+    static let startLatencyLimit = 0.02
 
     /// The span of MPEG-TS's 33-bit clock of 90 kHz: its timestamps start again at 0 after it
     /// (26.5 hours). A member whose clock wrapped and one whose did not yet are this far apart.
@@ -201,6 +212,7 @@ struct LiveAlignment: Sendable {
         self.settings = settings
         self.leaderChoice = leader
         self.external = false
+        startLatency = settings.startLatency.inSeconds
     }
 
     /// A machine that follows a clock its owner sets (``setClock(_:speed:at:)``), not a member.
@@ -208,6 +220,7 @@ struct LiveAlignment: Sendable {
         self.settings = settings
         self.leaderChoice = .furthestAhead
         self.external = true
+        startLatency = settings.startLatency.inSeconds
     }
 
     /// Sets the clock the members follow (outside-clock machines): `media` (on the group's
@@ -254,18 +267,22 @@ struct LiveAlignment: Sendable {
     var leaderID: PlayerID? {
         if external { return nil }
         if case .liveEdge = leaderChoice { return nil }
-        if case .member(let id) = leaderChoice, member(id) != nil { return id }
-        if let leader, member(leader) != nil { return leader }
+        if case .member(let id) = leaderChoice, has(id) { return id }
+        if let leader, has(leader) { return leader }
         return members.first?.id
     }
 
     func member(_ id: PlayerID) -> Member? { members.first { $0.id == id } }
 
+    /// Whether `id` is a member (without copying its state, as ``member(_:)`` does: this runs
+    /// at every frame).
+    func has(_ id: PlayerID) -> Bool { members.contains { $0.id == id } }
+
     // MARK: Inputs
 
     /// A member joins (it is loading or already playing).
     mutating func join(_ id: PlayerID, at time: ContinuousClock.Instant) -> [Action] {
-        guard member(id) == nil else { return [] }
+        guard !has(id) else { return [] }
         let offset = settings.offsets[id]
         members.append(Member(id: id, joinedAt: time, seekLead: settings.seekLead.inSeconds,
                               meter: SkewMeter(window: settings.skewWindow),
@@ -432,7 +449,7 @@ struct LiveAlignment: Sendable {
             }
             return actions
         }
-        if anchor == nil, !followsLiveEdge, !external, restartOn == nil || restartOn == id || member(restartOn!) == nil {
+        if anchor == nil, !followsLiveEdge, !external, restartOn == nil || restartOn == id || !has(restartOn!) {
             // The clock starts on the first frame any member shows.
             anchor = (media, time)
             leader = id
@@ -474,6 +491,15 @@ struct LiveAlignment: Sendable {
         if members[index].settling > 0 {
             members[index].settling -= 1
             return actions + releaseDue(at: time)
+        }
+        if members[index].measuresStart {
+            // The first skew after a release: positive, it started early (mpv starts faster than
+            // the latency allowed for); half of it is taken off the latency.
+            // A skew beyond the limit is something else (a stall, a busy machine).
+            members[index].measuresStart = false
+            if abs(skew) < Self.startLatencyLimit {
+                startLatency = min(Self.startLatencyLimit, max(0, startLatency - skew * 0.5))
+            }
         }
         members[index].meter.add(skew, at: time)
         members[index].recent.append(skew)
@@ -636,6 +662,9 @@ struct LiveAlignment: Sendable {
     /// How far inside the end of a member's seekable ranges a corrective seek lands.
     static let seekableMargin = 0.2
 
+    /// The smallest change of a member's speed a trim sends (0.02%: 0.2 ms a second closed).
+    static let smallestSpeedChange = 0.0002
+
     /// The shortest time between two speed trims of a member (8 frames at 30 fps).
     static let trimInterval: Duration = .milliseconds(250)
 
@@ -737,15 +766,14 @@ struct LiveAlignment: Sendable {
     /// far from it (it joined after another started the clock), or, with the furthest-ahead
     /// rule, a joining member far ahead.
     private func takesTheLead(_ index: Int, skew: Double) -> Bool {
-        let member = members[index]
-        guard !external, abs(skew) > settings.realignThreshold.inSeconds, member.status == .playing else { return false }
+        guard !external, abs(skew) > settings.realignThreshold.inSeconds, members[index].status == .playing else { return false }
         switch leaderChoice {
         case .member(let id):
-            return id == member.id && member.fell == nil
+            return id == members[index].id && members[index].fell == nil
         case .liveEdge:
             return false
         case .furthestAhead:
-            return skew > 0 && member.alignedAt == nil && member.fell?.reason != .missingSegment
+            return skew > 0 && members[index].alignedAt == nil && members[index].fell?.reason != .missingSegment
         }
     }
 
@@ -809,7 +837,7 @@ struct LiveAlignment: Sendable {
         // event through the member's player, and the skew's median moves a little with
         // every frame.
         let due = members[index].lastTrim.map { time - $0 >= Self.trimInterval } ?? true
-        if due, abs(wanted - members[index].speed) > 0.0005 || (wanted == own && members[index].speed != own) {
+        if due, abs(wanted - members[index].speed) > Self.smallestSpeedChange || (wanted == own && members[index].speed != own) {
             members[index].speed = wanted
             members[index].lastTrim = time
             return [.send(id, .setSpeed(wanted))]
@@ -891,9 +919,10 @@ struct LiveAlignment: Sendable {
         var actions: [Action] = []
         for index in members.indices {
             guard case .holding(let media) = members[index].status,
-                  clock + settings.startLatency.inSeconds * speed + Self.instantTolerance >= media else { continue }
+                  clock + startLatency * speed + Self.instantTolerance >= media else { continue }
             members[index].status = .playing
             members[index].settling = 2
+            members[index].measuresStart = true
             members[index].recent = []
             if members[index].speed != ownSpeed(index) {
                 // The group's speed changed while it was held (it got the speed with its seek).
@@ -907,15 +936,17 @@ struct LiveAlignment: Sendable {
 
     /// A wake-up for each held member (after the clock moved, or a wake-up came early).
     private func wakesForHeld() -> [Action] {
-        members.flatMap { member -> [Action] in
-            guard case .holding(let media) = member.status else { return [] }
-            return wakeFor(media)
+        var actions: [Action] = []
+        for index in members.indices {
+            guard case .holding(let media) = members[index].status else { continue }
+            actions += wakeFor(media)
         }
+        return actions
     }
 
     private func wakeFor(_ media: Double) -> [Action] {
         guard let instant = instant(whenClockReaches: media) else { return [] }
-        return [.wake(at: instant - settings.startLatency)]
+        return [.wake(at: instant - .seconds(startLatency))]
     }
 }
 
@@ -947,3 +978,4 @@ struct SkewMeter: Sendable {
             samples: magnitudes.count)
     }
 }
+

@@ -409,8 +409,10 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
     ) -> (actions: [LiveAlignment.Action], players: [PlayerID: any MediaPlayer]) {
         state.withLock { state in
             guard !state.invalidated else { return ([], [:]) }
-            if let showing, state.members.first(where: { $0.player.id == showing })?.showing != true { return ([], [:]) }
+            if let showing, !state.members.contains(where: { $0.player.id == showing && $0.showing }) { return ([], [:]) }
             let actions = body(&state.machine)
+            // Most frames ask for nothing: no table of the members for them.
+            guard !actions.isEmpty else { return ([], [:]) }
             return (actions, Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, $0.player) }))
         }
     }

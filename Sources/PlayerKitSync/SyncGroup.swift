@@ -564,6 +564,7 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
                 }
             }
             let actions = state.machine.frame(id, media: position, at: time)
+            guard !actions.isEmpty else { return ([], [:]) }
             return (actions, Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, $0.player) }))
         }
         runActions(actions, players: players)
@@ -574,6 +575,7 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
         state.withLock { state in
             guard !state.invalidated else { return ([], [:]) }
             let actions = body(&state.machine)
+            guard !actions.isEmpty else { return ([], [:]) }
             return (actions, Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, $0.player) }))
         }
     }

@@ -30,14 +30,15 @@ public struct SyncSettings: Sendable, Hashable, Codable {
     /// How strongly a skew is trimmed: relative speed change per second of skew. Default 1
     /// (a 10 ms skew plays at 1% off until it closes).
     var trimGain: Double = 1
-    /// Skews within this are not trimmed. Default 1 ms (a frame change is timed within
-    /// about 0.3 ms).
-    var deadBand: Duration = .milliseconds(1)
+    /// Skews within this are not trimmed. Default 0.3 ms (a frame change is timed within
+    /// about 0.3 ms; with 1 ms four live angles kept up to a millisecond apart for seconds).
+    var deadBand: Duration = .microseconds(300)
     /// Skew within which a member counts as in step (for ``SyncEvent/aligned(after:)``
     /// and ``SyncEvent/realigned(after:reason:)``). Default 5 ms.
     public var alignedTolerance: Duration = .milliseconds(5)
     /// How long before the clock reaches a held member's frame it is told to play: the time
-    /// mpv takes to start. Default 3 ms.
+    /// mpv takes to start, at first. Default 3 ms; the group then learns it from each release
+    /// (on this machine mpv starts in about half a millisecond).
     var startLatency: Duration = .milliseconds(3)
     /// A forward jump of a member's media beyond the time that passed, by more than this,
     /// is a missing segment. Default 0.25 s.

@@ -18,8 +18,9 @@ private struct SimulatedMember {
     var lastFrameNumber: Int
     /// Seeks are refused without an error, as mpv refuses one outside a live stream's cache.
     var refusesSeeks = false
+    /// How long a play or a pause takes to take effect.
+    var startLatency = 0.002
     static let fps = 30.0
-    static let startLatency = 0.002
     static let seekTime = 0.12
 
     init(_ id: PlayerID, media: Double) {
@@ -56,7 +57,7 @@ private struct Simulation {
             case .send(let id, let command):
                 commands.append((id, command, now))
                 guard let index = members.firstIndex(where: { $0.id == id }) else { continue }
-                let delay: Double = if case .seek = command { SimulatedMember.seekTime } else { SimulatedMember.startLatency }
+                let delay: Double = if case .seek = command { SimulatedMember.seekTime } else { members[index].startLatency }
                 members[index].pending.append((now + delay, command))
             case .publish(let id, let event):
                 events.append((id, event, now))
@@ -91,8 +92,10 @@ private struct Simulation {
                     case .seek where members[index].refusesSeeks:
                         break
                     case .seek(let target, _):
-                        members[index].media = target
+                        // Lands showing the frame at the target, from that frame's start, as
+                        // mpv's exact seek does.
                         members[index].lastFrameNumber = Int((target * SimulatedMember.fps).rounded(.down))
+                        members[index].media = Double(members[index].lastFrameNumber) / SimulatedMember.fps + 1e-9
                         let id = members[index].id
                         apply(machine.frame(id, media: Double(members[index].lastFrameNumber) / SimulatedMember.fps, at: instant(now)))
                     default: break
@@ -198,6 +201,32 @@ struct LiveAlignmentTests {
         #expect(bCommands.contains { $0.command == .play && $0.at > seek.at })
         #expect(abs(sim.trueSkew(b) ?? 1) < 0.006)
         #expect(sim.events(of: b).contains { if case .aligned = $0 { true } else { false } })
+    }
+
+    @Test("a held member is told to play the time its player takes to start before its frame is due, learned from each release: a player that starts in 0.5 ms, not the 3 ms first assumed, starts 2.5 ms early once, then closer each time")
+    func startLatencyIsLearned() throws {
+        var sim = Simulation()
+        sim.join(a, media: 10)
+        sim.run(for: 1)
+        sim.join(b, media: 10.3)  // 0.7 s behind: seeked, held and released
+        let index = try #require(sim.members.firstIndex { $0.id == b })
+        sim.members[index].startLatency = 0.0005
+        #expect(abs(sim.machine.startLatency - 0.003) < 1e-9)
+        sim.run(for: 3)
+        var learned = [sim.machine.startLatency]
+        for _ in 0..<3 {
+            // A stall: b is brought back with a seek, held and released again.
+            sim.members[index].stalledUntil = sim.now + 1
+            sim.apply(sim.machine.stateChanged(b, to: .buffering, at: sim.instant(sim.now)))
+            sim.run(for: 3)
+            learned.append(sim.machine.startLatency)
+        }
+        #expect(sim.commands.filter { $0.id == b && $0.command == .play }.count >= 4)
+        // Each release took off half of how early it started.
+        #expect(learned[0] < 0.0025 && learned[0] > 0.0015, "\(learned)")
+        #expect(zip(learned, learned.dropFirst()).allSatisfy { $1 < $0 }, "\(learned)")
+        #expect(learned.last! < 0.0012, "\(learned)")
+        #expect(abs(sim.trueSkew(b) ?? 1) < 0.001)
     }
 
     @Test("small skews are trimmed by speed within ±5%, none within the dead band, and the skew closes")

@@ -52,13 +52,19 @@ struct LifecycleTests {
         #expect(!PlayerRegistry.liveIDs.contains(id))
     }
 
-    @Test("pitch correction is on by default and off when configured; a player without it plays at double speed to the end")
+    @Test("pitch correction is on by default for a player heard and off when configured, or when nobody hears the player; a player without it plays at double speed to the end")
     func pitchCorrection() async throws {
-        let (standard, _) = try await Fixtures.player(id: Fixtures.uniqueID("pitch-on"))
-        var configuration = Fixtures.headless
+        // Heard: mpv's null output chosen by the app counts as an output.
+        var heard = Fixtures.headless
+        heard.extraOptions["ao"] = "null"
+        let (standard, _) = try await Fixtures.player(id: Fixtures.uniqueID("pitch-on"), configuration: heard)
+        let (unheard, _) = try await Fixtures.player(id: Fixtures.uniqueID("pitch-unheard"))
+        var configuration = heard
         configuration.pitchCorrection = false
         let (plain, recorder) = try await Fixtures.player(id: Fixtures.uniqueID("pitch-off"), configuration: configuration)
         await #expect(try standard.property("audio-pitch-correction") == .flag(true))
+        await #expect(try unheard.property("audio-pitch-correction") == .flag(false))
+        await unheard.shutdown()
         await #expect(try plain.property("audio-pitch-correction") == .flag(false))
         try await plain.perform(.setSpeed(2))
         _ = try await plain.load(.file(Fixtures.clipB))

@@ -10,6 +10,9 @@ public struct PlayerEventRecord: Sendable, Hashable {
     public let sequenceNumber: UInt64
     /// When the event was produced, on the monotonic `ContinuousClock`: measure with this
     /// (intervals between frames, drift, latency). A stepped system clock does not move it.
+    /// An event that comes from mpv (a new position, a state change) carries the moment mpv
+    /// signalled it, not the later moment PlayerKit's event thread got to it, so a busy
+    /// machine does not move it. A player's events' times never go back.
     public let time: ContinuousClock.Instant
     /// When the event was produced, by the wall clock (``PlayerConfiguration/wallClock``): for
     /// display and logs only; it jumps when the system clock is stepped.

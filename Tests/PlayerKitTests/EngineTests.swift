@@ -219,6 +219,31 @@ struct EngineTests {
         #expect(player.snapshot.speed == 1.5 && !player.isPaused)
     }
 
+    @Test("a muted player runs its pitch filter without the search (nobody hears its pitch), still taking the speed so that mpv inserts no scaletempo2; unmuted, the full filter is back, and it plays on throughout")
+    func mutedPitchFilter() async throws {
+        var heard = Fixtures.headless
+        heard.extraOptions["ao"] = "null"
+        let (player, recorder) = try await Fixtures.player(configuration: heard)
+        defer { Task { await player.shutdown() } }
+        try #require(LibMPV.scaletempo2IsUnsafe, "only a libmpv before 0.37 has PlayerKit's pitch filter")
+        try await player.load(.file(Fixtures.clipA))
+        #expect(await recorder.waitForState(.playing))
+        try await player.perform(.setSpeed(1.25))
+        try await player.perform(.setMuted(true))
+        let muted = "\(try await player.property("af"))"
+        #expect(muted.contains("playerkit-pitch") && muted.contains("overlap") && !muted.contains("scaletempo2"), "af: \(muted)")
+        try await player.perform(.setMuted(false))
+        let heardAgain = "\(try await player.property("af"))"
+        #expect(heardAgain.contains("playerkit-pitch") && !heardAgain.contains("overlap") && !heardAgain.contains("scaletempo2"), "af: \(heardAgain)")
+        #expect(player.snapshot.isMuted == false && player.snapshot.speed == 1.25)
+        // Still playing: the position moves on after both changes of the chain.
+        let before = player.snapshot.position ?? 0
+        let moved = await recorder.waitFor(timeout: .seconds(5)) {
+            if case .positionChanged(let position) = $0.event { return position > before + 0.3 } else { return false }
+        }
+        #expect(moved != nil)
+    }
+
     @Test("in turn: each player gets the command once the one before answered; a refused one does not stop the turn, and each answer is its own")
     func performInTurn() async throws {
         var made: [Player] = []

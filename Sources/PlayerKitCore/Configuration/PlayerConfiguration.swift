@@ -93,7 +93,9 @@ public struct PlayerConfiguration: Sendable {
     /// A player without an audio output (``AudioOutput/none``, and no `ao` in
     /// ``extraOptions``) keeps no pitch, whatever this says: nobody hears it, and mpv changes its
     /// speed by resampling, which costs far less than keeping the pitch (about half a percent of
-    /// a core per player).
+    /// a core per player). A player with an output that is muted (``PlayerCommand/setMuted(_:)``)
+    /// keeps its filter, but without its search for the best overlap, which costs as little; the
+    /// whole filter is back before it is unmuted (its audio chain restarts at each change).
     public var pitchCorrection = true
     /// The kinds of track the player selects when an item loads. Default: video, audio and
     /// subtitles. Without ``Track/Kind/audio`` no audio is decoded at all, and without

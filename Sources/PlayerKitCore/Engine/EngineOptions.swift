@@ -85,6 +85,8 @@ extension PlayerConfiguration {
 
     /// The audio filter that keeps the pitch on a libmpv whose `scaletempo2` is unsafe.
     static let pitchFilter = "@playerkit-pitch:scaletempo"
+    /// The same filter while the player is muted: no overlap, so no search for the best one.
+    static let mutedPitchFilter = "@playerkit-pitch:scaletempo=overlap=0"
 }
 
 /// Facts about the libmpv this process runs with.

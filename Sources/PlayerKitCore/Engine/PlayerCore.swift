@@ -147,6 +147,10 @@ final class PlayerCore: Sendable {
     private let pollTimer: RepeatingTimer?
     /// How long a load waits for its item (``PlayerConfiguration/loadTimeout``).
     private let loadTimeout: Duration
+    /// Whether the player keeps the pitch with PlayerKit's own filter
+    /// (``PlayerConfiguration/pitchFilter``): then a muted player runs it without its search
+    /// (``EngineOperation/setPitchFilter(muted:)``).
+    private let hasPitchFilter: Bool
 
     init(id: PlayerID, configuration: PlayerConfiguration) throws(PlayerError) {
         guard configuration.networkTimeout > .zero, configuration.networkTimeout <= .seconds(86_400) else {
@@ -161,7 +165,9 @@ final class PlayerCore: Sendable {
             }
         }
         self.id = id
-        let handle = try MPVHandle(playerID: id, options: configuration.mpvOptions(for: id))
+        let options = configuration.mpvOptions(for: id)
+        hasPitchFilter = options.last { $0.0 == "af" }?.1 == PlayerConfiguration.pitchFilter
+        let handle = try MPVHandle(playerID: id, options: options)
         self.handle = handle
         // On failure the handle's deinit destroys the core.
         self.catalog = try MPVCatalog.shared(using: handle)
@@ -688,6 +694,18 @@ final class PlayerCore: Sendable {
     /// back to what mpv has, with its change event.
     /// - Throws: ``PlayerError/playerShutDown(_:)``, or an error when mpv cannot even queue it.
     func send(_ operation: EngineOperation, reply: SentReply? = nil) throws(PlayerError) {
+        // A muted player's pitch is not heard: its pitch filter runs without its search while
+        // muted (set after the mute, put back before the unmute). Never the operation's own
+        // failure: the filter is PlayerKit's business.
+        guard hasPitchFilter, case .command(.setMuted(let muted)) = operation else {
+            return try sendOne(operation, reply: reply)
+        }
+        if !muted { try? sendOne(.setPitchFilter(muted: false)) }
+        try sendOne(operation, reply: reply)
+        if muted { try? sendOne(.setPitchFilter(muted: true)) }
+    }
+
+    private func sendOne(_ operation: EngineOperation, reply: SentReply? = nil) throws(PlayerError) {
         let requests = operation.requests
         // The app's wall clock is read before the lock: no app code runs under it.
         let wall = wallClock()

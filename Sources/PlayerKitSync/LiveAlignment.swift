@@ -201,6 +201,10 @@ struct LiveAlignment: Sendable {
     /// busy machine), not mpv's latency.
     static let startLatencyLimit = 0.02
 
+    /// The largest skew after a release taken as the start's error (5 ms): mpv starts within
+    /// a few milliseconds of being told.
+    static let startErrorLimit = 0.005
+
     /// The span of MPEG-TS's 33-bit clock of 90 kHz: its timestamps start again at 0 after it
     /// (26.5 hours). A member whose clock wrapped and one whose did not yet are this far apart.
     static let timestampWrap = Double(1 << 33) / 90_000
@@ -495,9 +499,10 @@ struct LiveAlignment: Sendable {
         if members[index].measuresStart {
             // The first skew after a release: positive, it started early (mpv starts faster than
             // the latency allowed for); half of it is taken off the latency.
-            // A skew beyond the limit is something else (a stall, a busy machine).
+            // A skew beyond a few milliseconds is something else (a stall, a clock that moved,
+            // a busy machine).
             members[index].measuresStart = false
-            if abs(skew) < Self.startLatencyLimit {
+            if abs(skew) < Self.startErrorLimit {
                 startLatency = min(Self.startLatencyLimit, max(0, startLatency - skew * 0.5))
             }
         }

@@ -50,8 +50,38 @@ pass() {
   echo "== test pass: $name ($bundle $*)"
   local started=$SECONDS
   local report="$log_dir/$name-swift-testing.xml"
-  NO_COLOR=1 "$bundle" --testing-library swift-testing --xunit-output "$report" "$@" 2>&1 | tee "$log"
-  local status=${PIPESTATUS[0]}
+  # The bundle runs under a watchdog: a pass still running after its limit (PASS_LIMITS below) is
+  # a hang. Its threads' stacks are written next to its log (gdb, when installed), it is killed,
+  # and it counts as a failure naming the tests still running. Without it a hang ran until CI's
+  # 90 minutes were up and CI's tail showed only the last tests that passed (2026-11-28).
+  NO_COLOR=1 "$bundle" --testing-library swift-testing --xunit-output "$report" "$@" >"$log" 2>&1 &
+  local bundle_pid=$!
+  tail -n +1 -f --pid="$bundle_pid" "$log" &
+  local tail_pid=$!
+  local limit=${PASS_LIMITS[$name]:-600}
+  (
+    waited=0
+    while kill -0 "$bundle_pid" 2>/dev/null; do
+      sleep 1
+      waited=$((waited + 1))
+      if [ "$waited" -ge "$limit" ]; then
+        echo "$limit" >"$log_dir/$name.hung"
+        if command -v gdb >/dev/null; then
+          # Swift's names demangled (swift-demangle comes with the toolchain).
+          timeout 120 gdb -p "$bundle_pid" -batch -ex 'thread apply all bt 40' 2>&1 |
+            { if command -v swift-demangle >/dev/null; then swift-demangle --simplified; else cat; fi; } >"$log_dir/$name-stacks.txt"
+        fi
+        kill -9 "$bundle_pid" 2>/dev/null
+        break
+      fi
+    done
+  ) &
+  local watchdog_pid=$!
+  wait "$bundle_pid"
+  local status=$?
+  kill "$watchdog_pid" 2>/dev/null
+  wait "$watchdog_pid" 2>/dev/null
+  wait "$tail_pid" 2>/dev/null
   local ok bad
   # Swift Testing's report: <testsuite ... tests="N" failures="F" skipped="S" ...>.
   local suite
@@ -76,20 +106,54 @@ pass() {
   passed=$((passed + ok))
   failed=$((failed + bad))
   while IFS= read -r line; do failures+=("$name: $line"); done < <(grep -E 'Test .* failed after' "$log" | grep -v 'Test run with')
-  if [ "$status" -ne 0 ] && [ "$bad" -eq 0 ]; then
+  if [ -f "$log_dir/$name.hung" ]; then
+    failed=$((failed + 1))
+    failures+=("$name: the pass hung: still running after $limit s, killed (threads' stacks: $log_dir/$name-stacks.txt)")
+    # The PlayerKit frames each thread was in, once per distinct stack, so CI's tail shows the hang.
+    while IFS= read -r line; do failures+=("$name:   $line"); done < <(
+      python3 - "$log_dir/$name-stacks.txt" <<'PY' 2>/dev/null
+import re, sys
+threads, current = [], None
+for line in open(sys.argv[1], errors='replace'):
+    if line.startswith('Thread '):
+        current = []
+        threads.append(current)
+    elif current is not None and line.startswith('#'):
+        # Frames in the project's own code: "in function (arguments) at .../Sources/File.swift:N".
+        m = re.search(r' in (.*?) \(.* at \S*/(?:Sources|Tests|Examples)/(?:\S*/)?([^/\s]+:\d+)', line)
+        if m:
+            current.append(m.group(1).replace('closure #1 in ', '')[:80] + ' (' + m.group(2) + ')')
+seen = set()
+for frames in threads:
+    if not frames:
+        continue
+    key = ' < '.join(frames[:3])
+    if key in seen:
+        continue
+    seen.add(key)
+    print('thread in: ' + key[:400])
+    if len(seen) >= 10:
+        break
+PY
+    )
+  elif [ "$status" -ne 0 ] && [ "$bad" -eq 0 ]; then
     failed=$((failed + 1))
     failures+=("$name: the pass exited with status $status (a crash or a hang cut short; see above)")
     # CI shows only the output's tail: say here what crashed. The crash's own lines (Swift's
-    # backtracer, a runtime or libc abort, an assertion), and the tests that started and never
+    # backtracer, a runtime or libc abort, an assertion); below, the tests that started and never
     # ended, which were running when it happened.
     while IFS= read -r line; do failures+=("$name:   $line"); done < <(
       grep -n -m 12 -E 'Program crashed|Fatal error|Assertion|assertion|Simultaneous accesses|CONTINUATION MISUSE|double free|corrupted|Aborted|Segmentation|terminate called|^[[:space:]]*[0-9]+ .* in ' "$log" | cut -c1-300)
+  fi
+  if [ -f "$log_dir/$name.hung" ] || { [ "$status" -ne 0 ] && [ "$bad" -eq 0 ]; }; then
     while IFS= read -r line; do failures+=("$name:   still running: $line"); done < <(
       python3 - "$log" <<'PY'
 import re, sys
 started, ended = [], set()
 for line in open(sys.argv[1], errors='replace'):
-    m = re.match(r'^\S+ Test "(.*)" (started|passed after|failed after|skipped|with \d+ test cases? (passed|failed) after)', line)
+    # A test is named "its display name" or by its function, name(); a parameterized one ends
+    # "with N test cases passed after".
+    m = re.match(r'^\S+ Test ("(?:[^"\\]|\\.)*"|\S+\(.*?\)) (started|passed after|failed after|skipped|with \d+ test cases? (passed|failed) after)', line)
     if m:
         if m.group(2) == 'started':
             started.append(m.group(1))
@@ -148,6 +212,10 @@ width=$(( $(nproc 2>/dev/null || echo 2) * 12 ))
 #   process; its watchdog calls a call stuck after 30 s): both cores each, which starved the
 #   parallel pass and would disturb the timing tests, but neither measures time. One after the
 #   other in the serial pass they took 53 s; together, 30 s.
+# Each pass's limit in seconds, for the watchdog in pass(): about four times what each takes on
+# this 2-core machine (parallel 52 s, heavy 63 s, live 17 s, serial 215 s at 3c9ca32), so a
+# slower machine passes and a hang still ends within CI's 90 minutes.
+declare -A PASS_LIMITS=([parallel]=300 [heavy]=300 [live]=180 [serial]=900)
 pass parallel --experimental-maximum-parallelization-width "$width" --skip "$timing_tests|$live_tests|$heavy_tests"
 pass heavy --filter "$heavy_tests"
 if [ -n "$alongside_pid" ]; then

@@ -415,7 +415,12 @@ struct MediaCacheTests {
             locked = flock(held, LOCK_EX | LOCK_NB) == 0
         }
         try #require(locked, "the first cache's lock was not let go within 5 s")
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { close(held) }
+        // Let go 50 ms in, on a thread of its own: on a global queue, behind the other tests'
+        // work, the release once came after the cache's 500 ms wait (1 parallel pass in 12).
+        Thread {
+            Thread.sleep(forTimeInterval: 0.05)
+            close(held)
+        }.start()
         let second = try MediaCache(configuration: MediaCache.Configuration(directory: directory))
         await second.shutdown()
     }

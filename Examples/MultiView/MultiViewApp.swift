@@ -66,7 +66,8 @@ final class MultiViewApp {
         players = try options.ids.map { try Player(id: $0, configuration: options.configuration) }
         let leader: MultiView.Leader = options.latency.map { .liveEdge(latency: .seconds($0)) } ?? .furthestAhead
         view = try MultiView(players: players, leader: leader)
-        audio = try AudioPolicy(mode: .solo, players: players)
+        // One angle heard; the others decode no sound (their audio tracks are off).
+        audio = try AudioPolicy(mode: .solo, players: players, decodesUnheardAudio: false)
         // end snippet
         tiles = players.map(AngleTile.init(player:))
         large = options.focus == 0 ? nil : options.focus

@@ -50,7 +50,8 @@ import Synchronization
 /// ``commands``, ``releaseCount``, `frameObservationCount`.
 ///
 /// **Differences from ``/PlayerKitCore/Player``.** ``send(_:)`` carries the command out at once (a real
-/// player does it a little later). There are no audio devices or tracks, and frames are plain colour. IDs are unique among the live fake players on one
+/// player does it a little later). There are no audio devices, no video or subtitle tracks (an
+/// item's audio tracks are ``Media/audioTracks``), and frames are plain colour. IDs are unique among the live fake players on one
 /// bus (tests with buses of their own may use the same IDs at once); a fake and a real player
 /// may share one.
 ///
@@ -84,6 +85,12 @@ public final class FakePlayer: MediaPlayer {
         /// its 33-bit clock wrapped reads a wrap (2^33 / 90 kHz, 26.5 hours) below one packaged
         /// as fragmented MP4, as FFmpeg makes them.
         public var sourceStart: Double = 0
+        /// How many audio tracks the item has (none by default): IDs 1, 2, ..., the first
+        /// selected at load, as mpv selects one. ``/PlayerKitCore/PlayerCommand/selectTrack(_:id:)``
+        /// selects another or none, reported with ``/PlayerKitCore/PlayerEvent/tracksChanged(_:)``
+        /// and refused with ``/PlayerKitCore/PlayerError/unknownTrack(kind:id:available:)`` for
+        /// an ID the item does not have.
+        public var audioTracks = 0
 
         /// Describes an item.
         public init(duration: Double = 10, loadTime: Duration = .zero, firstFrameDelay: Duration = .zero,
@@ -168,6 +175,8 @@ public final class FakePlayer: MediaPlayer {
         var source: String?
         var media: Media?
         var info: MediaInfo?
+        /// The loaded item's tracks, with the selection as it is now (``info`` keeps the load's).
+        var tracks: [Track] = []
         /// Counts items: a timer or load of an older item finds a newer generation and does nothing.
         var generation: UInt64 = 0
         var firstFrameShown = false
@@ -566,8 +575,10 @@ public final class FakePlayer: MediaPlayer {
         }
         state.phase = .loaded
         state.anchorTime = clock.now
-        let info = MediaInfo(source: source, duration: media.duration.nonInfinite, videoSize: media.videoSize, title: nil, tracks: [])
+        let tracks = media.audioTracks > 0 ? (1...media.audioTracks).map { Track(id: $0, kind: .audio, isSelected: $0 == 1) } : []
+        let info = MediaInfo(source: source, duration: media.duration.nonInfinite, videoSize: media.videoSize, title: nil, tracks: tracks)
         state.info = info
+        state.tracks = tracks
         // The state change comes first, then what was read about the item (the core's order).
         refreshState(&state, &events)
         if let duration = media.duration.nonInfinite { events.append(.durationKnown(duration)) }
@@ -731,8 +742,10 @@ public final class FakePlayer: MediaPlayer {
             guard hasMedia else { throw .noMediaLoaded(operation: "seek") }
         case .stepFrame, .stepFrameBack:
             guard hasMedia else { throw .noMediaLoaded(operation: "step a frame") }
-        case .selectTrack:
+        case .selectTrack(let kind, let id):
             guard hasMedia else { throw .noMediaLoaded(operation: "select a track") }
+            let available = model.withLock { $0.tracks }.filter { $0.kind == kind }.map(\.id)
+            if let id, !available.contains(id) { throw .unknownTrack(kind: kind, id: id, available: available) }
         case .setVolume(let volume):
             guard volume <= 130 else {
                 throw .invalidArgument(name: "volume", value: "\(volume)", reason: "must be at most 130 (mpv's volume-max)")
@@ -800,6 +813,12 @@ public final class FakePlayer: MediaPlayer {
                 state.videoClock = clock
             case .setBufferAfterStall(let duration):
                 state.bufferAfterStall = duration
+            case .selectTrack(let kind, let id):
+                let before = state.tracks
+                for index in state.tracks.indices where state.tracks[index].kind == kind {
+                    state.tracks[index].isSelected = state.tracks[index].id == id
+                }
+                if state.tracks != before { events.append(.tracksChanged(state.tracks)) }
             case .stop:
                 return self.endItem(&state, &events, reason: .stopped)
             case .stepFrame, .stepFrameBack:

@@ -1,5 +1,6 @@
 import PlayerKitCore
 import PlayerKitFeed
+import PlayerKitSupport
 import PlayerKitTesting
 import Testing
 
@@ -116,6 +117,81 @@ struct AudioPolicyLogicTests {
             let volumes = all.prefix(3).map { ($0.id, $0.snapshot.volume) }
             #expect(volumes.allSatisfy { $0.1 == ($0.0 == focused ? 100 : 20) }, "round \(round): focus \(focused), \(volumes)")
         }
+        for player in all { await player.shutdown() }
+    }
+
+    /// Which audio track each player has selected now, from its tracksChanged events (the load's
+    /// list first): nil for none.
+    private final class TrackLog: Sendable {
+        private let selected = Locked<[PlayerID: Int?]>([:])
+        private let subscription: PlayerSubscription
+        init(_ bus: PlayerEventBus) {
+            let selected = selected
+            subscription = bus.subscribe(to: .all, kinds: [.mediaLoaded, .tracksChanged], delivery: .immediate) { record in
+                let tracks: [Track]
+                switch record.event {
+                case .mediaLoaded(let info): tracks = info.tracks
+                case .tracksChanged(let list): tracks = list
+                default: return
+                }
+                selected.withLock { $0[record.playerID] = .some(tracks.first { $0.kind == .audio && $0.isSelected }?.id) }
+            }
+        }
+        func audio(_ players: [FakePlayer]) -> [Int?] { selected.withLock { state in players.map { state[$0.id] ?? nil } } }
+        deinit { subscription.cancel() }
+    }
+
+    @Test("solo without decoding the unheard: the others' audio tracks are off (also of items loaded later), each gets its own track back with the focus, before its unmute")
+    func unheardAudioOff() async throws {
+        let log = TrackLog(bus)
+        var media = FakePlayer.Media(duration: 60)
+        media.audioTracks = 2
+        let all = try (0..<3).map { _ in try FakePlayer(clock: clock, bus: bus, defaultMedia: media) }
+        let audio = try AudioPolicy(mode: .solo, players: all, decodesUnheardAudio: false)
+        #expect(!audio.decodesUnheardAudio)
+        // The focus before anything is loaded (as a multi-view app gives it): the others' items
+        // load with their sound off.
+        try await audio.focus(all[0])
+        for player in all { _ = try await player.load("clip.mp4") }
+        #expect(log.audio(all) == [1, nil, nil])
+        #expect(all.map(\.snapshot.isMuted) == [false, true, true])
+        // The second player chose its second track itself before; with the focus it gets it back.
+        try await audio.clearFocus()
+        #expect(log.audio(all) == [1, 1, 1])
+        try await all[1].perform(.selectTrack(.audio, id: 2))
+        try await audio.focus(all[0])
+        #expect(log.audio(all) == [1, nil, nil])
+        let mark = all[1].commands.count
+        try await audio.focus(all[1])
+        #expect(log.audio(all) == [nil, 2, nil])
+        #expect(all.map(\.snapshot.isMuted) == [true, false, true])
+        // Its track comes back before its sound does.
+        #expect(Array(all[1].commands[mark...]) == [.selectTrack(.audio, id: 2), .setVolume(100), .setMuted(false)])
+        // A player without the focus loads another item: its sound is off again.
+        _ = try await all[2].load("other.mp4")
+        #expect(log.audio(all) == [nil, 2, nil])
+        try await audio.clearFocus()
+        #expect(log.audio(all) == [1, 2, 1])
+        #expect(all.map(\.snapshot.isMuted) == [false, false, false])
+        for player in all { await player.shutdown() }
+    }
+
+    @Test("without decoding the unheard: an item without sound gets no track change; a mode other than solo is refused by name")
+    func unheardAudioEdges() async throws {
+        let all = try players(2)
+        let audio = try AudioPolicy(mode: .solo, players: all, decodesUnheardAudio: false)
+        for player in all { _ = try await player.load("silent.mp4") }
+        try await audio.focus(all[0])
+        try await audio.focus(all[1])
+        #expect(all.allSatisfy { !$0.commands.contains { if case .selectTrack = $0 { true } else { false } } })
+        #expect(all.map(\.snapshot.isMuted) == [true, false])
+        #expect(throws: PlayerError.invalidArgument(name: "decodesUnheardAudio", value: "false", reason: "needs the solo mode (in duck(volume: 20.0) every player is heard)")) {
+            try AudioPolicy(mode: .duck(volume: 20), players: all, decodesUnheardAudio: false)
+        }
+        #expect(throws: PlayerError.invalidArgument(name: "decodesUnheardAudio", value: "false", reason: "needs the solo mode (in mix every player is heard)")) {
+            try AudioPolicy(mode: .mix, decodesUnheardAudio: false)
+        }
+        #expect(try AudioPolicy(mode: .mix).decodesUnheardAudio)
         for player in all { await player.shutdown() }
     }
 }

@@ -109,6 +109,28 @@ struct AudioPolicyTests {
         #expect(try await mutes(all) == [.flag(false), .flag(false), .flag(false)])
     }
 
+    @Test("solo without decoding the unheard: mpv's audio track is off on each player without the focus (also for an item loaded after the focus), and back with the focus")
+    func unheardAudioOff() async throws {
+        let all = try await players(2)
+        defer { Task { for player in all { await player.shutdown() } } }
+        let audio = try AudioPolicy(mode: .solo, players: all, decodesUnheardAudio: false)
+        // The focus first, as a multi-view app gives it: the other's item loads with its sound off.
+        try await audio.focus(all[0])
+        for player in all { _ = try await player.load(Fixtures.clipA) }
+        @Sendable func heard() -> [Int?] { all.map { $0.tracks.first { $0.kind == .audio && $0.isSelected }?.id } }
+        #expect(await eventually { heard() == [1, nil] }, "\(heard())")
+        #expect(try await mutes(all) == [.flag(false), .flag(true)])
+        try await audio.focus(all[1])
+        #expect(await eventually { heard() == [nil, 1] }, "\(heard())")
+        #expect(try await mutes(all) == [.flag(true), .flag(false)])
+        // mpv decodes its sound again, and no more the other's.
+        #expect(await eventually { (try? await all[1].property("audio-params/samplerate")) == .int(44100) })
+        let off = try? await all[0].property("audio-params/samplerate")
+        #expect(off == nil || off == MPVValue.none, "\(String(describing: off))")
+        try await audio.clearFocus()
+        #expect(await eventually { heard() == [1, 1] }, "\(heard())")
+    }
+
     /// Each player's `mute` as mpv reads it.
     private func mutes(_ players: [Player]) async throws -> [MPVValue] {
         var values: [MPVValue] = []

@@ -53,8 +53,9 @@ public struct Track: Sendable, Hashable, Codable, Identifiable, CustomStringConv
     /// average, so frame numbers derived from it are estimates.
     public var frameRate: Double?
 
-    /// Creates a track description.
-    init(id: Int, kind: Kind, title: String? = nil, language: String? = nil, codec: String? = nil,
+    /// Creates a track description, as the core makes them from mpv's track list: for a test's
+    /// fake media, or an app's own track menus under test.
+    public init(id: Int, kind: Kind, title: String? = nil, language: String? = nil, codec: String? = nil,
                 isSelected: Bool = false, videoSize: VideoSize? = nil, externalFile: String? = nil, frameRate: Double? = nil) {
         self.frameRate = frameRate
         self.id = id

@@ -77,6 +77,7 @@ if wants test; then
   need "xwininfo" "have_command xwininfo" x11-utils xwininfo xorg-xwininfo
   need "xwd" "have_command xwd" x11-apps xwd xorg-xwd
   need "xdotool (real clicks in the GTK example's tests)" "have_command xdotool" xdotool xdotool xdotool
+  need "gdb (the threads' stacks of a test pass that hangs)" "have_command gdb" gdb gdb gdb
   need "SDL2's headers" "have_file /usr/include/SDL2/SDL.h" libsdl2-dev SDL2-devel sdl2
   need "EGL's headers" "have_file /usr/include/EGL/egl.h" libegl-dev mesa-libEGL-devel mesa
   need "OpenGL's headers" "have_file /usr/include/GL/glext.h" libgl-dev mesa-libGL-devel mesa

@@ -218,8 +218,8 @@ public final class AudioPolicy: Sendable {
         }
     }
 
-    /// Puts back a player's audio track (when the policy switched it off), then its own volume
-    /// and mute.
+    /// Puts back a player's audio track (when the policy switched it off), its own volume and
+    /// its mute.
     private func restore(_ player: any MediaPlayer, in state: inout State) -> [(any MediaPlayer, PlayerCommand)] {
         var commands: [(any MediaPlayer, PlayerCommand)] = []
         if let silenced = state.silenced.removeValue(forKey: player.id) {

@@ -19,7 +19,13 @@ struct MultiViewEventTests {
     func endedAndGoneAnglesAreDropped() async throws {
         let origin = try await LiveOrigin.start(Self.originArguments)
         defer { origin.stop() }
-        let players = try await Self.players(3)
+        // Players with a sound output (mpv's null one, chosen by the app): a player with none
+        // is heard by nobody, and its video keeps its own clock whatever the group asks.
+        var configuration = Fixtures.headless
+        configuration.extraOptions["ao"] = "null"
+        var made: [(player: Player, recorder: EventRecorder)] = []
+        for index in 0..<3 { made.append(try await Fixtures.player(id: Fixtures.uniqueID("angle\(index)"), configuration: configuration)) }
+        let players = made
         defer { for (player, _) in players { Task { await player.shutdown() } } }
         let view = try MultiView(players: players.map(\.player))
         defer { view.invalidate() }

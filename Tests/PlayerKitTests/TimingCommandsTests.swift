@@ -44,7 +44,11 @@ struct TimingCommandsTests {
 
     @Test("position timing, the video's clock and the buffer after a stall reach mpv as set; a negative buffer is refused by name and the player stays usable")
     func settingsReachTheCore() async throws {
-        let (player, _) = try await Fixtures.player()
+        // A player whose sound goes to an output the app chose (mpv's null output, named in
+        // extraOptions): its video may follow its audio.
+        var configuration = Fixtures.headless
+        configuration.extraOptions["ao"] = "null"
+        let (player, _) = try await Fixtures.player(configuration: configuration)
         try await player.perform(.setPositionTiming(.whenDue))
         #expect(try await player.property("video-timing-offset").doubleValue == 0)
         try await player.perform(.setPositionTiming(.whenQueued))
@@ -62,6 +66,23 @@ struct TimingCommandsTests {
         #expect(abs((try await player.property("cache-pause-wait").doubleValue ?? 0) - 0.2) < 1e-6)
         try await player.load(.file(Fixtures.clipA), startPaused: true)
         #expect(player.state == .ready)
+        await player.shutdown()
+    }
+
+    @Test("a player nobody hears (no audio output) runs its video on its own clock from the start and whatever it is told: its null output keeps the system's time anyway, and video that followed it came up to a millisecond off")
+    func unheardPlayerKeepsItsOwnClock() async throws {
+        let (player, _) = try await Fixtures.player()
+        #expect(try await player.property("video-sync") == .string("desync"))
+        try await player.perform(.setVideoClock(.audio))
+        #expect(try await player.property("video-sync") == .string("desync"))
+        try await player.load(.file(Fixtures.clipA), startPaused: true)
+        try await player.perform(.setVideoClock(.audio))
+        #expect(try await player.property("video-sync") == .string("desync"))
+        // It plays, sound and all (the sound is decoded and timed, not played).
+        try await player.play()
+        let start = player.position ?? 0
+        #expect(await eventually(timeout: .seconds(10)) { (player.position ?? 0) > start + 0.3 })
+        #expect(try await player.property("audio-params/samplerate").doubleValue ?? 0 > 0)
         await player.shutdown()
     }
 

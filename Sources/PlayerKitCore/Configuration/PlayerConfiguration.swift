@@ -36,7 +36,9 @@ public struct PlayerConfiguration: Sendable {
     public enum AudioOutput: Sendable, Hashable {
         /// The system's default audio output (mpv's `ao` auto-selection).
         case system
-        /// No audio output; audio is decoded and timed but not played (`ao=null`).
+        /// No audio output; audio is decoded and timed but not played (`ao=null`). The video
+        /// keeps its own clock (``VideoClock/independent``) and the pitch is not kept, unless
+        /// ``extraOptions`` names an `ao` of the app's choosing.
         case none
     }
 

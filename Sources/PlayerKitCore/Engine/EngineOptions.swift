@@ -57,6 +57,12 @@ extension PlayerConfiguration {
         // PipeWire's application name).
         options.append(("audio-client-name", id.rawValue))
         if let audioDevice { options.append(("audio-device", audioDevice)) }
+        if !isHeard {
+            // Nobody hears it: its video keeps its own clock (``VideoClock/independent``). mpv's
+            // null output plays the sound on the system's time anyway, and video that waited for
+            // it came up to a millisecond off its due time, now and then (Performance.md).
+            options.append(("video-sync", "desync"))
+        }
         if !pitchCorrection || !isHeard {
             // Without pitch correction mpv resamples to change the speed. So does a player
             // nobody hears (no audio output): its pitch does not matter, and keeping it cost

@@ -151,6 +151,9 @@ final class PlayerCore: Sendable {
     /// (``PlayerConfiguration/pitchFilter``): then a muted player runs it without its search
     /// (``EngineOperation/setPitchFilter(muted:)``).
     private let hasPitchFilter: Bool
+    /// Whether the player's sound goes to an output (``PlayerConfiguration/isHeard``): one that
+    /// nobody hears keeps its video on its own clock, whatever ``PlayerCommand/setVideoClock(_:)`` says.
+    private let isHeard: Bool
 
     init(id: PlayerID, configuration: PlayerConfiguration) throws(PlayerError) {
         guard configuration.networkTimeout > .zero, configuration.networkTimeout <= .seconds(86_400) else {
@@ -167,6 +170,7 @@ final class PlayerCore: Sendable {
         self.id = id
         let options = configuration.mpvOptions(for: id)
         hasPitchFilter = options.last { $0.0 == "af" }?.1 == PlayerConfiguration.pitchFilter
+        isHeard = configuration.isHeard
         let handle = try MPVHandle(playerID: id, options: options)
         self.handle = handle
         // On failure the handle's deinit destroys the core.
@@ -694,6 +698,11 @@ final class PlayerCore: Sendable {
     /// back to what mpv has, with its change event.
     /// - Throws: ``PlayerError/playerShutDown(_:)``, or an error when mpv cannot even queue it.
     func send(_ operation: EngineOperation, reply: SentReply? = nil) throws(PlayerError) {
+        // A player nobody hears has no sound for its video to wait for: its null output keeps
+        // the system's time, as its video does on its own clock (EngineOptions).
+        if !isHeard, case .command(.setVideoClock(.audio)) = operation {
+            return try sendOne(.command(.setVideoClock(.independent)), reply: reply)
+        }
         // A muted player's pitch is not heard: its pitch filter runs without its search while
         // muted (set after the mute, put back before the unmute). Never the operation's own
         // failure: the filter is PlayerKit's business.

@@ -76,7 +76,10 @@ public enum PositionTiming: Sendable, Hashable {
 
 /// Which clock a player's video follows (``PlayerCommand/setVideoClock(_:)``).
 public enum VideoClock: Sendable, Hashable {
-    /// Its own audio's: frames wait for the sound, for lip sync (the default).
+    /// Its own audio's: frames wait for the sound, for lip sync (the default). A player whose
+    /// sound goes to no output (``PlayerConfiguration/AudioOutput/none``) keeps ``independent``
+    /// whatever it is told: nobody hears its sound, which the null output plays on the system's
+    /// time anyway, and video that waited for it came up to a millisecond off its due time.
     case audio
     /// The system's monotonic clock, independent of the audio: for a muted player whose speed
     /// is trimmed to stay on another clock (each trim moves the audio, and video that followed

@@ -33,7 +33,8 @@ import PlayerKitSupport
 ///   clock will be ``SyncSettings/seekLead`` later (once its cache has it), and is held
 ///   there until the clock reaches the frame it shows, then plays (a wake-up is asked for at that instant); a seek that lands after
 ///   the clock passed its target doubles the lead for the next one (up to 4 s);
-/// - otherwise the speed is trimmed, `group speed × (1 − skew × trimGain)`, at most
+/// - otherwise the speed is trimmed, `group speed × (1 − skew × trimGain)`, and beyond
+///   ``catchUpBeyond`` by what closes the rest of the skew within ``catchUpTime``; at most
 ///   ``SyncSettings/maximumSpeedTrim`` off, none within ``SyncSettings/deadBand``, at
 ///   most once per ``trimInterval``. mpv
 ///   keeps the pitch (scaletempo), so a trim is not heard.
@@ -673,6 +674,16 @@ struct LiveAlignment: Sendable {
     /// The shortest time between two speed trims of a member (8 frames at 30 fps).
     static let trimInterval: Duration = .milliseconds(250)
 
+    /// A skew beyond this (a member that joined 30 ms off, two files started a few
+    /// milliseconds apart) is trimmed to close the part beyond it within ``catchUpTime``, on top
+    /// of the trim gain's pace: at the gain alone (a 1 s time constant) a join 30 ms off was
+    /// over 2 ms for 1.5 s, and two files started 6 ms apart were over a millisecond for a
+    /// second (Performance.md).
+    static let catchUpBeyond = 0.001
+    /// How soon the part of a skew beyond ``catchUpBeyond`` is closed: two trim intervals. In
+    /// one, the trims overshot: a skew is the median of five frames, 80 ms behind the member.
+    static let catchUpTime = 0.5
+
     /// The shortest lead of a corrective seek ahead of the clock (a seek lands in about 0.1 to
     /// 0.2 s): when a member cannot seek that far yet, it plays on until it can.
     static let shortestLead = 0.25
@@ -826,14 +837,15 @@ struct LiveAlignment: Sendable {
     }
 
     /// Trims member `index`'s speed toward the clock: `group speed × (1 − skew × trimGain)`,
-    /// at most ``SyncSettings/maximumSpeedTrim`` off, none within the dead band, at most
+    /// less what closes the skew beyond ``catchUpBeyond`` within ``catchUpTime``, at most ``SyncSettings/maximumSpeedTrim`` off, none within the dead band, at most
     /// once per ``trimInterval``.
     private mutating func trim(_ index: Int, skew: Double, at time: ContinuousClock.Instant) -> [Action] {
         let id = members[index].id
         let own = ownSpeed(index)
         var wanted = own
         if abs(skew) > settings.deadBand.inSeconds {
-            let trim = max(-settings.maximumSpeedTrim, min(settings.maximumSpeedTrim, -skew * settings.trimGain))
+            let excess = max(0, abs(skew) - Self.catchUpBeyond) * (skew < 0 ? -1 : 1)
+            let trim = max(-settings.maximumSpeedTrim, min(settings.maximumSpeedTrim, -skew * settings.trimGain - excess / Self.catchUpTime))
             wanted = own * (1 + trim)
         }
         let range = PlayerCommand.speedRange

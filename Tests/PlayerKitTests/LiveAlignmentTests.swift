@@ -258,6 +258,31 @@ struct LiveAlignmentTests {
         }
     }
 
+    @Test("a member that joins 30 ms behind, and one 6 ms ahead (two files started apart), are within 2 ms of the clock 1.2 s later and within a millisecond 2 s later, without overshooting past 2 ms the other way (at the trim gain alone: 6.8 ms 1.2 s later)")
+    func largerSkewsCloseWithinASecond() {
+        var sim = Simulation(leader: .member(a))
+        sim.join(a, media: 10)
+        sim.run(for: 1)
+        let clock = sim.machine.clock(at: sim.instant(sim.now)) ?? 11
+        sim.join(b, media: clock - 0.03)  // 30 ms behind: trimmed, not held
+        sim.join(c, media: clock + 0.006)  // 6 ms ahead
+        var worstOvershoot = 0.0
+        for _ in 0..<12 {
+            sim.run(for: 0.1)
+            worstOvershoot = max(worstOvershoot, sim.trueSkew(b) ?? 0, -(sim.trueSkew(c) ?? 0))
+        }
+        #expect(!sim.commands.contains { $0.command == .pause })
+        #expect(abs(sim.trueSkew(b) ?? 1) < 0.002, "\(String(describing: sim.trueSkew(b)))")
+        #expect(abs(sim.trueSkew(c) ?? 1) < 0.002, "\(String(describing: sim.trueSkew(c)))")
+        for _ in 0..<8 {
+            sim.run(for: 0.1)
+            worstOvershoot = max(worstOvershoot, sim.trueSkew(b) ?? 0, -(sim.trueSkew(c) ?? 0))
+        }
+        #expect(abs(sim.trueSkew(b) ?? 1) < 0.001, "\(String(describing: sim.trueSkew(b)))")
+        #expect(abs(sim.trueSkew(c) ?? 1) < 0.001, "\(String(describing: sim.trueSkew(c)))")
+        #expect(worstOvershoot < 0.002, "\(worstOvershoot)")
+    }
+
     @Test("a missing segment makes a member jump ahead: fellBehind(missingSegment), held, then realigned with the time it took")
     func missingSegmentIsRealigned() throws {
         var sim = Simulation()

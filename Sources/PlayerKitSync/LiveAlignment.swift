@@ -80,8 +80,8 @@ struct LiveAlignment: Sendable {
     struct Member: Sendable {
         let id: PlayerID
         var status: Status = .waiting
-        /// When the member joined the group.
-        let joinedAt: ContinuousClock.Instant
+        /// When the member joined the group, or the group started again (``startAgain(at:)``).
+        var joinedAt: ContinuousClock.Instant
         /// When it was first aligned (nil: not yet).
         var alignedAt: ContinuousClock.Instant?
         /// When it fell out of step, and why (nil: in step).
@@ -708,6 +708,40 @@ struct LiveAlignment: Sendable {
         guard paused == nil else { return [] }
         paused = (clock(at: time), time)
         pausedMembers = Set(members.map(\.id))
+        return members.map { .send($0.id, .pause) }
+    }
+
+    /// Every member loads a new item, and the group starts them together: the clock is
+    /// forgotten, and the group is paused before it starts (each member is told to pause, and
+    /// stays on its first frame), until ``resume(from:at:)`` plays every member at once and the
+    /// clock starts on the first frame any of them shows. What the machine knew of each member's
+    /// item (its frames, skews, cache and live edge) is forgotten with it, and each member joins
+    /// afresh: ``SyncEvent/aligned(after:)`` counts from here.
+    mutating func startAgain(at time: ContinuousClock.Instant) -> [Action] {
+        anchor = nil
+        leader = nil
+        restartOn = nil
+        paused = (nil, time)
+        pausedMembers = Set(members.map(\.id))
+        for index in members.indices {
+            members[index].status = .waiting
+            members[index].joinedAt = time
+            members[index].alignedAt = nil
+            members[index].fell = nil
+            members[index].recent = []
+            members[index].settling = 0
+            members[index].measuresStart = false
+            members[index].lastFrame = nil
+            members[index].lastTrim = nil
+            members[index].inStep = 0
+            members[index].cacheEnd = nil
+            members[index].seekableEnd = nil
+            members[index].pausedByGroupWhenStalled = false
+            members[index].shortSeek = false
+            members[index].wraps = 0
+            members[index].edge = nil
+            members[index].meter = SkewMeter(window: settings.skewWindow)
+        }
         return members.map { .send($0.id, .pause) }
     }
 

@@ -8,7 +8,7 @@ import PlayerKitSupport
 ///
 /// ```swift
 /// let view = try MultiView(players: [main, onboard, pit, aerial])
-/// try await view.load(angleURLs.map { MediaSource($0) })   // each plays and joins when it can
+/// try await view.load(angleURLs.map { MediaSource($0) })   // all load, then start together
 /// try await AudioPolicy(mode: .solo, players: view.members).focus(main)   // one angle heard
 /// for await record in main.events(kinds: [.sync]) { print(record.event) }
 /// ```
@@ -173,21 +173,37 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
         followSound()
     }
 
-    /// Loads one source per member, in member order, all at once (``load(_:on:)`` for each).
-    /// Returns once every load has ended.
+    /// Loads one source per member, in member order, and starts them together: every member
+    /// loads at the same time and waits paused on its first frame
+    /// (``/PlayerKitCore/MediaPlayer/preload(_:timeout:)``) until every load has ended; then all
+    /// play at once, and the group's clock starts on the first frame any of them shows. So the
+    /// group starts in about the time of its slowest member, and its members start within
+    /// a fraction of a millisecond of each other rather than each as its own load ends. A
+    /// member whose load fails is dropped (``SyncEvent/dropped(_:)`` with
+    /// ``SyncEvent/DropReason/failed(_:)``) and the others start without it. A group playing
+    /// other sources forgets where they were: the new ones start from their start (or, live,
+    /// where each player starts them). A group paused (``pause()``) stays paused, on the new
+    /// sources' first frames, until ``resume(from:)``. Returns once every member has started
+    /// (or been dropped).
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` when the counts differ.
     public func load(_ sources: [MediaSource]) async throws(PlayerError) {
         let players = members
         guard sources.count == players.count else {
             throw .invalidArgument(name: "multi-view sources", value: "\(sources.count)", reason: "needs one source per member (\(players.count))")
         }
+        let wasPaused = isPaused
+        let start = clock.now
+        step { $0.startAgain(at: start) }
         await withTaskGroup(of: Void.self) { group in
             for (player, source) in zip(players, sources) {
                 group.addTask { [weak self] in
-                    try? await self?.load(source, on: player)
+                    try? await self?.load(source, on: player, startPaused: true)
                 }
             }
         }
+        guard !wasPaused else { return }
+        let now = clock.now
+        step { $0.resume(from: .wherePaused, at: now) }
     }
 
     /// Loads `source` on `player`, playing as soon as it can, and makes the player a member if
@@ -203,6 +219,13 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
     /// ``SyncEvent/DropReason/failed(_:)``) and is thrown.
     /// - Throws: what ``/PlayerKitCore/MediaPlayer/load(_:startPaused:)`` throws.
     public func load(_ source: MediaSource, on player: any MediaPlayer) async throws(PlayerError) {
+        try await load(source, on: player, startPaused: false)
+    }
+
+    /// ``load(_:on:)``; `startPaused`: paused on its first frame, returning once it is shown
+    /// (``/PlayerKitCore/MediaPlayer/preload(_:timeout:)``), for ``load(_:)`` to start every
+    /// member at once.
+    private func load(_ source: MediaSource, on player: any MediaPlayer, startPaused: Bool) async throws(PlayerError) {
         add(player)
         do throws(PlayerError) {
             // The sources' own timestamps, on which angles align.
@@ -219,7 +242,11 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
             // moves the audio, and a video that followed it moved by a few milliseconds
             // (Sync.md). The member heard keeps its video on its audio.
             try await player.perform(.setVideoClock(videoClock(for: player.id)))
-            _ = try await player.load(source)
+            if startPaused {
+                _ = try await player.preload(source)
+            } else {
+                _ = try await player.load(source)
+            }
         } catch {
             drop(player.id, reason: .failed(error))
             throw error

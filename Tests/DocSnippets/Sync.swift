@@ -26,7 +26,7 @@ func snippet_multiview(main: Player, onboard: Player, aerial: Player, pit: Playe
     // snippet: multiview
     let view = try MultiView(players: [main, onboard, aerial])      // the same player twice: invalidArgument
     try await view.load(["https://live.example/main.m3u8", "https://live.example/onboard.m3u8",
-                         "https://live.example/aerial.m3u8"])       // each joins with its first frame
+                         "https://live.example/aerial.m3u8"])       // all start together
     try await view.load("https://live.example/pit.m3u8", on: pit)   // a late join: aligned like the others
     try await AudioPolicy(mode: .solo, players: view.members).focus(main)   // main heard; its video on its audio
     for await record in onboard.events(kinds: [.sync]) {       // joined, aligned, fellBehind, realigned, dropped

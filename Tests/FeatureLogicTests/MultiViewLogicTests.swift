@@ -163,6 +163,53 @@ struct MultiViewLogicTests {
         p.compactMap { player in player.position.flatMap { position in view.position.map { position - $0 } } }
     }
 
+    /// Whether `player` was told to seek since its command number `since`.
+    func seeked(_ player: FakePlayer, since: Int = 0) -> Bool {
+        player.commands.dropFirst(since).contains { if case .seek = $0 { true } else { false } }
+    }
+
+    @Test("members loaded together start together: each waits paused on its first frame until the slowest load (0.1 s against 0.4 s) has ended, then all play at once, in step from their first frames, with no seek")
+    func loadedTogetherStartTogether() async throws {
+        let p = try [0.1, 0.4].map { seconds in
+            try FakePlayer(clock: clock, bus: bus, defaultMedia: .init(duration: 60, loadTime: .seconds(seconds)))
+        }
+        let log = EventLog(bus: bus, players: p.map(\.id))
+        let view = try MultiView(players: p, clock: clock)
+        let load = Task { try await view.load([MediaSource("a.mp4"), MediaSource("b.mp4")]) }
+        #expect(await clock.waitForSleepers(2))
+        play(0.2)
+        #expect(p[0].position == 0, "the faster member started alone: at \(p[0].position ?? -1) s")
+        play(0.3)
+        try await load.value
+        #expect(p.allSatisfy { $0.state == .playing }, "\(p.map(\.state))")
+        #expect(p[0].position == p[1].position, "\(p.map(\.position))")
+        play(2)
+        #expect(offsets(p, view).allSatisfy { abs($0) < 0.001 }, "\(offsets(p, view))")
+        for player in p {
+            #expect(!seeked(player))
+            #expect(!log.features(SyncEvent.self, of: player.id).contains { if case .fellBehind = $0 { true } else { false } })
+        }
+        view.invalidate()
+        for player in p { await player.shutdown() }
+    }
+
+    @Test("a group that loads new sources starts them together from their start: the clock of the old ones is forgotten, and nobody is seeked to where it was")
+    func newSourcesStartFromTheirStart() async throws {
+        let (p, view, log) = try await alignedGroup()
+        let before = p.map(\.commands.count)
+        try await view.load(p.indices.map { MediaSource("next-\($0).mp4") })
+        play(1)
+        let position = try #require(view.position)
+        #expect(abs(position - 1) < 0.05, "the clock is at \(position) s, 1 s into the new sources")
+        #expect(offsets(p, view).allSatisfy { abs($0) < 0.001 }, "\(offsets(p, view))")
+        for (player, count) in zip(p, before) {
+            #expect(!seeked(player, since: count), "\(player.commands.dropFirst(count))")
+            #expect(!log.features(SyncEvent.self, of: player.id).contains { if case .fellBehind = $0 { true } else { false } })
+        }
+        view.invalidate()
+        for player in p { await player.shutdown() }
+    }
+
     @Test("pause stops the group's clock and every member where it is; resume (where paused) plays them on together from there, with nobody falling out of step")
     func pauseAndResumeWherePaused() async throws {
         let (p, view, log) = try await alignedGroup()

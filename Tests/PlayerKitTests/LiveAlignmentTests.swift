@@ -283,6 +283,24 @@ struct LiveAlignmentTests {
         #expect(worstOvershoot < 0.002, "\(worstOvershoot)")
     }
 
+    @Test("a member that joins 10 to 38 ms behind catches up at up to 5% without overshooting by more than a millisecond: the skew the correction acts on is each recent frame's, carried forward at the speed the member plays now (the median of five frames lags two frames: at 5%, 3.3 ms, and a real angle that joined 30 ms behind overshot by 4.4 ms)",
+          arguments: stride(from: 0.010, through: 0.038, by: 0.004).map { $0 })
+    func catchUpDoesNotOvershoot(behind: Double) {
+        var sim = Simulation(leader: .member(a))
+        sim.join(a, media: 10)
+        sim.run(for: 1)
+        let clock = sim.machine.clock(at: sim.instant(sim.now)) ?? 11
+        sim.join(b, media: clock - behind)
+        var worstOvershoot = 0.0
+        for _ in 0..<200 {
+            sim.run(for: 0.01)
+            worstOvershoot = max(worstOvershoot, sim.trueSkew(b) ?? 0)
+        }
+        #expect(!sim.commands.contains { $0.id == b && $0.command == .pause })
+        #expect(worstOvershoot < 0.001, "joined \(behind * 1000) ms behind: overshot by \(worstOvershoot * 1000) ms")
+        #expect(abs(sim.trueSkew(b) ?? 1) < 0.001, "\(String(describing: sim.trueSkew(b)))")
+    }
+
     @Test("a missing segment makes a member jump ahead: fellBehind(missingSegment), held, then realigned with the time it took")
     func missingSegmentIsRealigned() throws {
         var sim = Simulation()

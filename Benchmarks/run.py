@@ -205,7 +205,7 @@ class Tools:
             command = [self.swift, "sync", "--naive", "--seconds", str(arguments[0]), *arguments[1:]]
         else:
             names = {"decode": ["--players"], "ttff": ["--runs"], "events": ["--players", "--seconds"],
-                     "memory": ["--players"], "cycles": ["--count"], "switch": ["--runs"], "release": ["--players"],
+                     "memory": ["--players"], "cycles": ["--count"], "ready": ["--runs"], "switch": ["--runs"], "release": ["--players"],
                      "realtime": ["--players", "--seconds"]}[mode]
             command = [self.swift, mode]
             for name, value in zip(names, arguments):
@@ -231,6 +231,7 @@ def describe(mode, arguments, implementation, note=None):
         "events": lambda: f"events, {players(arguments[0])}, {arguments[1]} s",
         "memory": lambda: f"memory, {players(arguments[0])}",
         "cycles": lambda: f"create + shutdown, {arguments[0]} cycles",
+        "ready": lambda: f"a player that accepts a load, {arguments[0]} runs 0.3 s apart",
         "churn": lambda: f"churn, {arguments[0]} cycles",
         "switch": lambda: f"next clip, {arguments[0]} runs",
         "seams": lambda: f"loop seams, {arguments[0]}, {arguments[1]} s",
@@ -337,6 +338,16 @@ def measure(tools, quick):
     record(f"rss_growth_after_{count}_cycles_mb", {i: r and r["rss_growth_mb"] for i, r in cycles.items()})
 
     measure_churn(tools, quick, record)
+
+    # A player that accepts a load: PlayerKit takes a core made ready ahead (its default), the C
+    # client and python-mpv create theirs; one run every 0.3 s on an idle machine.
+    ready_runs = 20 if quick else 50
+    ready = {i: tools.workload(i, "ready", ready_runs) for i in IMPLEMENTATIONS}
+    record("ready_p50_ms", {i: r and r["p50_ms"] for i, r in ready.items()})
+    record("ready_p99_ms", {i: r and r["p99_ms"] for i, r in ready.items()})
+    cold = ready.get("playerkit")
+    record("ready_without_ready_cores_p50_ms", {i: (cold and cold["cold_p50_ms"]) if i == "playerkit" else (ready[i] and ready[i]["p50_ms"])
+                                                for i in IMPLEMENTATIONS})
 
     # Switching to the next clip: cold load against a preloaded player.
     switch_runs = 9 if quick else 21
@@ -613,6 +624,9 @@ LABELS = [
     ("churn_cycle_ms", "create + load 720p -> first frame + shutdown cycle (ms)", "{:.1f}"),
     ("churn_rss_growth_after_", "resident memory growth over those cycles, 10th to last, glibc's default arenas (MB)", "{:+.2f}"),
     ("churn_rss_growth_arenas2_after_", "... with at most 2 malloc arenas (MB)", "{:+.2f}"),
+    ("ready_p50_ms", "a player that accepts a load (create, idle machine), p50 (ms)", "{:.2f}"),
+    ("ready_p99_ms", "a player that accepts a load, p99 (ms)", "{:.2f}"),
+    ("ready_without_ready_cores_p50_ms", "... PlayerKit with readyCores 0, p50 (ms)", "{:.2f}"),
     ("switch_cold_p50_ms", "next clip, cold: load -> first frame, p50 (ms)", "{:.2f}"),
     ("switch_preloaded_p50_ms", "next clip, preloaded: play -> running, p50 (ms)", "{:.2f}"),
     ("seam_gap_edl_p50_ms", "loop seam gap, one timeline, p50 (ms)", "{:.1f}"),

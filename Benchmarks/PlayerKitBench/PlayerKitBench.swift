@@ -13,7 +13,7 @@ struct PlayerKitBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "playerkit-bench",
         abstract: "PlayerKit benchmarks (run through Benchmarks/run.py).",
-        subcommands: [RoundTrip.self, FanOut.self, Decode.self, TimeToFirstFrame.self, EventRate.self, Memory.self, Cycles.self, Churn.self,
+        subcommands: [RoundTrip.self, FanOut.self, Decode.self, TimeToFirstFrame.self, EventRate.self, Memory.self, Cycles.self, Churn.self, Ready.self,
                       Switch.self, Release.self, Realtime.self, Seams.self, Sync.self, SyncLoad.self, FrameStep.self, Posters.self, Autoplay.self, Frames.self, Cache.self, CacheLayouts.self, Serve.self, MPRISServe.self])
 }
 
@@ -298,6 +298,40 @@ struct Cycles: AsyncParsableCommand {
             if index == 9 { warm = residentMB() }
         }
         print(String(format: "{\"cycle_ms\": %.3f, \"rss_growth_mb\": %.2f}", microseconds(start, .now()) / 1000 / Double(count), residentMB() - warm))
+    }
+}
+
+/// Creating a player that accepts a load, on an idle machine: `Player.create` as an app calls
+/// it, with a core made ready ahead (`readyCores` 1, the default) and without (0), one run every
+/// 0.3 s (so the pool has made the next core ready, 0.2 s after the last was taken, as on an idle
+/// machine); each player shut down outside the timing. Prints p50 and p99 in ms, ready and
+/// (`cold_`) without.
+struct Ready: AsyncParsableCommand {
+    @Option var runs = 50
+
+    func run() async throws {
+        let bus = PlayerEventBus(label: "ready")
+        var figures: [Int: [Double]] = [:]
+        for readyCores in [1, 0] {
+            var configuration = benchConfiguration(bus: bus)
+            configuration.readyCores = readyCores
+            // The first player with these settings creates its core; the pool then makes the next.
+            let first = try await Player.create(configuration: configuration)
+            var times: [Double] = []
+            for _ in 0..<runs {
+                try await Task.sleep(for: .milliseconds(300))
+                let start = DispatchTime.now()
+                let player = try await Player.create(configuration: configuration)
+                times.append(microseconds(start, .now()))
+                await player.shutdown()
+            }
+            await first.shutdown()
+            figures[readyCores] = times.sorted()
+        }
+        func percentile(_ list: [Double], _ fraction: Double) -> Double { list[min(list.count - 1, Int(Double(list.count) * fraction))] / 1000 }
+        let (ready, cold) = (figures[1]!, figures[0]!)
+        print(String(format: "{\"p50_ms\": %.3f, \"p99_ms\": %.3f, \"cold_p50_ms\": %.3f, \"cold_p99_ms\": %.3f}",
+                     percentile(ready, 0.5), percentile(ready, 0.99), percentile(cold, 0.5), percentile(cold, 0.99)))
     }
 }
 

@@ -5,6 +5,7 @@
 //   workloads events PLAYERS SECONDS MEDIA   time-pos changes delivered per second
 //   workloads memory PLAYERS MEDIA       resident memory added per playing player
 //   workloads cycles COUNT               create + destroy cycles: time and memory growth
+//   workloads ready RUNS                 creating a core that accepts a load, one every 0.3 s on an idle machine
 //   workloads churn COUNT MEDIA          create + load -> first frame + destroy cycles: memory growth
 //   workloads switch RUNS MEDIA          cold start (load -> first frame) vs a preloaded one (unpause -> running)
 //   workloads release PLAYERS MEDIA      resident memory per player while playing and after `stop`
@@ -171,6 +172,20 @@ int main(int argc, char **argv) {
             if (i == 9) warm = rss_mb();
         }
         printf("{\"cycle_ms\": %.3f, \"rss_growth_mb\": %.2f}\n", (now_s() - start) * 1000 / count, rss_mb() - warm);
+    } else if (!strcmp(mode, "ready")) {
+        // The time an app waits for a player that accepts a load: create and initialize a core
+        // (what mpv asks of every client). One run every 0.3 s, each core destroyed outside it.
+        int runs = atoi(argv[2]);
+        double *ms = calloc(runs, sizeof *ms);
+        for (int r = 0; r < runs; r++) {
+            usleep(300000);
+            double start = now_s();
+            mpv_handle *h = create(0);
+            ms[r] = (now_s() - start) * 1000;
+            mpv_terminate_destroy(h);
+        }
+        qsort(ms, runs, sizeof *ms, compare);
+        printf("{\"p50_ms\": %.3f, \"p99_ms\": %.3f}\n", ms[runs / 2], ms[(int)(runs * 0.99)]);
     } else if (!strcmp(mode, "churn")) {
         // Players that really decode: each cycle creates a core, plays MEDIA to its first frame
         // and destroys it. glibc's arenas (one per thread that allocates at once, up to 8 per

@@ -124,6 +124,18 @@ def main():
                 warm = rss_mb()
         print(json.dumps({"cycle_ms": round((time.monotonic() - start) * 1000 / count, 3),
                           "rss_growth_mb": round(rss_mb() - warm, 2)}))
+    elif mode == "ready":
+        # The time an app waits for a player that accepts a load, one every 0.3 s.
+        runs = int(sys.argv[2])
+        times = []
+        for _ in range(runs):
+            time.sleep(0.3)
+            start = time.monotonic()
+            player = create()
+            times.append((time.monotonic() - start) * 1000)
+            player.terminate()
+        times.sort()
+        print(json.dumps({"p50_ms": round(times[len(times) // 2], 3), "p99_ms": round(times[int(len(times) * 0.99)], 3)}))
     elif mode == "churn":
         count, media = int(sys.argv[2]), sys.argv[3]
         libc = ctypes.CDLL("libc.so.6")

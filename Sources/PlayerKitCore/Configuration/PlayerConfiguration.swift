@@ -143,6 +143,19 @@ public struct PlayerConfiguration: Sendable {
     /// clock. Must be positive and at most a day: creation fails with
     /// ``PlayerError/invalidArgument(name:value:reason:)`` otherwise.
     public var shutdownTimeout: Duration = .seconds(10)
+    /// How many mpv cores PlayerKit keeps created and ready for the next players made with the
+    /// same settings for mpv (outputs, tracks, pitch, decoding, ``extraOptions``; not the
+    /// player's ID, events, logging or timeouts), so that ``Player/create(id:configuration:delegate:)``
+    /// takes one at once instead of creating one, which takes milliseconds (tens under load).
+    /// A ready core is one nothing has run on: the player that takes it gets the core it would
+    /// have created. Once a player is created, the pool makes this many ready again in the
+    /// background, one at a time, on a low-priority thread of its own; the first player with
+    /// given settings creates its core as before. Each ready core costs what an mpv core that
+    /// plays nothing costs: a few megabytes and a few idle threads (Performance.md). 0 keeps
+    /// none, and lets the ready ones go the next time a player with these settings is created.
+    /// Default: 1. Must be from 0 to 16: creation fails with
+    /// ``PlayerError/invalidArgument(name:value:reason:)`` otherwise.
+    public var readyCores = 1
     /// The queue on which the delegate is called. PlayerKit wraps it in a serial queue that
     /// targets it, so per-player order holds even on a concurrent queue. Default nil: a
     /// serial queue of the player's own, labelled `PlayerKit.delegate.<id>` (not the main

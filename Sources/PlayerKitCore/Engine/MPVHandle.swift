@@ -39,12 +39,38 @@ final class MPVHandle: @unchecked Sendable {
         case attached(RenderContext)
     }
     let playerID: PlayerID
+    /// Whether the core was made ready ahead of its player (``CorePool``).
+    let madeAhead: Bool
 
-    /// Creates and initializes a core with the given options (set before `mpv_initialize`).
-    /// - Throws: ``PlayerError/creationFailed(reason:)`` or ``PlayerError/invalidOption(name:value:_:)``.
-    init(playerID: PlayerID, options: [(String, String)]) throws(PlayerError) {
+    /// Adopts `core`, created ready ahead (``CorePool``), for player `playerID`, and sets the
+    /// options named after the player (``CorePool/perPlayerOptions``) from `options`.
+    /// - Throws: ``PlayerError/invalidOption(name:value:_:)`` (the core is destroyed then) or
+    ///   ``PlayerError/creationFailed(reason:)`` for a core adopted already.
+    init(playerID: PlayerID, adopting core: PreparedCore, options: [(String, String)]) throws(PlayerError) {
         self.playerID = playerID
         self.gate = ReadWriteGate()
+        self.madeAhead = core.madeAhead
+        guard let raw = core.adopt() else { throw .creationFailed(reason: "the prepared core was taken already") }
+        self.raw = raw
+        // Sent, not awaited: setting an option of an initialized core waits for its thread
+        // (0.2 ms), and the player's first request comes after it anyway (mpv runs one client's
+        // requests in order). The reply (ID 0) is dropped by the pump.
+        for (name, value) in options where CorePool.perPlayerOptions.contains(name) {
+            // mpv copies the value before returning.
+            let status = value.withCString { text -> Int32 in
+                var pointer: UnsafePointer<CChar>? = text
+                return withUnsafeMutablePointer(to: &pointer) { mpv_set_property_async(raw, 0, name, MPV_FORMAT_STRING, $0) }
+            }
+            if status < 0 {
+                throw .invalidOption(name: name, value: value, MPVHandle.error(status))
+            }
+        }
+    }
+
+    /// Creates and initializes a core with the given options (set before `mpv_initialize`),
+    /// one at a time in the process.
+    /// - Throws: ``PlayerError/creationFailed(reason:)`` or ``PlayerError/invalidOption(name:value:_:)``.
+    static func createCore(options: [(String, String)]) throws(PlayerError) -> OpaquePointer {
         let created: Result<OpaquePointer, PlayerError> = creationLock.withLock { created in
             setlocale(LC_NUMERIC, "C")
             guard let handle = mpv_create() else {
@@ -65,7 +91,7 @@ final class MPVHandle: @unchecked Sendable {
             created += 1
             return .success(handle)
         }
-        self.raw = try created.get()
+        return try created.get()
     }
 
     deinit {

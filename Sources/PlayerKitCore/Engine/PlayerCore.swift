@@ -162,6 +162,9 @@ final class PlayerCore: Sendable {
         if let timeout = configuration.bufferingTimeout, timeout <= .zero {
             throw .invalidArgument(name: "bufferingTimeout", value: "\(timeout)", reason: "must be positive (nil waits as long as mpv does)")
         }
+        guard (0...CorePool.largestCount).contains(configuration.readyCores) else {
+            throw .invalidArgument(name: "readyCores", value: "\(configuration.readyCores)", reason: "must be from 0 to \(CorePool.largestCount)")
+        }
         for (name, timeout) in [("loadTimeout", configuration.loadTimeout), ("shutdownTimeout", configuration.shutdownTimeout)] {
             guard timeout > .zero, timeout <= .seconds(86_400) else {
                 throw .invalidArgument(name: name, value: "\(timeout)", reason: "must be positive and at most a day")
@@ -171,7 +174,10 @@ final class PlayerCore: Sendable {
         let options = configuration.mpvOptions(for: id)
         hasPitchFilter = options.last { $0.0 == "af" }?.1 == PlayerConfiguration.pitchFilter
         isHeard = configuration.isHeard
-        let handle = try MPVHandle(playerID: id, options: options)
+        // A core made ready ahead with these options, or one created now; the pool then makes
+        // the next ones ready in the background (``PlayerConfiguration/readyCores``).
+        let handle = try MPVHandle(
+            playerID: id, adopting: CorePool.shared.take(options: options, keep: configuration.readyCores), options: options)
         self.handle = handle
         // On failure the handle's deinit destroys the core.
         self.catalog = try MPVCatalog.shared(using: handle)

@@ -122,6 +122,18 @@ public final class Player: MediaPlayer {
         return try result.get()
     }
 
+    /// Lets go every mpv core kept ready for new players (``PlayerConfiguration/readyCores``),
+    /// and returns once they are destroyed: for an app about to stay idle for long, or short of
+    /// memory. The next player creates its core, as the first one did, and the cores are made
+    /// ready again after it. Players that exist are not touched. The cores are destroyed on a
+    /// thread of PlayerKit's own (mpv takes milliseconds to stop each one's threads); nothing
+    /// else waits for it.
+    public static func releaseReadyCores() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            CorePool.shared.drain { continuation.resume() }
+        }
+    }
+
     /// Where ``create(id:configuration:delegate:)`` creates players: not the cooperative pool.
     private static let creationQueue = DispatchQueue(label: "PlayerKit.player-creation")
 

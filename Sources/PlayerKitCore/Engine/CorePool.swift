@@ -1,0 +1,195 @@
+internal import CMPV
+import Dispatch
+import PlayerKitSupport
+
+/// mpv cores created and initialized ahead of the players that will use them
+/// (``PlayerConfiguration/readyCores``): creating a core takes milliseconds (tens under load),
+/// taking a ready one does not.
+///
+/// Cores are kept by the options they were made with, less the ones named after a player
+/// (``CorePool/perPlayerOptions``), which the taker sets. A core is taken only by a player whose
+/// options are the same, so a ready core is the core that player would have created: nothing
+/// ran on it (no command, no observation, no load) before the player took it.
+///
+/// **Threading.** One lock around the table of ready cores; cores are created on a utility
+/// queue of the pool's, one at a time (creation takes a process-wide lock anyway), never with
+/// the pool's lock held. Taking never waits for a refill.
+final class CorePool: Sendable {
+    /// The pool of the process.
+    static let shared = CorePool()
+
+    /// Options named after the player (set by the taker once it knows its ID); the rest are
+    /// the pool's key.
+    static let perPlayerOptions: Set<String> = ["audio-client-name"]
+
+    /// The most ready cores kept for one set of options.
+    static let largestCount = 16
+
+    /// How many sets of options keep ready cores: the ones players were last created with. An
+    /// app that gives each player options of its own (a title in ``PlayerConfiguration/extraOptions``)
+    /// would otherwise leave a ready core behind for every player, which none would take.
+    static let keptSettings = 4
+
+    private struct State: Sendable {
+        /// Ready cores by their options.
+        var ready: [[String]: [PreparedCore]] = [:]
+        /// How many each set of options should have ready (the latest taker's wish).
+        var wanted: [[String]: Int] = [:]
+        /// The options whose refill is under way.
+        var filling: Set<[String]> = []
+        /// The options players were created with, the latest last (at most ``keptSettings``).
+        var latest: [[String]] = []
+
+        /// Makes `key` the latest options; returns the ready cores of options that are no longer
+        /// among the ``keptSettings`` latest, which keep none from now on.
+        mutating func use(_ key: [String]) -> [PreparedCore] {
+            latest.removeAll { $0 == key }
+            latest.append(key)
+            guard latest.count > CorePool.keptSettings else { return [] }
+            let dropped = latest.prefix(latest.count - CorePool.keptSettings)
+            latest.removeFirst(dropped.count)
+            return dropped.flatMap { old -> [PreparedCore] in
+                wanted[old] = nil
+                return ready.removeValue(forKey: old) ?? []
+            }
+        }
+    }
+
+    private let state = Locked(State())
+    private let queue = DispatchQueue(label: "PlayerKit.core-pool", qos: .utility)
+
+    /// The key of `options`: each `name=value`, in order, without the per-player ones.
+    static func key(_ options: [(String, String)]) -> [String] {
+        options.filter { !perPlayerOptions.contains($0.0) }.map { "\($0.0)=\($0.1)" }
+    }
+
+    /// A core made with `options`: a ready one when there is one, else created now. Then, in
+    /// the background, `keep` cores with these options are made ready for the next players
+    /// (0: none, and the ready ones are let go).
+    /// - Throws: what creating a core throws (``PlayerError/invalidOption(name:value:_:)``,
+    ///   ``PlayerError/creationFailed(reason:)``); nothing is refilled then.
+    func take(options: [(String, String)], keep: Int) throws(PlayerError) -> PreparedCore {
+        let key = Self.key(options)
+        let keep = max(0, min(Self.largestCount, keep))
+        let (ready, surplus) = state.withLock { state -> (PreparedCore?, [PreparedCore]) in
+            let evicted = state.use(key)
+            state.wanted[key] = keep
+            let ready = state.ready[key]?.popLast()
+            let count = state.ready[key]?.count ?? 0
+            guard count > keep else { return (ready, evicted) }
+            let surplus = Array(state.ready[key]![keep...])
+            state.ready[key]!.removeLast(count - keep)
+            return (ready, surplus + evicted)
+        }
+        if !surplus.isEmpty { queue.async { surplus.forEach { $0.destroy() } } }
+        let core: PreparedCore
+        if let ready {
+            core = ready
+        } else {
+            core = try PreparedCore(options: options.filter { !Self.perPlayerOptions.contains($0.0) }, madeAhead: false)
+        }
+        // Later, so the taker's creation and first load do not share the machine with a core's
+        // creation (which holds locks of mpv's that the taker's first calls take too: a player
+        // that took a ready core waited up to 4 ms in them while the next one was created).
+        let rest = options.filter { !Self.perPlayerOptions.contains($0.0) }
+        queue.asyncAfter(deadline: .now() + Self.refillDelay.inSeconds) { [self] in refill(key, options: rest) }
+        return core
+    }
+
+    /// How long after a player took a core the next one is made ready.
+    static let refillDelay: Duration = .milliseconds(200)
+
+    /// How many cores with `options` are ready now.
+    func readyCount(options: [(String, String)]) -> Int {
+        state.withLock { $0.ready[Self.key(options)]?.count ?? 0 }
+    }
+
+    /// Lets every ready core go, and keeps none until a player takes one again; `done` is
+    /// called on the pool's queue once they are destroyed (after a refill under way, which
+    /// keeps what it made no more).
+    func drain(_ done: @escaping @Sendable () -> Void) {
+        let cores = state.withLock { state -> [PreparedCore] in
+            defer {
+                state.ready = [:]
+                state.wanted = [:]
+                state.latest = []
+            }
+            return state.ready.values.flatMap { $0 }
+        }
+        queue.async {
+            cores.forEach { $0.destroy() }
+            done()
+        }
+    }
+
+    /// Makes cores with `options` ready until `key` has as many as wanted, one at a time on the
+    /// pool's queue. Stops at the first failure (the options are the taker's, and worked a
+    /// moment ago: a failure here is the machine's, and the next take creates its own core).
+    private func refill(_ key: [String], options: [(String, String)]) {
+        let start = state.withLock { state -> Bool in
+            guard (state.ready[key]?.count ?? 0) < (state.wanted[key] ?? 0), !state.filling.contains(key) else { return false }
+            state.filling.insert(key)
+            return true
+        }
+        guard start else { return }
+        queue.async { [self] in
+            while true {
+                let more = state.withLock { state -> Bool in
+                    let more = (state.ready[key]?.count ?? 0) < (state.wanted[key] ?? 0)
+                    if !more { state.filling.remove(key) }
+                    return more
+                }
+                guard more else { return }
+                guard let core = try? PreparedCore(options: options, madeAhead: true) else {
+                    state.withLock { _ = $0.filling.remove(key) }
+                    return
+                }
+                let extra = state.withLock { state -> PreparedCore? in
+                    guard (state.ready[key]?.count ?? 0) < (state.wanted[key] ?? 0) else { return core }
+                    state.ready[key, default: []].append(core)
+                    return nil
+                }
+                extra?.destroy()
+            }
+        }
+    }
+}
+
+/// A created and initialized mpv core that no player owns yet: destroyed with it unless an
+/// ``MPVHandle`` adopts it (``adopt()``).
+final class PreparedCore: @unchecked Sendable {
+    // @unchecked: `raw` is handed over once, under the lock.
+    private let raw: Locked<OpaquePointerBox?>
+    /// Whether the pool made it ready ahead (else it was created for its taker).
+    let madeAhead: Bool
+
+    /// Creates and initializes a core with `options`, as ``MPVHandle`` does.
+    init(options: [(String, String)], madeAhead: Bool) throws(PlayerError) {
+        raw = Locked(OpaquePointerBox(try MPVHandle.createCore(options: options)))
+        self.madeAhead = madeAhead
+    }
+
+    /// The core, now the caller's to destroy; nil when it was adopted or destroyed already.
+    func adopt() -> OpaquePointer? {
+        raw.withLock { box in
+            defer { box = nil }
+            return box?.pointer
+        }
+    }
+
+    /// Destroys the core unless it was adopted (blocks while mpv stops its threads).
+    func destroy() {
+        if let pointer = adopt() { mpv_terminate_destroy(pointer) }
+    }
+
+    deinit {
+        destroy()
+    }
+}
+
+/// An mpv core's pointer, sendable as the pool hands it from thread to thread (one owner at a
+/// time).
+struct OpaquePointerBox: @unchecked Sendable {
+    let pointer: OpaquePointer
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+}

@@ -1,0 +1,115 @@
+import Foundation
+@testable import PlayerKitCore
+import PlayerKitSupport
+import Testing
+
+/// mpv cores made ready ahead of the players that take them (`PlayerConfiguration.readyCores`).
+/// Each test gives its players an `extraOptions` marker of its own, so its cores are kept apart
+/// from every other test's (the pool keys cores by their options). The pool is the process's,
+/// and keeps cores for the last four settings players were made with: next to the parallel
+/// pass's players, this suite's ready cores were let go as theirs came; it runs in the serial
+/// pass (its tests take a fraction of a second).
+@Suite("Ready cores: a player takes a core made ahead, the one it would have created (real libmpv)",
+       .serialized, .timeLimit(.minutes(2)), .tags(.timingPass))
+struct ReadyCoresTests {
+    /// A headless configuration whose cores only this test's players share.
+    static func configuration(readyCores: Int = 1) -> PlayerConfiguration {
+        var configuration = Fixtures.headless
+        configuration.extraOptions["title"] = "ready-cores-\(UUID().uuidString.prefix(8))"
+        configuration.readyCores = readyCores
+        return configuration
+    }
+
+    static func options(_ configuration: PlayerConfiguration) -> [(String, String)] {
+        configuration.mpvOptions(for: "any")
+    }
+
+    /// Waits (bounded) until `count` cores with `configuration`'s options are ready.
+    static func ready(_ count: Int, for configuration: PlayerConfiguration, timeout: Duration = .seconds(20)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while CorePool.shared.readyCount(options: options(configuration)) != count {
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return true
+    }
+
+    /// What a player's core says of the options PlayerKit sets, and of a few it leaves alone.
+    static let compared = [
+        "vo", "ao", "hwdec", "idle", "keep-open", "video-sync", "audio-pitch-correction", "network-timeout", "config",
+        "input-default-bindings", "ytdl", "osc", "vid", "aid", "sid", "title", "speed", "volume", "mute", "pause", "loop-file",
+        "cache", "demuxer-max-bytes", "video-timing-offset",
+    ]
+
+    static func values(of player: Player) async throws -> [String: String] {
+        var values: [String: String] = [:]
+        for name in compared { values[name] = "\(try await player.property(name))" }
+        return values
+    }
+
+    @Test("the first player creates its core and one is made ready behind it; the next takes that one, which sets the options as a core created for it does, names the player to the sound server, and plays; one is made ready again")
+    func nextPlayerTakesTheReadyCore() async throws {
+        let configuration = Self.configuration()
+        let (first, _) = try await Fixtures.player(configuration: configuration)
+        defer { Task { await first.shutdown() } }
+        #expect(!first.core.handle.madeAhead)
+        #expect(await Self.ready(1, for: configuration), "no core was made ready")
+        let (second, events) = try await Fixtures.player(configuration: configuration)
+        defer { Task { await second.shutdown() } }
+        #expect(second.core.handle.madeAhead, "the second player created a core of its own")
+        // The core it would have created: the same options and defaults as the first player's.
+        #expect(try await Self.values(of: second) == Self.values(of: first))
+        #expect(try await second.property("audio-client-name") == .string(second.id.rawValue))
+        #expect(try await first.property("audio-client-name") == .string(first.id.rawValue))
+        try await second.load(MediaSource.file(Fixtures.clipA))
+        #expect(await events.waitFor(timeout: .seconds(20)) { $0.event == .firstFrame } != nil)
+        #expect(await Self.ready(1, for: configuration), "the pool was not filled again")
+        await Player.releaseReadyCores()
+        #expect(CorePool.shared.readyCount(options: Self.options(configuration)) == 0)
+    }
+
+    @Test("readyCores 0 keeps no core ready, and lets go of ready ones at the next creation; readyCores 2 keeps two")
+    func howManyAreKept() async throws {
+        var configuration = Self.configuration(readyCores: 2)
+        let (first, _) = try await Fixtures.player(configuration: configuration)
+        defer { Task { await first.shutdown() } }
+        #expect(await Self.ready(2, for: configuration))
+        configuration.readyCores = 0
+        let (second, _) = try await Fixtures.player(configuration: configuration)
+        defer { Task { await second.shutdown() } }
+        #expect(second.core.handle.madeAhead)
+        #expect(await Self.ready(0, for: configuration), "ready cores kept with readyCores 0")
+        let (third, _) = try await Fixtures.player(configuration: configuration)
+        defer { Task { await third.shutdown() } }
+        #expect(!third.core.handle.madeAhead)
+        #expect(CorePool.shared.readyCount(options: Self.options(configuration)) == 0)
+    }
+
+    @Test("ready cores are kept for the last four settings players were made with: a player with settings of its own each time leaves no ready core behind for each")
+    func keptForTheLatestSettings() async throws {
+        var configurations: [PlayerConfiguration] = []
+        var players: [Player] = []
+        defer { for player in players { Task { await player.shutdown() } } }
+        for _ in 0..<6 {
+            let configuration = Self.configuration()
+            configurations.append(configuration)
+            players.append(try await Fixtures.player(configuration: configuration).0)
+        }
+        // The last four settings get their core (other tests' players may push the earliest out).
+        #expect(await Self.ready(1, for: configurations[5]))
+        for configuration in configurations.prefix(2) {
+            #expect(CorePool.shared.readyCount(options: Self.options(configuration)) == 0)
+        }
+        await Player.releaseReadyCores()
+    }
+
+    @Test("a readyCores outside 0...16 is refused by name, and the next player is made", arguments: [-1, 17])
+    func outOfRangeIsRefused(count: Int) async throws {
+        let configuration = Self.configuration(readyCores: count)
+        await #expect(throws: PlayerError.invalidArgument(name: "readyCores", value: "\(count)", reason: "must be from 0 to 16")) {
+            _ = try await Player.create(configuration: configuration)
+        }
+        let (player, _) = try await Fixtures.player(configuration: Self.configuration(readyCores: 0))
+        await player.shutdown()
+    }
+}

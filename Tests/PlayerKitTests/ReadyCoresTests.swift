@@ -9,8 +9,7 @@ import Testing
 /// and keeps cores for the last four settings players were made with: next to the parallel
 /// pass's players, this suite's ready cores were let go as theirs came; it runs in the serial
 /// pass (its tests take a fraction of a second).
-@Suite("Ready cores: a player takes a core made ahead, the one it would have created (real libmpv)",
-       .serialized, .timeLimit(.minutes(2)), .tags(.timingPass))
+@Suite("Ready cores: a player takes a core made ahead, the one it would have created (real libmpv)", .serialized, .timeLimit(.minutes(2)), .tags(.timingPass))
 struct ReadyCoresTests {
     /// A headless configuration whose cores only this test's players share.
     static func configuration(readyCores: Int = 1) -> PlayerConfiguration {

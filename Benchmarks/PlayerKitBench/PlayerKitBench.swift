@@ -343,14 +343,18 @@ struct Churn: AsyncParsableCommand {
     @Option var count = 200
     @Option var media: String
     @Option var arenas: Int?
+    /// `PlayerConfiguration.readyCores` (default: PlayerKit's).
+    @Option var readyCores: Int?
 
     func run() async throws {
         if let arenas { try ProcessMemory.limitMallocArenas(to: arenas) }
         let bus = PlayerEventBus(label: "churn")
         var warm = 0.0
         let start = DispatchTime.now()
+        var configuration = benchConfiguration(bus: bus)
+        if let readyCores { configuration.readyCores = readyCores }
         for index in 0..<count {
-            let player = try await Player.create(configuration: benchConfiguration(bus: bus))
+            let player = try await Player.create(configuration: configuration)
             let frames = player.events(kinds: [.firstFrame])
             startLoading([player], media: media)
             for await _ in frames { break }

@@ -175,11 +175,15 @@ struct MultiViewLogicTests {
         }
         let log = EventLog(bus: bus, players: p.map(\.id))
         let view = try MultiView(players: p, clock: clock)
+        let start = clock.now
         let load = Task { try await view.load([MediaSource("a.mp4"), MediaSource("b.mp4")]) }
         #expect(await clock.waitForSleepers(2))
         play(0.2)
         #expect(p[0].position == 0, "the faster member started alone: at \(p[0].position ?? -1) s")
-        play(0.3)
+        // To the slower load's end (0.4 s) exactly, and no further while the group starts them:
+        // the clock stands still meanwhile, however long the machine takes (moved on while they
+        // started, a slow machine's members started a frame apart).
+        clock.advance(by: start + .milliseconds(400) - clock.now)
         try await load.value
         #expect(p.allSatisfy { $0.state == .playing }, "\(p.map(\.state))")
         #expect(p[0].position == p[1].position, "\(p.map(\.position))")

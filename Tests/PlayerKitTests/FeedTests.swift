@@ -116,6 +116,10 @@ struct AudioPolicyTests {
         let audio = try AudioPolicy(mode: .solo, players: all, decodesUnheardAudio: false)
         // The focus first, as a multi-view app gives it: the other's item loads with its sound off.
         try await audio.focus(all[0])
+        // Looping, so no item ends (and its tracks with it) however slow the machine: in the
+        // parallel pass the steps below once took longer than the clip's 4 s, and both players
+        // then read no audio track at the end ([nil, nil]).
+        for player in all { try await player.perform(.setLoop(.forever)) }
         for player in all { _ = try await player.load(Fixtures.clipA) }
         @Sendable func heard() -> [Int?] { all.map { $0.tracks.first { $0.kind == .audio && $0.isSelected }?.id } }
         #expect(await eventually { heard() == [1, nil] }, "\(heard())")

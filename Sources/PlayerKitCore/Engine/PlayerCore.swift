@@ -804,6 +804,7 @@ final class PlayerCore: Sendable {
         return await withCheckedContinuation { (continuation: CheckedContinuation<[Result<MPVValue, PlayerError>], Never>) in
             let collected = Locked<(results: [Result<MPVValue, PlayerError>], left: Int)>(
                 (Array(repeating: .success(.none), count: items.count), items.count))
+            let expiry = Expiry()
             // Each reply resumes once (SentReply), so each index is recorded once.
             let record = { @Sendable (index: Int, result: Result<MPVValue, PlayerError>) in
                 let all = collected.withLock { collected -> [Result<MPVValue, PlayerError>]? in
@@ -811,7 +812,9 @@ final class PlayerCore: Sendable {
                     collected.left -= 1
                     return collected.left == 0 ? collected.results : nil
                 }
-                if let all { continuation.resume(returning: all) }
+                guard let all else { return }
+                expiry.cancel()
+                continuation.resume(returning: all)
             }
             var pending: [(index: Int, reply: SentReply, operation: String)] = []
             for (index, item) in items.enumerated() {
@@ -827,10 +830,9 @@ final class PlayerCore: Sendable {
             }
             guard !pending.isEmpty else { return }
             let sent = pending
-            let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-            // DispatchTime is the monotonic clock (CLOCK_MONOTONIC on Linux). A reply already
-            // resumed ignores the timeout.
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds))) {
+            // On the monotonic clock; withdrawn (and `sent` released) once every reply is in, or
+            // never armed when they all came first. A reply already resumed ignores the timeout.
+            expiry.arm(after: timeout) {
                 for item in sent { item.reply.resume(.failure(.timedOut(operation: item.operation, after: timeout))) }
             }
         }
@@ -847,9 +849,12 @@ final class PlayerCore: Sendable {
     ) async -> [Result<MPVValue, PlayerError>] {
         guard !items.isEmpty else { return [] }
         return await withCheckedContinuation { (continuation: CheckedContinuation<[Result<MPVValue, PlayerError>], Never>) in
-            let turn = InTurn(items: items, timeout: timeout, finish: { continuation.resume(returning: $0) })
-            let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds))) { turn.expire() }
+            let expiry = Expiry()
+            let turn = InTurn(items: items, timeout: timeout, finish: {
+                expiry.cancel()
+                continuation.resume(returning: $0)
+            })
+            expiry.arm(after: timeout) { turn.expire() }
             turn.hand(0)
         }
     }
@@ -926,7 +931,11 @@ final class PlayerCore: Sendable {
     /// (``PlayerError/replyLost(_:operation:)``).
     func read(_ name: String, timeout: Duration) async throws(PlayerError) -> MPVValue {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<MPVValue, PlayerError>, Never>) in
-            let reply = SentReply { continuation.resume(returning: $0) }
+            let expiry = Expiry()
+            let reply = SentReply {
+                expiry.cancel()
+                continuation.resume(returning: $0)
+            }
             let replyID: UInt64? = state.withLock { state in
                 guard !state.isShutDown else { return nil }
                 let replyID = Self.readIDBit | state.nextReadID
@@ -941,8 +950,9 @@ final class PlayerCore: Sendable {
                 return reply.resume(.failure(isShutDown ? .playerShutDown(id) : .replyLost(id, operation: "read \(name)")))
             }
             let id = self.id
-            // DispatchTime is the monotonic clock. A read already answered ignores this.
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in
+            // On the monotonic clock; withdrawn (and its captures released) once the read is
+            // answered.
+            expiry.arm(after: timeout) { [weak self] in
                 self?.state.withLock { _ = $0.propertyReads.take(replyID) }
                 reply.resume(.failure(.timedOut(operation: "read \(name) on player \(id)", after: timeout)))
             }
@@ -999,11 +1009,12 @@ final class PlayerCore: Sendable {
         // mpv has no bound for an item that keeps opening (a trickling server, a stream
         // provider that never returns): the load's own, on the monotonic clock (DispatchTime).
         let timeout = loadTimeout
-        let timer = DispatchWorkItem { [weak self] in
+        let expiry = Expiry()
+        expiry.arm(after: timeout) { [weak self] in
             self?.abandonLoad(completion, number: loadNumber, with: .timedOut(operation: "loading \(source)", after: timeout))
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout.dispatchInterval, execute: timer)
-        defer { timer.cancel() }
+        // Withdrawn, and its captures released, once the wait ends.
+        defer { expiry.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<MediaInfo, PlayerError>, Never>) in
                 guard completion.start(continuation, cancelled: .failure(.loadCancelled(source: source))) else { return }
@@ -1064,9 +1075,13 @@ final class PlayerCore: Sendable {
     func shutdown(timeout: Duration) async -> Bool {
         let finished = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let once = Locked<CheckedContinuation<Bool, Never>?>(continuation)
-            let resume = { @Sendable (finished: Bool) in once.withLock { $0.take() }?.resume(returning: finished) }
+            let expiry = Expiry()
+            let resume = { @Sendable (finished: Bool) in
+                expiry.cancel()
+                once.withLock { $0.take() }?.resume(returning: finished)
+            }
+            expiry.arm(after: timeout) { resume(false) }
             shutdown { resume(true) }
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout.dispatchInterval) { resume(false) }
         }
         if !finished {
             logger.error("""

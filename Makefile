@@ -68,7 +68,7 @@ multiview-demo: test-deps
 MINUTES ?= 30
 soak: deps
 	$(SWIFT) build --product SoakProbe
-	.build/debug/SoakProbe --seconds $$(( $(MINUTES) * 60 )) --arenas 2 $(if $(SEED),--seed $(SEED),)
+	.build/debug/SoakProbe --seconds $$(( $(MINUTES) * 60 )) $(if $(SEED),--seed $(SEED),)
 
 ## Every parser of bytes from outside the process under libFuzzer and AddressSanitizer (the fuzz
 ## package Fuzz/, release build): FUZZ_SECONDS per target (default 300), FUZZ_TARGETS to choose,

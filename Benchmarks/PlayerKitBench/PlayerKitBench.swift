@@ -336,9 +336,10 @@ struct Ready: AsyncParsableCommand {
 }
 
 /// Players that really decode, one after another: each cycle creates a player, loads the clip to
-/// its first frame and shuts it down. Resident memory after the last cycle minus after the 10th,
-/// with freed memory handed back (malloc_trim) before each reading. `--arenas N` bounds glibc's
-/// arenas as an app would (`ProcessMemory.limitMallocArenas(to:)`).
+/// its first frame and shuts it down. Resident memory before the first cycle, after the 10th,
+/// after the 50th and after the last, with freed memory handed back (malloc_trim) before each
+/// reading. `--arenas N` sets the process's own bound on glibc's arenas as an app would
+/// (`ProcessMemory.limitMallocArenas(to:)`); without it PlayerKit bounds them to 2 itself.
 struct Churn: AsyncParsableCommand {
     @Option var count = 200
     @Option var media: String
@@ -349,7 +350,9 @@ struct Churn: AsyncParsableCommand {
     func run() async throws {
         if let arenas { try ProcessMemory.limitMallocArenas(to: arenas) }
         let bus = PlayerEventBus(label: "churn")
-        var warm = 0.0
+        ProcessMemory.releaseFreedMemory()
+        let initial = residentMB()
+        var warm = 0.0, after50 = -1.0
         let start = DispatchTime.now()
         var configuration = benchConfiguration(bus: bus)
         if let readyCores { configuration.readyCores = readyCores }
@@ -364,10 +367,14 @@ struct Churn: AsyncParsableCommand {
                 ProcessMemory.releaseFreedMemory()
                 warm = residentMB()
             }
+            if index == 49 {
+                ProcessMemory.releaseFreedMemory()
+                after50 = residentMB()
+            }
         }
         ProcessMemory.releaseFreedMemory()
-        print(String(format: "{\"cycle_ms\": %.3f, \"rss_growth_mb\": %.2f, \"rss_mb\": %.2f}",
-                     microseconds(start, .now()) / 1000 / Double(count), residentMB() - warm, residentMB()))
+        print(String(format: "{\"cycle_ms\": %.3f, \"rss_growth_mb\": %.2f, \"rss_mb\": %.2f, \"rss_start_mb\": %.2f, \"rss_50_mb\": %.2f}",
+                     microseconds(start, .now()) / 1000 / Double(count), residentMB() - warm, residentMB(), initial, after50))
     }
 }
 

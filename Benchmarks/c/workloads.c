@@ -190,17 +190,22 @@ int main(int argc, char **argv) {
         // Players that really decode: each cycle creates a core, plays MEDIA to its first frame
         // and destroys it. glibc's arenas (one per thread that allocates at once, up to 8 per
         // core) keep what the decoder threads freed: the growth after the 10th cycle.
+        // Also the resident memory before the first cycle and after the 50th (when there are
+        // that many): growth from the start, and creep once the arenas have warmed up.
         int count = atoi(argv[2]);
-        double warm = 0, start = now_s();
+        malloc_trim(0);
+        double initial = rss_mb(), warm = 0, after50 = -1, start = now_s();
         for (int i = 0; i < count; i++) {
             mpv_handle *h = create(0);
             load(h, argv[3]);
             wait_for(h, MPV_EVENT_PLAYBACK_RESTART, NULL, 0);
             mpv_terminate_destroy(h);
             if (i == 9) { malloc_trim(0); warm = rss_mb(); }
+            if (i == 49) { malloc_trim(0); after50 = rss_mb(); }
         }
         malloc_trim(0);
-        printf("{\"cycle_ms\": %.3f, \"rss_growth_mb\": %.2f, \"rss_mb\": %.2f}\n", (now_s() - start) * 1000 / count, rss_mb() - warm, rss_mb());
+        printf("{\"cycle_ms\": %.3f, \"rss_growth_mb\": %.2f, \"rss_mb\": %.2f, \"rss_start_mb\": %.2f, \"rss_50_mb\": %.2f}\n",
+               (now_s() - start) * 1000 / count, rss_mb() - warm, rss_mb(), initial, after50);
     } else if (!strcmp(mode, "switch")) {
         // Each run on fresh idle cores (made outside the timing), as the standby player of an
         // A/B pair would be: cold = load and play -> first frame; preloaded = loaded paused on

@@ -139,7 +139,8 @@ def main():
     elif mode == "churn":
         count, media = int(sys.argv[2]), sys.argv[3]
         libc = ctypes.CDLL("libc.so.6")
-        warm, start = 0.0, time.monotonic()
+        libc.malloc_trim(0)
+        initial, warm, after50, start = rss_mb(), 0.0, -1.0, time.monotonic()
         for index in range(count):
             player = create()
             restarted = when(player, "playback-restart")
@@ -149,9 +150,13 @@ def main():
             if index == 9:
                 libc.malloc_trim(0)
                 warm = rss_mb()
+            if index == 49:
+                libc.malloc_trim(0)
+                after50 = rss_mb()
         libc.malloc_trim(0)
         print(json.dumps({"cycle_ms": round((time.monotonic() - start) * 1000 / count, 3),
-                          "rss_growth_mb": round(rss_mb() - warm, 2), "rss_mb": round(rss_mb(), 2)}))
+                          "rss_growth_mb": round(rss_mb() - warm, 2), "rss_mb": round(rss_mb(), 2),
+                          "rss_start_mb": round(initial, 2), "rss_50_mb": round(after50, 2)}))
     elif mode == "switch":
         # Each run on fresh idle cores (made outside the timing), as the standby player of an
         # A/B pair would be.

@@ -11,7 +11,7 @@ struct SoakTests {
     @Test("20 s (60 s in make test-long) of random operations on up to 32 players: no crash, no stuck call, gapless sequence numbers, documented transitions, typed errors, bounded memory")
     func soak() async throws {
         let probe = Fixtures.productsDirectory.appendingPathComponent("SoakProbe")
-        let run = try await ChildProcess.runToEnd(probe, ["--seconds", "\(Fixtures.soakSeconds)", "--seed", "20261122", "--arenas", "2"])
+        let run = try await ChildProcess.runToEnd(probe, ["--seconds", "\(Fixtures.soakSeconds)", "--seed", "20261122"])
         if run.status != 0 {
             // A crash report lists every thread (200 and more here): keep all of it in a file, and
             // show the crash's own part, where the backtracer names the crashed thread.

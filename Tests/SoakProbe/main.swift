@@ -46,6 +46,33 @@ let keepsPitch = arguments.contains("--pitch-correction")
 if let arenas = option("--arenas").flatMap(Int.init) {
     do { try ProcessMemory.limitMallocArenas(to: arenas) } catch { print("soak: \(error); going on without the bound") }
 }
+// Churn instead of the soak: `--churn N --media FILE [--ready-cores N]` creates a player, plays FILE to its first
+// frame and shuts it down, N times one after another, and prints resident memory before the
+// first cycle, after every 10th and after the last (freed memory handed back before each
+// reading), and glibc's arena count before the first player and at the end, as JSON.
+if let churn = option("--churn").flatMap(Int.init), let media = option("--media") {
+    ProcessMemory.releaseFreedMemory()
+    let arenasBefore = ProcessMemory.arenaCount ?? -1
+    var readings: [String: Int] = ["start": ProcessMemory.residentBytes ?? 0]
+    var headless = PlayerConfiguration(videoOutput: .none, audioOutput: .none)
+    if let readyCores = option("--ready-cores").flatMap(Int.init) { headless.readyCores = readyCores }
+    for index in 0..<churn {
+        let player = try await Player.create(configuration: headless)
+        let firstFrame = player.events(kinds: [.firstFrame])
+        Task { _ = try? await player.load(MediaSource(media)) }
+        for await _ in firstFrame { break }
+        firstFrame.cancel()
+        await player.shutdown()
+        if (index + 1) % 10 == 0 || index == churn - 1 {
+            ProcessMemory.releaseFreedMemory()
+            readings[index == churn - 1 ? "end" : "after\(index + 1)"] = ProcessMemory.residentBytes ?? 0
+        }
+    }
+    let summary: [String: Any] = ["resident": readings, "arenasBefore": arenasBefore, "arenasAfter": ProcessMemory.arenaCount ?? -1,
+                                  "arenaMaxSet": ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] ?? ""]
+    print(String(decoding: try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys]), as: UTF8.self))
+    exit(0)
+}
 let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 print("soak: seed \(seed), \(seconds) s, \(taskCount) tasks, up to \(maximumPlayers) players\(includesBackward ? ", backward playback" : "")\(keepsPitch ? ", pitch correction" : "") (replay: --seed \(seed))")
 

@@ -72,6 +72,8 @@ final class MPVHandle: @unchecked Sendable {
     /// - Throws: ``PlayerError/creationFailed(reason:)`` or ``PlayerError/invalidOption(name:value:_:)``.
     static func createCore(options: [(String, String)]) throws(PlayerError) -> OpaquePointer {
         let created: Result<OpaquePointer, PlayerError> = creationLock.withLock { created in
+            // Once, before the process's first core: its threads' memory in two arenas.
+            _ = ArenaBound.applied
             setlocale(LC_NUMERIC, "C")
             guard let handle = mpv_create() else {
                 return .failure(.creationFailed(reason: "mpv_create returned NULL (out of memory or bad locale)"))

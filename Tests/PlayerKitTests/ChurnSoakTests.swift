@@ -25,11 +25,6 @@ struct ChurnSoakTests {
                        arenasBefore: json["arenasBefore"] as? Int ?? -1, arenasAfter: json["arenasAfter"] as? Int ?? -1)
     }
 
-    /// Whether a sanitizer's allocator stands in for glibc's (`make test-tsan`, ASan builds).
-    static var underSanitizer: Bool {
-        ProcessInfo.processInfo.environment["ASAN_OPTIONS"] != nil || ProcessInfo.processInfo.environment["PLAYERKIT_SANITIZER"] != nil
-    }
-
     /// The environment of this test process, less any malloc setting of its own.
     static var defaultEnvironment: [String: String] {
         ProcessInfo.processInfo.environment.filter { $0.key != "MALLOC_ARENA_MAX" && $0.key != "GLIBC_TUNABLES" }
@@ -47,7 +42,7 @@ struct ChurnSoakTests {
         let summary = try await Self.churn(160, readyCores: 0, environment: Self.defaultEnvironment)
         // A sanitizer's allocator replaces glibc's (no arenas to bound, memory held in
         // quarantine): the churn still runs under it, the figures say nothing.
-        guard !Self.underSanitizer else { return }
+        guard !Fixtures.underSanitizer else { return }
         #expect(summary.arenasBefore > 0 && summary.arenasAfter > 0, "malloc_info unreadable: \(summary)")
         // glibc checks its bound without a lock: threads that make their first allocation at the
         // same moment may each pass it and make one more arena (3 were seen). Without the bound
@@ -62,7 +57,7 @@ struct ChurnSoakTests {
         var environment = Self.defaultEnvironment
         environment["MALLOC_ARENA_MAX"] = "8"
         let summary = try await Self.churn(10, readyCores: 1, environment: environment)
-        guard !Self.underSanitizer else { return }
+        guard !Fixtures.underSanitizer else { return }
         #expect(summary.arenasAfter > 2, "arenas: \(summary.arenasBefore) before the first player, \(summary.arenasAfter) after")
     }
 

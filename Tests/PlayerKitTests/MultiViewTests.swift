@@ -141,8 +141,10 @@ struct MultiViewTests {
         let p99 = Statistics.percentile(0.99, of: spreads) ?? 1
         let firstWorst = firstSecond.max() ?? 1
         // Started together: 0.86-1.12 ms over the three seconds in a debug build, alone; started
-        // one by one, 0.93-3.18 ms (2026-11-29).
-        #expect(p99 < 0.0025, "spread p99 \(p99 * 1000) ms; in the first second, at worst \(firstWorst * 1000) ms")
+        // one by one, 0.93-3.18 ms (2026-11-29). Under ThreadSanitizer every frame is later, and
+        // less evenly (3.3 ms once): a third of a frame there.
+        let bound = Fixtures.underSanitizer ? 0.011 : 0.0025
+        #expect(p99 < bound, "spread p99 \(p99 * 1000) ms; in the first second, at worst \(firstWorst * 1000) ms")
         for (player, recorder) in players {
             #expect(!recorder.records.contains { if case .fellBehind = Self.event($0) { true } else { false } }, "\(player.id)")
         }

@@ -37,8 +37,9 @@ final class PlayerCore: Sendable {
         /// Set with the final ``PlayerEvent/shutDown``: from ``PlayerEvent/shuttingDown`` until
         /// then, features' events are still taken (their last words about the player).
         var eventsClosed = false
-        /// Receives each numbered batch, in order, from the one deliverer (no lock held).
-        var sink: (@Sendable ([PlayerEventRecord]) -> Void)?
+        /// Receives each numbered batch, in order, from the one deliverer (no lock held), for
+        /// the subscribers the phase reaches (``DeliveryPhase``).
+        var sink: (@Sendable ([PlayerEventRecord], DeliveryPhase) -> Void)?
         /// Numbered events not yet handed to the sink.
         var outbox: [PlayerEventRecord] = []
         /// Whether some thread is emptying the outbox right now.
@@ -126,6 +127,12 @@ final class PlayerCore: Sendable {
     /// The app's stream schemes registered on this core (``PlayerConfiguration/streamProviders``).
     let streamProtocols: StreamProtocols
     let state: Locked<State>
+    /// Held while a command's read-outs are handed on and the command handed to mpv (and while
+    /// a load's requests are handed over): a command or load that a handler sends in reaction
+    /// to those read-outs reaches mpv after the command that caused them. Taken before `state`,
+    /// never the other way round; held over no app code and no wait for mpv (mpv's async calls
+    /// only queue the request).
+    private let handoff = Locked(())
     /// The position as the pump saw it, for stamping rendered frames (``FrameOutput``).
     let frameClock = FrameClock()
     private let pumpQueue: DispatchQueue
@@ -218,7 +225,7 @@ final class PlayerCore: Sendable {
 
     /// Connects the sink, emits ``PlayerEvent/created`` and starts the pump. Events mpv queued
     /// since creation follow.
-    func start(sink: @escaping @Sendable ([PlayerEventRecord]) -> Void) {
+    func start(sink: @escaping @Sendable ([PlayerEventRecord], DeliveryPhase) -> Void) {
         let wall = wallClock()
         let deliver = state.withLock { state in
             state.sink = sink
@@ -609,18 +616,22 @@ final class PlayerCore: Sendable {
     /// that ``emit(_:_:)`` chose runs this; events produced meanwhile (also by a handler
     /// that calls back into the player) join the outbox and are delivered next, in order.
     private func deliverOutbox() {
-        while true {
-            let (batch, sink) = state.withLock { state -> ([PlayerEventRecord], (@Sendable ([PlayerEventRecord]) -> Void)?) in
-                guard !state.outbox.isEmpty else {
-                    state.delivering = false
-                    return ([], nil)
-                }
-                var batch: [PlayerEventRecord] = []
-                swap(&batch, &state.outbox)
-                return (batch, state.sink)
+        while let (batch, sink) = takeOutboxBatch() {
+            sink?(batch, .all)
+        }
+    }
+
+    /// The outbox's next batch and the sink, for the thread that delivers; nil (and the
+    /// delivering role given up) once the outbox is empty.
+    private func takeOutboxBatch() -> ([PlayerEventRecord], (@Sendable ([PlayerEventRecord], DeliveryPhase) -> Void)?)? {
+        state.withLock { state in
+            guard !state.outbox.isEmpty else {
+                state.delivering = false
+                return nil
             }
-            guard !batch.isEmpty else { return }
-            sink?(batch)
+            var batch: [PlayerEventRecord] = []
+            swap(&batch, &state.outbox)
+            return (batch, state.sink)
         }
     }
 
@@ -720,60 +731,84 @@ final class PlayerCore: Sendable {
         if muted { try? sendOne(.setPitchFilter(muted: true)) }
     }
 
+    /// Tests only (`HandOverOrderTests`): run on the sending thread, under the hand-over gate,
+    /// after a command's read-outs were handed on and before the command is handed to mpv.
+    static let beforeHandOverForTests = Locked<(@Sendable () -> Void)?>(nil)
+
     private func sendOne(_ operation: EngineOperation, reply: SentReply? = nil) throws(PlayerError) {
         let requests = operation.requests
         // The app's wall clock is read before the lock: no app code runs under it.
         let wall = wallClock()
         let coalesced = reply == nil ? Self.coalescedProperty(of: operation) : nil
-        let prepared: (replyIDs: [UInt64], reads: [PlaybackModel.Output], deliver: Bool)? = state.withLock { state in
-            guard !state.isShutDown else { return nil }
-            operation.prepare(&state.model)
-            let outputs = operation.handedOver(to: &state.model)
-            var reads: [(replyID: UInt64, name: String)] = []
-            for case .requestProperties(let requested) in outputs { reads += requested }
-            if let coalesced {
-                if state.setsInFlight[coalesced] != nil {
-                    // One in flight: this one waits behind it, replacing any waiting already.
-                    state.setsInFlight[coalesced] = .some(HeldSet(operation: operation, reads: reads))
-                    return ([], [], emit(&state, outputs, timestamp: wall))
+        // The read-outs go to the subscribers that only hand them on (queued handlers,
+        // streams) before mpv has the command, so their threads are woken before mpv's and do
+        // not wait for a CPU behind them (issue 53: the queued handler heard a setter 60-80 us
+        // later on an idle 2-CPU machine, 11-14 us now); immediate handlers hear them after.
+        // The hand-over gate keeps a command sent in reaction behind this one.
+        let (prepared, failure, firstBatch): (
+            (replyIDs: [UInt64], reads: [PlaybackModel.Output], deliver: Bool)?, PlayerError?,
+            ([PlayerEventRecord], (@Sendable ([PlayerEventRecord], DeliveryPhase) -> Void)?)?
+        ) = handoff.withLock { _ in
+            let prepared: (replyIDs: [UInt64], reads: [PlaybackModel.Output], deliver: Bool)? = state.withLock { state in
+                guard !state.isShutDown else { return nil }
+                operation.prepare(&state.model)
+                let outputs = operation.handedOver(to: &state.model)
+                var reads: [(replyID: UInt64, name: String)] = []
+                for case .requestProperties(let requested) in outputs { reads += requested }
+                if let coalesced {
+                    if state.setsInFlight[coalesced] != nil {
+                        // One in flight: this one waits behind it, replacing any waiting already.
+                        state.setsInFlight[coalesced] = .some(HeldSet(operation: operation, reads: reads))
+                        return ([], [], emit(&state, outputs, timestamp: wall))
+                    }
+                    state.setsInFlight[coalesced] = .some(nil)
+                } else {
+                    // Any other set of a property supersedes a held one (it is newer).
+                    for case .set(let name, _) in requests where state.setsInFlight[name] != nil {
+                        state.setsInFlight[name] = .some(nil)
+                    }
                 }
-                state.setsInFlight[coalesced] = .some(nil)
-            } else {
-                // Any other set of a property supersedes a held one (it is newer).
-                for case .set(let name, _) in requests where state.setsInFlight[name] != nil {
-                    state.setsInFlight[name] = .some(nil)
+                let replyIDs = requests.indices.map { index in
+                    let replyID = state.nextReplyID
+                    state.nextReplyID += 1
+                    let isLast = index == requests.count - 1
+                    state.sentOperations.add(SentRequest(
+                        operation: operation, request: requests[index], isLast: isLast, reply: reply,
+                        confirmingReads: isLast ? reads : [], coalescedProperty: coalesced), replyID: replyID)
+                    return replyID
+                }
+                return (replyIDs, reads.isEmpty ? [] : [.requestProperties(reads)], emit(&state, outputs, timestamp: wall))
+            }
+            guard let prepared else { return (nil, nil, nil) }
+            let firstBatch = prepared.deliver ? takeOutboxBatch() : nil
+            if let first = firstBatch { first.1?(first.0, .handingOn) }
+            Self.beforeHandOverForTests.withLock { $0 }?()
+            var failure: PlayerError?
+            for (request, replyID) in zip(requests, prepared.replyIDs) {
+                do throws(PlayerError) {
+                    switch request {
+                    case .set(let name, let value): try handle.setPropertyAsync(name, value, replyID: replyID)
+                    case .command(let arguments): try handle.commandAsync(arguments, replyID: replyID)
+                    }
+                } catch {
+                    state.withLock { state in
+                        for pending in prepared.replyIDs { _ = state.sentOperations.take(pending) }
+                        if let coalesced { Self.setAnswered(&state, coalesced) }
+                        operation.revert(&state.model)
+                    }
+                    failure = error
+                    break
                 }
             }
-            let replyIDs = requests.indices.map { index in
-                let replyID = state.nextReplyID
-                state.nextReplyID += 1
-                let isLast = index == requests.count - 1
-                state.sentOperations.add(SentRequest(
-                    operation: operation, request: requests[index], isLast: isLast, reply: reply,
-                    confirmingReads: isLast ? reads : [], coalescedProperty: coalesced), replyID: replyID)
-                return replyID
-            }
-            return (replyIDs, reads.isEmpty ? [] : [.requestProperties(reads)], emit(&state, outputs, timestamp: wall))
+            return (prepared, failure, firstBatch)
         }
         guard let prepared else { throw .playerShutDown(id) }
-        var failure: PlayerError?
-        for (request, replyID) in zip(requests, prepared.replyIDs) {
-            do throws(PlayerError) {
-                switch request {
-                case .set(let name, let value): try handle.setPropertyAsync(name, value, replyID: replyID)
-                case .command(let arguments): try handle.commandAsync(arguments, replyID: replyID)
-                }
-            } catch {
-                state.withLock { state in
-                    for pending in prepared.replyIDs { _ = state.sentOperations.take(pending) }
-                    if let coalesced { Self.setAnswered(&state, coalesced) }
-                    operation.revert(&state.model)
-                }
-                failure = error
-                break
-            }
+        // Outside the gate: the immediate handlers (the app's code) hear the first batch, and
+        // the outbox is emptied as ever (this thread still has the delivering role).
+        if let first = firstBatch {
+            first.1?(first.0, .runningAppCode)
+            deliverOutbox()
         }
-        if prepared.deliver { deliverOutbox() }
         if let failure {
             // Not queued: read now what mpv has, which puts the read-outs back.
             finish(prepared.reads)
@@ -998,7 +1033,7 @@ final class PlayerCore: Sendable {
     /// wait ends with ``PlayerError/timedOut(operation:after:)`` and the item is stopped the same way.
     func load(argument: String, source: String, startPaused: Bool) async -> Result<MediaInfo, PlayerError> {
         do throws(PlayerError) {
-            try handle.setPropertyAsync("pause", .flag(startPaused))
+            try handoff.withLock { _ throws(PlayerError) in try handle.setPropertyAsync("pause", .flag(startPaused)) }
         } catch {
             return .failure(error)
         }
@@ -1031,7 +1066,7 @@ final class PlayerCore: Sendable {
                     return
                 }
                 do throws(PlayerError) {
-                    try handle.commandAsync(arguments, replyID: replyID)
+                    try handoff.withLock { _ throws(PlayerError) in try handle.commandAsync(arguments, replyID: replyID) }
                 } catch {
                     let waiter = state.withLock { state in
                         state.model.noteReplacementFailed()

@@ -322,6 +322,7 @@ final class EventChannel<Element: Sendable>: Sendable {
 /// kind, ending after the player's ``PlayerEvent/shutDown`` for a player's own stream.
 final class StreamSubscriber: BusSubscriber {
     let selection: PlayerSelection
+    var runsAppCode: Bool { false }
     let channel: EventChannel<PlayerEventRecord>
     private let kinds: Set<PlayerEventKind>?
     /// Whether the subscription ends with ``PlayerEvent/shutDown`` (a player's own stream:

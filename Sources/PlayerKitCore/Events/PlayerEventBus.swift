@@ -175,13 +175,13 @@ public final class PlayerEventBus: Sendable {
     /// All records belong to the same player and are in sequence order. The engine calls this
     /// from one thread at a time per player, in order, with no lock held; it enqueues for
     /// queue and stream subscribers and calls immediate subscribers directly.
-    func publish(_ records: [PlayerEventRecord]) {
+    func publish(_ records: [PlayerEventRecord], phase: DeliveryPhase = .all) {
         guard let id = records.first?.playerID else { return }
         let targets = registry.withLock { registry -> [any BusSubscriber] in
             guard let selected = registry.byID[id] else { return registry.everyone }
             return registry.everyone.isEmpty ? selected : selected + registry.everyone
         }
-        for target in targets { target.receive(records) }
+        for target in targets where phase.reaches(target) { target.receive(records) }
     }
 
     /// How many subscriptions are active (for diagnostics and tests).
@@ -221,7 +221,29 @@ public final class PlayerEventBus: Sendable {
 /// at a time per player, with no PlayerKit lock held.
 protocol BusSubscriber: AnyObject, Sendable {
     var selection: PlayerSelection { get }
+    /// Whether `receive` runs the app's code on the calling thread (immediate delivery); a
+    /// queued subscriber or a stream only hands the records on.
+    var runsAppCode: Bool { get }
     func receive(_ records: [PlayerEventRecord])
+}
+
+/// Which subscribers a ``PlayerEventBus/publish(_:phase:)`` reaches. A player delivers the
+/// read-outs of a command it sends in two phases around handing the command to mpv: first to
+/// the subscribers that only hand records on (queued handlers, streams), so their threads are
+/// woken before mpv's; then, once the command is mpv's, to the immediate handlers, which run on
+/// the sending thread and may send commands of their own.
+enum DeliveryPhase: Sendable {
+    case all
+    case handingOn
+    case runningAppCode
+
+    func reaches(_ subscriber: any BusSubscriber) -> Bool {
+        switch self {
+        case .all: true
+        case .handingOn: !subscriber.runsAppCode
+        case .runningAppCode: subscriber.runsAppCode
+        }
+    }
 }
 
 /// A handler called on a serial queue, or directly (immediate delivery) when `queue` is nil.
@@ -253,6 +275,8 @@ final class HandlerSubscriber: BusSubscriber {
     /// Set once with `handler = nil`, under `control`; atomic so the hot path reads it without
     /// a lock.
     private let cancelled = Atomic<Bool>(false)
+
+    var runsAppCode: Bool { queue == nil }
 
     init(selection: PlayerSelection, kinds: Set<PlayerEventKind>?, queue: DispatchQueue?,
          handler: @escaping @Sendable (PlayerEventRecord) -> Void) {

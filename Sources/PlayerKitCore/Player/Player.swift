@@ -93,7 +93,7 @@ public final class Player: MediaPlayer {
         // Subscribed before the first event, `created`.
         adapter.delegate = delegate
         let bus = configuration.eventBus
-        core.start(sink: { bus.publish($0) })
+        core.start(sink: { bus.publish($0, phase: $1) })
         PlayerRegistry.register(self, token: token)
         core.logger.debug("player created")
     }

@@ -34,6 +34,12 @@ enum Fixtures {
     }()
 
     /// Headless, silent: what every test player uses unless it needs more.
+    /// Whether a sanitizer runs the tests (`make test-tsan` says so with PLAYERKIT_SANITIZER; ASan
+    /// builds set ASAN_OPTIONS): its allocator stands in for glibc's, and timings stretch.
+    static var underSanitizer: Bool {
+        ProcessInfo.processInfo.environment["ASAN_OPTIONS"] != nil || ProcessInfo.processInfo.environment["PLAYERKIT_SANITIZER"] != nil
+    }
+
     static var headless: PlayerConfiguration {
         var configuration = PlayerConfiguration(videoOutput: .none, audioOutput: .none)
         configuration.positionUpdateInterval = .milliseconds(100)

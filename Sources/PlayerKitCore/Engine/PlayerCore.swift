@@ -131,8 +131,10 @@ final class PlayerCore: Sendable {
     /// a load's requests are handed over): a command or load that a handler sends in reaction
     /// to those read-outs reaches mpv after the command that caused them. Taken before `state`,
     /// never the other way round; held over no app code and no wait for mpv (mpv's async calls
-    /// only queue the request).
-    private let handoff = Locked(())
+    /// only queue the request). Its value counts the hand-overs (a `Void` value would leave
+    /// the lock's object with no stored value of its own: ThreadSanitizer then took the access
+    /// to it for one to the object's header, and reported a race).
+    private let handoff = Locked<UInt64>(0)
     /// The position as the pump saw it, for stamping rendered frames (``FrameOutput``).
     let frameClock = FrameClock()
     private let pumpQueue: DispatchQueue
@@ -748,7 +750,8 @@ final class PlayerCore: Sendable {
         let (prepared, failure, firstBatch): (
             (replyIDs: [UInt64], reads: [PlaybackModel.Output], deliver: Bool)?, PlayerError?,
             ([PlayerEventRecord], (@Sendable ([PlayerEventRecord], DeliveryPhase) -> Void)?)?
-        ) = handoff.withLock { _ in
+        ) = handoff.withLock { handOvers in
+            handOvers &+= 1
             let prepared: (replyIDs: [UInt64], reads: [PlaybackModel.Output], deliver: Bool)? = state.withLock { state in
                 guard !state.isShutDown else { return nil }
                 operation.prepare(&state.model)
@@ -1033,7 +1036,10 @@ final class PlayerCore: Sendable {
     /// wait ends with ``PlayerError/timedOut(operation:after:)`` and the item is stopped the same way.
     func load(argument: String, source: String, startPaused: Bool) async -> Result<MediaInfo, PlayerError> {
         do throws(PlayerError) {
-            try handoff.withLock { _ throws(PlayerError) in try handle.setPropertyAsync("pause", .flag(startPaused)) }
+            try handoff.withLock { handOvers throws(PlayerError) in
+                handOvers &+= 1
+                try handle.setPropertyAsync("pause", .flag(startPaused))
+            }
         } catch {
             return .failure(error)
         }
@@ -1066,7 +1072,10 @@ final class PlayerCore: Sendable {
                     return
                 }
                 do throws(PlayerError) {
-                    try handoff.withLock { _ throws(PlayerError) in try handle.commandAsync(arguments, replyID: replyID) }
+                    try handoff.withLock { handOvers throws(PlayerError) in
+                        handOvers &+= 1
+                        try handle.commandAsync(arguments, replyID: replyID)
+                    }
                 } catch {
                     let waiter = state.withLock { state in
                         state.model.noteReplacementFailed()

@@ -139,7 +139,13 @@ struct Feed: AsyncParsableCommand {
         }
         let start = ContinuousClock.now
         let json = self.json
+        // The cells' players are made ten in a row: two cores are kept ready for them, and made
+        // ready while the window comes up, so even the first cell's player takes one.
+        var cellConfiguration = logging.applied(to: PlayerConfiguration(videoOutput: .none, audioOutput: .none))
+        cellConfiguration.readyCores = 2
+        async let coresReady: Void = Player.prepareReadyCores(for: cellConfiguration)
         let view = try await openView()
+        try await coresReady
         let budget = try DecoderBudget(limit: decoders)
         var settings = AutoplayCoordinator.Settings()
         settings.settleDelay = .milliseconds(Int(settle * 1000))
@@ -167,7 +173,7 @@ struct Feed: AsyncParsableCommand {
         }
         var players: [Player] = []
         for index in 0..<10 {
-            let player = try await Player.create(id: PlayerID(stringLiteral: "item-\(index)"), configuration: logging.applied(to: PlayerConfiguration(videoOutput: .none, audioOutput: .none)))
+            let player = try await Player.create(id: PlayerID(stringLiteral: "item-\(index)"), configuration: cellConfiguration)
             try await player.perform(.setLoop(.forever))
             try coordinator.add(player.id.rawValue, player: player,
                                 source: MediaSource(ExampleSupport.shippedMedia(index % 2 == 0 ? "clip-a.mp4" : "clip-b.mp4")))

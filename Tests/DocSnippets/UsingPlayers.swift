@@ -21,6 +21,14 @@ func snippet_creatingSync() throws {
     // end snippet
 }
 
+func snippet_readyAtLaunch() async throws {
+    // snippet: ready-at-launch
+    var feed = PlayerConfiguration(videoOutput: .frames)
+    feed.readyCores = 2                                   // a feed that makes players two at a time
+    try await Player.prepareReadyCores(for: feed)         // at launch: even the first player takes one
+    // end snippet
+}
+
 func snippet_loading(player: Player) async throws {
     // snippet: sources
     let path: String = CommandLine.arguments.last ?? "clip.mp4"    // a String variable

@@ -102,6 +102,42 @@ struct ReadyCoresTests {
         await Player.releaseReadyCores()
     }
 
+    @Test("prepareReadyCores makes the cores ready before any player: the first player takes one made ahead and plays; the number is the configuration's, ready ones beyond it are let go")
+    func preparedAtLaunch() async throws {
+        var configuration = Self.configuration(readyCores: 2)
+        #expect(CorePool.shared.readyCount(options: Self.options(configuration)) == 0)
+        try await Player.prepareReadyCores(for: configuration)
+        // Returned once they are ready, not later.
+        #expect(CorePool.shared.readyCount(options: Self.options(configuration)) == 2)
+        let (first, events) = try await Fixtures.player(configuration: configuration)
+        defer { Task { await first.shutdown() } }
+        #expect(first.core.handle.madeAhead, "the first player created a core of its own")
+        try await first.load(MediaSource.file(Fixtures.clipA))
+        #expect(await events.waitFor(timeout: .seconds(20)) { $0.event == .firstFrame } != nil)
+        configuration.readyCores = 0
+        try await Player.prepareReadyCores(for: configuration)
+        #expect(CorePool.shared.readyCount(options: Self.options(configuration)) == 0)
+        await Player.releaseReadyCores()
+    }
+
+    @Test("prepareReadyCores refuses an option mpv refuses, by name, and a readyCores outside 0...16; a player is made after")
+    func preparingRefusesBadSettings() async throws {
+        var configuration = Self.configuration(readyCores: 1)
+        configuration.extraOptions["no-such-option"] = "1"
+        await #expect {
+            try await Player.prepareReadyCores(for: configuration)
+        } throws: { error in
+            guard case PlayerError.invalidOption(let name, let value, _) = error else { return false }
+            return name == "no-such-option" && value == "1"
+        }
+        #expect(CorePool.shared.readyCount(options: Self.options(configuration)) == 0)
+        await #expect(throws: PlayerError.invalidArgument(name: "readyCores", value: "17", reason: "must be from 0 to 16")) {
+            try await Player.prepareReadyCores(for: Self.configuration(readyCores: 17))
+        }
+        let (player, _) = try await Fixtures.player(configuration: Self.configuration(readyCores: 0))
+        await player.shutdown()
+    }
+
     @Test("a readyCores outside 0...16 is refused by name, and the next player is made", arguments: [-1, 17])
     func outOfRangeIsRefused(count: Int) async throws {
         let configuration = Self.configuration(readyCores: count)

@@ -96,6 +96,46 @@ final class CorePool: Sendable {
         return core
     }
 
+    /// Makes `count` cores with `options` ready, the ones ready already counted, and calls
+    /// `done` on the pool's queue once they are, or with the first creation's error: what
+    /// ``Player/prepareReadyCores(for:)`` waits for. The options become the latest players'
+    /// (their cores are kept as a taker's are), and `count` the number kept for them: ready
+    /// ones beyond it are let go.
+    func prepare(options: [(String, String)], count: Int, _ done: @escaping @Sendable (PlayerError?) -> Void) {
+        let key = Self.key(options)
+        let count = max(0, min(Self.largestCount, count))
+        let evicted = state.withLock { state -> [PreparedCore] in
+            let evicted = state.use(key)
+            state.wanted[key] = count
+            let ready = state.ready[key]?.count ?? 0
+            guard ready > count else { return evicted }
+            let surplus = Array(state.ready[key]![count...])
+            state.ready[key]!.removeLast(ready - count)
+            return surplus + evicted
+        }
+        let rest = options.filter { !Self.perPlayerOptions.contains($0.0) }
+        // On the pool's queue, after any refill under way (which runs there too).
+        queue.async { [self] in
+            evicted.forEach { $0.destroy() }
+            while state.withLock({ ($0.ready[key]?.count ?? 0) < ($0.wanted[key] ?? 0) }) {
+                let core: PreparedCore
+                do throws(PlayerError) {
+                    core = try PreparedCore(options: rest, madeAhead: true)
+                } catch {
+                    done(error)
+                    return
+                }
+                let extra = state.withLock { state -> PreparedCore? in
+                    guard (state.ready[key]?.count ?? 0) < (state.wanted[key] ?? 0) else { return core }
+                    state.ready[key, default: []].append(core)
+                    return nil
+                }
+                extra?.destroy()
+            }
+            done(nil)
+        }
+    }
+
     /// How long after a player took a core the next one is made ready.
     static let refillDelay: Duration = .milliseconds(200)
 

@@ -134,6 +134,32 @@ public final class Player: MediaPlayer {
         }
     }
 
+    /// Makes `configuration`'s ``PlayerConfiguration/readyCores`` mpv cores ready for the
+    /// players that will be created with its settings, and returns once they are: for an app's
+    /// launch, so that its first player, too, takes a ready core. Without it the first player
+    /// with given settings creates its own core (milliseconds, tens under load), and the pool
+    /// fills behind it. Cores ready already count, and ready ones beyond the number are let go (0
+    /// keeps none).
+    ///
+    /// The cores are created one at a time on a thread of PlayerKit's own; the caller
+    /// suspends, and cancelling it does not stop a creation under way. A player created
+    /// meanwhile takes a core that is ready by then, or creates its own.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for a `readyCores` outside
+    ///   0...16; ``PlayerError/invalidOption(name:value:_:)`` or
+    ///   ``PlayerError/creationFailed(reason:)`` when mpv refuses the settings, as creating a
+    ///   player with them would. Cores made before the failure stay ready.
+    public static func prepareReadyCores(for configuration: PlayerConfiguration = PlayerConfiguration()) async throws(PlayerError) {
+        guard (0...CorePool.largestCount).contains(configuration.readyCores) else {
+            throw .invalidArgument(
+                name: "readyCores", value: "\(configuration.readyCores)", reason: "must be from 0 to \(CorePool.largestCount)")
+        }
+        let options = configuration.mpvOptions(for: .random())
+        let failure = await withCheckedContinuation { (continuation: CheckedContinuation<PlayerError?, Never>) in
+            CorePool.shared.prepare(options: options, count: configuration.readyCores) { continuation.resume(returning: $0) }
+        }
+        if let failure { throw failure }
+    }
+
     /// Where ``create(id:configuration:delegate:)`` creates players: not the cooperative pool.
     private static let creationQueue = DispatchQueue(label: "PlayerKit.player-creation")
 

@@ -7,7 +7,7 @@ SWIFT ?= swift
 # depends on PlayerKit never does.
 export PLAYERKIT_WARNINGS_AS_ERRORS := 1
 
-.PHONY: deps test-deps bench-deps build demo docs test test-long test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms bench-mpris bench-compare media clean check-layers room-demo screenshots multiview-demo bench-multiview fuzz fuzz-seeds
+.PHONY: deps test-deps bench-deps build demo docs test test-long test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms bench-mpris bench-compare media clean check-layers room-demo screenshots multiview-demo bench-multiview bench-peers fuzz fuzz-seeds
 
 deps:
 	@Scripts/install-deps.sh demo
@@ -125,6 +125,13 @@ bench-rooms: test-deps
 ## Documentation/Performance.md.
 bench-multiview: bench-deps
 	Benchmarks/multiview.py --write
+
+## First frame and player churn against the peers an app would use instead: the plain C client,
+## PlayerKit, GStreamer's playbin and playbin3, libVLC (about two minutes once built); rewrites the
+## peers table in Documentation/Performance.md.
+bench-peers: bench-deps
+	@Scripts/install-deps.sh peers
+	Benchmarks/peers.py --write
 
 ## Comparisons by the numbers (issue 52): recordings aligned by sound against the truth (speech and
 ## music made with espeak-ng, sox and numpy, offsets from 40 ms to 9 minutes, a clock 100 ppm

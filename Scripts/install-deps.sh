@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what a make target needs, and nothing more, when it is missing.
 #
-#   Scripts/install-deps.sh [demo|test|bench|loaded|fuzz ...]     (default: demo)
+#   Scripts/install-deps.sh [demo|test|bench|peers|loaded|fuzz ...]     (default: demo)
 #
 #   demo     building the players and the in-process features, and running the examples
 #            headless: libmpv's headers and library. That is all (Swift itself is expected at
@@ -17,6 +17,9 @@
 #            interoperability test).
 #   bench    the benchmarks: a C compiler, ffmpeg (the 720p clip), python3's venv (python-mpv), libmpv's library,
 #            mpv and its MPRIS plugin (make bench-mpris).
+#   peers    make bench-peers: GStreamer's and libVLC's headers and libraries, and the plugins
+#            that play the benchmark's clip headless (GStreamer's base, good and libav plugins;
+#            libVLC's base plugins).
 #   loaded   make test-loaded: stress-ng.
 #   fuzz     make fuzz: demo's, plus the headers of the libraries the fuzzed modules link (SQLite,
 #            libcurl, OpenSSL, sd-bus) and python3; libFuzzer and AddressSanitizer come with Swift.
@@ -31,7 +34,7 @@ set -euo pipefail
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(demo)
 for target in "${targets[@]}"; do
-  case "$target" in demo|test|bench|loaded|fuzz) ;; *) echo "install-deps: unknown target '$target' (demo, test, bench, loaded, fuzz)" >&2; exit 2 ;; esac
+  case "$target" in demo|test|bench|peers|loaded|fuzz) ;; *) echo "install-deps: unknown target '$target' (demo, test, bench, peers, loaded, fuzz)" >&2; exit 2 ;; esac
 done
 wants() { local target; for target in "${targets[@]}"; do [ "$target" = "$1" ] && return 0; done; return 1; }
 
@@ -120,6 +123,19 @@ if wants bench; then
   need "espeak-ng (make bench-compare's speech)" "have_command espeak-ng" espeak-ng espeak-ng espeak-ng
   need "sox (make bench-compare's rooms and devices)" "have_command sox && have_command soxi" sox sox sox
   need "numpy (make bench-compare's music, and the usual way to align)" "python3 -c 'import numpy' 2>/dev/null" python3-numpy python3-numpy python-numpy
+fi
+if wants peers; then
+  need "pkg-config" "have_command pkg-config" pkg-config pkgconf pkgconf
+  need "GStreamer's headers" "have_file /usr/include/gstreamer-1.0/gst/gst.h" libgstreamer1.0-dev gstreamer1-devel gstreamer
+  need "GStreamer's playbin (base plugins)" "have_file '$lib/gstreamer-1.0/libgstplayback.so' /usr/lib64/gstreamer-1.0/libgstplayback.so /usr/lib/gstreamer-1.0/libgstplayback.so" \
+    "gstreamer1.0-plugins-base libgstreamer-plugins-base1.0-dev" gstreamer1-plugins-base gst-plugins-base
+  need "GStreamer's MP4 demuxer (good plugins)" "have_file '$lib/gstreamer-1.0/libgstisomp4.so' /usr/lib64/gstreamer-1.0/libgstisomp4.so /usr/lib/gstreamer-1.0/libgstisomp4.so" \
+    gstreamer1.0-plugins-good gstreamer1-plugins-good gst-plugins-good
+  need "GStreamer's FFmpeg decoders (libav plugin)" "have_file '$lib/gstreamer-1.0/libgstlibav.so' /usr/lib64/gstreamer-1.0/libgstlibav.so /usr/lib/gstreamer-1.0/libgstlibav.so" \
+    gstreamer1.0-libav gstreamer1-plugin-libav gst-libav
+  need "libVLC's headers" "have_file /usr/include/vlc/vlc.h" libvlc-dev vlc-devel vlc
+  need "libVLC's base plugins" "have_file '$lib/vlc/plugins/codec/libavcodec_plugin.so' /usr/lib64/vlc/plugins/codec/libavcodec_plugin.so /usr/lib/vlc/plugins/codec/libavcodec_plugin.so" \
+    vlc-plugin-base vlc-plugins-base vlc
 fi
 if wants loaded; then
   need "stress-ng" "have_command stress-ng" stress-ng stress-ng stress-ng

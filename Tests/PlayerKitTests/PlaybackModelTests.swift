@@ -110,6 +110,84 @@ struct PlaybackModelTests {
         #expect(readRequest(settled, "fullscreen") == nil && events(settled).isEmpty && model.isFullscreen == true)
     }
 
+    private func answerConfirmation(_ outputs: [PlaybackModel.Output], _ name: String) -> UInt64? {
+        var found: UInt64?
+        for case .confirmWithSetAnswer(let list) in outputs { found = list.first { $0.name == name }?.replyID ?? found }
+        return found
+    }
+
+    @Test("a set of a property only clients change (volume) is confirmed by mpv's answer, without a read: older observations are ignored until it comes, newer ones apply")
+    func confirmedBySetAnswer() throws {
+        var model = PlaybackModel()
+        _ = model.apply(.propertyChanged(observationID: 4, name: "volume", value: .double(100)))  // mpv's first report
+        let set = model.noteSet("volume", .double(40))
+        #expect(events(set) == [.volumeChanged(40)])
+        #expect(readRequest(set, "volume") == nil, "a read was asked for: \(set)")
+        let confirmation = try #require(answerConfirmation(set, "volume"))
+        // An observation mpv made before the set, read before its answer: stale.
+        #expect(events(model.apply(.propertyChanged(observationID: 4, name: "volume", value: .double(100)))).isEmpty)
+        #expect(model.volume == 40)
+        model.setAnswered([confirmation])
+        // What mpv reports after its answer was read after the set: it applies.
+        #expect(events(model.apply(.propertyChanged(observationID: 4, name: "volume", value: .double(55)))) == [.volumeChanged(55)])
+        #expect(model.volume == 55)
+        // A newer set supersedes an older one's confirmation: the older answer settles nothing.
+        let first = try #require(answerConfirmation(model.noteSet("volume", .double(10)), "volume"))
+        let second = try #require(answerConfirmation(model.noteSet("volume", .double(20)), "volume"))
+        model.setAnswered([first])
+        #expect(events(model.apply(.propertyChanged(observationID: 4, name: "volume", value: .double(10)))).isEmpty)
+        model.setAnswered([second])
+        #expect(events(model.apply(.propertyChanged(observationID: 4, name: "volume", value: .double(20)))).isEmpty, "the same value: no change")
+        #expect(model.volume == 20)
+    }
+
+    @Test("a set mpv refuses is confirmed by a read under the same request: its answer puts mpv's value back")
+    func refusedSetIsRead() throws {
+        var model = PlaybackModel()
+        _ = model.apply(.propertyChanged(observationID: 6, name: "speed", value: .double(1)))
+        let set = model.noteSet("speed", .double(3))
+        let confirmation = try #require(answerConfirmation(set, "speed"))
+        // The engine reads `speed` under the confirmation's ID when mpv refuses the set.
+        let answered = model.apply(.propertyReply(replyID: confirmation, error: 0, name: "speed", value: .double(1)))
+        #expect(events(answered) == [.speedChanged(1)])
+        #expect(readRequest(answered, "speed") == nil, "mpv's value agrees with its last report: no read again")
+    }
+
+    @Test("an app's own command after a set confirmed by its answer: the property is read after the command, since the command may have set it back before mpv reported it, and then mpv reports nothing")
+    func unknownCommandAfterSet() throws {
+        var model = PlaybackModel()
+        _ = model.apply(.propertyChanged(observationID: 4, name: "volume", value: .double(100)))  // mpv's first report
+        _ = model.apply(.propertyChanged(observationID: 5, name: "mute", value: .flag(false)))
+        let set = model.noteSet("volume", .double(40))
+        let confirmation = try #require(answerConfirmation(set, "volume"))
+        model.setAnswered([confirmation])
+        // Answered, not yet reported: a command of the app's (`set volume 100`) may undo it.
+        let command = EngineOperation.runCommand(["set", "volume", "100"]).handedOver(to: &model)
+        let read = try #require(readRequest(command, "volume"), "no read: the read-out would stay at 40 for good")
+        #expect(readRequest(command, "mute") == nil, "mute was not set: nothing to read")
+        #expect(events(model.apply(.propertyReply(replyID: read, error: 0, name: "volume", value: .double(100)))) == [.volumeChanged(100)])
+        // Once mpv reported a set, a command reads nothing.
+        let again = try #require(answerConfirmation(model.noteSet("volume", .double(30)), "volume"))
+        model.setAnswered([again])
+        _ = model.apply(.propertyChanged(observationID: 4, name: "volume", value: .double(30)))
+        #expect(readRequest(EngineOperation.runCommand(["seek", "1"]).handedOver(to: &model), "volume") == nil)
+        // A set still in flight when the command goes: read after it too (the set's answer then confirms nothing).
+        let inFlight = try #require(answerConfirmation(model.noteSet("volume", .double(20)), "volume"))
+        let read2 = try #require(readRequest(EngineOperation.runCommand(["keypress", "9"]).handedOver(to: &model), "volume"))
+        model.setAnswered([inFlight])
+        #expect(events(model.apply(.propertyChanged(observationID: 4, name: "volume", value: .double(30)))).isEmpty, "stale until the read answers")
+        #expect(events(model.apply(.propertyReply(replyID: read2, error: 0, name: "volume", value: .double(19)))) == [.volumeChanged(19)])
+    }
+
+    @Test("pause and fullscreen, which mpv or the window system may undo, are still confirmed by a read")
+    func readConfirmedProperties() throws {
+        var model = PlaybackModel()
+        for name in ["pause", "fullscreen"] {
+            let set = model.noteSet(name, .flag(true))
+            #expect(readRequest(set, name) != nil && answerConfirmation(set, name) == nil, "\(name): \(set)")
+        }
+    }
+
     @Test("a position mpv reports after the item was unloaded (a late per-frame time-pos) does not come back into the read-out")
     func lateTimePosAfterUnload() throws {
         var model = PlaybackModel()

@@ -307,6 +307,42 @@ struct ReliabilityTests {
 /// A sent setting is heard when it is handed over, not when the pump reads mpv's answer.
 @Suite("Reliability: a sent setting, with the pump held", .timeLimit(.minutes(1)))
 struct SentSettingTests {
+    @Test("a volume set, then an app's own command that sets it back before mpv reads it again: mpv reports nothing, and the read-out still ends at mpv's value")
+    func commandUndoesSetBeforeReport() async throws {
+        var configuration = Fixtures.headless
+        let bus = PlayerEventBus(label: "undone-setting-test")
+        configuration.eventBus = bus
+        let id = Fixtures.uniqueID("undone")
+        let (player, _) = try await Fixtures.player(id: id, configuration: configuration)
+        try await player.load(.file(Fixtures.clipA), startPaused: true)
+        try await player.perform(.setVolume(100))
+        #expect(await eventually { player.snapshot.volume == 100 })
+        // Hold the pump, so that mpv carries out both requests before anything of theirs is read.
+        let release = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
+        let armed = Guarded(true)
+        let hold = bus.subscribe(to: .player(id), kinds: [.seekCompleted], delivery: .immediate) { _ in
+            guard armed.withLock({ armed in defer { armed = false }; return armed }) else { return }
+            holding.signal()
+            _ = release.wait(timeout: .now() + 30)
+        }
+        defer { hold.cancel() }
+        try player.send(.seek(to: 1, precision: .exact))
+        #expect(try await offPool { holding.wait(timeout: .now() + 10) == .success })
+        try player.send(.setVolume(40))
+        #expect(player.snapshot.volume == 40)
+        let before = player.core.handOvers
+        let command = Task { try await player.command(["set", "volume", "100"]) }
+        // The command is in mpv's hands (the gate's count moves once its hand-over is done).
+        #expect(await eventually { player.core.handOvers > before })
+        release.signal()
+        _ = try await command.value
+        // mpv read 100 again after both, as it last reported: it reports nothing. The read-out
+        // must not stay at the set's 40.
+        #expect(try await player.property("volume").doubleValue == 100)
+        #expect(await eventually(timeout: .seconds(5)) { player.snapshot.volume == 100 }, "read-out \(player.snapshot.volume as Any)")
+        await player.shutdown()
+    }
+
     @Test("send(.setVolume) shows in the read-out and is published at once, while the pump is held; mpv's answer then changes nothing")
     func sentSettingIsHeardAtHandOver() async throws {
         var configuration = Fixtures.headless

@@ -132,12 +132,14 @@ enum EngineOperation: Sendable {
     /// The model's update as the requests are handed to mpv: the read-outs show what the
     /// operation sets (pause, volume, mute, speed, loop, direction, fullscreen, hardware
     /// decoding, a track) at once, with its change events, without waiting for mpv's answer or
-    /// observation; each set asks for a confirming read, which the caller queues after the sets.
+    /// observation; each set asks for its confirmation: by mpv's answer to it, or by a read the
+    /// caller asks for once the answer came (``PlaybackModel/noteSet(_:_:)``).
     func handedOver(to model: inout PlaybackModel) -> [PlaybackModel.Output] {
         var outputs: [PlaybackModel.Output] = []
         for case .set(let name, let value) in requests {
             outputs += model.noteSet(name, value)
         }
+        if case .runCommand = self { outputs += model.noteUnknownCommand() }
         return outputs
     }
 

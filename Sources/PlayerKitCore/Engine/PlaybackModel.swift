@@ -10,6 +10,10 @@ struct PlaybackModel: Sendable {
         case event(PlayerEvent)
         /// Ask mpv for these properties without blocking (`mpv_get_property_async`).
         case requestProperties([(replyID: UInt64, name: String)])
+        /// The answer to the set just handed to mpv confirms these setters' values: on success
+        /// the engine says so (``setAnswered(_:)``); on a refusal it asks for them as
+        /// ``requestProperties(_:)`` does, and their answers confirm what mpv has.
+        case confirmWithSetAnswer([(replyID: UInt64, name: String)])
         /// A `load` for this playlist entry finished: resolve its waiter.
         case loadResolved(entryID: Int64, Result<MediaInfo, PlayerError>)
         /// The `load` waiting for entry `from` now waits for entry `to` (a playlist file
@@ -27,7 +31,7 @@ struct PlaybackModel: Sendable {
         static func == (lhs: Output, rhs: Output) -> Bool {
             switch (lhs, rhs) {
             case (.event(let a), .event(let b)): return a == b
-            case (.requestProperties(let a), .requestProperties(let b)):
+            case (.requestProperties(let a), .requestProperties(let b)), (.confirmWithSetAnswer(let a), .confirmWithSetAnswer(let b)):
                 return a.map(\.name) == b.map(\.name) && a.map(\.replyID) == b.map(\.replyID)
             case (.loadResolved(let a, let ra), .loadResolved(let b, let rb)): return a == b && ra == rb
             case (.loadRedirected(let a, let b), .loadRedirected(let c, let d)): return a == c && b == d
@@ -272,10 +276,18 @@ struct PlaybackModel: Sendable {
 
     /// A set of property `name` to `value` was handed to mpv (by ``Player/send(_:)``, an awaited
     /// command or ``Player/setProperty(_:to:)``): the read-out shows it from now on, and a change
-    /// is reported now. The confirming read asked for here is queued after the set, so its
-    /// answer says what mpv has once the set was carried out, or refused. Observations of `name` that mpv made before the set may still be queued;
-    /// they are ignored until a read of the property, asked for here and answered by mpv after
-    /// the set, says what it is. Names without a read-out are ignored.
+    /// is reported now. Observations of `name` that mpv made before the set may still be queued;
+    /// they are ignored until the set is confirmed. Names without a read-out are ignored.
+    ///
+    /// What confirms it:
+    /// - For the properties only a client changes (``confirmedBySetAnswer``), mpv's answer to
+    ///   the set. mpv marks the property changed while it carries out the set, before it
+    ///   answers, and reports an observed property only once it has read it again: whatever it
+    ///   reports after the answer was read after the set. A refusal is confirmed by a read.
+    /// - For the others (`pause`, which mpv changes itself, as at the end with `keep-open`;
+    ///   `fullscreen`, which the window system may refuse), a read asked for once the set is
+    ///   answered: it says what mpv has then, and is asked again while it differs from mpv's
+    ///   last report (mpv may have gone back to that value, and then never reports).
     /// A track selection (`aid`, `vid`, `sid`) shows in ``tracks`` and is confirmed by a read of
     /// `track-list`.
     mutating func noteSet(_ name: String, _ value: MPVValue) -> [Output] {
@@ -291,7 +303,30 @@ struct PlaybackModel: Sendable {
             outputs = applyProperty(name: name, value: value, fromSetter: true)
             confirmed = name
         }
-        return outputs + confirm(confirmed) + refreshState()
+        guard Self.confirmedBySetAnswer.contains(confirmed) else { return outputs + confirm(confirmed) + refreshState() }
+        let request = nextRequestID()
+        confirmations.confirm(confirmed, request: request, setValue: value)
+        return outputs + [.confirmWithSetAnswer([(request, confirmed)])] + refreshState()
+    }
+
+    /// A command PlayerKit knows nothing of (``EngineOperation/runCommand(_:)``) was handed to
+    /// mpv: it may set a property whose set only mpv's answer was to confirm back to what mpv
+    /// last reported, before mpv reads it again, and mpv would then report nothing. Those
+    /// properties are confirmed by reads, asked once mpv answered the command.
+    mutating func noteUnknownCommand() -> [Output] {
+        let names = confirmations.unreported.sorted()
+        return names.flatMap { confirm($0) }
+    }
+
+    /// The settable properties that only a client changes (mpv keeps the value it was given):
+    /// mpv's answer to their set confirms it (``noteSet(_:_:)``), no read is needed.
+    static let confirmedBySetAnswer: Set<String> = ["volume", "mute", "speed", "loop-file", "play-dir", "hwdec", "audio-device"]
+
+    /// mpv carried out the sets whose confirmations are `requests`
+    /// (``Output/confirmWithSetAnswer(_:)``): what it reports of those properties from now on
+    /// is newer than the sets.
+    mutating func setAnswered(_ requests: [UInt64]) {
+        for request in requests { confirmations.settled(request) }
     }
 
     /// The track list as read right after the player changed it (an added subtitle file): the

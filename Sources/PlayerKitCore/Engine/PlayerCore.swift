@@ -64,6 +64,14 @@ final class PlayerCore: Sendable {
     struct HeldSet: Sendable {
         let operation: EngineOperation
         let reads: [(replyID: UInt64, name: String)]
+        /// The confirmations mpv's answer to the set gives (``SentRequest/confirmedByAnswer``).
+        let confirmedByAnswer: [(replyID: UInt64, name: String)]
+
+        /// What to read when the set is not carried out: every confirmation, read.
+        var readsIfRefused: [PlaybackModel.Output] {
+            let all = reads + confirmedByAnswer
+            return all.isEmpty ? [] : [.requestProperties(all)]
+        }
     }
 
     /// One request of a sent operation: what to report if mpv refuses it, and whether it is the
@@ -80,6 +88,10 @@ final class PlayerCore: Sendable {
         /// reads come after the sets). Lost with the answer in an overflow, when the recovery's
         /// re-read stands in for them.
         var confirmingReads: [(replyID: UInt64, name: String)] = []
+        /// On the last request: the setters' confirmations that mpv's answer itself gives
+        /// (``PlaybackModel/Output/confirmWithSetAnswer(_:)``): settled when it accepts the
+        /// request, read as ``confirmingReads`` are when it refuses it.
+        var confirmedByAnswer: [(replyID: UInt64, name: String)] = []
         /// The property of a coalescing sent setting (``State/setsInFlight``), nil otherwise.
         var coalescedProperty: String?
     }
@@ -135,6 +147,9 @@ final class PlayerCore: Sendable {
     /// the lock's object with no stored value of its own: ThreadSanitizer then took the access
     /// to it for one to the object's header, and reported a race).
     private let handoff = Locked<UInt64>(0)
+    /// How many hand-overs were made, counted once each is done (for tests: taking the gate
+    /// waits for one under way).
+    var handOvers: UInt64 { handoff.withLock { $0 } }
     /// The position as the pump saw it, for stamping rendered frames (``FrameOutput``).
     let frameClock = FrameClock()
     private let pumpQueue: DispatchQueue
@@ -488,9 +503,12 @@ final class PlayerCore: Sendable {
     {
         guard let sent = state.sentOperations.take(replyID) else { return [] }
         if let property = sent.coalescedProperty { Self.setAnswered(&state, property) }
-        // The reads confirming the sets: after a refusal too, to put the read-outs back.
+        // The reads confirming the sets: after a refusal too, to put the read-outs back (then
+        // the confirmations the answer would have given are read as well).
         let confirming: [PlaybackModel.Output] = sent.confirmingReads.isEmpty ? [] : [.requestProperties(sent.confirmingReads)]
         guard error >= 0 else {
+            let refused = sent.confirmingReads + sent.confirmedByAnswer
+            let confirming: [PlaybackModel.Output] = refused.isEmpty ? [] : [.requestProperties(refused)]
             sent.operation.revert(&state.model)
             // A caller waiting for the answer hears the refusal; nobody else needs to.
             if let reply = sent.reply {
@@ -500,6 +518,7 @@ final class PlayerCore: Sendable {
             return [.event(.error(Self.error(of: sent.request, status: error)))] + confirming
         }
         guard sent.isLast else { return [] }
+        if !sent.confirmedByAnswer.isEmpty { state.model.setAnswered(sent.confirmedByAnswer.map(\.replyID)) }
         var outputs = confirming + sent.operation.applied(to: &state.model, result: result)
         if let reply = sent.reply, sent.operation.landsOnRestart {
             // Accepted, not yet shown: the caller waits until the seek lands.
@@ -534,7 +553,8 @@ final class PlayerCore: Sendable {
                 let request = held.operation.requests[0]
                 state.sentOperations.add(SentRequest(
                     operation: held.operation, request: request, isLast: true, reply: nil,
-                    confirmingReads: held.reads, coalescedProperty: Self.coalescedProperty(of: held.operation)), replyID: replyID)
+                    confirmingReads: held.reads, confirmedByAnswer: held.confirmedByAnswer,
+                    coalescedProperty: Self.coalescedProperty(of: held.operation)), replyID: replyID)
                 return (held, replyID)
             }
         }
@@ -549,7 +569,7 @@ final class PlayerCore: Sendable {
                     _ = state.sentOperations.take(replyID)
                     Self.setAnswered(&state, name)
                 }
-                finish(held.reads.isEmpty ? [] : [.requestProperties(held.reads)])
+                finish(held.readsIfRefused)
                 applyIntent { _ in [.event(.error(error))] }
                 handOverHeldSets()
             }
@@ -641,7 +661,8 @@ final class PlayerCore: Sendable {
     private func finish(_ outputs: [PlaybackModel.Output]) {
         for output in outputs {
             switch output {
-            case .requestProperties(let requests):
+            case .requestProperties(let requests), .confirmWithSetAnswer(let requests):
+                // (A confirmation by an answer reaches here only when no set carries it: read.)
                 let refused = requests.filter { !handle.requestProperty($0.name, replyID: $0.replyID) }
                 // A request mpv refused (queue full) is answered as failed, so nothing waits for it.
                 if !refused.isEmpty, !isShutDown {
@@ -757,11 +778,18 @@ final class PlayerCore: Sendable {
                 operation.prepare(&state.model)
                 let outputs = operation.handedOver(to: &state.model)
                 var reads: [(replyID: UInt64, name: String)] = []
-                for case .requestProperties(let requested) in outputs { reads += requested }
+                var confirmedByAnswer: [(replyID: UInt64, name: String)] = []
+                for output in outputs {
+                    switch output {
+                    case .requestProperties(let requested): reads += requested
+                    case .confirmWithSetAnswer(let confirmed): confirmedByAnswer += confirmed
+                    default: break
+                    }
+                }
                 if let coalesced {
                     if state.setsInFlight[coalesced] != nil {
                         // One in flight: this one waits behind it, replacing any waiting already.
-                        state.setsInFlight[coalesced] = .some(HeldSet(operation: operation, reads: reads))
+                        state.setsInFlight[coalesced] = .some(HeldSet(operation: operation, reads: reads, confirmedByAnswer: confirmedByAnswer))
                         return ([], [], emit(&state, outputs, timestamp: wall))
                     }
                     state.setsInFlight[coalesced] = .some(nil)
@@ -777,10 +805,13 @@ final class PlayerCore: Sendable {
                     let isLast = index == requests.count - 1
                     state.sentOperations.add(SentRequest(
                         operation: operation, request: requests[index], isLast: isLast, reply: reply,
-                        confirmingReads: isLast ? reads : [], coalescedProperty: coalesced), replyID: replyID)
+                        confirmingReads: isLast ? reads : [], confirmedByAnswer: isLast ? confirmedByAnswer : [],
+                        coalescedProperty: coalesced), replyID: replyID)
                     return replyID
                 }
-                return (replyIDs, reads.isEmpty ? [] : [.requestProperties(reads)], emit(&state, outputs, timestamp: wall))
+                // What to read if mpv does not take the requests: every confirmation.
+                let readsIfRefused = reads + confirmedByAnswer
+                return (replyIDs, readsIfRefused.isEmpty ? [] : [.requestProperties(readsIfRefused)], emit(&state, outputs, timestamp: wall))
             }
             guard let prepared else { return (nil, nil, nil) }
             let firstBatch = prepared.deliver ? takeOutboxBatch() : nil

@@ -1,3 +1,4 @@
+import ExampleSupport
 import Foundation
 @testable import PlayerKitCore
 import PlayerKitSupport
@@ -118,6 +119,35 @@ struct ReadyCoresTests {
         try await Player.prepareReadyCores(for: configuration)
         #expect(CorePool.shared.readyCount(options: Self.options(configuration)) == 0)
         await Player.releaseReadyCores()
+    }
+
+    @Test("prepareReadyCores makes the process's first load warm, once: a throwaway core plays the built-in clip (H.264 and AAC) to its first frame before the call returns; a second call does not play it again")
+    func firstLoadWarmedOnce() async throws {
+        try await Player.prepareReadyCores(for: Self.configuration(readyCores: 1))
+        // Returned once it had finished, with the clip's first frame: the built-in bytes decode.
+        #expect(DecoderWarmUp.outcome == .firstFrame)
+        #expect(DecoderWarmUp.starts == 1)
+        try await Player.prepareReadyCores(for: Self.configuration(readyCores: 1))
+        #expect(DecoderWarmUp.starts == 1, "the warm-up ran again")
+        await Player.releaseReadyCores()
+    }
+
+    @Test("a warm-up is bounded: a source that never answers is given up at its timeout and its core destroyed; bytes that are no media end it at once")
+    func warmUpIsBounded() async throws {
+        let server = LoopbackMediaServer(files: ["silent.mp4": Data(count: 4096)])
+        server.setFault(.stall, for: "silent.mp4")
+        try server.start()
+        defer { server.stop() }
+        func play(_ source: String, timeout: Duration) async -> DecoderWarmUp.Outcome {
+            await withCheckedContinuation { continuation in
+                DecoderWarmUp.play(source, timeout: timeout) { continuation.resume(returning: $0) }
+            }
+        }
+        let started = ContinuousClock.now
+        #expect(await play(server.url("silent.mp4").absoluteString, timeout: .milliseconds(300)) == .timedOut)
+        // Not the network timeout (60 s): destroying the core cancelled the read that hung.
+        #expect(ContinuousClock.now - started < .seconds(15))
+        #expect(await play("hex://00ff00ff00ff", timeout: .seconds(10)) == .ended)
     }
 
     @Test("prepareReadyCores refuses an option mpv refuses, by name, and a readyCores outside 0...16; a player is made after")

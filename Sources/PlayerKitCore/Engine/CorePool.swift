@@ -97,7 +97,8 @@ final class CorePool: Sendable {
     }
 
     /// Makes `count` cores with `options` ready, the ones ready already counted, and calls
-    /// `done` on the pool's queue once they are, or with the first creation's error: what
+    /// `done` on a queue of PlayerKit's once they are and the process's first load is warm
+    /// (``DecoderWarmUp``, run by the first call), or with the first creation's error: what
     /// ``Player/prepareReadyCores(for:)`` waits for. The options become the latest players'
     /// (their cores are kept as a taker's are), and `count` the number kept for them: ready
     /// ones beyond it are let go.
@@ -116,6 +117,8 @@ final class CorePool: Sendable {
         let rest = options.filter { !Self.perPlayerOptions.contains($0.0) }
         // On the pool's queue, after any refill under way (which runs there too).
         queue.async { [self] in
+            // The process's first load made warm meanwhile, on threads of its own (once).
+            DecoderWarmUp.start()
             evicted.forEach { $0.destroy() }
             while state.withLock({ ($0.ready[key]?.count ?? 0) < ($0.wanted[key] ?? 0) }) {
                 let core: PreparedCore
@@ -132,7 +135,7 @@ final class CorePool: Sendable {
                 }
                 extra?.destroy()
             }
-            done(nil)
+            DecoderWarmUp.whenFinished { done(nil) }
         }
     }
 

@@ -141,6 +141,13 @@ public final class Player: MediaPlayer {
     /// fills behind it. Cores ready already count, and ready ones beyond the number are let go (0
     /// keeps none).
     ///
+    /// The first call in a process also makes the process's first load warm, so that the first
+    /// player's first frame comes as soon as later ones do: a throwaway core that shows nothing
+    /// and plays nothing aloud plays a built-in clip of 3 frames (H.264 and AAC) to its first
+    /// frame, and is destroyed (about 20 ms of CPU, once; at most 2 s). The process's first load
+    /// otherwise reads FFmpeg's and mpv's playback code in from disk and computes their tables:
+    /// 5-10 ms more on a 2-core machine. No player's core plays anything before its player.
+    ///
     /// The cores are created one at a time on a thread of PlayerKit's own; the caller
     /// suspends, and cancelling it does not stop a creation under way. A player created
     /// meanwhile takes a core that is ready by then, or creates its own.

@@ -68,6 +68,137 @@ struct ReadyCoresTests {
         #expect(CorePool.shared.readyCount(options: Self.options(configuration)) == 0)
     }
 
+    /// Holds the pool's next refill before it creates a core, until ``release()``: the refill
+    /// is "making a core" meanwhile. Only the first creation is held.
+    final class HeldRefill: Sendable {
+        private let gate = DispatchSemaphore(value: 0)
+        private let held = Locked(false)
+        private let armed = Locked(true)
+
+        init() {
+            CorePool.beforeRefillCreatesForTests.withLock { hook in
+                hook = { [self] in
+                    guard armed.withLock({ armed in defer { armed = false }; return armed }) else { return }
+                    held.withLock { $0 = true }
+                    // Test code on the pool's queue; released by the test (bounded: 20 s).
+                    _ = gate.wait(timeout: .now() + 20)
+                }
+            }
+        }
+
+        /// Waits (bounded) until the refill is held.
+        func whenHeld(timeout: Duration = .seconds(20)) async -> Bool {
+            let deadline = ContinuousClock.now + timeout
+            while !held.withLock({ $0 }) {
+                guard ContinuousClock.now < deadline else { return false }
+                try? await Task.sleep(for: .milliseconds(2))
+            }
+            return true
+        }
+
+        func release() {
+            CorePool.beforeRefillCreatesForTests.withLock { $0 = nil }
+            gate.signal()
+        }
+    }
+
+    /// Waits (bounded) until `count` claims wait for the core being made for `configuration`.
+    static func waiting(_ count: Int, for configuration: PlayerConfiguration, timeout: Duration = .seconds(20)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while CorePool.shared.waitingClaims(options: options(configuration)) != count {
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        return true
+    }
+
+    @Test("a player created while no core is ready but the pool is making one waits for that core instead of creating a second one beside it")
+    func createWaitsForTheCoreBeingMade() async throws {
+        let configuration = Self.configuration()
+        try await Player.prepareReadyCores(for: configuration)
+        let (first, _) = try await Fixtures.player(configuration: configuration)
+        defer { Task { await first.shutdown() } }
+        #expect(first.core.handle.madeAhead)
+        let held = HeldRefill()
+        defer { held.release() }
+        CorePool.shared.refillNow(options: Self.options(configuration))
+        #expect(await held.whenHeld(), "the refill did not start")
+        let second = Task { try await Fixtures.player(configuration: configuration).0 }
+        #expect(await Self.waiting(1, for: configuration), "the player did not wait for the core being made")
+        held.release()
+        let player = try await second.value
+        defer { Task { await player.shutdown() } }
+        #expect(player.core.handle.madeAhead, "the player created a core of its own")
+        #expect(CorePool.shared.waitingClaims(options: Self.options(configuration)) == 0)
+        // The pool is made whole again behind it.
+        #expect(await Self.ready(1, for: configuration))
+        await Player.releaseReadyCores()
+    }
+
+    @Test("the wait for a core being made is bounded: when it runs out the taker creates its own, and the core made meanwhile is kept ready")
+    func waitForTheCoreBeingMadeIsBounded() async throws {
+        let configuration = Self.configuration()
+        let options = Self.options(configuration)
+        try await Player.prepareReadyCores(for: configuration)
+        @Sendable func claim(wait: Duration) async -> PreparedCore? {
+            await withCheckedContinuation { continuation in
+                CorePool.shared.claim(options: options, keep: 1, wait: wait) { continuation.resume(returning: $0) }
+            }
+        }
+        // The ready core, at once.
+        let ready = await claim(wait: .seconds(10))
+        #expect(ready?.madeAhead == true)
+        ready?.destroy()
+        let held = HeldRefill()
+        defer { held.release() }
+        CorePool.shared.refillNow(options: options)
+        #expect(await held.whenHeld(), "the refill did not start")
+        let started = ContinuousClock.now
+        let none = await claim(wait: .milliseconds(100))
+        #expect(none == nil, "a core was handed over while the refill was held")
+        #expect(ContinuousClock.now - started >= .milliseconds(100), "the claim did not wait")
+        #expect(CorePool.shared.waitingClaims(options: options) == 0)
+        held.release()
+        #expect(await Self.ready(1, for: configuration), "the core made meanwhile was not kept ready")
+        await Player.releaseReadyCores()
+    }
+
+    @Test("readyCores 0 does not wait for a core being made: the player creates its own")
+    func noPoolNoWait() async throws {
+        var configuration = Self.configuration()
+        try await Player.prepareReadyCores(for: configuration)
+        let (first, _) = try await Fixtures.player(configuration: configuration)
+        defer { Task { await first.shutdown() } }
+        let held = HeldRefill()
+        defer { held.release() }
+        CorePool.shared.refillNow(options: Self.options(configuration))
+        #expect(await held.whenHeld(), "the refill did not start")
+        configuration.readyCores = 0
+        let (second, _) = try await Fixtures.player(configuration: configuration)
+        defer { Task { await second.shutdown() } }
+        #expect(!second.core.handle.madeAhead)
+        held.release()
+        #expect(await Self.ready(0, for: configuration))
+        await Player.releaseReadyCores()
+    }
+
+    @Test("the pool is made whole at the taker's first frame, when its load no longer shares the machine, not only a fixed while after the take")
+    func refilledAtTheFirstFrame() async throws {
+        // Only the first frame can refill within this test.
+        let delay = CorePool.refillDelay.withLock { delay in defer { delay = .seconds(600) }; return delay }
+        defer { CorePool.refillDelay.withLock { $0 = delay } }
+        let configuration = Self.configuration()
+        try await Player.prepareReadyCores(for: configuration)
+        let (player, events) = try await Fixtures.player(configuration: configuration)
+        defer { Task { await player.shutdown() } }
+        #expect(player.core.handle.madeAhead)
+        #expect(CorePool.shared.readyCount(options: Self.options(configuration)) == 0)
+        try await player.load(MediaSource.file(Fixtures.clipA))
+        #expect(await events.waitFor(timeout: .seconds(20)) { $0.event == .firstFrame } != nil)
+        #expect(await Self.ready(1, for: configuration), "the pool was not filled at the first frame")
+        await Player.releaseReadyCores()
+    }
+
     @Test("readyCores 0 keeps no core ready, and lets go of ready ones at the next creation; readyCores 2 keeps two")
     func howManyAreKept() async throws {
         var configuration = Self.configuration(readyCores: 2)
@@ -130,6 +261,23 @@ struct ReadyCoresTests {
         try await Player.prepareReadyCores(for: Self.configuration(readyCores: 1))
         #expect(DecoderWarmUp.starts == 1, "the warm-up ran again")
         await Player.releaseReadyCores()
+    }
+
+    @Test("the warm-up also reads what this libmpv can do (protocols, commands, properties), so that the first player does not wait for those reads: the same catalog a player's core gives")
+    func warmUpReadsTheCatalog() async throws {
+        MPVCatalog.forgetForTests()
+        let outcome = await withCheckedContinuation { continuation in
+            DecoderWarmUp.play(DecoderWarmUp.clip, timeout: .seconds(10)) { continuation.resume(returning: $0) }
+        }
+        #expect(outcome == .firstFrame)
+        #expect(MPVCatalog.isKnown, "the warm-up did not keep the catalog")
+        let (player, _) = try await Fixtures.player(configuration: Self.configuration(readyCores: 0))
+        defer { Task { await player.shutdown() } }
+        var lists: [String: MPVValue] = [:]
+        for name in MPVCatalog.listProperties { lists[name] = try player.core.handle.property(name) }
+        let read = MPVCatalog(lists: lists)
+        #expect(try MPVCatalog.shared(using: player.core.handle) == read)
+        #expect(read.protocols.contains("file") && read.commands.contains("loadfile") && read.properties.contains("time-pos"))
     }
 
     @Test("a warm-up is bounded: a source that never answers is given up at its timeout and its core destroyed; bytes that are no media end it at once")

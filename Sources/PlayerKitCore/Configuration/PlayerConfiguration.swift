@@ -149,8 +149,11 @@ public struct PlayerConfiguration: Sendable {
     /// takes one at once instead of creating one, which takes milliseconds (tens under load).
     /// A ready core is one nothing has run on: the player that takes it gets the core it would
     /// have created. Once a player is created, the pool makes this many ready again in the
-    /// background, one at a time, on a low-priority thread of its own; the first player with
-    /// given settings creates its core as before. Each ready core costs what an mpv core that
+    /// background, one at a time, on a low-priority thread of its own: when the player shows its
+    /// first frame, or 0.2 s after it was created if that comes first. A player created (with
+    /// ``Player/create(id:configuration:delegate:)``) while none is ready but one is being made
+    /// waits for that one, at most 0.5 s. The first player with given settings creates its core
+    /// as before. Each ready core costs what an mpv core that
     /// plays nothing costs: a few megabytes and a few idle threads (Performance.md). 0 keeps
     /// none, and lets the ready ones go the next time a player with these settings is created.
     /// Default: 1. Must be from 0 to 16: creation fails with

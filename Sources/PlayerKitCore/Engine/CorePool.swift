@@ -13,7 +13,10 @@ import PlayerKitSupport
 ///
 /// **Threading.** One lock around the table of ready cores; cores are created on a utility
 /// queue of the pool's, one at a time (creation takes a process-wide lock anyway), never with
-/// the pool's lock held. Taking never waits for a refill.
+/// the pool's lock held. ``take(options:keep:)`` never waits for a refill; ``claim(options:keep:wait:_:)``
+/// (``Player/create(id:configuration:delegate:)``'s way) is handed the core a refill under way
+/// is making, when no core is ready, instead of creating a second one beside it: its callback
+/// runs on the pool's queue then, or on a queue of the deadlines' when the wait ends first.
 final class CorePool: Sendable {
     /// The pool of the process.
     static let shared = CorePool()
@@ -37,6 +40,11 @@ final class CorePool: Sendable {
         var wanted: [[String]: Int] = [:]
         /// The options whose refill is under way.
         var filling: Set<[String]> = []
+        /// The claims waiting for the core a refill under way is making, by options, oldest
+        /// first (``claim(options:keep:wait:_:)``).
+        var waiting: [[String]: [Waiter]] = [:]
+        /// The number of the next waiting claim.
+        var nextWaiter: UInt64 = 0
         /// The options players were created with, the latest last (at most ``keptSettings``).
         var latest: [[String]] = []
 
@@ -53,6 +61,12 @@ final class CorePool: Sendable {
                 return ready.removeValue(forKey: old) ?? []
             }
         }
+    }
+
+    /// A claim waiting for the core a refill is making.
+    private struct Waiter: Sendable {
+        let number: UInt64
+        let handOver: @Sendable (PreparedCore?) -> Void
     }
 
     private let state = Locked(State())
@@ -88,12 +102,102 @@ final class CorePool: Sendable {
         } else {
             core = try PreparedCore(options: options.filter { !Self.perPlayerOptions.contains($0.0) }, madeAhead: false)
         }
-        // Later, so the taker's creation and first load do not share the machine with a core's
-        // creation (which holds locks of mpv's that the taker's first calls take too: a player
-        // that took a ready core waited up to 4 ms in them while the next one was created).
-        let rest = options.filter { !Self.perPlayerOptions.contains($0.0) }
-        queue.asyncAfter(deadline: .now() + Self.refillDelay.inSeconds) { [self] in refill(key, options: rest) }
+        scheduleRefill(key, options: options)
         return core
+    }
+
+    /// Takes a core made with `options` without creating one, and calls `done` with it: a
+    /// ready one at once; when none is ready but a refill for these options is making one, that
+    /// core as soon as it is made (instead of creating a second one beside it, which would wait
+    /// for the same process-wide creation lock, then take as long again), or nil if `wait`
+    /// passes first; nil at once when neither. On nil the caller creates its own core. Then, as
+    /// ``take(options:keep:)`` does, `keep` cores are made ready again in the background.
+    ///
+    /// `done` runs on the caller's thread (a ready core, or nil at once), on the pool's queue (a
+    /// core handed over) or on the deadlines' queue (the wait ended), exactly once, never with
+    /// the pool's lock held.
+    func claim(
+        options: [(String, String)], keep: Int, wait: Duration = CorePool.handOverWait,
+        _ done: @escaping @Sendable (PreparedCore?) -> Void
+    ) {
+        let key = Self.key(options)
+        let keep = max(0, min(Self.largestCount, keep))
+        let once = Locked<(@Sendable (PreparedCore?) -> Void)?>(done)
+        let expiry = Expiry()
+        let handOver: @Sendable (PreparedCore?) -> Void = { core in
+            expiry.cancel()
+            if let done = once.withLock({ $0.take() }) {
+                done(core)
+            } else {
+                // The wait ended first; the core, made for these options, is kept ready.
+                core.map { self.putBack($0, key: key) }
+            }
+        }
+        let outcome = state.withLock { state -> (ready: PreparedCore?, waiter: UInt64?, surplus: [PreparedCore]) in
+            let evicted = state.use(key)
+            state.wanted[key] = keep
+            if let ready = state.ready[key]?.popLast() {
+                let count = state.ready[key]?.count ?? 0
+                guard count > keep else { return (ready, nil, evicted) }
+                let surplus = Array(state.ready[key]![keep...])
+                state.ready[key]!.removeLast(count - keep)
+                return (ready, nil, surplus + evicted)
+            }
+            // With `keep` 0 the pool is off for these options: the taker creates its own core.
+            guard keep > 0, state.filling.contains(key) else { return (nil, nil, evicted) }
+            state.nextWaiter += 1
+            state.waiting[key, default: []].append(Waiter(number: state.nextWaiter, handOver: handOver))
+            return (nil, state.nextWaiter, evicted)
+        }
+        if !outcome.surplus.isEmpty { queue.async { outcome.surplus.forEach { $0.destroy() } } }
+        scheduleRefill(key, options: options)
+        guard let number = outcome.waiter else {
+            handOver(outcome.ready)
+            return
+        }
+        expiry.arm(after: wait) { [self] in
+            let stillWaiting = state.withLock { state -> Bool in
+                guard let index = state.waiting[key]?.firstIndex(where: { $0.number == number }) else { return false }
+                state.waiting[key]!.remove(at: index)
+                if state.waiting[key]!.isEmpty { state.waiting[key] = nil }
+                return true
+            }
+            if stillWaiting { handOver(nil) }
+        }
+    }
+
+    /// How long ``claim(options:keep:wait:_:)`` waits for a core a refill is making: a core takes
+    /// about 5 ms to make (tens under load); a wait this long means the machine is stalled, and
+    /// the claim's caller then creates its own core, as it would have without the pool.
+    static let handOverWait: Duration = .milliseconds(500)
+
+    /// Keeps `core`, made with the options of `key`, ready when fewer than wanted are, or lets
+    /// it go (on the pool's queue).
+    func putBack(_ core: PreparedCore, key: [String]) {
+        let kept = state.withLock { state -> Bool in
+            guard (state.ready[key]?.count ?? 0) < (state.wanted[key] ?? 0) else { return false }
+            state.ready[key, default: []].append(core)
+            return true
+        }
+        if !kept { queue.async { core.destroy() } }
+    }
+
+    /// Makes the ready cores for `options` whole again now, rather than ``refillDelay`` after the
+    /// take: called at the taker's first frame, when its load no longer shares the machine with a
+    /// core's creation. Nothing happens when they are whole, or a refill is under way.
+    func refillNow(options: [(String, String)]) {
+        let rest = options.filter { !Self.perPlayerOptions.contains($0.0) }
+        let key = Self.key(rest)
+        queue.async { [self] in refill(key, options: rest) }
+    }
+
+    /// Makes the ready cores for `options` whole again, a while after a player took one: later,
+    /// so the taker's creation and first load do not share the machine with a core's creation
+    /// (which holds locks of mpv's that the taker's first calls take too: a player that took a
+    /// ready core waited up to 4 ms in them while the next one was created).
+    private func scheduleRefill(_ key: [String], options: [(String, String)]) {
+        let rest = options.filter { !Self.perPlayerOptions.contains($0.0) }
+        queue.asyncAfter(deadline: .now() + Self.refillDelay.withLock { $0 }.inSeconds) { [self] in refill(key, options: rest) }
     }
 
     /// Makes `count` cores with `options` ready, the ones ready already counted, and calls
@@ -139,8 +243,17 @@ final class CorePool: Sendable {
         }
     }
 
-    /// How long after a player took a core the next one is made ready.
-    static let refillDelay: Duration = .milliseconds(200)
+    /// How long after a player took a core the next one is made ready, unless the player's
+    /// first frame came first (``refillNow(options:)``): 0.2 s (tests lengthen it).
+    static let refillDelay = Locked<Duration>(.milliseconds(200))
+
+    /// Runs on the pool's queue before a refill creates a core (tests hold a refill there).
+    static let beforeRefillCreatesForTests = Locked<(@Sendable () -> Void)?>(nil)
+
+    /// How many claims wait for the core a refill is making for `options`.
+    func waitingClaims(options: [(String, String)]) -> Int {
+        state.withLock { $0.waiting[Self.key(options)]?.count ?? 0 }
+    }
 
     /// How many cores with `options` are ready now.
     func readyCount(options: [(String, String)]) -> Int {
@@ -178,20 +291,33 @@ final class CorePool: Sendable {
         queue.async { [self] in
             while true {
                 let more = state.withLock { state -> Bool in
-                    let more = (state.ready[key]?.count ?? 0) < (state.wanted[key] ?? 0)
+                    let more = (state.ready[key]?.count ?? 0) < (state.wanted[key] ?? 0) || state.waiting[key] != nil
                     if !more { state.filling.remove(key) }
                     return more
                 }
                 guard more else { return }
+                Self.beforeRefillCreatesForTests.withLock { $0 }?()
                 guard let core = try? PreparedCore(options: options, madeAhead: true) else {
-                    state.withLock { _ = $0.filling.remove(key) }
+                    // The claims waiting create their own cores (and meet the failure themselves).
+                    let waiters = state.withLock { state -> [Waiter] in
+                        state.filling.remove(key)
+                        return state.waiting.removeValue(forKey: key) ?? []
+                    }
+                    waiters.forEach { $0.handOver(nil) }
                     return
                 }
-                let extra = state.withLock { state -> PreparedCore? in
-                    guard (state.ready[key]?.count ?? 0) < (state.wanted[key] ?? 0) else { return core }
+                // The oldest claim waiting gets it; else it is kept ready.
+                let (waiter, extra) = state.withLock { state -> (Waiter?, PreparedCore?) in
+                    if let waiter = state.waiting[key]?.first {
+                        state.waiting[key]!.removeFirst()
+                        if state.waiting[key]!.isEmpty { state.waiting[key] = nil }
+                        return (waiter, nil)
+                    }
+                    guard (state.ready[key]?.count ?? 0) < (state.wanted[key] ?? 0) else { return (nil, core) }
                     state.ready[key, default: []].append(core)
-                    return nil
+                    return (nil, nil)
                 }
+                waiter?.handOver(core)
                 extra?.destroy()
             }
         }

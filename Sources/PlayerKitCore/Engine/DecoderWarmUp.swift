@@ -102,6 +102,7 @@ enum DecoderWarmUp {
     /// input of its own.
     static let options: [(String, String)] = [
         ("config", "no"), ("terminal", "no"), ("load-scripts", "no"), ("ytdl", "no"), ("osc", "no"),
+        ("load-stats-overlay", "no"), ("load-osd-console", "no"), ("load-auto-profiles", "no"),
         ("input-default-bindings", "no"), ("vo", "null"), ("ao", "null"), ("idle", "yes"), ("hwdec", "no"),
     ]
 
@@ -116,12 +117,14 @@ enum DecoderWarmUp {
 
 /// One warm-up's core, from its load to its destruction.
 private final class WarmUpRun: @unchecked Sendable {
-    // @unchecked: `finished`, `timer` and `context` are touched only on `queue`; the rest is set once.
+    // @unchecked: `finished`, `lists`, `timer` and `context` are touched only on `queue`; the rest is set once.
     let core: OpaquePointer
     let source: String
     let done: @Sendable (DecoderWarmUp.Outcome) -> Void
     let queue = DispatchQueue(label: "PlayerKit.decoder-warm-up")
     private var finished = false
+    /// The catalog's lists answered so far (``MPVCatalog/listProperties``).
+    private var lists: [String: MPVValue] = [:]
     private var timer: DispatchSourceTimer?
     private var context: Unmanaged<WarmUpRun>?
 
@@ -141,6 +144,11 @@ private final class WarmUpRun: @unchecked Sendable {
             timer.setEventHandler { [self] in finish(.timedOut) }
             timer.resume()
             self.timer = timer
+            // What this libmpv can do (MPVCatalog), asked first: mpv answers in order, so the
+            // answers come before the clip's first frame, and the first player need not ask.
+            for (index, name) in MPVCatalog.listProperties.enumerated() {
+                mpv_get_property_async(core, UInt64(index + 1), name, MPV_FORMAT_NODE)
+            }
             // Sent, not awaited: its reply, like every event, comes through the wakeup.
             let status = withCStringArray(["loadfile", source]) { mpv_command_async(core, 0, $0) }
             if status < 0 { finish(.ended) }
@@ -160,6 +168,11 @@ private final class WarmUpRun: @unchecked Sendable {
                 finish(.ended)
             case MPV_EVENT_COMMAND_REPLY where event.error < 0:
                 finish(.ended)
+            case MPV_EVENT_GET_PROPERTY_REPLY:
+                guard event.error >= 0, let property = event.data?.assumingMemoryBound(to: mpv_event_property.self).pointee
+                else { continue }
+                lists[String(cString: property.name)] = MPVNode.value(format: property.format, data: property.data)
+                if lists.count == MPVCatalog.listProperties.count { MPVCatalog.remember(MPVCatalog(lists: lists)) }
             default:
                 continue
             }

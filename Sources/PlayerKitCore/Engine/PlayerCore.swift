@@ -44,6 +44,12 @@ final class PlayerCore: Sendable {
         var outbox: [PlayerEventRecord] = []
         /// Whether some thread is emptying the outbox right now.
         var delivering = false
+        /// Makes the core pool's ready cores whole again (``CorePool/refillNow(options:)``):
+        /// run once, at the player's first frame, when its load no longer shares the machine
+        /// with a core's creation. Moved to ``poolRefillDue`` by ``emit(_:_:timestamp:at:)``.
+        var poolRefill: (@Sendable () -> Void)?
+        /// The pool refill to run, outside the lock, by the thread delivering the outbox.
+        var poolRefillDue: (@Sendable () -> Void)?
         /// Answers decided under the lock, handed to their callers after it (``update(_:)``):
         /// a caller's continuation, or the next step of ``requestInTurn(_:timeout:)``, never runs
         /// under this lock.
@@ -179,7 +185,19 @@ final class PlayerCore: Sendable {
     /// nobody hears keeps its video on its own clock, whatever ``PlayerCommand/setVideoClock(_:)`` says.
     private let isHeard: Bool
 
-    init(id: PlayerID, configuration: PlayerConfiguration) throws(PlayerError) {
+    /// Where a new player's core comes from.
+    enum CoreSource: Sendable {
+        /// A ready core from the pool when there is one, else one created now
+        /// (``CorePool/take(options:keep:)``).
+        case pool
+        /// The core ``CorePool/claim(options:keep:wait:_:)`` gave (the pool's refill is
+        /// scheduled already), or nil: one created now.
+        case claimed(PreparedCore?)
+    }
+
+    /// Checks the settings a player is created with.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` naming the first one out of range.
+    static func validate(_ configuration: PlayerConfiguration) throws(PlayerError) {
         guard configuration.networkTimeout > .zero, configuration.networkTimeout <= .seconds(86_400) else {
             throw .invalidArgument(name: "networkTimeout", value: "\(configuration.networkTimeout)", reason: "must be positive and at most a day")
         }
@@ -194,22 +212,36 @@ final class PlayerCore: Sendable {
                 throw .invalidArgument(name: name, value: "\(timeout)", reason: "must be positive and at most a day")
             }
         }
+    }
+
+    init(id: PlayerID, configuration: PlayerConfiguration, core source: CoreSource = .pool) throws(PlayerError) {
+        try Self.validate(configuration)
         self.id = id
         let options = configuration.mpvOptions(for: id)
         hasPitchFilter = options.last { $0.0 == "af" }?.1 == PlayerConfiguration.pitchFilter
         isHeard = configuration.isHeard
         // A core made ready ahead with these options, or one created now; the pool then makes
         // the next ones ready in the background (``PlayerConfiguration/readyCores``).
-        let handle = try MPVHandle(
-            playerID: id, adopting: CorePool.shared.take(options: options, keep: configuration.readyCores), options: options)
+        let prepared: PreparedCore
+        switch source {
+        case .pool:
+            prepared = try CorePool.shared.take(options: options, keep: configuration.readyCores)
+        case .claimed(let core?):
+            prepared = core
+        case .claimed(nil):
+            prepared = try PreparedCore(options: options.filter { !CorePool.perPlayerOptions.contains($0.0) }, madeAhead: false)
+        }
+        let handle = try MPVHandle(playerID: id, adopting: prepared, options: options)
         self.handle = handle
         // On failure the handle's deinit destroys the core.
         self.catalog = try MPVCatalog.shared(using: handle)
         self.streamProtocols = try StreamProtocols(
             providers: configuration.streamProviders, handle: handle, catalog: catalog,
             logger: configuration.logger(for: id, label: "PlayerKit.streams"))
-        self.state = Locked(State(model: PlaybackModel(
-            positionInterval: configuration.positionUpdateInterval, bufferingTimeout: configuration.bufferingTimeout)))
+        var state = State(model: PlaybackModel(
+            positionInterval: configuration.positionUpdateInterval, bufferingTimeout: configuration.bufferingTimeout))
+        state.poolRefill = { CorePool.shared.refillNow(options: options) }
+        self.state = Locked(state)
         self.pumpQueue = PumpQueue.make(for: id)
         self.loadTimeout = configuration.loadTimeout
         self.wallClock = configuration.wallClock
@@ -621,6 +653,10 @@ final class PlayerCore: Sendable {
                 }
                 guard lastWords else { continue }
             }
+            if event == .firstFrame, state.poolRefill != nil {
+                state.poolRefillDue = state.poolRefill
+                state.poolRefill = nil
+            }
             state.sequenceNumber += 1
             var now = time ?? signalled ?? ContinuousClock.now
             if let last = state.lastEventTime, last > now { now = last }
@@ -638,14 +674,21 @@ final class PlayerCore: Sendable {
     /// that ``emit(_:_:)`` chose runs this; events produced meanwhile (also by a handler
     /// that calls back into the player) join the outbox and are delivered next, in order.
     private func deliverOutbox() {
-        while let (batch, sink) = takeOutboxBatch() {
-            sink?(batch, .all)
+        while let batch = takeOutboxBatch() {
+            batch.poolRefill?()
+            batch.sink?(batch.records, .all)
         }
     }
 
-    /// The outbox's next batch and the sink, for the thread that delivers; nil (and the
-    /// delivering role given up) once the outbox is empty.
-    private func takeOutboxBatch() -> ([PlayerEventRecord], (@Sendable ([PlayerEventRecord], DeliveryPhase) -> Void)?)? {
+    /// A batch of the outbox, taken for delivery: its records, the sink, and a pool refill due.
+    private typealias OutboxBatch = (
+        records: [PlayerEventRecord], sink: (@Sendable ([PlayerEventRecord], DeliveryPhase) -> Void)?,
+        poolRefill: (@Sendable () -> Void)?
+    )
+
+    /// The outbox's next batch, the sink and a pool refill due, for the thread that delivers;
+    /// nil (and the delivering role given up) once the outbox is empty.
+    private func takeOutboxBatch() -> OutboxBatch? {
         state.withLock { state in
             guard !state.outbox.isEmpty else {
                 state.delivering = false
@@ -653,7 +696,8 @@ final class PlayerCore: Sendable {
             }
             var batch: [PlayerEventRecord] = []
             swap(&batch, &state.outbox)
-            return (batch, state.sink)
+            defer { state.poolRefillDue = nil }
+            return (batch, state.sink, state.poolRefillDue)
         }
     }
 
@@ -770,7 +814,7 @@ final class PlayerCore: Sendable {
         // The hand-over gate keeps a command sent in reaction behind this one.
         let (prepared, failure, firstBatch): (
             (replyIDs: [UInt64], reads: [PlaybackModel.Output], deliver: Bool)?, PlayerError?,
-            ([PlayerEventRecord], (@Sendable ([PlayerEventRecord], DeliveryPhase) -> Void)?)?
+            OutboxBatch?
         ) = handoff.withLock { handOvers in
             handOvers &+= 1
             let prepared: (replyIDs: [UInt64], reads: [PlaybackModel.Output], deliver: Bool)? = state.withLock { state in
@@ -815,7 +859,7 @@ final class PlayerCore: Sendable {
             }
             guard let prepared else { return (nil, nil, nil) }
             let firstBatch = prepared.deliver ? takeOutboxBatch() : nil
-            if let first = firstBatch { first.1?(first.0, .handingOn) }
+            if let first = firstBatch { first.sink?(first.records, .handingOn) }
             Self.beforeHandOverForTests.withLock { $0 }?()
             var failure: PlayerError?
             for (request, replyID) in zip(requests, prepared.replyIDs) {
@@ -840,7 +884,8 @@ final class PlayerCore: Sendable {
         // Outside the gate: the immediate handlers (the app's code) hear the first batch, and
         // the outbox is emptied as ever (this thread still has the delivering role).
         if let first = firstBatch {
-            first.1?(first.0, .runningAppCode)
+            first.poolRefill?()
+            first.sink?(first.records, .runningAppCode)
             deliverOutbox()
         }
         if let failure {

@@ -69,15 +69,30 @@ public final class Player: MediaPlayer {
     /// - Throws: ``PlayerError/invalidID(_:)``, ``PlayerError/duplicateID(_:)``,
     ///   ``PlayerError/invalidOption(name:value:_:)`` or ``PlayerError/creationFailed(reason:)``.
     @available(*, noasync, message: "creating an mpv core blocks the thread: async code uses Player.create(id:configuration:delegate:)")
-    public init(
+    public convenience init(
         id: PlayerID? = nil, configuration: PlayerConfiguration = PlayerConfiguration(),
         delegate: (any PlayerDelegate)? = nil
     ) throws(PlayerError) {
-        let id = id ?? .random()
+        try self.init(id: id ?? .random(), configuration: configuration, delegate: delegate, core: .pool)
+    }
+
+    /// Creates a player whose core comes from `source`. A claimed core that the player does
+    /// not get to use (its ID is taken) goes back to the pool.
+    private init(
+        id: PlayerID, configuration: PlayerConfiguration, delegate: (any PlayerDelegate)?, core source: PlayerCore.CoreSource
+    ) throws(PlayerError) {
         guard PlayerID.isValid(id.rawValue) else { throw .invalidID(id.rawValue) }
-        let token = try PlayerRegistry.reserve(id)
+        let token: UInt64
         do throws(PlayerError) {
-            self.core = try PlayerCore(id: id, configuration: configuration)
+            token = try PlayerRegistry.reserve(id)
+        } catch {
+            if case .claimed(let core?) = source {
+                CorePool.shared.putBack(core, key: CorePool.key(configuration.mpvOptions(for: id)))
+            }
+            throw error
+        }
+        do throws(PlayerError) {
+            self.core = try PlayerCore(id: id, configuration: configuration, core: source)
         } catch {
             PlayerRegistry.release(id, token: token)
             throw error
@@ -103,6 +118,11 @@ public final class Player: MediaPlayer {
     /// milliseconds (tens under load) and one core is created at a time in a process; async code
     /// that called the initializer would block a thread of Swift's cooperative pool meanwhile.
     ///
+    /// When no core is ready (``PlayerConfiguration/readyCores``) but the pool is making one, the
+    /// player waits for that core, without a thread, rather than create one beside it: mpv
+    /// creates one core at a time in a process, so the second would wait for the first anyway.
+    /// The wait is bounded (0.5 s: a machine that stalled), then the player creates its own.
+    ///
     /// Players are created one at a time, in the order asked. Cancelling the calling task does
     /// not stop a creation under way.
     /// - Throws: as ``init(id:configuration:delegate:)``.
@@ -110,10 +130,16 @@ public final class Player: MediaPlayer {
         id: PlayerID? = nil, configuration: PlayerConfiguration = PlayerConfiguration(),
         delegate: (any PlayerDelegate)? = nil
     ) async throws(PlayerError) -> Player {
+        let id = id ?? .random()
+        // Checked before a core is claimed for it.
+        guard PlayerID.isValid(id.rawValue) else { throw .invalidID(id.rawValue) }
+        try PlayerCore.validate(configuration)
+        let options = configuration.mpvOptions(for: id)
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Player, PlayerError>, Never>) in
-            creationQueue.async {
+            creationLine.enqueue(options: options, keep: configuration.readyCores) { core in
                 do throws(PlayerError) {
-                    continuation.resume(returning: .success(try Player(id: id, configuration: configuration, delegate: delegate)))
+                    continuation.resume(returning: .success(try Player(
+                        id: id, configuration: configuration, delegate: delegate, core: .claimed(core))))
                 } catch {
                     continuation.resume(returning: .failure(error))
                 }
@@ -168,7 +194,7 @@ public final class Player: MediaPlayer {
     }
 
     /// Where ``create(id:configuration:delegate:)`` creates players: not the cooperative pool.
-    private static let creationQueue = DispatchQueue(label: "PlayerKit.player-creation")
+    private static let creationLine = CreationLine()
 
     deinit {
         delegateAdapter.detach()
@@ -831,5 +857,56 @@ public final class Player: MediaPlayer {
         }
         guard core.catalog.commands.contains(name) else { throw .unknownCommand(name: name) }
         return try await core.request(.runCommand(arguments), timeout: Self.answerTimeout)
+    }
+}
+
+/// The players ``Player/create(id:configuration:delegate:)`` makes, one at a time in the order
+/// asked: each claims its core from the pool (``CorePool/claim(options:keep:wait:_:)``, which may
+/// wait, without a thread, for the core a refill is making), then is initialized on the serial
+/// queue `PlayerKit.player-creation`, never on Swift's cooperative pool.
+///
+/// **Threading.** One lock around the line; the next player's claim starts once the one before
+/// it is made. No lock is held while a core is claimed or a player initialized.
+private final class CreationLine: Sendable {
+    private struct Job: Sendable {
+        let options: [(String, String)]
+        let keep: Int
+        let make: @Sendable (PreparedCore?) -> Void
+    }
+
+    private struct Line: Sendable {
+        var jobs: [Job] = []
+        var busy = false
+    }
+
+    private let line = Locked(Line())
+    private let queue = DispatchQueue(label: "PlayerKit.player-creation")
+
+    /// Queues a player to make: `make` runs on the creation queue with its claimed core (nil:
+    /// it creates its own).
+    func enqueue(options: [(String, String)], keep: Int, _ make: @escaping @Sendable (PreparedCore?) -> Void) {
+        let start = line.withLock { line -> Bool in
+            line.jobs.append(Job(options: options, keep: keep, make: make))
+            defer { line.busy = true }
+            return !line.busy
+        }
+        if start { next() }
+    }
+
+    private func next() {
+        let job = line.withLock { line -> Job? in
+            guard !line.jobs.isEmpty else {
+                line.busy = false
+                return nil
+            }
+            return line.jobs.removeFirst()
+        }
+        guard let job else { return }
+        CorePool.shared.claim(options: job.options, keep: job.keep) { [self] core in
+            queue.async {
+                job.make(core)
+                self.next()
+            }
+        }
     }
 }

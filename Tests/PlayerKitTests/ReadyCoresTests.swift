@@ -280,6 +280,15 @@ struct ReadyCoresTests {
         #expect(read.protocols.contains("file") && read.commands.contains("loadfile") && read.properties.contains("time-pos"))
     }
 
+    @Test("after prepareReadyCores, FFmpeg's messages go to mpv's log, not to standard error: the throwaway warm-up core is not the process's first, whose log FFmpeg writes to (a child process plays through a stream provider, which makes FFmpeg warn)")
+    func ffmpegMessagesStayInTheLog() async throws {
+        let probe = Fixtures.productsDirectory.appendingPathComponent("SoakProbe")
+        let run = try await ChildProcess.runToEnd(probe, ["--ffmpeg-log", "--media", Fixtures.clipA])
+        try #require(run.status == 0, "SoakProbe --ffmpeg-log exited with \(run.status): \(run.output.suffix(1500))\n\(run.errors.suffix(1500))")
+        #expect(run.output.contains("\"firstFrame\": true"))
+        #expect(!run.errors.contains("Protocol name not provided"), "FFmpeg wrote to standard error: \(run.errors.suffix(1500))")
+    }
+
     @Test("a warm-up is bounded: a source that never answers is given up at its timeout and its core destroyed; bytes that are no media end it at once")
     func warmUpIsBounded() async throws {
         let server = LoopbackMediaServer(files: ["silent.mp4": Data(count: 4096)])

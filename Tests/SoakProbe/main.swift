@@ -73,6 +73,53 @@ if let churn = option("--churn").flatMap(Int.init), let media = option("--media"
     print(String(decoding: try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys]), as: UTF8.self))
     exit(0)
 }
+// FFmpeg's own messages after the app made its cores ready: `--ffmpeg-log --media FILE` makes
+// the cores ready (Player.prepareReadyCores, which warms the first load up on a throwaway
+// core), then plays FILE through a stream provider of the app's (mpv's custom streams make
+// FFmpeg warn that no protocol name was given) to its first frame, and shuts down. FFmpeg's
+// messages go to the log of the process's first live mpv core, and to standard error when that
+// core is gone: the test reads standard error.
+if arguments.contains("--ffmpeg-log"), let media = option("--media") {
+    final class FileBytes: MediaStreamProvider, MediaByteStream, @unchecked Sendable {
+        // @unchecked: `offset` is touched only by mpv's one reader of the stream.
+        let scheme = "probebytes"
+        let data: Data
+        var offset = 0
+        init(_ data: Data) { self.data = data }
+        func open(_ url: String, player: PlayerID) throws(MediaStreamError) -> any MediaByteStream { FileBytes(data) }
+        func read(into buffer: UnsafeMutableRawBufferPointer) throws(MediaStreamError) -> Int {
+            let count = min(buffer.count, data.count - offset)
+            guard count > 0 else { return 0 }
+            data.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!.advanced(by: offset), byteCount: count) }
+            offset += count
+            return count
+        }
+        func seek(to offset: Int64) throws(MediaStreamError) -> Int64 {
+            self.offset = Int(max(0, min(offset, Int64(data.count))))
+            return Int64(self.offset)
+        }
+        var size: Int64? { Int64(data.count) }
+        func cancel() {}
+        func close() {}
+    }
+    // Bounded: a first frame that never comes ends the probe with status 3.
+    Task {
+        try? await Task.sleep(for: .seconds(30))
+        print("ffmpeg-log: no first frame after 30 s")
+        exit(3)
+    }
+    var configuration = PlayerConfiguration(videoOutput: .none, audioOutput: .none)
+    configuration.streamProviders = [FileBytes(try Data(contentsOf: URL(fileURLWithPath: media)))]
+    try await Player.prepareReadyCores(for: configuration)
+    let player = try await Player.create(configuration: configuration)
+    let firstFrame = player.events(kinds: [.firstFrame])
+    Task { _ = try? await player.load(MediaSource("probebytes://clip")) }
+    for await _ in firstFrame { break }
+    firstFrame.cancel()
+    await player.shutdown()
+    print("{\"firstFrame\": true}")
+    exit(0)
+}
 let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 print("soak: seed \(seed), \(seconds) s, \(taskCount) tasks, up to \(maximumPlayers) players\(includesBackward ? ", backward playback" : "")\(keepsPitch ? ", pitch correction" : "") (replay: --seed \(seed))")
 

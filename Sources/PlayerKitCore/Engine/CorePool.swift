@@ -221,16 +221,25 @@ final class CorePool: Sendable {
         let rest = options.filter { !Self.perPlayerOptions.contains($0.0) }
         // On the pool's queue, after any refill under way (which runs there too).
         queue.async { [self] in
-            // The process's first load made warm meanwhile, on threads of its own (once).
-            DecoderWarmUp.start()
             evicted.forEach { $0.destroy() }
+            // The process's first load made warm meanwhile, on threads of its own (once), after
+            // the first ready core: FFmpeg writes its messages to the log of the first mpv core
+            // of the process that is still alive, and to standard error once that core is
+            // destroyed, until another core starts. The warm-up's core, destroyed within
+            // milliseconds, must not be that one.
+            var warmUpStarted = false
             while state.withLock({ ($0.ready[key]?.count ?? 0) < ($0.wanted[key] ?? 0) }) {
                 let core: PreparedCore
                 do throws(PlayerError) {
                     core = try PreparedCore(options: rest, madeAhead: true)
                 } catch {
+                    DecoderWarmUp.start()
                     done(error)
                     return
+                }
+                if !warmUpStarted {
+                    warmUpStarted = true
+                    DecoderWarmUp.start()
                 }
                 let extra = state.withLock { state -> PreparedCore? in
                     guard (state.ready[key]?.count ?? 0) < (state.wanted[key] ?? 0) else { return core }
@@ -239,6 +248,8 @@ final class CorePool: Sendable {
                 }
                 extra?.destroy()
             }
+            // (Started here when the cores were ready already: another core is alive then.)
+            DecoderWarmUp.start()
             DecoderWarmUp.whenFinished { done(nil) }
         }
     }

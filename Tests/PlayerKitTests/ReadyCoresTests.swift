@@ -289,6 +289,46 @@ struct ReadyCoresTests {
         #expect(!run.errors.contains("Protocol name not provided"), "FFmpeg wrote to standard error: \(run.errors.suffix(1500))")
     }
 
+    /// The nice value of each of the process's threads whose name starts with `prefix`, and the
+    /// main thread's (Linux: /proc/self/task/*/stat, field 19).
+    static func niceValues(prefix: String) -> (threads: [String: [Int]], main: Int) {
+        func nice(_ stat: String) -> Int? {
+            guard let close = stat.lastIndex(of: ")") else { return nil }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 16 ? Int(fields[16]) : nil
+        }
+        var threads: [String: [Int]] = [:]
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        for task in tasks {
+            guard let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines), name.hasPrefix(prefix),
+                let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
+                let value = nice(stat) else { continue }
+            threads[name, default: []].append(value)
+        }
+        let main = (try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8)).flatMap(nice) ?? 0
+        return (threads, main)
+    }
+
+    @Test("a ready core's threads, and the threads its player starts, run at the process's priority, as a core created for the player does: the pool does not make them on a low-priority thread, whose priority mpv's threads would inherit")
+    func readyCoresRunAtTheProcessPriority() async throws {
+        let configuration = Self.configuration(readyCores: 2)
+        try await Player.prepareReadyCores(for: configuration)
+        let (player, events) = try await Fixtures.player(configuration: configuration)
+        defer { Task { await player.shutdown() } }
+        #expect(player.core.handle.madeAhead)
+        try await player.load(MediaSource.file(Fixtures.clipA))
+        #expect(await events.waitFor(timeout: .seconds(20)) { $0.event == .firstFrame } != nil)
+        // The pool's refill, at that first frame, made another.
+        #expect(await Self.ready(2, for: configuration))
+        let (threads, main) = Self.niceValues(prefix: "mpv/")
+        #expect(!threads.isEmpty, "no mpv thread found")
+        for (name, values) in threads {
+            #expect(values.allSatisfy { $0 == main }, "\(name): nice \(values), the process's \(main)")
+        }
+        await Player.releaseReadyCores()
+    }
+
     @Test("a warm-up is bounded: a source that never answers is given up at its timeout and its core destroyed; bytes that are no media end it at once")
     func warmUpIsBounded() async throws {
         let server = LoopbackMediaServer(files: ["silent.mp4": Data(count: 4096)])

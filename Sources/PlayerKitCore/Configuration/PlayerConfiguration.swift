@@ -149,7 +149,7 @@ public struct PlayerConfiguration: Sendable {
     /// takes one at once instead of creating one, which takes milliseconds (tens under load).
     /// A ready core is one nothing has run on: the player that takes it gets the core it would
     /// have created. Once a player is created, the pool makes this many ready again in the
-    /// background, one at a time, on a low-priority thread of its own: when the player shows its
+    /// background, one at a time, on a thread of its own: when the player shows its
     /// first frame, or 0.2 s after it was created if that comes first. A player created (with
     /// ``Player/create(id:configuration:delegate:)``) while none is ready but one is being made
     /// waits for that one, at most 0.5 s. The first player with given settings creates its core

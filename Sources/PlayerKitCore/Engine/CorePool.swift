@@ -70,7 +70,10 @@ final class CorePool: Sendable {
     }
 
     private let state = Locked(State())
-    private let queue = DispatchQueue(label: "PlayerKit.core-pool", qos: .utility)
+    // At the default priority: mpv's threads inherit the priority of the thread that creates the
+    // core (Linux threads take their creator's nice value; libdispatch runs a utility queue at
+    // nice 2), and a player that takes the core keeps them for its life.
+    private let queue = DispatchQueue(label: "PlayerKit.core-pool")
 
     /// The key of `options`: each `name=value`, in order, without the per-player ones.
     static func key(_ options: [(String, String)]) -> [String] {

@@ -38,14 +38,13 @@ struct PlaybackModelTests {
                              tracks: [Track(id: 1, kind: .video, isSelected: true, videoSize: VideoSize(width: 320, height: 240))])
         #expect(resolved == [.event(.durationKnown(4)), .event(.mediaLoaded(info)), .loadResolved(entryID: 1, .success(info))])
 
-        // The first frame goes out with its position (one read), so a preload that returns on it
-        // reads the first frame's position (an item in its source's timestamps starts past 0).
+        // The first frame goes out at mpv's restart (positions from the item's start: it is
+        // where the load's read put it), and its position is read to confirm it.
         let restart = model.apply(.playbackRestart)
-        #expect(events(restart).isEmpty)
+        #expect(events(restart) == [.firstFrame])
         let startRead = try #require(firstRead(restart, "time-pos"))
-        // (A read mpv cannot answer still lets the first frame out; positionPolling reads one.)
-        #expect(events(model.apply(.propertyReply(replyID: startRead, error: -10, name: "time-pos", value: .none)))
-            == [.firstFrame])
+        // (A read mpv cannot answer changes nothing; sourceTimestampsFirstFrame waits for it.)
+        #expect(events(model.apply(.propertyReply(replyID: startRead, error: -10, name: "time-pos", value: .none))).isEmpty)
         #expect(events(model.apply(.playbackRestart)).isEmpty)  // once per item
         let played = model.notePause(false)
         #expect(events(played) == [.stateChanged(from: .ready, to: .playing)])
@@ -186,6 +185,38 @@ struct PlaybackModelTests {
             let set = model.noteSet(name, .flag(true))
             #expect(readRequest(set, name) != nil && answerConfirmation(set, name) == nil, "\(name): \(set)")
         }
+    }
+
+    @Test("in the source's own timestamps the first frame waits for its position: a preload that returns on it reads the first frame's position, not the 0 read at the load; positions from the item's start announce it at the restart and move the read-out when the frame was elsewhere")
+    func sourceTimestampsFirstFrame() throws {
+        var model = PlaybackModel()
+        #expect(model.timestampsRebased)
+        // PlayerCommand.setTimestampOrigin(.source) sets mpv's rebase-start-time to no.
+        _ = model.noteSet(PlaybackModel.timestampOriginProperty, .string("no"))
+        #expect(!model.timestampsRebased)
+        _ = model.awaitEntry(1, source: "live.ts")
+        _ = model.apply(.startFile(entryID: 1))
+        _ = model.apply(.fileLoaded)
+        let restart = model.apply(.playbackRestart)
+        #expect(events(restart).isEmpty)
+        #expect(!model.firstFrameShown)
+        let read = try #require(firstRead(restart, "time-pos"))
+        #expect(events(model.apply(.propertyReply(replyID: read, error: 0, name: "time-pos", value: .double(3600.5))))
+            == [.firstFrame, .positionChanged(3600.5)])
+        #expect(model.position == 3600.5 && model.firstFrameShown)
+        // Back to the item's start: announced at the restart; the read moves the read-out.
+        _ = model.noteSet(PlaybackModel.timestampOriginProperty, .flag(true))
+        _ = model.awaitEntry(2, source: "b.mp4")
+        _ = model.apply(.startFile(entryID: 2))
+        _ = model.apply(.fileLoaded)
+        let second = model.apply(.playbackRestart)
+        #expect(events(second) == [.firstFrame])
+        let secondRead = try #require(firstRead(second, "time-pos"))
+        #expect(events(model.apply(.propertyReply(replyID: secondRead, error: 0, name: "time-pos", value: .double(0.033))))
+            == [.positionChanged(0.033)])
+        // Announced once: events lost now do not announce it again.
+        _ = model.recoverLostEvents()
+        #expect(!events(model.apply(.playbackRestart)).contains(.firstFrame))
     }
 
     @Test("a position mpv reports after the item was unloaded (a late per-frame time-pos) does not come back into the read-out")
@@ -362,16 +393,16 @@ struct PlaybackModelTests {
         _ = model.notePause(true)
         _ = model.apply(.startFile(entryID: 1))
         _ = model.apply(.fileLoaded)
-        // The first frame asks for the starting position, and goes out with it; the first poll
-        // goes out too.
+        // The first frame goes out and asks for the starting position, announced with its
+        // answer; the first poll goes out too.
         let first = model.apply(.playbackRestart)
-        #expect(events(first).isEmpty)
+        #expect(events(first) == [.firstFrame])
         let firstFrameRead = try #require(firstRead(first, "time-pos"))
         let start = requests(first)
         #expect(Set(start.keys) == ["time-pos", "demuxer-cache-duration", "demuxer-cache-time"])
         #expect(start["time-pos"] != firstFrameRead)
         #expect(events(model.apply(.propertyReply(replyID: firstFrameRead, error: 0, name: "time-pos", value: .double(0))))
-            == [.firstFrame, .positionChanged(0)])
+            == [.positionChanged(0)])
         #expect(events(model.apply(.propertyReply(replyID: start["time-pos"]!, error: 0, name: "time-pos", value: .double(0)))).isEmpty)
         _ = model.apply(.propertyReply(replyID: start["demuxer-cache-duration"]!, error: 0, name: "demuxer-cache-duration", value: .double(3)))
         _ = model.apply(.propertyReply(replyID: start["demuxer-cache-time"]!, error: 0, name: "demuxer-cache-time", value: .double(3)))

@@ -72,6 +72,9 @@ struct PlaybackModel: Sendable {
         "pause", "volume", "mute", "speed", "loop-file", "play-dir", "fullscreen", "hwdec", "audio-device",
     ]
 
+    /// mpv's switch between positions from the item's start and the source's own timestamps.
+    static let timestampOriginProperty = "rebase-start-time"
+
     /// The properties that select a track of a kind; their read-out is ``tracks`` (from
     /// `track-list`).
     static let trackSelectionProperties: [String: Track.Kind] = ["aid": .audio, "vid": .video, "sid": .subtitle]
@@ -103,11 +106,19 @@ struct PlaybackModel: Sendable {
     }
     /// Set when an item starts; the first playback restart after it is the first frame.
     private var awaitingFirstFrame = false
-    /// The read of `time-pos` asked for at the first frame: ``PlayerEvent/firstFrame`` goes out
-    /// with its answer, so the position read-out is the first frame's when a preload returns
-    /// (with the source's own timestamps an item does not start at 0, and the read made when it
-    /// loaded still said 0).
+    /// The read of `time-pos` asked for at the first frame. With the source's own timestamps
+    /// (``timestampsRebased`` false) ``PlayerEvent/firstFrame`` goes out with its answer, so the
+    /// position read-out is the first frame's when a preload returns: an item does not start at
+    /// 0 then, and the read made when it loaded still said 0. With rebased timestamps (the
+    /// default) the item starts where that read said (0, or the position it was loaded at), and
+    /// `firstFrame` goes out at mpv's restart, 1-2 ms sooner on a busy core (mpv answers a read
+    /// between decoding frames); the answer then moves the read-out if the frame was elsewhere.
     private var firstFrameRead: UInt64?
+    /// Whether ``PlayerEvent/firstFrame`` went out before ``firstFrameRead``'s answer.
+    private var firstFrameAnnounced = false
+    /// Whether mpv counts positions from the item's start (`rebase-start-time`, the default)
+    /// rather than in the source's own timestamps (``PlayerCommand/setTimestampOrigin(_:)``).
+    var timestampsRebased = true
     /// Whether the current item's first frame was presented.
     private(set) var firstFrameShown = false
     private(set) var position: Double?
@@ -299,6 +310,10 @@ struct PlaybackModel: Sendable {
             outputs = selection.map { selectTrack(kind, id: $0) } ?? []
             confirmed = "track-list"
         } else {
+            if name == Self.timestampOriginProperty {
+                if case .flag(let rebased) = value { timestampsRebased = rebased } else { timestampsRebased = value.stringValue != "no" }
+                return []
+            }
             guard Self.settableProperties.contains(name) else { return [] }
             outputs = applyProperty(name: name, value: value, fromSetter: true)
             confirmed = name
@@ -521,6 +536,7 @@ struct PlaybackModel: Sendable {
             phase = .loading  // a new item: it has not played yet
             awaitingFirstFrame = true
             firstFrameRead = nil
+            firstFrameAnnounced = false
             firstFrameShown = false
             pollRequests = [:]
             position = nil
@@ -563,9 +579,12 @@ struct PlaybackModel: Sendable {
             }
             if replyID == firstFrameRead {
                 firstFrameRead = nil
-                // Both in one step: the read-outs show the position when firstFrame arrives.
-                firstFrameShown = true
-                outputs.append(.event(.firstFrame))
+                // Both in one step: the read-outs show the position when firstFrame arrives
+                // (unless it went out at the restart, with rebased timestamps).
+                if !firstFrameAnnounced {
+                    firstFrameShown = true
+                    outputs.append(.event(.firstFrame))
+                }
                 if error >= 0, let start = value.doubleValue, start != position || positionUnannounced {
                     position = start
                     positionUnannounced = false
@@ -611,9 +630,15 @@ struct PlaybackModel: Sendable {
         case .playbackRestart:
             if awaitingFirstFrame {
                 awaitingFirstFrame = false
-                // The first frame's position first, then the event (one asynchronous read).
+                // The first frame's position (one asynchronous read); with the source's own
+                // timestamps the event waits for it, else it goes out now (``firstFrameRead``).
                 let request = nextRequestID()
                 firstFrameRead = request
+                firstFrameAnnounced = timestampsRebased
+                if firstFrameAnnounced {
+                    firstFrameShown = true
+                    outputs.append(.event(.firstFrame))
+                }
                 outputs.append(.requestProperties([(request, "time-pos")]))
                 if pollRequests.isEmpty { outputs.append(requestPolledProperties()) }
             }
@@ -862,9 +887,10 @@ struct PlaybackModel: Sendable {
     /// model's own requests still unanswered then lost their answers with the overflow.
     mutating func recoverLostEvents() -> [Output] {
         if firstFrameRead != nil {
-            // Its answer may be lost: the recovery announces the first frame instead.
+            // Its answer may be lost: the recovery announces the first frame instead (unless it
+            // went out already).
             firstFrameRead = nil
-            awaitingFirstFrame = true
+            if !firstFrameAnnounced { awaitingFirstFrame = true }
         }
         var next = Recovery()
         next.poll = Set(pollRequests.keys).union(recovery?.poll ?? [])

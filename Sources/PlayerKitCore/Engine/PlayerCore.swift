@@ -240,6 +240,9 @@ final class PlayerCore: Sendable {
             logger: configuration.logger(for: id, label: "PlayerKit.streams"))
         var state = State(model: PlaybackModel(
             positionInterval: configuration.positionUpdateInterval, bufferingTimeout: configuration.bufferingTimeout))
+        // The app's own choice among mpv's options counts too.
+        state.model.timestampsRebased = configuration.extraOptions[PlaybackModel.timestampOriginProperty] != "no"
+
         state.poolRefill = { CorePool.shared.refillNow(options: options) }
         self.state = Locked(state)
         self.pumpQueue = PumpQueue.make(for: id)

@@ -28,7 +28,11 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     case mediaLoaded(MediaInfo)
     /// The item's first frame was decoded and presented (mpv's first playback restart after
     /// loading; also when loaded paused, which leaves the player on that frame). The end of
-    /// "time to first frame".
+    /// "time to first frame". It goes out as mpv shows the frame; ``MediaPlayer/position`` then
+    /// says where the item starts (0, or where it was loaded at), and a ``positionChanged(_:)``
+    /// follows if the frame's own position differs. In the source's own timestamps
+    /// (``PlayerCommand/setTimestampOrigin(_:)``) it waits for the frame's position instead,
+    /// which the read-out shows when it arrives.
     case firstFrame
     /// A seek finished; the position where playback resumes, when known.
     case seekCompleted(position: Double?)

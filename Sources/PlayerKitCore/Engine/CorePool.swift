@@ -72,8 +72,12 @@ final class CorePool: Sendable {
     private let state = Locked(State())
     // At the default priority: mpv's threads inherit the priority of the thread that creates the
     // core (Linux threads take their creator's nice value; libdispatch runs a utility queue at
-    // nice 2), and a player that takes the core keeps them for its life.
-    private let queue = DispatchQueue(label: "PlayerKit.core-pool")
+    // nice 2), and a player that takes the core keeps them for its life. On the global default
+    // queue's threads, not the overcommitting ones a serial queue gets by default, which the
+    // players' pumps run on: with a refill there, the delivery hop of a command's read-out doubled
+    // for the rest of the process (`playerkit-bench round-trip --gap-us 500`, p50 21-33 us against
+    // 14-22; measured, libdispatch's reason not pinned down).
+    private let queue = DispatchQueue(label: "PlayerKit.core-pool", target: .global(qos: .default))
 
     /// The key of `options`: each `name=value`, in order, without the per-player ones.
     static func key(_ options: [(String, String)]) -> [String] {

@@ -114,6 +114,9 @@ let package = Package(
         // libavcodec-dev, libswscale-dev; libmpv is built on them, so they are on every machine
         // that plays). Only PlayerKitAnalysis links them.
         .systemLibrary(name: "CFFmpeg"),
+        // FFmpeg's log callback, which Swift cannot declare (it takes a `va_list`): found in the
+        // process at run time (libmpv links libavutil), so the core links nothing of FFmpeg's.
+        .target(name: "CFFmpegLog"),
         // Helpers every layer may use; imports nothing of PlayerKit. Not a product and not public
         // API: its declarations are `package` (the one module where check-layers allows that).
         .target(name: "PlayerKitSupport", swiftSettings: strictSettings),
@@ -121,7 +124,7 @@ let package = Package(
         .target(
             name: "PlayerKitCore",
             dependencies: [
-                "CMPV", "PlayerKitSupport",
+                "CMPV", "CFFmpegLog", "PlayerKitSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],

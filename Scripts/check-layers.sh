@@ -12,6 +12,11 @@ while IFS= read -r file; do
   case "$file" in Sources/PlayerKitCore/Engine/*) ;; *) fail "$file imports CMPV (only Sources/PlayerKitCore/Engine may)";; esac
 done < <(grep -rlE --include='*.swift' '^\s*(public |internal |package |private |fileprivate )?import CMPV' Sources Examples Benchmarks Tests || true)
 
+# Only the engine imports CFFmpegLog (FFmpeg's log callback, Engine/FFmpegLog.swift).
+while IFS= read -r file; do
+  case "$file" in Sources/PlayerKitCore/Engine/*) ;; *) fail "$file imports CFFmpegLog (only Sources/PlayerKitCore/Engine may)";; esac
+done < <(grep -rlE --include='*.swift' '^\s*(public |internal |package |private |fileprivate )?import CFFmpegLog' Sources Examples Benchmarks Tests || true)
+
 # Package access only in PlayerKitSupport: its helpers (locks, weak references, a gate, statistics)
 # are shared by PlayerKit's modules without being public API, the one place `package` is allowed.
 # Anything else another module needs is public API. Examples use public API only, so they never

@@ -22,6 +22,7 @@ Faults are injected over HTTP, on the same port (each answers 200 with a JSON li
                                     stalls); then it goes on at the live edge
   /control/end?angle=N              angle N's playlist ends (EXT-X-ENDLIST): the angle is over
   /control/gone?angle=N             everything of angle N answers 404
+  /control/fail?angle=N&status=S    everything of angle N answers HTTP status S (503, 500, ...)
   /control/restore?angle=N          undoes end and gone
   /control/state                    the window of each angle now
 
@@ -29,10 +30,13 @@ Usage:
   live-origin.py --dir DIR [--angles 4] [--size 640x360] [--fps 30] [--segment 1]
                  [--window 6] [--seconds 120] [--formats ts,ts,ts,fmp4]
                  [--pts-offsets 0,0,0,0] [--pdt-offsets 0,0,0,0] [--without-pdt] [--port 0]
-                 [--encode-only]
-Prints one JSON line once it serves: {"port": ..., "angles": [url, ...], "media": folder, ...},
-then serves until killed, or until the process that started it ends. The encoded media is kept in a folder of DIR named by the options it
-depends on, and reused when they ask for it again (--encode-only: encode, print, exit).
+                 [--start MONOTONIC] [--encode-only]
+Prints one JSON line once it serves: {"port": ..., "angles": [url, ...], "media": folder,
+"start": the scene's start on the monotonic clock, ...}. Killed and started again with the same
+options, --port and --start, it serves the same live window as if it had never stopped (a server
+restarted in front of an encoder that kept running). It serves until killed, or until the process
+that started it ends. The encoded media is kept in a folder of DIR named by the options it depends
+on, and reused when they ask for it again (--encode-only: encode, print, exit).
 """
 
 import argparse
@@ -160,6 +164,7 @@ class Angle:
         self.stalled_edge = None  # the edge held while stalled
         self.ended_at = None      # the edge at which the angle ended
         self.gone = False
+        self.failing = None       # an HTTP status everything of the angle answers (fail), or None
 
 
 class Origin:
@@ -169,8 +174,11 @@ class Origin:
         self.angles = [Angle(a, os.path.join(directory, f"angle-{a}"), args.formats[a], args.pdt_offsets[a])
                        for a in range(args.angles)]
         self.segment = args.segment
-        self.start = time.monotonic()
-        self.start_wall = time.time()
+        # The scene's start on the system's monotonic clock (CLOCK_MONOTONIC, the same in every
+        # process): an origin started again with --start carries on with the same window, as an
+        # encoder that kept running behind a server that was restarted.
+        self.start = args.start if args.start is not None else time.monotonic()
+        self.start_wall = time.time() - (time.monotonic() - self.start)
         self.last_edge = [None] * args.angles
 
     def edge(self, angle, now):
@@ -262,8 +270,13 @@ class Origin:
                 angle.ended_at = self.edge(angle, time.monotonic())
             elif action == "gone":
                 angle.gone = True
+            elif action == "fail":
+                status = int(query.get("status", ["503"])[0])
+                if not 400 <= status <= 599:
+                    raise ValueError(f"status {status} is no HTTP error")
+                angle.failing = status
             elif action == "restore":
-                angle.ended_at, angle.gone = None, False
+                angle.ended_at, angle.gone, angle.failing = None, False, None
             else:
                 raise ValueError(f"no action {action}")
             return {"ok": action, "angle": index}
@@ -299,6 +312,10 @@ def serve(origin, port):
                     index = int(parts[0][len("angle-"):])
                     if not 0 <= index < len(origin.angles):
                         return self.answer(404)
+                    with origin.lock:
+                        failing = origin.angles[index].failing
+                    if failing is not None:
+                        return self.answer(failing)
                     if parts[1] == "live.m3u8":
                         body = origin.playlist(index)
                         if body is None:
@@ -347,6 +364,9 @@ def main():
     parser.add_argument("--pdt-offsets", default="", help="PROGRAM-DATE-TIME offset per angle in seconds")
     parser.add_argument("--without-pdt", action="store_true", help="no EXT-X-PROGRAM-DATE-TIME in the playlists")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--start", type=float, default=None,
+                        help="the scene's start on the monotonic clock (CLOCK_MONOTONIC seconds; default: now), "
+                             "to start an origin again where a killed one was")
     parser.add_argument("--encode-only", action="store_true", help="encode (or find) the media, print {\"media\": DIR} and exit")
     args = parser.parse_args()
     if not 1 <= args.angles <= len(LOOKS):
@@ -374,7 +394,8 @@ def main():
     port = server.server_address[1]
     print(json.dumps({"port": port, "segment": args.segment, "window": args.window, "fps": args.fps,
                       "angles": [f"http://127.0.0.1:{port}/angle-{a}/live.m3u8" for a in range(args.angles)],
-                      "control": f"http://127.0.0.1:{port}/control/", "media": directory}), flush=True)
+                      "control": f"http://127.0.0.1:{port}/control/", "media": directory,
+                      "start": origin.start}), flush=True)
     # An origin outlives nothing: when the process that started it goes away without stopping
     # it (a test runner that crashed), it is reparented, and it ends.
     parent = os.getppid()

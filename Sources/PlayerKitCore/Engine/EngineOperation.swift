@@ -140,6 +140,11 @@ enum EngineOperation: Sendable {
             outputs += model.noteSet(name, value)
         }
         if case .runCommand = self { outputs += model.noteUnknownCommand() }
+        switch self {
+        case .command(.stop): outputs += model.stopRequested()
+        case .runCommand(let arguments) where Self.commandName(arguments) == "stop": outputs += model.stopRequested()
+        default: break
+        }
         return outputs
     }
 

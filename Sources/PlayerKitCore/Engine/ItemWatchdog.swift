@@ -6,7 +6,7 @@ struct ItemWatchdog: Sendable {
     /// How long buffering may last before the item is given up; nil: for ever.
     let bufferingTimeout: Duration?
     /// When the current spell of buffering began, as the poll ticks saw it.
-    private var bufferingSince: ContinuousClock.Instant?
+    private(set) var bufferingSince: ContinuousClock.Instant?
     /// The error the current item ends with once the stop asked for by a buffering timeout comes.
     private(set) var givenUp: PlayerError?
     /// The time of the last packet the demuxer read (`demuxer-cache-time`), when polled.

@@ -74,6 +74,8 @@ final class MPVHandle: @unchecked Sendable {
         let created: Result<OpaquePointer, PlayerError> = creationLock.withLock { created in
             // Once, before the process's first core: its threads' memory in two arenas.
             _ = ArenaBound.applied
+            // Once, before the process's first player core: FFmpeg's log, credited by thread.
+            _ = FFmpegLog.installed
             setlocale(LC_NUMERIC, "C")
             guard let handle = mpv_create() else {
                 return .failure(.creationFailed(reason: "mpv_create returned NULL (out of memory or bad locale)"))

@@ -27,6 +27,13 @@ struct PlaybackModel: Sendable {
         /// The awaited seek `ticket` (see ``awaitSeekLanding(ticket:)``) landed: the player shows
         /// `position` (nil when the item ended or was replaced first).
         case seekLanded(ticket: UInt64, position: Double?)
+        /// A live item lost its source: call ``reconnectDue(generation:now:)`` with `generation`
+        /// after `delay` (on the monotonic clock).
+        case scheduleReconnect(after: Duration, generation: UInt64)
+        /// Open the lost live item again: play the playlist's item at `index` (the lost one, which
+        /// mpv keeps in its playlist, under the same entry ID), with mpv's answer under `replyID`.
+        /// `attempt` counts from 1; `cause` is why the source was lost (for the log).
+        case reopen(playlistIndex: Int, replyID: UInt64, attempt: Int, cause: NetworkFailure)
 
         static func == (lhs: Output, rhs: Output) -> Bool {
             switch (lhs, rhs) {
@@ -37,6 +44,8 @@ struct PlaybackModel: Sendable {
             case (.loadRedirected(let a, let b), .loadRedirected(let c, let d)): return a == c && b == d
             case (.continueHook(let a), .continueHook(let b)): return a == b
             case (.seekLanded(let a, let p), .seekLanded(let b, let q)): return a == b && p == q
+            case (.scheduleReconnect(let a, let g), .scheduleReconnect(let b, let h)): return a == b && g == h
+            case (.reopen(let a, let r, let n, let c), .reopen(let b, let s, let m, let d)): return a == b && r == s && n == m && c == d
             case (.stopItem, .stopItem): return true
             default: return false
             }
@@ -100,9 +109,16 @@ struct PlaybackModel: Sendable {
         get { machine.isPaused }
         set { machine.isPaused = newValue }
     }
+    /// Whether playback waits for the network: mpv's `paused-for-cache`, or a live item that
+    /// lost its source and is opening it again (``LiveReconnection``).
     private(set) var isPausedForCache: Bool {
         get { machine.isWaitingForCache }
-        set { machine.isWaitingForCache = newValue }
+        set { mpvWaitingForCache = newValue; machine.isWaitingForCache = newValue || reconnection.isReconnecting }
+    }
+
+    /// Puts the reconnection into the state's inputs (after it started or ended).
+    private mutating func reconnectionChanged() {
+        machine.isWaitingForCache = mpvWaitingForCache || reconnection.isReconnecting
     }
     /// Set when an item starts; the first playback restart after it is the first frame.
     private var awaitingFirstFrame = false
@@ -176,6 +192,51 @@ struct PlaybackModel: Sendable {
     private var watchdog: ItemWatchdog
     /// The current item's information, once ``PlayerEvent/mediaLoaded(_:)`` was emitted for it.
     private var loadedInfo: MediaInfo?
+    /// Whether the current item is a live stream (``MediaInfo/isLive``).
+    private(set) var isLive = false
+    /// Whether mpv can seek the current item's source (mpv's `seekable`), once it loaded.
+    private var itemSeekable: Bool?
+    /// The current item's container format (mpv's `file-format`: "hls", "mp4", ...), once it loaded.
+    private var fileFormat: String?
+    /// A live item's connection: its loss and reconnection (a sub-machine of its own).
+    private var reconnection: LiveReconnection
+    /// mpv's `paused-for-cache`.
+    private var mpvWaitingForCache = false
+    /// The read of `track-list` asked for when a reconnection's attempt opened the live item.
+    private var reopenedTracksRead: UInt64?
+    /// The reply ID of the reconnection's attempt in flight (its `playlist-play-index`).
+    private var reopenRequest: UInt64?
+    /// The monotonic clock the reconnection reads (a test's own in model tests).
+    var now: @Sendable () -> ContinuousClock.Instant = { .now }
+
+    /// The properties of the item itself, which a live item keeps while it reconnects
+    /// (``LiveReconnection/holdsItemProperties``).
+    static let itemProperties: Set<String> = [
+        "duration", "track-list", "video-codec", "hwdec-current", "width", "height", "media-title", "playlist-pos",
+        "playlist-count",
+    ]
+
+    /// The URL schemes of sources that are live by nature (when mpv cannot seek them).
+    static let liveSchemes: Set<String> = ["rtsp", "rtsps", "rtmp", "rtmps", "srt", "udp", "rtp", "mms", "mmsh", "mmst"]
+
+    /// Whether an item that loaded with these properties is live: mpv cannot seek it, and it is an
+    /// HLS playlist (FFmpeg seeks a playlist that has its end, so one it cannot seek has none), a
+    /// source of a live protocol, or one with no duration when it loaded.
+    static func isLive(seekable: Bool?, format: String?, duration: Double?, source: String) -> Bool {
+        guard seekable == false else { return false }
+        let scheme = source.range(of: "://").map { source[..<$0.lowerBound].lowercased() } ?? ""
+        return format == "hls" || format == "dash" || liveSchemes.contains(scheme) || duration == nil
+    }
+
+    /// The current item is found live after it loaded (``MediaInfo/isLive``): it has no duration.
+    private mutating func becameLive() -> [Output] {
+        isLive = true
+        duration = nil
+        lastReportedDuration = nil
+        loadedInfo?.isLive = true
+        loadedInfo?.duration = nil
+        return []
+    }
     /// A rebuild after mpv's event queue overflowed, while its reads are in flight.
     private var recovery: Recovery?
     /// The playlist as re-read by a finished recovery, for the engine (``takeRecoveredPlaylist()``).
@@ -235,9 +296,13 @@ struct PlaybackModel: Sendable {
     /// - Parameters:
     ///   - firstReplyID: the first reply ID the model may use for its own requests.
     ///   - positionInterval: the player's position interval (``PlayerConfiguration/positionUpdateInterval``).
-    init(firstReplyID: UInt64 = 1 << 48, positionInterval: Duration = .milliseconds(250), bufferingTimeout: Duration? = nil) {
+    ///   - networkTimeout: how long a live item that lost its source is reconnected
+    ///     (``PlayerConfiguration/networkTimeout``).
+    init(firstReplyID: UInt64 = 1 << 48, positionInterval: Duration = .milliseconds(250), bufferingTimeout: Duration? = nil,
+         networkTimeout: Duration = .seconds(60)) {
         self.nextReplyID = firstReplyID
         self.watchdog = ItemWatchdog(bufferingTimeout: bufferingTimeout)
+        self.reconnection = LiveReconnection(networkTimeout: networkTimeout)
         self.positionInterval = Double(positionInterval.components.seconds) + Double(positionInterval.components.attoseconds) / 1e18
     }
 
@@ -442,6 +507,12 @@ struct PlaybackModel: Sendable {
     private mutating func checkBuffering(now: ContinuousClock.Instant) -> [Output]? {
         let source = currentEntryID.map(name(of:)) ?? "?"
         guard watchdog.tick(now: now, state: state, source: source, position: position) != nil else { return nil }
+        if reconnection.isReconnecting {
+            // A live item reconnecting: given up now when nothing is opening, else once the
+            // attempt opening is stopped (its end gives up).
+            guard let decision = reconnection.bufferingTimedOut(at: self.now()) else { return [.stopItem] }
+            return reconnectionDecided(decision) + refreshState()
+        }
         return [.stopItem]
     }
 
@@ -499,6 +570,19 @@ struct PlaybackModel: Sendable {
         return process(event)
     }
 
+    /// One of FFmpeg's lines credited to this player (``FFmpegLog``), written at `time`: an error
+    /// line is a failing item's reason, as mpv's own are; for a live item, warnings and errors say
+    /// whether its source was lost and why, and request starts time a request that failed with
+    /// no reason (``LiveReconnection``).
+    mutating func readFFmpegLine(level: MPVEvent.LogLevel, text: String, at time: ContinuousClock.Instant) -> [Output] {
+        let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if isLive || reconnection.isReconnecting {
+            reconnection.read(line, isPlaylist: fileFormat == "hls", at: time)
+        }
+        guard level == .error || level == .fatal else { return [] }
+        return apply(.logMessage(level: level, prefix: "ffmpeg", text: line))
+    }
+
     /// Whether a log line is FFmpeg's report of a hardware device it could not open (CUDA,
     /// VAAPI, ...). FFmpeg logs it with no context, so libmpv hands it to whichever core
     /// registered FFmpeg's log callback: it may come from any player's hardware-decoding probe in
@@ -528,7 +612,20 @@ struct PlaybackModel: Sendable {
         case .propertyChanged(_, let name, let value):
             confirmations.reported(name, value)
             outputs += applyProperty(name: name, value: value, observed: true)
+        case .startFile(let entryID) where reconnection.isReconnecting && entryID == currentEntryID:
+            // The lost live item, opened again (``LiveReconnection``): the same item for the app.
+            outputs += landed(seeks.itemStarted())
+            errors.entryStarted()
+            pollRequests = [:]
         case .startFile(let entryID):
+            if reconnection.isReconnecting {
+                // Another item replaces the live item while it waited to reconnect (nothing was
+                // opening, so mpv ends nothing): it ends here, replaced.
+                reconnection.cancel()
+                reconnectionChanged()
+                if pendingReplacements > 0 { pendingReplacements -= 1 }
+                outputs.append(.event(.itemEnded(.replaced)))
+            }
             outputs += landed(seeks.itemStarted())
             positionUnannounced = false
             errors.entryStarted()
@@ -546,11 +643,25 @@ struct PlaybackModel: Sendable {
             tracks = []
             reportedDecoder = nil
             loadedInfo = nil
+            isLive = false
+            itemSeekable = nil
+            fileFormat = nil
+            reconnection.itemStarted()
+            reconnectionChanged()
             watchdog.itemStarted()
             for waiting in awaitedEntries where waiting < entryID {
                 awaitedEntries.remove(waiting)
                 outputs.append(.loadResolved(entryID: waiting, .failure(.loadCancelled(source: name(of: waiting)))))
             }
+        case .fileLoaded where reconnection.isReconnecting:
+            // An attempt opened the lost live item: from now on mpv's reports are of it again.
+            // Its tracks are read again (a change is reported); its first frame ends the wait.
+            reconnection.attemptLoaded()
+            errors.entryLoaded()
+            loadedEntryID = currentEntryID
+            let request = nextRequestID()
+            reopenedTracksRead = request
+            outputs.append(.requestProperties([(request, "track-list")]))
         case .fileLoaded:
             phase = .loaded
             // Lines read since the entry started are its own (a video output that failed as it
@@ -563,7 +674,7 @@ struct PlaybackModel: Sendable {
             var requests: [(replyID: UInt64, name: String)] = []
             // `time-pos` too: where the item starts (0, or its start time), so the position
             // read-out is set when a load returns, before the first frame's read.
-            for name in ["duration", "track-list", "media-title", "path", "time-pos"] {
+            for name in ["duration", "track-list", "media-title", "path", "time-pos", "seekable", "file-format"] {
                 let request = nextRequestID()
                 infoRequests[request] = name
                 requests.append((request, name))
@@ -575,6 +686,11 @@ struct PlaybackModel: Sendable {
                 // A read mpv refused (its queue full again): the next poll tick starts over.
                 if error == -1 { recovery?.refused = true }
                 if recovery?.pending.isEmpty == true, recovery?.refused == false { outputs += finishRecovery() }
+                break
+            }
+            if replyID == reopenedTracksRead {
+                reopenedTracksRead = nil
+                if error >= 0 { outputs += replaceTracks(with: Track.list(from: value)) }
                 break
             }
             if replyID == firstFrameRead {
@@ -628,6 +744,12 @@ struct PlaybackModel: Sendable {
         case .seek:
             seeks.seekExecuted()
         case .playbackRestart:
+            if reconnection.isReconnecting, reconnection.reconnecting?.loaded == true {
+                // The lost live item shows frames again.
+                reconnection.reconnected()
+                reconnectionChanged()
+                if pollRequests.isEmpty { outputs.append(requestPolledProperties()) }
+            }
             if awaitingFirstFrame {
                 awaitingFirstFrame = false
                 // The first frame's position (one asynchronous read); with the source's own
@@ -670,6 +792,10 @@ struct PlaybackModel: Sendable {
             let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
             errors.read(level: level, prefix: prefix, line: line,
                         unrecognizedEndHeld: heldEvents?.contains(where: Self.endsUnrecognized) == true)
+        case .commandReply(let replyID, let error, _) where replyID == reopenRequest && reopenRequest != nil:
+            reopenRequest = nil
+            // mpv refused the attempt: nothing opens, so no end will come for it.
+            if error < 0 { outputs += reconnectionDecided(reconnection.attemptFailed(at: now(), lines: [])) }
         case .commandReply, .setPropertyReply, .queueOverflow, .shutdown, .other:
             break
         }
@@ -680,6 +806,9 @@ struct PlaybackModel: Sendable {
     /// observations of that property are stale and ignored.
     private mutating func applyProperty(name: String, value: MPVValue, fromSetter: Bool = false, observed: Bool = false) -> [Output] {
         if observed, confirmations.isConfirming(name) { return [] }
+        // Between a live item's loss and the attempt that opens it again, mpv has nothing
+        // loaded: the item keeps its tracks, decoder, size, title and place in the playlist.
+        if reconnection.holdsItemProperties, Self.itemProperties.contains(name) { return [] }
         if let events = settings.apply(name, value, fromSetter: fromSetter) { return events.map(Output.event) }
         switch name {
         case "pause":
@@ -689,6 +818,14 @@ struct PlaybackModel: Sendable {
         case "time-pos", "demuxer-cache-duration", "demuxer-cache-time":
             return applyPolled(name: name, value: value)
         case "duration":
+            // A live stream has none: mpv's is how much of it the player has read so far.
+            if isLive { return [] }
+            if let grown = value.doubleValue, let known = duration, grown > known, itemSeekable == false,
+               phase == .loaded, loadedInfo != nil {
+                // A source mpv cannot seek whose length grows as it plays: a live stream of
+                // unknown length, found live now (its first reported duration was mpv's guess).
+                return becameLive()
+            }
             duration = value.doubleValue
             if let duration, duration != lastReportedDuration, phase == .loaded {
                 lastReportedDuration = duration
@@ -739,18 +876,23 @@ struct PlaybackModel: Sendable {
             position = start
             positionUnannounced = true
         }
-        let info = MediaInfo(
-            source: sources[entryID] ?? infoValues["path"]?.stringValue ?? "", duration: loadedDuration, videoSize: size, title: title,
-            tracks: trackList)
+        let source = sources[entryID] ?? infoValues["path"]?.stringValue ?? ""
+        itemSeekable = infoValues["seekable"]?.boolValue
+        fileFormat = infoValues["file-format"]?.stringValue
+        isLive = Self.isLive(seekable: itemSeekable, format: fileFormat, duration: loadedDuration, source: source)
+        // A live stream has no duration: mpv's is how much of it the player has read so far.
+        let itemDuration = isLive ? nil : loadedDuration
+        if isLive { duration = nil }
+        let info = MediaInfo(source: source, duration: itemDuration, videoSize: size, title: title, tracks: trackList, isLive: isLive)
         infoEntryID = nil
         if sources[entryID] == nil, let path = infoValues["path"]?.stringValue {
             remember(label(path, entry: entryID), forEntry: entryID)
         }
         var outputs: [Output] = []
-        if let loadedDuration, loadedDuration != lastReportedDuration {
-            duration = loadedDuration
-            lastReportedDuration = loadedDuration
-            outputs.append(.event(.durationKnown(loadedDuration)))
+        if let itemDuration, itemDuration != lastReportedDuration {
+            duration = itemDuration
+            lastReportedDuration = itemDuration
+            outputs.append(.event(.durationKnown(itemDuration)))
         }
         loadedInfo = info
         outputs.append(.event(.mediaLoaded(info)))
@@ -765,12 +907,27 @@ struct PlaybackModel: Sendable {
     private mutating func endFile(
         entryID: Int64, reason: MPVEvent.EndFileReason, code: Int32, inserted: ClosedRange<Int64>?
     ) -> [Output] {
+        if reconnection.isReconnecting, entryID == currentEntryID { return reconnectAttemptEnded(entryID: entryID, reason: reason, code: code) }
         // Awaited seeks end with the item (a seek past the end ends it): they return at once.
         var outputs: [Output] = landed(seeks.resolve())
         let source = sources[entryID]
         let wasLoaded = loadedEntryID == entryID
         let endReason: ItemEndReason
         switch reason {
+        case .endOfFile where isLive && entryID == currentEntryID && reconnection.sourceGaveUp:
+            // A live source FFmpeg gave up on was lost, not played to its end.
+            if settings.playlist?.hasNext != true,
+               case .retry(let delay, let generation)? = reconnection.endOfFile(at: now(), waitingSince: watchdog.bufferingSince) {
+                // The item stays, waiting for its source (buffering) while it is opened again.
+                reconnectionChanged()
+                outputs.append(.scheduleReconnect(after: delay, generation: generation))
+                return outputs
+            }
+            // Another item follows in the playlist, and mpv goes on to it: this one failed.
+            let error = PlayerError.networkFailed(source: name(of: entryID), cause: reconnection.lossCause, after: .zero)
+            outputs.append(.event(.error(error)))
+            endReason = .error(error)
+            phase = .failed
         case .endOfFile:
             endReason = truncation() ?? .finished
             phase = .ended
@@ -813,8 +970,12 @@ struct PlaybackModel: Sendable {
             endReason = .error(error)
             phase = .failed
         case .stop where watchdog.givenUp != nil && entryID == currentEntryID:
-            // The stop a buffering timeout asked for.
-            let error = watchdog.takeGivenUp() ?? .bufferingTimedOut(source: name(of: entryID), position: position, after: .zero)
+            // The stop a buffering timeout asked for. A live source that FFmpeg reported trouble
+            // with (it timed out, refused, answered an error) says why.
+            var error = watchdog.takeGivenUp() ?? .bufferingTimedOut(source: name(of: entryID), position: position, after: .zero)
+            if isLive, let trouble = reconnection.trouble, case .bufferingTimedOut(let source, _, let after) = error {
+                error = .networkFailed(source: source, cause: trouble, after: after)
+            }
             outputs.append(.event(.error(error)))
             endReason = .error(error)
             phase = .failed
@@ -849,6 +1010,87 @@ struct PlaybackModel: Sendable {
             outputs.append(.loadResolved(entryID: entryID, .failure(failure)))
         }
         return outputs
+    }
+
+    // MARK: Live reconnection
+
+    /// The end of a reconnection's attempt (the lost live item's entry, opened again).
+    private mutating func reconnectAttemptEnded(entryID: Int64, reason: MPVEvent.EndFileReason, code: Int32) -> [Output] {
+        let outputs: [Output] = landed(seeks.resolve())
+        reopenRequest = nil
+        switch reason {
+        case .quit:
+            return []
+        case .stop where reconnection.reconnecting?.givingUp != true:
+            // The app stopped the player, or loaded another item, while the attempt opened.
+            reconnection.cancel()
+            reconnectionChanged()
+            let endReason: ItemEndReason
+            if pendingReplacements > 0 {
+                pendingReplacements -= 1
+                endReason = .replaced
+            } else {
+                endReason = .stopped
+            }
+            phase = .idle
+            position = nil
+            _ = seeks.itemEnded()
+            return outputs + [.event(.itemEnded(endReason))]
+        default:
+            // The attempt failed (or its source ended at once, or the buffering timeout stopped it).
+            let lines = errors.takeForError(entry: entryID, code: code, sources: sources)
+            return outputs + reconnectionDecided(reconnection.attemptFailed(at: now(), lines: lines))
+        }
+    }
+
+    /// Carries out a reconnection's decision.
+    private mutating func reconnectionDecided(_ decision: LiveReconnection.Decision) -> [Output] {
+        switch decision {
+        case .retry(let delay, let generation):
+            return [.scheduleReconnect(after: delay, generation: generation)]
+        case .giveUp(let cause, let after):
+            reconnectionChanged()
+            _ = watchdog.takeGivenUp()
+            let error = PlayerError.networkFailed(source: currentEntryID.map(name(of:)) ?? "?", cause: cause, after: after)
+            phase = .failed
+            _ = seeks.itemEnded()
+            infoRequests = [:]
+            infoEntryID = nil
+            return [.event(.error(error)), .event(.itemEnded(.error(error)))]
+        case .none:
+            return []
+        }
+    }
+
+    /// The timer of a reconnection's attempt `generation` fired: opens the lost live item again,
+    /// or gives it up once the reconnection lasted ``PlayerConfiguration/networkTimeout``.
+    mutating func reconnectDue(generation: UInt64) -> [Output] {
+        let decision = reconnection.attemptDue(generation: generation, at: now())
+        guard case .retry = decision, let lost = reconnection.reconnecting else { return reconnectionDecided(decision) + refreshState() }
+        // The lost item was the playlist's last (mpv keeps it there, idle): play it again.
+        let index = settings.playlist.map { $0.index ?? max($0.count - 1, 0) } ?? 0
+        reconnection.attemptSent()
+        let request = nextRequestID()
+        reopenRequest = request
+        return [.reopen(playlistIndex: index, replyID: request, attempt: lost.attempts + 1, cause: lost.cause)]
+    }
+
+    /// mpv did not take a reconnection's attempt (its queue was full): it failed.
+    mutating func reopenRefused() -> [Output] {
+        reopenRequest = nil
+        return reconnectionDecided(reconnection.attemptFailed(at: now(), lines: [])) + refreshState()
+    }
+
+    /// The app stops the player: a live item that waits between two reconnection attempts
+    /// (nothing is opening, so mpv ends nothing) ends now, stopped.
+    mutating func stopRequested() -> [Output] {
+        guard let lost = reconnection.reconnecting, !lost.inFlight else { return [] }
+        reconnection.cancel()
+        reconnectionChanged()
+        phase = .idle
+        position = nil
+        _ = seeks.itemEnded()
+        return [.event(.itemEnded(.stopped))] + refreshState()
     }
 
     /// ``ItemEndReason/truncated(position:duration:)`` when the current item reached its end

@@ -172,6 +172,12 @@ final class PlayerCore: Sendable {
     private let forwardedLogLevels: Set<MPVEvent.LogLevel>
     /// Where records' display timestamps come from (``PlayerConfiguration/wallClock``).
     private let wallClock: @Sendable () -> Date
+    /// FFmpeg's lines credited to this player (``FFmpegLog``), queued by FFmpeg's threads for the
+    /// pump, oldest first (at most ``ffmpegLinesKept``: a flood drops the oldest).
+    private let ffmpegLines = Locked<[FFmpegLog.Line]>([])
+    private static let ffmpegLinesKept = 256
+    /// The player's registration with ``FFmpegLog`` (from ``start(sink:)`` to teardown).
+    private let ffmpegToken = Locked<FFmpegLineAttribution.Token?>(nil)
     /// Asks for position and cache once per position interval while playing (nil for a zero
     /// interval, where they are observed instead). Runs on the pump queue.
     private let pollTimer: RepeatingTimer?
@@ -239,7 +245,8 @@ final class PlayerCore: Sendable {
             providers: configuration.streamProviders, handle: handle, catalog: catalog,
             logger: configuration.logger(for: id, label: "PlayerKit.streams"))
         var state = State(model: PlaybackModel(
-            positionInterval: configuration.positionUpdateInterval, bufferingTimeout: configuration.bufferingTimeout))
+            positionInterval: configuration.positionUpdateInterval, bufferingTimeout: configuration.bufferingTimeout,
+            networkTimeout: configuration.networkTimeout))
         // The app's own choice among mpv's options counts too.
         state.model.timestampsRebased = configuration.extraOptions[PlaybackModel.timestampOriginProperty] != "no"
 
@@ -284,6 +291,15 @@ final class PlayerCore: Sendable {
             return emit(&state, [.event(.created)], timestamp: wall)
         }
         if deliver { deliverOutbox() }
+        let queued = ffmpegLines
+        let token = FFmpegLog.shared.register(levels: forwardedLogLevels) { [signal] line in
+            queued.withLock { lines in
+                lines.append(line)
+                if lines.count > Self.ffmpegLinesKept { lines.removeFirst(lines.count - Self.ffmpegLinesKept) }
+            }
+            signal.fire()
+        }
+        ffmpegToken.withLock { $0 = token }
         let context = Unmanaged.passRetained(signal)
         signalContext.withLock { $0 = context }
         _ = handle.ifAlive { mpv_set_wakeup_callback($0, playerKitWakeup, context.toOpaque()) }
@@ -422,6 +438,8 @@ final class PlayerCore: Sendable {
         // When mpv signalled the events: they carry that time, not the moment this thread got
         // to them (a pump scheduled late on a busy machine would move every frame change).
         let scheduled = signal.rearm()
+        // FFmpeg's lines credited to the player, written before the events below were read.
+        takeFFmpegLines()
         // One event at a time: copy it (mpv reuses its memory at the next call), apply it and
         // deliver what it produced, then ask for the next. Delivering before the next
         // mpv_wait_event matters for latency: the call that finds the queue empty can take tens
@@ -464,6 +482,8 @@ final class PlayerCore: Sendable {
                 guard appObservations.withLock({ $0.live.contains(observation) }) else { continue }
                 update(at: signalled) { _ in [.event(.propertyChanged(name: name, value: value))] }
             default:
+                if case .fileLoaded = event { noteOpened() }
+                if case .endFile(_, let reason, _, _, _) = event, reason == .error || reason == .endOfFile { noteOpened() }
                 update(at: signalled) { state in
                     var outputs = state.model.apply(event)
                     if let playlist = state.model.takeRecoveredPlaylist() { outputs += Self.recoverLoads(&state, playlist: playlist, id: id) }
@@ -471,10 +491,38 @@ final class PlayerCore: Sendable {
                 }
             }
         }
-        // mpv's queue and log are empty: hooks held for their log lines can go on.
+        // mpv's queue and log are empty, and FFmpeg's lines written meanwhile are in: hooks and
+        // failures held for their log lines can go on.
+        takeFFmpegLines()
         applyIntent { $0.drained() }
         // Sets held behind ones whose answers were lost in an overflow.
         handOverHeldSets()
+    }
+
+    /// Forwards and applies FFmpeg's lines credited to the player (``FFmpegLog``), in the order
+    /// they were written: to the player's logger at the levels it asked for (as mpv's own lines),
+    /// and to the model when they are warnings, errors or request starts (they say why an item
+    /// failed, and when a request that failed began).
+    private func takeFFmpegLines() {
+        let lines = ffmpegLines.withLock { lines -> [FFmpegLog.Line] in
+            defer { lines = [] }
+            return lines
+        }
+        guard !lines.isEmpty else { return }
+        for line in lines where forwardedLogLevels.contains(line.level) {
+            logMPVMessage(level: line.level, prefix: line.module, text: line.text)
+        }
+        let read = lines.filter { $0.isSevere || $0.startsRequest }
+        guard !read.isEmpty else { return }
+        update { state in
+            read.flatMap { state.model.readFFmpegLine(level: $0.level, text: $0.text, at: $0.time) }
+        }
+    }
+
+    /// The item being opened loaded or failed: FFmpeg's lines naming its server are no longer
+    /// taken to be this player's for that reason alone (``FFmpegLineAttribution``).
+    private func noteOpened() {
+        if let token = ffmpegToken.withLock({ $0 }) { FFmpegLog.shared.noteOpened(token) }
     }
 
     /// After a recovery from lost events: sent operations still unanswered lost their answer
@@ -729,6 +777,22 @@ final class PlayerCore: Sendable {
             case .seekLanded(let ticket, let position):
                 let reply = state.withLock { $0.seekReplies.take(ticket) }
                 reply?.resume(.success(position.map(MPVValue.double) ?? .none))
+            case .scheduleReconnect(let delay, let generation):
+                // On the pump's queue, after `delay` on the monotonic clock (DispatchTime).
+                pumpQueue.asyncAfter(deadline: .now() + delay.inSeconds) { [weak self] in
+                    guard let self, !self.isShutDown else { return }
+                    self.applyIntent { $0.reconnectDue(generation: generation) }
+                }
+            case .reopen(let index, let replyID, let attempt, let cause):
+                logger.notice("the live source was lost (\(cause)); opening it again, attempt \(attempt)")
+                if let token = ffmpegToken.withLock({ $0 }), let source = state.withLock({ $0.model.snapshot.source }) {
+                    FFmpegLog.shared.noteLoading(source, for: token)
+                }
+                do throws(PlayerError) {
+                    try handle.commandAsync(["playlist-play-index", String(index)], replyID: replyID)
+                } catch {
+                    if !isShutDown { applyIntent { $0.reopenRefused() } }
+                }
             case .event:
                 break
             }
@@ -793,6 +857,9 @@ final class PlayerCore: Sendable {
         // A muted player's pitch is not heard: its pitch filter runs without its search while
         // muted (set after the mute, put back before the unmute). Never the operation's own
         // failure: the filter is PlayerKit's business.
+        if case .append(let argument, _) = operation, let token = ffmpegToken.withLock({ $0 }) {
+            FFmpegLog.shared.noteSource(argument, for: token)
+        }
         guard hasPitchFilter, case .command(.setMuted(let muted)) = operation else {
             return try sendOne(operation, reply: reply)
         }
@@ -1123,6 +1190,7 @@ final class PlayerCore: Sendable {
             return .failure(error)
         }
         applyIntent { $0.notePause(startPaused) }
+        if let token = ffmpegToken.withLock({ $0 }) { FFmpegLog.shared.noteLoading(argument, for: token) }
         let arguments = ["loadfile", argument, "replace"]
         let completion = LoadCompletion()
         let loadNumber = state.withLock { $0.loads.begin() }
@@ -1243,6 +1311,7 @@ final class PlayerCore: Sendable {
         //    every custom stream by then, so the stream providers can go.
         handle.destroy()
         streamProtocols.releaseAfterCoreDestroyed()
+        if let token = ffmpegToken.withLock({ $0.take() }) { FFmpegLog.shared.unregister(token) }
         // 4. Fail whatever still waits, and say the player is gone.
         let wall = wallClock()
         let (waiters, replies, deliver) = state.withLock { state -> ([LoadWaiter], [SentReply], Bool) in

@@ -107,6 +107,14 @@ public struct MediaInfo: Sendable, Hashable, Codable {
     public var source: String
     /// The duration in seconds; nil for live streams and sources without one.
     public var duration: Double?
+    /// Whether the item is a live stream: a source with no end of its own that cannot be seeked
+    /// (an HLS playlist without `EXT-X-ENDLIST`, RTSP, SRT, UDP, a stream of unknown length).
+    /// A live item has no ``duration`` and publishes no ``PlayerEvent/durationKnown(_:)``; when
+    /// its source goes away it reconnects instead of ending (``PlayerState/buffering``, then
+    /// ``PlayerState/playing`` again, or ``PlayerError/networkFailed(source:cause:after:)``).
+    /// Decided when the item loads; a source of unknown length that mpv could not seek and whose
+    /// length grows as it plays is found live then (``PlayerSnapshot/isLive``).
+    public var isLive: Bool
     /// The selected video track's size; nil for audio-only media.
     public var videoSize: VideoSize?
     /// The title (metadata title, or the file name when there is none).
@@ -118,11 +126,27 @@ public struct MediaInfo: Sendable, Hashable, Codable {
     var frameRate: Double? { tracks.first { $0.kind == .video && $0.isSelected }?.frameRate }
 
     /// Creates a media description.
-    public init(source: String, duration: Double?, videoSize: VideoSize?, title: String?, tracks: [Track]) {
+    public init(source: String, duration: Double?, videoSize: VideoSize?, title: String?, tracks: [Track], isLive: Bool = false) {
         self.source = source
         self.duration = duration
         self.videoSize = videoSize
         self.title = title
         self.tracks = tracks
+        self.isLive = isLive
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case source, duration, videoSize, title, tracks, isLive
+    }
+
+    /// Decodes a description; one encoded before `isLive` existed (PlayerKit 1.1) is not live.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        source = try container.decode(String.self, forKey: .source)
+        duration = try container.decodeIfPresent(Double.self, forKey: .duration)
+        videoSize = try container.decodeIfPresent(VideoSize.self, forKey: .videoSize)
+        title = try container.decodeIfPresent(String.self, forKey: .title)
+        tracks = try container.decode([Track].self, forKey: .tracks)
+        isLive = try container.decodeIfPresent(Bool.self, forKey: .isLive) ?? false
     }
 }

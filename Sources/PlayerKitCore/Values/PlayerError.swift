@@ -63,6 +63,13 @@ public enum PlayerError: Error, Sendable, Hashable, CustomStringConvertible {
     /// ``PlayerConfiguration/bufferingTimeout`` while buffering, and gave up on the item at
     /// `position` (seconds, when known).
     case bufferingTimedOut(source: String, position: Double?, after: Duration)
+    /// A live source was lost (its server went away, refused, answered an error or stopped
+    /// answering, and FFmpeg gave it up), and opening it again did not bring it back: the player
+    /// tried for `after`, within ``PlayerConfiguration/networkTimeout`` (or
+    /// ``PlayerConfiguration/bufferingTimeout`` when that is shorter). `cause` is why, as FFmpeg
+    /// reported it for this player's own connection. Also the error of a lost live item that is
+    /// not the last of its playlist (mpv goes on to the next; `after` is zero).
+    case networkFailed(source: String, cause: NetworkFailure, after: Duration)
     /// mpv refused a request made without waiting (``Player/send(_:)``, a load) because the
     /// player's event queue is full: its events are not read as fast as they come (a handler
     /// blocking the event pump, or a flood of sent commands). Nothing was done; the player stays
@@ -138,6 +145,10 @@ public enum PlayerError: Error, Sendable, Hashable, CustomStringConvertible {
         case .bufferingTimedOut(let source, let position, let after):
             let at = position.map { " at \(String(format: "%.2f", $0)) s" } ?? ""
             return "gave up on \(source)\(at): buffering for longer than \(after) (the network stopped delivering)"
+        case .networkFailed(let source, let cause, let after):
+            let seconds = Double(after.components.seconds) + Double(after.components.attoseconds) / 1e18
+            let tried = after > .zero ? String(format: ", and did not come back in %.1f s", seconds) : ""
+            return "lost the live source \(source): \(cause)\(tried)"
         case .eventQueueFull(let id, let operation):
             return "player \"\(id)\" refused \(operation): its mpv event queue is full (events are not read as fast as they come)"
         case .timedOut(let operation, let after):

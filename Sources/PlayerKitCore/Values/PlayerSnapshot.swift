@@ -39,6 +39,9 @@ public struct PlayerSnapshot: Sendable, Hashable, CustomStringConvertible {
     public var mediaInfo: MediaInfo?
     /// Where the player is in its playlist; nil for a player without playlists.
     public var playlist: PlaylistPosition?
+    /// Whether the current item is a live stream (``MediaInfo/isLive``): then ``duration`` is nil.
+    /// False while no item is loaded.
+    public var isLive: Bool { mediaInfo?.isLive ?? false }
 
     /// A snapshot with the given values (for tests, and for players of an app's own).
     public init(

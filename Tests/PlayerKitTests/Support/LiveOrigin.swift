@@ -11,6 +11,11 @@ final class LiveOrigin: Sendable {
     let angles: [String]
     /// Where the encoded angles are kept: `angle-N/` each, with its segments.
     let directory: URL
+    /// The scene's start on the monotonic clock (CLOCK_MONOTONIC seconds): an origin started
+    /// again with it (``restarted()``) serves the same live window.
+    let start: Double
+    /// The arguments it was started with (besides `--dir`).
+    private let arguments: [String]
     private let process: Process
 
     /// Starts an origin with these arguments of live-origin.py (besides `--dir`), waiting up to
@@ -27,11 +32,11 @@ final class LiveOrigin: Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         let reader = JSONLineReader(output.fileHandleForReading)
-        let first = await withTaskGroup(of: (port: Int, angles: [String], media: String)?.self) { group in
+        let first = await withTaskGroup(of: (port: Int, angles: [String], media: String, start: Double)?.self) { group in
             group.addTask {
                 guard let line = await reader.next(), let port = line["port"] as? Int, let angles = line["angles"] as? [String],
-                      let media = line["media"] as? String else { return nil }
-                return (port, angles, media)
+                      let media = line["media"] as? String, let start = line["start"] as? Double else { return nil }
+                return (port, angles, media, start)
             }
             let pid = process.processIdentifier
             group.addTask {
@@ -43,30 +48,49 @@ final class LiveOrigin: Sendable {
             group.cancelAll()
             return first
         }
-        guard let (port, angles, media) = first else {
+        guard let (port, angles, media, start) = first else {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             throw LiveOriginError.didNotStart(arguments.joined(separator: " "))
         }
         // Keep reading, so the pipe never fills.
         Task.detached { await reader.drain() }
-        return LiveOrigin(port: port, angles: angles, directory: URL(fileURLWithPath: media), process: process)
+        return LiveOrigin(port: port, angles: angles, directory: URL(fileURLWithPath: media), start: start, arguments: arguments,
+                          process: process)
     }
 
-    private init(port: Int, angles: [String], directory: URL, process: Process) {
+    private init(port: Int, angles: [String], directory: URL, start: Double, arguments: [String], process: Process) {
         self.port = port
         self.angles = angles
         self.directory = directory
+        self.start = start
+        self.arguments = arguments
         self.process = process
     }
 
-    /// Injects a fault (`drop`, `delay`, `stall`, `end`, `gone`, `restore`) into `angle`.
+    /// The origin started again after ``stop()``: on the same port, serving the same live window
+    /// (the scene's clock went on meanwhile, as an encoder's behind a restarted server would).
+    func restarted(timeout: Duration = .seconds(60)) async throws -> LiveOrigin {
+        var arguments = self.arguments
+        if let index = arguments.firstIndex(of: "--port") { arguments.removeSubrange(index...(index + 1)) }
+        return try await Self.start(arguments + ["--port", String(port), "--start", String(start)], timeout: timeout)
+    }
+
+    /// Freezes the origin (SIGSTOP): its port still accepts connections (the kernel does), and
+    /// nothing answers them, as a server that hangs. ``thaw()`` lets it go on.
+    func freeze() { kill(process.processIdentifier, SIGSTOP) }
+
+    /// Lets a frozen origin go on (SIGCONT).
+    func thaw() { kill(process.processIdentifier, SIGCONT) }
+
+    /// Injects a fault (`drop`, `delay`, `stall`, `end`, `gone`, `fail`, `restore`) into `angle`.
     /// Returns the origin's answer.
     @discardableResult
-    func control(_ action: String, angle: Int, seconds: Double? = nil, count: Int? = nil) async throws -> String {
+    func control(_ action: String, angle: Int, seconds: Double? = nil, count: Int? = nil, status: Int? = nil) async throws -> String {
         var query = "angle=\(angle)"
         if let seconds { query += "&seconds=\(seconds)" }
         if let count { query += "&count=\(count)" }
+        if let status { query += "&status=\(status)" }
         let port = port, path = "/control/\(action)?\(query)"
         return try await offPool { try Self.get(port: port, path: path) }
     }
@@ -100,7 +124,8 @@ final class LiveOrigin: Sendable {
         return text.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
     }
 
-    /// Ends the origin at once and reaps it.
+    /// Ends the origin at once (SIGKILL, a frozen one too) and reaps it: its port refuses
+    /// connections from then on.
     func stop() {
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGKILL)

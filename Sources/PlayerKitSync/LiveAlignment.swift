@@ -100,8 +100,17 @@ struct LiveAlignment: Sendable {
         var lastFrame: (media: Double, time: ContinuousClock.Instant)?
         /// When its drift was last reported (``SyncEvent/drift(_:)``).
         var lastReport: ContinuousClock.Instant?
-        /// The speed last sent.
+        /// The speed the member plays at, as last sent: its ``baseSpeed`` times its ``correction``.
         var speed: Double = 1
+        /// The speed its player was last given (``/PlayerKitCore/PlayerCommand/setSpeed(_:)``):
+        /// what its app sees, the group's (``LiveAlignment/ownSpeed(_:)``).
+        var baseSpeed: Double = 1
+        /// The correction its player was last given
+        /// (``/PlayerKitCore/PlayerCommand/setSpeedCorrection(_:)``): a trim, which its app does
+        /// not see as a speed change. A speed given takes it away.
+        var correction: Double = 1
+        /// The correction last published (``SyncEvent/corrected(speed:)``).
+        var reportedCorrection: Double = 1
         /// When the last trim was sent.
         var lastTrim: ContinuousClock.Instant?
         /// The lead of the next forward seek.
@@ -243,7 +252,10 @@ struct LiveAlignment: Sendable {
             case .holding, .seeking: members[index].status = .waiting
             default: break
             }
+            // The owner gave every member its speed, which took any correction away.
             members[index].speed = ownSpeed(index)
+            members[index].baseSpeed = ownSpeed(index)
+            members[index].correction = 1
             members[index].recent = []
             members[index].inStep = 0
             members[index].settling = 2
@@ -310,12 +322,36 @@ struct LiveAlignment: Sendable {
         members[index].lastFrame = nil
         members[index].recent = []
         guard members[index].status == .playing else { return [] }
-        members[index].speed = ownSpeed(index)
-        return [.send(id, .setSpeed(ownSpeed(index)))]
+        return play(index, at: ownSpeed(index))
     }
 
     /// The speed member `index` plays at to keep the group's: the group's times its rate.
     private func ownSpeed(_ index: Int) -> Double { speed * members[index].rate }
+
+    /// Makes member `index` play at `effective`: its player's speed (what its app sees) is the
+    /// group's (``ownSpeed(_:)``), sent only when that changed (which takes a correction away);
+    /// the rest is a correction (``/PlayerKitCore/PlayerCommand/setSpeedCorrection(_:)``), which
+    /// publishes no `speedChanged`: the trims a group makes several times a second stay off the
+    /// app's speed events (issue 66). ``SyncEvent/corrected(speed:)`` says, with the drift
+    /// reports, what the correction is.
+    private mutating func play(_ index: Int, at effective: Double) -> [Action] {
+        let id = members[index].id
+        let base = ownSpeed(index)
+        var actions: [Action] = []
+        if members[index].baseSpeed != base {
+            members[index].baseSpeed = base
+            members[index].correction = 1
+            actions.append(.send(id, .setSpeed(base)))
+        }
+        let range = PlayerCommand.speedCorrectionRange
+        let correction = min(range.upperBound, max(range.lowerBound, effective / base))
+        if abs(correction - members[index].correction) > 1e-12 {
+            members[index].correction = correction
+            actions.append(.send(id, .setSpeedCorrection(correction)))
+        }
+        members[index].speed = members[index].baseSpeed * members[index].correction
+        return actions
+    }
 
     /// Sets the offset of member `id`'s timestamps on the group's timeline (nil: none, and its
     /// timestamps are judged again), kept in the settings for members that join later. A
@@ -374,10 +410,7 @@ struct LiveAlignment: Sendable {
                 switch members[index].status {
                 case .holding, .seeking:
                     members[index].status = .waiting
-                    if members[index].speed != ownSpeed(index) {
-                        members[index].speed = ownSpeed(index)
-                        actions.append(.send(members[index].id, .setSpeed(ownSpeed(index))))
-                    }
+                    if members[index].speed != ownSpeed(index) { actions += play(index, at: ownSpeed(index)) }
                     actions.append(.send(members[index].id, .play))
                 default:
                     break
@@ -525,6 +558,10 @@ struct LiveAlignment: Sendable {
         if members[index].lastReport.map({ time - $0 >= settings.driftReportInterval }) ?? true {
             members[index].lastReport = time
             actions.append(.publish(id, .drift(members[index].drift ?? skew)))
+            if members[index].correction != members[index].reportedCorrection {
+                members[index].reportedCorrection = members[index].correction
+                actions.append(.publish(id, .corrected(speed: members[index].correction)))
+            }
         }
         actions += correct(index, skew: judgedSkew(index, at: time) ?? skew, media: media, leads: leads, at: time)
         return actions + releaseDue(at: time)
@@ -815,9 +852,8 @@ struct LiveAlignment: Sendable {
         speed = newSpeed
         var actions: [Action] = []
         for index in members.indices where members[index].status == .playing {
-            members[index].speed = ownSpeed(index)
             members[index].recent = []
-            actions.append(.send(members[index].id, .setSpeed(ownSpeed(index))))
+            actions += play(index, at: ownSpeed(index))
         }
         return actions + wakesForHeld()
     }
@@ -886,7 +922,6 @@ struct LiveAlignment: Sendable {
     /// less what closes the skew beyond ``catchUpBeyond`` within ``catchUpTime``, at most ``SyncSettings/maximumSpeedTrim`` off, none within the dead band, at most
     /// once per ``trimInterval``.
     private mutating func trim(_ index: Int, skew: Double, at time: ContinuousClock.Instant) -> [Action] {
-        let id = members[index].id
         let own = ownSpeed(index)
         var wanted = own
         if abs(skew) > settings.deadBand.inSeconds {
@@ -901,9 +936,8 @@ struct LiveAlignment: Sendable {
         // every frame.
         let due = members[index].lastTrim.map { time - $0 >= Self.trimInterval } ?? true
         if due, abs(wanted - members[index].speed) > Self.smallestSpeedChange || (wanted == own && members[index].speed != own) {
-            members[index].speed = wanted
             members[index].lastTrim = time
-            return [.send(id, .setSpeed(wanted))]
+            return play(index, at: wanted)
         }
         return []
     }
@@ -941,8 +975,7 @@ struct LiveAlignment: Sendable {
             // The group's speed now, before the seek: mpv drops the audio it decoded when the
             // speed changes, and a change at the release made the member start a frame late
             // (its video waits for the audio it decodes again).
-            members[index].speed = ownSpeed(index)
-            actions.append(.send(id, .setSpeed(ownSpeed(index))))
+            actions += play(index, at: ownSpeed(index))
         }
         correctiveSeeks += 1
         actions.append(.send(id, .seek(to: max(0, self.media(index, target)), precision: .exact)))
@@ -989,8 +1022,7 @@ struct LiveAlignment: Sendable {
             members[index].recent = []
             if members[index].speed != ownSpeed(index) {
                 // The group's speed changed while it was held (it got the speed with its seek).
-                members[index].speed = ownSpeed(index)
-                actions.append(.send(members[index].id, .setSpeed(ownSpeed(index))))
+                actions += play(index, at: ownSpeed(index))
             }
             actions.append(.send(members[index].id, .play))
         }

@@ -7,7 +7,7 @@ import PlayerKitCore
 /// async sequences. The same events whatever clock the group follows: a ``SyncGroup``'s own, a
 /// ``MultiView``'s live or on-demand angles, a Syncplay room's (PlayerKitRooms' `RoomFollower`).
 ///
-/// Two kinds: ``drift(_:)`` is ``PlayerKitCore/PlayerEventKind/syncDrift`` (as in 1.0); every
+/// Two kinds: ``drift(_:)`` and ``corrected(speed:)`` are ``PlayerKitCore/PlayerEventKind/syncDrift`` (as in 1.0); every
 /// step of the correction (joined, aligned, fell behind, realigned, dropped) is
 /// ``PlayerKitCore/PlayerEventKind/sync``.
 ///
@@ -81,12 +81,19 @@ public enum SyncEvent: PlayerFeatureEvent {
     case realigned(after: Duration, reason: Reason)
     /// The member left the group for this reason; the others play on.
     case dropped(DropReason)
+    /// The group now corrects this member's speed by `speed` (1: not at all): the factor its
+    /// player plays at on top of the group's speed
+    /// (``/PlayerKitCore/PlayerCommand/setSpeedCorrection(_:)``), which the group trims a few
+    /// times a second without a `speedChanged` for each. Published with ``drift(_:)``, at most
+    /// once per ``SyncSettings/driftReportInterval``, when it changed since the last one:
+    /// ``/PlayerKitCore/PlayerEventKind/syncDrift``.
+    case corrected(speed: Double)
 
     /// ``PlayerKitCore/PlayerEventKind/syncDrift`` for ``drift(_:)``,
     /// ``PlayerKitCore/PlayerEventKind/sync`` for every other event.
     public var kind: PlayerEventKind {
         switch self {
-        case .drift: .syncDrift
+        case .drift, .corrected: .syncDrift
         default: .sync
         }
     }
@@ -96,6 +103,7 @@ public enum SyncEvent: PlayerFeatureEvent {
         let text: String
         switch self {
         case .drift(let seconds): return String(format: "syncDrift(%+.1f ms)", seconds * 1000)
+        case .corrected(let speed): return String(format: "syncDrift(speed corrected %+.2f %%)", (speed - 1) * 100)
         case .joined: text = "joined"
         case .aligned(let after): text = "aligned after \(after.formattedSeconds)"
         case .fellBehind(let reason): text = "fell behind: \(reason)"

@@ -61,7 +61,10 @@ public final class FakePlayer: MediaPlayer {
     /// An item a fake player can load: how long it is and how it behaves.
     public struct Media: Sendable, Hashable {
         /// The item's duration in seconds; `.infinity` for a live stream (``duration`` then
-        /// reads nil, as mpv gives none).
+        /// reads nil, as mpv gives none, and its ``/PlayerKitCore/MediaInfo/isLive`` is true). A
+        /// live source lost and reconnecting is ``FakePlayer/stall(for:)`` (buffering, then
+        /// playing again); one that does not come back is ``FakePlayer/failCurrentItem(with:)``
+        /// with ``/PlayerKitCore/PlayerError/networkFailed(source:cause:after:)``, as a player ends it.
         public var duration: Double
         /// How long the load takes on the clock (zero: done before ``load(_:startPaused:)`` returns).
         public var loadTime: Duration
@@ -183,6 +186,8 @@ public final class FakePlayer: MediaPlayer {
         var anchorPosition = 0.0
         var anchorTime: ContinuousClock.Instant
         var speed = 1.0
+        /// ``/PlayerKitCore/PlayerCommand/setSpeedCorrection(_:)``: the fake plays at `speed` times this.
+        var speedCorrection = 1.0
         var volume = 100.0
         var isMuted = false
         var loopMode = LoopMode.off
@@ -251,7 +256,7 @@ public final class FakePlayer: MediaPlayer {
         func position(at now: ContinuousClock.Instant) -> Double? {
             guard phase == .loaded, let media else { return nil }
             guard !isPaused, !machine.isWaitingForCache else { return anchorPosition }
-            let moved = (now - anchorTime).inSeconds * speed * (direction == .forward ? 1 : -1)
+            let moved = (now - anchorTime).inSeconds * speed * speedCorrection * (direction == .forward ? 1 : -1)
             return min(max(anchorPosition + moved, 0), media.duration)
         }
     }
@@ -576,7 +581,9 @@ public final class FakePlayer: MediaPlayer {
         state.phase = .loaded
         state.anchorTime = clock.now
         let tracks = media.audioTracks > 0 ? (1...media.audioTracks).map { Track(id: $0, kind: .audio, isSelected: $0 == 1) } : []
-        let info = MediaInfo(source: source, duration: media.duration.nonInfinite, videoSize: media.videoSize, title: nil, tracks: tracks)
+        // An infinite duration is a live stream: no duration, and live (``/PlayerKitCore/MediaInfo/isLive``).
+        let info = MediaInfo(source: source, duration: media.duration.nonInfinite, videoSize: media.videoSize, title: nil, tracks: tracks,
+                             isLive: media.duration == .infinity)
         state.info = info
         state.tracks = tracks
         // The state change comes first, then what was read about the item (the core's order).
@@ -788,6 +795,12 @@ public final class FakePlayer: MediaPlayer {
                 state.anchorTime = now
                 if state.speed != speed { events.append(.speedChanged(speed)) }
                 state.speed = speed
+                state.speedCorrection = 1
+            case .setSpeedCorrection(let factor):
+                // Plays faster or slower, as a real player does; no speed event: the speed is still the app's.
+                state.anchorPosition = current ?? state.anchorPosition
+                state.anchorTime = now
+                state.speedCorrection = factor
             case .setVolume(let volume):
                 if state.volume != volume { events.append(.volumeChanged(volume)) }
                 state.volume = volume
@@ -975,7 +988,7 @@ public final class FakePlayer: MediaPlayer {
               let position = state.position(at: now) else { return }
         let generation = state.generation
         let interval = state.frameObservations > 0 ? Duration.seconds(1 / max(media.frameRate, 1)) : positionInterval
-        let rate = state.speed * (state.direction == .forward ? 1 : -1)
+        let rate = state.speed * state.speedCorrection * (state.direction == .forward ? 1 : -1)
         let remaining = state.direction == .forward ? media.duration - position : position
         // A live stream (an infinite duration) has no end to reach: a Duration of it traps.
         let toEnd: Duration = remaining.isFinite ? .seconds(max(remaining, 0) / abs(rate)) : .seconds(Int64.max / 4)

@@ -92,6 +92,32 @@ struct MultiViewLogicTests {
         }.map(\.time)
     }
 
+    @Test("a group's speed trims are speed corrections, not speed changes: a member 25 ms off is trimmed several times, its app hears no speedChanged and its speed stays 1; the group reports the correction with its drift reports, at most one per report interval (issue 66: 306 speedChanged in 40 s)")
+    func trimsPublishNoSpeedChanges() async throws {
+        let (p, view, log) = try await alignedGroup()
+        try await p[1].seek(to: (p[1].position ?? 0) + 0.025, precision: .exact)  // a jump the group did not make
+        let start = clock.now
+        play(6)
+        let corrections = p[1].commands.filter { if case .setSpeedCorrection = $0 { true } else { false } }
+        #expect(corrections.count >= 2, "\(p[1].commands)")
+        #expect(!p[1].commands.contains { if case .setSpeed = $0 { true } else { false } }, "\(p[1].commands)")
+        for player in p {
+            #expect(!log.events(of: player.id).contains { if case .speedChanged = $0 { true } else { false } }, "\(player.id)")
+            #expect(player.snapshot.speed == 1)
+        }
+        let reported = log.all.filter { record in
+            guard record.playerID == p[1].id, record.time >= start, case .corrected? = record.event.feature(SyncEvent.self) else { return false }
+            return true
+        }
+        #expect(!reported.isEmpty, "the group never said it corrected the member")
+        let interval = SyncSettings().driftReportInterval
+        #expect(zip(reported, reported.dropFirst()).allSatisfy { $1.time - $0.time >= interval }, "\(reported.map(\.time))")
+        // Back in step, the correction is taken away again, and said so.
+        #expect(p[1].commands.last { if case .setSpeedCorrection = $0 { true } else { false } } == .setSpeedCorrection(1), "\(p[1].commands.suffix(6))")
+        view.invalidate()
+        for player in p { await player.shutdown() }
+    }
+
     @Test("a stall: the member falls behind (stall), the others play on in step, and it is back in step within 0.5 s of its data flowing again")
     func stall() async throws {
         let (p, view, log) = try await alignedGroup()

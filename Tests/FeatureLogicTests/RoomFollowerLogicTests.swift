@@ -283,8 +283,9 @@ struct RoomFollowerLogicTests {
         play(1)
         try await p[1].seek(to: (p[1].position ?? 0) + 0.02, precision: .exact)  // a jump the room did not make
         play(2)
+        // Trimmed by a speed correction (no speedChanged for the app); the group's speed is 1.
         let speeds = p[1].commands.compactMap { command -> Double? in
-            if case .setSpeed(let speed) = command { return speed } else { return nil }
+            if case .setSpeedCorrection(let factor) = command { return factor } else { return nil }
         }
         #expect(speeds.contains { $0 < 1 && $0 >= 0.95 }, "\(speeds)")
         #expect(follower.correctiveSeeks == 0)

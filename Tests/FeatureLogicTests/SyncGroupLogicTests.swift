@@ -117,8 +117,9 @@ struct SyncGroupLogicTests {
         #expect(log.features(SyncEvent.self, of: p[1].id).contains { if case .aligned = $0 { true } else { false } })
         try await p[1].seek(to: (p[1].position ?? 0) + 0.02, precision: .exact)      // a jump the group did not make
         play(1)
+        // Trimmed by a speed correction (no speedChanged for the app); the group's speed is 1.
         let speeds = p[1].commands.compactMap { command -> Double? in
-            if case .setSpeed(let speed) = command { return speed } else { return nil }
+            if case .setSpeedCorrection(let factor) = command { return factor } else { return nil }
         }
         #expect(speeds.contains { $0 < 1 && $0 >= 0.95 }, "\(speeds)")
         #expect(group.correctiveSeeks == 0)

@@ -13,6 +13,8 @@ private struct SimulatedMember {
     var media: Double
     var playing = true
     var speed = 1.0
+    /// The speed it was last given (a correction multiplies it).
+    var baseSpeed = 1.0
     var stalledUntil: Double?
     var pending: [(at: Double, command: PlayerCommand)] = []
     var lastFrameNumber: Int
@@ -88,7 +90,11 @@ private struct Simulation {
                     switch command {
                     case .pause: members[index].playing = false
                     case .play: members[index].playing = true
-                    case .setSpeed(let speed): members[index].speed = speed
+                    case .setSpeed(let speed):
+                        // A speed given takes the correction away, as a player's does.
+                        members[index].baseSpeed = speed
+                        members[index].speed = speed
+                    case .setSpeedCorrection(let factor): members[index].speed = members[index].baseSpeed * factor
                     case .seek where members[index].refusesSeeks:
                         break
                     case .seek(let target, _):
@@ -238,8 +244,10 @@ struct LiveAlignmentTests {
         sim.join(b, media: clock + 0.03)  // 30 ms ahead
         sim.join(c, media: clock - 0.025)  // 25 ms behind
         sim.run(for: 0.5)
+        // The trims are speed corrections (the group's speed is 1): no speed change for the app.
+        #expect(!sim.commands.contains { if case .setSpeed = $0.command { true } else { false } })
         let speeds = sim.commands.compactMap { item -> (PlayerID, Double)? in
-            if case .setSpeed(let speed) = item.command { return (item.id, speed) }
+            if case .setSpeedCorrection(let factor) = item.command { return (item.id, factor) }
             return nil
         }
         #expect(speeds.contains { $0.0 == b && $0.1 < 1 && $0.1 >= 0.95 })
@@ -252,7 +260,7 @@ struct LiveAlignmentTests {
         #expect(sim.members.allSatisfy { abs($0.speed - 1) < 0.006 })
         // A trim at most every 0.25 s per member (each is a command, a reply and an event).
         for id in [b, c] {
-            let times = sim.commands.filter { $0.id == id && { if case .setSpeed = $0 { true } else { false } }($0.command) }.map(\.at)
+            let times = sim.commands.filter { $0.id == id && { if case .setSpeedCorrection = $0 { true } else { false } }($0.command) }.map(\.at)
             #expect(times.count >= 2)
             #expect(zip(times, times.dropFirst()).allSatisfy { $1 - $0 >= 0.2499 }, "\(id): \(times)")
         }
@@ -340,8 +348,9 @@ struct LiveAlignmentTests {
         let seek = try #require(after.firstIndex { if case .seek = $0 { true } else { false } })
         let play = try #require(after.firstIndex(of: .play))
         #expect(pause < seek && seek < play)
-        #expect(after[pause..<seek].contains(.setSpeed(1)))
-        #expect(!after[seek..<play].contains { if case .setSpeed = $0 { true } else { false } })
+        // (Its speed is the group's already: only the trim is taken away.)
+        #expect(after[pause..<seek].contains(.setSpeedCorrection(1)))
+        #expect(!after[seek..<play].contains { if case .setSpeed = $0 { true } else if case .setSpeedCorrection = $0 { true } else { false } })
         #expect(abs(sim.trueSkew(b) ?? 1) < 0.006)
     }
 

@@ -62,6 +62,11 @@ struct MultiViewEventTests {
         #expect({ if case .dropped(.failed(.networkFailed(_, .httpStatus(404, _), _))) = reason { true } else { false } }(), "\(String(describing: reason))")
         // The last member plays on.
         #expect(view.members.map(\.id) == [players[1].player.id])
+        // The group trimmed its members' speeds all along with speed corrections: no app heard a
+        // speed change (issue 66: 306 speedChanged in 40 s for four angles).
+        for (player, recorder) in players {
+            #expect(!recorder.events.contains { if case .speedChanged = $0 { true } else { false } }, "\(player.id)")
+        }
         let before = players[1].player.position ?? 0
         #expect(await eventually(timeout: .seconds(5)) { (players[1].player.position ?? 0) > before + 0.5 })
     }

@@ -134,6 +134,34 @@ struct PlaybackTests {
         #expect(player.state == .ready)
     }
 
+    @Test("a speed correction plays faster or slower without a speed change for the app: mpv's speed is the speed times the correction, the read-out and speedChanged stay the app's; a speed set keeps the correction away; refused outside its range (issue 66)")
+    func speedCorrection() async throws {
+        let (player, recorder) = try await Fixtures.player()
+        defer { Task { await player.shutdown() } }
+        try await player.perform(.setLoop(.forever))
+        try await player.load(.file(Fixtures.clipA))
+        #expect(await recorder.waitForState(.playing))
+        let mark = recorder.mark
+        for factor in [1.04, 0.97, 1.02, 0.995] {
+            try await player.perform(.setSpeedCorrection(factor))
+            await #expect(try player.property("speed") == .double(factor))
+            #expect(player.snapshot.speed == 1)
+        }
+        try await player.perform(.setSpeed(1.5))
+        #expect(await recorder.waitFor(after: mark) { $0.event == .speedChanged(1.5) } != nil)
+        await #expect(try player.property("speed") == .double(1.5))  // the correction went with the new speed
+        try await player.perform(.setSpeedCorrection(1.02))
+        await #expect(try player.property("speed") == .double(PlaybackModel.mpvSpeed(1.5, correction: 1.02)))
+        #expect(player.snapshot.speed == 1.5)
+        try await player.perform(.setSpeedCorrection(1))
+        await #expect(try player.property("speed") == .double(1.5))
+        // Only the app's own speed change was published.
+        let speeds = recorder.records.filter { $0.sequenceNumber > mark }.compactMap { if case .speedChanged(let s) = $0.event { s } else { nil } }
+        #expect(speeds == [1.5], "\(speeds)")
+        await #expect(throws: PlayerError.self) { try await player.perform(.setSpeedCorrection(3)) }
+        #expect(throws: PlayerError.self) { try player.send(.setSpeedCorrection(.nan)) }
+    }
+
     @Test("transport, audio, speed, loop, hardware decoding and read-outs")
     func controlsAndReadOuts() async throws {
         let (player, recorder) = try await Fixtures.player()

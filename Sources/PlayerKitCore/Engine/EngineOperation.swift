@@ -42,7 +42,23 @@ enum EngineOperation: Sendable {
         }
     }
 
-    /// The requests, in order.
+    /// The requests, in order, with the values they have for `model`: mpv's speed is the app's
+    /// speed times the speed correction (``PlayerCommand/setSpeedCorrection(_:)``). Called under
+    /// the state lock, after ``prepare(_:)``, so the correction and the speed are the ones the
+    /// model has as the requests are handed over.
+    func requests(for model: PlaybackModel) -> [Request] {
+        switch self {
+        case .command(.setSpeed(let speed)):
+            return [.set("speed", .double(PlaybackModel.mpvSpeed(speed, correction: model.speedCorrection)))]
+        case .command(.setSpeedCorrection(let factor)):
+            return [.set("speed", .double(PlaybackModel.mpvSpeed(model.speed ?? 1, correction: factor)))]
+        default:
+            return requests
+        }
+    }
+
+    /// The requests, in order (a speed's value before its correction: ``requests(for:)`` has the
+    /// values to hand over).
     var requests: [Request] {
         switch self {
         case .command(let command):
@@ -54,6 +70,7 @@ enum EngineOperation: Sendable {
             case .seekBy(let seconds, let precision):
                 return [.command(["seek", String(seconds), precision == .exact ? "relative+exact" : "relative+keyframes"])]
             case .setSpeed(let speed): return [.set("speed", .double(speed))]
+            case .setSpeedCorrection(let factor): return [.set("speed", .double(factor))]
             case .setVolume(let volume): return [.set("volume", .double(volume))]
             case .setMuted(let muted): return [.set("mute", .flag(muted))]
             case .setLoop(let mode):
@@ -114,6 +131,8 @@ enum EngineOperation: Sendable {
     /// The model's note before the requests: what the next end of an item will mean.
     func prepare(_ model: inout PlaybackModel) {
         switch self {
+        case .command(.setSpeedCorrection(let factor)): model.speedCorrection = factor
+        case .command(.setSpeed): model.speedCorrection = 1  // a speed given takes the correction away
         case .command(.stop): model.noteStopping()
         case .runCommand(let arguments) where Self.commandName(arguments) == "stop": model.noteStopping()
         case .command(.next), .command(.previous): model.noteReplacing()
@@ -136,7 +155,7 @@ enum EngineOperation: Sendable {
     /// caller asks for once the answer came (``PlaybackModel/noteSet(_:_:)``).
     func handedOver(to model: inout PlaybackModel) -> [PlaybackModel.Output] {
         var outputs: [PlaybackModel.Output] = []
-        for case .set(let name, let value) in requests {
+        for case .set(let name, let value) in requests(for: model) {
             outputs += model.noteSet(name, value)
         }
         if case .runCommand = self { outputs += model.noteUnknownCommand() }

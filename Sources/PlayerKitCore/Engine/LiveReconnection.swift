@@ -226,8 +226,13 @@ struct LiveReconnection: Sendable {
         return nil
     }
 
-    /// The host of the first URL a line names.
+    /// The host a line names: FFmpeg's "Failed to resolve hostname HOST: ...", else the first
+    /// URL's.
     private static func host(in text: String) -> String? {
+        if let range = text.range(of: "hostname ") {
+            let host = text[range.upperBound...].prefix { !$0.isWhitespace && $0 != ":" }
+            if !host.isEmpty { return String(host) }
+        }
         guard let url = FFmpegLineAttribution.urls(in: text).first, let server = FFmpegLineAttribution.server(of: url) else { return nil }
         return String(server.split(separator: ":").first ?? Substring(server))
     }

@@ -206,6 +206,23 @@ struct PlaybackModel: Sendable {
     private var reopenedTracksRead: UInt64?
     /// The reply ID of the reconnection's attempt in flight (its `playlist-play-index`).
     private var reopenRequest: UInt64?
+    /// The correction of the speed a sync feature set (``PlayerCommand/setSpeedCorrection(_:)``):
+    /// mpv plays at the app's speed times this; the read-out and its events are the app's speed.
+    var speedCorrection: Double = 1
+
+    /// mpv's speed for the app's `speed` corrected by `correction`, within the speeds a player
+    /// plays at (``PlayerCommand/speedRange``).
+    static func mpvSpeed(_ speed: Double, correction: Double) -> Double {
+        min(max(speed * correction, PlayerCommand.speedRange.lowerBound), PlayerCommand.speedRange.upperBound)
+    }
+
+    /// The app's speed for mpv's `speed` under the current correction (to 1e-9, so a speed and
+    /// its correction multiplied and divided read back as the speed set).
+    private func appSpeed(_ mpvSpeed: Double) -> Double {
+        guard speedCorrection != 1 else { return mpvSpeed }
+        return ((mpvSpeed / speedCorrection) * 1e9).rounded() / 1e9
+    }
+
     /// The monotonic clock the reconnection reads (a test's own in model tests).
     var now: @Sendable () -> ContinuousClock.Instant = { .now }
 
@@ -804,8 +821,11 @@ struct PlaybackModel: Sendable {
 
     /// An observed (or confirmed, or set) value. While a setter's confirming read is in flight,
     /// observations of that property are stale and ignored.
-    private mutating func applyProperty(name: String, value: MPVValue, fromSetter: Bool = false, observed: Bool = false) -> [Output] {
+    private mutating func applyProperty(name: String, value mpvValue: MPVValue, fromSetter: Bool = false, observed: Bool = false) -> [Output] {
         if observed, confirmations.isConfirming(name) { return [] }
+        // mpv's speed is the app's corrected (``speedCorrection``): the read-out is the app's.
+        var value = mpvValue
+        if name == "speed", let speed = mpvValue.doubleValue { value = .double(appSpeed(speed)) }
         // Between a live item's loss and the attempt that opens it again, mpv has nothing
         // loaded: the item keeps its tracks, decoder, size, title and place in the playlist.
         if reconnection.holdsItemProperties, Self.itemProperties.contains(name) { return [] }

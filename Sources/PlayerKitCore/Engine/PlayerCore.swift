@@ -626,23 +626,24 @@ final class PlayerCore: Sendable {
 
     /// Hands the held sets whose turn came to mpv (outside the lock; safe on the pump).
     private func handOverHeldSets() {
-        let due = state.withLock { state -> [(HeldSet, UInt64)] in
+        let due = state.withLock { state -> [(HeldSet, UInt64, EngineOperation.Request)] in
             let due = state.heldSetsDue
             state.heldSetsDue = []
             guard !state.isShutDown else { return [] }
             return due.map { held in
                 let replyID = state.nextReplyID
                 state.nextReplyID += 1
-                let request = held.operation.requests[0]
+                // The values as the model has them now (a speed under the latest correction).
+                let request = held.operation.requests(for: state.model)[0]
                 state.sentOperations.add(SentRequest(
                     operation: held.operation, request: request, isLast: true, reply: nil,
                     confirmingReads: held.reads, confirmedByAnswer: held.confirmedByAnswer,
                     coalescedProperty: Self.coalescedProperty(of: held.operation)), replyID: replyID)
-                return (held, replyID)
+                return (held, replyID, request)
             }
         }
-        for (held, replyID) in due {
-            guard case .set(let name, let value) = held.operation.requests[0] else { continue }
+        for (held, replyID, request) in due {
+            guard case .set(let name, let value) = request else { continue }
             do throws(PlayerError) {
                 try handle.setPropertyAsync(name, value, replyID: replyID)
             } catch {
@@ -873,7 +874,9 @@ final class PlayerCore: Sendable {
     static let beforeHandOverForTests = Locked<(@Sendable () -> Void)?>(nil)
 
     private func sendOne(_ operation: EngineOperation, reply: SentReply? = nil) throws(PlayerError) {
-        let requests = operation.requests
+        // The requests' names now (for coalescing); their values under the lock below, as the
+        // model has them when they are handed over (``EngineOperation/requests(for:)``).
+        var requests = operation.requests
         // The app's wall clock is read before the lock: no app code runs under it.
         let wall = wallClock()
         let coalesced = reply == nil ? Self.coalescedProperty(of: operation) : nil
@@ -890,6 +893,7 @@ final class PlayerCore: Sendable {
             let prepared: (replyIDs: [UInt64], reads: [PlaybackModel.Output], deliver: Bool)? = state.withLock { state in
                 guard !state.isShutDown else { return nil }
                 operation.prepare(&state.model)
+                requests = operation.requests(for: state.model)
                 let outputs = operation.handedOver(to: &state.model)
                 var reads: [(replyID: UInt64, name: String)] = []
                 var confirmedByAnswer: [(replyID: UInt64, name: String)] = []

@@ -21,10 +21,20 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
     /// the player shows the new position, as ``MediaPlayer/seek(to:precision:)`` does.
     case seekBy(Double, precision: SeekPrecision)
     /// Set the playback speed (1 is normal), within ``PlayerCommand/speedRange``. Reported by
-    /// ``PlayerEvent/speedChanged(_:)``; positions keep counting media time. Refused with
+    /// ``PlayerEvent/speedChanged(_:)``; positions keep counting media time. It takes away a
+    /// correction (``setSpeedCorrection(_:)``). Refused with
     /// ``PlayerError/invalidArgument(name:value:reason:)`` for NaN, zero and any speed outside
     /// the range.
     case setSpeed(Double)
+    /// Corrects the playback speed by `factor`, for keeping players together: the player plays
+    /// at its speed (``setSpeed(_:)``) times `factor` (at most four times, at least a quarter of
+    /// normal speed), at once. It is no change of the speed for the app: ``PlayerSnapshot/speed``
+    /// and ``PlayerEvent/speedChanged(_:)`` keep being the speed the app set, and nothing is
+    /// published. A sync group trims its members with it (a few times a second each) without a
+    /// `speedChanged` for every trim. It lasts across items, until another correction or a
+    /// ``setSpeed(_:)``, which takes it away; 1 takes it away too. Refused with
+    /// ``PlayerError/invalidArgument(name:value:reason:)`` outside ``speedCorrectionRange``.
+    case setSpeedCorrection(Double)
     /// Set the volume: 100 leaves it unchanged; mpv allows up to `volume-max` (130 by default).
     /// Refused with ``PlayerError/invalidArgument(name:value:reason:)`` for NaN or negative
     /// values and values above mpv's `volume-max`.
@@ -102,6 +112,9 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
     /// keeps audio pitch-corrected and audio and video in sync.
     public static let speedRange: ClosedRange<Double> = 0.25...4
 
+    /// The factors ``setSpeedCorrection(_:)`` accepts: half to twice the speed the app set.
+    public static let speedCorrectionRange: ClosedRange<Double> = 0.5...2
+
     /// Checks the command's arguments as the player's methods do, without a player: NaN,
     /// infinite or negative positions, speeds outside ``speedRange``, negative volumes, loop
     /// counts below 1. (A player also checks a volume against its own `volume-max`.)
@@ -121,6 +134,12 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
                 throw .invalidArgument(
                     name: "speed", value: "\(speed)",
                     reason: "must be between \(Self.speedRange.lowerBound) and \(Self.speedRange.upperBound.formatted)")
+            }
+        case .setSpeedCorrection(let factor):
+            guard factor.isFinite, Self.speedCorrectionRange.contains(factor) else {
+                throw .invalidArgument(
+                    name: "speed correction", value: "\(factor)",
+                    reason: "must be between \(Self.speedCorrectionRange.lowerBound) and \(Self.speedCorrectionRange.upperBound.formatted)")
             }
         case .setVolume(let volume):
             guard volume.isFinite, volume >= 0 else {
@@ -155,6 +174,7 @@ public enum PlayerCommand: Sendable, Hashable, CustomStringConvertible {
         case .seek(let seconds, let precision): return "seek(to: \(seconds), \(precision))"
         case .seekBy(let seconds, let precision): return "seekBy(\(seconds), \(precision))"
         case .setSpeed(let speed): return "setSpeed(\(speed))"
+        case .setSpeedCorrection(let factor): return "setSpeedCorrection(\(factor))"
         case .setVolume(let volume): return "setVolume(\(volume))"
         case .setMuted(let muted): return "setMuted(\(muted))"
         case .setLoop(let mode): return "setLoop(\(mode))"

@@ -7,7 +7,7 @@ SWIFT ?= swift
 # depends on PlayerKit never does.
 export PLAYERKIT_WARNINGS_AS_ERRORS := 1
 
-.PHONY: deps test-deps bench-deps build demo docs test test-long test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms bench-mpris bench-compare media clean check-layers room-demo screenshots multiview-demo bench-multiview bench-peers fuzz fuzz-seeds
+.PHONY: live-outage deps test-deps bench-deps build demo docs test test-long test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms bench-mpris bench-compare media clean check-layers room-demo screenshots multiview-demo bench-multiview bench-peers fuzz fuzz-seeds
 
 deps:
 	@Scripts/install-deps.sh demo
@@ -62,6 +62,12 @@ screenshots: test-deps build
 ## playerkit-multiview on it; headless for 20 s (DEMO_SECONDS) when there is no display.
 multiview-demo: test-deps
 	SWIFT=$(SWIFT) Scripts/multiview-demo.sh
+
+## Live cameras through an outage of their origin (Scripts/live-outage.py): the live origin on
+## loopback is killed once they play and started again on its port DOWN seconds later (default
+## 8); prints when each camera started waiting and when it played again (Reliability.md).
+live-outage: test-deps build
+	Scripts/live-outage.py $(if $(DOWN),--down $(DOWN),) $(if $(PLAY),--play $(PLAY),) $(if $(CAMERAS),--cameras $(CAMERAS),)
 
 ## Random operations on up to 32 players for MINUTES minutes (default 30), invariants checked
 ## throughout; prints its seed (replay a failure with SEED=...). Arenas bounded as documented.

@@ -72,6 +72,7 @@ let package = Package(
         .library(name: "PlayerKitTesting", targets: ["PlayerKitTesting"]),
         .executable(name: "playerkit-two-players", targets: ["TwoPlayers"]),
         .executable(name: "playerkit-player-monitor", targets: ["PlayerMonitor"]),
+        .executable(name: "playerkit-live-cameras", targets: ["LiveCameras"]),
         .executable(name: "playerkit-fullscreen-policy", targets: ["FullscreenPolicy"]),
         .executable(name: "playerkit-background-loop", targets: ["BackgroundLoop"]),
         .executable(name: "playerkit-ab-compare", targets: ["ABCompare"]),
@@ -237,6 +238,16 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/PlayerMonitor",
+            exclude: ["README.md"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "LiveCameras",
+            dependencies: [
+                "PlayerKit", "ExampleSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/LiveCameras",
             exclude: ["README.md"],
             swiftSettings: strictSettings
         ),

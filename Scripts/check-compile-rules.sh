@@ -10,7 +10,7 @@ swift=${SWIFT:-swift}
 modules="$("$swift" build --show-bin-path)/Modules"
 swiftc="$(dirname "$(command -v "$swift")")/swiftc"
 maps=()
-for map in Sources/C*/module.modulemap; do maps+=(-Xcc "-fmodule-map-file=$map"); done
+for map in Sources/C*/module.modulemap Sources/C*/include/module.modulemap; do maps+=(-Xcc "-fmodule-map-file=$map"); done
 failed=0
 for file in Scripts/compile-rules/*.swift; do
   output=$("$swiftc" -typecheck -swift-version 6 -I "$modules" "${maps[@]}" "$file" 2>&1)

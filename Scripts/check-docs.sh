@@ -51,7 +51,7 @@ for target in json.load(sys.stdin)["targets"]:
 # The C modules the Swift modules import: our system libraries, the dependencies' C targets with
 # maps of their own, and the maps SwiftPM generated for the others.
 clang_maps=()
-for map in Sources/*/module.modulemap .build/checkouts/*/Sources/*/include/module.modulemap "$bin"/*.build/module.modulemap; do
+for map in Sources/*/module.modulemap Sources/*/include/module.modulemap .build/checkouts/*/Sources/*/include/module.modulemap "$bin"/*.build/module.modulemap; do
   [ -f "$map" ] && clang_maps+=(-Xcc "-fmodule-map-file=$map")
 done
 triple=$("$SWIFT" -print-target-info 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["target"]["triple"])')

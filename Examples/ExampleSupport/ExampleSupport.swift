@@ -102,6 +102,10 @@ public struct JSONEventLine: Encodable, Sendable {
     public var savedBytes: Int64?
     /// An item's size in bytes.
     public var sizeBytes: Int64?
+    /// Whether the item is a live stream, on media-loaded events.
+    public var live: Bool?
+    /// Why a live source was lost, on its `networkFailed` error (``NetworkFailure``'s words).
+    public var cause: String?
 
     /// A line that is not a player event (a script step, a status read-out): `player`,
     /// `event` and `t` only; set the other fields as needed.
@@ -131,6 +135,7 @@ public struct JSONEventLine: Encodable, Sendable {
         case .mediaLoaded(let info):
             duration = info.duration
             value = info.videoSize?.description
+            live = info.isLive
         case .seekCompleted(let seconds): position = seconds
         case .bufferingProgress(let percent): value = String(percent)
         case .bufferedMediaChanged(let media): value = media.description
@@ -145,7 +150,9 @@ public struct JSONEventLine: Encodable, Sendable {
         case .itemEnded(let endReason):
             reason = endReason.description
             if case .error(let failure) = endReason { error = failure.description }
-        case .error(let failure): error = failure.description
+        case .error(let failure):
+            error = failure.description
+            if case .networkFailed(_, let lost, _) = failure { cause = lost.description }
         case .eventsLost(let snapshot):
             state = snapshot.state.rawValue
             position = snapshot.position

@@ -203,7 +203,7 @@ struct LiveModelTests {
         #expect(ended.contains { if case .error(.networkFailed(_, .timedOut, _)) = $0 { true } else { false } }, "\(ended)")
     }
 
-    @Test("a request that fails with no reason named, networkTimeout after it began, timed out")
+    @Test("a request that fails with no reason named, networkTimeout after it began or while the player starved, timed out")
     func silentFailureTimedOut() {
         var reconnection = LiveReconnection(networkTimeout: .seconds(3))
         let start = ContinuousClock.now
@@ -214,6 +214,11 @@ struct LiveModelTests {
         quick.read("http: Opening 'http://h/live.m3u8' for reading", isPlaylist: true, at: start)
         quick.read("hls: Failed to reload playlist 0", isPlaylist: true, at: start + .milliseconds(20))
         #expect(quick.trouble == .other("hls: Failed to reload playlist 0"))
+        // Waiting for data that did not come, whenever the request began: timed out.
+        var starving = LiveReconnection(networkTimeout: .seconds(3))
+        starving.read("http: Opening 'http://h/seg_5.ts' for reading", isPlaylist: true, at: start)
+        starving.read("hls: Failed to reload playlist 0", isPlaylist: true, at: start + .milliseconds(20), starving: true)
+        #expect(starving.trouble == .timedOut)
     }
 
     @Test("FFmpeg's words: refused (with its server), HTTP status and reason, timed out, reset, closed, host not found, unreachable; other lines name no failure",

@@ -19,6 +19,7 @@ struct LiveSourceTests {
                        bufferingTimeout: Duration? = nil) async throws -> (player: Player, recorder: EventRecorder) {
         var configuration = Fixtures.headless
         configuration.logger = logs.logger(label: "camera")
+        // Verbose: FFmpeg's lines naming each URL a camera opens are in its log, for the credit checks.
         configuration.mpvLogLevel = .verbose
         configuration.networkTimeout = networkTimeout
         configuration.bufferingTimeout = bufferingTimeout
@@ -99,6 +100,22 @@ struct LiveSourceTests {
             let lines = Self.ffmpegLines(of: camera.player, in: logs)
             let foreign = lines.filter { line in (0..<4).contains { $0 != index && line.contains("/angle-\($0)/") } }
             #expect(foreign.isEmpty, "\(camera.player.id) was credited with: \(foreign.prefix(3))")
+        }
+    }
+
+    @Test("playerkit-live-cameras --json: two live cameras load live, play, and the summary says how often each waited for its source (none here) and that it plays")
+    func liveCamerasExample() async throws {
+        let origin = try await LiveOrigin.start(Self.originArguments(angles: 2))
+        defer { origin.stop() }
+        let (status, output, errors) = try await ChildProcess.runToEnd(ChildProcess.example("playerkit-live-cameras"), ["--json", "--seconds", "5"] + origin.angles)
+        #expect(status == 0, "exit status \(status): \(errors.suffix(2000))")
+        let objects = try exampleJSONLines(output)
+        for camera in ["cam-1", "cam-2"] {
+            let mine = objects.filter { $0["player"] as? String == camera }
+            #expect(mine.contains { $0["event"] as? String == "mediaLoaded" && $0["live"] as? Bool == true }, "\(camera): \(mine)")
+            #expect(mine.contains { $0["event"] as? String == "stateChanged" && $0["state"] as? String == "playing" }, "\(camera)")
+            let summary = try #require(mine.first { $0["event"] as? String == "summary" }, "\(camera): no summary")
+            #expect(summary["state"] as? String == "playing" && summary["live"] as? Bool == true && summary["count"] as? Int == 0, "\(summary)")
         }
     }
 

@@ -80,9 +80,11 @@ struct LiveReconnection: Sendable {
 
     /// One of FFmpeg's lines for the player, written at `time`. `isPlaylist`: the item is an HLS
     /// playlist, whose demuxer ends the item only when a reload fails (a segment that fails is
-    /// skipped). A request that fails with no reason named, ``networkTimeout`` or more after it began,
-    /// timed out: FFmpeg fails a silent request after `network-timeout` without saying why.
-    mutating func read(_ text: String, isPlaylist: Bool, at time: ContinuousClock.Instant) {
+    /// skipped). A request that fails with no reason named timed out when it began
+    /// ``networkTimeout`` or more before, or when the player was `starving` (waiting for data
+    /// that did not come): FFmpeg fails a silent request after `network-timeout` without saying
+    /// why, and its retry of a reload logs no start.
+    mutating func read(_ text: String, isPlaylist: Bool, at time: ContinuousClock.Instant, starving: Bool = false) {
         if text.contains("Opening '") {
             request = (time, nil)
             return
@@ -90,7 +92,8 @@ struct LiveReconnection: Sendable {
         var failure = Self.failure(in: text)
         if failure != nil { request?.failure = failure }
         let requestFailed = text.contains("Failed to reload playlist") || text.contains("Failed to open segment")
-        if requestFailed, failure == nil, let request, request.failure == nil, time - request.started >= networkTimeout * 0.9 {
+        if requestFailed, failure == nil, request?.failure == nil,
+           starving || request.map({ time - $0.started >= networkTimeout * 0.9 }) == true {
             failure = .timedOut
         }
         if let failure { trouble = failure }

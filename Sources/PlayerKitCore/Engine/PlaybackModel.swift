@@ -594,7 +594,7 @@ struct PlaybackModel: Sendable {
     mutating func readFFmpegLine(level: MPVEvent.LogLevel, text: String, at time: ContinuousClock.Instant) -> [Output] {
         let line = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if isLive || reconnection.isReconnecting {
-            reconnection.read(line, isPlaylist: fileFormat == "hls", at: time)
+            reconnection.read(line, isPlaylist: fileFormat == "hls", at: time, starving: mpvWaitingForCache)
         }
         guard level == .error || level == .fatal else { return [] }
         return apply(.logMessage(level: level, prefix: "ffmpeg", text: line))

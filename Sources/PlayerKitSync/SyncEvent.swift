@@ -86,7 +86,7 @@ public enum SyncEvent: PlayerFeatureEvent {
     /// (``/PlayerKitCore/PlayerCommand/setSpeedCorrection(_:)``), which the group trims a few
     /// times a second without a `speedChanged` for each. Published with ``drift(_:)``, at most
     /// once per ``SyncSettings/driftReportInterval``, when it changed since the last one:
-    /// ``/PlayerKitCore/PlayerEventKind/syncDrift``.
+    /// ``PlayerKitCore/PlayerEventKind/syncDrift``.
     case corrected(speed: Double)
 
     /// ``PlayerKitCore/PlayerEventKind/syncDrift`` for ``drift(_:)``,

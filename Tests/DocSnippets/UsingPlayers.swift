@@ -29,6 +29,21 @@ func snippet_readyAtLaunch() async throws {
     // end snippet
 }
 
+func snippet_live(player: Player) async throws {
+    // snippet: live
+    let info = try await player.load("https://cameras.example/lobby/live.m3u8")
+    if info.isLive { /* no duration, no durationKnown; its source is reconnected when lost */ }
+    for await record in player.events(kinds: [.error, .stateChanged]) {
+        switch record.event {
+        case .stateChanged(_, .buffering): break             // waiting for the source (a loss, too)
+        case .error(.networkFailed(let source, let cause, let after)):
+            print("\(source) is gone (\(cause)), after \(after) of trying")  // .connectionRefused, .httpStatus(404, ...), .timedOut, ...
+        default: break
+        }
+    }
+    // end snippet
+}
+
 func snippet_loading(player: Player) async throws {
     // snippet: sources
     let path: String = CommandLine.arguments.last ?? "clip.mp4"    // a String variable

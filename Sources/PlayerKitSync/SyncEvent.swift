@@ -7,7 +7,8 @@ import PlayerKitCore
 /// async sequences. The same events whatever clock the group follows: a ``SyncGroup``'s own, a
 /// ``MultiView``'s live or on-demand angles, a Syncplay room's (PlayerKitRooms' `RoomFollower`).
 ///
-/// Two kinds: ``drift(_:)`` and ``corrected(speed:)`` are ``PlayerKitCore/PlayerEventKind/syncDrift`` (as in 1.0); every
+/// Three kinds: ``drift(_:)`` is ``PlayerKitCore/PlayerEventKind/syncDrift`` (as in 1.0),
+/// ``corrected(speed:)`` is ``PlayerKitCore/PlayerEventKind/syncCorrection`` (1.1.1); every
 /// step of the correction (joined, aligned, fell behind, realigned, dropped) is
 /// ``PlayerKitCore/PlayerEventKind/sync``.
 ///
@@ -85,15 +86,17 @@ public enum SyncEvent: PlayerFeatureEvent {
     /// player plays at on top of the group's speed
     /// (``/PlayerKitCore/PlayerCommand/setSpeedCorrection(_:)``), which the group trims a few
     /// times a second without a `speedChanged` for each. Published with ``drift(_:)``, at most
-    /// once per ``SyncSettings/driftReportInterval``, when it changed since the last one:
-    /// ``PlayerKitCore/PlayerEventKind/syncDrift``.
+    /// once per ``SyncSettings/driftReportInterval``, when it changed since the last one. Its
+    /// kind is ``PlayerKitCore/PlayerEventKind/syncCorrection``: a 1.1 subscription to
+    /// `.syncDrift` or `.sync` does not hear it.
     case corrected(speed: Double)
 
     /// ``PlayerKitCore/PlayerEventKind/syncDrift`` for ``drift(_:)``,
     /// ``PlayerKitCore/PlayerEventKind/sync`` for every other event.
     public var kind: PlayerEventKind {
         switch self {
-        case .drift, .corrected: .syncDrift
+        case .drift: .syncDrift
+        case .corrected: .syncCorrection
         default: .sync
         }
     }
@@ -103,7 +106,7 @@ public enum SyncEvent: PlayerFeatureEvent {
         let text: String
         switch self {
         case .drift(let seconds): return String(format: "syncDrift(%+.1f ms)", seconds * 1000)
-        case .corrected(let speed): return String(format: "syncDrift(speed corrected %+.2f %%)", (speed - 1) * 100)
+        case .corrected(let speed): return String(format: "syncCorrection(%+.2f %%)", (speed - 1) * 100)
         case .joined: text = "joined"
         case .aligned(let after): text = "aligned after \(after.formattedSeconds)"
         case .fellBehind(let reason): text = "fell behind: \(reason)"
@@ -117,6 +120,10 @@ public enum SyncEvent: PlayerFeatureEvent {
 extension PlayerEventKind {
     /// ``SyncEvent/drift(_:)``.
     public static let syncDrift: PlayerEventKind = "syncDrift"
-    /// Every ``SyncEvent`` but ``SyncEvent/drift(_:)``: the steps of a group's correction.
+    /// Every ``SyncEvent`` but ``SyncEvent/drift(_:)`` and ``SyncEvent/corrected(speed:)``: the
+    /// steps of a group's correction.
     public static let sync: PlayerEventKind = "sync"
+    /// ``SyncEvent/corrected(speed:)``: how much the group corrects a member's speed, with its
+    /// drift reports (at most one per ``SyncSettings/driftReportInterval``).
+    public static let syncCorrection: PlayerEventKind = "syncCorrection"
 }

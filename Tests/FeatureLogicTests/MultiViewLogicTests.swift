@@ -110,6 +110,9 @@ struct MultiViewLogicTests {
             return true
         }
         #expect(!reported.isEmpty, "the group never said it corrected the member")
+        // Of a kind of its own: a 1.1 subscription to .syncDrift hears drifts only.
+        #expect(reported.allSatisfy { $0.event.kind == .syncCorrection })
+        #expect(log.all.filter { $0.event.kind == .syncDrift }.allSatisfy { if case .drift? = $0.event.feature(SyncEvent.self) { true } else { false } })
         let interval = SyncSettings().driftReportInterval
         #expect(zip(reported, reported.dropFirst()).allSatisfy { $1.time - $0.time >= interval }, "\(reported.map(\.time))")
         // Back in step, the correction is taken away again, and said so.

@@ -71,6 +71,34 @@ struct LiveModelTests {
         #expect(!file.snapshot.isLive)
     }
 
+    @Test("mpv's duration of a live item observed after its load and before its info is read publishes nothing (a camera published durationKnown(0.367) so); a file's comes once, before mediaLoaded")
+    func durationBeforeTheInfo() {
+        for (format, seekable, live) in [("hls", false, true), ("mov,mp4,m4a,3gp,3g2,mj2", true, false)] {
+            var model = PlaybackModel()
+            _ = model.awaitEntry(1, source: "http://h/x")
+            _ = model.apply(.startFile(entryID: 1))
+            var outputs = model.apply(.fileLoaded)
+            outputs += model.apply(.propertyChanged(observationID: 3, name: "duration", value: .double(0.367)))
+            for case .requestProperties(let requests) in outputs {
+                for request in requests {
+                    let value: MPVValue = switch request.name {
+                    case "duration": .double(0.367)
+                    case "seekable": .flag(seekable)
+                    case "file-format": .string(format)
+                    default: .none
+                    }
+                    outputs += model.apply(.propertyReply(replyID: request.replyID, error: 0, name: request.name, value: value))
+                }
+            }
+            let all = events(outputs)
+            let durations = all.filter { if case .durationKnown = $0 { true } else { false } }
+            #expect(durations == (live ? [] : [.durationKnown(0.367)]), "\(format): \(all)")
+            if !live, let known = all.firstIndex(of: .durationKnown(0.367)) {
+                #expect(all[(known + 1)...].contains { if case .mediaLoaded = $0 { true } else { false } })
+            }
+        }
+    }
+
     @Test("a source mpv cannot seek whose duration grows as it plays is found live then: no more durationKnown")
     func growingDurationBecomesLive() {
         let clock = TestClock()

@@ -847,7 +847,10 @@ struct PlaybackModel: Sendable {
                 return becameLive()
             }
             duration = value.doubleValue
-            if let duration, duration != lastReportedDuration, phase == .loaded {
+            // Reported once the item's info is in (``mediaLoaded(entryID:)`` reports the first,
+            // just before `mediaLoaded`): until then the item may turn out to be live, and mpv's
+            // duration of a live stream is how much it has read.
+            if let duration, duration != lastReportedDuration, phase == .loaded, loadedInfo != nil {
                 lastReportedDuration = duration
                 return [.event(.durationKnown(duration))]
             }

@@ -196,7 +196,7 @@ let package = Package(
         // on Sync). A product of its own: an app that only plays builds and links none of it.
         .target(
             name: "PlayerKitAnalysis",
-            dependencies: ["PlayerKitCore", "PlayerKitSync", "PlayerKitSupport", "CFFmpeg", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["PlayerKitCore", "PlayerKitSync", "PlayerKitSupport", "CFFmpeg", "CFFmpegLog", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         // A fake player and a manual clock, for tests of features and apps' orchestration.

@@ -26,6 +26,13 @@ struct playerkit_av_codec_context_start {
 
 static playerkit_ffmpeg_log_sink installed_sink;
 static int installed_max_level;
+// A thread's own sink (PlayerKitAnalysis's threads), ahead of the process's.
+static _Thread_local playerkit_ffmpeg_log_sink thread_sink;
+static _Thread_local int thread_max_level;
+// Lines of threads with no sink of their own while no process sink is installed.
+static playerkit_ffmpeg_log_sink fallback_sink;
+static int fallback_max_level;
+static int callback_installed;
 
 // A line FFmpeg logs in several calls, joined per thread (mpv joins them the same way).
 #define PLAYERKIT_LINE_CAPACITY 2048
@@ -55,9 +62,18 @@ static void append(const char *text, size_t length) {
 }
 
 static void callback(void *context, int level, const char *format, va_list arguments) {
-    if (level > __atomic_load_n(&installed_max_level, __ATOMIC_RELAXED) || !format) return;
-    playerkit_ffmpeg_log_sink sink = __atomic_load_n(&installed_sink, __ATOMIC_ACQUIRE);
-    if (!sink) return;
+    if (!format) return;
+    playerkit_ffmpeg_log_sink sink = thread_sink;
+    int max_level = thread_max_level;
+    if (!sink) {
+        sink = __atomic_load_n(&installed_sink, __ATOMIC_ACQUIRE);
+        max_level = __atomic_load_n(&installed_max_level, __ATOMIC_RELAXED);
+    }
+    if (!sink) {
+        sink = __atomic_load_n(&fallback_sink, __ATOMIC_ACQUIRE);
+        max_level = __atomic_load_n(&fallback_max_level, __ATOMIC_RELAXED);
+    }
+    if (!sink || level > max_level) return;
     if (pending_length == 0) {
         // A new line: the object's name first ("hls: "), as mpv writes it.
         const struct playerkit_av_class *class = context ? *(const struct playerkit_av_class **)context : NULL;
@@ -91,14 +107,34 @@ static void callback(void *context, int level, const char *format, va_list argum
     sink(line_level, category, line);
 }
 
-int playerkit_ffmpeg_log_install(playerkit_ffmpeg_log_sink sink, int max_level) {
-    void (*set_callback)(void (*)(void *, int, const char *, va_list)) =
+static int set_callback(void) {
+    void (*set)(void (*)(void *, int, const char *, va_list)) =
         (void (*)(void (*)(void *, int, const char *, va_list)))dlsym(RTLD_DEFAULT, "av_log_set_callback");
-    if (!set_callback) return -1;
+    if (!set) return -1;
+    set(callback);
+    __atomic_store_n(&callback_installed, 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+int playerkit_ffmpeg_log_install(playerkit_ffmpeg_log_sink sink, int max_level) {
+    if (!dlsym(RTLD_DEFAULT, "av_log_set_callback")) return -1;
     __atomic_store_n(&installed_max_level, max_level, __ATOMIC_RELAXED);
     __atomic_store_n(&installed_sink, sink, __ATOMIC_RELEASE);
-    set_callback(callback);
-    return 0;
+    return set_callback();
+}
+
+int playerkit_ffmpeg_log_claim_thread(playerkit_ffmpeg_log_sink sink, int max_level,
+                                      playerkit_ffmpeg_log_sink fallback) {
+    thread_max_level = max_level;
+    thread_sink = sink;
+    if (fallback) {
+        __atomic_store_n(&fallback_max_level, max_level, __ATOMIC_RELAXED);
+        __atomic_store_n(&fallback_sink, fallback, __ATOMIC_RELEASE);
+    }
+    // Only while nobody installed it: once the process sink is in, PlayerKit's core keeps mpv
+    // from ever taking the callback back (Engine/FFmpegLog.swift), so it is still this one.
+    if (__atomic_load_n(&callback_installed, __ATOMIC_ACQUIRE)) return 0;
+    return set_callback();
 }
 
 void playerkit_ffmpeg_log_set_max_level(int max_level) {

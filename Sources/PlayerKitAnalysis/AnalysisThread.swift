@@ -1,4 +1,5 @@
 internal import CFFmpeg
+internal import CFFmpegLog
 import Foundation
 import Logging
 import PlayerKitSupport
@@ -39,25 +40,29 @@ enum AnalysisThread {
     }
 }
 
-/// FFmpeg's log lines, to swift-log under `PlayerKit.analysis` (its warnings at debug level, its
-/// errors at info: a damaged packet an analysis skips is not the app's error) rather than to
-/// standard error.
-enum FFmpegLog {
+/// FFmpeg's log lines of an analysis's threads, to swift-log under `PlayerKit.analysis` (its
+/// warnings at debug level, its errors at info: a damaged packet an analysis skips is not the
+/// app's error) rather than to standard error.
+///
+/// FFmpeg's log callback is one for the process, and PlayerKit's players read FFmpeg's lines
+/// (a load error's reason, a live source's loss), so an analysis never takes it: it claims the
+/// thread it decodes on from `CFFmpegLog`, the callback's one owner. The lines of FFmpeg's own
+/// worker threads go where the process's other unclaimed lines go (PlayerKitCore's
+/// `PlayerKit.ffmpeg` logger once a player exists; here before that).
+enum AnalysisLog {
     static let logger = Logger(label: "PlayerKit.analysis")
 
-    /// The forwarder's destination, set once (a `static let` runs its initializer exactly once,
-    /// before anyone reads it).
-    private static let sink: Void = pk_av_log_set_sink { level, line in
+    /// Logs one whole line (called on the thread that logged it, with no lock held).
+    private static let sink: playerkit_ffmpeg_log_sink = { level, _, line in
         guard let line else { return }
         let text = String(cString: line).trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { return }
-        FFmpegLog.logger.log(level: level <= AV_LOG_ERROR ? .info : .debug, "\(text)", metadata: ["source": "ffmpeg"])
+        AnalysisLog.logger.log(level: level <= AV_LOG_ERROR ? .info : .debug, "\(text)", metadata: ["source": "ffmpeg"])
     }
 
-    /// Routes FFmpeg's log here (again: libmpv takes the process's one log callback while it has
-    /// cores). Called before each file is opened.
-    static func route() {
-        _ = sink
-        pk_av_log_install()
+    /// Claims the calling thread's FFmpeg lines (an analysis's own thread, before it opens a
+    /// file); its warnings and errors come here.
+    static func claimThisThread() {
+        _ = playerkit_ffmpeg_log_claim_thread(sink, AV_LOG_WARNING, sink)
     }
 }

@@ -15,7 +15,7 @@ enum AudioDecoder {
         defer { opaque.release() }
         var format: UnsafeMutablePointer<AVFormatContext>? = avformat_alloc_context()
         format?.pointee.interrupt_callback = AVIOInterruptCB(callback: playerKitAudioInterrupt, opaque: opaque.toOpaque())
-        FFmpegLog.route()
+        AnalysisLog.claimThisThread()
         var status = avformat_open_input(&format, path, nil, nil)
         guard status >= 0, let opened = format else {
             if interruption.requested.withLock({ $0 }) { throw .cancelled }

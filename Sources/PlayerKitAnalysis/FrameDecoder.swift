@@ -72,7 +72,7 @@ final class FrameDecoder {
         self.interruption = Unmanaged.passRetained(interruption)
         var format: UnsafeMutablePointer<AVFormatContext>? = avformat_alloc_context()
         format?.pointee.interrupt_callback = AVIOInterruptCB(callback: playerKitAnalysisInterrupt, opaque: self.interruption.toOpaque())
-        FFmpegLog.route()
+        AnalysisLog.claimThisThread()
         var status = avformat_open_input(&format, url.path, nil, nil)
         guard status >= 0, let format else {
             self.interruption.release()

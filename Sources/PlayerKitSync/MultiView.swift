@@ -234,9 +234,9 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
             // and reports the new position then: by half a frame early or not, at random. When
             // due, a frame change is timed within a fraction of a millisecond (Performance.md).
             try await player.perform(.setPositionTiming(.whenDue))
-            // After waiting for the network, a player plays again once a second of media is in:
-            // with 1 s segments, the segment after the next. The group brings a member back
-            // itself, from as soon as it has frames again.
+            // After waiting for the network, a player plays again once 200 ms of media is in
+            // (mpv's default waits for a second: with 1 s segments, the segment after the
+            // next). The group brings a member back itself, from as soon as it has frames again.
             try await player.perform(.setBufferAfterStall(.milliseconds(200)))
             // A member not heard has its video on its own clock, not its audio's: each speed trim
             // moves the audio, and a video that followed it moved by a few milliseconds

@@ -1,7 +1,10 @@
 #ifndef PLAYERKIT_FFMPEG_LOG_H
 #define PLAYERKIT_FFMPEG_LOG_H
 
-// FFmpeg's log, taken by PlayerKit (PlayerKitCore's Engine only; Engine/FFmpegLog.swift).
+// FFmpeg's log, taken by PlayerKit: the process's one owner of FFmpeg's log callback.
+// PlayerKitCore's Engine (Engine/FFmpegLog.swift) installs the process's sink; PlayerKitAnalysis
+// (AnalysisThread.swift) claims the threads it decodes on, so an analysis never takes FFmpeg's
+// callback from the players (their models read FFmpeg's lines).
 //
 // FFmpeg logs through one process-wide callback with no context of the caller's but the
 // FFmpeg object that logs. libmpv hands every line to the first mpv core of the process, so a
@@ -25,7 +28,15 @@ typedef void (*playerkit_ffmpeg_log_sink)(int level, const char *category, const
 /// `av_log_set_callback` (nothing changed then).
 int playerkit_ffmpeg_log_install(playerkit_ffmpeg_log_sink sink, int max_level);
 
-/// Changes the level above which lines are dropped (any thread).
+/// Sends the lines the calling thread logs to `sink` (up to `max_level`), ahead of the process's
+/// sink, for the rest of the thread's life (NULL: back to the process's sink). `fallback`, when
+/// not NULL, takes the lines of every other thread while no process sink is installed (a
+/// decoder's worker threads before the process's first player). Installs the callback when
+/// nobody has. Returns 0, or -1 when the process has no `av_log_set_callback`.
+int playerkit_ffmpeg_log_claim_thread(playerkit_ffmpeg_log_sink sink, int max_level,
+                                      playerkit_ffmpeg_log_sink fallback);
+
+/// Changes the level above which the process sink's lines are dropped (any thread).
 void playerkit_ffmpeg_log_set_max_level(int max_level);
 
 #endif

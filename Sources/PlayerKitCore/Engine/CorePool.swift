@@ -11,8 +11,8 @@ import PlayerKitSupport
 /// options are the same, so a ready core is the core that player would have created: nothing
 /// ran on it (no command, no observation, no load) before the player took it.
 ///
-/// **Threading.** One lock around the table of ready cores; cores are created on a utility
-/// queue of the pool's, one at a time (creation takes a process-wide lock anyway), never with
+/// **Threading.** One lock around the table of ready cores; cores are created on a queue of
+/// the pool's (at the default priority: mpv's threads inherit it), one at a time (creation takes a process-wide lock anyway), never with
 /// the pool's lock held. ``take(options:keep:)`` never waits for a refill; ``claim(options:keep:wait:_:)``
 /// (``Player/create(id:configuration:delegate:)``'s way) is handed the core a refill under way
 /// is making, when no core is ready, instead of creating a second one beside it: its callback

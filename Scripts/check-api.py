@@ -18,7 +18,15 @@ What counts as a break:
   declaration now spelled through such an alias's target or with another default value (printed
   with `~`; Scripts/compile-rules/ compiles 1.0 code that uses them);
 - a baseline conformance that is gone;
-- a protocol requirement that is new and has no default implementation.
+- a protocol requirement that is new and has no default implementation;
+- an availability change that stops code compiling (what 1.1 did to `Player(...)` and the check
+  did not see, issue 67): a baseline symbol that became `noasync` (`@available(*, noasync)` or
+  `@_unavailableFromAsync`: no longer callable from async code) or `unavailable`; and a baseline
+  symbol that was deprecated and is gone (reported as such: a deprecated symbol goes only with a
+  new major version).
+Availability is read where the symbol graph says each symbol is declared: the attributes on the
+lines above its declaration (the symbol graph itself does not record `noasync`). The baseline
+keeps one `availability` line per symbol that has any.
 Additions are not breaks: they are printed, and `--update` writes them into the baseline.
 
 The version. The baseline's first line names the major version it was taken at
@@ -36,8 +44,9 @@ Usage:
   Scripts/check-api.py --update   rewrite the baseline from the current symbols
   Scripts/check-api.py --self-test
                                   show that the check fails: it drops one public symbol, one
-                                  conformance and adds one protocol requirement to the current
-                                  API in memory, and exits 0 only if each is reported as a break
+                                  conformance, adds one protocol requirement, makes one method
+                                  noasync and removes a deprecated one, in the current API in
+                                  memory, and exits 0 only if each is reported as a break
 """
 import glob
 import json
@@ -57,12 +66,68 @@ def declaration(symbol):
     return " ".join(text.split())
 
 
+AVAILABILITY = re.compile(r"@available\s*\(([^)]*)\)|@_unavailableFromAsync")
+_source_lines = {}
+
+
+def availability_flags(symbol):
+    """The availability of `symbol` that decides whether code compiles: a sorted tuple of
+    `deprecated`, `noasync`, `unavailable`, from the attributes above its declaration (read at the
+    location the symbol graph gives) and the graph's own `availability` entries."""
+    flags = set()
+    for entry in symbol.get("availability", []):
+        if entry.get("domain") in ("*", "Swift", None):
+            if entry.get("isUnconditionallyDeprecated") or "deprecated" in entry:
+                flags.add("deprecated")
+            if entry.get("isUnconditionallyUnavailable") or "obsoleted" in entry:
+                flags.add("unavailable")
+    location = symbol.get("location") or {}
+    uri, line = location.get("uri", ""), (location.get("position") or {}).get("line")
+    if uri.startswith("file://") and line is not None:
+        path = uri[len("file://"):]
+        if path not in _source_lines:
+            try:
+                _source_lines[path] = open(path, encoding="utf-8").read().split("\n")
+            except OSError:
+                _source_lines[path] = []
+        lines = _source_lines[path]
+        # The declaration's own line (attributes may lead it), then the attribute lines above it
+        # (up to its doc comment or the previous declaration).
+        index = line
+        attributes = []
+        if 0 <= index < len(lines):
+            attributes.append(lines[index])
+        index -= 1
+        while 0 <= index < len(lines):
+            text = lines[index].strip()
+            if text.startswith("@") or (attributes and text.endswith(",") and not text.startswith("//")):
+                attributes.append(text)
+                index -= 1
+                continue
+            break
+        for text in attributes:
+            for match in AVAILABILITY.finditer(text):
+                if match.group(0).startswith("@_unavailableFromAsync"):
+                    flags.add("noasync")
+                    continue
+                arguments = [part.strip() for part in match.group(1).split(",")]
+                if arguments and arguments[0] in ("*", "swift"):
+                    for argument in arguments[1:]:
+                        word = argument.split(":")[0].strip()
+                        if word in ("noasync", "unavailable", "deprecated"):
+                            flags.add(word)
+                        elif word == "obsoleted":
+                            flags.add("unavailable")
+    return tuple(sorted(flags))
+
+
 def current_api():
-    """(symbols, conformances, requirements) of the current build, each a dict keyed by identity."""
+    """(symbols, conformances, requirements, availability) of the current build, each a dict keyed
+    by identity (availability: by identifier, only symbols that have any)."""
     graphs = sorted(glob.glob(os.path.join(SYMBOLS, "*", "*.symbols.json")))
     if not graphs:
         sys.exit("api: no symbol graphs in %s: run Scripts/check-docs.sh first (make test does)" % SYMBOLS)
-    symbols, paths = {}, {}
+    symbols, paths, availability = {}, {}, {}
     relationships = []
     for path in graphs:
         module = os.path.basename(os.path.dirname(path))
@@ -74,6 +139,9 @@ def current_api():
             dotted = ".".join(symbol["pathComponents"])
             paths[usr] = dotted
             symbols[usr] = "\t".join(["symbol", module, symbol["kind"]["identifier"], dotted, declaration(symbol), usr])
+            flags = availability_flags(symbol)
+            if flags:
+                availability[usr] = "\t".join(["availability", dotted, ",".join(flags), usr])
         relationships.extend(graph["relationships"])
     conformances, requirements, defaults = {}, {}, set()
     for relation in relationships:
@@ -89,7 +157,7 @@ def current_api():
             default = "default" if source in defaults else "required"
             key = "requirement\t%s\t%s" % (paths[target], paths[source])
             requirements[key] = key + "\t%s\t%s" % (default, source)
-    return symbols, conformances, requirements
+    return symbols, conformances, requirements, availability
 
 
 def read_baseline():
@@ -100,6 +168,8 @@ def read_baseline():
     if not match:
         sys.exit("api: %s does not start with '# PlayerKit API baseline, major version N'" % BASELINE)
     symbols, conformances, requirements = {}, {}, {}
+    # None: a baseline taken before availability was recorded (then it is not compared).
+    availability = {} if any(line.startswith("availability\t") or line == "# availability: recorded" for line in lines) else None
     for line in lines[1:]:
         if not line or line.startswith("#"):
             continue
@@ -110,7 +180,9 @@ def read_baseline():
             conformances["\t".join(fields[:3])] = line
         elif fields[0] == "requirement":
             requirements["\t".join(fields[:3])] = line
-    return int(match.group(1)), symbols, conformances, requirements
+        elif fields[0] == "availability" and availability is not None:
+            availability[fields[-1]] = line
+    return int(match.group(1)), symbols, conformances, requirements, availability
 
 
 def changelog_major():
@@ -200,8 +272,8 @@ def source_compatible(line, aliased, new_by_path):
 def breaks(baseline, current, compatible=None):
     """Every break of `current` against `baseline`, as readable lines. Changes that keep source
     code compiling (a type replaced by a typealias of the same name) go to `compatible`."""
-    _, old_symbols, old_conformances, old_requirements = baseline
-    new_symbols, new_conformances, new_requirements = current
+    _, old_symbols, old_conformances, old_requirements, old_availability = baseline
+    new_symbols, new_conformances, new_requirements, new_availability = current
     aliased = aliases(new_symbols)
     new_by_path = {}
     for entry in new_symbols.values():
@@ -215,7 +287,20 @@ def breaks(baseline, current, compatible=None):
             if source_compatible(line, aliased, new_by_path):
                 compatible.append("%s %s: %s" % (fields[1], fields[3], fields[4]))
                 continue
-            found.append("removed or changed: %s %s: %s" % (fields[1], fields[3], fields[4]))
+            old_flags = (old_availability or {}).get(usr, "").split("\t")[2:3]
+            if old_flags and "deprecated" in old_flags[0].split(","):
+                found.append("deprecated and removed: %s %s: %s" % (fields[1], fields[3], fields[4]))
+            else:
+                found.append("removed or changed: %s %s: %s" % (fields[1], fields[3], fields[4]))
+    if old_availability is not None:
+        for usr, line in sorted(new_availability.items(), key=lambda item: item[1]):
+            if usr not in old_symbols:
+                continue
+            old = set(old_availability.get(usr, "\t\t").split("\t")[2].split(",")) - {""}
+            new = set(line.split("\t")[2].split(","))
+            for flag in sorted((new - old) & {"noasync", "unavailable"}):
+                what = "no longer callable from async code" if flag == "noasync" else "made unavailable"
+                found.append("availability: %s %s (%s)" % (line.split("\t")[1], what, flag))
     for key in sorted(old_conformances):
         if key not in new_conformances:
             fields = key.split("\t")
@@ -233,50 +318,66 @@ def breaks(baseline, current, compatible=None):
 
 
 def additions(baseline, current):
-    _, old_symbols, old_conformances, _ = baseline
-    new_symbols, new_conformances, _ = current
+    _, old_symbols, old_conformances, _, _ = baseline
+    new_symbols, new_conformances, _, _ = current
     added = [new_symbols[usr].split("\t") for usr in new_symbols if usr not in old_symbols]
     return sorted("%s %s" % (fields[1], fields[3]) for fields in added) + \
         sorted("conformance %s: %s" % tuple(key.split("\t")[1:3]) for key in new_conformances if key not in old_conformances)
 
 
 def write_baseline(major, current):
-    symbols, conformances, requirements = current
+    symbols, conformances, requirements, availability = current
     os.makedirs(os.path.dirname(BASELINE), exist_ok=True)
     with open(BASELINE, "w") as out:
         out.write("# PlayerKit API baseline, major version %d\n" % major)
         out.write("# Written by Scripts/check-api.py --update; read by make test (Scripts/check-api.py).\n")
         out.write("# Every public symbol, conformance and protocol requirement, tab-separated.\n")
-        for line in sorted(symbols.values()) + sorted(conformances.values()) + sorted(requirements.values()):
+        out.write("# availability: recorded\n")
+        for line in sorted(symbols.values()) + sorted(conformances.values()) + sorted(requirements.values()) \
+                + sorted(availability.values()):
             out.write(line + "\n")
 
 
 def self_test(current):
     """The check against a copy of the current API with one symbol, one conformance removed and one
     requirement added: each must be reported."""
-    symbols, conformances, requirements = current
-    baseline = (1, dict(symbols), dict(conformances), dict(requirements))
+    symbols, conformances, requirements, availability = current
+    baseline = (1, dict(symbols), dict(conformances), dict(requirements), dict(availability))
     if breaks(baseline, current):
         print("api self-test: the current API against itself reports breaks", file=sys.stderr)
         return 1
     victim = next(usr for usr, line in sorted(symbols.items(), key=lambda item: item[1]) if line.split("\t")[2] == "swift.method")
     conformance = sorted(conformances)[0]
     requirement = next(key for key, line in sorted(requirements.items()) if line.split("\t")[3] == "required")
+    # A method with no availability of its own: made `noasync`, as 1.1 made `Player(...)`.
+    plain = next(usr for usr, line in sorted(symbols.items(), key=lambda item: item[1])
+                 if line.split("\t")[2] == "swift.method" and usr not in availability and usr != victim)
+    made_noasync = dict(availability)
+    made_noasync[plain] = "\t".join(["availability", symbols[plain].split("\t")[3], "noasync", plain])
+    deprecated = dict(availability)
+    deprecated[victim] = "\t".join(["availability", symbols[victim].split("\t")[3], "deprecated", victim])
     cases = [
         ("a removed method (%s)" % symbols[victim].split("\t")[3],
-         ({u: l for u, l in symbols.items() if u != victim}, conformances, requirements)),
+         ({u: l for u, l in symbols.items() if u != victim}, conformances, requirements, availability)),
         ("a removed conformance (%s)" % conformance.replace("\t", " "),
-         (symbols, {k: l for k, l in conformances.items() if k != conformance}, requirements)),
+         (symbols, {k: l for k, l in conformances.items() if k != conformance}, requirements, availability)),
         ("a new protocol requirement (%s)" % requirement.replace("\t", " "),
-         (symbols, conformances, requirements)),
+         (symbols, conformances, requirements, availability)),
+        ("a method made noasync (%s)" % symbols[plain].split("\t")[3],
+         (symbols, conformances, requirements, made_noasync)),
+        ("a deprecated method removed (%s)" % symbols[victim].split("\t")[3],
+         ({u: l for u, l in symbols.items() if u != victim}, conformances, requirements, availability)),
     ]
     failed = 0
     for index, (name, changed) in enumerate(cases):
         old = baseline
         if index == 2:
-            old = (1, symbols, conformances, {k: l for k, l in requirements.items() if k != requirement})
+            old = (1, symbols, conformances, {k: l for k, l in requirements.items() if k != requirement}, availability)
+        if index == 4:
+            old = (1, symbols, conformances, requirements, deprecated)
         found = breaks(old, changed)
-        if len(found) == 1:
+        expected_word = {3: "no longer callable from async code", 4: "deprecated and removed"}.get(index)
+        if len(found) == 1 and (expected_word is None or expected_word in found[0]):
             print("api self-test: %s is reported: %s" % (name, found[0]))
         else:
             print("api self-test: %s gave %d reports, not 1: %s" % (name, len(found), found), file=sys.stderr)

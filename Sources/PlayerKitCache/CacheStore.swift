@@ -74,13 +74,13 @@ final class CacheStore: @unchecked Sendable {
     let logger: Logger
     let settings: TransferMachine.Settings
     private var lockFD: Int32
-    private let lock = NSLock()
+    let lock = NSLock()
     /// File and index work, in order.
-    private let io = DispatchQueue(label: "PlayerKit.cache.io")
+    let io = DispatchQueue(label: "PlayerKit.cache.io")
     private var entries: [String: CacheEntry] = [:]
     /// URLs handed out by ``MediaCache/source(for:key:)`` this run, by key (survive eviction).
     private var origins: [String: URL] = [:]
-    private var usage: [PlayerID: MediaCacheUsage] = [:]
+    var usage: [PlayerID: MediaCacheUsage] = [:]
     private var nextID: UInt64 = 0
     private var cancelledPrecaches: Set<UInt64> = []
     private var total: Int64 = 0
@@ -175,7 +175,7 @@ final class CacheStore: @unchecked Sendable {
         return "\(error)"
     }
 
-    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+    func locked<T>(_ body: () throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body()
@@ -245,7 +245,7 @@ final class CacheStore: @unchecked Sendable {
     /// held across the index insert and two readers asking for a new key at once make it once.
     /// Blocks on `io` when it makes one: call it off Swift's cooperative pool (async code uses
     /// ``makeEntryOnIO(_:)`` through ``onIO(_:)``).
-    private func entry(for key: String) throws(MediaCacheError) -> CacheEntry {
+    func entry(for key: String) throws(MediaCacheError) -> CacheEntry {
         if let found = try existingEntry(key) { return found }
         return try io.sync { [self] () -> Result<CacheEntry, MediaCacheError> in
             do throws(MediaCacheError) { return .success(try makeEntryOnIO(key)) } catch { return .failure(error) }
@@ -287,7 +287,7 @@ final class CacheStore: @unchecked Sendable {
         return entry
     }
 
-    private func nextIDLocked() -> UInt64 {
+    func nextIDLocked() -> UInt64 {
         nextID += 1
         return nextID
     }
@@ -296,7 +296,7 @@ final class CacheStore: @unchecked Sendable {
 
     /// Feeds `input` to the entry's machine, under the lock: starts and cancels request tasks,
     /// answers readers, keeps the total; returns the actions to carry out after unlocking.
-    private func feedLocked(_ entry: CacheEntry, _ input: TransferMachine.Input) -> [TransferMachine.Action] {
+    func feedLocked(_ entry: CacheEntry, _ input: TransferMachine.Input) -> [TransferMachine.Action] {
         let actions = entry.machine.handle(input)
         if logger.logLevel <= .trace {
             logger.trace("\(entry.key): \(input) -> \(actions)")
@@ -308,7 +308,7 @@ final class CacheStore: @unchecked Sendable {
     private var pendingResumptions: [UInt64: CheckedContinuation<Int64, any Error>] = [:]
 
     /// Feeds `input` and carries out what it asks for.
-    private func feed(_ entry: CacheEntry, _ input: TransferMachine.Input) {
+    func feed(_ entry: CacheEntry, _ input: TransferMachine.Input) {
         lock.lock()
         let actions = feedLocked(entry, input)
         lock.unlock()
@@ -317,7 +317,7 @@ final class CacheStore: @unchecked Sendable {
 
     /// Carries out a machine's actions outside the lock: file and index work on `io`, events,
     /// precaches; then arms the next tick and evicts what the capacity asks.
-    private func perform(_ actions: [TransferMachine.Action], for entry: CacheEntry) {
+    func perform(_ actions: [TransferMachine.Action], for entry: CacheEntry) {
         for action in actions {
             switch action {
             case .truncateFile:
@@ -402,117 +402,6 @@ final class CacheStore: @unchecked Sendable {
     private func onIO<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in io.async { continuation.resume(returning: body()) } }
     }
-
-    // MARK: Readers (mpv's demuxer thread)
-
-    struct OpenedReader: Sendable {
-        let entry: CacheEntry
-        let readerID: UInt64
-        let waiter: Waiter
-    }
-
-    func openReader(key: String, player: PlayerID) throws(MediaCacheError) -> OpenedReader {
-        let entry = try entry(for: key)
-        let path = dataPath(entry.id)
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            let code = errno
-            throw code == ENOSPC ? .diskFull(path: path) : .fileFailed(path: path, reason: String(cString: strerror(code)))
-        }
-        close(fd)
-        let waiter = Waiter()
-        lock.lock()
-        guard !isShutDown else {
-            lock.unlock()
-            throw .shutDown
-        }
-        let id = nextIDLocked()
-        entry.players[id] = player
-        entry.waiters[id] = waiter
-        entry.lastAccess = Date().timeIntervalSince1970
-        let access = entry.lastAccess
-        let actions = feedLocked(entry, .readerOpened(id, .now))
-        lock.unlock()
-        perform(actions, for: entry)
-        touch(entry, at: access)
-        return OpenedReader(entry: entry, readerID: id, waiter: waiter)
-    }
-
-    private func touch(_ entry: CacheEntry, at time: Double) {
-        io.async { [index] in try? index.touch(id: entry.id, now: time) }
-    }
-
-    /// Asks the machine for bytes at the reader's position (`maximum` 0: its size) and waits for
-    /// the answer: at most the read's deadline (``TransferMachine/Settings/readTimeout`` plus
-    /// its slack), on the monotonic clock.
-    func read(_ opened: OpenedReader, maximum: Int) -> TransferMachine.ReadAnswer {
-        let entry = opened.entry
-        lock.lock()
-        opened.waiter.answer = nil
-        let actions = feedLocked(entry, .read(opened.readerID, maximum: maximum, .now))
-        let deadline = entry.machine.readers[opened.readerID]?.wait?.deadline
-        lock.unlock()
-        perform(actions, for: entry)
-        let limit = (deadline ?? .now) + .seconds(1)
-        while true {
-            if let answer = locked({ () -> TransferMachine.ReadAnswer? in
-                defer { opened.waiter.answer = nil }
-                return opened.waiter.answer
-            }) {
-                return answer
-            }
-            let now = ContinuousClock.now
-            if now >= limit {
-                // The machine did not answer by its own deadline (it always does): give up anyway.
-                return .failed(.timedOut(url: entry.machine.url, after: configuration.readTimeout))
-            }
-            let until = min(deadline ?? limit, limit)
-            let remaining = max(.milliseconds(1), until - now)
-            let nanoseconds = Int(remaining.components.seconds) * 1_000_000_000 + Int(remaining.components.attoseconds / 1_000_000_000)
-            if opened.waiter.semaphore.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .timedOut {
-                // The deadline: the machine answers every read past it.
-                feed(entry, .tick(.now))
-            }
-        }
-    }
-
-    /// Counts `count` bytes served to the reader (for ``MediaCache/usage(for:)``).
-    func didRead(_ opened: OpenedReader, count: Int, fromCache: Bool) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let player = opened.entry.players[opened.readerID] else { return }
-        if fromCache {
-            opened.entry.servedFromCache += Int64(count)
-            usage[player, default: MediaCacheUsage()].bytesFromCache += Int64(count)
-        } else {
-            opened.entry.servedFromNetwork += Int64(count)
-            usage[player, default: MediaCacheUsage()].bytesFromNetwork += Int64(count)
-        }
-    }
-
-    func seekReader(_ opened: OpenedReader, to offset: Int64) {
-        feed(opened.entry, .seek(opened.readerID, to: offset))
-    }
-
-    func cancelReader(_ opened: OpenedReader) {
-        feed(opened.entry, .cancelReader(opened.readerID))
-    }
-
-    func closeReader(_ opened: OpenedReader) {
-        let entry = opened.entry
-        lock.lock()
-        entry.players[opened.readerID] = nil
-        entry.waiters[opened.readerID] = nil
-        entry.lastAccess = Date().timeIntervalSince1970
-        let access = entry.lastAccess
-        let actions = feedLocked(entry, .readerClosed(opened.readerID, .now))
-        lock.unlock()
-        perform(actions, for: entry)
-        touch(entry, at: access)
-    }
-
-    /// The data file's path, for a reader's own descriptor.
-    func path(of opened: OpenedReader) -> String { dataPath(opened.entry.id) }
 
     // MARK: Requests
 

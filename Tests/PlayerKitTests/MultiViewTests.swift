@@ -54,6 +54,25 @@ final class FrameLog: Sendable {
         }
         return spreads
     }
+
+    /// The floor under any spread: how unevenly one player's own frames come, apart from any
+    /// group. For each pair of consecutive frame changes of `id` in `window` (no pause or jump
+    /// between them), how far the time between them is from the media time between them, at
+    /// `speed`; its p99, in seconds. If each player's frame moments scatter around their due
+    /// times independently, the moments two players show one frame scatter about as much: a
+    /// group cannot keep its members closer than this.
+    func intervalJitter(of id: PlayerID, from start: ContinuousClock.Instant, to end: ContinuousClock.Instant,
+                        speed: Double = 1) -> Double? {
+        let list = frames.withLock { $0[id] ?? [] }.filter { $0.time >= start && $0.time <= end }
+        guard list.count > 2 else { return nil }
+        var deviations: [Double] = []
+        for (a, b) in zip(list, list.dropFirst()) {
+            let media = b.media - a.media, wall = b.time.seconds(since: a.time)
+            guard media > 0, media < 0.1, wall < 0.1 else { continue }
+            deviations.append(abs(wall - media / speed))
+        }
+        return Statistics.percentile(0.99, of: deviations)
+    }
 }
 
 @Suite("Multi-view of live HLS angles on a loopback origin (real libmpv)", .serialized, .timeLimit(.minutes(5)), .tags(.timingPass))
@@ -143,8 +162,14 @@ struct MultiViewTests {
         // Started together: 0.86-1.12 ms over the three seconds in a debug build, alone; started
         // one by one, 0.93-3.18 ms (2026-11-29). Under ThreadSanitizer every frame is later, and
         // less evenly (3.3 ms once): a third of a frame there.
-        let bound = Fixtures.underSanitizer ? 0.011 : 0.0025
-        #expect(p99 < bound, "spread p99 \(p99 * 1000) ms; in the first second, at worst \(firstWorst * 1000) ms")
+        // No group keeps its members closer than their own frames come evenly: on a machine
+        // whose CPUs are taken from it now and then (a VM's steal time: 2026-12-02, the same
+        // build's spread p99 2.7-9.4 ms in 9 runs of this test, 6 over 2.5 ms), each player's
+        // frame intervals scatter by as much. So the bound is 2.5 ms or that floor plus 0.5 ms,
+        // whichever is larger (issue 67, item 6: sync at the floor).
+        let floor = ids.compactMap { log.intervalJitter(of: $0, from: start, to: ContinuousClock.now) }.max() ?? 0
+        let bound = max(Fixtures.underSanitizer ? 0.011 : 0.0025, floor + 0.0005)
+        #expect(p99 < bound, "spread p99 \(p99 * 1000) ms, the players' own frame-interval jitter p99 \(floor * 1000) ms; in the first second, at worst \(firstWorst * 1000) ms")
         for (player, recorder) in players {
             #expect(!recorder.records.contains { if case .fellBehind = Self.event($0) { true } else { false } }, "\(player.id)")
         }

@@ -7,7 +7,7 @@ SWIFT ?= swift
 # depends on PlayerKit never does.
 export PLAYERKIT_WARNINGS_AS_ERRORS := 1
 
-.PHONY: live-outage deps test-deps bench-deps build demo docs test test-long test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms bench-mpris bench-compare media clean check-layers room-demo screenshots multiview-demo bench-multiview bench-peers fuzz fuzz-seeds
+.PHONY: live-outage deps test-deps bench-deps build demo docs test test-long test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms bench-mpris bench-compare media clean check-layers room-demo screenshots multiview-demo bench-multiview bench-peers fuzz fuzz-seeds docs-figures
 
 deps:
 	@Scripts/install-deps.sh demo
@@ -155,6 +155,12 @@ bench-mpris: bench-deps
 ## Redraws Documentation/performance.svg (and its embed) from the table in Documentation/Performance.md; runs nothing.
 bench-chart:
 	Benchmarks/run.py --chart-only
+
+## Renders the docs' generated tables from their records, and runs nothing else: every benchmark
+## table of Documentation/Performance.md from Documentation/Figures/*.json (which each benchmark
+## writes with --write), Architecture.md's table of layers from Package.swift.
+docs-figures:
+	Scripts/docs-figures.py
 
 ## The short benchmark suite (about 6 minutes once built, the cache items made); prints one JSON object.
 bench-quick: bench-deps

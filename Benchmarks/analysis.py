@@ -3,8 +3,9 @@
 what people use instead, in one run, on this machine.
 
   Benchmarks/analysis.py            runs everything, prints Markdown tables
-  Benchmarks/analysis.py --write    also puts them into Documentation/Performance.md (between its
-                                    "ANALYSIS START" and "ANALYSIS END" markers)
+  Benchmarks/analysis.py --write    also records them (Documentation/Figures/analysis.json) and renders
+                                    them into Documentation/Performance.md (between its "ANALYSIS
+                                    START" and "ANALYSIS END" markers)
 
 Alignment accuracy. A test set made here, none of it shipped: an "event" of 12 minutes, speech
 (espeak-ng, sentences drawn from a word list with a fixed seed) over a music bed (plucked notes of a
@@ -44,6 +45,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PERFORMANCE = os.path.join(ROOT, "Documentation", "Performance.md")
 START, END = "<!-- ANALYSIS START -->", "<!-- ANALYSIS END -->"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchkit import write_figures  # noqa: E402
 RATE = 48000
 
 
@@ -363,6 +366,7 @@ def main():
     finally:
         if not arguments.keep:
             shutil.rmtree(folder, ignore_errors=True)
+    date, machine_text = time.strftime("%Y-%m-%d"), machine()
     text = "\n\n".join([
         table(["sound", "truth", "found", "error", "drift ppm (truth / found)", "confidence", "s", "within 1 ms (10 ppm)"], accuracy_rows),
         table(["picture", "truth", "found", "error", "one frame", "within a frame"], picture_rows),
@@ -373,19 +377,18 @@ def main():
           "medians: %.2fx; the issue asks for at least 1.0x)." % metric_ratio,
         "Every sound offset within 1 ms and the drift within 10 ppm, the unrelated pair refused: **%s**. "
         "Every picture offset within a frame: **%s**." % ("yes" if accuracy_ok else "no", "yes" if picture_ok else "no"),
-        "Command: `make bench-compare` (%s). Machine: %s." % (time.strftime("%Y-%m-%d"), machine()),
+        "Command: `make bench-compare` (%s). Machine: %s." % (date, machine_text),
     ])
     print(text)
     if arguments.write:
-        with open(PERFORMANCE) as handle:
-            document = handle.read()
-        if START not in document or END not in document:
-            sys.exit("analysis: Performance.md has no %s ... %s markers" % (START, END))
-        before, rest = document.split(START, 1)
-        _, after = rest.split(END, 1)
-        with open(PERFORMANCE, "w") as handle:
-            handle.write(before + START + "\n" + text + "\n" + END + after)
-        log("wrote Documentation/Performance.md")
+        try:
+            record = write_figures("analysis", text, markers=(START, END), command="make bench-compare", machine=machine_text,
+                                   date=date, results={"sound": accuracy_rows, "sound_ok": accuracy_ok, "picture": picture_rows,
+                                                       "picture_ok": picture_ok, "hour": hour_rows, "hour_ratio": hour_ratio,
+                                                       "throughput": metric_rows, "throughput_ratios": metric_ratio})
+        except (OSError, ValueError) as error:
+            sys.exit("analysis: writing the tables: %s" % error)
+        log("wrote %s and the analysis part of Documentation/Performance.md" % os.path.relpath(record, ROOT))
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 """Issue 28's benchmarks, each beside the tools people would use instead, in the same run.
 
   Benchmarks/compare.py            runs both, prints a Markdown table
-  Benchmarks/compare.py --write    also puts the table into Documentation/Performance.md
-                                   (between its "compare-benchmarks" markers)
+  Benchmarks/compare.py --write    also records it (Documentation/Figures/compare.json) and renders
+                                   it into Documentation/Performance.md (between its
+                                   "compare-benchmarks" markers)
 
 Frame steps: a SyncGroup's stepFrame()/stepFrameBack() until every member shows its new frame
 (playerkit-bench framestep, release build) beside a plain C client sending mpv's own frame-step
@@ -24,7 +25,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchkit import build_bench  # noqa: E402
+from benchkit import build_bench, write_figures  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(ROOT, ".build-bench")
@@ -90,9 +91,9 @@ def main():
                      "mpv-cli": "mpv --vo=image --frames=1 --start=1, one process per clip"}[result["tool"]]
             posters.setdefault(label, []).append(result["posters_per_second"])
 
-    lines = [BEGIN, "",
-             f"Command: `Benchmarks/compare.py --write` ({options.rounds} rounds, interleaved; medians of the rounds). "
-             f"Machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}.", "",
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, {platform.platform()}"
+    lines = [f"Command: `Benchmarks/compare.py --write` ({options.rounds} rounds, interleaved; medians of the rounds). "
+             f"Machine: {machine}.", "",
              "**Frame steps** (time from the step request until every member shows its new frame; "
              f"{options.steps} steps forward from frame 30 of Media/clip-a.mp4, then {options.steps} back):", "",
              "| members | C client forward p50 | PlayerKit forward p50 | ratio | C client back p50 | PlayerKit back p50 | ratio |",
@@ -111,20 +112,22 @@ def main():
     for name, values in posters.items():
         median = statistics.median(values)
         lines.append(f"| {name} | {median:.1f} | {median / ffmpeg:.2f}x |")
-    lines += ["", END]
     table = "\n".join(lines)
     print(table)
     if options.write:
         with open(DOC) as document:
             text = document.read()
-        if BEGIN in text:
-            text = text[:text.index(BEGIN)] + table + text[text.index(END) + len(END):]
-        else:
+        if BEGIN not in text:
             text = text.replace("## What mpv's built-in scripts cost",
-                                "## Frame steps and posters (issue 28)\n\n" + table + "\n\n## What mpv's built-in scripts cost")
-        with open(DOC, "w") as document:
-            document.write(text)
-        log(f"wrote {DOC}")
+                                "## Frame steps and posters (issue 28)\n\n" + BEGIN + "\n" + END + "\n\n## What mpv's built-in scripts cost")
+            with open(DOC, "w") as document:
+                document.write(text)
+        results = {"rounds": options.rounds, "steps": options.steps,
+                   "frame_steps": [{"client": client, "members": members, "rounds": runs} for (client, members), runs in steps.items()],
+                   "posters_per_second": posters}
+        record = write_figures("compare", table, markers=(BEGIN, END), command="Benchmarks/compare.py --write", machine=machine,
+                               results=results)
+        log(f"wrote {os.path.relpath(record, ROOT)} and its part of {DOC}")
 
 
 if __name__ == "__main__":

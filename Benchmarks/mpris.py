@@ -3,8 +3,9 @@
 next to what people use instead, in the same run.
 
   Benchmarks/mpris.py            runs it, prints a Markdown table
-  Benchmarks/mpris.py --write    also puts the table into Documentation/Performance.md
-                                 (between its "mpris-benchmarks" markers)
+  Benchmarks/mpris.py --write    also records it (Documentation/Figures/mpris.json) and renders it
+                                 into Documentation/Performance.md (between its "mpris-benchmarks"
+                                 markers)
 
 On a private session bus (dbus-daemon), one player loops Media/clip-a.mp4 headless:
   - PlayerKit: playerkit-bench mpris-serve (release build), a Player published by MPRISService;
@@ -25,7 +26,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchkit import build_bench  # noqa: E402
+from benchkit import build_bench, write_figures  # noqa: E402
 import tempfile
 import time
 
@@ -133,13 +134,12 @@ def main():
     print(table)
     print(json.dumps(results), file=sys.stderr)
     if options.write:
-        text = open(DOC).read()
-        if BEGIN not in text:
-            sys.exit(f"Performance.md has no {BEGIN} marker")
-        head, rest = text.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
-        open(DOC, "w").write(head + BEGIN + "\n" + table + "\n" + END + tail)
-        log("wrote Documentation/Performance.md")
+        try:
+            record = write_figures("mpris", table, markers=(BEGIN, END), command="Benchmarks/mpris.py", machine=machine,
+                                   results={"rounds": options.rounds, "samples": options.samples, "clients": results})
+        except (OSError, ValueError) as error:
+            sys.exit(f"writing the MPRIS table: {error}")
+        log(f"wrote {os.path.relpath(record, ROOT)} and the MPRIS part of Documentation/Performance.md")
 
 
 if __name__ == "__main__":

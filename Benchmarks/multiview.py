@@ -37,7 +37,8 @@ for 25 s; in sync when the spread's p99 over the last 15 s is within a frame (33
 dropped at most 1% of the frames.
 
   Benchmarks/multiview.py            prints the table
-  Benchmarks/multiview.py --write    also rewrites the multi-view part of Documentation/Performance.md
+  Benchmarks/multiview.py --write    also records the tables (Documentation/Figures/multiview.json) and
+                                     renders them into the multi-view part of Documentation/Performance.md
   MULTIVIEW_LOGS=DIR                 keeps every run's frame log in DIR (JSON lines: player, media, t)
 """
 import argparse
@@ -56,7 +57,9 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(ROOT, ".build-bench")
 DOC = os.path.join(ROOT, "Documentation", "Performance.md")
-MARKERS = re.compile(r"(<!-- MULTIVIEW START -->\n)(.*?)(\n<!-- MULTIVIEW END -->)", re.S)
+MARKERS = ("<!-- MULTIVIEW START -->", "<!-- MULTIVIEW END -->")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchkit import write_figures  # noqa: E402
 JOINS = [0.0, 0.7, 1.5, 3.0]
 SECONDS = 64
 MISSING_AT, STALL_AT, STALL_FOR = 27.0, 37.0, 4.0
@@ -372,7 +375,7 @@ def number(value, digits=1, unit=""):
     return "never" if value is None else f"{value:.{digits}f}{unit}"
 
 
-def table(rows, most, on_demand, machine_text):
+def table(rows, most, on_demand, machine_text, date=None):
     lines = [
         "| 4 live angles, 360p, joined 0-3 s apart | aligned after the last join | spread p50 | p95 | p99 (20 s) "
         "| back in step after a missing segment | after a 4 s stall | after two 4 s stalls in a row | CPU per angle | frames dropped |",
@@ -402,7 +405,7 @@ def table(rows, most, on_demand, machine_text):
             if figures["p99_ms"] is not None and figures["p99_ms"] <= FRAME * 1000 and figures["dropped_percent"] <= 1]
     lines += ["", f"Most 360p live angles kept in sync (p99 within a frame, at most 1% dropped): **{max(kept) if kept else 'none'}** "
               f"of those tried ({', '.join(str(c) for c, _ in most)}).",
-              "", f"Command: `make bench-multiview` ({time.strftime('%Y-%m-%d')}). Machine: {machine_text}."]
+              "", f"Command: `make bench-multiview` ({date or time.strftime('%Y-%m-%d')}). Machine: {machine_text}."]
     return "\n".join(lines)
 
 
@@ -462,14 +465,18 @@ def main():
                 origin.stop()
             say(f"  {json.dumps(figures)}")
             most.append((count, figures))
-    section = table(rows, most, on_demand, machine())
+    date, machine_text = time.strftime("%Y-%m-%d"), machine()
+    section = table(rows, most, on_demand, machine_text, date)
     print(section)
     if args.write:
-        document = open(DOC).read()
-        if not MARKERS.search(document):
-            raise SystemExit(f"{DOC} has no <!-- MULTIVIEW START --> ... <!-- MULTIVIEW END --> markers")
-        open(DOC, "w").write(MARKERS.sub(lambda m: m.group(1) + section + m.group(3), document))
-        say(f"wrote {DOC}")
+        try:
+            record = write_figures("multiview", section, markers=MARKERS, command="make bench-multiview", machine=machine_text,
+                                   date=date, results={"live": [{"case": name, **figures} for name, figures in rows],
+                                                       "on_demand": [{"case": name, **figures} for name, figures in on_demand],
+                                                       "most": [{"angles": count, **figures} for count, figures in most]})
+        except (OSError, ValueError) as error:
+            raise SystemExit(f"[multiview] FAILED: writing the multi-view table: {error}")
+        say(f"wrote {os.path.relpath(record, ROOT)} and the multi-view part of {DOC}")
 
 
 if __name__ == "__main__":

@@ -18,13 +18,13 @@ decoder's own format). PlayerKit makes its ready cores at launch (Player.prepare
 an app does; libVLC's instance is made once per process, as an app makes it.
 
   Benchmarks/peers.py            prints the table
-  Benchmarks/peers.py --write    also rewrites the peers part of Documentation/Performance.md
+  Benchmarks/peers.py --write    also records the table (Documentation/Figures/peers.json) and renders
+                                 it into the peers part of Documentation/Performance.md
 """
 import argparse
 import json
 import os
 import platform
-import re
 import statistics
 import subprocess
 import sys
@@ -33,9 +33,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(ROOT, ".build-bench")
 DOC = os.path.join(ROOT, "Documentation", "Performance.md")
-MARKERS = re.compile(r"(<!-- PEERS START -->\n)(.*?)(\n<!-- PEERS END -->)", re.S)
+MARKERS = ("<!-- PEERS START -->", "<!-- PEERS END -->")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchkit import build_bench  # noqa: E402
+from benchkit import build_bench, write_figures  # noqa: E402
 
 
 def log(text):
@@ -134,13 +134,15 @@ def main():
     table = "\n".join(lines)
     print(table)
     if args.write:
-        section = (table + "\n\nMeasured " + time.strftime("%Y-%m-%d") + " with `make bench-peers` (`Benchmarks/peers.py --write`): "
-                   + f"{args.rounds} rounds of {args.runs} runs, the 8 s 720p30 H.264 clip without sound. Machine: {machine()}.")
-        document = open(DOC).read()
-        if not MARKERS.search(document):
-            raise SystemExit(f"[peers] FAILED: no <!-- PEERS START --> ... <!-- PEERS END --> part in {DOC}")
-        open(DOC, "w").write(MARKERS.sub(lambda m: m.group(1) + section + m.group(3), document))
-        log(f"rewrote the peers part of {DOC}")
+        date, machine_text = time.strftime("%Y-%m-%d"), machine()
+        section = (table + "\n\nMeasured " + date + " with `make bench-peers` (`Benchmarks/peers.py --write`): "
+                   + f"{args.rounds} rounds of {args.runs} runs, the 8 s 720p30 H.264 clip without sound. Machine: {machine_text}.")
+        try:
+            record = write_figures("peers", section, markers=MARKERS, command="make bench-peers", machine=machine_text, date=date,
+                                   results={"rounds": args.rounds, "runs": args.runs, "first_frame": ttff, "create_destroy_ms": cycles})
+        except (OSError, ValueError) as error:
+            raise SystemExit(f"[peers] FAILED: writing the peers table: {error}")
+        log(f"wrote {os.path.relpath(record, ROOT)} and the peers part of {DOC}")
 
 
 if __name__ == "__main__":

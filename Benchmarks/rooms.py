@@ -18,7 +18,8 @@ is its position minus the other's at that instant (interpolated between the othe
 computed by `playerkit-room --compare` for all three cases.
 
   Benchmarks/rooms.py            prints the table (release build of playerkit-room first)
-  Benchmarks/rooms.py --write    also rewrites the rooms part of Documentation/Performance.md
+  Benchmarks/rooms.py --write    also records the table (Documentation/Figures/rooms.json) and renders
+                                 it into the rooms part of Documentation/Performance.md
 """
 import argparse
 import json
@@ -35,7 +36,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "Documentation", "Performance.md")
 CLIP = os.path.join(ROOT, "Media", "clip-a.mp4")
-MARKERS = re.compile(r"(<!-- ROOMS START -->\n)(.*?)(\n<!-- ROOMS END -->)", re.S)
+MARKERS = ("<!-- ROOMS START -->", "<!-- ROOMS END -->")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchkit import write_figures  # noqa: E402
 
 
 def say(text):
@@ -269,13 +272,15 @@ def main():
     text = "\n".join(table)
     print(text)
     if args.write:
-        section = (f"Measured {time.strftime('%Y-%m-%d')} with `Benchmarks/rooms.py --write` (`make bench-rooms`), "
-                   f"{args.seconds:g} s per case, on {machine()}.\n\n{text}")
-        document = open(DOC).read()
-        if not MARKERS.search(document):
-            raise SystemExit(f"[rooms] FAILED: no <!-- ROOMS START --> ... <!-- ROOMS END --> part in {DOC}")
-        open(DOC, "w").write(MARKERS.sub(lambda m: m.group(1) + section + m.group(3), document))
-        say(f"wrote {DOC}")
+        date, machine_text = time.strftime('%Y-%m-%d'), machine()
+        section = (f"Measured {date} with `Benchmarks/rooms.py --write` (`make bench-rooms`), "
+                   f"{args.seconds:g} s per case, on {machine_text}.\n\n{text}")
+        try:
+            record = write_figures("rooms", section, markers=MARKERS, command="make bench-rooms", machine=machine_text, date=date,
+                                   results={"seconds": args.seconds, "cases": [{"case": label, **f} for label, f in rows]})
+        except (OSError, ValueError) as error:
+            raise SystemExit(f"[rooms] FAILED: writing the rooms table: {error}")
+        say(f"wrote {os.path.relpath(record, ROOT)} and the rooms part of {DOC}")
 
 
 if __name__ == "__main__":

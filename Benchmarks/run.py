@@ -6,10 +6,11 @@ them alike: a plain C client of libmpv (the floor, Benchmarks/c), PlayerKit (rel
 Benchmarks/PlayerKitBench) and python-mpv (the peer, Benchmarks/python, installed into
 .build-bench/venv). When python-mpv cannot be installed its column says so and the rest runs.
 
-  Benchmarks/run.py --write     full suite (a few minutes); rewrites Documentation/Performance.md
+  Benchmarks/run.py --write     full suite (a few minutes); records it (Documentation/Figures/
+                                benchmark.json) and renders its table into Documentation/Performance.md
   Benchmarks/run.py --quick     short suite (about 6 minutes once built); prints one JSON object
-  Benchmarks/run.py --chart-only  redraws Documentation/performance.svg from the table in
-                                  Documentation/Performance.md (runs nothing)
+  Benchmarks/run.py --chart-only  redraws Documentation/performance.svg from the recorded table
+                                  (Documentation/Figures/benchmark.json; runs nothing)
 
 Every stage is named on standard error as it starts ("[bench] building ...", "[bench] running:
 ...") with its time when it ends. A step that fails shows its own output (the last 60 lines) and
@@ -29,6 +30,9 @@ import sys
 import textwrap
 import time
 from xml.sax.saxutils import escape
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchkit import docfigures, write_figures  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(ROOT, ".build-bench")
@@ -692,12 +696,16 @@ def label(name):
     return name, "{:.3g}"
 
 
+def machine_text(info):
+    return (f"{info['cpus']} CPUs ({info['cpu']}), Linux {info['kernel']}; "
+            f"libmpv {info['libmpv']}; {info['swift']}; Python {info['python']}, python-mpv {info['python_mpv']}")
+
+
 def table(figures, info, command):
     def cell(value, number):
         return number.format(value) if value is not None else "n/a"
     lines = [
-        f"Measured with `{command}`. Machine: {info['cpus']} CPUs ({info['cpu']}), Linux {info['kernel']}; "
-        f"libmpv {info['libmpv']}; {info['swift']}; Python {info['python']}, python-mpv {info['python_mpv']}.",
+        f"Measured with `{command}`. Machine: {machine_text(info)}.",
         "",
         "| figure | plain C | PlayerKit | python-mpv | PlayerKit / C | PlayerKit / python-mpv |",
         "|---|---|---|---|---|---|",
@@ -737,7 +745,7 @@ def table(figures, info, command):
 CHART_EMBED = "![PlayerKit vs plain C and python-mpv](performance.svg)"
 CHART_SENTENCE = ("A ratio below 1 means PlayerKit's figure is lower than plain C's or python-mpv's: better for "
                   "times, CPU and memory, worse where more is better (frames or events per second, players in real time).")
-MARKERS = re.compile(r"(<!-- BENCHMARK START -->\n)(.*?)(\n<!-- BENCHMARK END -->)", re.S)
+MARKERS = ("<!-- BENCHMARK START -->", "<!-- BENCHMARK END -->")
 
 
 def ratio_rows(generated):
@@ -857,24 +865,26 @@ def write_chart(generated):
     return with_chart(generated)
 
 
-def write_document(generated):
-    with open(DOC) as document:
-        content = document.read()
-    content, count = MARKERS.subn(lambda match: match.group(1) + generated + match.group(3), content)
-    if count != 1:
-        sys.exit(f"[bench] FAILED: writing {DOC}: no <!-- BENCHMARK START --> ... <!-- BENCHMARK END --> part")
-    with open(DOC, "w") as document:
-        document.write(content)
-    log(f"[bench] wrote {os.path.relpath(DOC, ROOT)}")
+def write_document(generated, command, info, figures):
+    """Records the run (Documentation/Figures/benchmark.json: the table, the machine, the
+    figures as measured) and renders the table into Performance.md from that record."""
+    try:
+        record = write_figures("benchmark", generated, markers=MARKERS, command=command, machine=machine_text(info),
+                               results={"machine": info, **figures})
+    except (OSError, ValueError) as error:
+        sys.exit(f"[bench] FAILED: writing {DOC}: {error}")
+    log(f"[bench] wrote {os.path.relpath(record, ROOT)} and {os.path.relpath(DOC, ROOT)}")
 
 
 def chart_only():
-    """--chart-only: the chart from the figures already in Performance.md; runs nothing."""
-    with open(DOC) as document:
-        match = MARKERS.search(document.read())
-    if not match:
-        sys.exit(f"[bench] FAILED: drawing the chart: no <!-- BENCHMARK START --> part in {DOC}")
-    write_document(write_chart(match.group(2)))
+    """--chart-only: the chart from the figures already recorded (Documentation/Figures/
+    benchmark.json); runs nothing."""
+    try:
+        generated = docfigures.render_body(docfigures.load("benchmark"))
+        docfigures.replace_blocks("benchmark", write_chart(generated))
+    except (OSError, ValueError) as error:
+        sys.exit(f"[bench] FAILED: drawing the chart from Documentation/Figures/benchmark.json: {error}")
+    log(f"[bench] wrote {os.path.relpath(DOC, ROOT)}")
 
 
 def main():
@@ -909,7 +919,7 @@ def main():
     print(text)
     print(json.dumps({"machine": info, **figures}), file=sys.stderr)
     if arguments.write:
-        write_document(write_chart(text))
+        write_document(write_chart(text), command, info, figures)
     log(f"[bench] all done in {duration(time.monotonic() - started)}")
 
 

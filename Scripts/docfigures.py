@@ -177,6 +177,15 @@ def render_pages(selected=None, write=True):
     return changed
 
 
+def same_markdown(rendered_text, text):
+    """Whether the renderer's Markdown says what `text` says: the same lines, table rows
+    compared by their cells (a benchmark may write an empty cell as `| |`, the renderer writes
+    `|  |`)."""
+    ours, theirs = rendered_text.split("\n"), text.split("\n")
+    return len(ours) == len(theirs) and all(
+        a == b or (a.startswith("|") and b.startswith("|") and cells(a) == cells(b)) for a, b in zip(ours, theirs))
+
+
 def record(name, text, *, markers, command, machine, date, results=None, document="Documentation/Performance.md"):
     """What a benchmark calls when it writes: `text`, the Markdown it made for its part of the
     page, is saved as Documentation/Figures/NAME.json (with what measured it, and `results`,
@@ -187,11 +196,20 @@ def record(name, text, *, markers, command, machine, date, results=None, documen
               "blocks": parse_body(text, fields)}
     if results is not None:
         figure["results"] = results
-    if render_body(figure) != text.strip("\n"):
+    if not same_markdown(render_body(figure), text.strip("\n")):
         raise ValueError(f"{name}: the blocks parsed from the benchmark's Markdown do not render it back")
     save(figure)
     render_pages([figure])
     return path_of(name)
+
+
+def replace_blocks(name, text):
+    """Keeps a record's fields and results but makes its blocks from `text` (run.py
+    --chart-only: the same table with the chart's embed redrawn); renders it into its page."""
+    figure = load(name)
+    figure["blocks"] = parse_body(text, {field: figure.get(field) for field in FIELDS})
+    save(figure)
+    render_pages([figure])
 
 
 # --- Architecture.md's table of layers, from Package.swift -------------------------------

@@ -116,25 +116,27 @@ test-asan: test-deps
 bench-deps: test-deps
 	@Scripts/install-deps.sh test bench
 
-## Benchmarks against plain C and python-mpv (release build, a few minutes); rewrites Documentation/Performance.md.
+## Benchmarks against plain C and python-mpv (release build, a few minutes); records the run in
+## Documentation/Figures/benchmark.json and renders its table into Documentation/Performance.md.
 bench: bench-deps
 	Benchmarks/run.py --write
 
 ## Drift between two processes: PlayerKit's rooms, the naive way and Syncplay's own client, side
-## by side (about four minutes); rewrites the rooms table in Documentation/Performance.md.
+## by side (about four minutes); records the rooms table (Documentation/Figures/rooms.json) and
+## renders it into Documentation/Performance.md.
 bench-rooms: test-deps
 	Benchmarks/rooms.py --write
 
 ## Live camera angles in lockstep: PlayerKit's MultiView, N uncorrected mpv cores and RaceControl's
 ## autosync side by side (4 live 360p angles joined 0-3 s apart, a missing segment, a 4 s stall),
-## and the most angles kept in sync (about ten minutes); rewrites the multi-view table in
-## Documentation/Performance.md.
+## and the most angles kept in sync (about ten minutes); records the multi-view tables
+## (Documentation/Figures/multiview.json) and renders them into Documentation/Performance.md.
 bench-multiview: bench-deps
 	Benchmarks/multiview.py --write
 
 ## First frame and player churn against the peers an app would use instead: the plain C client,
-## PlayerKit, GStreamer's playbin and playbin3, libVLC (about two minutes once built); rewrites the
-## peers table in Documentation/Performance.md.
+## PlayerKit, GStreamer's playbin and playbin3, libVLC (about two minutes once built); records the
+## peers table (Documentation/Figures/peers.json) and renders it into Documentation/Performance.md.
 bench-peers: bench-deps
 	@Scripts/install-deps.sh peers
 	Benchmarks/peers.py --write
@@ -143,16 +145,18 @@ bench-peers: bench-deps
 ## music made with espeak-ng, sox and numpy, offsets from 40 ms to 9 minutes, a clock 100 ppm
 ## fast, an unrelated pair), two one-hour recordings against ffmpeg + numpy, PSNR and SSIM on a
 ## 1080p pair against FFmpeg's filters, offsets from the picture (about fifteen minutes);
-## rewrites the analysis tables in Documentation/Performance.md.
+## records the analysis tables (Documentation/Figures/analysis.json) and renders them into
+## Documentation/Performance.md.
 bench-compare: bench-deps
 	Benchmarks/analysis.py --write
 
 ## A player on the desktop (MPRIS) from a desktop client's side, next to mpv with its MPRIS plugin
-## (about a minute once built); rewrites the MPRIS table in Documentation/Performance.md.
+## (about a minute once built); records the MPRIS table (Documentation/Figures/mpris.json) and
+## renders it into Documentation/Performance.md.
 bench-mpris: bench-deps
 	Benchmarks/mpris.py --write
 
-## Redraws Documentation/performance.svg (and its embed) from the table in Documentation/Performance.md; runs nothing.
+## Redraws Documentation/performance.svg (and its embed) from the recorded table (Documentation/Figures/benchmark.json); runs nothing.
 bench-chart:
 	Benchmarks/run.py --chart-only
 

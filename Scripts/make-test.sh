@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make test`, after its installs: the layering check, the build (warnings are errors; a module
+# `make test`, after its installs: the layering check, the docs' facts and figures
+# (Scripts/check-doc-facts.py, Scripts/check-figures.py), the build (warnings are errors; a module
 # may import only what it depends on), then the test bundle in three passes (Scripts/test-suite.sh).
 #
 # The two checks that build or read what apps see run where they cost the least wall time, at
@@ -27,6 +28,11 @@ Scripts/check-layers.sh || exit 1
 Scripts/count-public.sh || exit 1
 python3 Scripts/check-snippets.py || exit 1
 python3 Scripts/check-doc-facts.py || exit 1
+# The docs' figures are the measurements' (issue 67): generated tables as their records make
+# them, prose figures as their tables say; the self-test first, which shows the check fails on a
+# disagreeing figure.
+python3 Scripts/check-figures.py --self-test || exit 1
+python3 Scripts/check-figures.py || exit 1
 
 consumer=$(mktemp -d "${TMPDIR:-/tmp}/playerkit-consumer-check.XXXXXX")
 consumer_pid=

@@ -336,6 +336,16 @@ def self_test():
     expect("the diagram missing a dependency", check_imports_prose(page, diagram.format("only PlayerKitSupport"), targets), True)
     expect("the diagram naming one too many", check_imports_prose(page, diagram.format(
         "PlayerKitCore, PlayerKitSupport, PlayerKitSync and PlayerKitRooms"), targets), True)
+    layers = {"header": ["module", "may import", "holds"], "names": {"CFFmpeg": "FFmpeg (`CFFmpeg`)"}, "modules": [
+        {"module": name, "holds": "h"} for name in ("PlayerKitSupport", "PlayerKitCore", "PlayerKitSync", "PlayerKitAnalysis")]}
+    made = docfigures.layers_table(targets, layers)
+    expect("the table of layers from Package.swift", [] if "| `PlayerKitAnalysis` | `PlayerKitCore`, `PlayerKitSync`, "
+           "`PlayerKitSupport`, FFmpeg (`CFFmpeg`) | h |" in made else [made], False)
+    try:
+        docfigures.layers_table(targets + docfigures.package_targets('.target(name: "PlayerKitNew")'), layers)
+        expect("a module of Package.swift missing from layers.json", [], True)
+    except ValueError:
+        pass
     table = {"name": "t", "document": "x.md", "markers": ["<!-- T START -->", "<!-- T END -->"], "command": "make t",
              "machine": "m", "date": "d", "blocks": [{"text": "Measured with `{command}` on {machine}."}, record["blocks"][0]]}
     rendered = docfigures.render_into("a\n<!-- T START -->\nold\n<!-- T END -->\nb\n", table)
@@ -348,7 +358,7 @@ def self_test():
     if failures:
         sys.exit(1)
     print("check-figures --self-test: a disagreeing, unknown or unmarked figure fails; a table edited by hand fails; "
-          "a diagram that names imports Package.swift does not give fails")
+          "a diagram that names imports Package.swift does not give fails; the table of layers follows Package.swift")
 
 
 if __name__ == "__main__":

@@ -226,9 +226,12 @@ def package_targets(text=None):
     constants = {}
     for match in re.finditer(r"let (\w+): \[Target\.Dependency\] = \[(.*?)\]", text, re.S):
         constants[match.group(1)] = dependency_names(match.group(2))
-    targets = []
+    targets, end = [], 0
     for match in re.finditer(r"\.(target|systemLibrary|executableTarget|testTarget)\(", text):
+        if match.start() < end:
+            continue  # a `.target(name:)` dependency inside the target before
         body = balanced(text, match.end() - 1)
+        end = match.end() + len(body)
         name = re.search(r'name:\s*"([^"]+)"', body).group(1)
         path = re.search(r'path:\s*"([^"]+)"', body)
         dependencies = []

@@ -701,11 +701,11 @@ def machine_text(info):
             f"libmpv {info['libmpv']}; {info['swift']}; Python {info['python']}, python-mpv {info['python_mpv']}")
 
 
-def table(figures, info, command):
+def table(figures, info, command, date=None):
     def cell(value, number):
         return number.format(value) if value is not None else "n/a"
     lines = [
-        f"Measured with `{command}`. Machine: {machine_text(info)}.",
+        f"Measured {date + ' ' if date else ''}with `{command}`. Machine: {machine_text(info)}.",
         "",
         "| figure | plain C | PlayerKit | python-mpv | PlayerKit / C | PlayerKit / python-mpv |",
         "|---|---|---|---|---|---|",
@@ -865,12 +865,12 @@ def write_chart(generated):
     return with_chart(generated)
 
 
-def write_document(generated, command, info, figures):
+def write_document(generated, command, info, figures, date):
     """Records the run (Documentation/Figures/benchmark.json: the table, the machine, the
     figures as measured) and renders the table into Performance.md from that record."""
     try:
         record = write_figures("benchmark", generated, markers=MARKERS, command=command, machine=machine_text(info),
-                               results={"machine": info, **figures})
+                               date=date, results={"machine": info, **figures})
     except (OSError, ValueError) as error:
         sys.exit(f"[bench] FAILED: writing {DOC}: {error}")
     log(f"[bench] wrote {os.path.relpath(record, ROOT)} and {os.path.relpath(DOC, ROOT)}")
@@ -915,11 +915,12 @@ def main():
         print(json.dumps({"command": command, "machine": info, **figures}, indent=1))
         log(f"[bench] all done in {duration(time.monotonic() - started)}")
         return
-    text = table(figures, info, command)
+    date = time.strftime("%Y-%m-%d")
+    text = table(figures, info, command, date)
     print(text)
     print(json.dumps({"machine": info, **figures}), file=sys.stderr)
     if arguments.write:
-        write_document(write_chart(text), command, info, figures)
+        write_document(write_chart(text), command, info, figures, date)
     log(f"[bench] all done in {duration(time.monotonic() - started)}")
 
 

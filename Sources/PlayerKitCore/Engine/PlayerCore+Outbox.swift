@@ -7,42 +7,31 @@ import PlayerKitSupport
 // The one outbox: events numbered under the state lock, delivered in order by one thread at a
 // time with no lock held; and what a model's other outputs become, outside the lock.
 extension PlayerCore {
-    /// Numbers the events of `outputs` into the outbox. Called under the lock. Returns true
-    /// when the caller must become the deliverer (nobody is delivering and there is work).
+    /// Numbers the events of `outputs` into the outbox (``EventOutbox``: gapless numbers, times
+    /// that never go back, only the last words once shutdown began). Called under the lock.
+    /// Returns true when the caller must become the deliverer (nobody is delivering and there is
+    /// work).
     ///
     /// Numbering under the lock and delivering from one thread at a time, in outbox order, is
     /// what keeps every player's events in order when the pump and an API call (an optimistic
     /// pause, say) produce events at the same time, while no lock is held during delivery.
-    /// Each record gets the monotonic time (for measuring) and the wall-clock time (for display).
+    /// Each record gets the monotonic time (for measuring; `signalled`, when mpv signalled the
+    /// events, or now) and the wall-clock time (for display).
     func emit(_ state: inout State, _ outputs: [PlaybackModel.Output], timestamp: Date,
-                      at signalled: ContinuousClock.Instant? = nil) -> Bool {
-        var time: ContinuousClock.Instant?
-        for case .event(let event) in outputs {
-            // Once shutdown began, only shuttingDown, the features' last events and the final
-            // shutDown go out: nothing follows shutDown.
-            if state.isShutDown, event != .shutDown {
-                let lastWords: Bool
-                switch event {
-                case .shuttingDown, .feature: lastWords = !state.eventsClosed
-                default: lastWords = false
-                }
-                guard lastWords else { continue }
-            }
-            if event == .firstFrame, state.poolRefill != nil {
-                state.poolRefillDue = state.poolRefill
-                state.poolRefill = nil
-            }
-            state.sequenceNumber += 1
-            var now = time ?? signalled ?? ContinuousClock.now
-            if let last = state.lastEventTime, last > now { now = last }
-            time = now
-            state.lastEventTime = now
-            state.outbox.append(PlayerEventRecord(
-                playerID: id, event: event, sequenceNumber: state.sequenceNumber, time: now, timestamp: timestamp))
+              at signalled: ContinuousClock.Instant? = nil) -> Bool {
+        let events = outputs.compactMap { output -> PlayerEvent? in
+            if case .event(let event) = output { return event } else { return nil }
         }
-        guard !state.delivering, !state.outbox.isEmpty else { return false }
-        state.delivering = true
-        return true
+        let records = state.outbox.append(events, at: signalled, timestamp: timestamp)
+        if state.poolRefill != nil, records.contains(where: { $0.event == .firstFrame }) { Self.poolRefillDue(&state) }
+        return state.outbox.claimDelivery()
+    }
+
+    /// The player's first frame is out: the pool's refill is due, run by the thread that
+    /// delivers it (outside the lock), once.
+    private static func poolRefillDue(_ state: inout State) {
+        state.poolRefillDue = state.poolRefill
+        state.poolRefill = nil
     }
 
     /// Empties the outbox into the sink, batch by batch, until it stays empty. Only the thread
@@ -65,12 +54,7 @@ extension PlayerCore {
     /// nil (and the delivering role given up) once the outbox is empty.
     func takeOutboxBatch() -> OutboxBatch? {
         state.withLock { state in
-            guard !state.outbox.isEmpty else {
-                state.delivering = false
-                return nil
-            }
-            var batch: [PlayerEventRecord] = []
-            swap(&batch, &state.outbox)
+            guard let batch = state.outbox.takeBatch() else { return nil }
             defer { state.poolRefillDue = nil }
             return (batch, state.sink, state.poolRefillDue)
         }

@@ -43,7 +43,10 @@ extension PlayerCore {
 
     func teardown() {
         let firstTime = state.withLock { state -> Bool in
-            defer { state.isShutDown = true }
+            defer {
+                state.isShutDown = true
+                state.outbox.beginShutdown()
+            }
             return !state.isShutDown
         }
         guard firstTime else { return }
@@ -77,8 +80,7 @@ extension PlayerCore {
             let all = state.loads.takeAll()
             let replies = state.sentOperations.takeAll().compactMap(\.reply) + state.seekReplies.takeAll()
                 + state.propertyReads.takeAll().map(\.reply)
-            // The last event; the pump is stopped, so nothing can follow it.
-            state.eventsClosed = true
+            // The last event; the pump is stopped, and the outbox takes nothing after it.
             return (all, replies, emit(&state, [.event(.shutDown)], timestamp: wall))
         }
         if deliver { deliverOutbox() }

@@ -29,25 +29,16 @@ final class PlayerCore: Sendable {
         /// Reply numbers of sent operations and loads, and of awaited reads (``MPVRequestIDs``).
         var operationIDs = MPVRequestIDs.Counter(first: 1)
         var readIDs = MPVRequestIDs.Counter(first: 1, mask: MPVRequestIDs.readBit)
-        /// Loads and sent operations whose answer was due when mpv's event queue overflowed:
-        /// those still unanswered once the recovery's reads are answered lost theirs.
-        var sequenceNumber: UInt64 = 0
-        /// The time of the latest event emitted: event times never go back.
-        var lastEventTime: ContinuousClock.Instant?
         var isShutDown = false
-        /// Set with the final ``PlayerEvent/shutDown``: from ``PlayerEvent/shuttingDown`` until
-        /// then, features' events are still taken (their last words about the player).
-        var eventsClosed = false
         /// Receives each numbered batch, in order, from the one deliverer (no lock held), for
         /// the subscribers the phase reaches (``DeliveryPhase``).
         var sink: (@Sendable ([PlayerEventRecord], DeliveryPhase) -> Void)?
-        /// Numbered events not yet handed to the sink.
-        var outbox: [PlayerEventRecord] = []
-        /// Whether some thread is emptying the outbox right now.
-        var delivering = false
+        /// The player's events on their way to the sink: numbered, timed, gated at shutdown
+        /// (``EventOutbox``, the same a fake's ``PlayerEventEmitter`` keeps).
+        var outbox: EventOutbox
         /// Makes the core pool's ready cores whole again (``CorePool/refillNow(options:)``):
         /// run once, at the player's first frame, when its load no longer shares the machine
-        /// with a core's creation. Moved to ``poolRefillDue`` by ``emit(_:_:timestamp:at:)``.
+        /// with a core's creation. Moved to ``poolRefillDue`` at the first frame (``emit(_:_:timestamp:at:)``).
         var poolRefill: (@Sendable () -> Void)?
         /// The pool refill to run, outside the lock, by the thread delivering the outbox.
         var poolRefillDue: (@Sendable () -> Void)?
@@ -254,7 +245,7 @@ final class PlayerCore: Sendable {
             logger: configuration.logger(for: id, label: "PlayerKit.streams"))
         var state = State(model: PlaybackModel(
             positionInterval: configuration.positionUpdateInterval, bufferingTimeout: configuration.bufferingTimeout,
-            networkTimeout: configuration.networkTimeout))
+            networkTimeout: configuration.networkTimeout), outbox: EventOutbox(playerID: id))
         // The app's own choice among mpv's options counts too.
         state.model.timestampsRebased = configuration.extraOptions[PlaybackModel.timestampOriginProperty] != "no"
 

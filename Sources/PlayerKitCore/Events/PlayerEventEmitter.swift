@@ -16,30 +16,28 @@ public final class PlayerEventEmitter: Sendable {
     /// The bus the records go to.
     let bus: PlayerEventBus
 
-    private struct State {
-        var lastSequenceNumber: UInt64 = 0
-        var outbox: [[PlayerEventRecord]] = []
-        var delivering = false
-        var ended = false
-    }
-
-    private let state = Locked(State())
+    /// The same outbox a ``Player``'s core keeps (``EventOutbox``): its numbering, times and
+    /// shutdown rules are a real player's.
+    private let outbox: Locked<EventOutbox>
 
     /// Creates an emitter for the player `playerID`, publishing to `bus`.
     public init(playerID: PlayerID, bus: PlayerEventBus) {
         self.playerID = playerID
         self.bus = bus
+        self.outbox = Locked(EventOutbox(playerID: playerID))
     }
 
     /// The sequence number of the last event emitted, 0 before the first.
-    public var lastSequenceNumber: UInt64 { state.withLock { $0.lastSequenceNumber } }
+    public var lastSequenceNumber: UInt64 { outbox.withLock { $0.lastSequenceNumber } }
 
     /// Whether ``PlayerEvent/shutDown`` has been emitted (later events are dropped).
-    var hasEnded: Bool { state.withLock { $0.ended } }
+    var hasEnded: Bool { outbox.withLock { $0.stage == .closed } }
 
     /// Numbers `events` in order and publishes them, stamped with `time` (monotonic, for
-    /// measuring) and `timestamp` (wall clock, for display). Events after
-    /// ``PlayerEvent/shutDown`` are dropped. Returns the records emitted.
+    /// measuring; never earlier than the last event's, as a real player's) and `timestamp` (wall
+    /// clock, for display). From ``PlayerEvent/shuttingDown`` on only features' events and
+    /// ``PlayerEvent/shutDown`` are taken, and after ``PlayerEvent/shutDown`` nothing, as from a
+    /// real player. Returns the records emitted.
     @discardableResult
     public func emit(_ events: [PlayerEvent], at time: ContinuousClock.Instant = .now,
                      timestamp: Date = Date()) -> [PlayerEventRecord] {
@@ -55,30 +53,14 @@ public final class PlayerEventEmitter: Sendable {
     @discardableResult
     public func enqueue(_ events: [PlayerEvent], at time: ContinuousClock.Instant = .now,
                         timestamp: Date = Date()) -> [PlayerEventRecord] {
-        let playerID = playerID
-        return state.withLock { state -> [PlayerEventRecord] in
-            var records: [PlayerEventRecord] = []
-            for event in events where !state.ended {
-                state.lastSequenceNumber += 1
-                records.append(PlayerEventRecord(
-                    playerID: playerID, event: event, sequenceNumber: state.lastSequenceNumber,
-                    time: time, timestamp: timestamp))
-                if case .shutDown = event { state.ended = true }
-            }
-            if !records.isEmpty { state.outbox.append(records) }
-            return records
-        }
+        outbox.withLock { $0.append(events, at: time, timestamp: timestamp) }
     }
 
     /// Hands every queued record to the bus, in order, unless another thread is delivering
     /// already (it then delivers them). Never holds a lock while subscribers run.
     public func deliverQueued() {
-        let deliver = state.withLock { state -> Bool in
-            guard !state.delivering, !state.outbox.isEmpty else { return false }
-            state.delivering = true
-            return true
-        }
-        if deliver { drain() }
+        guard outbox.withLock({ $0.claimDelivery() }) else { return }
+        while let batch = outbox.withLock({ $0.takeBatch() }) { bus.publish(batch) }
     }
 
     /// ``emit(_:at:timestamp:)-([PlayerEvent],_,_)`` for one event.
@@ -86,19 +68,5 @@ public final class PlayerEventEmitter: Sendable {
     func emit(_ event: PlayerEvent, at time: ContinuousClock.Instant = .now,
                      timestamp: Date = Date()) -> PlayerEventRecord? {
         emit([event], at: time, timestamp: timestamp).first
-    }
-
-    /// Hands batches to the bus until the outbox stays empty; one deliverer at a time.
-    private func drain() {
-        while true {
-            let batch = state.withLock { state -> [[PlayerEventRecord]] in
-                let batch = state.outbox
-                state.outbox.removeAll()
-                if batch.isEmpty { state.delivering = false }
-                return batch
-            }
-            if batch.isEmpty { return }
-            for records in batch { bus.publish(records) }
-        }
     }
 }

@@ -87,7 +87,10 @@ for module in modules:
             if target is None:
                 return match.group(0)
             if target[0] == module:
-                return "](<doc:%s%s>)" % (target[1], match.group(2) or "")
+                # The article, without the forge's section anchor: DocC names a section by its
+                # heading as written ("Latest-run"), the forge by its lowercase slug
+                # ("latest-run"), and a DocC link to a section it cannot find is an error.
+                return "](<doc:%s>)" % target[1]
             # Another module's article: a module links only the archives it depends on, so this is
             # the article's path in the combined archive.
             return "](/documentation/%s/%s)" % (target[0].lower(), target[1].lower())

@@ -677,10 +677,6 @@ final class CacheStore: @unchecked Sendable {
         return stream
     }
 
-    func subscribeAsyncStream(bufferLimit: Int) -> AsyncStream<MediaCacheEvent> {
-        broadcast.asyncStream(bufferLimit: bufferLimit)
-    }
-
     /// On the event queue: in order, never under the lock.
     private func deliver(_ event: MediaCacheEvent) {
         broadcast.yield(event)

@@ -215,13 +215,6 @@ public final class MediaCache: MediaPrecaching {
         store.subscribe(bufferLimit: bufferLimit)
     }
 
-    /// 1.0's form of ``events(bufferLimit:)->EventStream<MediaCacheEvent>``.
-    @_disfavoredOverload
-    @available(*, deprecated, message: "use events(bufferLimit:) returning EventStream<MediaCacheEvent>, PlayerKit's one stream type")
-    public func events(bufferLimit: Int = 1024) -> AsyncStream<MediaCacheEvent> {
-        store.subscribeAsyncStream(bufferLimit: bufferLimit)
-    }
-
     /// Stops every download (recording what arrived), fails pending precaches with
     /// ``MediaCacheError/shutDown``, makes streams still open fail their reads, and closes the
     /// HTTP client. Returns when all of that is done. Safe to call more than once. Without it,

@@ -30,8 +30,8 @@ public enum MediaCacheEvent: PlayerFeatureEvent {
         }
     }
 
-    /// ``PlayerKitCore/PlayerEventKind/cache``: every event of ``MediaCacheEvent`` has this
-    /// one kind (filter on it, then switch over the event).
+    /// `"cache"`: every event of ``MediaCacheEvent`` has this one kind (the events come on
+    /// ``MediaCache/events(bufferLimit:)``, not on the bus; switch over the event).
     public var kind: PlayerEventKind { "cache" }
 
     /// One line naming the key.
@@ -46,11 +46,4 @@ public enum MediaCacheEvent: PlayerFeatureEvent {
         case .failed(let key, let error): return "cacheFailed(\(key): \(error))"
         }
     }
-}
-
-extension PlayerEventKind {
-    /// Every ``MediaCacheEvent``, whatever its case. Since 1.1 the bus carries no cache events:
-    /// they come on ``MediaCache/events(bufferLimit:)->EventStream<MediaCacheEvent>``.
-    @available(*, deprecated, message: "the bus carries no cache events since 1.1: read MediaCache.events()")
-    public static let cache: PlayerEventKind = "cache"
 }

@@ -263,13 +263,6 @@ public final class MPRISService: Sendable {
         return stream
     }
 
-    /// 1.0's form of ``serviceEvents(bufferLimit:)->EventStream<MPRISServiceEvent>``.
-    @_disfavoredOverload
-    @available(*, deprecated, message: "use serviceEvents(bufferLimit:) returning EventStream<MPRISServiceEvent>, PlayerKit's one stream type")
-    public func serviceEvents(bufferLimit: Int = 64) -> AsyncStream<MPRISServiceEvent> {
-        broadcast.asyncStream(bufferLimit: bufferLimit)
-    }
-
     /// Takes every player off the bus (each hears ``MPRISUnpublishReason/serviceShutDown``),
     /// closes the connections and ends the thread; returns once it ended, at most 5 s.
     /// Calls after it throw ``MPRISError/serviceShutDown``.

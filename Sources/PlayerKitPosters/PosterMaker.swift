@@ -153,17 +153,6 @@ public final class PosterMaker: Sendable {
         return stream
     }
 
-    /// 1.0's form of ``posters(for:)->EventStream<PosterResult>``.
-    @_disfavoredOverload
-    @available(*, deprecated, message: "use posters(for:) returning EventStream<PosterResult>, PlayerKit's one stream type")
-    public func posters(for requests: [PosterRequest]) -> AsyncStream<PosterResult> {
-        let (stream, continuation) = AsyncStream<PosterResult>.makeStream(bufferingPolicy: .unbounded)
-        startBatch(
-            requests, yield: { continuation.yield($0) }, finish: { continuation.finish() },
-            onTermination: { handler in continuation.onTermination = { _ in handler() } })
-        return stream
-    }
-
     /// Runs a batch, handing each result to `yield`; `onTermination` registers what stops it
     /// when its reader goes.
     private func startBatch(

@@ -240,13 +240,6 @@ public final class RoomClient: Sendable {
         return stream
     }
 
-    /// 1.0's form of ``events(bufferLimit:)->EventStream<RoomEvent>``.
-    @_disfavoredOverload
-    @available(*, deprecated, message: "use events(bufferLimit:) returning EventStream<RoomEvent>, PlayerKit's one stream type")
-    public func events(bufferLimit: Int = 256) -> AsyncStream<RoomEvent> {
-        broadcast.asyncStream(bufferLimit: bufferLimit)
-    }
-
     /// The room's events, to every sequence asked for.
     private let broadcast = EventBroadcast<RoomEvent>()
 

@@ -13,12 +13,6 @@ public protocol RoomSession: AnyObject, Sendable {
     /// session ends for good.
     func events(bufferLimit: Int) -> EventStream<RoomEvent>
 
-    /// 1.0's form of ``events(bufferLimit:)->EventStream<RoomEvent>``. A session written
-    /// for 1.0 that implements only this one still conforms: the stream form reads it.
-    @_disfavoredOverload
-    @available(*, deprecated, message: "implement events(bufferLimit:) returning EventStream<RoomEvent>, PlayerKit's one stream type")
-    func events(bufferLimit: Int) -> AsyncStream<RoomEvent>
-
     /// Sets what the session answers when the room asks for the local state: `provider` returns
     /// the position and whether it is paused, or nil to answer nothing. Called on the session's
     /// own thread, so it must not wait. Replaces an earlier provider.
@@ -71,37 +65,5 @@ extension RoomClient: RoomSession {
     public func beginChange(position: Double, paused: Bool, seeking: Bool) -> PendingRoomChange {
         let change = beginChange(SyncplayWire.PlayState(position: position, paused: paused, doSeek: seeking))
         return PendingRoomChange { () async throws(RoomError) in try await self.send(change) }
-    }
-}
-
-// A 1.0 session implements the `AsyncStream` form; a 1.1 session the `EventStream` form. Each
-// form's default reads the other, so either conforms (a session must implement one of them).
-@available(*, deprecated, message: "a RoomSession written for 1.0: implement events(bufferLimit:) returning EventStream<RoomEvent>")
-extension RoomSession {
-    /// Reads the 1.0 form. A reader that stops is let go at the session's next event or end.
-    public func events(bufferLimit: Int) -> EventStream<RoomEvent> {
-        let source: AsyncStream<RoomEvent> = events(bufferLimit: bufferLimit)
-        let (stream, continuation) = EventStream<RoomEvent>.makeStream(bufferLimit: bufferLimit)
-        Task {
-            for await event in source where !continuation.yield(event) { break }
-            continuation.finish()
-        }
-        return stream
-    }
-}
-
-extension RoomSession {
-    /// 1.0's form, read from ``events(bufferLimit:)->EventStream<RoomEvent>``.
-    @_disfavoredOverload
-    @available(*, deprecated, message: "use events(bufferLimit:) returning EventStream<RoomEvent>, PlayerKit's one stream type")
-    public func events(bufferLimit: Int) -> AsyncStream<RoomEvent> {
-        let source: EventStream<RoomEvent> = events(bufferLimit: bufferLimit)
-        return AsyncStream(bufferingPolicy: .bufferingNewest(max(bufferLimit, 1))) { continuation in
-            let pump = Task {
-                for await event in source { continuation.yield(event) }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in pump.cancel() }
-        }
     }
 }

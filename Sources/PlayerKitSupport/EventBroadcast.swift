@@ -49,22 +49,6 @@ package final class EventBroadcast<Event: Sendable>: Sendable {
         if !added { finish() }
     }
 
-    /// 1.0's form, for the features' deprecated methods that return an `AsyncStream`: a new
-    /// consumer's stream of the events broadcast from now on, keeping at most `bufferLimit`
-    /// unread (at least 1); it ends at once when the broadcast has finished.
-    package func asyncStream(bufferLimit: Int) -> AsyncStream<Event> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(max(bufferLimit, 1)))
-        let ended = Locked(false)
-        continuation.onTermination = { _ in ended.withLock { $0 = true } }
-        add(
-            yield: { event in
-                if case .terminated = continuation.yield(event) { return false }
-                return true
-            },
-            finish: { continuation.finish() }, isEnded: { ended.withLock { $0 } })
-        return stream
-    }
-
     /// How many sinks are held (for tests).
     package var sinkCount: Int { state.withLock { $0.sinks.count } }
 

@@ -55,17 +55,6 @@ struct EventBroadcastTests {
         for await value in kept { heard.append(value) }
         #expect(heard == [1, 2])
     }
-
-    @Test("1.0's AsyncStream form still hears the broadcast and ends with it")
-    func asyncStreamForm() async {
-        let broadcast = EventBroadcast<Int>()
-        let old = broadcast.asyncStream(bufferLimit: 2)
-        for value in 1...3 { broadcast.yield(value) }
-        broadcast.finish()
-        var heard: [Int] = []
-        for await value in old { heard.append(value) }
-        #expect(heard == [2, 3])
-    }
 }
 
 @Suite("EventStream: PlayerKit's one stream type", .timeLimit(.minutes(1)))

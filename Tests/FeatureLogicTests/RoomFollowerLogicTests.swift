@@ -17,7 +17,7 @@ final class FakeRoom: RoomSession {
     }
 
     private struct State {
-        var streams: [AsyncStream<RoomEvent>.Continuation] = []
+        var streams: [EventStream<RoomEvent>.Continuation] = []
         var calls: [Call] = []
         var connected = true
         var localState: (@Sendable () -> (position: Double, paused: Bool)?)?
@@ -35,11 +35,11 @@ final class FakeRoom: RoomSession {
 
     /// Hands `event` to every reader of ``events(bufferLimit:)``.
     func emit(_ event: RoomEvent) {
-        for stream in state.withLock({ $0.streams }) { stream.yield(event) }
+        for stream in state.withLock({ $0.streams }) { _ = stream.yield(event) }
     }
 
-    func events(bufferLimit: Int) -> AsyncStream<RoomEvent> {
-        let (stream, continuation) = AsyncStream<RoomEvent>.makeStream(bufferingPolicy: .bufferingNewest(bufferLimit))
+    func events(bufferLimit: Int) -> EventStream<RoomEvent> {
+        let (stream, continuation) = EventStream<RoomEvent>.makeStream(bufferLimit: bufferLimit)
         state.withLock { $0.streams.append(continuation) }
         return stream
     }

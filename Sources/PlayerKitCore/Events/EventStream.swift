@@ -138,21 +138,6 @@ public struct EventStream<Element: Sendable>: AsyncSequence, Sendable {
     }
 }
 
-/// A player's (or several players') events: what ``PlayerEventBus/events(for:kinds:bufferLimit:)-(PlayerSelection,_,_)``
-/// and ``MediaPlayer/events(kinds:bufferLimit:)`` return.
-@available(*, deprecated, message: "use EventStream<PlayerEventRecord>, PlayerKit's one stream type")
-public typealias PlayerEventStream = EventStream<PlayerEventRecord>
-
-/// A frame output's frames: what ``FrameOutput/frames`` returns.
-@available(*, deprecated, message: "use EventStream<VideoFrame>, PlayerKit's one stream type")
-public typealias VideoFrameSequence = EventStream<VideoFrame>
-
-extension EventStream where Element == VideoFrame {
-    /// 1.0's name of a frame sequence's iterator.
-    @available(*, deprecated, renamed: "AsyncIterator")
-    public typealias Iterator = AsyncIterator
-}
-
 /// The bounded buffer behind an ``EventStream``: one producer side (``send(_:)``, ``finish()``),
 /// one consumer (``next(until:)``). No lock is held while a waiting consumer is resumed or
 /// `onEnd` runs.

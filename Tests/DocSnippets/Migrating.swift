@@ -1,0 +1,34 @@
+// The 2.0 side of every row of Documentation/Migrating.md, compiled by `make test` (the
+// DocSnippets test target builds them; Scripts/check-snippets.py checks that each row's 2.0 code
+// is here, and that each block shown is the region here). Not run.
+import Foundation
+import PlayerKit
+import PlayerKitCache
+import PlayerKitMPRIS
+import PlayerKitPosters
+import PlayerKitRooms
+
+func snippet_migratingStreams(player: Player, output: FrameOutput, cache: MediaCache, room: RoomClient, mpris: MPRISService,
+                              posters: PosterMaker, requests: [PosterRequest]) async {
+    // snippet: streams
+    let events: EventStream<PlayerEventRecord> = player.events()
+    let frames: EventStream<VideoFrame> = output.frames
+    var iterator: EventStream<VideoFrame>.AsyncIterator = frames.makeAsyncIterator()
+    let cacheEvents: EventStream<MediaCacheEvent> = cache.events()
+    let roomEvents: EventStream<RoomEvent> = room.events(bufferLimit: 16)
+    let serviceEvents: EventStream<MPRISServiceEvent> = mpris.serviceEvents()
+    let results: EventStream<PosterResult> = posters.posters(for: requests)
+    // end snippet
+    _ = (events, await iterator.next(), cacheEvents, roomEvents, serviceEvents, results)
+}
+
+// snippet: session
+final class MySession: RoomSession {
+    func events(bufferLimit: Int) -> EventStream<RoomEvent> { EventStream.makeStream(bufferLimit: bufferLimit).stream }
+    func reportLocalState(_ provider: @escaping @Sendable () -> (position: Double, paused: Bool)?) {}
+    func roundTrip(waitingUpTo limit: Duration) async -> Double? { nil }
+    func pause(at position: Double) async throws(RoomError) {}
+    func seek(to position: Double, paused: Bool) async throws(RoomError) {}
+    func beginChange(position: Double, paused: Bool, seeking: Bool) -> PendingRoomChange { PendingRoomChange {} }
+}
+// end snippet

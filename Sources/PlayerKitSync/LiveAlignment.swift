@@ -46,6 +46,11 @@ import PlayerKitSupport
 /// the members itself. A member further ahead than the realign threshold is seeked to where the
 /// clock will be, like one behind (on demand there is no hole in the media to fall into).
 /// The same machine drives all three ways players are kept together.
+///
+/// Its files: this one (state, members, joins and drops, states and frames),
+/// `LiveAlignment+Buffering.swift` (buffer reports, the live edge, landings, wake-ups),
+/// `LiveAlignment+Transport.swift` (pause, start again, resume, speed),
+/// `LiveAlignment+Correction.swift` (the decisions), and ``SkewMeter``.
 struct LiveAlignment: Sendable {
     typealias Settings = SyncSettings
 
@@ -180,33 +185,33 @@ struct LiveAlignment: Sendable {
         }
     }
 
-    private(set) var settings: Settings
+    var settings: Settings
     let leaderChoice: MultiView.Leader
     /// Whether the owner sets the clock (``setClock(_:speed:at:)``) instead of members leading.
     let external: Bool
-    private(set) var members: [Member] = []
+    var members: [Member] = []
     /// How many corrective seeks the machine asked for.
-    private(set) var correctiveSeeks = 0
+    var correctiveSeeks = 0
     /// The member that started or last took the clock (``MultiView/Leader/furthestAhead``).
-    private var leader: PlayerID?
+    var leader: PlayerID?
     /// The group's speed.
-    private(set) var speed: Double = 1
+    var speed: Double = 1
     /// The clock: `anchor` (media time) at `anchorTime`; nil until the first frame.
-    private(set) var anchor: (media: Double, time: ContinuousClock.Instant)?
+    var anchor: (media: Double, time: ContinuousClock.Instant)?
     /// The instant live edges are measured from (the first cache report).
-    private var epoch: ContinuousClock.Instant?
+    var epoch: ContinuousClock.Instant?
     /// After the clock was dropped with a member whose timestamps were unrelated: the member
     /// whose next frame starts it again (the first member, whose timestamps are the group's).
-    private var restartOn: PlayerID?
+    var restartOn: PlayerID?
     /// While the group is paused: where its clock stopped (nil: it had not started) and when.
-    private(set) var paused: (media: Double?, time: ContinuousClock.Instant)?
+    var paused: (media: Double?, time: ContinuousClock.Instant)?
     /// The members told to pause with the group (one that joins while it is paused is told at
     /// its first frame).
-    private var pausedMembers: Set<PlayerID> = []
+    var pausedMembers: Set<PlayerID> = []
     /// How long before the clock reaches a held member's frame it is told to play, in seconds:
     /// ``SyncSettings/startLatency`` at first, then learned from each release (the first skew
     /// measured after it), as the time mpv takes to start differs from machine to machine.
-    private(set) var startLatency: Double
+    var startLatency: Double
 
     /// The most ``startLatency`` becomes: a start measured later than this is an outlier (a
     /// busy machine), not mpv's latency.
@@ -326,7 +331,7 @@ struct LiveAlignment: Sendable {
     }
 
     /// The speed member `index` plays at to keep the group's: the group's times its rate.
-    private func ownSpeed(_ index: Int) -> Double { speed * members[index].rate }
+    func ownSpeed(_ index: Int) -> Double { speed * members[index].rate }
 
     /// Makes member `index` play at `effective`: its player's speed (what its app sees) is the
     /// group's (``ownSpeed(_:)``), sent only when that changed (which takes a correction away);
@@ -334,7 +339,7 @@ struct LiveAlignment: Sendable {
     /// publishes no `speedChanged`: the trims a group makes several times a second stay off the
     /// app's speed events (issue 66). ``SyncEvent/corrected(speed:)`` says, with the drift
     /// reports, what the correction is.
-    private mutating func play(_ index: Int, at effective: Double) -> [Action] {
+    mutating func play(_ index: Int, at effective: Double) -> [Action] {
         let id = members[index].id
         let base = ownSpeed(index)
         var actions: [Action] = []
@@ -378,7 +383,7 @@ struct LiveAlignment: Sendable {
     /// The group's timeline time of member `index`'s media time `media`: its offset added, on
     /// its clock's scale (its rate), and its clock's wraps (a wrap is counted when the result
     /// is more than half a wrap from the group's clock).
-    private mutating func timeline(_ index: Int, _ media: Double, at time: ContinuousClock.Instant) -> Double {
+    mutating func timeline(_ index: Int, _ media: Double, at time: ContinuousClock.Instant) -> Double {
         var value = (media + members[index].offset) / members[index].rate + Double(members[index].wraps) * Self.timestampWrap
         if let clock = clock(at: time), abs(value - clock) > Self.timestampWrap / 2 {
             let turns = ((clock - value) / Self.timestampWrap).rounded()
@@ -389,7 +394,7 @@ struct LiveAlignment: Sendable {
     }
 
     /// Member `index`'s media time of the group's timeline time `value`.
-    private func media(_ index: Int, _ value: Double) -> Double {
+    func media(_ index: Int, _ value: Double) -> Double {
         (value - Double(members[index].wraps) * Self.timestampWrap) * members[index].rate - members[index].offset
     }
 
@@ -470,7 +475,7 @@ struct LiveAlignment: Sendable {
     /// against the clock's. The median of five frames is two frames old: a member trimmed 5%
     /// has moved 3.3 ms since, and a correction that took the median as the skew now went past
     /// the clock by that much (a live angle that joined 30 ms behind ended 4.4 ms ahead).
-    private func judgedSkew(_ index: Int, at time: ContinuousClock.Instant) -> Double? {
+    func judgedSkew(_ index: Int, at time: ContinuousClock.Instant) -> Double? {
         // How much the skew grows per second at the member's speed.
         let growth = (members[index].speed / ownSpeed(index) - 1) * speed
         return Statistics.median(members[index].recent.map { $0.skew + growth * time.seconds(since: $0.time) })
@@ -566,511 +571,4 @@ struct LiveAlignment: Sendable {
         actions += correct(index, skew: judgedSkew(index, at: time) ?? skew, media: media, leads: leads, at: time)
         return actions + releaseDue(at: time)
     }
-
-    /// The member's player has its source in memory up to its media time `media` (nil:
-    /// unknown). Members whose source grows at the pace of time are live, and their edges are
-    /// compared: a member whose timestamps are unrelated to the group's is dropped with
-    /// ``SyncEvent/DropReason/unrelatedTimestamps(offset:)``.
-    /// `seekable`: the media time up to which the player can seek in what it has (nil: unknown).
-    mutating func cached(_ id: PlayerID, upTo raw: Double?, seekableTo seekable: Double? = nil,
-                         at time: ContinuousClock.Instant) -> [Action] {
-        guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
-        guard let raw else {
-            members[index].cacheEnd = nil
-            members[index].seekableEnd = nil
-            return []
-        }
-        let rate = members[index].rate
-        let base = Double(members[index].wraps) * Self.timestampWrap
-        var value = (raw + members[index].offset) / rate + base
-        var turns = 0.0
-        if let clock = clock(at: time), abs(value - clock) > Self.timestampWrap / 2 {
-            turns = ((clock - value) / Self.timestampWrap).rounded()
-            value += turns * Self.timestampWrap
-        }
-        members[index].cacheEnd = value
-        members[index].seekableEnd = seekable.map { ($0 + members[index].offset) / rate + base + turns * Self.timestampWrap }
-        // An outside clock has no live edge: what a member has only limits its seeks.
-        if external { return [] }
-        let epoch = self.epoch ?? time
-        self.epoch = epoch
-        let lead = value - time.seconds(since: epoch)
-        if case .liveEdge(let latency) = leaderChoice {
-            return followLiveEdge(index, lead: lead, latency: latency.inSeconds, at: time)
-        }
-        guard !members[index].offsetGiven else { return [] }
-        // Before the clock runs there is no timeline to put the value on: a member a 33-bit wrap
-        // away from the one whose frame starts the clock (fMP4 beside MPEG-TS) would keep an
-        // edge 26.5 hours off.
-        guard clock(at: time) != nil else { return [] }
-        guard var edge = members[index].edge else {
-            members[index].edge = LiveEdge(lead: lead, since: time, last: value)
-            return []
-        }
-        let step = value - edge.last
-        if step > 0.1, time - edge.since > .seconds(1) {
-            edge.largestStep = max(edge.largestStep, step)
-            edge.growth.append((value, time))
-        }
-        edge.lead = max(edge.lead, lead)
-        edge.last = value
-        members[index].edge = edge
-        return judgeTimestamps(at: time)
-    }
-
-    /// Whether the clock keeps a latency behind the live edge (``MultiView/Leader/liveEdge(latency:)``)
-    /// instead of following a member.
-    private var followsLiveEdge: Bool {
-        if case .liveEdge = leaderChoice { return true }
-        return false
-    }
-
-    /// ``MultiView/Leader/liveEdge(latency:)``: the live edge now is the newest media any member's
-    /// player has had, right after it arrived (the largest lead of any cache's end against the
-    /// monotonic time: members reload their playlists at moments of their own, and the one that
-    /// reloaded last is nearest the source). The clock is `latency` behind it: started there,
-    /// moved a tenth of the way at each report, and put there at once when further than
-    /// ``SyncSettings/realignThreshold`` (the members are then brought there).
-    private mutating func followLiveEdge(_ index: Int, lead: Double, latency: Double, at time: ContinuousClock.Instant) -> [Action] {
-        if var edge = members[index].edge {
-            edge.lead = max(edge.lead, lead)
-            members[index].edge = edge
-        } else {
-            members[index].edge = LiveEdge(lead: lead, since: time, last: lead)
-        }
-        guard let epoch, let newest = members.compactMap({ $0.edge?.lead }).max() else { return [] }
-        let target = newest + time.seconds(since: epoch) - latency
-        guard let clock = clock(at: time) else {
-            anchor = (target, time)
-            return releaseDue(at: time) + wakesForHeld()
-        }
-        let error = target - clock
-        if abs(error) > settings.realignThreshold.inSeconds {
-            anchor = (target, time)
-        } else if let anchor {
-            self.anchor = (anchor.media + error * 0.1, anchor.time)
-        }
-        return releaseDue(at: time) + wakesForHeld()
-    }
-
-    /// Compares the live edges watched long enough with the first such member's (whose
-    /// timestamps are the group's): one further apart than
-    /// ``SyncSettings/unrelatedTimestampThreshold``, or than a segment and a quarter, has
-    /// timestamps unrelated to the group's. It is dropped; the app can give it an offset.
-    private func judgeTimestamps(at time: ContinuousClock.Instant) -> [Action] {
-        let watched = members.filter { member in
-            guard let edge = member.edge, !member.offsetGiven else { return false }
-            return time - edge.since >= Self.edgeWatch && edge.isLive
-        }
-        guard let reference = watched.first, let referenceEdge = reference.edge else { return [] }
-        return watched.dropFirst().compactMap { member -> Action? in
-            guard let edge = member.edge else { return nil }
-            let apart = edge.lead - referenceEdge.lead
-            let bound = max(settings.unrelatedTimestampThreshold.inSeconds, 1.25 * max(edge.largestStep, referenceEdge.largestStep))
-            guard abs(apart) > bound else { return nil }
-            return .drop(member.id, .unrelatedTimestamps(offset: .seconds(apart)))
-        }
-    }
-
-    /// A seek of the member's landed, showing `media` (nil: unknown; its last frame is kept).
-    mutating func seekLanded(_ id: PlayerID, media: Double?, at time: ContinuousClock.Instant) -> [Action] {
-        guard let index = members.firstIndex(where: { $0.id == id }),
-              case .seeking = members[index].status else { return [] }
-        let shown = media.map { timeline(index, $0, at: time) } ?? members[index].lastFrame?.media ?? 0
-        return landed(index, media: shown, at: time)
-    }
-
-    /// A member's corrective seek landed on `media`: it is held there.
-    private mutating func landed(_ index: Int, media: Double, at time: ContinuousClock.Instant) -> [Action] {
-        members[index].status = .holding(media: media)
-        members[index].lastFrame = nil
-        if let clock = clock(at: time), clock > media, !members[index].shortSeek {
-            // The clock passed the target while the seek ran: lead more next time.
-            members[index].seekLead = min(members[index].seekLead * 2, 4)
-        }
-        members[index].shortSeek = false
-        return releaseDue(at: time) + wakeFor(media)
-    }
-
-    /// A wake-up asked for by ``Action/wake(at:)``: releases the held members that are due.
-    mutating func wake(at time: ContinuousClock.Instant) -> [Action] {
-        for index in members.indices {
-            guard case .seeking(_, let since) = members[index].status, time - since >= Self.seekGiveUp else { continue }
-            // Not landed: held where it stopped, and released (the clock is past it), to be
-            // measured again; the next seek leads further.
-            if !members[index].shortSeek { members[index].seekLead = min(members[index].seekLead * 2, 4) }
-            members[index].shortSeek = false
-            members[index].status = .holding(media: members[index].lastFrame?.media ?? -.infinity)
-            members[index].lastFrame = nil
-        }
-        return releaseDue(at: time) + wakesForHeld()
-    }
-
-    /// How far a member behind can seek forward now (nil: as far as it likes): a little inside
-    /// the end of its seekable ranges, or, when its player does not tell them, inside the end of
-    /// its cache.
-    private func seekReach(_ index: Int) -> Double? {
-        if let seekable = members[index].seekableEnd { return seekable - Self.seekableMargin }
-        return members[index].cacheEnd.map { $0 - Self.cacheMargin }
-    }
-
-    /// How far inside the end of a member's seekable ranges a corrective seek lands.
-    static let seekableMargin = 0.2
-
-    /// The smallest change of a member's speed a trim sends (0.02%: 0.2 ms a second closed).
-    static let smallestSpeedChange = 0.0002
-
-    /// The shortest time between two speed trims of a member (8 frames at 30 fps).
-    static let trimInterval: Duration = .milliseconds(250)
-
-    /// A skew beyond this (a member that joined 30 ms off, two files started a few
-    /// milliseconds apart) is trimmed to close the part beyond it within ``catchUpTime``, on top
-    /// of the trim gain's pace: at the gain alone (a 1 s time constant) a join 30 ms off was
-    /// over 2 ms for 1.5 s, and two files started 6 ms apart were over a millisecond for a
-    /// second (Performance.md).
-    static let catchUpBeyond = 0.001
-    /// How soon the part of a skew beyond ``catchUpBeyond`` is closed: two trim intervals. In
-    /// one, the trims overshot: a skew is the median of five frames, 80 ms behind the member.
-    static let catchUpTime = 0.5
-
-    /// The shortest lead of a corrective seek ahead of the clock (a seek lands in about 0.1 to
-    /// 0.2 s): when a member cannot seek that far yet, it plays on until it can.
-    static let shortestLead = 0.25
-
-    /// How far inside a member's cache a corrective seek must land (a second of media: mpv
-    /// keeps whole packets, and the cache's end moves with each one).
-    static let cacheMargin = 0.5
-
-    /// How far short of a held member's frame the clock may be at the wake-up asked for it and
-    /// still release it (1 us): the wake-up's instant is computed from the frame's media time, and
-    /// rounding can leave the clock a hair short there, which asked for the same wake-up again,
-    /// at once, for ever (on a manual clock, whose time does not move by itself).
-    static let instantTolerance = 1e-6
-
-    /// How long a corrective seek may take to land before it is given up on.
-    static let seekGiveUp: Duration = .milliseconds(1500)
-
-    /// Pauses the group: the clock stops where it is, and every member is paused where it is
-    /// (a member that joins meanwhile, at its first frame). Nothing is measured or corrected
-    /// until ``resume(from:at:)``. Pausing a paused group does nothing.
-    mutating func pause(at time: ContinuousClock.Instant) -> [Action] {
-        guard paused == nil else { return [] }
-        paused = (clock(at: time), time)
-        pausedMembers = Set(members.map(\.id))
-        return members.map { .send($0.id, .pause) }
-    }
-
-    /// Every member loads a new item, and the group starts them together: the clock is
-    /// forgotten, and the group is paused before it starts (each member is told to pause, and
-    /// stays on its first frame), until ``resume(from:at:)`` plays every member at once and the
-    /// clock starts on the first frame any of them shows. What the machine knew of each member's
-    /// item (its frames, skews, cache and live edge) is forgotten with it, and each member joins
-    /// afresh: ``SyncEvent/aligned(after:)`` counts from here.
-    mutating func startAgain(at time: ContinuousClock.Instant) -> [Action] {
-        anchor = nil
-        leader = nil
-        restartOn = nil
-        paused = (nil, time)
-        pausedMembers = Set(members.map(\.id))
-        for index in members.indices {
-            members[index].status = .waiting
-            members[index].joinedAt = time
-            members[index].alignedAt = nil
-            members[index].fell = nil
-            members[index].recent = []
-            members[index].settling = 0
-            members[index].measuresStart = false
-            members[index].lastFrame = nil
-            members[index].lastTrim = nil
-            members[index].inStep = 0
-            members[index].cacheEnd = nil
-            members[index].seekableEnd = nil
-            members[index].pausedByGroupWhenStalled = false
-            members[index].shortSeek = false
-            members[index].wraps = 0
-            members[index].edge = nil
-            members[index].meter = SkewMeter(window: settings.skewWindow)
-        }
-        return members.map { .send($0.id, .pause) }
-    }
-
-    /// Resumes a paused group from `point`:
-    /// - ``MultiView/ResumePoint/wherePaused``: the clock runs on from where it stopped, and each
-    ///   member is held on the frame it showed and released as the clock reaches it (all at
-    ///   once: they paused in step);
-    /// - ``MultiView/ResumePoint/liveEdge``: the clock goes where it would be had the group not
-    ///   paused (as far behind the live edge as it was), and each member is seeked there and
-    ///   held until the clock reaches it, as a member behind is.
-    /// A member that stalled is brought to where the clock will be either way; one whose seek
-    /// is under way is held where it lands. Resuming a group that is not paused does nothing.
-    mutating func resume(from point: MultiView.ResumePoint, at time: ContinuousClock.Instant) -> [Action] {
-        guard let paused else { return [] }
-        self.paused = nil
-        pausedMembers = []
-        var actions: [Action] = []
-        guard let media = paused.media else {
-            // Paused before the clock started: the members play, and the clock starts on the
-            // first frame.
-            for index in members.indices where members[index].status != .stalled {
-                members[index].status = .waiting
-                actions.append(.send(members[index].id, .play))
-            }
-            return actions
-        }
-        switch point {
-        case .wherePaused: anchor = (media, time)
-        case .liveEdge: anchor = (media + time.seconds(since: paused.time) * speed, time)
-        }
-        for index in members.indices {
-            members[index].recent = []
-            members[index].inStep = 0
-            switch (point, members[index].status) {
-            case (_, .seeking), (.wherePaused, .holding):
-                continue
-            case (_, .stalled), (.liveEdge, _):
-                members[index].pausedByGroupWhenStalled = false
-                actions += seekAhead(index, at: time)
-            case (.wherePaused, .playing), (.wherePaused, .waiting):
-                if let last = members[index].lastFrame {
-                    members[index].status = .holding(media: last.media)
-                    members[index].lastFrame = nil
-                } else {
-                    members[index].status = .waiting
-                    actions.append(.send(members[index].id, .play))
-                }
-            }
-        }
-        return actions + releaseDue(at: time) + wakesForHeld()
-    }
-
-    /// Whether the group is paused.
-    var isPaused: Bool { paused != nil }
-
-    /// Changes the group's speed (the clock keeps its place).
-    mutating func setSpeed(_ newSpeed: Double, at time: ContinuousClock.Instant) -> [Action] {
-        if let clock = clock(at: time) { anchor = (clock, time) }
-        speed = newSpeed
-        var actions: [Action] = []
-        for index in members.indices where members[index].status == .playing {
-            members[index].recent = []
-            actions += play(index, at: ownSpeed(index))
-        }
-        return actions + wakesForHeld()
-    }
-
-    // MARK: Decisions
-
-    /// Whether the member at `index`, `skew` from the clock, takes the clock: the chosen leader
-    /// far from it (it joined after another started the clock), or, with the furthest-ahead
-    /// rule, a joining member far ahead.
-    private func takesTheLead(_ index: Int, skew: Double) -> Bool {
-        guard !external, abs(skew) > settings.realignThreshold.inSeconds, members[index].status == .playing else { return false }
-        switch leaderChoice {
-        case .member(let id):
-            return id == members[index].id && members[index].fell == nil
-        case .liveEdge:
-            return false
-        case .furthestAhead:
-            return skew > 0 && members[index].alignedAt == nil && members[index].fell?.reason != .missingSegment
-        }
-    }
-
-    private mutating func correct(_ index: Int, skew: Double, media: Double, leads: Bool, at time: ContinuousClock.Instant) -> [Action] {
-        let id = members[index].id
-        var actions: [Action] = []
-        if !leads {
-            // Out of step: ahead beyond the hold threshold, behind beyond the realign threshold,
-            // or, while it joins (nothing is seen to stop yet), behind beyond the hold threshold,
-            // which a trim would take seconds to close. The member pauses and seeks exactly to
-            // where the clock will be once the seek landed (its own frame when that is later),
-            // and is held there. A seek, not a pause alone: after a stall or a join, mpv may be
-            // catching its video up with its audio (frames shown faster than due), and a pause
-            // keeps that; an exact seek starts both afresh at one timestamp.
-            // (With an outside clock a member does not join late: it was started with the others,
-            // and a start a little late is trimmed.)
-            let joining = members[index].alignedAt == nil && !external
-            if !settings.correctsSkew {
-                // Measured only.
-            } else if skew > settings.holdThreshold.inSeconds || skew < -settings.realignThreshold.inSeconds
-                || (joining && skew < -settings.holdThreshold.inSeconds) {
-                // Once in step, only missing media makes a member ahead (mpv never plays faster
-                // than due, and trims are small); behind, it stalled (already noted) or drifted.
-                actions += fellOut(index, reason: skew > 0 && !external ? .missingSegment : .drift, at: time)
-                members[index].recent = []
-                members[index].inStep = 0
-                return actions + seekToClock(index, skew: skew, media: media, at: time)
-            } else {
-                actions += trim(index, skew: skew, at: time)
-            }
-        }
-        // In step: aligned (first time) or realigned (after falling out).
-        members[index].inStep = abs(skew) <= settings.alignedTolerance.inSeconds ? members[index].inStep + 1 : 0
-        if members[index].inStep == 3 {
-            if members[index].alignedAt == nil {
-                members[index].alignedAt = time
-                members[index].fell = nil
-                actions.append(.publish(id, .aligned(after: time - members[index].joinedAt)))
-            } else if let fell = members[index].fell {
-                members[index].fell = nil
-                actions.append(.publish(id, .realigned(after: time - fell.at, reason: fell.reason)))
-            }
-        }
-        return actions
-    }
-
-    /// Trims member `index`'s speed toward the clock: `group speed × (1 − skew × trimGain)`,
-    /// less what closes the skew beyond ``catchUpBeyond`` within ``catchUpTime``, at most ``SyncSettings/maximumSpeedTrim`` off, none within the dead band, at most
-    /// once per ``trimInterval``.
-    private mutating func trim(_ index: Int, skew: Double, at time: ContinuousClock.Instant) -> [Action] {
-        let own = ownSpeed(index)
-        var wanted = own
-        if abs(skew) > settings.deadBand.inSeconds {
-            let excess = max(0, abs(skew) - Self.catchUpBeyond) * (skew < 0 ? -1 : 1)
-            let trim = max(-settings.maximumSpeedTrim, min(settings.maximumSpeedTrim, -skew * settings.trimGain - excess / Self.catchUpTime))
-            wanted = own * (1 + trim)
-        }
-        let range = PlayerCommand.speedRange
-        wanted = min(range.upperBound, max(range.lowerBound, wanted))
-        // At most one change per trim interval: each is a command, its reply and a speed
-        // event through the member's player, and the skew's median moves a little with
-        // every frame.
-        let due = members[index].lastTrim.map { time - $0 >= Self.trimInterval } ?? true
-        if due, abs(wanted - members[index].speed) > Self.smallestSpeedChange || (wanted == own && members[index].speed != own) {
-            members[index].lastTrim = time
-            return play(index, at: wanted)
-        }
-        return []
-    }
-
-    /// Pauses member `index`, `skew` from the clock and showing `media`, and seeks it exactly:
-    /// ahead, to its own frame, which it certainly has (the clock's place may be in the hole a
-    /// missing segment left); behind, to where the clock will be once the seek landed. It is
-    /// held where it lands. No actions when it cannot seek there yet (it plays on), unless
-    /// `beyondReach`: then it seeks there all the same (a paused member, which no frame of its
-    /// own will move).
-    private mutating func seekToClock(_ index: Int, skew: Double, media: Double, at time: ContinuousClock.Instant,
-                                      beyondReach: Bool = false) -> [Action] {
-        let id = members[index].id
-        // Ahead, to its own frame (the clock's place may be in a hole); with an outside clock,
-        // one far ahead goes to the clock (on demand there is no hole, and holding it until the
-        // clock got there would freeze it that long).
-        let toOwnFrame = skew > 0 && !(external && skew > settings.realignThreshold.inSeconds)
-        var target = toOwnFrame ? media : (clock(at: time) ?? media) + members[index].seekLead * speed
-        var short = false
-        if !toOwnFrame, let reach = seekReach(index), target > reach {
-            // Not in what it can seek yet: a live stream cannot seek there. As far as it can,
-            // when that is still ahead of where the clock will be once the seek landed (a
-            // shorter lead); else it plays on (and downloads) until the data is there.
-            if reach > (clock(at: time) ?? media) + Self.shortestLead * speed {
-                target = reach
-                short = true
-            } else if !beyondReach {
-                return []
-            }
-        }
-        members[index].shortSeek = short
-        members[index].status = .seeking(target: target, since: time)
-        var actions: [Action] = [.send(id, .pause)]
-        if members[index].speed != ownSpeed(index) {
-            // The group's speed now, before the seek: mpv drops the audio it decoded when the
-            // speed changes, and a change at the release made the member start a frame late
-            // (its video waits for the audio it decodes again).
-            actions += play(index, at: ownSpeed(index))
-        }
-        correctiveSeeks += 1
-        actions.append(.send(id, .seek(to: max(0, self.media(index, target)), precision: .exact)))
-        // mpv may refuse a seek outside what it has (a live stream seeks within its cache only;
-        // a missing segment is a hole in it) without failing the command: given up on if it has
-        // not landed by then.
-        actions.append(.wake(at: time + Self.seekGiveUp))
-        return actions
-    }
-
-    private mutating func fellOut(_ index: Int, reason: SyncEvent.Reason, at time: ContinuousClock.Instant) -> [Action] {
-        members[index].inStep = 0
-        guard members[index].fell == nil else { return [] }
-        members[index].fell = (time, reason)
-        // Before it was first aligned, a member is still joining: no fall to report.
-        guard members[index].alignedAt != nil else { return [] }
-        return [.publish(members[index].id, .fellBehind(reason))]
-    }
-
-    /// Pauses member `index` and seeks it exactly to where the clock will be
-    /// ``Settings/seekLead`` later (within what it can seek), to be held there: as ``correct``
-    /// does for a member behind. Before the clock runs, it just plays.
-    private mutating func seekAhead(_ index: Int, at time: ContinuousClock.Instant) -> [Action] {
-        let id = members[index].id
-        members[index].recent = []
-        members[index].inStep = 0
-        guard let clock = clock(at: time) else {
-            members[index].status = .waiting
-            return [.send(id, .play)]
-        }
-        return seekToClock(index, skew: -.infinity, media: clock, at: time, beyondReach: true)
-    }
-
-    /// Plays the held members whose frame the clock has reached.
-    private mutating func releaseDue(at time: ContinuousClock.Instant) -> [Action] {
-        guard paused == nil, let clock = clock(at: time) else { return [] }
-        var actions: [Action] = []
-        for index in members.indices {
-            guard case .holding(let media) = members[index].status,
-                  clock + startLatency * speed + Self.instantTolerance >= media else { continue }
-            members[index].status = .playing
-            members[index].settling = 2
-            members[index].measuresStart = true
-            members[index].recent = []
-            if members[index].speed != ownSpeed(index) {
-                // The group's speed changed while it was held (it got the speed with its seek).
-                actions += play(index, at: ownSpeed(index))
-            }
-            actions.append(.send(members[index].id, .play))
-        }
-        return actions
-    }
-
-    /// A wake-up for each held member (after the clock moved, or a wake-up came early).
-    private func wakesForHeld() -> [Action] {
-        var actions: [Action] = []
-        for index in members.indices {
-            guard case .holding(let media) = members[index].status else { continue }
-            actions += wakeFor(media)
-        }
-        return actions
-    }
-
-    private func wakeFor(_ media: Double) -> [Action] {
-        guard let instant = instant(whenClockReaches: media) else { return [] }
-        return [.wake(at: instant - .seconds(startLatency))]
-    }
 }
-
-/// Skew figures of one member over a sliding window of time: each frame change adds one.
-struct SkewMeter: Sendable {
-    let window: Duration
-    private var samples = Deque<(skew: Double, time: ContinuousClock.Instant)>()
-    private(set) var latest: Double?
-
-    init(window: Duration) {
-        self.window = window
-    }
-
-    mutating func add(_ skew: Double, at time: ContinuousClock.Instant) {
-        latest = skew
-        samples.append((skew, time))
-        while let first = samples.first, time - first.time > window { samples.removeFirst() }
-    }
-
-    /// The figures now: the latest skew and the percentiles of the absolute skews in the window.
-    var figures: MemberSkew? {
-        guard let latest else { return nil }
-        let magnitudes = samples.map { abs($0.skew) }
-        return MemberSkew(
-            current: latest,
-            p50: Statistics.percentile(0.5, of: magnitudes) ?? 0,
-            p95: Statistics.percentile(0.95, of: magnitudes) ?? 0,
-            p99: Statistics.percentile(0.99, of: magnitudes) ?? 0,
-            samples: magnitudes.count)
-    }
-}
-

@@ -68,7 +68,7 @@ public final class ClockFollower: Sendable, CorrectionMachineOwner {
             throw .invalidArgument(name: "clock follower", value: ids.map(\.rawValue).joined(separator: ", "), reason: "lists a player twice")
         }
         self.clock = clock
-        var machine = LiveAlignment(settings: settings, externalClock: ())
+        var machine = LiveAlignment(settings: settings, clock: .set)
         let now = clock.now
         for id in ids { _ = machine.join(id, at: now) }
         state = Locked(State(machine: machine, members: players.map { Member(player: $0) }))

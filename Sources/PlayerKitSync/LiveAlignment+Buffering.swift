@@ -29,11 +29,11 @@ extension LiveAlignment {
         members[index].cacheEnd = value
         members[index].seekableEnd = seekable.map { ($0 + members[index].offset) / rate + base + turns * Self.timestampWrap }
         // An outside clock has no live edge: what a member has only limits its seeks.
-        if external { return [] }
+        if clockSource.isSet { return [] }
         let epoch = self.epoch ?? time
         self.epoch = epoch
         let lead = value - time.seconds(since: epoch)
-        if case .liveEdge(let latency) = leaderChoice {
+        if case .liveEdge(let latency) = clockSource {
             return followLiveEdge(index, lead: lead, latency: latency.inSeconds, at: time)
         }
         guard !members[index].offsetGiven else { return [] }
@@ -56,14 +56,11 @@ extension LiveAlignment {
         return judgeTimestamps(at: time)
     }
 
-    /// Whether the clock keeps a latency behind the live edge (``MultiView/Leader/liveEdge(latency:)``)
+    /// Whether the clock keeps a latency behind the live edge (``SyncClock/liveEdge(latency:)``)
     /// instead of following a member.
-    var followsLiveEdge: Bool {
-        if case .liveEdge = leaderChoice { return true }
-        return false
-    }
+    var followsLiveEdge: Bool { clockSource.followsLiveEdge }
 
-    /// ``MultiView/Leader/liveEdge(latency:)``: the live edge now is the newest media any member's
+    /// ``SyncClock/liveEdge(latency:)``: the live edge now is the newest media any member's
     /// player has had, right after it arrived (the largest lead of any cache's end against the
     /// monotonic time: members reload their playlists at moments of their own, and the one that
     /// reloaded last is nearest the source). The clock is `latency` behind it: started there,

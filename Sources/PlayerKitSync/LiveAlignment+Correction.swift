@@ -11,11 +11,11 @@ extension LiveAlignment {
     /// far from it (it joined after another started the clock), or, with the furthest-ahead
     /// rule, a joining member far ahead.
     func takesTheLead(_ index: Int, skew: Double) -> Bool {
-        guard !external, abs(skew) > settings.realignThreshold.inSeconds, members[index].status == .playing else { return false }
-        switch leaderChoice {
+        guard abs(skew) > settings.realignThreshold.inSeconds, members[index].status == .playing else { return false }
+        switch clockSource {
         case .member(let id):
             return id == members[index].id && members[index].fell == nil
-        case .liveEdge:
+        case .liveEdge, .set:
             return false
         case .furthestAhead:
             return skew > 0 && members[index].alignedAt == nil && members[index].fell?.reason != .missingSegment
@@ -35,14 +35,14 @@ extension LiveAlignment {
             // keeps that; an exact seek starts both afresh at one timestamp.
             // (With an outside clock a member does not join late: it was started with the others,
             // and a start a little late is trimmed.)
-            let joining = members[index].alignedAt == nil && !external
+            let joining = members[index].alignedAt == nil && !clockSource.isSet
             if !settings.correctsSkew {
                 // Measured only.
             } else if skew > settings.holdThreshold.inSeconds || skew < -settings.realignThreshold.inSeconds
                 || (joining && skew < -settings.holdThreshold.inSeconds) {
                 // Once in step, only missing media makes a member ahead (mpv never plays faster
                 // than due, and trims are small); behind, it stalled (already noted) or drifted.
-                actions += fellOut(index, reason: skew > 0 && !external ? .missingSegment : .drift, at: time)
+                actions += fellOut(index, reason: skew > 0 ? clockSource.gapReason : .drift, at: time)
                 members[index].recent = []
                 members[index].inStep = 0
                 return actions + seekToClock(index, skew: skew, media: media, at: time)
@@ -101,7 +101,7 @@ extension LiveAlignment {
         // Ahead, to its own frame (the clock's place may be in a hole); with an outside clock,
         // one far ahead goes to the clock (on demand there is no hole, and holding it until the
         // clock got there would freeze it that long).
-        let toOwnFrame = skew > 0 && !(external && skew > settings.realignThreshold.inSeconds)
+        let toOwnFrame = skew > 0 && !(clockSource.isSet && skew > settings.realignThreshold.inSeconds)
         var target = toOwnFrame ? media : (clock(at: time) ?? media) + members[index].seekLead * speed
         var short = false
         if !toOwnFrame, let reach = seekReach(index), target > reach {

@@ -49,15 +49,15 @@ extension LiveAlignment {
     }
 
     /// Resumes a paused group from `point`:
-    /// - ``MultiView/ResumePoint/wherePaused``: the clock runs on from where it stopped, and each
+    /// - ``ResumeTarget/wherePaused``: the clock runs on from where it stopped, and each
     ///   member is held on the frame it showed and released as the clock reaches it (all at
     ///   once: they paused in step);
-    /// - ``MultiView/ResumePoint/liveEdge``: the clock goes where it would be had the group not
+    /// - ``ResumeTarget/liveEdge``: the clock goes where it would be had the group not
     ///   paused (as far behind the live edge as it was), and each member is seeked there and
     ///   held until the clock reaches it, as a member behind is.
     /// A member that stalled is brought to where the clock will be either way; one whose seek
     /// is under way is held where it lands. Resuming a group that is not paused does nothing.
-    mutating func resume(from point: MultiView.ResumePoint, at time: ContinuousClock.Instant) -> [Action] {
+    mutating func resume(from point: ResumeTarget, at time: ContinuousClock.Instant) -> [Action] {
         guard let paused else { return [] }
         self.paused = nil
         pausedMembers = []

@@ -13,10 +13,10 @@ import PlayerKitSupport
 /// anchor a tenth of the way to it, so one late frame does not jolt the group. While the leader
 /// is held, stalled or gone, the clock runs on by itself.
 ///
-/// **The leader.** With ``MultiView/Leader/furthestAhead`` (live angles: the lowest latency), a
+/// **The leader.** With ``SyncClock/furthestAhead`` (live angles: the lowest latency), a
 /// member that joins more than ``SyncSettings/realignThreshold`` ahead of the clock takes
 /// the lead: the clock jumps to it and the others are brought there. With
-/// ``MultiView/Leader/member(_:)``, that member leads, and the clock jumps to it whenever it is
+/// ``SyncClock/member(_:)``, that member leads, and the clock jumps to it whenever it is
 /// that far from it without having fallen out of step.
 ///
 /// **A member's skew** is measured at each of its frame changes: the media time of the new frame
@@ -39,7 +39,7 @@ import PlayerKitSupport
 ///   most once per ``trimInterval``. mpv
 ///   keeps the pitch (scaletempo), so a trim is not heard.
 ///
-/// **An outside clock.** Made with `external: true`, the machine follows a clock its owner
+/// **An outside clock.** Made with ``SyncClock/set``, the machine follows a clock its owner
 /// sets (``setClock(_:speed:at:)``): a ``SyncGroup``'s transport (play, pause, seek, speed), a
 /// Syncplay room's clock. No member leads and no frame moves the clock; while the owner has
 /// stopped it (nil), nothing is measured or corrected, and the owner pauses, seeks and starts
@@ -186,13 +186,12 @@ struct LiveAlignment: Sendable {
     }
 
     var settings: Settings
-    let leaderChoice: MultiView.Leader
-    /// Whether the owner sets the clock (``setClock(_:speed:at:)``) instead of members leading.
-    let external: Bool
+    /// Where the clock comes from: the owner's, a leading member's, the live edge.
+    let clockSource: SyncClock
     var members: [Member] = []
     /// How many corrective seeks the machine asked for.
     var correctiveSeeks = 0
-    /// The member that started or last took the clock (``MultiView/Leader/furthestAhead``).
+    /// The member that started or last took the clock (``SyncClock/furthestAhead``).
     var leader: PlayerID?
     /// The group's speed.
     var speed: Double = 1
@@ -228,18 +227,11 @@ struct LiveAlignment: Sendable {
     /// How long a live member's edge is watched before its timestamps are judged.
     static let edgeWatch: Duration = .seconds(3)
 
-    init(settings: Settings, leader: MultiView.Leader = .furthestAhead) {
+    /// A machine whose clock comes from `clock`: ``SyncClock/set`` follows a clock its owner sets
+    /// (``setClock(_:speed:at:)``); the others follow members or their live edge.
+    init(settings: Settings, clock: SyncClock = .furthestAhead) {
         self.settings = settings
-        self.leaderChoice = leader
-        self.external = false
-        startLatency = settings.startLatency.inSeconds
-    }
-
-    /// A machine that follows a clock its owner sets (``setClock(_:speed:at:)``), not a member.
-    init(settings: Settings, externalClock: Void) {
-        self.settings = settings
-        self.leaderChoice = .furthestAhead
-        self.external = true
+        self.clockSource = clock
         startLatency = settings.startLatency.inSeconds
     }
 
@@ -249,7 +241,7 @@ struct LiveAlignment: Sendable {
     /// given them `speed`: what each was doing for the machine is forgotten, and its skew is
     /// measured afresh from its next frames.
     mutating func setClock(_ media: Double?, speed: Double, at time: ContinuousClock.Instant) {
-        precondition(external, "setClock is for a machine with an outside clock")
+        precondition(clockSource.isSet, "setClock is for a machine whose owner sets the clock")
         anchor = media.map { ($0, time) }
         self.speed = speed
         for index in members.indices {
@@ -288,9 +280,11 @@ struct LiveAlignment: Sendable {
     /// The member whose frames the clock follows now: the chosen one when it is a member, else
     /// the one that took the clock, else the first.
     var leaderID: PlayerID? {
-        if external { return nil }
-        if case .liveEdge = leaderChoice { return nil }
-        if case .member(let id) = leaderChoice, has(id) { return id }
+        switch clockSource {
+        case .set, .liveEdge: return nil
+        case .member(let id) where has(id): return id
+        case .member, .furthestAhead: break
+        }
         if let leader, has(leader) { return leader }
         return members.first?.id
     }
@@ -434,7 +428,7 @@ struct LiveAlignment: Sendable {
         // While the group is paused only a stall is noted; a member that stalled is brought
         // back on ``resume(from:at:)`` (with an outside clock, by the owner when it sets the
         // clock again).
-        if paused != nil || (external && anchor == nil), state != .buffering { return [] }
+        if paused != nil || (clockSource.isSet && anchor == nil), state != .buffering { return [] }
         switch state {
         case .buffering:
             // Stalled: the others play on; the member is realigned when its frames come back.
@@ -485,7 +479,7 @@ struct LiveAlignment: Sendable {
     mutating func frame(_ id: PlayerID, media raw: Double, at time: ContinuousClock.Instant) -> [Action] {
         guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
         // A frame shown before an outside clock was last set says nothing about it.
-        if external, let anchor, time < anchor.time { return [] }
+        if clockSource.isSet, let anchor, time < anchor.time { return [] }
         let media = timeline(index, raw, at: time)
         var actions: [Action] = []
         let previous = members[index].lastFrame
@@ -504,7 +498,7 @@ struct LiveAlignment: Sendable {
             }
             return actions
         }
-        if anchor == nil, !followsLiveEdge, !external, restartOn == nil || restartOn == id || !has(restartOn!) {
+        if anchor == nil, clockSource.startsOnFrames, restartOn == nil || restartOn == id || !has(restartOn!) {
             // The clock starts on the first frame any member shows.
             anchor = (media, time)
             leader = id
@@ -527,7 +521,7 @@ struct LiveAlignment: Sendable {
         // (the member is ahead, and is brought back).
         // On an outside clock (on demand) a jump is the player's own: drift.
         if let previous, media - previous.media > settings.jumpThreshold.inSeconds {
-            actions += fellOut(index, reason: external ? .drift : .missingSegment, at: previous.time)
+            actions += fellOut(index, reason: clockSource.gapReason, at: previous.time)
             members[index].recent = []
             members[index].settling = 0
         }

@@ -128,7 +128,7 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
             throw .invalidArgument(name: "multi-view leader", value: id.rawValue, reason: "is not a member")
         }
         self.clock = clock
-        self.state = Locked(State(machine: LiveAlignment(settings: settings, leader: leader)))
+        self.state = Locked(State(machine: LiveAlignment(settings: settings, clock: SyncClock(leader))))
         for player in players { add(player) }
     }
 
@@ -303,7 +303,7 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
     /// not paused does nothing.
     public func resume(from point: ResumePoint = .wherePaused) {
         let now = clock.now
-        step { $0.resume(from: point, at: now) }
+        step { $0.resume(from: ResumeTarget(point), at: now) }
     }
 
     /// Whether the group is paused (``pause()``).

@@ -234,7 +234,7 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
         self.alignment = alignment
         self.clock = clock
         let now = clock.now
-        var machine = LiveAlignment(settings: alignment, externalClock: ())
+        var machine = LiveAlignment(settings: alignment, clock: .set)
         for player in players { _ = machine.join(player.id, at: now) }
         self.state = Locked(State(machine: machine, anchorTime: now))
         // Offsets and clock drifts saved with the settings (the machine took them at `join`).

@@ -42,7 +42,7 @@ private struct Simulation {
     let origin = ContinuousClock.now
 
     init(settings: SyncSettings = SyncSettings(), leader: MultiView.Leader = .furthestAhead) {
-        machine = LiveAlignment(settings: settings, leader: leader)
+        machine = LiveAlignment(settings: settings, clock: SyncClock(leader))
     }
 
     func instant(_ seconds: Double) -> ContinuousClock.Instant { origin + .seconds(seconds) }

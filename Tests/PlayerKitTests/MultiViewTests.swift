@@ -157,7 +157,8 @@ struct MultiViewTests {
         // Loaded one by one, each started as its own load ended, 1-6 ms apart, and the first
         // second's spread was that until trimmed away (issue 50).
         let firstSecond = log.spreads(of: ids, reference: ids[0], from: start, to: start + .seconds(1))
-        let p99 = Statistics.percentile(0.99, of: spreads) ?? 1
+        let steady = log.spreads(of: ids, reference: ids[0], from: start + .seconds(1), to: ContinuousClock.now)
+        let p99 = Statistics.percentile(0.99, of: steady) ?? 1
         let firstWorst = firstSecond.max() ?? 1
         // Started together: 0.86-1.12 ms over the three seconds in a debug build, alone; started
         // one by one, 0.93-3.18 ms (2026-11-29). Under ThreadSanitizer every frame is later, and
@@ -165,11 +166,15 @@ struct MultiViewTests {
         // No group keeps its members closer than their own frames come evenly: on a machine
         // whose CPUs are taken from it now and then (a VM's steal time: 2026-12-02, the same
         // build's spread p99 2.7-9.4 ms in 9 runs of this test, 6 over 2.5 ms), each player's
-        // frame intervals scatter by as much. So the bound is 2.5 ms or that floor plus 0.5 ms,
-        // whichever is larger (issue 67, item 6: sync at the floor).
+        // frame intervals scatter by as much. So once started (after the first second) the bound
+        // is 2.5 ms or that floor plus 0.5 ms, whichever is larger (issue 67, item 6: sync at the
+        // floor). The first second holds the start: each member starts as its own load ends, 1-6
+        // ms apart, trimmed away within it (issue 50; 4.1 ms once on 2026-12-02, with a floor of
+        // 1.1 ms): at worst a quarter of a frame there.
         let floor = ids.compactMap { log.intervalJitter(of: $0, from: start, to: ContinuousClock.now) }.max() ?? 0
         let bound = max(Fixtures.underSanitizer ? 0.011 : 0.0025, floor + 0.0005)
-        #expect(p99 < bound, "spread p99 \(p99 * 1000) ms, the players' own frame-interval jitter p99 \(floor * 1000) ms; in the first second, at worst \(firstWorst * 1000) ms")
+        #expect(p99 < bound, "spread p99 \(p99 * 1000) ms after the first second, the players' own frame-interval jitter p99 \(floor * 1000) ms")
+        #expect(firstWorst < (Fixtures.underSanitizer ? 0.016 : 0.0083), "in the first second, at worst \(firstWorst * 1000) ms")
         for (player, recorder) in players {
             #expect(!recorder.records.contains { if case .fellBehind = Self.event($0) { true } else { false } }, "\(player.id)")
         }

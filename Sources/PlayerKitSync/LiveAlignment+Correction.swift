@@ -71,9 +71,9 @@ extension LiveAlignment {
     mutating func trim(_ index: Int, skew: Double, at time: ContinuousClock.Instant) -> [Action] {
         let own = ownSpeed(index)
         var wanted = own
-        if abs(skew) > settings.deadBand.inSeconds {
+        if abs(skew) > settings.tuning.deadBand.inSeconds {
             let excess = max(0, abs(skew) - Self.catchUpBeyond) * (skew < 0 ? -1 : 1)
-            let trim = max(-settings.maximumSpeedTrim, min(settings.maximumSpeedTrim, -skew * settings.trimGain - excess / Self.catchUpTime))
+            let trim = max(-settings.maximumSpeedTrim, min(settings.maximumSpeedTrim, -skew * settings.tuning.trimGain - excess / Self.catchUpTime))
             wanted = own * (1 + trim)
         }
         let range = PlayerCommand.speedRange
@@ -143,7 +143,7 @@ extension LiveAlignment {
     }
 
     /// Pauses member `index` and seeks it exactly to where the clock will be
-    /// ``Settings/seekLead`` later (within what it can seek), to be held there: as ``correct``
+    /// ``SyncTuning/seekLead`` later (within what it can seek), to be held there: as ``correct``
     /// does for a member behind. Before the clock runs, it just plays.
     mutating func seekAhead(_ index: Int, at time: ContinuousClock.Instant) -> [Action] {
         let id = members[index].id

@@ -30,12 +30,12 @@ import PlayerKitSupport
 ///   ``SyncSettings/realignThreshold`` (while it joins, beyond the hold threshold): the
 ///   member pauses, takes the group's speed (before the seek: a speed change makes mpv decode
 ///   its audio again, and a change at the release started members a frame late) and seeks exactly to its own frame when ahead, or, when behind, to where the
-///   clock will be ``SyncSettings/seekLead`` later (once its cache has it), and is held
+///   clock will be ``SyncTuning/seekLead`` later (once its cache has it), and is held
 ///   there until the clock reaches the frame it shows, then plays (a wake-up is asked for at that instant); a seek that lands after
 ///   the clock passed its target doubles the lead for the next one (up to 4 s);
 /// - otherwise the speed is trimmed, `group speed × (1 − skew × trimGain)`, and beyond
 ///   ``catchUpBeyond`` by what closes the rest of the skew within ``catchUpTime``; at most
-///   ``SyncSettings/maximumSpeedTrim`` off, none within ``SyncSettings/deadBand``, at
+///   ``SyncSettings/maximumSpeedTrim`` off, none within ``SyncTuning/deadBand``, at
 ///   most once per ``trimInterval``. mpv
 ///   keeps the pitch (scaletempo), so a trim is not heard.
 ///
@@ -208,7 +208,7 @@ struct LiveAlignment: Sendable {
     /// its first frame).
     var pausedMembers: Set<PlayerID> = []
     /// How long before the clock reaches a held member's frame it is told to play, in seconds:
-    /// ``SyncSettings/startLatency`` at first, then learned from each release (the first skew
+    /// ``SyncTuning/startLatency`` at first, then learned from each release (the first skew
     /// measured after it), as the time mpv takes to start differs from machine to machine.
     var startLatency: Double
 
@@ -232,7 +232,7 @@ struct LiveAlignment: Sendable {
     init(settings: Settings, clock: SyncClock = .furthestAhead) {
         self.settings = settings
         self.clockSource = clock
-        startLatency = settings.startLatency.inSeconds
+        startLatency = settings.tuning.startLatency.inSeconds
     }
 
     /// Sets the clock the members follow (outside-clock machines): `media` (on the group's
@@ -301,7 +301,7 @@ struct LiveAlignment: Sendable {
     mutating func join(_ id: PlayerID, at time: ContinuousClock.Instant) -> [Action] {
         guard !has(id) else { return [] }
         let offset = settings.offsets[id]
-        members.append(Member(id: id, joinedAt: time, seekLead: settings.seekLead.inSeconds,
+        members.append(Member(id: id, joinedAt: time, seekLead: settings.tuning.seekLead.inSeconds,
                               meter: SkewMeter(window: settings.skewWindow),
                               offset: offset?.inSeconds ?? 0, offsetGiven: offset != nil,
                               rate: 1 + (settings.clockDrifts[id] ?? 0) * 1e-6))
@@ -520,7 +520,7 @@ struct LiveAlignment: Sendable {
         // next one is due (the member froze, and is in step again after it) or jumps ahead
         // (the member is ahead, and is brought back).
         // On an outside clock (on demand) a jump is the player's own: drift.
-        if let previous, media - previous.media > settings.jumpThreshold.inSeconds {
+        if let previous, media - previous.media > settings.tuning.jumpThreshold.inSeconds {
             actions += fellOut(index, reason: clockSource.gapReason, at: previous.time)
             members[index].recent = []
             members[index].settling = 0

@@ -5,7 +5,7 @@ import PlayerKitSupport
 /// ``SyncGroup``'s (``SyncGroup/init(players:onMemberFailure:alignment:clock:)``), a
 /// ``MultiView``'s, a ``ClockFollower``'s, and a room follower's (PlayerKitRooms). The defaults keep 30 fps players within a few
 /// milliseconds. (The correction's own constants, such as its seek lead, trim gain and dead
-/// band, are documented in Documentation/Sync.md and are not settings.) The offsets and clock
+/// band, are documented in Documentation/Sync.md and are not settings: they are not saved.) The offsets and clock
 /// drifts concern a ``SyncGroup`` and a ``MultiView``; the unrelated-timestamp threshold a
 /// ``MultiView`` only.
 ///
@@ -20,29 +20,11 @@ public struct SyncSettings: Sendable, Hashable, Codable {
     /// clock gets there) instead of trimmed; also the skew behind beyond which a member that
     /// is still joining is realigned. Default 40 ms.
     public var holdThreshold: Duration = .milliseconds(40)
-    /// How far ahead of the clock a member that is behind is seeked, to be held there while
-    /// the clock catches up; doubled (up to 4 s) when a seek landed too late. Default 0.25 s:
-    /// a seek within what a player has lands in 10 to 20 ms (measured on live angles), and
-    /// with 0.5 s a member back from a stall was held half a second longer than it needed.
-    var seekLead: Duration = .milliseconds(250)
     /// The largest relative speed change of a trim. Default 0.05 (±5%).
     public var maximumSpeedTrim: Double = 0.05
-    /// How strongly a skew is trimmed: relative speed change per second of skew. Default 1
-    /// (a 10 ms skew plays at 1% off until it closes).
-    var trimGain: Double = 1
-    /// Skews within this are not trimmed. Default 0.3 ms (a frame change is timed within
-    /// about 0.3 ms; with 1 ms four live angles kept up to a millisecond apart for seconds).
-    var deadBand: Duration = .microseconds(300)
     /// Skew within which a member counts as in step (for ``SyncEvent/aligned(after:)``
     /// and ``SyncEvent/realigned(after:reason:)``). Default 5 ms.
     public var alignedTolerance: Duration = .milliseconds(5)
-    /// How long before the clock reaches a held member's frame it is told to play: the time
-    /// mpv takes to start, at first. Default 3 ms; the group then learns it from each release
-    /// (on this machine mpv starts in about half a millisecond).
-    var startLatency: Duration = .milliseconds(3)
-    /// A forward jump of a member's media beyond the time that passed, by more than this,
-    /// is a missing segment. Default 0.25 s.
-    var jumpThreshold: Duration = .milliseconds(250)
     /// How far back ``MemberSkew``'s percentiles reach. Default 10 s.
     public var skewWindow: Duration = .seconds(10)
     /// Each member's offset, by ID: added to the timestamps of the member's source to put
@@ -75,11 +57,27 @@ public struct SyncSettings: Sendable, Hashable, Codable {
     /// (``SyncEvent/drift(_:)``: the median of its latest skews). Default 1 s.
     public var driftReportInterval: Duration = .seconds(1)
 
+    /// The correction's own constants (``SyncTuning``): not settings, never saved, and the
+    /// same for every group unless a test changes them.
+    var tuning = SyncTuning()
+
     /// The defaults.
     public init() {}
 
+    /// The saved form: the settings above, never the correction's own constants.
+    enum CodingKeys: String, CodingKey {
+        case realignThreshold, holdThreshold, maximumSpeedTrim, alignedTolerance, skewWindow, offsets, clockDrifts
+        case unrelatedTimestampThreshold, correctsSkew, driftReportInterval
+    }
+
     /// Decodes settings saved by this version or an earlier one: a setting the saved form
-    /// lacks (one added since, such as ``clockDrifts``) keeps its default.
+    /// lacks (one added since, such as ``clockDrifts``) keeps its default, and what 1.x saved of
+    /// the correction's own constants (`seekLead`, `trimGain`, `deadBand`, `startLatency`,
+    /// `jumpThreshold`) is ignored. The settings decoded are checked as ``validate()`` checks
+    /// them.
+    /// - Throws: `DecodingError.dataCorrupted`, whose description names the setting out of
+    ///   range and its value (the ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)``
+    ///   ``validate()`` throws), or what the decoder throws.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         func read<Value: Decodable>(_ key: CodingKeys, _ value: inout Value) throws {
@@ -87,19 +85,20 @@ public struct SyncSettings: Sendable, Hashable, Codable {
         }
         try read(.realignThreshold, &realignThreshold)
         try read(.holdThreshold, &holdThreshold)
-        try read(.seekLead, &seekLead)
         try read(.maximumSpeedTrim, &maximumSpeedTrim)
-        try read(.trimGain, &trimGain)
-        try read(.deadBand, &deadBand)
         try read(.alignedTolerance, &alignedTolerance)
-        try read(.startLatency, &startLatency)
-        try read(.jumpThreshold, &jumpThreshold)
         try read(.skewWindow, &skewWindow)
         try read(.offsets, &offsets)
         try read(.clockDrifts, &clockDrifts)
         try read(.unrelatedTimestampThreshold, &unrelatedTimestampThreshold)
         try read(.correctsSkew, &correctsSkew)
         try read(.driftReportInterval, &driftReportInterval)
+        do throws(PlayerError) {
+            try validate()
+        } catch {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: decoder.codingPath, debugDescription: error.description, underlyingError: error))
+        }
     }
 
     /// The defaults of a group that follows its own transport (``SyncGroup``) or a room's

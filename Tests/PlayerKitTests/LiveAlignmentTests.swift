@@ -446,7 +446,7 @@ struct LiveAlignmentTests {
     @Test("a member behind whose seekable ranges end before where the clock will be after its lead (grown to 4 s by earlier late landings) seeks as far as it can, still ahead of the clock, and is aligned; its lead does not grow (a real MPEG-TS member stayed 2.2 s behind, waiting for data a live stream never had)")
     func behindSeeksAsFarAsItCan() throws {
         var settings = SyncSettings()
-        settings.seekLead = .seconds(4)
+        settings.tuning.seekLead = .seconds(4)
         var sim = Simulation(settings: settings, leader: .member(a))
         sim.join(a, media: 10)
         sim.run(for: 1)

@@ -318,7 +318,7 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
             }
             for (index, error) in failures {
                 guard failurePolicy == .dropMember else { throw error }
-                remove(players[index].id)
+                remove(players[index].id, reason: .failed(error))
             }
             let left = members.count
             guard left >= 2 else {
@@ -367,7 +367,7 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
                 carried.append(player)
             case .failure(let error):
                 guard failurePolicy == .dropMember, player.isShutDown || player.state == .failed else { throw error }
-                remove(player.id)
+                remove(player.id, reason: player.isShutDown ? .shutDown : .failed(error))
             }
         }
         return carried
@@ -391,7 +391,7 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
                 break
             case .failure(let error):
                 guard failurePolicy == .dropMember, player.isShutDown || player.state == .failed else { throw error }
-                remove(player.id)
+                remove(player.id, reason: player.isShutDown ? .shutDown : .failed(error))
             }
         }
     }
@@ -499,7 +499,7 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
                 carried.append(player.id)
             case .failure(let error):
                 guard failurePolicy == .dropMember, player.isShutDown || player.state == .failed else { throw error }
-                remove(player.id)
+                remove(player.id, reason: player.isShutDown ? .shutDown : .failed(error))
             }
         }
         // A member dropped meanwhile lands nowhere: only the others are waited for.
@@ -517,7 +517,8 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
     private func watch(_ player: any MediaPlayer) {
         let id = player.id
         let subscription = player.eventBus.subscribe(
-            to: id, kinds: [.positionChanged, .seekCompleted, .stateChanged, .itemEnded, .bufferedMediaChanged], delivery: .immediate
+            to: id, kinds: [.positionChanged, .seekCompleted, .stateChanged, .itemEnded, .bufferedMediaChanged, .shuttingDown],
+            delivery: .immediate
         ) { [weak self] record in
             self?.handle(record, from: id)
         }
@@ -543,8 +544,11 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
             step { $0.stateChanged(id, to: to, at: record.time) }
             if to == .buffering { hold(for: id) }
             if to == .playing { resumeIfHeld(by: id) }
-        case .itemEnded(.error):
-            memberFailed(id)
+        case .itemEnded(.error(let error)):
+            memberFailed(id, error)
+        case .shuttingDown where failurePolicy == .dropMember:
+            // Its last words: the group's dropped(shutDown) comes before its shutDown.
+            remove(id, reason: .shutDown)
         default:
             break
         }
@@ -622,7 +626,7 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
         }
     }
 
-    private func memberFailed(_ id: PlayerID) {
+    private func memberFailed(_ id: PlayerID, _ error: PlayerError) {
         switch failurePolicy {
         case .stopGroup:
             let now = clock.now
@@ -634,12 +638,13 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
             }
             for player in players { try? player.send(.pause) }
         case .dropMember:
-            remove(id)
+            remove(id, reason: .failed(error))
         }
     }
 
-    /// Takes a member out of the group.
-    private func remove(_ id: PlayerID) {
+    /// Takes a member out of the group, and tells it why (``SyncEvent/dropped(_:)``, published on
+    /// the member after the lock, as every group does).
+    private func remove(_ id: PlayerID, reason: SyncEvent.DropReason) {
         let now = clock.now
         let removed = state.withLock { state -> Member? in
             guard let index = state.members.firstIndex(where: { $0.player.id == id }) else { return nil }
@@ -649,6 +654,7 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
         removed?.subscription?.cancel()
         removed?.observation?.cancel()
         removed?.cacheObservation?.cancel()
+        removed?.player.publish(SyncEvent.dropped(reason))
     }
 
     /// Starts a task of the group's own; `invalidate()` cancels it.

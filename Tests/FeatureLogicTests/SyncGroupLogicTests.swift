@@ -331,6 +331,45 @@ struct SyncGroupLogicTests {
         for player in p { await player.shutdown() }
     }
 
+    /// The sync events a member heard from its group's drops.
+    private func drops(of player: FakePlayer, _ heard: Locked<[PlayerEventRecord]>) -> [SyncEvent.DropReason] {
+        heard.withLock { $0 }.filter { $0.playerID == player.id }.compactMap { record in
+            if case .dropped(let reason)? = record.event.feature(SyncEvent.self) { return reason }
+            return nil
+        }
+    }
+
+    @Test("every group publishes dropped: a member dropped at its load hears dropped(failed) with its load error, one whose item fails while playing dropped(failed) with that error, one that shuts down dropped(shutDown) before its shutDown")
+    func droppedIsPublished() async throws {
+        let media = ["broken.mp4": FakePlayer.Media.unplayable(source: "broken.mp4")]
+        let p = try (0..<4).map { _ in try FakePlayer(clock: clock, bus: bus, media: media, defaultMedia: .init(duration: 60)) }
+        let heard = Locked<[PlayerEventRecord]>([])
+        let subscription = bus.subscribe(to: .all, kinds: [.sync, .shutDown], delivery: .immediate) { record in
+            heard.withLock { $0.append(record) }
+        }
+        defer { subscription.cancel() }
+        let group = try SyncGroup(players: p, onMemberFailure: .dropMember, clock: clock)
+        try await group.load(["a.mp4", "b.mp4", "c.mp4", "broken.mp4"])
+        guard case .failed(.loadFailed(source: "broken.mp4", _))? = drops(of: p[3], heard).first else {
+            Issue.record("the member that could not load heard \(drops(of: p[3], heard))"); return
+        }
+        try await group.play()
+        play(1)
+        let failure = PlayerError.playbackFailed(source: "fake", MPVError(code: -13, message: "decoder gave up"))
+        p[1].failCurrentItem(with: failure)
+        #expect(await eventually { group.members.map(\.id) == [p[0].id, p[2].id] })
+        #expect(drops(of: p[1], heard) == [.failed(failure)])
+        await p[2].shutdown()
+        #expect(await eventually { group.members.map(\.id) == [p[0].id] })
+        let last = heard.withLock { $0 }.filter { $0.playerID == p[2].id }.map { record -> String in
+            record.event == .shutDown ? "shutDown" : (record.event.feature(SyncEvent.self) == .dropped(.shutDown) ? "dropped" : "other")
+        }
+        #expect(last.suffix(2) == ["dropped", "shutDown"], "\(last)")
+        #expect(drops(of: p[0], heard).isEmpty)
+        group.invalidate()
+        for player in p { await player.shutdown() }
+    }
+
     @Test("invalidate ends the group's per-frame observations and subscriptions; the members play on")
     func invalidate() async throws {
         let p = try players(2)

@@ -95,7 +95,7 @@ public final class RoomFollower: Sendable {
     /// The room followed.
     let room: any RoomSession
     /// The settings given at creation.
-    let settings: Settings
+    let tuning: Settings
     /// The correction's settings.
     private let alignment: SyncSettings
     private let state: Locked<State>
@@ -107,23 +107,23 @@ public final class RoomFollower: Sendable {
     /// on `clock`, whose instants the room's states and the players' events must be on. Load
     /// their media before the room plays; ``start()`` begins following.
     /// - Throws: ``RoomError/invalidArgument(name:value:reason:)`` for no players, a player
-    ///   listed twice, a threshold that is not above 0, or `alignment` settings that
+    ///   listed twice, a threshold that is not above 0, or `settings` that
     ///   ``/PlayerKitSync/SyncSettings/validate()`` refuses (the error names the setting).
     /// - Parameters:
     ///   - room: the room to follow.
     ///   - players: the local players to keep on the room's clock.
-    ///   - alignment: how each player is corrected toward the clock: PlayerKit's one sync
+    ///   - settings: how each player is corrected toward the clock: PlayerKit's one sync
     ///     settings type, as for ``/PlayerKitSync/SyncGroup`` and ``/PlayerKitSync/MultiView``;
     ///     ``/PlayerKitSync/SyncSettings/onDemand`` by default (speed trims within ``/PlayerKitSync/SyncSettings/maximumSpeedTrim``, a seek past
     ///     ``/PlayerKitSync/SyncSettings/realignThreshold``).
-    ///   - resynchronizationThreshold: how far (seconds) the room's periodic state may be from
+    ///   - resynchronizationThreshold: how far the room's periodic state may be from
     ///     the follower's clock, twice in a row, before the clock is set from the room. Default
     ///     0.5 s: the room's periodic positions carry the server's delay estimates, which are
     ///     coarse; starts, pauses and seeks set the clock at once whatever this says.
     ///   - clock: the monotonic clock the room's clock is kept on.
     ///   - logger: where the follower logs.
     public init(room: any RoomSession, players: [any MediaPlayer],
-                alignment: SyncSettings = .onDemand, resynchronizationThreshold: Double = 0.5,
+                settings: SyncSettings = .onDemand, resynchronizationThreshold: Duration = .milliseconds(500),
                 clock: any MonotonicClock = ContinuousClock(),
                 logger: Logger = Logger(label: "PlayerKit.rooms")) throws(RoomError) {
         guard !players.isEmpty else { throw .invalidArgument(name: "players", value: "none", reason: "a follower needs a player") }
@@ -131,52 +131,23 @@ public final class RoomFollower: Sendable {
         guard Set(ids).count == ids.count else {
             throw .invalidArgument(name: "players", value: ids.joined(separator: ", "), reason: "lists a player twice")
         }
-        guard resynchronizationThreshold.isFinite, resynchronizationThreshold > 0 else {
+        guard resynchronizationThreshold > .zero else {
             throw .invalidArgument(name: "resynchronizationThreshold", value: "\(resynchronizationThreshold)", reason: "must be above 0")
         }
         do throws(PlayerError) {
-            try alignment.validate()
+            try settings.validate()
         } catch {
             if case .invalidArgument(let name, let value, let reason) = error {
-                throw .invalidArgument(name: "alignment \(name)", value: value, reason: reason)
+                throw .invalidArgument(name: "settings \(name)", value: value, reason: reason)
             }
-            throw .invalidArgument(name: "alignment", value: "\(alignment)", reason: "\(error)")
+            throw .invalidArgument(name: "settings", value: "\(settings)", reason: "\(error)")
         }
         self.room = room
-        self.settings = Settings(resynchronizationThreshold: resynchronizationThreshold)
+        self.tuning = Settings(resynchronizationThreshold: resynchronizationThreshold.inSeconds)
         self.time = clock
         self.logger = logger
-        self.alignment = alignment
+        self.alignment = settings
         state = Locked(State(players: players))
-    }
-
-    /// 1.0's form, with a ``/PlayerKitSync/DriftCorrector``'s settings: `seekThreshold` is the
-    /// realign threshold, `maximumSpeedCorrection` the largest speed trim, `correctsDrift`
-    /// whether players are corrected, `driftReportInterval` the drift reports' interval.
-    @_disfavoredOverload
-    @available(*, deprecated, message: "give the alignment as SyncSettings, PlayerKit's one sync settings type: init(room:players:alignment:...)")
-    public convenience init(room: any RoomSession, players: [any MediaPlayer],
-                            correction: DriftCorrector.Settings = DriftCorrector.Settings(), resynchronizationThreshold: Double = 0.5,
-                            clock: any MonotonicClock = ContinuousClock(),
-                            logger: Logger = Logger(label: "PlayerKit.rooms")) throws(RoomError) {
-        guard correction.seekThreshold.isFinite, correction.seekThreshold > 0 else {
-            throw .invalidArgument(name: "correction seekThreshold", value: "\(correction.seekThreshold)", reason: "must be above 0")
-        }
-        guard correction.maximumSpeedCorrection.isFinite, (0...0.5).contains(correction.maximumSpeedCorrection) else {
-            throw .invalidArgument(name: "correction maximumSpeedCorrection", value: "\(correction.maximumSpeedCorrection)",
-                                   reason: "must be a fraction from 0 to 0.5")
-        }
-        guard correction.driftReportInterval > .zero else {
-            throw .invalidArgument(name: "correction driftReportInterval", value: "\(correction.driftReportInterval)", reason: "must be above 0")
-        }
-        var alignment = SyncSettings()
-        alignment.realignThreshold = .seconds(correction.seekThreshold)
-        alignment.holdThreshold = min(alignment.holdThreshold, alignment.realignThreshold)
-        alignment.maximumSpeedTrim = correction.maximumSpeedCorrection
-        alignment.correctsSkew = correction.correctsDrift
-        alignment.driftReportInterval = correction.driftReportInterval
-        try self.init(room: room, players: players, alignment: alignment, resynchronizationThreshold: resynchronizationThreshold,
-                      clock: clock, logger: logger)
     }
 
     deinit {
@@ -359,7 +330,7 @@ public final class RoomFollower: Sendable {
             let off = abs(roomClock.position(at: now) - clock.position(at: now))
             if let seen = state.rejoinStates {
                 // Reconnected: the room should now say what we told it.
-                if roomClock.playing == clock.playing && off <= settings.resynchronizationThreshold || seen >= 3 {
+                if roomClock.playing == clock.playing && off <= tuning.resynchronizationThreshold || seen >= 3 {
                     state.rejoinStates = nil
                 } else {
                     state.rejoinStates = seen + 1
@@ -375,7 +346,7 @@ public final class RoomFollower: Sendable {
                 // when the room's position is that of the clock (a pause seeked them there).
                 return .adopt(seek: !roomClock.playing || off > 0.05)
             }
-            if off > (roomClock.playing ? settings.resynchronizationThreshold : 0.01) {
+            if off > (roomClock.playing ? tuning.resynchronizationThreshold : 0.01) {
                 state.offStates += 1
                 return state.offStates >= 2 || !roomClock.playing ? .adopt(seek: true) : .keep
             }

@@ -5,13 +5,13 @@ import PlayerKitCore
 /// changes: the moment it showed a frame against the moment the group's clock shows that frame.
 /// Seconds; positive: ahead (the member shows frames early). The same figure for every way
 /// players are kept together: a ``MultiView``'s members, a ``SyncGroup``'s, a room follower's
-/// players (PlayerKitRooms), and any player a ``DriftCorrector`` keeps on a clock.
+/// players (PlayerKitRooms), and any player a ``ClockFollower`` keeps on a clock.
 public struct MemberSkew: Sendable, Hashable, CustomStringConvertible {
     /// The skew at the member's latest frame change (signed).
     public var current: Double
     /// The median of the absolute skews over the window (a ``MultiView``'s
     /// ``SyncSettings/skewWindow``; 10 s for a ``SyncGroup``'s members and a
-    /// ``DriftCorrector``'s player).
+    /// ``ClockFollower``'s player).
     public var p50: Double
     /// The 95th percentile of the absolute skews over the window.
     public var p95: Double

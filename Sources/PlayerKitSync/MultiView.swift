@@ -53,10 +53,6 @@ import PlayerKitSupport
 /// lock is released, with ``/PlayerKitCore/MediaPlayer/send(_:)``, which never waits.
 /// ``invalidate()`` (or releasing the group) cancels its subscriptions and observations.
 public final class MultiView: Sendable, CorrectionMachineOwner {
-    /// 1.0's name of the settings of every group's correction: ``SyncSettings``.
-    @available(*, deprecated, renamed: "SyncSettings")
-    public typealias Settings = SyncSettings
-
     /// Which member the group clock follows.
     public enum Leader: Sendable, Hashable, Codable {
         /// The member furthest ahead when it joined: a member that joins more than

@@ -70,7 +70,7 @@ public enum SyncEvent: PlayerFeatureEvent {
     }
 
     /// How far this member is from the group's clock, in seconds (positive: ahead), about once
-    /// per ``DriftCorrector/Settings/driftReportInterval`` while the group plays.
+    /// per ``SyncSettings/driftReportInterval`` while the group plays.
     case drift(Double)
     /// The member showed its first frame in the group.
     case joined

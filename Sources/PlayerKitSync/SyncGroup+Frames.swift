@@ -131,7 +131,7 @@ extension SyncGroup {
 
     /// The group's settings now: those it was made with, and the offsets and clock drifts set
     /// since (``setOffset(_:for:)``, ``setClockDrift(_:for:)``). Save them (they are `Codable`)
-    /// to make the same group again: ``init(players:onMemberFailure:alignment:clock:)`` takes
+    /// to make the same group again: ``init(players:onMemberFailure:settings:clock:)`` takes
     /// them, offsets and drifts included.
     public var settings: SyncSettings { state.withLock { $0.machine.settings } }
 

@@ -22,7 +22,7 @@ import PlayerKitSupport
 /// (positive: ahead).
 ///
 /// **Correction.** The same machine that keeps a ``MultiView``'s angles together corrects the
-/// members, here on the group's own clock (``SyncSettings``, given as `alignment`): a member
+/// members, here on the group's own clock (``SyncSettings``, given as `settings`): a member
 /// within ``SyncSettings/holdThreshold`` of the clock gets a speed a little above or below
 /// the group's (at most ``SyncSettings/maximumSpeedTrim`` off, proportional to its skew,
 /// within ``/PlayerKitCore/PlayerCommand/speedRange``), so it closes the gap without a visible
@@ -31,7 +31,7 @@ import PlayerKitSupport
 /// seeked exactly to where the clock will be and released there. Each step is published on the
 /// member's ID as a ``SyncEvent`` (joined, aligned, fell behind, realigned), and each
 /// member reports ``SyncEvent/drift(_:)`` about once per
-/// ``DriftCorrector/Settings/driftReportInterval``.
+/// ``SyncSettings/driftReportInterval``.
 ///
 /// **Stalls and failures.** A member that starts buffering holds the group: the others pause
 /// until it plays again, then the clock restarts from where they all are. A member whose item
@@ -193,36 +193,15 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
     /// How long a seek of the group waits for each member to land (``seek(to:)``).
     static let seekLandingTimeout: Duration = .seconds(30)
 
-    /// 1.0's form: a group corrected with a ``DriftCorrector``'s settings (`seekThreshold` is the
-    /// realign threshold, `maximumSpeedCorrection` the largest speed trim, `correctsDrift`
-    /// whether members are corrected, `driftReportInterval` the drift reports' interval).
-    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for fewer than two players,
-    ///   the same player twice, or a setting that makes no sense.
-    @_disfavoredOverload
-    @available(*, deprecated, message: "give the alignment as SyncSettings, PlayerKit's one sync settings type: init(players:onMemberFailure:alignment:clock:)")
-    public convenience init(players: [any MediaPlayer], onMemberFailure: FailurePolicy = .dropMember, settings: DriftCorrector.Settings = DriftCorrector.Settings(),
-                            clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
-        guard settings.seekThreshold.isFinite, settings.seekThreshold > 0 else {
-            throw .invalidArgument(name: "sync group seekThreshold", value: "\(settings.seekThreshold)", reason: "must be above zero")
-        }
-        var alignment = SyncSettings()
-        alignment.realignThreshold = .seconds(settings.seekThreshold)
-        alignment.holdThreshold = min(alignment.holdThreshold, alignment.realignThreshold)
-        alignment.maximumSpeedTrim = settings.maximumSpeedCorrection
-        alignment.correctsSkew = settings.correctsDrift
-        alignment.driftReportInterval = settings.driftReportInterval
-        try self.init(players: players, onMemberFailure: onMemberFailure, alignment: alignment, clock: clock)
-    }
-
-    /// A group of at least two different players, on `clock`, corrected as `alignment` says
+    /// A group of at least two different players, on `clock`, corrected as `settings` say
     /// (PlayerKit's one sync settings type, as a ``MultiView`` and a room's follower take it;
     /// ``SyncSettings/onDemand`` by default; its live-edge settings do not apply, and offsets can
     /// also be set later with ``setOffset(_:for:)``).
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for fewer than two players,
     ///   the same player twice, or a setting that makes no sense (``SyncSettings/validate()``).
-    public init(players: [any MediaPlayer], onMemberFailure: FailurePolicy = .dropMember, alignment: SyncSettings = .onDemand,
+    public init(players: [any MediaPlayer], onMemberFailure: FailurePolicy = .dropMember, settings: SyncSettings = .onDemand,
                 clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
-        try alignment.validate()
+        try settings.validate()
         guard players.count >= 2 else {
             throw .invalidArgument(name: "sync group", value: "\(players.count) player(s)", reason: "needs at least two players")
         }
@@ -231,16 +210,16 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
             throw .invalidArgument(name: "sync group", value: ids.map(\.rawValue).joined(separator: ", "), reason: "lists a player twice")
         }
         failurePolicy = onMemberFailure
-        self.alignment = alignment
+        self.alignment = settings
         self.clock = clock
         let now = clock.now
-        var machine = LiveAlignment(settings: alignment, clock: .set)
+        var machine = LiveAlignment(settings: settings, clock: .set)
         for player in players { _ = machine.join(player.id, at: now) }
         self.state = Locked(State(machine: machine, anchorTime: now))
         // Offsets and clock drifts saved with the settings (the machine took them at `join`).
         let members = players.map { player in
-            Member(player: player, offset: -(alignment.offsets[player.id]?.inSeconds ?? 0),
-                   clockRate: 1 + (alignment.clockDrifts[player.id] ?? 0) * 1e-6,
+            Member(player: player, offset: -(settings.offsets[player.id]?.inSeconds ?? 0),
+                   clockRate: 1 + (settings.clockDrifts[player.id] ?? 0) * 1e-6,
                    subscription: nil, observation: player.observeEveryFrame(),
                    cacheObservation: player.observeBufferedMedia())
         }

@@ -2,7 +2,7 @@ import PlayerKitCore
 import PlayerKitSupport
 
 /// The settings of the correction every group runs, PlayerKit's one sync settings type: a
-/// ``SyncGroup``'s (``SyncGroup/init(players:onMemberFailure:alignment:clock:)``), a
+/// ``SyncGroup``'s (``SyncGroup/init(players:onMemberFailure:settings:clock:)``), a
 /// ``MultiView``'s, a ``ClockFollower``'s, and a room follower's (PlayerKitRooms). The defaults keep 30 fps players within a few
 /// milliseconds. (The correction's own constants, such as its seek lead, trim gain and dead
 /// band, are documented in Documentation/Sync.md and are not settings: they are not saved.) The offsets and clock

@@ -32,3 +32,20 @@ final class MySession: RoomSession {
     func beginChange(position: Double, paused: Bool, seeking: Bool) -> PendingRoomChange { PendingRoomChange {} }
 }
 // end snippet
+
+func snippet_migratingSettings(players: [Player], room: RoomClient, clockPosition: Double) throws {
+    // snippet: settings
+    var settings = SyncSettings.onDemand
+    settings.realignThreshold = .milliseconds(500)
+    settings.maximumSpeedTrim = 0.02
+    settings.correctsSkew = false
+    settings.driftReportInterval = .seconds(2)
+    let group = try SyncGroup(players: players, settings: settings)
+    let follower = try RoomFollower(room: room, players: players, settings: settings)
+    let patient = try RoomFollower(room: room, players: players, settings: settings, resynchronizationThreshold: .seconds(1))
+    let live: SyncSettings = SyncSettings()
+    let own = try ClockFollower(players: players, settings: settings)
+    try own.setClock(clockPosition, speed: 1, at: .now)
+    // end snippet
+    _ = (group, follower, patient, live)
+}

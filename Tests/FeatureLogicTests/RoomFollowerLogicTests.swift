@@ -125,14 +125,14 @@ struct RoomFollowerLogicTests {
         #expect(throws: RoomError.invalidArgument(name: "players", value: "\(player.id.rawValue), \(player.id.rawValue)", reason: "lists a player twice")) {
             try RoomFollower(room: room, players: [player, player], clock: clock)
         }
-        for threshold in [0, Double.nan] {
+        for threshold in [Duration.zero, .milliseconds(-1)] {
             #expect(throws: RoomError.self) { try RoomFollower(room: room, players: [player], resynchronizationThreshold: threshold, clock: clock) }
         }
         // The alignment is PlayerKit's one sync settings type, validated as every group's.
         var nan = SyncSettings.onDemand
         nan.maximumSpeedTrim = .nan
-        #expect(throws: RoomError.invalidArgument(name: "alignment sync setting maximumSpeedTrim", value: "nan", reason: "must be a fraction from 0 to 0.5 (0.05 trims the speed by at most 5%)")) {
-            try RoomFollower(room: room, players: [player], alignment: nan, clock: clock)
+        #expect(throws: RoomError.invalidArgument(name: "settings sync setting maximumSpeedTrim", value: "nan", reason: "must be a fraction from 0 to 0.5 (0.05 trims the speed by at most 5%)")) {
+            try RoomFollower(room: room, players: [player], settings: nan, clock: clock)
         }
         #expect(SyncSettings.onDemand.realignThreshold == .milliseconds(250))   // 1.0's seekThreshold
         let follower = try RoomFollower(room: room, players: [player], clock: clock)

@@ -184,7 +184,7 @@ struct SyncGroupLogicTests {
         var saved = SyncSettings.onDemand
         saved.offsets[p[1].id] = .milliseconds(-2500)      // B's recording began 2.5 s earlier
         saved.clockDrifts[p[1].id] = 100                   // and its recorder's clock ran 100 ppm fast
-        let group = try SyncGroup(players: p, alignment: saved, clock: clock)
+        let group = try SyncGroup(players: p, settings: saved, clock: clock)
         #expect(group.offsets == [p[1].id: .milliseconds(-2500)] && group.clockDrifts[p[1].id].map { abs($0 - 100) < 1e-6 } == true)
         try await group.load(["a", "b"])
         try await group.seek(to: 3600)
@@ -227,7 +227,7 @@ struct SyncGroupLogicTests {
         try refusesBadClockDrifts(group, member: p[1].id)
         var bad = SyncSettings.onDemand
         bad.clockDrifts[p[0].id] = .infinity
-        #expect(throws: PlayerError.self) { try SyncGroup(players: p, alignment: bad, clock: clock) }
+        #expect(throws: PlayerError.self) { try SyncGroup(players: p, settings: bad, clock: clock) }
         play(1)
         #expect(group.phase == .playing && p.allSatisfy { $0.state == .playing })
         group.invalidate()

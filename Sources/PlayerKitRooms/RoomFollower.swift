@@ -103,10 +103,10 @@ public final class RoomFollower: Sendable {
     private let logger: Logger
 
     /// A follower of `room` (a ``RoomClient``, or a test's own ``RoomSession``) for `players`
-    /// (one or more; several are kept in lockstep with each other too), keeping the room's clock
+    /// (any number, none twice; several are kept in lockstep with each other too), keeping the room's clock
     /// on `clock`, whose instants the room's states and the players' events must be on. Load
     /// their media before the room plays; ``start()`` begins following.
-    /// - Throws: ``RoomError/invalidArgument(name:value:reason:)`` for no players, a player
+    /// - Throws: ``RoomError/invalidArgument(name:value:reason:)`` for a player
     ///   listed twice, a threshold that is not above 0, or `settings` that
     ///   ``/PlayerKitSync/SyncSettings/validate()`` refuses (the error names the setting).
     /// - Parameters:
@@ -126,7 +126,6 @@ public final class RoomFollower: Sendable {
                 settings: SyncSettings = .onDemand, resynchronizationThreshold: Duration = .milliseconds(500),
                 clock: any MonotonicClock = ContinuousClock(),
                 logger: Logger = Logger(label: "PlayerKit.rooms")) throws(RoomError) {
-        guard !players.isEmpty else { throw .invalidArgument(name: "players", value: "none", reason: "a follower needs a player") }
         let ids = players.map(\.id.rawValue)
         guard Set(ids).count == ids.count else {
             throw .invalidArgument(name: "players", value: ids.joined(separator: ", "), reason: "lists a player twice")
@@ -162,28 +161,12 @@ public final class RoomFollower: Sendable {
     }
     /// The players followed.
     var players: [any MediaPlayer] { state.withLock { $0.players } }
-    /// Each player's latest smoothed drift from the clock, in seconds (positive: ahead).
-    public var drifts: [PlayerID: Double] {
-        state.withLock { state in
-            state.correction?.drifts ?? [:]
-        }
-    }
-    /// How far player `id` is from the room's clock, measured on its frame changes since the
-    /// clock last moved (a start, a pause, a seek from the room or the app): its latest drift and
-    /// the percentiles over the last 10 s, the figure every PlayerKit group reports
-    /// (``/PlayerKitSync/MemberSkew``). Nil before its first measured frame, or for a player not followed.
-    public func skew(of id: PlayerID) -> MemberSkew? {
-        state.withLock { $0.correction }?.skew(of: id)
-    }
-
-    /// Every measured player's ``skew(of:)``.
-    public var skews: [PlayerID: MemberSkew] {
-        state.withLock { state in
-            state.correction?.skews ?? [:]
-        }
-    }
-    /// How many corrective seeks were made (speed nudges do not count).
-    var correctiveSeeks: Int { state.withLock { $0.correction }?.correctiveSeeks ?? 0 }
+    /// How far each measured player is from the room's clock, measured on its frame changes
+    /// since the clock last moved (a start, a pause, a seek from the room or the app): its latest
+    /// skew, the percentiles over the last 10 s and its drift as the correction judges it, the
+    /// figure every PlayerKit group reports (``/PlayerKitSync/MemberSkew``). A player appears
+    /// after its first measured frame.
+    public var skews: [PlayerID: MemberSkew] { state.withLock { $0.correction }?.skews ?? [:] }
 
     // MARK: Following
 

@@ -55,14 +55,11 @@ public final class ClockFollower: Sendable, CorrectionMachineOwner {
     /// settings every group takes; offsets, clock drifts and live-edge settings do not apply), on `clock` (a
     /// test may give a `ManualClock`). The players are followed at once; the clock is stopped
     /// until ``setClock(_:speed:at:)``.
-    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for no players,
-    ///   a player twice, or a setting that makes no sense (``SyncSettings/validate()``).
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a
+    ///   player twice (any number of players, none included, makes a follower), or a setting that makes no sense (``SyncSettings/validate()``).
     public init(players: [any MediaPlayer], settings: SyncSettings = SyncSettings(),
                 clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
         try settings.validate()
-        guard !players.isEmpty else {
-            throw .invalidArgument(name: "clock follower", value: "no players", reason: "needs a player")
-        }
         let ids = players.map(\.id)
         guard Set(ids).count == ids.count else {
             throw .invalidArgument(name: "clock follower", value: ids.map(\.rawValue).joined(separator: ", "), reason: "lists a player twice")
@@ -105,33 +102,17 @@ public final class ClockFollower: Sendable, CorrectionMachineOwner {
 
     // MARK: Figures
 
-    /// The players followed.
-    public var players: [any MediaPlayer] { state.withLock { $0.members.map(\.player) } }
+    /// The players followed, in the order given.
+    public var members: [any MediaPlayer] { state.withLock { $0.members.map(\.player) } }
 
-    /// How far player `id` is from the clock, measured on its frame changes since the clock was
-    /// last set: its latest skew and the percentiles over ``SyncSettings/skewWindow``. Nil
-    /// before its first measured frame.
-    public func skew(of id: PlayerID) -> MemberSkew? {
-        state.withLock { $0.machine.member(id)?.meter.figures }
-    }
+    /// How far each measured player is from the clock, measured on its frame changes since the
+    /// clock was last set: its latest skew, the percentiles over ``SyncSettings/skewWindow`` and
+    /// its drift as the correction judges it. A player appears after its first measured frame.
+    public var skews: [PlayerID: MemberSkew] { state.withLock { $0.machine.skews } }
 
-    /// Every measured player's ``skew(of:)``.
-    public var skews: [PlayerID: MemberSkew] {
-        state.withLock { state in
-            Dictionary(uniqueKeysWithValues: state.machine.members.compactMap { member in member.meter.figures.map { (member.id, $0) } })
-        }
-    }
-
-    /// Each measured player's drift in seconds (positive: ahead), as the correction judges it:
-    /// the median of its latest skews.
-    public var drifts: [PlayerID: Double] {
-        state.withLock { state in
-            Dictionary(uniqueKeysWithValues: state.machine.members.compactMap { member in member.drift.map { (member.id, $0) } })
-        }
-    }
-
-    /// How many corrective seeks the follower made (trims and holds do not count).
-    public var correctiveSeeks: Int { state.withLock { $0.machine.correctiveSeeks } }
+    /// How many corrective seeks the follower made (trims and holds do not count): a figure for
+    /// tests.
+    var correctiveSeeks: Int { state.withLock { $0.machine.correctiveSeeks } }
 
     // MARK: Lifetime
 

@@ -291,6 +291,12 @@ struct LiveAlignment: Sendable {
 
     func member(_ id: PlayerID) -> Member? { members.first { $0.id == id } }
 
+    /// Every measured member's skew figures, with its drift as the machine judges it: what every
+    /// group reports as `skews`.
+    var skews: [PlayerID: MemberSkew] {
+        Dictionary(uniqueKeysWithValues: members.compactMap { member in member.meter.figures(drift: member.drift).map { (member.id, $0) } })
+    }
+
     /// Whether `id` is a member (without copying its state, as ``member(_:)`` does: this runs
     /// at every frame).
     func has(_ id: PlayerID) -> Bool { members.contains { $0.id == id } }

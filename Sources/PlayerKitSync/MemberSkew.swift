@@ -19,8 +19,12 @@ public struct MemberSkew: Sendable, Hashable, CustomStringConvertible {
     public var p99: Double
     /// How many frame changes the window holds.
     public var samples: Int
+    /// The member's drift as the correction judges it, in seconds (positive: ahead): the median
+    /// of its latest skews, which a one-frame jump does not move. What the correction trims and
+    /// realigns on, and what ``SyncEvent/drift(_:)`` reports.
+    public var drift: Double
 
-    /// E.g. "+0.8 ms (p50 0.6, p95 1.9, p99 2.4 ms over 300 frames)".
+    /// E.g. "+0.8 ms (p50 0.6, p95 1.9, p99 2.4 ms over 300 frames)"; the drift is not shown.
     public var description: String {
         String(format: "%+.1f ms (p50 %.1f, p95 %.1f, p99 %.1f ms over %d frames)",
                current * 1000, p50 * 1000, p95 * 1000, p99 * 1000, samples)

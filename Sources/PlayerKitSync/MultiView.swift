@@ -4,7 +4,7 @@ import PlayerKitSupport
 
 /// Camera angles of one event, live or on demand, shown in lockstep: each member plays its own
 /// source, and the group keeps them showing the same moment within a few milliseconds, measures
-/// how far each one is (``skew(of:)``), and brings back a member that falls out of step.
+/// how far each one is (``skews``), and brings back a member that falls out of step.
 ///
 /// ```swift
 /// let view = try MultiView(players: [main, onboard, pit, aerial])
@@ -307,18 +307,10 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
 
     // MARK: Figures
 
-    /// How far `id` is from the group: its latest skew and the percentiles over
-    /// ``SyncSettings/skewWindow``. Nil before the member's first measured frame.
-    public func skew(of id: PlayerID) -> MemberSkew? {
-        state.withLock { $0.machine.member(id)?.meter.figures }
-    }
-
-    /// Every measured member's ``skew(of:)``.
-    public var skews: [PlayerID: MemberSkew] {
-        state.withLock { state in
-            Dictionary(uniqueKeysWithValues: state.machine.members.compactMap { member in member.meter.figures.map { (member.id, $0) } })
-        }
-    }
+    /// How far each measured member is from the group: its latest skew, the percentiles over
+    /// ``SyncSettings/skewWindow`` and its drift as the correction judges it. A member appears
+    /// after its first measured frame.
+    public var skews: [PlayerID: MemberSkew] { state.withLock { $0.machine.skews } }
 
     /// The group clock's media time now, once it runs.
     public var position: Double? {

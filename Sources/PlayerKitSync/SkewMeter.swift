@@ -18,8 +18,9 @@ struct SkewMeter: Sendable {
         while let first = samples.first, time - first.time > window { samples.removeFirst() }
     }
 
-    /// The figures now: the latest skew and the percentiles of the absolute skews in the window.
-    var figures: MemberSkew? {
+    /// The figures now: the latest skew and the percentiles of the absolute skews in the window,
+    /// with `drift`, the machine's judgement (the latest skew when not given).
+    func figures(drift: Double? = nil) -> MemberSkew? {
         guard let latest else { return nil }
         let magnitudes = samples.map { abs($0.skew) }
         return MemberSkew(
@@ -27,6 +28,7 @@ struct SkewMeter: Sendable {
             p50: Statistics.percentile(0.5, of: magnitudes) ?? 0,
             p95: Statistics.percentile(0.95, of: magnitudes) ?? 0,
             p99: Statistics.percentile(0.99, of: magnitudes) ?? 0,
-            samples: magnitudes.count)
+            samples: magnitudes.count,
+            drift: drift ?? latest)
     }
 }

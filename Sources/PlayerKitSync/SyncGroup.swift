@@ -84,36 +84,20 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
         let now = clock.now
         return state.withLock { $0.clockPosition(at: now) }
     }
-    /// Each member's latest drift in seconds (positive: ahead), as the correction judges it: the
-    /// median of its latest skews.
-    public var drifts: [PlayerID: Double] {
-        state.withLock { state in
-            Dictionary(uniqueKeysWithValues: state.machine.members.compactMap { member in member.drift.map { (member.id, $0) } })
-        }
-    }
-
-    /// How far member `id` is from the group's clock, measured on its frame changes while the
-    /// group plays, since the clock last started (a play, a seek, a speed change): its latest
-    /// drift and the percentiles over the last 10 s, as a ``MultiView`` reports its members'.
-    /// Nil before its first measured frame, or for a player that is not a member.
-    public func skew(of id: PlayerID) -> MemberSkew? {
-        state.withLock { $0.machine.member(id)?.meter.figures }
-    }
-
-    /// Every measured member's ``skew(of:)``.
-    public var skews: [PlayerID: MemberSkew] {
-        state.withLock { state in
-            Dictionary(uniqueKeysWithValues: state.machine.members.compactMap { member in member.meter.figures.map { (member.id, $0) } })
-        }
-    }
+    /// How far each measured member is from the group's clock, measured on its frame changes
+    /// while the group plays, since the clock last started (a play, a seek, a speed change): its
+    /// latest skew, the percentiles over the last 10 s and its drift as the correction judges it,
+    /// as a ``MultiView`` reports its members'. A member appears after its first measured frame.
+    public var skews: [PlayerID: MemberSkew] { state.withLock { $0.machine.skews } }
 
     /// The spread between members, one figure per measured frame of any member while playing:
     /// the largest minus the smallest member drift (unsmoothed), in seconds. What
     /// "drift between members" means in the benchmark and the `ab-compare` example. Holds the
-    /// latest 36,000 figures (about 10 minutes of two 30 fps members).
-    public var spreads: [Double] { state.withLock { Array($0.spreads) } }
+    /// latest 36,000 figures (about 10 minutes of two 30 fps members). For tests and the
+    /// benchmark; an app computes the spread from ``skews``.
+    var spreads: [Double] { state.withLock { Array($0.spreads) } }
 
-    /// How many spread figures ``spreads`` keeps.
+    /// How many spread figures `spreads` keeps.
     static let spreadHistoryLimit = 36_000
 
     /// How many seeks the group made to correct members since it was created (nudges by speed
@@ -193,18 +177,15 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
     /// How long a seek of the group waits for each member to land (``seek(to:)``).
     static let seekLandingTimeout: Duration = .seconds(30)
 
-    /// A group of at least two different players, on `clock`, corrected as `settings` say
+    /// A group of `players` (any number, none twice: a group of one or none does what its members
+    /// do), on `clock`, corrected as `settings` say
     /// (PlayerKit's one sync settings type, as a ``MultiView`` and a room's follower take it;
     /// ``SyncSettings/onDemand`` by default; its live-edge settings do not apply, and offsets can
     /// also be set later with ``setOffset(_:for:)``).
-    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for fewer than two players,
-    ///   the same player twice, or a setting that makes no sense (``SyncSettings/validate()``).
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for the same player twice, or a setting that makes no sense (``SyncSettings/validate()``).
     public init(players: [any MediaPlayer], onMemberFailure: FailurePolicy = .dropMember, settings: SyncSettings = .onDemand,
                 clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
         try settings.validate()
-        guard players.count >= 2 else {
-            throw .invalidArgument(name: "sync group", value: "\(players.count) player(s)", reason: "needs at least two players")
-        }
         let ids = players.map(\.id)
         guard Set(ids).count == ids.count else {
             throw .invalidArgument(name: "sync group", value: ids.map(\.rawValue).joined(separator: ", "), reason: "lists a player twice")
@@ -269,8 +250,9 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
     ///     ``/PlayerKitCore/MediaSource/joined(_:repeated:)``), so positions keep counting up and no loop restarts
     ///     a member.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` when the counts differ; the
-    ///   errors of ``/PlayerKitCore/Player/preload(_:timeout:)`` with ``FailurePolicy/stopGroup``, or when
-    ///   fewer than two members are left.
+    ///   errors of ``/PlayerKitCore/Player/preload(_:timeout:)``: with ``FailurePolicy/stopGroup``
+    ///   the first in member order; with ``FailurePolicy/dropMember`` (the failed members dropped,
+    ///   each publishing ``SyncEvent/dropped(_:)``) the first only when no member could load.
     public func load(_ sources: [MediaSource], looping: Bool = false) async throws(PlayerError) {
         let players = members
         guard sources.count == players.count else {
@@ -295,15 +277,11 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
                     try await player.preload(source)
                 }
             }
-            for (index, error) in failures {
-                guard failurePolicy == .dropMember else { throw error }
-                remove(players[index].id, reason: .failed(error))
-            }
-            let left = members.count
-            guard left >= 2 else {
-                throw .invalidArgument(name: "sync group sources", value: sources.map(\.description).joined(separator: ", "),
-                                       reason: "only \(left) member(s) could load; a group needs two")
-            }
+            let inOrder = failures.sorted { $0.0 < $1.0 }
+            if failurePolicy == .stopGroup, let (_, first) = inOrder.first { throw first }
+            for (index, error) in inOrder { remove(players[index].id, reason: .failed(error)) }
+            // Nobody could load: the first failure, in member order.
+            if !players.isEmpty, inOrder.count == players.count, let (_, first) = inOrder.first { throw first }
         }
     }
 

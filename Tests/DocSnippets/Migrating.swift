@@ -49,3 +49,17 @@ func snippet_migratingSettings(players: [Player], room: RoomClient, clockPositio
     // end snippet
     _ = (group, follower, patient, live)
 }
+
+func snippet_migratingFigures(group: SyncGroup, own: ClockFollower, id: PlayerID, player: Player, source: MediaSource) async throws {
+    // snippet: figures
+    let skew = group.skews[id]
+    let drift = group.skews[id]?.drift
+    let drifts = group.skews.values.map(\.drift)
+    let spread = (drifts.max() ?? 0) - (drifts.min() ?? 0)
+    let followed = own.members
+    let single = try SyncGroup(players: [player])
+    let empty = try ClockFollower(players: [])
+    try await single.load([source])
+    // end snippet
+    _ = (skew, drift, spread, followed, empty)
+}

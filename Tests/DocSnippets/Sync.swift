@@ -11,7 +11,7 @@ import CGLHost
 
 func snippet_group(left: Player, right: Player, paths: [String]) async throws {
     // snippet: group
-    let group = try SyncGroup(players: [left, right])              // fewer than 2, or one twice: invalidArgument
+    let group = try SyncGroup(players: [left, right])              // a player twice: invalidArgument
     try await group.load(["with-esc.mp4", "without-esc.mp4"], looping: true)
     try await group.load(paths.map { MediaSource($0) })            // paths in a [String]: each made a MediaSource
     try await group.play()
@@ -30,18 +30,18 @@ func snippet_multiview(main: Player, onboard: Player, aerial: Player, pit: Playe
     try await view.load("https://live.example/pit.m3u8", on: pit)   // a late join: aligned like the others
     try await AudioPolicy(mode: .solo, players: view.members).focus(main)   // main heard; its video on its audio
     for await record in onboard.events(kinds: [.sync]) {       // joined, aligned, fellBehind, realigned, dropped
-        print(record.event, view.skew(of: onboard.id)?.description ?? "none yet")  // "+0.4 ms (p50 0.3, p95 1.1, p99 1.6 ms over 300 frames)"
+        print(record.event, view.skews[onboard.id]?.description ?? "none yet")  // "+0.4 ms (p50 0.3, p95 1.1, p99 1.6 ms over 300 frames)"
     }
     // end snippet
 }
 
 func snippet_clockFollower(left: Player, right: Player, showStart: ContinuousClock.Instant) async throws {
     // snippet: clock-follower
-    let follower = try ClockFollower(players: [left, right])       // no players, or one twice: invalidArgument
+    let follower = try ClockFollower(players: [left, right])       // a player twice: invalidArgument
     try await left.play(); try await right.play()                   // you move the players...
     try follower.setClock(0, at: showStart)                         // ...it keeps them on your timeline: 0 s at showStart
     for await record in right.events(kinds: [.sync, .syncDrift]) {  // joined, aligned, fellBehind, realigned, drift
-        print(record.event, follower.skew(of: right.id)?.description ?? "none yet")
+        print(record.event, follower.skews[right.id]?.description ?? "none yet")
     }
     try follower.setClock(nil, at: .now)                            // stopped: nothing is corrected
     // end snippet

@@ -389,7 +389,7 @@ struct MultiViewLogicTests {
             #expect(aligned(log, player.id) != nil, "\(player.id) never aligned")
             #expect(!log.features(SyncEvent.self, of: player.id).contains { if case .dropped = $0 { true } else { false } })
             #expect(seeks(player) == 0, "\(player.id) seeked")
-            let skew = try #require(view.skew(of: player.id))
+            let skew = try #require(view.skews[player.id])
             #expect(abs(skew.current) < 0.005 && skew.p99 < 0.005, "\(player.id): \(skew)")
         }
         view.invalidate()

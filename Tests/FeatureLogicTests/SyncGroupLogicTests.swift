@@ -20,13 +20,12 @@ struct SyncGroupLogicTests {
         for _ in 0..<Int(seconds * 30) { clock.advance(by: .seconds(1.0 / 30)) }
     }
 
-    @Test("bad input is refused by name: fewer than two players, a player twice, a source count that differs, a speed of 0, a NaN seek; the group stays usable")
+    @Test("bad input is refused by name: a player twice, a source count that differs, a speed of 0, a NaN seek; the group stays usable")
     func badInput() async throws {
         let p = try players(2)
-        #expect(throws: PlayerError.invalidArgument(name: "sync group", value: "1 player(s)", reason: "needs at least two players")) {
-            try SyncGroup(players: [p[0]], clock: clock)
+        #expect(throws: PlayerError.invalidArgument(name: "sync group", value: "\(p[0].id.rawValue), \(p[0].id.rawValue)", reason: "lists a player twice")) {
+            try SyncGroup(players: [p[0], p[0]], clock: clock)
         }
-        #expect(throws: PlayerError.self) { try SyncGroup(players: [p[0], p[0]], clock: clock) }
         let group = try SyncGroup(players: p, clock: clock)
         await #expect(throws: PlayerError.invalidArgument(name: "sync group sources", value: "1", reason: "needs one source per member (2)")) {
             try await group.load(["a.mp4"])
@@ -89,18 +88,18 @@ struct SyncGroupLogicTests {
         try await group.play()
         play(2)
         for player in p {
-            let skew = try #require(group.skew(of: player.id))
+            let skew = try #require(group.skews[player.id])
             #expect(skew.samples >= 55 && skew.p99 < 0.001 && abs(skew.current) < 0.001, "\(skew)")
         }
         try await p[1].seek(to: (p[1].position ?? 0) + 0.15, precision: .exact)      // a jump the group did not make
         play(0.1)
-        let jumped = try #require(group.skew(of: p[1].id))
+        let jumped = try #require(group.skews[p[1].id])
         #expect(jumped.current > 0.1 && jumped.p99 > 0.1, "\(jumped)")
-        #expect(group.skews.count == 2 && group.skew(of: "stranger") == nil)
+        #expect(group.skews.count == 2 && group.skews["stranger"] == nil)
         try await group.seek(to: 10)
         try await group.play()
         play(0.5)
-        let afresh = try #require(group.skew(of: p[1].id))
+        let afresh = try #require(group.skews[p[1].id])
         #expect(afresh.samples <= 16 && afresh.p99 < 0.001, "\(afresh)")
         group.invalidate()
         for player in p { await player.shutdown() }
@@ -132,7 +131,7 @@ struct SyncGroupLogicTests {
         #expect(held.contains(.pause) && held.contains(.play), "\(Array(held))")
         #expect(log.features(SyncEvent.self, of: p[1].id).contains(.fellBehind(.drift)))
         #expect(log.features(SyncEvent.self, of: p[1].id).contains { if case .realigned(_, .drift) = $0 { true } else { false } })
-        #expect(abs(try #require(group.skew(of: p[1].id)).current) < 0.005)
+        #expect(abs(try #require(group.skews[p[1].id]).current) < 0.005)
         try await p[0].seek(to: (p[0].position ?? 0) + 3, precision: .exact)
         play(1)
         #expect(group.correctiveSeeks >= 2)
@@ -195,7 +194,7 @@ struct SyncGroupLogicTests {
         play(10)
         // In step on that scale: no correction was needed.
         #expect(group.correctiveSeeks == 0)
-        #expect(abs(try #require(group.skew(of: p[1].id)).current) < 0.001)
+        #expect(abs(try #require(group.skews[p[1].id]).current) < 0.001)
         #expect(abs((p[1].position ?? 0) - ((group.position ?? 0) * 1.0001 + 2.5)) < 0.002)
         try await group.setSpeed(2)
         #expect(abs((p[1].snapshot.speed ?? 0) - 2.0002) < 1e-12)
@@ -305,6 +304,38 @@ struct SyncGroupLogicTests {
         }
         #expect(stopping.members.count == 3 && stopping.phase == .paused)
         stopping.invalidate()
+        for player in p { await player.shutdown() }
+    }
+
+    @Test("every group takes any number of members (2.0's one rule): a group of one plays as its member does, a group of none does nothing and says nothing; a load that no member could do throws the first member's error, each failed member dropped")
+    func anyNumberOfMembers() async throws {
+        let media = ["broken.mp4": FakePlayer.Media.unplayable(source: "broken.mp4"), "worse.mp4": .unplayable(source: "worse.mp4")]
+        let p = try (0..<3).map { _ in try FakePlayer(clock: clock, bus: bus, media: media, defaultMedia: .init(duration: 60)) }
+        let none = try SyncGroup(players: [], clock: clock)
+        try await none.load([])
+        try await none.play()
+        try await none.seek(to: 1)
+        #expect(none.members.isEmpty && none.skews.isEmpty)
+        let one = try SyncGroup(players: [p[0]], clock: clock)
+        try await one.load(["a.mp4"])
+        try await one.play()
+        play(1)
+        #expect(p[0].state == .playing && abs((p[0].position ?? 0) - 1) < 0.05)
+        #expect(await eventually { one.skews[p[0].id] != nil })
+        one.invalidate()
+        let heard = Locked<[PlayerEventRecord]>([])
+        let subscription = bus.subscribe(to: .all, kinds: [.sync], delivery: .immediate) { record in heard.withLock { $0.append(record) } }
+        defer { subscription.cancel() }
+        let nobody = try SyncGroup(players: [p[1], p[2]], clock: clock)
+        do {
+            try await nobody.load(["broken.mp4", "worse.mp4"])
+            Issue.record("a load that no member could do succeeded")
+        } catch {
+            guard case .loadFailed(source: "broken.mp4", _) = error else { Issue.record("not the first member's error: \(error)"); return }
+        }
+        #expect(nobody.members.isEmpty)
+        #expect(drops(of: p[1], heard).count == 1 && drops(of: p[2], heard).count == 1)
+        nobody.invalidate()
         for player in p { await player.shutdown() }
     }
 

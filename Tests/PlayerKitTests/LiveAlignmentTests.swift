@@ -639,7 +639,7 @@ struct LiveAlignmentTests {
         for k in 0..<100 {
             meter.add(k % 2 == 0 ? Double(k) / 1000 : -Double(k) / 1000, at: start + .milliseconds(20 * k))
         }
-        let figures = try #require(meter.figures)
+        let figures = try #require(meter.figures())
         // 1 s at 20 ms a sample: the last 51 samples (k = 49...99).
         #expect(figures.samples == 51)
         #expect(figures.current == -0.099)

@@ -196,7 +196,7 @@ struct MultiViewEventTests {
         func lag() -> Double? { view.position.map { $0 - (ContinuousClock.now - start).inSeconds } }
         func inStep() async -> Bool {
             await eventually(timeout: .seconds(10)) {
-                players.allSatisfy { abs(view.skew(of: $0.player.id)?.current ?? 1) < 0.02 }
+                players.allSatisfy { abs(view.skews[$0.player.id]?.current ?? 1) < 0.02 }
             }
         }
         func pause(for seconds: Double) async throws -> (positions: [Double], paused: Double) {

@@ -128,7 +128,7 @@ struct MultiViewTests {
         #expect(p99 < 0.030, "spread p99 \(p99 * 1000) ms")
         // The group's own figures agree, member by member.
         for id in ids {
-            let skew = try #require(view.skew(of: id))
+            let skew = try #require(view.skews[id])
             #expect(skew.p50 < 0.010 && skew.samples > 50, "\(id): \(skew)")
         }
         // Every member is still in the group, none fell behind.
@@ -216,7 +216,7 @@ struct MultiViewTests {
         }
         #expect(realigned != nil)
         Self.othersStayedInStep(players, except: faulty.id)
-        let skew = try #require(view.skew(of: faulty.id))
+        let skew = try #require(view.skews[faulty.id])
         #expect(abs(skew.current) < 0.030, "\(skew)")
     }
 
@@ -286,7 +286,7 @@ struct MultiViewTests {
         }
         #expect(back != nil)
         Self.othersStayedInStep(players, except: faulty.id)
-        let skew = try #require(view.skew(of: faulty.id))
+        let skew = try #require(view.skews[faulty.id])
         #expect(abs(skew.current) < 0.030, "\(skew)")
     }
 

@@ -31,13 +31,13 @@ struct SyncGroupTests {
         // ...and play on from there, together.
         let mark = leftEvents.mark
         #expect(await leftEvents.waitFor(after: mark) { if case .positionChanged(let p) = $0.event { return p > 2.8 }; return false } != nil)
-        #expect(await eventually { group.drifts.count == 2 })
+        #expect(await eventually { group.skews.count == 2 })
         // A sanity bound (the tight one is TimingTests', run alone): the two are not far enough
         // apart to need a seek. Apart from each other, not from the group's clock: on a loaded
         // machine both once read 0.31 s behind the clock together (the clock ran on while both
         // waited for the CPU), which the group's correction then takes back.
-        let drifts = Array(group.drifts.values)
-        #expect((drifts.max() ?? 0) - (drifts.min() ?? 0) < group.alignment.realignThreshold.inSeconds, "drifts: \(group.drifts)")
+        let drifts = group.skews.values.map(\.drift)
+        #expect((drifts.max() ?? 0) - (drifts.min() ?? 0) < group.alignment.realignThreshold.inSeconds, "skews: \(group.skews)")
         try await group.pause()
         #expect(group.phase == .paused)
         #expect(await eventually { left.state == .paused && right.state == .paused })

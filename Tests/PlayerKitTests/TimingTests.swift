@@ -107,7 +107,7 @@ struct TimingTests {
         let p99 = spreads[Int(Double(spreads.count) * 0.99)]
         #expect(p99 <= 1.0 / 30, "p99 spread \(p99 * 1000) ms over \(spreads.count) frames")
         // Each member reported its drift along the way.
-        #expect(group.drifts.count == 2)
+        #expect(group.skews.count == 2)
     }
 
     @Test("a stepped wall clock does not disturb a sync group: timestamps jump, drift does not, no member is seeked")
@@ -142,7 +142,7 @@ struct TimingTests {
         let after = Array(group.spreads.suffix(group.spreads.count - framesBefore)).sorted()
         let p99 = after[Int(Double(after.count) * 0.99)]
         #expect(p99 <= 1.0 / 30, "p99 spread after the step \(p99 * 1000) ms over \(after.count) frames")
-        #expect(group.drifts.values.allSatisfy { abs($0) < 1.0 / 30 }, "drifts: \(group.drifts)")
+        #expect(group.skews.values.allSatisfy { abs($0.drift) < 1.0 / 30 }, "skews: \(group.skews)")
     }
 
     @Test("ab-compare --json over the drift window: drift between the two players at most 33 ms at p99")

@@ -66,9 +66,8 @@ extension CompareApp {
 
     // MARK: Commands
 
-    /// How much later B plays a moment than A, in seconds: the opposite of its offset on the
-    /// group's timeline.
-    var offsetOfB: Double { -(group.offsets[players[1].id].map(Self.seconds) ?? 0) }
+    /// How much later B plays a moment than A, in seconds: its media offset.
+    var offsetOfB: Double { group.settings.mediaOffsets[players[1].id].map(Self.seconds) ?? 0 }
 
     func align(byPicture: Bool, named name: String) {
         let group = group
@@ -88,14 +87,24 @@ extension CompareApp {
     }
 
     func setOffset(_ seconds: Double, named name: String) {
-        do {
-            try group.setOffset(.seconds(-seconds), for: players[1].id)
-        } catch {
-            failed(name, error)
+        guard seconds.isFinite else {
+            failed(name, PlayerError.invalidArgument(name: "offset", value: "\(seconds)", reason: "must be a finite number of seconds"))
             return
         }
-        offsetChanged()
-        runAsync(name) { group in try await group.seek(to: group.position ?? 0) }
+        let (group, id) = (group, players[1].id)
+        Task.detached {
+            do {
+                try await group.setMediaOffset(.seconds(seconds), for: id)
+                // Both players to where A is, so B shows its frame at its new offset.
+                try await group.seek(to: group.position ?? 0)
+                MainLoop.post { [weak self] in
+                    self?.offsetChanged()
+                    self?.done(name)
+                }
+            } catch {
+                MainLoop.post { [weak self] in self?.failed(name, error) }
+            }
+        }
     }
 
     /// B's offset changed: the spin button shows it, and a measurement made at another offset
@@ -225,7 +234,7 @@ extension CompareApp {
     /// B's offset and the measurement, in a `--json` answer.
     func describeAnalysis(in line: inout AppLine) {
         line.offset = offsetOfB
-        line.drift = group.clockDrifts[players[1].id]
+        line.drift = group.settings.clockDrifts[players[1].id]
         guard let series else { return }
         line.pairs = series.pairs.count
         line.ssimMean = series.summary(of: .ssimAll)?.mean

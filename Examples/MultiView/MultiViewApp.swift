@@ -312,18 +312,23 @@ final class MultiViewApp {
             }
         case UInt32(GDK_KEY_space):
             // The group pauses and resumes as a whole: on from the same frames.
+            let view = view
             if view.isPaused {
-                view.resume()
-                note("resumed where paused")
+                Task { [weak self] in
+                    do { try await view.resume(); self?.note("resumed where paused") } catch { self?.fail("resume: \(error)") }
+                }
             } else {
-                view.pause()
-                note("paused")
+                Task { [weak self] in
+                    do { try await view.pause(); self?.note("paused") } catch { self?.fail("pause: \(error)") }
+                }
             }
         case UInt32(GDK_KEY_l):
             // Back to as far behind the live edge as before the pause.
+            let view = view
             if view.isPaused {
-                view.resume(from: .liveEdge)
-                note("resumed at the live edge")
+                Task { [weak self] in
+                    do { try await view.resume(from: .liveEdge); self?.note("resumed at the live edge") } catch { self?.fail("resume: \(error)") }
+                }
             }
         case UInt32(GDK_KEY_1)...UInt32(GDK_KEY_9):
             let index = Int(key - UInt32(GDK_KEY_1))

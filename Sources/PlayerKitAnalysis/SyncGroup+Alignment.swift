@@ -18,8 +18,8 @@ extension SyncGroup {
     /// Each member's current source (its `snapshot.source`: a path or a URL FFmpeg opens) is
     /// aligned to the first member's with ``RecordingAlignment``, one after the other, on a
     /// thread of their own; the group plays on meanwhile. Shown and adjusted by hand afterwards
-    /// through the group's `offsets`, `setOffset(_:for:)`, `clockDrifts` and
-    /// `setClockDrift(_:for:)`. A member that left the group meanwhile is skipped.
+    /// through the group's `settings` (`mediaOffsets`, `clockDrifts`), `setMediaOffset(_:for:)`
+    /// and `setClockDrift(_:for:)`. A member that left the group meanwhile is skipped.
     /// - Returns: each other member's ``RecordingOffset`` against the first, by ID.
     /// - Throws: ``AnalysisError/nothingLoaded(player:)`` for a member that plays nothing; the
     ///   alignment's errors (``AnalysisError/noCommonContent(reference:other:confidence:)``,
@@ -39,7 +39,7 @@ extension SyncGroup {
         for (id, url) in sources.dropFirst() {
             found[id] = try await RecordingAlignment(reference: reference.1, other: url, method: method, searchRange: searchRange).run()
         }
-        apply(found)
+        await apply(found)
         return found
     }
 
@@ -47,16 +47,16 @@ extension SyncGroup {
     /// group's timeline (a member found 2 s later is played 2 s further into its file) and its
     /// clock drift (played at the group's speed times `1 + drift × 1e-6`, so a recording of an
     /// hour stays aligned to its end). Offsets are against the group's timeline, the first
-    /// member's; members not listed keep theirs. Takes effect as `setOffset(_:for:)` and
-    /// `setClockDrift(_:for:)` do: at the next seek, or at once while playing. A player that is
+    /// member's; members not listed keep theirs. Each offset is given as it is, a media offset
+    /// (1.x negated it). Takes effect as `setMediaOffset(_:for:)` and `setClockDrift(_:for:)` do,
+    /// after the group's earlier calls: at the next seek, or at once while playing. A player that is
     /// not a member is skipped.
-    public func apply(_ offsets: [PlayerID: RecordingOffset]) {
+    public func apply(_ offsets: [PlayerID: RecordingOffset]) async {
         let ids = Set(members.map(\.id))
         for (id, found) in offsets where ids.contains(id) {
-            // The group adds its offsets to a member's media time: the opposite of how much later
-            // the member plays a moment.
-            try? setOffset(.zero - found.offset, for: id)
-            try? setClockDrift(found.drift, for: id)
+            // A recording offset is a media offset: how much later the member's media has a moment.
+            try? await setMediaOffset(found.offset, for: id)
+            try? await setClockDrift(found.drift, for: id)
         }
     }
 

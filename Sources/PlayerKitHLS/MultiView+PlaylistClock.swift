@@ -4,15 +4,15 @@ import PlayerKitSync
 
 extension MultiView {
     /// Reads the live HLS playlists of members (``PlaylistClock/read(_:timeout:)``, all at
-    /// once) and gives each member the offset that puts its timestamps on one timeline
-    /// (``PlaylistClock/offsets(_:)``: by PROGRAM-DATE-TIME when every playlist carries it,
+    /// once) and gives each member the media offset that puts its timestamps on one timeline
+    /// (``PlaylistClock/mediaOffsets(_:)``: by PROGRAM-DATE-TIME when every playlist carries it,
     /// else checked to share their timestamps). The member first in `MultiView.members` order is the
     /// reference (offset zero). Call it before `MultiView.load(_:)`, or at any time: the offsets apply at
-    /// once (`MultiView.setOffset(_:for:)`) and are kept in `MultiView.settings`. Members with an offset are not
+    /// once (`MultiView.setMediaOffset(_:for:)`) and are kept in `MultiView.settings`. Members with an offset are not
     /// judged by their live edges (their timestamps were checked here). Documentation/Sync.md
     /// shows it in use.
     ///
-    /// - Returns: the offsets set, by member.
+    /// - Returns: the media offsets set, by member.
     /// - Throws: ``PlaylistClockError``: a playlist or segment that could not be read within
     ///   `timeout`, or angles that cannot be put on one timeline (unrelated timestamps and no
     ///   PROGRAM-DATE-TIME). Then no offset is set.
@@ -40,9 +40,11 @@ extension MultiView {
             guard let result = read[id] else { continue }
             clocks.append(try result.get())
         }
-        let offsets = try PlaylistClock.offsets(clocks)
+        let offsets = try PlaylistClock.mediaOffsets(clocks)
         let result = Dictionary(uniqueKeysWithValues: zip(ids, offsets))
-        for (id, offset) in result { setOffset(offset, for: id) }
+        // A member's refusal (one shutting down) does not undo the timeline: the offsets are
+        // kept in the settings all the same.
+        for (id, offset) in result { try? await setMediaOffset(offset, for: id) }
         return result
     }
 }

@@ -7,7 +7,7 @@ import PlayerKitCore
 /// it), so this reads the playlist and the segment itself, over HTTP with the system's libcurl.
 ///
 /// Angles of one encoder share their timestamps; angles of separate encoders, or packaged
-/// differently (an MPEG-TS angle beside an fMP4 one), do not. ``offsets(_:)`` puts several angles
+/// differently (an MPEG-TS angle beside an fMP4 one), do not. ``mediaOffsets(_:)`` puts several angles
 /// on one timeline: by their PROGRAM-DATE-TIME when every playlist carries it, else on their
 /// timestamps once it checked that they agree. ``PlayerKitSync/MultiView/alignTimestamps(ofPlaylists:timeout:)``
 /// does both for a multi-view's members.
@@ -66,8 +66,9 @@ public struct PlaylistClock: Sendable, Hashable {
     /// timestamps: a frame at 60 fps.
     static let sameTimestampTolerance = 0.017
 
-    /// The offset of each clock's timestamps on the first one's timeline (the first: zero): added
-    /// to an angle's timestamps, they give the same time for the same moment.
+    /// Each clock's media offset on the first one's timeline (the first: zero), in the sign of
+    /// every PlayerKit offset (`SyncSettings.mediaOffsets`): an angle's timestamps minus the
+    /// first angle's for the same moment. Given to a `MultiView` as they are.
     ///
     /// When every playlist carries PROGRAM-DATE-TIME, the offsets map each angle's timestamps to
     /// its wall-clock dates (so angles of separate encoders align to within their dates'
@@ -75,12 +76,12 @@ public struct PlaylistClock: Sendable, Hashable {
     /// starts at the same timestamp in each (within a frame), and the offsets are zero.
     /// - Throws: ``PlaylistClockError/unrelatedTimestamps(url:offset:)`` when they start apart,
     ///   ``PlaylistClockError/noCommonTimeline(url:)`` when two playlists share no segment.
-    public static func offsets(_ clocks: [PlaylistClock]) throws(PlaylistClockError) -> [Duration] {
+    public static func mediaOffsets(_ clocks: [PlaylistClock]) throws(PlaylistClockError) -> [Duration] {
         guard let reference = clocks.first else { return [] }
         if let referenceDate = reference.programDateTime, clocks.allSatisfy({ $0.programDateTime != nil }) {
             let referenceLead = referenceDate.timeIntervalSince1970 - reference.presentationTime
             return clocks.map { clock in
-                .seconds((clock.programDateTime!.timeIntervalSince1970 - clock.presentationTime) - referenceLead)
+                .seconds(referenceLead - (clock.programDateTime!.timeIntervalSince1970 - clock.presentationTime))
             }
         }
         var result: [Duration] = [.zero]

@@ -21,8 +21,8 @@ public enum PlaylistClockError: Error, Sendable, Hashable, CustomStringConvertib
     /// The angles share no clock and their playlists carry no EXT-X-PROGRAM-DATE-TIME: the
     /// same segment of the playlist at `url` starts `offset` from the first playlist's (for
     /// example a TS angle beside an fMP4 angle with timestamps of their own). Aligned on their
-    /// timestamps, they would show that far apart; give the member an offset
-    /// (`MultiView.setOffset(_:for:)`) instead.
+    /// timestamps, they would show that far apart; give the member `offset`, a media offset, as
+    /// it is (`MultiView.setMediaOffset(_:for:)`) instead.
     case unrelatedTimestamps(url: String, offset: Duration)
     /// The playlist at `url` carries no EXT-X-PROGRAM-DATE-TIME and shares no segment number
     /// with the first playlist, so nothing places it on the first one's timeline.

@@ -24,6 +24,46 @@ extension CorrectionMachineOwner {
         runActions(actions, players: players)
     }
 
+    /// One step of the correction machine under the lock, its commands performed and awaited:
+    /// each member's in the order decided, the members at the same time; the step's other
+    /// actions (events, drops, wake-ups) run as ``runActions(_:players:)`` runs them, before.
+    /// Returns once every member answered (each within ``/PlayerKitCore/MediaPlayer/perform(_:timeout:)``'s
+    /// bound).
+    /// - Throws: the first refusal, in the order the step named the members, of a member that
+    ///   is still in the group (`isMember`); a member that left meanwhile is not a failure.
+    func perform(_ body: (inout LiveAlignment) -> [LiveAlignment.Action],
+                 isMember: @escaping @Sendable (PlayerID) -> Bool) async throws(PlayerError) {
+        let (actions, players) = machineStep(body)
+        var order: [PlayerID] = []
+        var commands: [PlayerID: [PlayerCommand]] = [:]
+        var others: [LiveAlignment.Action] = []
+        for action in actions {
+            guard case .send(let id, let command) = action else { others.append(action); continue }
+            if commands[id] == nil { order.append(id) }
+            commands[id, default: []].append(command)
+        }
+        runActions(others, players: players)
+        let failures = await withTaskGroup(of: (PlayerID, PlayerError?).self) { group in
+            for id in order {
+                guard let player = players[id], let list = commands[id] else { continue }
+                group.addTask {
+                    do throws(PlayerError) {
+                        for command in list { try await player.perform(command) }
+                        return (id, nil)
+                    } catch {
+                        return (id, error)
+                    }
+                }
+            }
+            var failures: [PlayerID: PlayerError] = [:]
+            for await (id, error) in group { if let error { failures[id] = error } }
+            return failures
+        }
+        for id in order {
+            if let error = failures[id], isMember(id) { throw error }
+        }
+    }
+
     /// Carries out what the machine decided: commands sent (never waiting), events published on
     /// the member's ID, drops handed to the owner, wake-ups on the owner's clock.
     func runActions(_ actions: [LiveAlignment.Action], players: [PlayerID: any MediaPlayer]) {

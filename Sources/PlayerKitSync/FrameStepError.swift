@@ -88,7 +88,7 @@ public struct MemberFrame: Sendable, Hashable, CustomStringConvertible {
 /// every member's frame.
 public struct GroupFrame: Sendable, Hashable, CustomStringConvertible {
     /// The group's time in seconds: every member shows the frame on screen at this time plus
-    /// its offset (``SyncGroup/timeOffsets``; ``SyncGroup/offsets`` gives it negated, as a `Duration`).
+    /// its media offset (``SyncSettings/mediaOffsets``, in ``SyncGroup/settings``).
     public var time: Double
     /// Every member's frame, in member order.
     public var members: [MemberFrame]

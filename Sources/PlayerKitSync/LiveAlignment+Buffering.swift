@@ -20,14 +20,14 @@ extension LiveAlignment {
         }
         let rate = members[index].rate
         let base = Double(members[index].wraps) * Self.timestampWrap
-        var value = (raw + members[index].offset) / rate + base
+        var value = (raw - members[index].offset) / rate + base
         var turns = 0.0
         if let clock = clock(at: time), abs(value - clock) > Self.timestampWrap / 2 {
             turns = ((clock - value) / Self.timestampWrap).rounded()
             value += turns * Self.timestampWrap
         }
         members[index].cacheEnd = value
-        members[index].seekableEnd = seekable.map { ($0 + members[index].offset) / rate + base + turns * Self.timestampWrap }
+        members[index].seekableEnd = seekable.map { ($0 - members[index].offset) / rate + base + turns * Self.timestampWrap }
         // An outside clock has no live edge: what a member has only limits its seeks.
         if clockSource.isSet { return [] }
         let epoch = self.epoch ?? time

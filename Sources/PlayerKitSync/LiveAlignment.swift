@@ -140,8 +140,9 @@ struct LiveAlignment: Sendable {
         /// Whether the running corrective seek goes only as far as the member can seek, short
         /// of where the clock will be (its lead is then not the cause of landing behind).
         var shortSeek = false
-        /// Added to the member's media times to put them on the group's timeline: the offset
-        /// the app gave (``SyncSettings/offsets``), in seconds.
+        /// The member's media time minus the group's time: the media offset the app gave
+        /// (``SyncSettings/mediaOffsets``), in seconds. Taken from a media time (then divided
+        /// by ``rate``) to put it on the group's timeline.
         var offset: Double
         /// Whether the app gave the offset (then its timestamps are not judged).
         var offsetGiven: Bool
@@ -306,7 +307,7 @@ struct LiveAlignment: Sendable {
     /// A member joins (it is loading or already playing).
     mutating func join(_ id: PlayerID, at time: ContinuousClock.Instant) -> [Action] {
         guard !has(id) else { return [] }
-        let offset = settings.offsets[id]
+        let offset = settings.mediaOffsets[id]
         members.append(Member(id: id, joinedAt: time, seekLead: settings.tuning.seekLead.inSeconds,
                               meter: SkewMeter(window: settings.skewWindow),
                               offset: offset?.inSeconds ?? 0, offsetGiven: offset != nil,
@@ -358,19 +359,20 @@ struct LiveAlignment: Sendable {
         return actions
     }
 
-    /// Sets the offset of member `id`'s timestamps on the group's timeline (nil: none, and its
+    /// Sets member `id`'s media offset (its media time minus the group's; nil: none, and its
     /// timestamps are judged again), kept in the settings for members that join later. A
     /// member's skew changes by the difference at once, and it is brought in step as any member
     /// that fell out of step (``SyncEvent/Reason/drift``).
     mutating func setOffset(_ offset: Duration?, for id: PlayerID, at time: ContinuousClock.Instant) -> [Action] {
-        settings.offsets[id] = offset
+        settings.mediaOffsets[id] = offset
         guard let index = members.firstIndex(where: { $0.id == id }) else { return [] }
         let change = (offset?.inSeconds ?? 0) - members[index].offset
         members[index].offset += change
         members[index].offsetGiven = offset != nil
         members[index].edge = nil
-        // Times on the group's timeline move by the change on the member's scale.
-        let moved = change / members[index].rate
+        // Times on the group's timeline move against the change, on the member's scale: media
+        // further ahead of the group is earlier on the group's timeline.
+        let moved = -change / members[index].rate
         members[index].lastFrame = members[index].lastFrame.map { ($0.media + moved, $0.time) }
         members[index].cacheEnd = members[index].cacheEnd.map { $0 + moved }
         members[index].seekableEnd = members[index].seekableEnd.map { $0 + moved }
@@ -380,11 +382,11 @@ struct LiveAlignment: Sendable {
         return fellOut(index, reason: .drift, at: time)
     }
 
-    /// The group's timeline time of member `index`'s media time `media`: its offset added, on
+    /// The group's timeline time of member `index`'s media time `media`: its media offset taken away, on
     /// its clock's scale (its rate), and its clock's wraps (a wrap is counted when the result
     /// is more than half a wrap from the group's clock).
     mutating func timeline(_ index: Int, _ media: Double, at time: ContinuousClock.Instant) -> Double {
-        var value = (media + members[index].offset) / members[index].rate + Double(members[index].wraps) * Self.timestampWrap
+        var value = (media - members[index].offset) / members[index].rate + Double(members[index].wraps) * Self.timestampWrap
         if let clock = clock(at: time), abs(value - clock) > Self.timestampWrap / 2 {
             let turns = ((clock - value) / Self.timestampWrap).rounded()
             members[index].wraps += Int(turns)
@@ -395,7 +397,7 @@ struct LiveAlignment: Sendable {
 
     /// Member `index`'s media time of the group's timeline time `value`.
     func media(_ index: Int, _ value: Double) -> Double {
-        (value - Double(members[index].wraps) * Self.timestampWrap) * members[index].rate - members[index].offset
+        (value - Double(members[index].wraps) * Self.timestampWrap) * members[index].rate + members[index].offset
     }
 
     /// A member leaves for `reason` (nil: the app removed it; no event).

@@ -256,19 +256,27 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
 
     // MARK: Timeline
 
-    /// The group's settings now: those it was made with, and the offsets set since
-    /// (``setOffset(_:for:)``). Save them to make the same group again.
+    /// The group's settings now: those it was made with, and the media offsets set since
+    /// (``setMediaOffset(_:for:)``). Save them to make the same group again.
     public var settings: SyncSettings { state.withLock { $0.machine.settings } }
 
-    /// Puts member `id`'s timestamps `offset` later on the group's timeline (nil: none, and its
-    /// timestamps are judged again), at once: the member is brought to where the group is, as
-    /// any member that fell out of step. Kept in ``settings`` (also for a player that is not a
-    /// member yet, and joins later). Use it for angles that share no clock: measured by eye
-    /// once (the frame one angle shows against another's), or computed from the playlists.
-    public func setOffset(_ offset: Duration?, for id: PlayerID) {
+    /// Sets member `id`'s media offset: its media time minus the group's (nil: none, and its
+    /// timestamps are judged again), the sign of ``SyncSettings/mediaOffsets``: an angle whose
+    /// timestamps run 1.4 s ahead of the others' gets +1.4 s, and a
+    /// ``SyncEvent/DropReason/unrelatedTimestamps(offset:)`` is given back as it is. At once:
+    /// the member is brought to where the group is, as any member that fell out of step, and
+    /// the call returns once the commands that does were answered. Kept in ``settings`` (also
+    /// for a player that is not a member yet, and joins later). Use it for angles that share no
+    /// clock: measured by eye once (the frame one angle shows against another's), or computed
+    /// from the playlists.
+    /// - Throws: the first refusal of a member's player (one shut down meanwhile is not a failure).
+    public func setMediaOffset(_ offset: Duration?, for id: PlayerID) async throws(PlayerError) {
         let now = clock.now
-        step { $0.setOffset(offset, for: id, at: now) }
+        try await perform({ $0.setOffset(offset, for: id, at: now) }, isMember: { [weak self] in self?.isMember($0) ?? false })
     }
+
+    /// Whether `id` is a member now.
+    private func isMember(_ id: PlayerID) -> Bool { state.withLock { state in state.members.contains { $0.player.id == id } } }
 
     // MARK: Transport
 
@@ -287,19 +295,23 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
 
     /// Pauses every member where it is and stops the group's clock (``position`` stays put).
     /// Nothing is measured or corrected while paused; a member that joins meanwhile is paused
-    /// at its first frame. Sent, not awaited. Pausing a paused group does nothing.
-    public func pause() {
+    /// at its first frame. Returns once every member answered its pause. Pausing a paused group
+    /// does nothing.
+    /// - Throws: the first refusal of a member's player (one shut down meanwhile is not a failure).
+    public func pause() async throws(PlayerError) {
         let now = clock.now
-        step { $0.pause(at: now) }
+        try await perform({ $0.pause(at: now) }, isMember: { [weak self] in self?.isMember($0) ?? false })
     }
 
     /// Resumes a paused group from `point` (``ResumePoint/wherePaused`` by default): the clock
-    /// runs on from there and the members play in step. Sent, not awaited; each member that is
-    /// brought somewhere reports ``SyncEvent`` steps as usual. Resuming a group that is
-    /// not paused does nothing.
-    public func resume(from point: ResumePoint = .wherePaused) {
+    /// runs on from there and the members play in step. Returns once every member answered the
+    /// commands that does (a play, or a pause and an exact seek to be held and released in
+    /// step: the release comes later); each member that is brought somewhere reports
+    /// ``SyncEvent`` steps as usual. Resuming a group that is not paused does nothing.
+    /// - Throws: the first refusal of a member's player (one shut down meanwhile is not a failure).
+    public func resume(from point: ResumePoint = .wherePaused) async throws(PlayerError) {
         let now = clock.now
-        step { $0.resume(from: ResumeTarget(point), at: now) }
+        try await perform({ $0.resume(from: ResumeTarget(point), at: now) }, isMember: { [weak self] in self?.isMember($0) ?? false })
     }
 
     /// Whether the group is paused (``pause()``).

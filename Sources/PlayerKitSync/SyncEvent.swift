@@ -50,11 +50,11 @@ public enum SyncEvent: PlayerFeatureEvent {
         /// Its player shut down.
         case shutDown
         /// Its timestamps are unrelated to the group's: its live edge is about `offset` from
-        /// the first member's (positive: later), beyond
+        /// the first member's (positive: its timestamps run ahead), beyond
         /// ``SyncSettings/unrelatedTimestampThreshold``. Aligning it on its timestamps
-        /// would show it that far off. It plays on, outside the group; give it an offset
-        /// (``MultiView/setOffset(_:for:)``, or from the playlists' PROGRAM-DATE-TIME) and add
-        /// it again.
+        /// would show it that far off. It plays on, outside the group; `offset` is a media
+        /// offset, so give it back as it is (``MultiView/setMediaOffset(_:for:)``, or one from
+        /// the playlists' PROGRAM-DATE-TIME) and add the member again.
         case unrelatedTimestamps(offset: Duration)
 
         /// "ended", "failed: ...", "shut down" or "unrelated timestamps (+3.02 s from the group)".

@@ -87,104 +87,65 @@ extension SyncGroup {
     /// monotonic clock (``stepFrame()``, ``stepFrameBack()``, ``seek(toFrame:of:)``).
     static let frameStepTimeout: Duration = .seconds(10)
 
-    /// Each member's time offset in seconds: its media time minus the group's time (default 0
-    /// for every member). A member whose content begins 2 s into its file, compared with one
-    /// whose content begins at once, gets an offset of 2. Used by every seek, frame step and
-    /// the drift correction while playing.
-    public var timeOffsets: [PlayerID: Double] {
-        state.withLock { Dictionary(uniqueKeysWithValues: $0.members.map { ($0.player.id, $0.offset) }) }
-    }
+    /// The group's settings now: those it was made with, and the media offsets and clock drifts
+    /// set since (``setMediaOffset(_:for:)``, ``setClockDrift(_:for:)``). Save them (they are
+    /// `Codable`) to make the same group again: ``init(players:onMemberFailure:settings:clock:)``
+    /// takes them, offsets and drifts included.
+    public var settings: SyncSettings { state.withLock { $0.machine.settings } }
 
-    /// Each member's offset on the group's timeline, as every group gives offsets
-    /// (``SyncSettings/offsets``): added to the member's media time to give the group's
-    /// time. A member whose content begins 2 s into its file has an offset of -2 s. The same
-    /// offsets as ``timeOffsets`` (1.0's form, in seconds, of the opposite sign); members without
-    /// one are left out.
-    public var offsets: [PlayerID: Duration] {
-        state.withLock { state in
-            Dictionary(uniqueKeysWithValues: state.members.compactMap { member in
-                member.offset == 0 ? nil : (member.player.id, Duration.seconds(-member.offset))
-            })
-        }
-    }
-
-    /// Puts member `id`'s media `offset` later on the group's timeline (nil: no offset), as
-    /// ``MultiView/setOffset(_:for:)`` does: ``offsets``. Takes effect at the group's next seek,
-    /// frame step or frame seek; while playing, the correction moves the member to it.
+    /// Sets member `id`'s media offset: its media time minus the group's time (nil: none), the
+    /// sign of ``SyncSettings/mediaOffsets``. A member whose content begins 2 s into its file,
+    /// compared with one whose content begins at once, gets +2 s; a `RecordingOffset` found by
+    /// PlayerKitAnalysis is given as it is. Runs after the group's earlier calls; from then on
+    /// every seek, frame step and the correction place the member there (while playing, the
+    /// correction brings it there as any member that fell out of step). Kept in ``settings``.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a player that
     ///   is not a member.
-    public func setOffset(_ offset: Duration?, for id: PlayerID) throws(PlayerError) {
-        let seconds = offset.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 } ?? 0
-        try setTimeOffset(seconds == 0 ? 0 : -seconds, for: id)
-    }
-
-    /// Each member's clock drift against the group's timeline, in parts per million, as
-    /// ``SyncSettings/clockDrifts`` gives it (members without one are left out): a member with
-    /// +100 plays at the group's speed times 1.0001.
-    public var clockDrifts: [PlayerID: Double] {
-        state.withLock { state in
-            Dictionary(uniqueKeysWithValues: state.members.compactMap { member in
-                member.clockRate == 1 ? nil : (member.player.id, (member.clockRate - 1) * 1e6)
-            })
+    public func setMediaOffset(_ offset: Duration?, for id: PlayerID) async throws(PlayerError) {
+        try await operations.run { () throws(PlayerError) in
+            let found = state.withLock { state -> Bool in
+                guard let index = state.members.firstIndex(where: { $0.player.id == id }) else { return false }
+                state.members[index].offset = offset?.inSeconds ?? 0
+                state.frameTime = nil
+                return true
+            }
+            guard found else {
+                throw .invalidArgument(name: "sync group member", value: id.rawValue, reason: "is not a member of this group")
+            }
+            let now = clock.now
+            step { $0.setOffset(offset, for: id, at: now) }
         }
     }
-
-    /// The group's settings now: those it was made with, and the offsets and clock drifts set
-    /// since (``setOffset(_:for:)``, ``setClockDrift(_:for:)``). Save them (they are `Codable`)
-    /// to make the same group again: ``init(players:onMemberFailure:settings:clock:)`` takes
-    /// them, offsets and drifts included.
-    public var settings: SyncSettings { state.withLock { $0.machine.settings } }
 
     /// Sets member `id`'s clock drift against the group's timeline, in parts per million (nil:
     /// none): from now on it plays at the group's speed times `1 + ppm × 1e-6`, and seeks, frame
     /// steps and the correction place it on that scale. For recordings whose devices' clocks
     /// ran apart (PlayerKitAnalysis's `RecordingOffset/drift` measures it); kept in ``settings``.
-    /// A playing member gets its new speed at once.
+    /// Runs after the group's earlier calls; a playing member gets its new speed at once.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a player that
     ///   is not a member or a drift that is not finite or beyond ±10,000 ppm.
-    public func setClockDrift(_ ppm: Double?, for id: PlayerID) throws(PlayerError) {
+    public func setClockDrift(_ ppm: Double?, for id: PlayerID) async throws(PlayerError) {
         if let ppm { try SyncSettings.validateClockDrift(ppm, for: id) }
-        let found = state.withLock { state -> Bool in
-            guard let index = state.members.firstIndex(where: { $0.player.id == id }) else { return false }
-            state.members[index].clockRate = 1 + (ppm ?? 0) * 1e-6
-            state.frameTime = nil
-            return true
+        try await operations.run { () throws(PlayerError) in
+            let found = state.withLock { state -> Bool in
+                guard let index = state.members.firstIndex(where: { $0.player.id == id }) else { return false }
+                state.members[index].clockRate = 1 + (ppm ?? 0) * 1e-6
+                state.frameTime = nil
+                return true
+            }
+            guard found else {
+                throw .invalidArgument(name: "sync group member", value: id.rawValue, reason: "is not a member of this group")
+            }
+            let now = clock.now
+            step { $0.setClockDrift(ppm, for: id, at: now) }
         }
-        guard found else {
-            throw .invalidArgument(name: "sync group member", value: id.rawValue, reason: "is not a member of this group")
-        }
-        let now = clock.now
-        step { $0.setClockDrift(ppm, for: id, at: now) }
-    }
-
-    /// Sets a member's time offset (see ``timeOffsets``). Takes effect at the group's next seek,
-    /// frame step or frame seek; while playing, the drift correction moves the member to it.
-    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a player that
-    ///   is not a member or an offset that is not finite.
-    public func setTimeOffset(_ seconds: Double, for player: PlayerID) throws(PlayerError) {
-        guard seconds.isFinite else {
-            throw .invalidArgument(name: "time offset", value: "\(seconds)", reason: "must be a finite number of seconds")
-        }
-        let found = state.withLock { state -> Bool in
-            guard let index = state.members.firstIndex(where: { $0.player.id == player }) else { return false }
-            state.members[index].offset = seconds
-            state.frameTime = nil
-            return true
-        }
-        guard found else {
-            throw .invalidArgument(name: "sync group member", value: player.rawValue, reason: "is not a member of this group")
-        }
-        // The machine puts a member's media on the group's timeline by adding its offset: the
-        // opposite sign.
-        let now = clock.now
-        step { $0.setOffset(.seconds(-seconds), for: player, at: now) }
     }
 
     /// Shows the next frame on every member, in lockstep, paused there, and returns once every
     /// member shows it (each within 10 s).
     ///
     /// **The rule.** The group has one time; each member shows the frame on screen at that time
-    /// plus its offset (``timeOffsets``). A step goes to the next moment at which any member's
+    /// plus its media offset (``SyncSettings/mediaOffsets``). A step goes to the next moment at which any member's
     /// picture changes. Members with the same frame rate and offset all step one frame each
     /// time (mpv's `frame-step`); with different rates, each step shows the next change, so no
     /// frame of any member is skipped, and a member whose frame is still on screen holds it

@@ -113,7 +113,7 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
 
     struct Member: Sendable {
         let player: any MediaPlayer
-        /// The member's media time minus the group's time at the group's time 0 (``timeOffsets``).
+        /// The member's media time minus the group's time at the group's time 0 (its media offset, ``SyncSettings/mediaOffsets``).
         var offset: Double = 0
         /// How much media the member plays per second of the group's time: 1 plus its clock
         /// drift (``clockDrifts``) times 1e-6. Its media time at the group's time `t` is
@@ -181,7 +181,7 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
     /// do), on `clock`, corrected as `settings` say
     /// (PlayerKit's one sync settings type, as a ``MultiView`` and a room's follower take it;
     /// ``SyncSettings/onDemand`` by default; its live-edge settings do not apply, and offsets can
-    /// also be set later with ``setOffset(_:for:)``).
+    /// also be set later with ``setMediaOffset(_:for:)``).
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for the same player twice, or a setting that makes no sense (``SyncSettings/validate()``).
     public init(players: [any MediaPlayer], onMemberFailure: FailurePolicy = .dropMember, settings: SyncSettings = .onDemand,
                 clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
@@ -199,7 +199,7 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
         self.state = Locked(State(machine: machine, anchorTime: now))
         // Offsets and clock drifts saved with the settings (the machine took them at `join`).
         let members = players.map { player in
-            Member(player: player, offset: -(settings.offsets[player.id]?.inSeconds ?? 0),
+            Member(player: player, offset: settings.mediaOffsets[player.id]?.inSeconds ?? 0,
                    clockRate: 1 + (settings.clockDrifts[player.id] ?? 0) * 1e-6,
                    subscription: nil, observation: player.observeEveryFrame(),
                    cacheObservation: player.observeBufferedMedia())

@@ -10,7 +10,7 @@ import PlayerKitSupport
 /// ``MultiView`` only.
 ///
 /// The settings are `Codable`: an app saves them with its layout, per-member offsets
-/// (``offsets``, adjusted live with ``MultiView/setOffset(_:for:)``) included, and gives them
+/// (``mediaOffsets``, adjusted live with ``MultiView/setMediaOffset(_:for:)``) included, and gives them
 /// back to a new group.
 public struct SyncSettings: Sendable, Hashable, Codable {
     /// Skew behind the clock beyond which a member is seeked ahead and held instead of
@@ -27,12 +27,19 @@ public struct SyncSettings: Sendable, Hashable, Codable {
     public var alignedTolerance: Duration = .milliseconds(5)
     /// How far back ``MemberSkew``'s percentiles reach. Default 10 s.
     public var skewWindow: Duration = .seconds(10)
-    /// Each member's offset, by ID: added to the timestamps of the member's source to put
-    /// them on the group's timeline (the first member's, or the leader's). For angles that
-    /// share no clock (separate encoders, RTSP sessions): measured once, or computed from
-    /// the playlists' PROGRAM-DATE-TIME (PlayerKitHLS's `PlaylistClock`). A member with an
-    /// offset is trusted: its timestamps are not judged. Default: none.
-    public var offsets: [PlayerID: Duration] = [:]
+    /// Each member's media offset, by ID: the member's media time minus the group's time, the
+    /// one sign of every offset in PlayerKit (Documentation/Sync.md, "Offsets", has the
+    /// picture). A member whose content begins 2 s into its file, or whose timestamps run 2 s
+    /// ahead of the group's, has +2 s: it plays 2 s further into its media than the group's
+    /// position. For recordings that started apart (PlayerKitAnalysis's `RecordingOffset`
+    /// gives it in this sign) and angles that share no clock (separate encoders, RTSP
+    /// sessions: measured once, or computed from the playlists' PROGRAM-DATE-TIME by
+    /// PlayerKitHLS's `PlaylistClock`). A live member with an offset is trusted: its timestamps
+    /// are not judged. Default: none.
+    ///
+    /// 1.x's `offsets` had the opposite sign (added to the media time); 2.0 reads a 1.x saved
+    /// form's `offsets` negated.
+    public var mediaOffsets: [PlayerID: Duration] = [:]
     /// Each member's clock drift against the group's timeline, by ID, in parts per million:
     /// a member with +100 plays 100 µs more of its media for every second of the group's, so
     /// it plays at the group's speed times 1.0001 and its offset grows by 0.36 s an hour. For
@@ -66,12 +73,19 @@ public struct SyncSettings: Sendable, Hashable, Codable {
 
     /// The saved form: the settings above, never the correction's own constants.
     enum CodingKeys: String, CodingKey {
-        case realignThreshold, holdThreshold, maximumSpeedTrim, alignedTolerance, skewWindow, offsets, clockDrifts
+        case realignThreshold, holdThreshold, maximumSpeedTrim, alignedTolerance, skewWindow, mediaOffsets, clockDrifts
         case unrelatedTimestampThreshold, correctsSkew, driftReportInterval
     }
 
+    /// What 1.x saved under names 2.0 no longer writes.
+    private enum Saved1xKeys: String, CodingKey {
+        /// 1.x's offsets: the group's time minus the member's media time (2.0's media offsets negated).
+        case offsets
+    }
+
     /// Decodes settings saved by this version or an earlier one: a setting the saved form
-    /// lacks (one added since, such as ``clockDrifts``) keeps its default, and what 1.x saved of
+    /// lacks (one added since, such as ``clockDrifts``) keeps its default, 1.x's `offsets` are
+    /// read negated as ``mediaOffsets`` (when the saved form has no `mediaOffsets`), and what 1.x saved of
     /// the correction's own constants (`seekLead`, `trimGain`, `deadBand`, `startLatency`,
     /// `jumpThreshold`) is ignored. The settings decoded are checked as ``validate()`` checks
     /// them.
@@ -88,7 +102,11 @@ public struct SyncSettings: Sendable, Hashable, Codable {
         try read(.maximumSpeedTrim, &maximumSpeedTrim)
         try read(.alignedTolerance, &alignedTolerance)
         try read(.skewWindow, &skewWindow)
-        try read(.offsets, &offsets)
+        if container.contains(.mediaOffsets) {
+            try read(.mediaOffsets, &mediaOffsets)
+        } else if let saved = try decoder.container(keyedBy: Saved1xKeys.self).decodeIfPresent([PlayerID: Duration].self, forKey: .offsets) {
+            mediaOffsets = saved.mapValues { .zero - $0 }
+        }
         try read(.clockDrifts, &clockDrifts)
         try read(.unrelatedTimestampThreshold, &unrelatedTimestampThreshold)
         try read(.correctsSkew, &correctsSkew)

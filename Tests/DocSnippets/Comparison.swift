@@ -60,8 +60,8 @@ func alignAGroup(cameraA: Player, cameraB: Player) async throws {
     let group = try SyncGroup(players: [cameraA, cameraB])
     try await group.load(["camera-a.mp4", "camera-b.mp4"])
     let found = try await group.alignRecordings()        // by their sound; applied to the group
-    print("camera B: \(group.offsets[cameraB.id] ?? .zero) on the group's timeline, drift \(group.clockDrifts[cameraB.id] ?? 0) ppm")
-    try group.setOffset(.zero - (found[cameraB.id]?.offset ?? .zero) + .milliseconds(40), for: cameraB.id)   // a frame later, by hand
+    print("camera B: \(group.settings.mediaOffsets[cameraB.id] ?? .zero) into its media, drift \(group.settings.clockDrifts[cameraB.id] ?? 0) ppm")
+    try await group.setMediaOffset((found[cameraB.id]?.offset ?? .zero) - .milliseconds(40), for: cameraB.id)   // B a frame later, by hand
     try await group.seek(to: 0)
     try await group.play()
     let saved = try JSONEncoder().encode(group.settings)  // offsets and drifts included

@@ -3,7 +3,9 @@
 // is here, and that each block shown is the region here). Not run.
 import Foundation
 import PlayerKit
+import PlayerKitAnalysis
 import PlayerKitCache
+import PlayerKitHLS
 import PlayerKitMPRIS
 import PlayerKitPosters
 import PlayerKitRooms
@@ -62,4 +64,24 @@ func snippet_migratingFigures(group: SyncGroup, own: ClockFollower, id: PlayerID
     try await single.load([source])
     // end snippet
     _ = (skew, drift, spread, followed, empty)
+}
+
+func snippet_migratingOffsets(group: SyncGroup, view: MultiView, id: PlayerID, found: [PlayerID: RecordingOffset],
+                              clocks: [PlaylistClock], playlists: [PlayerID: URL], o: Duration) async throws {
+    var settings = SyncSettings()
+    // snippet: offsets
+    let mediaOffset = group.settings.mediaOffsets[id]
+    try await group.setMediaOffset(.seconds(2), for: id)
+    let drifts = group.settings.clockDrifts
+    try await group.setClockDrift(150, for: id)
+    await group.apply(found)
+    try await view.setMediaOffset(.seconds(1.4), for: id)
+    try await view.pause()
+    try await view.resume(from: .liveEdge)
+    settings.mediaOffsets[id] = .seconds(2)
+    let angles = try PlaylistClock.mediaOffsets(clocks)
+    let aligned = try await view.alignTimestamps(ofPlaylists: playlists)
+    try await view.setMediaOffset(o, for: id)
+    // end snippet
+    _ = (mediaOffset, drifts, angles, aligned, settings)
 }

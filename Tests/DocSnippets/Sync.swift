@@ -47,12 +47,12 @@ func snippet_clockFollower(left: Player, right: Player, showStart: ContinuousClo
     // end snippet
 }
 
-func snippet_multiviewPause(view: MultiView) {
+func snippet_multiviewPause(view: MultiView) async throws {
     // snippet: multiview-pause
-    view.pause()                          // every member and the clock stop where they are
-    view.resume()                         // .wherePaused: on from the same frames, together
-    view.pause()
-    view.resume(from: .liveEdge)          // as far behind the live edge as before the pause
+    try await view.pause()                // every member and the clock stop where they are
+    try await view.resume()               // .wherePaused: on from the same frames, together
+    try await view.pause()
+    try await view.resume(from: .liveEdge)   // as far behind the live edge as before the pause
     // end snippet
 }
 
@@ -63,9 +63,10 @@ func snippet_multiviewClocks(main: Player, onboard: Player, settingsFile: URL) a
                      onboard.id: URL(string: "https://b.example/onboard.m3u8")!] // each with PROGRAM-DATE-TIME
     let offsets = try await view.alignTimestamps(ofPlaylists: playlists)  // PlayerKitHLS; PlaylistClockError
     try await view.load(["https://a.example/main.m3u8", "https://b.example/onboard.m3u8"])
-    view.setOffset(.milliseconds(-40), for: onboard.id)                   // nudged by eye, live
+    let found = offsets[onboard.id] ?? .zero                              // onboard's media time minus main's
+    try await view.setMediaOffset(found + .milliseconds(40), for: onboard.id)   // nudged by eye, live
     try JSONEncoder().encode(view.settings).write(to: settingsFile)       // offsets saved with the settings
-    print(offsets[onboard.id] ?? .zero)                                   // e.g. "-1.4 seconds"
+    print(found)                                                          // e.g. "1.4 seconds"
     // end snippet
 }
 
@@ -97,7 +98,7 @@ func snippet_frames(left: Player, right: Player) async throws {
     frame = try await group.stepFrame()                      // both on 301, paused
     frame = try await group.stepFrameBack()                  // both back on 300
     for member in frame.members { print(member) }            // "left: frame 300 (10.000 s)"
-    try group.setOffset(.seconds(-2), for: right.id)        // right's content starts 2 s into its file
+    try await group.setMediaOffset(.seconds(2), for: right.id)   // right's content starts 2 s into its file
     do {
         try await group.stepFrameBack()
     } catch .atFirstFrame {

@@ -68,11 +68,11 @@ struct FrameStepLogicTests {
         for player in [a, b] { await player.shutdown() }
     }
 
-    @Test("an offset aligns a member whose content starts later: b at +0.5 s shows frame 15 more than a, on seeks, frame seeks and steps; offsets read and set as Durations in every group's sign")
+    @Test("a media offset aligns a member whose content starts later: b at +0.5 s shows frame 15 more than a, on seeks, frame seeks and steps; offsets read and set as Durations in every group's one sign")
     func offsets() async throws {
         let (group, a, b) = try await group()
-        try group.setTimeOffset(0.5, for: b.id)
-        #expect(group.timeOffsets == [a.id: 0, b.id: 0.5])
+        try await group.setMediaOffset(.milliseconds(500), for: b.id)
+        #expect(group.settings.mediaOffsets == [b.id: .milliseconds(500)])
         var frame = try await group.seek(toFrame: 10)
         #expect(frames(frame) == [10, 25])
         frame = try await group.stepFrame()
@@ -81,18 +81,16 @@ struct FrameStepLogicTests {
         #expect(abs((a.position ?? 0) - 2) < 1e-9 && abs((b.position ?? 0) - 2.5) < 1e-9)
         frame = try await group.stepFrame()                                       // realigned from the seek
         #expect(frames(frame) == [61, 76])
-        #expect(throws: PlayerError.invalidArgument(name: "time offset", value: "nan", reason: "must be a finite number of seconds")) {
-            try group.setTimeOffset(.nan, for: a.id)
+        await #expect(throws: PlayerError.invalidArgument(name: "sync group member", value: "nobody", reason: "is not a member of this group")) {
+            try await group.setMediaOffset(.seconds(1), for: "nobody")
         }
-        #expect(throws: PlayerError.self) { try group.setTimeOffset(1, for: "nobody") }
-        // The same offset as every group gives it (a Duration added to the member's media time
-        // to put it on the group's timeline): the opposite sign of 1.0's seconds.
-        #expect(group.offsets == [b.id: .milliseconds(-500)])
-        try group.setOffset(.seconds(-1), for: b.id)
-        #expect(group.timeOffsets == [a.id: 0, b.id: 1])
-        try group.setOffset(nil, for: b.id)
-        #expect(group.offsets.isEmpty && group.timeOffsets[b.id] == 0)
-        #expect(throws: PlayerError.self) { try group.setOffset(.seconds(1), for: "nobody") }
+        try await group.setMediaOffset(.seconds(1), for: b.id)
+        frame = try await group.seek(toFrame: 10)
+        #expect(frames(frame) == [10, 40])
+        try await group.setMediaOffset(nil, for: b.id)
+        #expect(group.settings.mediaOffsets.isEmpty)
+        frame = try await group.seek(toFrame: 10)
+        #expect(frames(frame) == [10, 10])
         group.invalidate()
         for player in [a, b] { await player.shutdown() }
     }

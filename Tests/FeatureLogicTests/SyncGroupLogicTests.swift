@@ -181,10 +181,10 @@ struct SyncGroupLogicTests {
     func savedOffsetsAndClockDrifts() async throws {
         let p = try players(2, media: .init(duration: 7200))
         var saved = SyncSettings.onDemand
-        saved.offsets[p[1].id] = .milliseconds(-2500)      // B's recording began 2.5 s earlier
+        saved.mediaOffsets[p[1].id] = .milliseconds(2500)  // B's recording began 2.5 s earlier: 2.5 s further into its media
         saved.clockDrifts[p[1].id] = 100                   // and its recorder's clock ran 100 ppm fast
         let group = try SyncGroup(players: p, settings: saved, clock: clock)
-        #expect(group.offsets == [p[1].id: .milliseconds(-2500)] && group.clockDrifts[p[1].id].map { abs($0 - 100) < 1e-6 } == true)
+        #expect(group.settings.mediaOffsets == [p[1].id: .milliseconds(2500)] && group.settings.clockDrifts[p[1].id].map { abs($0 - 100) < 1e-6 } == true)
         try await group.load(["a", "b"])
         try await group.seek(to: 3600)
         #expect(abs((p[0].position ?? 0) - 3600) < 1e-6)
@@ -205,7 +205,12 @@ struct SyncGroupLogicTests {
         var older = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         older.removeValue(forKey: "clockDrifts")
         let fromOlder = try JSONDecoder().decode(SyncSettings.self, from: JSONSerialization.data(withJSONObject: older))
-        #expect(fromOlder.clockDrifts.isEmpty && fromOlder.offsets == saved.offsets)
+        #expect(fromOlder.clockDrifts.isEmpty && fromOlder.mediaOffsets == saved.mediaOffsets)
+        // 1.x saved `offsets`, the group's time minus the member's media time: read negated.
+        older.removeValue(forKey: "mediaOffsets")
+        older["offsets"] = try JSONSerialization.jsonObject(with: JSONEncoder().encode([p[1].id: Duration.milliseconds(-2500)]))
+        let from1x = try JSONDecoder().decode(SyncSettings.self, from: JSONSerialization.data(withJSONObject: older))
+        #expect(from1x.mediaOffsets == [p[1].id: .milliseconds(2500)])
         group.invalidate()
         for player in p { await player.shutdown() }
     }
@@ -217,13 +222,13 @@ struct SyncGroupLogicTests {
         try await group.load(["a", "b"])
         try await group.play()
         play(1)
-        try group.setClockDrift(-250, for: p[1].id)
+        try await group.setClockDrift(-250, for: p[1].id)
         #expect(await eventually { abs((p[1].snapshot.speed ?? 0) - 0.99975) < 1e-12 })
         #expect(group.settings.clockDrifts == [p[1].id: -250])
-        try group.setClockDrift(nil, for: p[1].id)
+        try await group.setClockDrift(nil, for: p[1].id)
         #expect(await eventually { p[1].snapshot.speed == 1 })
-        #expect(group.clockDrifts.isEmpty)
-        try refusesBadClockDrifts(group, member: p[1].id)
+        #expect(group.settings.clockDrifts.isEmpty)
+        await refusesBadClockDrifts(group, member: p[1].id)
         var bad = SyncSettings.onDemand
         bad.clockDrifts[p[0].id] = .infinity
         #expect(throws: PlayerError.self) { try SyncGroup(players: p, settings: bad, clock: clock) }
@@ -234,16 +239,16 @@ struct SyncGroupLogicTests {
     }
 
     /// The refusals of ``SyncGroup/setClockDrift(_:for:)``.
-    private func refusesBadClockDrifts(_ group: SyncGroup, member: PlayerID) throws {
+    private func refusesBadClockDrifts(_ group: SyncGroup, member: PlayerID) async {
         let reason = "must be a finite number of parts per million within ±10000 (1%)"
-        #expect(throws: PlayerError.invalidArgument(name: "sync setting clockDrifts[\(member.rawValue)]", value: "nan", reason: reason)) {
-            try group.setClockDrift(.nan, for: member)
+        await #expect(throws: PlayerError.invalidArgument(name: "sync setting clockDrifts[\(member.rawValue)]", value: "nan", reason: reason)) {
+            try await group.setClockDrift(.nan, for: member)
         }
-        #expect(throws: PlayerError.invalidArgument(name: "sync setting clockDrifts[\(member.rawValue)]", value: "20000.0", reason: reason)) {
-            try group.setClockDrift(20_000, for: member)
+        await #expect(throws: PlayerError.invalidArgument(name: "sync setting clockDrifts[\(member.rawValue)]", value: "20000.0", reason: reason)) {
+            try await group.setClockDrift(20_000, for: member)
         }
-        #expect(throws: PlayerError.invalidArgument(name: "sync group member", value: "not-a-member", reason: "is not a member of this group")) {
-            try group.setClockDrift(10, for: "not-a-member")
+        await #expect(throws: PlayerError.invalidArgument(name: "sync group member", value: "not-a-member", reason: "is not a member of this group")) {
+            try await group.setClockDrift(10, for: "not-a-member")
         }
     }
 

@@ -81,7 +81,7 @@ struct HostileSegmentTests {
         let clocks = [try clock("2026-03-02T10:00:00Z", presentationTime: 100), try clock("2026-02-30T10:00:00Z", presentationTime: 200)]
         #expect(clocks[1].programDateTime == nil)
         #expect(throws: PlaylistClockError.unrelatedTimestamps(url: Self.url.absoluteString, offset: .seconds(100))) {
-            try PlaylistClock.offsets(clocks)
+            try PlaylistClock.mediaOffsets(clocks)
         }
     }
 }

@@ -504,7 +504,7 @@ struct LiveAlignmentTests {
     @Test("an offset given in the settings puts a member's timestamps on the group's timeline: an angle 3 s behind by its own timestamps is in step without a seek; a new offset set live brings it where it says")
     func offsetsAlignUnrelatedClocks() throws {
         var settings = SyncSettings()
-        settings.offsets[b] = .seconds(3)
+        settings.mediaOffsets[b] = .seconds(-3)   // b's timestamps run 3 s behind
         var sim = Simulation(settings: settings, leader: .member(a))
         sim.join(a, media: 10)
         sim.join(b, media: 7)
@@ -513,8 +513,8 @@ struct LiveAlignmentTests {
         #expect(!sim.commands.contains { if $0.id == b, case .seek = $0.command { true } else { false } })
         #expect(sim.events(of: b).contains { if case .aligned = $0 { true } else { false } })
         // Measured better: 3.5 s. The member is brought there (a seek in its own timestamps).
-        sim.apply(sim.machine.setOffset(.milliseconds(3500), for: b, at: sim.instant(sim.now)))
-        #expect(sim.machine.settings.offsets[b] == .milliseconds(3500))
+        sim.apply(sim.machine.setOffset(.milliseconds(-3500), for: b, at: sim.instant(sim.now)))
+        #expect(sim.machine.settings.mediaOffsets[b] == .milliseconds(-3500))
         sim.run(for: 3)
         let seek = try #require(sim.commands.first { if $0.id == b, case .seek = $0.command { true } else { false } })
         guard case .seek(let target, _) = seek.command else { return }
@@ -597,7 +597,7 @@ struct LiveAlignmentTests {
         #expect(sim.members.first { $0.id == a }?.playing == true)
         // With an offset given, the same member is trusted.
         var settings = SyncSettings()
-        settings.offsets[b] = .seconds(-3)
+        settings.mediaOffsets[b] = .seconds(3)
         var trusted = Simulation(settings: settings)
         trusted.join(a, media: 10)
         trusted.join(b, media: 13)

@@ -200,7 +200,7 @@ struct MultiViewEventTests {
             }
         }
         func pause(for seconds: Double) async throws -> (positions: [Double], paused: Double) {
-            view.pause()
+            try await view.pause()
             let pausedAt = ContinuousClock.now
             #expect(view.isPaused)
             for (player, _) in players { #expect(await eventually { player.state == .paused }, "\(player.id)") }
@@ -217,7 +217,7 @@ struct MultiViewEventTests {
         let before = try #require(lag())
 
         let (positions, paused) = try await pause(for: 2)
-        view.resume()
+        try await view.resume()
         #expect(await eventually { players.allSatisfy { $0.player.state == .playing } })
         for (index, (player, _)) in players.enumerated() {
             // Where it paused: on from the frame it showed, not at the edge.
@@ -229,7 +229,7 @@ struct MultiViewEventTests {
         #expect(abs(before - later - paused) < 0.2, "paused \(paused) s: the clock went from \(before) to \(later)")
 
         _ = try await pause(for: 2)
-        view.resume(from: .liveEdge)
+        try await view.resume(from: .liveEdge)
         #expect(await eventually { players.allSatisfy { $0.player.state == .playing } })
         #expect(await inStep(), "\(view.skews)")
         let back = try #require(lag())

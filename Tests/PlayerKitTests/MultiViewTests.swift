@@ -315,7 +315,7 @@ struct MultiViewClockTests {
         defer { view.invalidate() }
         let ids = players.map(\.player.id)
         let offsets = try await view.alignTimestamps(ofPlaylists: Dictionary(uniqueKeysWithValues: zip(ids, origin.angles.map { URL(string: $0)! })))
-        #expect(view.settings.offsets == offsets)
+        #expect(view.settings.mediaOffsets == offsets)
         try await view.load(origin.angles.map { MediaSource($0) })
         for (player, recorder) in players {
             #expect(await recorder.waitFor(timeout: .seconds(30)) { if case .aligned = Self.event($0) { true } else { false } } != nil, "\(player.id)")

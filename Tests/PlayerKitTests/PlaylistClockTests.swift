@@ -83,24 +83,24 @@ struct PlaylistClockTests {
         #expect(clock.presentationTime > (try firstVideoTime(folder.appendingPathComponent("index.ts"))) + 2)
     }
 
-    @Test("angles without a shared clock whose playlists carry PROGRAM-DATE-TIME get their true offsets (TS beside fMP4, and an encoder 7 s ahead), to the millisecond")
+    @Test("angles without a shared clock whose playlists carry PROGRAM-DATE-TIME get their true media offsets (TS beside fMP4, and an encoder 7 s ahead), to the millisecond, in the sign of every offset (the angle's timestamps minus the first's)")
     func offsetsFromProgramDateTime() async throws {
         let origin = try await LiveOrigin.start(Self.mixed)
         defer { origin.stop() }
         var clocks: [PlaylistClock] = []
         for url in origin.angles { clocks.append(try await PlaylistClock.read(URL(string: url)!)) }
-        let offsets = try PlaylistClock.offsets(clocks)
-        // The same PROGRAM-DATE-TIME for the same segment number: the true offset of angle i is
-        // the difference of the timestamps at which that segment starts.
+        let offsets = try PlaylistClock.mediaOffsets(clocks)
+        // The same PROGRAM-DATE-TIME for the same segment number: the true media offset of angle
+        // i is its timestamp where that segment starts minus the first angle's.
         let sequence = 3
         let reference = try Self.ffprobeTime(origin, angle: 0, sequence: sequence)
         for angle in 1..<3 {
-            let truth = reference - (try Self.ffprobeTime(origin, angle: angle, sequence: sequence))
+            let truth = (try Self.ffprobeTime(origin, angle: angle, sequence: sequence)) - reference
             #expect(abs(offsets[angle].inSeconds - truth) < 0.002, "angle \(angle): \(offsets[angle]) against \(truth) s")
         }
         #expect(offsets[0] == .zero)
         // About the 7 s the origin gave that encoder (its muxer starts a frame's worth apart).
-        #expect(abs(offsets[2].inSeconds + 7) < 0.05)
+        #expect(abs(offsets[2].inSeconds - 7) < 0.05)
     }
 
     @Test("without PROGRAM-DATE-TIME: a TS angle beside an fMP4 angle with unrelated timestamps is unrelatedTimestamps naming the fMP4 playlist and the offset; two angles of one clock get zero offsets")
@@ -110,7 +110,7 @@ struct PlaylistClockTests {
         var clocks: [PlaylistClock] = []
         for url in origin.angles { clocks.append(try await PlaylistClock.read(URL(string: url)!)) }
         #expect(clocks.allSatisfy { $0.programDateTime == nil })
-        let error = #expect(throws: PlaylistClockError.self) { try PlaylistClock.offsets(clocks) }
+        let error = #expect(throws: PlaylistClockError.self) { try PlaylistClock.mediaOffsets(clocks) }
         guard case .unrelatedTimestamps(let url, let offset) = error else {
             Issue.record("expected unrelatedTimestamps, got \(String(describing: error))")
             return
@@ -120,7 +120,7 @@ struct PlaylistClockTests {
         #expect(abs(offset.inSeconds - truth) < 0.002, "\(offset) against \(truth) s")
         #expect(error?.description.contains(origin.angles[1]) == true)
         // Two TS angles of the one encoder share their timestamps.
-        let shared = try PlaylistClock.offsets([clocks[0], clocks[0]])
+        let shared = try PlaylistClock.mediaOffsets([clocks[0], clocks[0]])
         #expect(shared == [.zero, .zero])
     }
 

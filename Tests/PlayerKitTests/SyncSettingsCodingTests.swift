@@ -11,12 +11,12 @@ struct SyncSettingsCodingTests {
     func savedForm() throws {
         var settings = SyncSettings()
         settings.realignThreshold = .milliseconds(400)
-        settings.offsets = ["b": .milliseconds(-120)]
+        settings.mediaOffsets = ["b": .milliseconds(120)]
         settings.clockDrifts = ["b": 35]
         let data = try JSONEncoder().encode(settings)
         let keys = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any]).keys.sorted()
         #expect(keys == ["alignedTolerance", "clockDrifts", "correctsSkew", "driftReportInterval", "holdThreshold",
-                         "maximumSpeedTrim", "offsets", "realignThreshold", "skewWindow", "unrelatedTimestampThreshold"])
+                         "maximumSpeedTrim", "mediaOffsets", "realignThreshold", "skewWindow", "unrelatedTimestampThreshold"])
         #expect(try JSONDecoder().decode(SyncSettings.self, from: data) == settings)
     }
 

@@ -72,7 +72,7 @@ enum HLSPlaylistCheck {
         if let first = PlaylistClock(playlist: playlist, url: url, presentationTime: 10),
            let second = PlaylistClock(playlist: playlist, url: url, presentationTime: 10.5) {
             do {
-                let offsets = try PlaylistClock.offsets([first, second])
+                let offsets = try PlaylistClock.mediaOffsets([first, second])
                 violations.expect(offsets.count == 2 && offsets[0] == .zero, "offsets \(offsets)")
             } catch {
                 switch error {

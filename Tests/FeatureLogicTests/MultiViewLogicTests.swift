@@ -243,6 +243,28 @@ struct MultiViewLogicTests {
         for player in p { await player.shutdown() }
     }
 
+    @Test("pause and resume are awaited, as every group call (2.0): a pause returns once every member answered, one answering 100 ms late holding it until then; a member that refuses its pause fails the call with its error while the others pause")
+    func pauseAndResumeAreAwaited() async throws {
+        let (p, view, _) = try await alignedGroup()
+        p[1].replyDelay = .milliseconds(100)
+        let pause = Task { try await view.pause() }
+        #expect(await eventually { p[1].commandsInFlight == 1 })
+        #expect(p[1].state == .playing)             // not answered yet, so the call has not returned
+        clock.advance(by: .milliseconds(100))
+        try await pause.value
+        #expect(p.allSatisfy { $0.state == .paused }, "\(p.map(\.state))")
+        p[1].replyDelay = .zero
+        try await view.resume()
+        play(0.5)                                   // each released as the clock reaches its frame
+        #expect(p.allSatisfy { $0.state == .playing }, "\(p.map(\.state))")
+        let refusal = PlayerError.commandFailed(command: ["set", "pause", "yes"], MPVError(code: -12, message: "refused by the test"))
+        p[2].refuseCommands { $0 == .pause ? refusal : nil }
+        await #expect(throws: refusal) { try await view.pause() }
+        #expect(p[0].state == .paused && p[1].state == .paused && p[2].state == .playing)
+        view.invalidate()
+        for player in p { await player.shutdown() }
+    }
+
     @Test("pause stops the group's clock and every member where it is; resume (where paused) plays them on together from there, with nobody falling out of step")
     func pauseAndResumeWherePaused() async throws {
         let (p, view, log) = try await alignedGroup()

@@ -72,9 +72,6 @@ public final class RoomFollower: Sendable {
 
     private struct State: Sendable {
         let players: [any MediaPlayer]
-        /// The correction, on the room's clock (set whenever the clock is; stopped while the
-        /// room is paused); from ``start()`` on.
-        var correction: ClockFollower?
         var clock: Clock?
         /// Periodic states in a row that were off the clock by more than the threshold.
         var offStates = 0
@@ -96,8 +93,10 @@ public final class RoomFollower: Sendable {
     let room: any RoomSession
     /// The settings given at creation.
     let tuning: Settings
-    /// The correction's settings.
-    private let alignment: SyncSettings
+    /// The players' correction, on the room's clock (set whenever the clock is; stopped while
+    /// the room is paused): it follows the players from creation, and it alone moves them and
+    /// gives them their speed.
+    private let correction: ClockFollower
     private let state: Locked<State>
     private let time: any MonotonicClock
     private let logger: Logger
@@ -134,7 +133,7 @@ public final class RoomFollower: Sendable {
             throw .invalidArgument(name: "resynchronizationThreshold", value: "\(resynchronizationThreshold)", reason: "must be above 0")
         }
         do throws(PlayerError) {
-            try settings.validate()
+            correction = try ClockFollower(players: players, settings: settings, clock: clock)
         } catch {
             if case .invalidArgument(let name, let value, let reason) = error {
                 throw .invalidArgument(name: "settings \(name)", value: value, reason: reason)
@@ -145,7 +144,6 @@ public final class RoomFollower: Sendable {
         self.tuning = Settings(resynchronizationThreshold: resynchronizationThreshold.inSeconds)
         self.time = clock
         self.logger = logger
-        self.alignment = settings
         state = Locked(State(players: players))
     }
 
@@ -166,7 +164,7 @@ public final class RoomFollower: Sendable {
     /// skew, the percentiles over the last 10 s and its drift as the correction judges it, the
     /// figure every PlayerKit group reports (``/PlayerKitSync/MemberSkew``). A player appears
     /// after its first measured frame.
-    public var skews: [PlayerID: MemberSkew] { state.withLock { $0.correction }?.skews ?? [:] }
+    public var skews: [PlayerID: MemberSkew] { correction.skews }
 
     // MARK: Following
 
@@ -183,15 +181,9 @@ public final class RoomFollower: Sendable {
             guard let self, let clock = self.state.withLock({ $0.clock }) else { return nil }
             return (clock.position(at: self.time.now), !clock.playing)
         }
-        // The players' correction, on the clock as it is now (the app may have started the room
-        // before it started following).
-        let correction = try? ClockFollower(players: players, settings: alignment, clock: time)
-        let clock = state.withLock { state -> Clock? in
-            guard !state.invalidated else { return nil }
-            state.correction = correction
-            return state.clock
-        }
-        if let clock { try? correction?.setClock(clock.playing ? clock.position : nil, at: clock.time) }
+        // The correction on the clock as it is now (the app may have started the room before it
+        // started following).
+        if let clock = state.withLock({ $0.invalidated ? nil : $0.clock }) { setCorrectionClock(clock) }
         let events: EventStream<RoomEvent> = room.events(bufferLimit: EventStream<RoomEvent>.defaultBufferLimit)
         let task = Task { [weak self] in
             for await event in events {
@@ -210,16 +202,16 @@ public final class RoomFollower: Sendable {
     /// Stops following: the players stay as they are and usable. Idempotent; called when the
     /// follower is released.
     public func invalidate() {
-        let (correction, tasks) = state.withLock { state -> (ClockFollower?, [Task<Void, Never>]) in
+        let tasks = state.withLock { state -> [Task<Void, Never>] in
             defer {
                 state.invalidated = true
                 state.task = nil
                 state.tellTasks = [:]
             }
-            return (state.correction, [state.task].compactMap { $0 } + Array(state.tellTasks.values))
+            return [state.task].compactMap { $0 } + Array(state.tellTasks.values)
         }
         for task in tasks { task.cancel() }
-        correction?.invalidate()
+        correction.invalidate()
     }
 
     // MARK: Changing the room from here
@@ -379,23 +371,26 @@ public final class RoomFollower: Sendable {
     /// Sets the clock and brings the players to it: seeked exactly to its position (when
     /// `seek`), then paused or started.
     private func apply(_ clock: Clock, seek: Bool) {
-        let (players, correction) = state.withLock { state -> ([any MediaPlayer], ClockFollower?) in
+        state.withLock { state in
             state.clock = clock
             state.offStates = 0
             state.seekPending = false
-            return (state.players, state.correction)
         }
-        try? correction?.setClock(clock.playing ? clock.position : nil, at: clock.time)
-        let target = clock.position(at: time.now)
-        for player in players {
-            try? player.send(.setSpeed(1))
-            // A player already there is not seeked when the room starts: a seek would delay its
-            // start by a decode, which the room's other members do not have. Paused, it is
-            // always seeked: a playing player's position lies between frames, and pausing stops
-            // it on the next one, not on the room's.
-            let off = player.position.map { abs($0 - target) } ?? .infinity
-            if seek, !clock.playing || off > 0.04 { try? player.send(.seek(to: target, precision: .exact)) }
-            try? player.send(clock.playing ? .play : .pause)
+        setCorrectionClock(clock)
+        // A player already there is not seeked when the room starts: a seek would delay its
+        // start by a decode, which the room's other members do not have. Paused, it is always
+        // seeked: a playing player's position lies between frames, and pausing stops it on the
+        // next one, not on the room's.
+        correction.moveMembers(seekingBeyond: seek ? (clock.playing ? .milliseconds(40) : .zero) : nil)
+    }
+
+    /// The room's clock, mapped onto the correction's: the room plays at speed 1.
+    private func setCorrectionClock(_ clock: Clock) {
+        do {
+            try correction.setClock(clock.position, speed: 1, running: clock.playing, at: clock.time)
+        } catch {
+            // A room's position is checked when its message is parsed: a refusal is a bug.
+            logger.error("the room's clock was refused by the correction", metadata: ["error": "\(error)", "position": "\(clock.position)"])
         }
     }
 }

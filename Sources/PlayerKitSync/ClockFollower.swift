@@ -7,16 +7,19 @@ import PlayerKitSupport
 ///
 /// ```swift
 /// let follower = try ClockFollower(players: [left, right])
-/// try await left.play(); try await right.play()
 /// try follower.setClock(12.0, at: .now)     // the timeline is at 12 s now, moving at speed 1
-/// // ... later, the timeline paused: the app pauses the players, then
-/// try follower.setClock(nil, at: .now)      // nothing is corrected until it runs again
+/// follower.moveMembers(seekingBeyond: .milliseconds(40))   // each player there, playing
+/// // ... later, the timeline paused at 20 s:
+/// try follower.setClock(20.0, running: false, at: .now)   // nothing is corrected until it runs again
+/// follower.moveMembers(seekingBeyond: .zero)               // each player paused on 20 s
 /// ```
 ///
 /// **The clock** is `position` (seconds, in the players' positions) at the monotonic instant
-/// given, moving on at `speed`; nil: stopped. The app moves the players with the clock (play,
-/// pause, seek, speed: the follower does not); each ``setClock(_:speed:at:)`` forgets what the
-/// correction was doing and measures afresh.
+/// given, moving on at `speed` while it runs. Each ``setClock(_:speed:running:at:)`` forgets what the
+/// correction was doing and measures afresh, and gives every player the clock's speed (times its
+/// clock drift; a trim left on it is taken away): the follower is the one writer of its players'
+/// speeds. ``moveMembers(seekingBeyond:)`` seeks, starts or pauses the players with the clock,
+/// or the app does.
 ///
 /// **Correction.** Each player's frame changes are compared with the clock at the moment they
 /// changed (the player reports a frame when it is due: the follower sets
@@ -45,6 +48,8 @@ public final class ClockFollower: Sendable, CorrectionMachineOwner {
     private struct State: Sendable {
         var machine: LiveAlignment
         var members: [Member]
+        /// Where the clock stopped (a clock set with `running: false`; nil: unknown, or it runs).
+        var stoppedAt: Double?
         var invalidated = false
     }
 
@@ -54,7 +59,7 @@ public final class ClockFollower: Sendable, CorrectionMachineOwner {
     /// A follower of `players` (one or more, no player twice), corrected as `settings` say (the
     /// settings every group takes; offsets, clock drifts and live-edge settings do not apply), on `clock` (a
     /// test may give a `ManualClock`). The players are followed at once; the clock is stopped
-    /// until ``setClock(_:speed:at:)``.
+    /// until ``setClock(_:speed:running:at:)``.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a
     ///   player twice (any number of players, none included, makes a follower), or a setting that makes no sense (``SyncSettings/validate()``).
     public init(players: [any MediaPlayer], settings: SyncSettings = SyncSettings(),
@@ -79,19 +84,47 @@ public final class ClockFollower: Sendable, CorrectionMachineOwner {
     // MARK: The clock
 
     /// Sets the clock: `position` (seconds) at `time`, moving on at `speed` (within
-    /// ``/PlayerKitCore/PlayerCommand/speedRange``); nil stops it (nothing is measured or
-    /// corrected). Call it whenever the timeline starts, stops, jumps or changes speed, after
-    /// (or as) the app moves the players there.
+    /// ``/PlayerKitCore/PlayerCommand/speedRange``) while `running`; stopped (not `running`, or a
+    /// nil position: unknown), nothing is measured or corrected. Call it whenever the timeline
+    /// starts, stops, jumps or changes speed; then ``moveMembers(seekingBeyond:)``, or move the
+    /// players yourself. Every player is given the clock's speed (times its clock drift) where it
+    /// has another, and a trim left on it is taken away: sent, never waiting.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a position
     ///   that is not finite, or a speed outside the range.
-    public func setClock(_ position: Double?, speed: Double = 1, at time: ContinuousClock.Instant) throws(PlayerError) {
+    public func setClock(_ position: Double?, speed: Double = 1, running: Bool = true, at time: ContinuousClock.Instant) throws(PlayerError) {
         if let position, !position.isFinite {
             throw .invalidArgument(name: "clock position", value: "\(position)", reason: "must be a finite number of seconds")
         }
         try PlayerCommand.setSpeed(speed).validate()
-        state.withLock { state in
-            guard !state.invalidated else { return }
-            state.machine.setClock(position, speed: speed, at: time)
+        step { machine in
+            machine.setClock(running ? position : nil, speed: speed, speedsGiven: false, at: time)
+        }
+        state.withLock { state in state.stoppedAt = running ? nil : position }
+    }
+
+    /// Brings every player to the clock now, as a room does when it starts, stops or jumps: a
+    /// player further than `tolerance` from where the clock is (its media offset and clock drift
+    /// applied) is seeked there exactly (nil: none is seeked; `.zero`: every one), then each
+    /// plays while the clock runs, or pauses while it is stopped. Sent, not awaited (each
+    /// command with ``/PlayerKitCore/MediaPlayer/send(_:)``); a stopped clock of unknown
+    /// position pauses the players where they are.
+    public func moveMembers(seekingBeyond tolerance: Duration?) {
+        let now = clock.now
+        let plan = state.withLock { state -> (running: Bool, targets: [(any MediaPlayer, Double?)])? in
+            guard !state.invalidated else { return nil }
+            let running = state.machine.clock(at: now) != nil && !state.machine.isPaused
+            let timeline = state.machine.clock(at: now) ?? state.stoppedAt
+            return (running, state.members.map { member in
+                (member.player, timeline.flatMap { state.machine.mediaTime(of: member.player.id, atTimeline: $0) })
+            })
+        }
+        guard let plan else { return }
+        for (player, target) in plan.targets {
+            if let tolerance, let target {
+                let off = player.position.map { abs($0 - target) } ?? .infinity
+                if off >= tolerance.inSeconds { try? player.send(.seek(to: max(0, target), precision: .exact)) }
+            }
+            try? player.send(plan.running ? .play : .pause)
         }
     }
 
@@ -135,7 +168,7 @@ public final class ClockFollower: Sendable, CorrectionMachineOwner {
         // Each frame change reported when the frame is due, not when it is queued (up to 50 ms
         // early, at random): what the correction measures. Sent, never waiting.
         try? player.send(.setPositionTiming(.whenDue))
-        let watch = MemberWatch(player, kinds: [.positionChanged, .seekCompleted, .stateChanged, .bufferedMediaChanged]) { [weak self] record in
+        let watch = MemberWatch(player, kinds: [.positionChanged, .seekCompleted, .stateChanged, .bufferedMediaChanged, .speedChanged]) { [weak self] record in
             self?.handle(record, from: id)
         }
         let kept = state.withLock { state -> Bool in
@@ -158,6 +191,11 @@ public final class ClockFollower: Sendable, CorrectionMachineOwner {
             step { $0.cached(id, upTo: media.cachedUntil, seekableTo: media.seekableUntil, at: record.time) }
         case .stateChanged(_, let to):
             step { $0.stateChanged(id, to: to, at: record.time) }
+        case .speedChanged(let speed):
+            step { machine in
+                machine.speedChanged(id, to: speed)
+                return []
+            }
         default:
             break
         }

@@ -40,7 +40,7 @@ import PlayerKitSupport
 ///   keeps the pitch (scaletempo), so a trim is not heard.
 ///
 /// **An outside clock.** Made with ``SyncClock/set``, the machine follows a clock its owner
-/// sets (``setClock(_:speed:at:)``): a ``SyncGroup``'s transport (play, pause, seek, speed), a
+/// sets (``setClock(_:speed:speedsGiven:at:)``): a ``SyncGroup``'s transport (play, pause, seek, speed), a
 /// Syncplay room's clock. No member leads and no frame moves the clock; while the owner has
 /// stopped it (nil), nothing is measured or corrected, and the owner pauses, seeks and starts
 /// the members itself. A member further ahead than the realign threshold is seeked to where the
@@ -229,7 +229,7 @@ struct LiveAlignment: Sendable {
     static let edgeWatch: Duration = .seconds(3)
 
     /// A machine whose clock comes from `clock`: ``SyncClock/set`` follows a clock its owner sets
-    /// (``setClock(_:speed:at:)``); the others follow members or their live edge.
+    /// (``setClock(_:speed:speedsGiven:at:)``); the others follow members or their live edge.
     init(settings: Settings, clock: SyncClock = .furthestAhead) {
         self.settings = settings
         self.clockSource = clock
@@ -238,13 +238,27 @@ struct LiveAlignment: Sendable {
 
     /// Sets the clock the members follow (outside-clock machines): `media` (on the group's
     /// timeline) at `time`, moving on at `speed`; nil stops it (the owner paused the group, or
-    /// holds it for a member). The owner has paused, seeked or started the members itself and
-    /// given them `speed`: what each was doing for the machine is forgotten, and its skew is
-    /// measured afresh from its next frames.
-    mutating func setClock(_ media: Double?, speed: Double, at time: ContinuousClock.Instant) {
+    /// holds it for a member). What each member was doing for the machine is forgotten, and its
+    /// skew is measured afresh from its next frames. With `speedsGiven` the owner gave every
+    /// member its speed itself (a group's transport); else the machine does: the actions give a
+    /// member whose speed is not the clock's (times its rate) that speed, and take a trim left
+    /// on one away (``/PlayerKitCore/PlayerCommand/setSpeedCorrection(_:)`` of 1), so the
+    /// machine is the one writer of its members' speeds.
+    @discardableResult
+    mutating func setClock(_ media: Double?, speed: Double, speedsGiven: Bool = true, at time: ContinuousClock.Instant) -> [Action] {
         precondition(clockSource.isSet, "setClock is for a machine whose owner sets the clock")
         anchor = media.map { ($0, time) }
         self.speed = speed
+        var actions: [Action] = []
+        if !speedsGiven {
+            for index in members.indices {
+                if members[index].baseSpeed != ownSpeed(index) {
+                    actions.append(.send(members[index].id, .setSpeed(ownSpeed(index))))
+                } else if members[index].correction != 1 {
+                    actions.append(.send(members[index].id, .setSpeedCorrection(1)))
+                }
+            }
+        }
         for index in members.indices {
             switch members[index].status {
             case .holding, .seeking: members[index].status = .waiting
@@ -263,6 +277,24 @@ struct LiveAlignment: Sendable {
             members[index].pausedByGroupWhenStalled = false
             members[index].meter = SkewMeter(window: settings.skewWindow)
         }
+        return actions
+    }
+
+    /// Member `id`'s player reports the speed its app sees (`speedChanged`): one the machine gave
+    /// it, or the app's own. A speed given takes a trim away (the core resets the correction),
+    /// so the machine knows what its member plays at when it next sets a clock. The report of a
+    /// speed the machine gave changes nothing (a trim it sent after that speed still holds).
+    mutating func speedChanged(_ id: PlayerID, to speed: Double) {
+        guard let index = members.firstIndex(where: { $0.id == id }), members[index].baseSpeed != speed else { return }
+        members[index].baseSpeed = speed
+        members[index].correction = 1
+        members[index].speed = speed
+    }
+
+    /// Member `id`'s media time at the group's timeline time `value` (its offset and rate
+    /// applied; nil for a stranger).
+    func mediaTime(of id: PlayerID, atTimeline value: Double) -> Double? {
+        members.firstIndex { $0.id == id }.map { media($0, value) }
     }
 
     /// The clock's media time at `time`, once it runs.

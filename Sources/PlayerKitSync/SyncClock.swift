@@ -3,7 +3,7 @@ import PlayerKitCore
 /// Where a sync machine's clock comes from: a value the machine is made with, not a mode
 /// (``LiveAlignment``). Every way PlayerKit keeps players together is one of these.
 enum SyncClock: Sendable, Hashable {
-    /// The machine's owner sets it (``LiveAlignment/setClock(_:speed:at:)``): a ``SyncGroup``'s
+    /// The machine's owner sets it (``LiveAlignment/setClock(_:speed:speedsGiven:at:)``): a ``SyncGroup``'s
     /// transport (play, pause, seek, speed, frame steps), a Syncplay room's clock, an app's
     /// (``ClockFollower``). No member leads and no frame moves it; while the owner has stopped it,
     /// nothing is measured or corrected.

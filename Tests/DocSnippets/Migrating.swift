@@ -85,3 +85,13 @@ func snippet_migratingOffsets(group: SyncGroup, view: MultiView, id: PlayerID, f
     // end snippet
     _ = (mediaOffset, drifts, angles, aligned, settings)
 }
+
+func snippet_migratingClock(follower: ClockFollower, start: ContinuousClock.Instant) throws {
+    // snippet: clock
+    try follower.setClock(95, running: false, at: .now)
+    follower.moveMembers(seekingBeyond: .zero)
+    try follower.setClock(0, at: start)
+    follower.moveMembers(seekingBeyond: .milliseconds(40))
+    try follower.setClock(0, speed: 2, at: start)
+    // end snippet
+}

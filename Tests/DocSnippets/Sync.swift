@@ -38,12 +38,13 @@ func snippet_multiview(main: Player, onboard: Player, aerial: Player, pit: Playe
 func snippet_clockFollower(left: Player, right: Player, showStart: ContinuousClock.Instant) async throws {
     // snippet: clock-follower
     let follower = try ClockFollower(players: [left, right])       // a player twice: invalidArgument
-    try await left.play(); try await right.play()                   // you move the players...
-    try follower.setClock(0, at: showStart)                         // ...it keeps them on your timeline: 0 s at showStart
+    try follower.setClock(0, at: showStart)                         // your timeline: 0 s at showStart, speed 1
+    follower.moveMembers(seekingBeyond: .milliseconds(40))          // each player there and playing (or move them yourself)
     for await record in right.events(kinds: [.sync, .syncDrift]) {  // joined, aligned, fellBehind, realigned, drift
         print(record.event, follower.skews[right.id]?.description ?? "none yet")
     }
-    try follower.setClock(nil, at: .now)                            // stopped: nothing is corrected
+    try follower.setClock(95, running: false, at: .now)             // stopped at 95 s: nothing is corrected
+    follower.moveMembers(seekingBeyond: .zero)                      // each player paused on 95 s
     // end snippet
 }
 

@@ -149,7 +149,7 @@ struct RoomFollowerLogicTests {
         await #expect(throws: RoomError.invalidArgument(name: "position", value: "none", reason: "nothing is loaded and the room has not said where it is")) {
             try await follower.play()
         }
-        #expect(room.calls.isEmpty && player.commands.isEmpty)
+        #expect(room.calls.isEmpty && player.commands == [.setPositionTiming(.whenDue)])
         follower.invalidate()
         await player.shutdown()
     }
@@ -159,7 +159,7 @@ struct RoomFollowerLogicTests {
         let (p, follower, log) = try await followed()
         await deliver(state(12, paused: false), to: log, of: p[0])
         for player in p {
-            #expect(player.commands.suffix(3) == [.setSpeed(1), .seek(to: 12, precision: .exact), .play])
+            #expect(player.commands.suffix(2) == [.seek(to: 12, precision: .exact), .play])
             #expect(player.state == .playing)
         }
         let seeksBefore = p.map(seeks)
@@ -189,7 +189,7 @@ struct RoomFollowerLogicTests {
         try await follower.play()
         #expect(room.calls == [.began(position: 5, paused: false, seeking: false), .sent(position: 5, paused: false, seeking: false)])
         for (index, player) in p.enumerated() {
-            #expect(Array(player.commands.dropFirst(before[index])) == [.setSpeed(1), .play])
+            #expect(Array(player.commands.dropFirst(before[index])) == [.play])
         }
         #expect(follower.clock?.paused == false && follower.clock?.position == 5)
         // Pause lands every player on the clock's frame (a seek, then the pause).
@@ -197,7 +197,7 @@ struct RoomFollowerLogicTests {
         try await follower.pause()
         #expect(room.calls.suffix(2) == [.began(position: 6, paused: true, seeking: false), .sent(position: 6, paused: true, seeking: false)])
         for player in p {
-            #expect(player.commands.suffix(3) == [.setSpeed(1), .seek(to: 6, precision: .exact), .pause])
+            #expect(player.commands.suffix(2) == [.seek(to: 6, precision: .exact), .pause])
             #expect(player.isPaused)
         }
         follower.invalidate()
@@ -229,12 +229,12 @@ struct RoomFollowerLogicTests {
         #expect(p[0].commands.count == settled)
         #expect(abs((follower.clock?.position(at: clock.now) ?? 0) - 11) < 1e-9)
         await deliver(state(12, paused: false), to: log, of: p[0])           // and again: adopted
-        #expect(p[0].commands.suffix(3) == [.setSpeed(1), .seek(to: 12, precision: .exact), .play])
+        #expect(p[0].commands.suffix(2) == [.seek(to: 12, precision: .exact), .play])
         #expect(abs((follower.clock?.position(at: clock.now) ?? 0) - 12) < 1e-9)
         // The room paused elsewhere at 12.5: every player lands on that frame, paused.
         await deliver(.paused(position: 12.5, by: "other"), state(12.5, paused: true), to: log, of: p[0])
         for player in p {
-            #expect(player.commands.suffix(3) == [.setSpeed(1), .seek(to: 12.5, precision: .exact), .pause])
+            #expect(player.commands.suffix(2) == [.seek(to: 12.5, precision: .exact), .pause])
             #expect(player.isPaused && player.position == 12.5)
         }
         // Each player heard the pause through its own event path; the periodic states are not published.
@@ -253,7 +253,7 @@ struct RoomFollowerLogicTests {
         await deliver(state(20, paused: false), to: log, of: p[0])
         play(1)
         await deliver(.seeked(position: 21.2, by: "other"), state(21.2, paused: false), to: log, of: p[0])
-        #expect(p[0].commands.suffix(3) == [.setSpeed(1), .seek(to: 21.2, precision: .exact), .play])
+        #expect(p[0].commands.suffix(2) == [.seek(to: 21.2, precision: .exact), .play])
         #expect(abs((follower.clock?.position(at: clock.now) ?? 0) - 21.2) < 1e-9)
         follower.invalidate()
         for player in p { await player.shutdown() }
@@ -303,6 +303,26 @@ struct RoomFollowerLogicTests {
         #expect(seeks(p[0]) > seeksAfterJump)   // a corrective seek
         #expect(abs((p[0].position ?? 0) - (follower.clock?.position(at: clock.now) ?? 0)) < 0.05)
         #expect(log.features(SyncEvent.self, of: p[0].id).contains { if case .realigned(_, .drift) = $0 { true } else { false } })
+        follower.invalidate()
+        for player in p { await player.shutdown() }
+    }
+
+    @Test("the follower is the one writer of its players' speeds (2.0): a room's start gives no speed to a player already at 1, gives 1 back to one the app set to 1.5, and takes a trim left on a player away with a speed correction of 1, never a speed change the app would hear")
+    func oneWriterOfSpeed() async throws {
+        let (p, follower, log) = try await followed()
+        try await p[1].perform(.setSpeed(1.5))            // the app's own change, which the room does not know
+        await deliver(state(0, paused: false), to: log, of: p[0])
+        #expect(!p[0].commands.contains { if case .setSpeed = $0 { true } else { false } }, "\(p[0].commands)")
+        #expect(p[1].commands.last { if case .setSpeed = $0 { true } else { false } } == .setSpeed(1))
+        #expect(p[1].snapshot.speed == 1)
+        play(1)
+        try await p[1].seek(to: (p[1].position ?? 0) + 0.02, precision: .exact)  // a jump: trimmed back
+        play(1)
+        #expect(p[1].commands.contains { if case .setSpeedCorrection(let factor) = $0 { factor < 1 } else { false } })
+        let before = p[1].commands.count
+        await deliver(state(4, paused: true), to: log, of: p[0])     // the room pauses: the trim goes
+        let after = Array(p[1].commands.dropFirst(before))
+        #expect(after.contains(.setSpeedCorrection(1)) && !after.contains { if case .setSpeed = $0 { true } else { false } }, "\(after)")
         follower.invalidate()
         for player in p { await player.shutdown() }
     }

@@ -46,7 +46,7 @@ public final class ClockFollower: Sendable, CorrectionMachineOwner {
     }
 
     private struct State: Sendable {
-        var machine: LiveAlignment
+        var machine: SyncMachine
         var members: [Member]
         /// Where the clock stopped (a clock set with `running: false`; nil: unknown, or it runs).
         var stoppedAt: Double?
@@ -70,7 +70,7 @@ public final class ClockFollower: Sendable, CorrectionMachineOwner {
             throw .invalidArgument(name: "clock follower", value: ids.map(\.rawValue).joined(separator: ", "), reason: "lists a player twice")
         }
         self.clock = clock
-        var machine = LiveAlignment(settings: settings, clock: .set)
+        var machine = SyncMachine(settings: settings, clock: .set)
         let now = clock.now
         for id in ids { _ = machine.join(id, at: now) }
         state = Locked(State(machine: machine, members: players.map { Member(player: $0) }))
@@ -202,7 +202,7 @@ public final class ClockFollower: Sendable, CorrectionMachineOwner {
     }
 
     /// Step the machine under the lock (``CorrectionMachineOwner``).
-    func machineStep(_ body: (inout LiveAlignment) -> [LiveAlignment.Action]) -> (actions: [LiveAlignment.Action], players: [PlayerID: any MediaPlayer]) {
+    func machineStep(_ body: (inout SyncMachine) -> [SyncMachine.Action]) -> (actions: [SyncMachine.Action], players: [PlayerID: any MediaPlayer]) {
         state.withLock { state in
             guard !state.invalidated else { return ([], [:]) }
             let actions = body(&state.machine)

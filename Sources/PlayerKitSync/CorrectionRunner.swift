@@ -12,14 +12,14 @@ protocol CorrectionMachineOwner: AnyObject, Sendable {
     var correctionClock: any MonotonicClock { get }
     /// Runs `body` on the owner's machine under the owner's lock and returns its actions with
     /// the members they may name; nothing once the owner is invalidated.
-    func machineStep(_ body: (inout LiveAlignment) -> [LiveAlignment.Action]) -> (actions: [LiveAlignment.Action], players: [PlayerID: any MediaPlayer])
+    func machineStep(_ body: (inout SyncMachine) -> [SyncMachine.Action]) -> (actions: [SyncMachine.Action], players: [PlayerID: any MediaPlayer])
     /// The machine gave up on a member (a live edge's judgement); owners without one ignore it.
     func machineDropped(_ id: PlayerID, reason: SyncEvent.DropReason?)
 }
 
 extension CorrectionMachineOwner {
     /// One step of the correction machine under the lock; its actions after it.
-    func step(_ body: (inout LiveAlignment) -> [LiveAlignment.Action]) {
+    func step(_ body: (inout SyncMachine) -> [SyncMachine.Action]) {
         let (actions, players) = machineStep(body)
         runActions(actions, players: players)
     }
@@ -31,12 +31,12 @@ extension CorrectionMachineOwner {
     /// bound).
     /// - Throws: the first refusal, in the order the step named the members, of a member that
     ///   is still in the group (`isMember`); a member that left meanwhile is not a failure.
-    func perform(_ body: (inout LiveAlignment) -> [LiveAlignment.Action],
+    func perform(_ body: (inout SyncMachine) -> [SyncMachine.Action],
                  isMember: @escaping @Sendable (PlayerID) -> Bool) async throws(PlayerError) {
         let (actions, players) = machineStep(body)
         var order: [PlayerID] = []
         var commands: [PlayerID: [PlayerCommand]] = [:]
-        var others: [LiveAlignment.Action] = []
+        var others: [SyncMachine.Action] = []
         for action in actions {
             guard case .send(let id, let command) = action else { others.append(action); continue }
             if commands[id] == nil { order.append(id) }
@@ -66,7 +66,7 @@ extension CorrectionMachineOwner {
 
     /// Carries out what the machine decided: commands sent (never waiting), events published on
     /// the member's ID, drops handed to the owner, wake-ups on the owner's clock.
-    func runActions(_ actions: [LiveAlignment.Action], players: [PlayerID: any MediaPlayer]) {
+    func runActions(_ actions: [SyncMachine.Action], players: [PlayerID: any MediaPlayer]) {
         for action in actions {
             switch action {
             case .send(let id, let command):

@@ -48,7 +48,7 @@ import PlayerKitSupport
 /// Written, as every PlayerKit feature, against the core's public API only.
 ///
 /// **Threading.** Methods may be called from any thread or task. The group's state is one lock
-/// around a pure machine (`LiveAlignment`); the members' events are handled in `.immediate` bus
+/// around a pure machine (`SyncMachine`); the members' events are handled in `.immediate` bus
 /// handlers, one step under the lock each, and the commands a step decides are sent after the
 /// lock is released, with ``/PlayerKitCore/MediaPlayer/send(_:)``, which never waits.
 /// ``invalidate()`` (or releasing the group) cancels its subscriptions and observations.
@@ -87,7 +87,7 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
     }
 
     private struct State: Sendable {
-        var machine: LiveAlignment
+        var machine: SyncMachine
         var members: [Member] = []
         var invalidated = false
 
@@ -124,7 +124,7 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
             throw .invalidArgument(name: "multi-view leader", value: id.rawValue, reason: "is not a member")
         }
         self.clock = clock
-        self.state = Locked(State(machine: LiveAlignment(settings: settings, clock: SyncClock(leader))))
+        self.state = Locked(State(machine: SyncMachine(settings: settings, clock: SyncClock(leader))))
         for player in players { add(player) }
     }
 
@@ -421,19 +421,19 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
 
     /// One step of the machine under the lock, only once member `showing` shows frames; its
     /// actions after it.
-    private func step(showing: PlayerID, _ body: (inout LiveAlignment) -> [LiveAlignment.Action]) {
+    private func step(showing: PlayerID, _ body: (inout SyncMachine) -> [SyncMachine.Action]) {
         let (actions, players) = machineStep(body, showing: showing)
         runActions(actions, players: players)
     }
 
     /// Step the machine under the lock (``CorrectionMachineOwner``).
-    func machineStep(_ body: (inout LiveAlignment) -> [LiveAlignment.Action]) -> (actions: [LiveAlignment.Action], players: [PlayerID: any MediaPlayer]) {
+    func machineStep(_ body: (inout SyncMachine) -> [SyncMachine.Action]) -> (actions: [SyncMachine.Action], players: [PlayerID: any MediaPlayer]) {
         machineStep(body, showing: nil)
     }
 
     private func machineStep(
-        _ body: (inout LiveAlignment) -> [LiveAlignment.Action], showing: PlayerID?
-    ) -> (actions: [LiveAlignment.Action], players: [PlayerID: any MediaPlayer]) {
+        _ body: (inout SyncMachine) -> [SyncMachine.Action], showing: PlayerID?
+    ) -> (actions: [SyncMachine.Action], players: [PlayerID: any MediaPlayer]) {
         state.withLock { state in
             guard !state.invalidated else { return ([], [:]) }
             if let showing, !state.members.contains(where: { $0.player.id == showing && $0.showing }) { return ([], [:]) }
@@ -451,7 +451,7 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
 
     private func drop(_ id: PlayerID, reason: SyncEvent.DropReason?) {
         let now = clock.now
-        let outcome = state.withLock { state -> (Member, [LiveAlignment.Action])? in
+        let outcome = state.withLock { state -> (Member, [SyncMachine.Action])? in
             guard let index = state.members.firstIndex(where: { $0.player.id == id }) else { return nil }
             let member = state.members.remove(at: index)
             let actions = state.machine.drop(id, reason: reason, at: now)

@@ -1,9 +1,9 @@
 import PlayerKitCore
 
 /// Where a sync machine's clock comes from: a value the machine is made with, not a mode
-/// (``LiveAlignment``). Every way PlayerKit keeps players together is one of these.
+/// (``SyncMachine``). Every way PlayerKit keeps players together is one of these.
 enum SyncClock: Sendable, Hashable {
-    /// The machine's owner sets it (``LiveAlignment/setClock(_:speed:speedsGiven:at:)``): a ``SyncGroup``'s
+    /// The machine's owner sets it (``SyncMachine/setClock(_:speed:speedsGiven:at:)``): a ``SyncGroup``'s
     /// transport (play, pause, seek, speed, frame steps), a Syncplay room's clock, an app's
     /// (``ClockFollower``). No member leads and no frame moves it; while the owner has stopped it,
     /// nothing is measured or corrected.
@@ -47,7 +47,7 @@ enum SyncClock: Sendable, Hashable {
     }
 }
 
-/// Where a paused group's clock goes when it resumes (``LiveAlignment/resume(from:at:)``).
+/// Where a paused group's clock goes when it resumes (``SyncMachine/resume(from:at:)``).
 enum ResumeTarget: Sendable, Hashable {
     /// On from where it stopped: each member is held on the frame it showed.
     case wherePaused

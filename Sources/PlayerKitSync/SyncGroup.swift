@@ -135,7 +135,7 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
     struct State: Sendable {
         /// The correction machine, on the group's clock (set at each start, stopped at each
         /// pause or hold).
-        var machine: LiveAlignment
+        var machine: SyncMachine
         var members: [Member] = []
         var phase: Phase = .paused
         var speed: Double = 1
@@ -194,7 +194,7 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
         self.alignment = settings
         self.clock = clock
         let now = clock.now
-        var machine = LiveAlignment(settings: settings, clock: .set)
+        var machine = SyncMachine(settings: settings, clock: .set)
         for player in players { _ = machine.join(player.id, at: now) }
         self.state = Locked(State(machine: machine, anchorTime: now))
         // Offsets and clock drifts saved with the settings (the machine took them at `join`).
@@ -514,7 +514,7 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
     /// One frame of one member, through the correction machine (on the group's clock), which
     /// also reports its drift now and then. Sends its corrections without waiting for mpv.
     private func measure(_ position: Double, at time: ContinuousClock.Instant, of id: PlayerID) {
-        let (actions, players) = state.withLock { state -> ([LiveAlignment.Action], [PlayerID: any MediaPlayer]) in
+        let (actions, players) = state.withLock { state -> ([SyncMachine.Action], [PlayerID: any MediaPlayer]) in
             guard !state.invalidated, let index = state.members.firstIndex(where: { $0.player.id == id }) else { return ([], [:]) }
             if state.phase == .playing, let groupClock = state.clockPosition(at: time) {
                 state.members[index].rawDrift = position - state.members[index].mediaTime(atGroupTime: groupClock)
@@ -532,7 +532,7 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
     }
 
     /// Step the machine under the lock (``CorrectionMachineOwner``).
-    func machineStep(_ body: (inout LiveAlignment) -> [LiveAlignment.Action]) -> (actions: [LiveAlignment.Action], players: [PlayerID: any MediaPlayer]) {
+    func machineStep(_ body: (inout SyncMachine) -> [SyncMachine.Action]) -> (actions: [SyncMachine.Action], players: [PlayerID: any MediaPlayer]) {
         state.withLock { state in
             guard !state.invalidated else { return ([], [:]) }
             let actions = body(&state.machine)

@@ -1,4 +1,4 @@
-/// The sync machine's own constants (``LiveAlignment``): what the correction is built on, not
+/// The sync machine's own constants (``SyncMachine``): what the correction is built on, not
 /// what an app sets. Never saved with ``SyncSettings`` (its JSON has only the settings), never
 /// public; documented in Documentation/Sync.md. Tests change them to drive a case.
 struct SyncTuning: Sendable, Hashable {

@@ -33,7 +33,7 @@ private struct SimulatedMember {
 }
 
 private struct Simulation {
-    var machine: LiveAlignment
+    var machine: SyncMachine
     var members: [SimulatedMember] = []
     var events: [(id: PlayerID, event: SyncEvent, at: Double)] = []
     var commands: [(id: PlayerID, command: PlayerCommand, at: Double)] = []
@@ -42,7 +42,7 @@ private struct Simulation {
     let origin = ContinuousClock.now
 
     init(settings: SyncSettings = SyncSettings(), leader: MultiView.Leader = .furthestAhead) {
-        machine = LiveAlignment(settings: settings, clock: SyncClock(leader))
+        machine = SyncMachine(settings: settings, clock: SyncClock(leader))
     }
 
     func instant(_ seconds: Double) -> ContinuousClock.Instant { origin + .seconds(seconds) }
@@ -53,7 +53,7 @@ private struct Simulation {
         apply(machine.join(id, at: instant(now)))
     }
 
-    mutating func apply(_ actions: [LiveAlignment.Action]) {
+    mutating func apply(_ actions: [SyncMachine.Action]) {
         for action in actions {
             switch action {
             case .send(let id, let command):
@@ -145,7 +145,7 @@ private struct Simulation {
 }
 
 @Suite("Multi-view alignment (the pure machine, simulated members)", .timeLimit(.minutes(1)))
-struct LiveAlignmentTests {
+struct SyncMachineTests {
     let a: PlayerID = "angle-a"
     let b: PlayerID = "angle-b"
     let c: PlayerID = "angle-c"
@@ -526,7 +526,7 @@ struct LiveAlignmentTests {
 
     @Test("the 33-bit MPEG-TS clock: a member that joins after its timestamps wrapped to 0, beside one that has not, is in step without a seek; a member whose timestamps wrap while it plays stays in step")
     func timestampWrap() throws {
-        let wrap = LiveAlignment.timestampWrap
+        let wrap = SyncMachine.timestampWrap
         var sim = Simulation(leader: .member(a))
         sim.join(a, media: wrap - 2)
         sim.join(c, media: wrap - 2)
@@ -546,7 +546,7 @@ struct LiveAlignmentTests {
 
     @Test("a live member whose player reports its cache before the group clock runs, a 33-bit wrap away from the member that starts the clock (fMP4 beside MPEG-TS), is not judged on that report: nobody is dropped, both play in step (a real fMP4 and TS pair was dropped as -95443.7 s off)")
     func cacheBeforeTheClockAcrossTheWrap() throws {
-        let wrap = LiveAlignment.timestampWrap
+        let wrap = SyncMachine.timestampWrap
         var sim = Simulation()
         // MPEG-TS joined before the wrap (FFmpeg makes its times negative); its first frame
         // starts the clock.

@@ -3,7 +3,7 @@ import PlayerKitCore
 import PlayerKitSupport
 
 // The group's transport: pause, start again, resume from a point, speed.
-extension LiveAlignment {
+extension SyncMachine {
     /// Pauses the group: the clock stops where it is, and every member is paused where it is
     /// (a member that joins meanwhile, at its first frame). Nothing is measured or corrected
     /// until ``resume(from:at:)``. Pausing a paused group does nothing.

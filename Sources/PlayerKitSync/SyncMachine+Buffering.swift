@@ -4,7 +4,7 @@ import PlayerKitSupport
 
 // What members report of their buffers and seeks: the cache and seekable ends, the live edge
 // followed, timestamps judged, landings, and the wake-ups the machine asked for.
-extension LiveAlignment {
+extension SyncMachine {
     /// The member's player has its source in memory up to its media time `media` (nil:
     /// unknown). Members whose source grows at the pace of time are live, and their edges are
     /// compared: a member whose timestamps are unrelated to the group's is dropped with

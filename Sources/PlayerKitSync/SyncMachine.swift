@@ -48,10 +48,10 @@ import PlayerKitSupport
 /// The same machine drives all three ways players are kept together.
 ///
 /// Its files: this one (state, members, joins and drops, states and frames),
-/// `LiveAlignment+Buffering.swift` (buffer reports, the live edge, landings, wake-ups),
-/// `LiveAlignment+Transport.swift` (pause, start again, resume, speed),
-/// `LiveAlignment+Correction.swift` (the decisions), and ``SkewMeter``.
-struct LiveAlignment: Sendable {
+/// `SyncMachine+Buffering.swift` (buffer reports, the live edge, landings, wake-ups),
+/// `SyncMachine+Transport.swift` (pause, start again, resume, speed),
+/// `SyncMachine+Correction.swift` (the decisions), and ``SkewMeter``.
+struct SyncMachine: Sendable {
     typealias Settings = SyncSettings
 
     /// What the machine asks for.
@@ -108,7 +108,7 @@ struct LiveAlignment: Sendable {
         /// The speed the member plays at, as last sent: its ``baseSpeed`` times its ``correction``.
         var speed: Double = 1
         /// The speed its player was last given (``/PlayerKitCore/PlayerCommand/setSpeed(_:)``):
-        /// what its app sees, the group's (``LiveAlignment/ownSpeed(_:)``).
+        /// what its app sees, the group's (``SyncMachine/ownSpeed(_:)``).
         var baseSpeed: Double = 1
         /// The correction its player was last given
         /// (``/PlayerKitCore/PlayerCommand/setSpeedCorrection(_:)``): a trim, which its app does
@@ -151,7 +151,7 @@ struct LiveAlignment: Sendable {
         /// speed is the group's times this.
         var rate: Double = 1
         /// How many times the member's 33-bit MPEG-TS clock wrapped against the group's (added
-        /// to its media times, times ``LiveAlignment/timestampWrap``).
+        /// to its media times, times ``SyncMachine/timestampWrap``).
         var wraps = 0
         /// Where the member's live edge is on the group's timeline (nil: not live, or not seen).
         var edge: LiveEdge?

@@ -4,7 +4,7 @@ import PlayerKitSupport
 
 // The decisions: who leads, how a member is corrected (trimmed, seeked, held on its frame),
 // when it fell out of step and when it is released.
-extension LiveAlignment {
+extension SyncMachine {
     // MARK: Decisions
 
     /// Whether the member at `index`, `skew` from the clock, takes the clock: the chosen leader

@@ -29,7 +29,7 @@ public enum QualityMetric: String, Sendable, Hashable, Codable, CaseIterable {
     case ssimAll
 
     /// The figure of `pair`.
-    public func value(of pair: FramePairScore) -> Double {
+    func value(of pair: FramePairScore) -> Double {
         switch self {
         case .psnrY: return pair.psnr.y
         case .psnrAll: return pair.psnr.all

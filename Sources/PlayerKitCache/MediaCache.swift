@@ -57,12 +57,12 @@ public final class MediaCache: MediaPrecaching {
         /// The wait before the first retry; it doubles with each. Default 250 ms.
         public var retryDelay: Duration = .milliseconds(250)
         /// Redirects followed per request (0: none). Cycles always fail. Default 5.
-        public var maximumRedirects: Int = 5
+        var maximumRedirects: Int = 5
         /// Whether a complete entry asks the server before it is played. Default ``Revalidation/never``.
         public var revalidation: Revalidation = .never
         /// The bitrate ``/PlayerKitCore/PrecacheAmount/seconds(_:)`` assumes when the media's header does not
         /// say its duration. Default 4 Mbit/s.
-        public var assumedBitsPerSecond: Int64 = 4_000_000
+        var assumedBitsPerSecond: Int64 = 4_000_000
         /// The User-Agent header.
         public var userAgent: String = "PlayerKit"
 
@@ -135,14 +135,14 @@ public final class MediaCache: MediaPrecaching {
         return MediaSource("\(configuration.scheme)://\(hex)")
     }
 
-    /// Whether `source` is one of this cache's (``key(of:)`` knows it): what a feature
+    /// Whether `source` is one of this cache's (`key(of:)` knows it): what a feature
     /// precaching through ``/PlayerKitCore/MediaPrecaching`` asks first.
     public func canPrecache(_ source: MediaSource) -> Bool {
         key(of: source) != nil
     }
 
     /// The key of a source made by ``source(for:key:)``, or nil.
-    public func key(of source: MediaSource) -> String? {
+    func key(of source: MediaSource) -> String? {
         guard case .url(let url) = source.location else { return nil }
         return provider.key(of: url)
     }
@@ -150,7 +150,7 @@ public final class MediaCache: MediaPrecaching {
     /// Downloads the start of `source` (made by ``source(for:key:)``) now, sharing the
     /// download with any player reading it. Returns the bytes cached when `amount` is there
     /// (``/PlayerKitCore/PrecacheAmount``: ``/PlayerKitCore/PrecacheAmount/seconds(_:)`` uses the
-    /// media's `mvhd` duration, else ``Configuration/assumedBitsPerSecond``).
+    /// media's `mvhd` duration, else `assumedBitsPerSecond`).
     /// Cancel it with ``cancelPrecache(key:)`` or by cancelling the awaiting task; either
     /// ends it with ``MediaCacheError/cancelled(key:)`` and stops the download unless a player reads it.
     /// - Throws: ``MediaCacheError`` (``MediaCacheError/unknownSource(_:)`` for a source of
@@ -281,7 +281,7 @@ public struct MediaCacheEntry: Sendable, Hashable {
     /// When a player last opened or closed it.
     let lastAccess: Date
     /// Bytes downloaded for it in this process.
-    public let bytesFromNetwork: Int64
+    let bytesFromNetwork: Int64
     /// Bytes players read that were cached when they opened it.
     public let bytesServedFromCache: Int64
     /// Bytes players read that arrived while they played.

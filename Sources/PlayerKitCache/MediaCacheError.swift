@@ -20,7 +20,7 @@ public enum MediaCacheError: Error, Sendable, Hashable, CustomStringConvertible 
     /// The server sent nothing for longer than ``MediaCache/Configuration/readTimeout``
     /// (or could not be reached within ``MediaCache/Configuration/connectTimeout``).
     case timedOut(url: String, after: Duration)
-    /// Redirects went round in a cycle or past ``MediaCache/Configuration/maximumRedirects``.
+    /// Redirects went round in a cycle or past `maximumRedirects`.
     case tooManyRedirects(url: String)
     /// The server's answer does not fit what was cached (ETag, Last-Modified or length changed,
     /// or a malformed range): the entry was dropped and is fetched again.

@@ -68,21 +68,14 @@ public final class AudioPolicy: Sendable {
     /// One call at a time, in call order: a call's changes are made before the next call decides.
     private let calls = AsyncSerialGate()
 
-    /// A policy over `players`.
-    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a ducking volume that
-    ///   is NaN or outside 0...100, or a player listed twice.
-    public convenience init(mode: Mode, players: [any MediaPlayer] = []) throws(PlayerError) {
-        try self.init(mode: mode, players: players, decodesUnheardAudio: true)
-    }
-
-    /// A policy over `players` that, with `decodesUnheardAudio` false, switches off the audio
+    /// A policy over `players`. With `decodesUnheardAudio` false (true by default) it switches off the audio
     /// track of every player without the focus, so nothing decodes sound nobody hears (see
     /// "Sound nobody hears, not decoded" above). Only a `.solo` policy can: in the other modes
     /// every player is heard.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a ducking volume that
     ///   is NaN or outside 0...100, a player listed twice, or `decodesUnheardAudio: false` with a
     ///   mode other than `.solo`.
-    public init(mode: Mode, players: [any MediaPlayer] = [], decodesUnheardAudio: Bool) throws(PlayerError) {
+    public init(mode: Mode, players: [any MediaPlayer] = [], decodesUnheardAudio: Bool = true) throws(PlayerError) {
         if case .duck(let volume) = mode, !(volume.isFinite && (0...100).contains(volume)) {
             throw .invalidArgument(name: "ducking volume", value: "\(volume)", reason: "must be between 0 and 100")
         }

@@ -41,7 +41,7 @@ public enum MPRISRequest: Sendable, Hashable, CustomStringConvertible {
 
     /// The control the request needs (``MPRISPlayerOptions/controls``); nil for `OpenUri`,
     /// which no control allows (PlayerKit's players announce no URI schemes).
-    public var control: MPRISControls? {
+    var control: MPRISControls? {
         switch self {
         case .play, .pause, .playPause, .stop: return .playback
         case .next, .previous: return .playlist

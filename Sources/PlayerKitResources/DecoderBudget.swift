@@ -118,7 +118,7 @@ public final class DecoderBudget: Sendable {
         /// first served: the first gets the next slot that frees.
         public let waiting: [PlayerID]
         /// How many slots are free: the limit less the holders.
-        public var freeSlots: Int { limit - holders.count }
+        var freeSlots: Int { limit - holders.count }
     }
 
     /// The budget now: slots, holders and waiting loads, read together. A holder that shut

@@ -107,7 +107,7 @@ public final class RoomFollower: Sendable {
     /// their media before the room plays; ``start()`` begins following.
     /// - Throws: ``RoomError/invalidArgument(name:value:reason:)`` for a player
     ///   listed twice, a threshold that is not above 0, or `settings` that
-    ///   ``/PlayerKitSync/SyncSettings/validate()`` refuses (the error names the setting).
+    ///   `validate()` refuses (the error names the setting).
     /// - Parameters:
     ///   - room: the room to follow.
     ///   - players: the local players to keep on the room's clock.

@@ -26,7 +26,7 @@ import PlayerKitSupport
 /// released (media unloaded, renderer freed). A clip's place in the output is its length
 /// divided by its speed (a still: its duration), counted from the pull at which it started.
 ///
-/// **Edits while playing.** ``insert(_:at:)``, ``remove(at:)``, ``replace(at:with:)`` and
+/// **Edits while playing.** ``insert(_:at:)``, ``remove(at:)`` and
 /// ``swapAt(_:_:)`` change the timeline at once; the current clip plays on, and the next
 /// boundary goes to whatever clip follows it then (re-prepared in the background if it
 /// changed). Removing the current clip lets it finish.
@@ -485,15 +485,6 @@ public final class ClipSequencer: Sendable {
                 throw .invalidArgument(name: "clip index", value: "\(index)", reason: "the timeline's only clip cannot be removed")
             }
             clips.remove(at: index)
-        }
-    }
-
-    /// Replaces the clip at `index`.
-    public func replace(at index: Int, with clip: SequenceClip) throws(PlayerError) {
-        try clip.validate()
-        try edit { clips throws(PlayerError) in
-            guard clips.indices.contains(index) else { throw Self.badIndex(index, count: clips.count) }
-            clips[index] = clip
         }
     }
 

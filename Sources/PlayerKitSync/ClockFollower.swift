@@ -61,7 +61,7 @@ public final class ClockFollower: Sendable, CorrectionMachineOwner {
     /// test may give a `ManualClock`). The players are followed at once; the clock is stopped
     /// until ``setClock(_:speed:running:at:)``.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a
-    ///   player twice (any number of players, none included, makes a follower), or a setting that makes no sense (``SyncSettings/validate()``).
+    ///   player twice (any number of players, none included, makes a follower), or a setting that makes no sense (`validate()`).
     public init(players: [any MediaPlayer], settings: SyncSettings = SyncSettings(),
                 clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
         try settings.validate()

@@ -109,7 +109,7 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
     /// following `leader`, on `clock` (a test may give a `ManualClock`).
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for the same
     ///   player twice, a leader that is not a member, or a setting that makes no sense
-    ///   (``SyncSettings/validate()``).
+    ///   (`validate()`).
     public init(players: [any MediaPlayer], leader: Leader = .furthestAhead, settings: SyncSettings = SyncSettings(),
                 clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
         try settings.validate()

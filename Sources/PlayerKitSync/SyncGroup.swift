@@ -182,7 +182,7 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
     /// (PlayerKit's one sync settings type, as a ``MultiView`` and a room's follower take it;
     /// ``SyncSettings/onDemand`` by default; its live-edge settings do not apply, and offsets can
     /// also be set later with ``setMediaOffset(_:for:)``).
-    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for the same player twice, or a setting that makes no sense (``SyncSettings/validate()``).
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for the same player twice, or a setting that makes no sense (`validate()`).
     public init(players: [any MediaPlayer], onMemberFailure: FailurePolicy = .dropMember, settings: SyncSettings = .onDemand,
                 clock: any MonotonicClock = ContinuousClock()) throws(PlayerError) {
         try settings.validate()

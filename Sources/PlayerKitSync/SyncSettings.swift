@@ -87,11 +87,11 @@ public struct SyncSettings: Sendable, Hashable, Codable {
     /// lacks (one added since, such as ``clockDrifts``) keeps its default, 1.x's `offsets` are
     /// read negated as ``mediaOffsets`` (when the saved form has no `mediaOffsets`), and what 1.x saved of
     /// the correction's own constants (`seekLead`, `trimGain`, `deadBand`, `startLatency`,
-    /// `jumpThreshold`) is ignored. The settings decoded are checked as ``validate()`` checks
+    /// `jumpThreshold`) is ignored. The settings decoded are checked as `validate()` checks
     /// them.
     /// - Throws: `DecodingError.dataCorrupted`, whose description names the setting out of
     ///   range and its value (the ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)``
-    ///   ``validate()`` throws), or what the decoder throws.
+    ///   `validate()` throws), or what the decoder throws.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         func read<Value: Decodable>(_ key: CodingKeys, _ value: inout Value) throws {
@@ -132,7 +132,7 @@ public struct SyncSettings: Sendable, Hashable, Codable {
     /// within ±10,000 ppm.
     /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` naming the
     ///   first setting that makes no sense ("sync setting maximumSpeedTrim", ...) and its value.
-    public func validate() throws(PlayerError) {
+    func validate() throws(PlayerError) {
         let positive: [(String, Duration)] = [
             ("realignThreshold", realignThreshold), ("holdThreshold", holdThreshold), ("skewWindow", skewWindow),
             ("unrelatedTimestampThreshold", unrelatedTimestampThreshold), ("driftReportInterval", driftReportInterval),

@@ -11,13 +11,13 @@ extension FakePlayer {
     /// Runs `body` under the lock with the events it adds; then refreshes the derived state and
     /// the timers, queues the events (numbered in the order of the changes), and, with no lock
     /// held, runs what `body` returned and delivers the events.
-    /// Emits `events` now: published at once, or held by an interleaved ``delivery``.
+    /// Emits `events` now: published at once, or held by an interleaved `delivery`.
     func emitNow(_ events: [PlayerEvent]) {
         emitter.enqueue(events, at: clock.now)
         deliver()
     }
 
-    /// Hands the queued events to the bus now, or leaves it to an interleaved ``delivery``.
+    /// Hands the queued events to the bus now, or leaves it to an interleaved `delivery`.
     func deliver() {
         let emitter = emitter
         if !delivery.hold({ emitter.deliverQueued() }, of: id) { emitter.deliverQueued() }

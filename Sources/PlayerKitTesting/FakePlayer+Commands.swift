@@ -190,7 +190,7 @@ extension FakePlayer {
         emitNow([.feature(event)])
     }
 
-    /// Reports the position with every frame (at the item's ``Media/frameRate``) while the
+    /// Reports the position with every frame (at the item's `frameRate`) while the
     /// observation lives.
     public func observeEveryFrame() -> PropertyObservation {
         change { state, _ in

@@ -8,10 +8,10 @@ extension FakePlayer {
     // MARK: Loading
 
     /// Loads `source` as ``/PlayerKitCore/Player/load(_:startPaused:)`` does, taking the item's
-    /// ``Media/loadTime`` on the clock. Cancelling the task ends the wait with
+    /// `loadTime` on the clock. Cancelling the task ends the wait with
     /// ``/PlayerKitCore/PlayerError/loadCancelled(source:)`` and stops the item.
     /// - Throws: ``/PlayerKitCore/PlayerError/fileNotFound(path:)`` for a source the fake does not know (with no
-    ///   default media), the item's ``Media/failure``, ``/PlayerKitCore/PlayerError/loadCancelled(source:)``
+    ///   default media), the item's `failure`, ``/PlayerKitCore/PlayerError/loadCancelled(source:)``
     ///   when another load or a stop replaced it, ``/PlayerKitCore/PlayerError/playerShutDown(_:)``.
     @discardableResult
     public func load(_ source: MediaSource, startPaused: Bool = false) async throws(PlayerError) -> MediaInfo {

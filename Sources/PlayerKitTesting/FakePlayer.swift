@@ -19,13 +19,13 @@ import Synchronization
 ///
 /// **What it models.** The event order of a real player, as the core publishes it:
 /// - creation: `created`;
-/// - a load: `stateChanged(→ loading)`; after ``Media/loadTime``, `stateChanged(loading → playing`
+/// - a load: `stateChanged(→ loading)`; after `loadTime`, `stateChanged(loading → playing`
 ///   or `ready)`, `durationKnown`, `mediaLoaded`, then `firstFrame` (after
-///   ``Media/firstFrameDelay``); a load that replaces an item first ends it with
+///   `firstFrameDelay`); a load that replaces an item first ends it with
 ///   `itemEnded(.replaced)`; a failing item ends with `itemEnded(.error)` and
-///   `stateChanged(loading → failed)`, and the load throws the item's ``Media/failure``;
+///   `stateChanged(loading → failed)`, and the load throws the item's `failure`;
 /// - playing: `positionChanged` every `positionInterval` (250 ms by default) of clock time (every frame, at the
-///   item's ``Media/frameRate``, while an ``observeEveryFrame()`` observation lives); at the end,
+///   item's `frameRate`, while an ``observeEveryFrame()`` observation lives); at the end,
 ///   `positionChanged(duration)`, `itemEnded(.finished)`, `stateChanged(playing → ended)`, or
 ///   `seekCompleted(0)` and on when the item loops;
 /// - commands: `stateChanged` for play and pause, `seekCompleted` and `positionChanged` for a
@@ -36,8 +36,8 @@ import Synchronization
 /// - ``shutdown()``: `shutDown`, last.
 ///
 /// **Frames.** ``makeFrameSource(_:)`` gives it a ``/PlayerKitCore/VideoFrameSource``, as a real
-/// player's frame output: a frame (every pixel ``Media/frameColor``) is rendered when the first
-/// frame is shown, after each seek, while playing at the item's ``Media/frameRate`` (faster with
+/// player's frame output: a frame (every pixel `frameColor`) is rendered when the first
+/// frame is shown, after each seek, while playing at the item's `frameRate` (faster with
 /// the speed, from the moment playback started or last changed), and one more at the item's end
 /// with no video time (mpv gives an item's last frame no position). Each carries the player's
 /// position as its video time, a sequence number from 1, and the clock's instant.
@@ -51,7 +51,7 @@ import Synchronization
 ///
 /// **Differences from ``/PlayerKitCore/Player``.** ``send(_:)`` carries the command out at once (a real
 /// player does it a little later). There are no audio devices, no video or subtitle tracks (an
-/// item's audio tracks are ``Media/audioTracks``), and frames are plain colour. IDs are unique among the live fake players on one
+/// item's audio tracks are `audioTracks`), and frames are plain colour. IDs are unique among the live fake players on one
 /// bus (tests with buses of their own may use the same IDs at once); a fake and a real player
 /// may share one.
 ///
@@ -65,21 +65,21 @@ public final class FakePlayer: MediaPlayer {
         /// live source lost and reconnecting is ``FakePlayer/stall(for:)`` (buffering, then
         /// playing again); one that does not come back is ``FakePlayer/failCurrentItem(with:)``
         /// with ``/PlayerKitCore/PlayerError/networkFailed(source:cause:after:)``, as a player ends it.
-        public var duration: Double
+        var duration: Double
         /// How long the load takes on the clock (zero: done before ``load(_:startPaused:)`` returns).
-        public var loadTime: Duration
+        var loadTime: Duration
         /// How long after the load the first frame is shown (zero: with the load).
-        public var firstFrameDelay: Duration
+        var firstFrameDelay: Duration
         /// Frames per second: the rate of position events while a frame observation lives.
         /// Zero for an item whose rate is unknown (``frameRate`` then reads nil; position
         /// events come at 1 per second).
-        public var frameRate: Double
+        var frameRate: Double
         /// The picture's size; nil for audio only.
-        public var videoSize: VideoSize?
-        /// When set, the load fails with this error after ``loadTime``.
-        public var failure: PlayerError?
+        var videoSize: VideoSize?
+        /// When set, the load fails with this error after `loadTime`.
+        var failure: PlayerError?
         /// The colour of every frame the item renders into a frame source.
-        public var frameColor: RGBColor
+        var frameColor: RGBColor
         /// The source's own timestamp of the item's start, in seconds (0 by default): once the
         /// player is told ``/PlayerKitCore/PlayerCommand/setTimestampOrigin(_:)`` with
         /// ``/PlayerKitCore/TimestampOrigin/source``, its positions, seek targets and
@@ -87,18 +87,21 @@ public final class FakePlayer: MediaPlayer {
         /// angle joined at its edge starts where the stream is; an MPEG-TS angle joined before
         /// its 33-bit clock wrapped reads a wrap (2^33 / 90 kHz, 26.5 hours) below one packaged
         /// as fragmented MP4, as FFmpeg makes them.
-        public var sourceStart: Double = 0
+        var sourceStart: Double = 0
         /// How many audio tracks the item has (none by default): IDs 1, 2, ..., the first
         /// selected at load, as mpv selects one. ``/PlayerKitCore/PlayerCommand/selectTrack(_:id:)``
         /// selects another or none, reported with ``/PlayerKitCore/PlayerEvent/tracksChanged(_:)``
         /// and refused with ``/PlayerKitCore/PlayerError/unknownTrack(kind:id:available:)`` for
         /// an ID the item does not have.
-        public var audioTracks = 0
+        var audioTracks = 0
 
-        /// Describes an item.
+        /// Describes an item: each parameter is the property of the same name above.
         public init(duration: Double = 10, loadTime: Duration = .zero, firstFrameDelay: Duration = .zero,
                     frameRate: Double = 30, videoSize: VideoSize? = VideoSize(width: 320, height: 240),
-                    failure: PlayerError? = nil, frameColor: RGBColor = RGBColor(red: 0, green: 0, blue: 0)) {
+                    failure: PlayerError? = nil, frameColor: RGBColor = RGBColor(red: 0, green: 0, blue: 0),
+                    sourceStart: Double = 0, audioTracks: Int = 0) {
+            self.sourceStart = sourceStart
+            self.audioTracks = audioTracks
             self.duration = duration
             self.loadTime = loadTime
             self.firstFrameDelay = firstFrameDelay
@@ -145,7 +148,7 @@ public final class FakePlayer: MediaPlayer {
         }
     }
     /// How the fake's events reach its bus (``FakeEventDelivery``).
-    public let delivery: FakeEventDelivery
+    let delivery: FakeEventDelivery
     let model: Locked<State>
 
     typealias Phase = PlayerStateMachine.Phase
@@ -361,15 +364,15 @@ public final class FakePlayer: MediaPlayer {
 
     /// The timestamps positions count in (``/PlayerKitCore/PlayerCommand/setTimestampOrigin(_:)``;
     /// the fake's positions count from its item's start either way).
-    public var timestampOrigin: TimestampOrigin { model.withLock { $0.timestampOrigin } }
+    var timestampOrigin: TimestampOrigin { model.withLock { $0.timestampOrigin } }
     /// When positions are reported (``/PlayerKitCore/PlayerCommand/setPositionTiming(_:)``; the
     /// fake reports each frame when it is due either way).
-    public var positionTiming: PositionTiming { model.withLock { $0.positionTiming } }
+    var positionTiming: PositionTiming { model.withLock { $0.positionTiming } }
     /// The clock the video follows (``/PlayerKitCore/PlayerCommand/setVideoClock(_:)``).
-    public var videoClock: VideoClock { model.withLock { $0.videoClock } }
+    var videoClock: VideoClock { model.withLock { $0.videoClock } }
     /// How much media is buffered after a stall before playing again
     /// (``/PlayerKitCore/PlayerCommand/setBufferAfterStall(_:)``).
-    public var bufferAfterStall: Duration { model.withLock { $0.bufferAfterStall } }
+    var bufferAfterStall: Duration { model.withLock { $0.bufferAfterStall } }
 
     /// How many ``observeBufferedMedia()`` observations are active.
     var bufferedMediaObservationCount: Int { model.withLock { $0.bufferedMediaObservations } }
@@ -455,7 +458,7 @@ public final class FakePlayer: MediaPlayer {
     public var isShutDown: Bool { model.withLock { $0.isShutDown || $0.shuttingDown } }
     /// Every read-out at once, as ``/PlayerKitCore/Player/snapshot``: the derived state, the
     /// position at the clock's now, the loaded item's duration, frame rate (its
-    /// ``Media/frameRate``) and information, and the settings commands made.
+    /// `frameRate`) and information, and the settings commands made.
     public var snapshot: PlayerSnapshot {
         let now = clock.now
         return readOut { state in

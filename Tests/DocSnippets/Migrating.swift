@@ -9,6 +9,7 @@ import PlayerKitHLS
 import PlayerKitMPRIS
 import PlayerKitPosters
 import PlayerKitRooms
+import PlayerKitTesting
 
 func snippet_migratingStreams(player: Player, output: FrameOutput, cache: MediaCache, room: RoomClient, mpris: MPRISService,
                               posters: PosterMaker, requests: [PosterRequest]) async {
@@ -94,4 +95,16 @@ func snippet_migratingClock(follower: ClockFollower, start: ContinuousClock.Inst
     follower.moveMembers(seekingBeyond: .milliseconds(40))
     try follower.setClock(0, speed: 2, at: start)
     // end snippet
+}
+
+func snippet_migratingFewer(settings: SyncSettings, snapshot: DecoderBudget.Snapshot, sequencer: ClipSequencer,
+                            clip: SequenceClip, index: Int) throws {
+    // snippet: fewer
+    let media = FakePlayer.Media(duration: 60, sourceStart: 1_000, audioTracks: 2)
+    let checked = try ClockFollower(players: [], settings: settings)
+    let free = snapshot.limit - snapshot.holders.count
+    try sequencer.insert(clip, at: index + 1)
+    try sequencer.remove(at: index)
+    // end snippet
+    _ = (media, checked, free)
 }

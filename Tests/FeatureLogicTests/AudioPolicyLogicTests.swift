@@ -144,8 +144,7 @@ struct AudioPolicyLogicTests {
     @Test("solo without decoding the unheard: the others' audio tracks are off (also of items loaded later), each gets its own track back with the focus")
     func unheardAudioOff() async throws {
         let log = TrackLog(bus)
-        var media = FakePlayer.Media(duration: 60)
-        media.audioTracks = 2
+        let media = FakePlayer.Media(duration: 60, audioTracks: 2)
         let all = try (0..<3).map { _ in try FakePlayer(clock: clock, bus: bus, defaultMedia: media) }
         let audio = try AudioPolicy(mode: .solo, players: all, decodesUnheardAudio: false)
         #expect(!audio.decodesUnheardAudio)

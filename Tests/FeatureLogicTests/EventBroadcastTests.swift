@@ -1,4 +1,4 @@
-import PlayerKitCore
+@testable import PlayerKitCore
 import PlayerKitSupport
 import Testing
 

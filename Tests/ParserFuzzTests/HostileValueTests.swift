@@ -1,6 +1,6 @@
 import Foundation
 @testable import PlayerKitCache
-import PlayerKitCore
+@testable import PlayerKitCore
 @testable import PlayerKitMPRIS
 @testable import PlayerKitRooms
 import PlayerKitTesting

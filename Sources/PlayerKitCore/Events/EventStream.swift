@@ -11,10 +11,10 @@ import PlayerKitSupport
 /// }
 /// ```
 ///
-/// **Buffer policy.** Elements wait in a buffer of ``bufferLimit`` (``defaultBufferLimit``,
+/// **Buffer policy.** Elements wait in a buffer of a limited size (by default defaultBufferLimit,
 /// 1024, unless the call that made the stream says otherwise; a frame output keeps 1, the newest
 /// frame). When a new element arrives and the buffer is full, the oldest waiting one is dropped:
-/// a slow consumer falls behind by at most ``bufferLimit`` elements and then sees recent ones.
+/// a slow consumer falls behind by at most that many elements and then sees recent ones.
 /// ``droppedCount`` says how many were dropped so far; the element after a gap says so where its
 /// type has room for it (``PlayerEventRecord/droppedBefore``, ``FrameInfo/framesMissed``). The
 /// producer (the event pump, a render thread, a feature) never waits.
@@ -92,8 +92,8 @@ public struct EventStream<Element: Sendable>: AsyncSequence, Sendable {
     /// How many elements were dropped so far because the buffer was full.
     public var droppedCount: Int { handle.channel.droppedCount }
 
-    /// The buffer's capacity.
-    public var bufferLimit: Int { handle.channel.limit }
+    /// The buffer's capacity (the `bufferLimit` the stream was made with).
+    var bufferLimit: Int { handle.channel.limit }
 
     /// Ends the stream: nothing more is buffered; iteration ends after the elements already
     /// waiting.

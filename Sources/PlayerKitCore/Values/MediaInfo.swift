@@ -125,13 +125,9 @@ public struct MediaInfo: Sendable, Hashable, Codable {
     /// and containers that give none.
     var frameRate: Double? { tracks.first { $0.kind == .video && $0.isSelected }?.frameRate }
 
-    /// Creates a description of an item that is not live (as 1.1 made them).
-    public init(source: String, duration: Double?, videoSize: VideoSize?, title: String?, tracks: [Track]) {
-        self.init(source: source, duration: duration, videoSize: videoSize, title: title, tracks: tracks, isLive: false)
-    }
-
-    /// Creates a media description; `isLive`: whether the item is a live stream (``isLive``).
-    public init(source: String, duration: Double?, videoSize: VideoSize?, title: String?, tracks: [Track], isLive: Bool) {
+    /// Creates a media description; `isLive`: whether the item is a live stream (``isLive``;
+    /// not live by default, as 1.1 made them).
+    public init(source: String, duration: Double?, videoSize: VideoSize?, title: String?, tracks: [Track], isLive: Bool = false) {
         self.source = source
         self.duration = duration
         self.videoSize = videoSize

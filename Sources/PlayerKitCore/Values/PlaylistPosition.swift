@@ -11,8 +11,8 @@ public struct PlaylistPosition: Sendable, Hashable, Codable, CustomStringConvert
     /// How many items the playlist holds, the current one included.
     public var count: Int
 
-    /// Creates a position.
-    public init(index: Int?, count: Int) {
+    /// Creates a position (players make them; apps read them from ``PlayerSnapshot/playlist``).
+    init(index: Int?, count: Int) {
         self.index = index
         self.count = count
     }

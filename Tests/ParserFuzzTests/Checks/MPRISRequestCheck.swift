@@ -1,5 +1,5 @@
 import Foundation
-import PlayerKitCore
+@testable import PlayerKitCore
 @testable import PlayerKitMPRIS
 import PlayerKitTesting
 

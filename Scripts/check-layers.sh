@@ -20,11 +20,18 @@ while IFS= read -r file; do
 done < <(grep -rlE --include='*.swift' '^\s*(public |internal |package |private |fileprivate )?import CFFmpegLog' Sources Examples Benchmarks Tests || true)
 
 # Package access only in PlayerKitSupport: its helpers (locks, weak references, a gate, statistics)
-# are shared by PlayerKit's modules without being public API, the one place `package` is allowed.
-# Anything else another module needs is public API. Examples use public API only, so they never
-# import PlayerKitSupport.
-if grep -rnE --include='*.swift' '^\s*(@[A-Za-z]+ )*package (func|var|let|init|final|struct|class|enum|static|subscript|protocol|typealias|import)' Sources Examples Benchmarks Tests | grep -v '^Sources/PlayerKitSupport/'; then
-  fail "package access (above) outside Sources/PlayerKitSupport: make it public API or keep it internal"
+# are shared by PlayerKit's modules without being public API. Anything else another module needs is
+# public API, with one exception, the test kit's seam (2.0, issue 67): the core's event emitter and
+# state machine, which PlayerKitTesting's fake keeps so that it orders events and derives states
+# exactly as a real player does. They are `package` in the files listed here, and no module but the
+# core and the test kit may use them. Examples use public API only, so they never import
+# PlayerKitSupport.
+seam='^Sources/PlayerKitCore/(Events/PlayerEventEmitter|Values/PlayerStateMachine)\.swift:'
+if grep -rnE --include='*.swift' '^\s*(@[A-Za-z]+ )*package (func|var|let|init|final|struct|class|enum|static|subscript|protocol|typealias|import)' Sources Examples Benchmarks Tests | grep -v '^Sources/PlayerKitSupport/' | grep -vE "$seam"; then
+  fail "package access (above) outside Sources/PlayerKitSupport and the test kit's seam: make it public API or keep it internal"
+fi
+if grep -rnE --include='*.swift' '\b(PlayerEventEmitter|PlayerStateMachine)\b' Sources Examples Benchmarks | grep -vE '^Sources/(PlayerKitCore|PlayerKitTesting)/'; then
+  fail "the test kit's seam (above) used outside PlayerKitCore and PlayerKitTesting: it is not API"
 fi
 if grep -rnE --include='*.swift' '^\s*(@_exported )?import PlayerKitSupport' Examples; then
   fail "an example imports PlayerKitSupport (above): examples use public API only"
@@ -104,4 +111,4 @@ if [ "$problems" -gt 0 ]; then
   echo "layering: $problems problem(s)" >&2
   exit 1
 fi
-echo "layering: ok (CMPV only in the engine; package access only in PlayerKitSupport; no @testable access; features on the core's public API: no cast to Player, no mpv name)"
+echo "layering: ok (CMPV only in the engine; package access only in PlayerKitSupport and the test kit's seam; no @testable access; features on the core's public API: no cast to Player, no mpv name)"

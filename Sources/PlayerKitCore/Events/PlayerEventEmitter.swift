@@ -10,7 +10,7 @@ import PlayerKitSupport
 /// that race are numbered in the order they take the emitter's lock. Records are handed to the
 /// bus with no lock held, by whichever caller finds nobody delivering (so `.immediate` bus
 /// handlers run on an emitting thread, one batch at a time).
-public final class PlayerEventEmitter: Sendable {
+package final class PlayerEventEmitter: Sendable {
     /// The player whose events these are.
     let playerID: PlayerID
     /// The bus the records go to.
@@ -21,14 +21,14 @@ public final class PlayerEventEmitter: Sendable {
     private let outbox: Locked<EventOutbox>
 
     /// Creates an emitter for the player `playerID`, publishing to `bus`.
-    public init(playerID: PlayerID, bus: PlayerEventBus) {
+    package init(playerID: PlayerID, bus: PlayerEventBus) {
         self.playerID = playerID
         self.bus = bus
         self.outbox = Locked(EventOutbox(playerID: playerID))
     }
 
     /// The sequence number of the last event emitted, 0 before the first.
-    public var lastSequenceNumber: UInt64 { outbox.withLock { $0.lastSequenceNumber } }
+    package var lastSequenceNumber: UInt64 { outbox.withLock { $0.lastSequenceNumber } }
 
     /// Whether ``PlayerEvent/shutDown`` has been emitted (later events are dropped).
     var hasEnded: Bool { outbox.withLock { $0.stage == .closed } }
@@ -39,7 +39,7 @@ public final class PlayerEventEmitter: Sendable {
     /// ``PlayerEvent/shutDown`` are taken, and after ``PlayerEvent/shutDown`` nothing, as from a
     /// real player. Returns the records emitted.
     @discardableResult
-    public func emit(_ events: [PlayerEvent], at time: ContinuousClock.Instant = .now,
+    package func emit(_ events: [PlayerEvent], at time: ContinuousClock.Instant = .now,
                      timestamp: Date = Date()) -> [PlayerEventRecord] {
         let records = enqueue(events, at: time, timestamp: timestamp)
         deliverQueued()
@@ -51,14 +51,14 @@ public final class PlayerEventEmitter: Sendable {
     /// changes its state under a lock of its own: queue under that lock, so the numbering follows
     /// the order of the changes, and deliver after releasing it, so a handler may call back in.
     @discardableResult
-    public func enqueue(_ events: [PlayerEvent], at time: ContinuousClock.Instant = .now,
+    package func enqueue(_ events: [PlayerEvent], at time: ContinuousClock.Instant = .now,
                         timestamp: Date = Date()) -> [PlayerEventRecord] {
         outbox.withLock { $0.append(events, at: time, timestamp: timestamp) }
     }
 
     /// Hands every queued record to the bus, in order, unless another thread is delivering
     /// already (it then delivers them). Never holds a lock while subscribers run.
-    public func deliverQueued() {
+    package func deliverQueued() {
         guard outbox.withLock({ $0.claimDelivery() }) else { return }
         while let batch = outbox.withLock({ $0.takeBatch() }) { bus.publish(batch) }
     }

@@ -10,7 +10,7 @@
 ///
 /// **Conforming.** Conform only with a player that keeps the contract ``Player`` documents: the
 /// same checks and errors for each command, events in the core's order on ``eventBus`` with
-/// gapless sequence numbers (``PlayerEventEmitter`` numbers them), ``PlayerEvent/shutDown`` last,
+/// gapless sequence numbers (the test kit's fake numbers them as the core does), ``PlayerEvent/shutDown`` last,
 /// read-outs that follow their setters. `FakePlayer` does.
 ///
 /// **Commands: two forms, neither blocks a thread.** Every command is awaited (``play()``,

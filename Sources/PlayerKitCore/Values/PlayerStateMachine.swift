@@ -21,9 +21,9 @@
 /// `buffering` while it waits for the network, else `playing` when not paused, else `paused`
 /// once it has played since it was loaded, and `ready` before that. Entering ``Phase/loading``
 /// starts a new item: it has not played yet.
-public struct PlayerStateMachine: Sendable, Hashable {
+package struct PlayerStateMachine: Sendable, Hashable {
     /// Where the player is in an item's life, before pause and buffering are taken into account.
-    public enum Phase: Sendable, Hashable {
+    package enum Phase: Sendable, Hashable {
         /// No item: before the first load, after a stop.
         case idle
         /// An item is being opened.
@@ -37,24 +37,24 @@ public struct PlayerStateMachine: Sendable, Hashable {
     }
 
     /// The item's phase. Setting ``Phase/loading`` starts a new item.
-    public var phase: Phase = .idle {
+    package var phase: Phase = .idle {
         didSet { if phase == .loading { hasPlayedSinceLoad = false } }
     }
     /// Whether playback is paused (mpv's `pause`).
-    public var isPaused = false
+    package var isPaused = false
     /// Whether playback waits for the network cache (mpv's `paused-for-cache`).
-    public var isWaitingForCache = false
+    package var isWaitingForCache = false
     /// The state derived by the last ``refresh()``.
-    public private(set) var state: PlayerState = .idle
+    package private(set) var state: PlayerState = .idle
     private var hasPlayedSinceLoad = false
 
     /// A machine in ``PlayerState/idle``, with no item.
-    public init() {}
+    package init() {}
 
     /// Derives the state from the inputs as they are now. Returns the event to publish when the
     /// state changed (``PlayerEvent/stateChanged(from:to:)``), nil when it did not.
     @discardableResult
-    public mutating func refresh() -> PlayerEvent? {
+    package mutating func refresh() -> PlayerEvent? {
         let derived: PlayerState
         switch phase {
         case .idle: derived = .idle

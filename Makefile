@@ -167,8 +167,10 @@ docs-figures:
 	Scripts/docs-figures.py
 
 ## The short benchmark suite (about 6 minutes once built, the cache items made); prints one JSON object.
+## BASELINE=REV adds PlayerKit as of git revision REV (built in a worktree), interleaved: each
+## figure gains playerkit_over_baseline, a regression check side by side in one run.
 bench-quick: bench-deps
-	@Benchmarks/run.py --quick
+	@Benchmarks/run.py --quick $(if $(BASELINE),--baseline $(BASELINE))
 
 ## The DocC documentation of every library module, as one combined archive; fails on any warning.
 docs: test-deps

@@ -11,6 +11,11 @@ Benchmarks/PlayerKitBench) and python-mpv (the peer, Benchmarks/python, installe
   Benchmarks/run.py --quick     short suite (about 6 minutes once built); prints one JSON object
   Benchmarks/run.py --chart-only  redraws Documentation/performance.svg from the recorded table
                                   (Documentation/Figures/benchmark.json; runs nothing)
+  Benchmarks/run.py --quick --baseline REV
+                                the short suite with a fourth column, PlayerKit as of git revision
+                                REV (e.g. 1.1.0's commit), built from a worktree in .build-bench and
+                                run interleaved with the others: each figure gains
+                                playerkit_over_baseline (a regression check side by side, in one run)
 
 Every stage is named on standard error as it starts ("[bench] building ...", "[bench] running:
 ...") with its time when it ends. A step that fails shows its own output (the last 60 lines) and
@@ -40,7 +45,28 @@ SMALL_CLIP = os.path.join(ROOT, "Media", "clip-a.mp4")
 DOC = os.path.join(ROOT, "Documentation", "Performance.md")
 CHART = os.path.join(ROOT, "Documentation", "performance.svg")
 IMPLEMENTATIONS = ("c", "playerkit", "python_mpv")
-NAMES = {"c": "C client", "playerkit": "PlayerKit", "playerkit_immediate": "PlayerKit (.immediate)", "python_mpv": "python-mpv"}
+NAMES = {"c": "C client", "playerkit": "PlayerKit", "playerkit_immediate": "PlayerKit (.immediate)", "python_mpv": "python-mpv",
+         "baseline": "PlayerKit (baseline)"}
+
+
+def get(result, key):
+    """`result[key]`, or None when there is no result or it has no such figure (a baseline built
+    before the figure existed)."""
+    return result.get(key) if result else None
+
+
+def difference(result, later, earlier):
+    """`result[later] - result[earlier]`, rounded to 0.01, or None when either is missing."""
+    if get(result, later) is None or get(result, earlier) is None:
+        return None
+    return round(result[later] - result[earlier], 2)
+
+
+def use_baseline(revision):
+    """Adds the baseline column (PlayerKit as of `revision`) to every interleaved workload."""
+    global IMPLEMENTATIONS
+    IMPLEMENTATIONS = ("c", "playerkit", "baseline", "python_mpv")
+    NAMES["baseline"] = f"PlayerKit {revision}"
 OUTPUT_LINES = 60  # how much of a failed step's output is shown
 
 
@@ -163,6 +189,7 @@ class Tools:
             run(["swift", "build", "-c", "release", "--product", "playerkit-bench"], merged=True, cwd=ROOT)
             bin_dir = run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT).strip()
         self.swift = os.path.join(bin_dir, "playerkit-bench")
+        self.baseline = None
         self.c_roundtrip = os.path.join(WORK, "roundtrip")
         self.c_workloads = os.path.join(WORK, "workloads")
         self.c_frames = os.path.join(WORK, "frames")
@@ -193,8 +220,34 @@ class Tools:
                      "-pix_fmt", "yuv420p", self.clip], merged=True)
         self.clip_seconds = clip_seconds
 
+    def build_baseline(self, revision):
+        """Builds playerkit-bench as of git `revision` in a worktree of its own (release)."""
+        tree = os.path.join(WORK, "baseline-" + re.sub(r"[^A-Za-z0-9._-]", "_", revision))
+        if not os.path.exists(tree):
+            with stage(f"checking out {revision} into {os.path.relpath(tree, ROOT)} (git worktree)"):
+                run(["git", "worktree", "add", "--detach", tree, revision], merged=True, cwd=ROOT)
+        with stage(f"building the PlayerKit benchmark of {revision} (release)"):
+            run(["swift", "build", "-c", "release", "--product", "playerkit-bench"], merged=True, cwd=tree)
+            bin_dir = run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=tree).strip()
+        self.baseline = os.path.join(bin_dir, "playerkit-bench")
+        use_baseline(revision)
+
+    def binary(self, implementation):
+        """The PlayerKit benchmark binary of a PlayerKit column."""
+        return self.baseline if implementation == "baseline" else self.swift
+
     def workload(self, implementation, mode, *arguments, env=None, note=None):
-        """Runs one workload as a stage; returns its JSON, or None when python-mpv is missing."""
+        """Runs one workload as a stage; returns its JSON, or None when python-mpv is missing (or
+        the baseline has no such workload)."""
+        if implementation == "baseline":
+            try:
+                return self._workload(implementation, mode, *arguments, env=env, note=note, fatal=False)
+            except (subprocess.CalledProcessError, StepOutputError, OSError):
+                return None
+        return self._workload(implementation, mode, *arguments, env=env, note=note)
+
+    def _workload(self, implementation, mode, *arguments, env=None, note=None, fatal=True):
+        swift = self.binary(implementation)
         if implementation == "c":
             command = [self.c_workloads, mode, *map(str, arguments)]
         elif implementation == "python_mpv":
@@ -202,21 +255,21 @@ class Tools:
                 return None
             command = [self.python, os.path.join(ROOT, "Benchmarks", "python", "workloads.py"), mode, *map(str, arguments)]
         elif mode == "seams":
-            command = [self.swift, "seams", "--seconds", str(arguments[1]), *arguments[2:]]
+            command = [swift, "seams", "--seconds", str(arguments[1]), *arguments[2:]]
         elif mode == "churn":
-            command = [self.swift, "churn", "--count", str(arguments[0]), "--media", str(arguments[1]), *map(str, arguments[2:])]
+            command = [swift, "churn", "--count", str(arguments[0]), "--media", str(arguments[1]), *map(str, arguments[2:])]
         elif mode == "sync-naive":
-            command = [self.swift, "sync", "--naive", "--seconds", str(arguments[0]), *arguments[1:]]
+            command = [swift, "sync", "--naive", "--seconds", str(arguments[0]), *arguments[1:]]
         else:
             names = {"decode": ["--players"], "ttff": ["--runs"], "events": ["--players", "--seconds"],
                      "memory": ["--players"], "cycles": ["--count"], "ready": ["--runs"], "switch": ["--runs"], "release": ["--players"],
                      "realtime": ["--players", "--seconds"]}[mode]
-            command = [self.swift, mode]
+            command = [swift, mode]
             for name, value in zip(names, arguments):
                 command += [name, str(value)]
             if len(arguments) > len(names):
                 command += ["--media", str(arguments[-1])]
-        with stage(describe(mode, arguments, implementation, note)):
+        with stage(describe(mode, arguments, implementation, note), fatal=fatal):
             return run_json(command, env=env)
 
     def run_json(self, name, command, implementation="playerkit", note=None):
@@ -297,8 +350,8 @@ def measure(tools, quick):
 
     ttff_runs = 10 if quick else 30
     ttff = {i: tools.workload(i, "ttff", ttff_runs, tools.clip) for i in IMPLEMENTATIONS}
-    record("ttff_p50_ms", {i: r and r["p50_ms"] for i, r in ttff.items()})
-    record("ttff_p99_ms", {i: r and r["p99_ms"] for i, r in ttff.items()})
+    record("ttff_p50_ms", {i: get(r, "p50_ms") for i, r in ttff.items()})
+    record("ttff_p99_ms", {i: get(r, "p99_ms") for i, r in ttff.items()})
 
     # The quick suite checks the delivery cost (issue 11: queue delivery within 1.25x of C at
     # p50), so it takes three rounds of a thousand samples: one round swings by 30% here.
@@ -329,17 +382,17 @@ def measure(tools, quick):
 
     seconds = 2 if quick else 5
     events = {i: tools.workload(i, "events", 16, seconds, tools.clip) for i in IMPLEMENTATIONS}
-    record("events_per_second_n16", {i: r and r["events_per_second"] for i, r in events.items()})
-    record("events_cpu_s_per_second_n16", {i: r and r["cpu_s"] / seconds for i, r in events.items()})
+    record("events_per_second_n16", {i: get(r, "events_per_second") for i, r in events.items()})
+    record("events_cpu_s_per_second_n16", {i: get(r, "cpu_s") / seconds for i, r in events.items()})
 
     for players in ((1, 16) if quick else (1, 8, 16)):
         memory = {i: tools.workload(i, "memory", players, tools.clip) for i in IMPLEMENTATIONS}
-        record(f"rss_added_per_player_mb_n{players}", {i: r and r["rss_added_per_player_mb"] for i, r in memory.items()})
+        record(f"rss_added_per_player_mb_n{players}", {i: get(r, "rss_added_per_player_mb") for i, r in memory.items()})
 
     count = 50 if quick else 200
     cycles = {i: tools.workload(i, "cycles", count) for i in IMPLEMENTATIONS}
-    record("cycle_ms", {i: r and r["cycle_ms"] for i, r in cycles.items()})
-    record(f"rss_growth_after_{count}_cycles_mb", {i: r and r["rss_growth_mb"] for i, r in cycles.items()})
+    record("cycle_ms", {i: get(r, "cycle_ms") for i, r in cycles.items()})
+    record(f"rss_growth_after_{count}_cycles_mb", {i: get(r, "rss_growth_mb") for i, r in cycles.items()})
 
     measure_churn(tools, quick, record)
 
@@ -347,17 +400,17 @@ def measure(tools, quick):
     # client and python-mpv create theirs; one run every 0.3 s on an idle machine.
     ready_runs = 20 if quick else 50
     ready = {i: tools.workload(i, "ready", ready_runs) for i in IMPLEMENTATIONS}
-    record("ready_p50_ms", {i: r and r["p50_ms"] for i, r in ready.items()})
-    record("ready_p99_ms", {i: r and r["p99_ms"] for i, r in ready.items()})
+    record("ready_p50_ms", {i: get(r, "p50_ms") for i, r in ready.items()})
+    record("ready_p99_ms", {i: get(r, "p99_ms") for i, r in ready.items()})
     cold = ready.get("playerkit")
-    record("ready_without_ready_cores_p50_ms", {i: (cold and cold["cold_p50_ms"]) if i == "playerkit" else (ready[i] and ready[i]["p50_ms"])
+    record("ready_without_ready_cores_p50_ms", {i: (get(cold, "cold_p50_ms")) if i == "playerkit" else (ready[i] and ready[i]["p50_ms"])
                                                 for i in IMPLEMENTATIONS})
 
     # Switching to the next clip: cold load against a preloaded player.
     switch_runs = 9 if quick else 21
     switch = {i: tools.workload(i, "switch", switch_runs, tools.clip) for i in IMPLEMENTATIONS}
-    record("switch_cold_p50_ms", {i: r and r["cold_p50_ms"] for i, r in switch.items()})
-    record("switch_preloaded_p50_ms", {i: r and r["preloaded_p50_ms"] for i, r in switch.items()})
+    record("switch_cold_p50_ms", {i: get(r, "cold_p50_ms") for i, r in switch.items()})
+    record("switch_preloaded_p50_ms", {i: get(r, "preloaded_p50_ms") for i, r in switch.items()})
 
     # Seams of a loop of the two shipped 4 s clips (video and audio): one timeline (PlayerKit's
     # ClipLoop, and the same edl:// in C and python-mpv), and mpv's playlist with gapless
@@ -368,7 +421,7 @@ def measure(tools, quick):
     for mode in ("edl", "playlist"):
         gaps = {}
         for implementation in IMPLEMENTATIONS:
-            if mode == "playlist" and implementation == "playerkit":
+            if mode == "playlist" and implementation in ("playerkit", "baseline"):
                 continue  # PlayerKit loops through one timeline only
             result = tools.workload(implementation, "seams", mode, loop_seconds, *LOOP_CLIPS)
             gaps[implementation] = result and seam_gaps(result["samples"], durations, mode)
@@ -409,8 +462,8 @@ def measure(tools, quick):
     # its start skew (the spread of the members' `playing` records after `play()`).
     for members in (2, 4):
         load = tools.run_json(f"SyncGroup load and start, {members} members", [tools.swift, "sync-load", "--members", str(members), "--runs", "5" if quick else "15", *LOOP_CLIPS])
-        record(f"sync_load_p50_ms_n{members}", {"playerkit": load and load["load_p50_ms"]})
-        record(f"sync_start_skew_p50_ms_n{members}", {"playerkit": load and load["skew_p50_ms"]})
+        record(f"sync_load_p50_ms_n{members}", {"playerkit": get(load, "load_p50_ms")})
+        record(f"sync_start_skew_p50_ms_n{members}", {"playerkit": get(load, "skew_p50_ms")})
 
     # Autoplay: from the moment scrolling settled to the decision, and to the item playing.
     autoplay_runs = 10 if quick else 40
@@ -436,6 +489,9 @@ def measure(tools, quick):
                 elif implementation == "python_mpv":
                     command = [tools.python, os.path.join(ROOT, "Benchmarks", "python", "frames.py"), mode, str(players),
                                str(frame_seconds), "1280", "720", tools.clip]
+                elif implementation == "baseline":
+                    results[implementation] = None   # the frames workloads run on the tree under test only
+                    continue
                 else:
                     command = [tools.swift, "frames", "--mode", mode, "--players", str(players), "--seconds", str(frame_seconds),
                                "--width", "1280", "--height", "720", "--media", tools.clip]
@@ -541,7 +597,7 @@ def measure_cache_layouts(tools, quick, record):
             server.kill()
             server.wait()
         record(f"cache_layout_{label}_moov_{layout}", {
-            "playerkit": result["cold_p50_ms"], "mpv_http": result["mpv_http_p50_ms"], "c": c and c["p50_ms"],
+            "playerkit": result["cold_p50_ms"], "mpv_http": result["mpv_http_p50_ms"], "c": get(c, "p50_ms"),
             "cache_over_mpv_http": round(result["cold_p50_ms"] / result["mpv_http_p50_ms"], 3),
             "sent_over_size": result["sent_over_size"], "requests": result["requests"], "size": result["size"]})
 
@@ -562,13 +618,13 @@ def measure_churn(tools, quick, record):
     bounded = {i: tools.workload(i, "churn", count, tools.clip, *(["--arenas", "2"] if i == "playerkit" else []),
                                  env=None if i == "playerkit" else bounded_env, note="at most 2 malloc arenas")
                for i in IMPLEMENTATIONS}
-    record("churn_cycle_ms", {i: r and r["cycle_ms"] for i, r in default.items()})
-    record("churn_rss_from_start_after_50_mb", {i: r and round(r["rss_50_mb"] - r["rss_start_mb"], 2) for i, r in default.items()})
+    record("churn_cycle_ms", {i: get(r, "cycle_ms") for i, r in default.items()})
+    record("churn_rss_from_start_after_50_mb", {i: difference(r, "rss_50_mb", "rss_start_mb") for i, r in default.items()})
     if count > 50:
-        record(f"churn_rss_from_start_after_{count}_mb", {i: r and round(r["rss_mb"] - r["rss_start_mb"], 2) for i, r in default.items()})
-        record(f"churn_rss_creep_50_to_{count}_mb", {i: r and round(r["rss_mb"] - r["rss_50_mb"], 2) for i, r in default.items()})
-    record(f"churn_rss_growth_after_{count}_mb", {i: r and r["rss_growth_mb"] for i, r in default.items()})
-    record(f"churn_rss_growth_arenas2_after_{count}_mb", {i: r and r["rss_growth_mb"] for i, r in bounded.items()})
+        record(f"churn_rss_from_start_after_{count}_mb", {i: difference(r, "rss_mb", "rss_start_mb") for i, r in default.items()})
+        record(f"churn_rss_creep_50_to_{count}_mb", {i: difference(r, "rss_mb", "rss_50_mb") for i, r in default.items()})
+    record(f"churn_rss_growth_after_{count}_mb", {i: get(r, "rss_growth_mb") for i, r in default.items()})
+    record(f"churn_rss_growth_arenas2_after_{count}_mb", {i: get(r, "rss_growth_mb") for i, r in bounded.items()})
 
 
 def clip_duration(path):
@@ -616,7 +672,7 @@ def with_ratios(figures):
         if name.startswith("seam_gap"):
             continue
         playerkit = values.get("playerkit")
-        for other in ("c", "python_mpv"):
+        for other in ("c", "python_mpv", "baseline"):
             if playerkit is not None and values.get(other):
                 values[f"playerkit_over_{other}"] = round(playerkit / values[other], 3)
     return figures
@@ -893,6 +949,8 @@ def main():
     parser.add_argument("--write", action="store_true",
                         help="rewrite the table in Documentation/Performance.md and its chart, Documentation/performance.svg")
     parser.add_argument("--churn", action="store_true", help="only the memory-churn workload; prints one JSON object")
+    parser.add_argument("--baseline", metavar="REV",
+                        help="also run PlayerKit as of git revision REV, interleaved (a fourth column; not with --write)")
     parser.add_argument("--chart-only", action="store_true",
                         help="only redraw Documentation/performance.svg (and its embed) from the table in "
                              "Documentation/Performance.md; builds and runs nothing")
@@ -900,8 +958,12 @@ def main():
     if arguments.chart_only:
         chart_only()
         return
+    if arguments.baseline and arguments.write:
+        parser.error("--baseline compares; --write records the tree's own figures: give one")
     started = time.monotonic()
     tools = Tools(clip_seconds=3 if arguments.quick else 8)
+    if arguments.baseline:
+        tools.build_baseline(arguments.baseline)
     if arguments.churn:
         figures = {}
         measure_churn(tools, False, lambda name, values: figures.__setitem__(name, values))

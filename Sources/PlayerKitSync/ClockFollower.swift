@@ -38,23 +38,11 @@ import PlayerKitSupport
 /// under the lock each, and the commands a step decides are sent after the lock is released, with
 /// ``/PlayerKitCore/MediaPlayer/send(_:)``, which never waits. ``invalidate()`` (or releasing the
 /// follower) cancels its subscriptions and observations; the players stay as they are.
-public final class ClockFollower: Sendable, CorrectionMachineOwner {
-    private struct Member: Sendable {
-        let player: any MediaPlayer
-        /// Its frame changes, buffer and events, followed while it is a member.
-        var watch: MemberWatch?
-    }
-
-    private struct State: Sendable {
-        var machine: SyncMachine
-        var members: [Member]
-        /// Where the clock stopped (a clock set with `running: false`; nil: unknown, or it runs).
-        var stoppedAt: Double?
-        var invalidated = false
-    }
-
-    private let state: Locked<State>
-    private let clock: any MonotonicClock
+public final class ClockFollower: Sendable {
+    /// The members, their watches and the correction machine.
+    private let engine: SyncEngine
+    /// Where the clock stopped (a clock set with `running: false`; nil: unknown, or it runs).
+    private let stoppedAt = Locked<Double?>(nil)
 
     /// A follower of `players` (one or more, no player twice), corrected as `settings` say (the
     /// settings every group takes; offsets, clock drifts and live-edge settings do not apply), on `clock` (a
@@ -69,12 +57,11 @@ public final class ClockFollower: Sendable, CorrectionMachineOwner {
         guard Set(ids).count == ids.count else {
             throw .invalidArgument(name: "clock follower", value: ids.map(\.rawValue).joined(separator: ", "), reason: "lists a player twice")
         }
-        self.clock = clock
-        var machine = SyncMachine(settings: settings, clock: .set)
-        let now = clock.now
-        for id in ids { _ = machine.join(id, at: now) }
-        state = Locked(State(machine: machine, members: players.map { Member(player: $0) }))
-        for player in players { watch(player) }
+        // Each frame change reported when the frame is due, not when it is queued (up to 50 ms
+        // early, at random): what the correction measures. Sent, never waiting.
+        engine = SyncEngine(machine: SyncMachine(settings: settings, clock: .set),
+                            rules: SyncEngine.Rules(joinCommands: [.setPositionTiming(.whenDue)]), clock: clock)
+        for player in players { engine.add(player) }
     }
 
     deinit {
@@ -96,10 +83,10 @@ public final class ClockFollower: Sendable, CorrectionMachineOwner {
             throw .invalidArgument(name: "clock position", value: "\(position)", reason: "must be a finite number of seconds")
         }
         try PlayerCommand.setSpeed(speed).validate()
-        step { machine in
+        engine.step { machine in
             machine.setClock(running ? position : nil, speed: speed, speedsGiven: false, at: time)
         }
-        state.withLock { state in state.stoppedAt = running ? nil : position }
+        stoppedAt.withLock { $0 = running ? nil : position }
     }
 
     /// Brings every player to the clock now, as a room does when it starts, stops or jumps: a
@@ -109,16 +96,16 @@ public final class ClockFollower: Sendable, CorrectionMachineOwner {
     /// command with ``/PlayerKitCore/MediaPlayer/send(_:)``); a stopped clock of unknown
     /// position pauses the players where they are.
     public func moveMembers(seekingBeyond tolerance: Duration?) {
-        let now = clock.now
-        let plan = state.withLock { state -> (running: Bool, targets: [(any MediaPlayer, Double?)])? in
-            guard !state.invalidated else { return nil }
-            let running = state.machine.clock(at: now) != nil && !state.machine.isPaused
-            let timeline = state.machine.clock(at: now) ?? state.stoppedAt
-            return (running, state.members.map { member in
-                (member.player, timeline.flatMap { state.machine.mediaTime(of: member.player.id, atTimeline: $0) })
+        let now = engine.clock.now
+        let players = engine.members
+        let stopped = stoppedAt.withLock { $0 }
+        let plan = engine.read { machine -> (running: Bool, targets: [(any MediaPlayer, Double?)]) in
+            let running = machine.clock(at: now) != nil && !machine.isPaused
+            let timeline = machine.clock(at: now) ?? stopped
+            return (running, players.map { player in
+                (player, timeline.flatMap { machine.mediaTime(of: player.id, atTimeline: $0) })
             })
         }
-        guard let plan else { return }
         for (player, target) in plan.targets {
             if let tolerance, let target {
                 let off = player.position.map { abs($0 - target) } ?? .infinity
@@ -130,89 +117,28 @@ public final class ClockFollower: Sendable, CorrectionMachineOwner {
 
     /// The clock's position at `time` (nil while stopped).
     public func position(at time: ContinuousClock.Instant) -> Double? {
-        state.withLock { $0.machine.clock(at: time) }
+        engine.read { $0.clock(at: time) }
     }
 
     // MARK: Figures
 
     /// The players followed, in the order given.
-    public var members: [any MediaPlayer] { state.withLock { $0.members.map(\.player) } }
+    public var members: [any MediaPlayer] { engine.members }
 
     /// How far each measured player is from the clock, measured on its frame changes since the
     /// clock was last set: its latest skew, the percentiles over ``SyncSettings/skewWindow`` and
     /// its drift as the correction judges it. A player appears after its first measured frame.
-    public var skews: [PlayerID: MemberSkew] { state.withLock { $0.machine.skews } }
+    public var skews: [PlayerID: MemberSkew] { engine.skews }
 
     /// How many corrective seeks the follower made (trims and holds do not count): a figure for
     /// tests.
-    var correctiveSeeks: Int { state.withLock { $0.machine.correctiveSeeks } }
+    var correctiveSeeks: Int { engine.correctiveSeeks }
 
     // MARK: Lifetime
 
     /// Stops following: cancels the subscriptions and observations. The players stay as they
     /// are. Idempotent; called when the follower is released.
     public func invalidate() {
-        let members = state.withLock { state -> [Member] in
-            defer { state.invalidated = true }
-            return state.invalidated ? [] : state.members
-        }
-        for member in members {
-            member.watch?.cancel()
-        }
+        engine.invalidate()
     }
-
-    // MARK: The players' side (where their events are delivered)
-
-    private func watch(_ player: any MediaPlayer) {
-        let id = player.id
-        // Each frame change reported when the frame is due, not when it is queued (up to 50 ms
-        // early, at random): what the correction measures. Sent, never waiting.
-        try? player.send(.setPositionTiming(.whenDue))
-        let watch = MemberWatch(player, kinds: [.positionChanged, .seekCompleted, .stateChanged, .bufferedMediaChanged, .speedChanged]) { [weak self] record in
-            self?.handle(record, from: id)
-        }
-        let kept = state.withLock { state -> Bool in
-            guard !state.invalidated, let index = state.members.firstIndex(where: { $0.player.id == id }) else { return false }
-            state.members[index].watch = watch
-            return true
-        }
-        if !kept { watch.cancel() }
-    }
-
-    private func handle(_ record: PlayerEventRecord, from id: PlayerID) {
-        switch record.event {
-        case .positionChanged(let position):
-            step { $0.frame(id, media: position, at: record.time) }
-        case .seekCompleted(let position):
-            step { $0.seekLanded(id, media: position, at: record.time) }
-        case .bufferedMediaChanged(let media):
-            // A player seeks only within what it has: one behind without the data to catch up
-            // plays on (and stalls, or catches up once the data is in).
-            step { $0.cached(id, upTo: media.cachedUntil, seekableTo: media.seekableUntil, at: record.time) }
-        case .stateChanged(_, let to):
-            step { $0.stateChanged(id, to: to, at: record.time) }
-        case .speedChanged(let speed):
-            step { machine in
-                machine.speedChanged(id, to: speed)
-                return []
-            }
-        default:
-            break
-        }
-    }
-
-    /// Step the machine under the lock (``CorrectionMachineOwner``).
-    func machineStep(_ body: (inout SyncMachine) -> [SyncMachine.Action]) -> (actions: [SyncMachine.Action], players: [PlayerID: any MediaPlayer]) {
-        state.withLock { state in
-            guard !state.invalidated else { return ([], [:]) }
-            let actions = body(&state.machine)
-            guard !actions.isEmpty else { return ([], [:]) }
-            return (actions, Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, $0.player) }))
-        }
-    }
-
-    /// Only a live edge's judgement drops a member; an outside clock has none.
-    func machineDropped(_ id: PlayerID, reason: SyncEvent.DropReason?) {}
-
-    var correctionClock: any MonotonicClock { clock }
 }

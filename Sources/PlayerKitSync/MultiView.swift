@@ -52,7 +52,7 @@ import PlayerKitSupport
 /// handlers, one step under the lock each, and the commands a step decides are sent after the
 /// lock is released, with ``/PlayerKitCore/MediaPlayer/send(_:)``, which never waits.
 /// ``invalidate()`` (or releasing the group) cancels its subscriptions and observations.
-public final class MultiView: Sendable, CorrectionMachineOwner {
+public final class MultiView: Sendable {
     /// Which member the group clock follows.
     public enum Leader: Sendable, Hashable, Codable {
         /// The member furthest ahead when it joined: a member that joins more than
@@ -70,40 +70,8 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
         case liveEdge(latency: Duration)
     }
 
-    private struct Member: Sendable {
-        let player: any MediaPlayer
-        /// Its frame changes, buffer and events, followed while it is a member.
-        var watch: MemberWatch?
-        /// Whether the member's item has shown its first frame: positions before it (the 0 a
-        /// player reports while it loads) are not frames.
-        var showing = false
-        /// Its volume (100 until known) and mute, as its events last said.
-        var volume: Double
-        var muted: Bool
-        /// How loud it is heard (0: muted or silent).
-        var loudness: Double { muted ? 0 : max(0, volume) }
-        /// The video clock it was last given.
-        var videoClock: VideoClock = .independent
-    }
-
-    private struct State: Sendable {
-        var machine: SyncMachine
-        var members: [Member] = []
-        var invalidated = false
-
-        /// The clock each member's video should follow: its audio's for the member heard
-        /// loudest, above every other; its own for every other.
-        func videoClocks() -> [PlayerID: VideoClock] {
-            let loudest = members.map(\.loudness).max() ?? 0
-            let heard = members.filter { $0.loudness == loudest && loudest > 0 }
-            return Dictionary(uniqueKeysWithValues: members.map { member in
-                (member.player.id, heard.count == 1 && heard[0].player.id == member.player.id ? .audio : .independent)
-            })
-        }
-    }
-
-    private let state: Locked<State>
-    private let clock: any MonotonicClock
+    /// The members, their watches, their sound and the correction machine.
+    private let engine: SyncEngine
 
     /// A group of `players` (none yet, or several, no player twice; more join with ``load(_:on:)``),
     /// following `leader`, on `clock` (a test may give a `ManualClock`).
@@ -123,8 +91,11 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
         if case .member(let id) = leader, !ids.contains(id) {
             throw .invalidArgument(name: "multi-view leader", value: id.rawValue, reason: "is not a member")
         }
-        self.clock = clock
-        self.state = Locked(State(machine: SyncMachine(settings: settings, clock: SyncClock(leader))))
+        engine = SyncEngine(machine: SyncMachine(settings: settings, clock: SyncClock(leader)),
+                            rules: SyncEngine.Rules(frames: .onceShowing, videoClocks: .followLoudest,
+                                                    frontKinds: [.itemEnded, .shuttingDown, .shutDown]),
+                            clock: clock)
+        engine.setFrontHandler { [weak self] record, id in self?.memberEvent(record, from: id) }
         for player in players { add(player) }
     }
 
@@ -135,38 +106,15 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
     // MARK: Members
 
     /// The members, in order (dropped ones are gone).
-    public var members: [any MediaPlayer] { state.withLock { $0.members.map(\.player) } }
+    public var members: [any MediaPlayer] { engine.members }
 
     /// The member whose frames the clock follows now.
-    public var leader: PlayerID? { state.withLock { $0.machine.leaderID } }
+    public var leader: PlayerID? { engine.read(\.leaderID) }
 
     /// Adds a player to the group (a late join): it joins with its next frame, already playing
     /// or once it loads. Adding a member twice does nothing.
     public func add(_ player: any MediaPlayer) {
-        let id = player.id
-        let now = clock.now
-        let sound = player.snapshot
-        let added = state.withLock { state -> Bool in
-            guard !state.invalidated, !state.members.contains(where: { $0.player.id == id }) else { return false }
-            state.members.append(Member(player: player, volume: sound.volume ?? 100, muted: sound.isMuted ?? false))
-            _ = state.machine.join(id, at: now)
-            return true
-        }
-        guard added else { return }
-        let kinds: Set<PlayerEventKind> = [
-            .positionChanged, .firstFrame, .seekCompleted, .stateChanged, .itemEnded, .shuttingDown, .shutDown, .bufferedMediaChanged,
-            .volumeChanged, .muteChanged,
-        ]
-        let watch = MemberWatch(player, kinds: kinds) { [weak self] record in
-            self?.handle(record, from: id)
-        }
-        let kept = state.withLock { state -> Bool in
-            guard !state.invalidated, let index = state.members.firstIndex(where: { $0.player.id == id }) else { return false }
-            state.members[index].watch = watch
-            return true
-        }
-        if !kept { watch.cancel() }
-        followSound()
+        engine.add(player)
     }
 
     /// Loads one source per member, in member order, and starts them together: every member
@@ -188,8 +136,8 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
             throw .invalidArgument(name: "multi-view sources", value: "\(sources.count)", reason: "needs one source per member (\(players.count))")
         }
         let wasPaused = isPaused
-        let start = clock.now
-        step { $0.startAgain(at: start) }
+        let start = engine.clock.now
+        engine.step { $0.startAgain(at: start) }
         await withTaskGroup(of: Void.self) { group in
             for (player, source) in zip(players, sources) {
                 group.addTask { [weak self] in
@@ -198,8 +146,8 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
             }
         }
         guard !wasPaused else { return }
-        let now = clock.now
-        step { $0.resume(from: .wherePaused, at: now) }
+        let now = engine.clock.now
+        engine.step { $0.resume(from: .wherePaused, at: now) }
     }
 
     /// Loads `source` on `player`, playing as soon as it can, and makes the player a member if
@@ -237,28 +185,28 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
             // A member not heard has its video on its own clock, not its audio's: each speed trim
             // moves the audio, and a video that followed it moved by a few milliseconds
             // (Sync.md). The member heard keeps its video on its audio.
-            try await player.perform(.setVideoClock(videoClock(for: player.id)))
+            try await player.perform(.setVideoClock(engine.videoClock(for: player.id)))
             if startPaused {
                 _ = try await player.preload(source)
             } else {
                 _ = try await player.load(source)
             }
         } catch {
-            drop(player.id, reason: .failed(error))
+            engine.drop(player.id, reason: .failed(error))
             throw error
         }
     }
 
     /// Takes a member out of the group; it plays on as it is, and no event is published.
     public func remove(_ id: PlayerID) {
-        drop(id, reason: nil)
+        engine.drop(id, reason: nil)
     }
 
     // MARK: Timeline
 
     /// The group's settings now: those it was made with, and the media offsets set since
     /// (``setMediaOffset(_:for:)``). Save them to make the same group again.
-    public var settings: SyncSettings { state.withLock { $0.machine.settings } }
+    public var settings: SyncSettings { engine.settings }
 
     /// Sets member `id`'s media offset: its media time minus the group's (nil: none, and its
     /// timestamps are judged again), the sign of ``SyncSettings/mediaOffsets``: an angle whose
@@ -271,12 +219,9 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
     /// from the playlists.
     /// - Throws: the first refusal of a member's player (one shut down meanwhile is not a failure).
     public func setMediaOffset(_ offset: Duration?, for id: PlayerID) async throws(PlayerError) {
-        let now = clock.now
-        try await perform({ $0.setOffset(offset, for: id, at: now) }, isMember: { [weak self] in self?.isMember($0) ?? false })
+        let now = engine.clock.now
+        try await engine.perform { $0.setOffset(offset, for: id, at: now) }
     }
-
-    /// Whether `id` is a member now.
-    private func isMember(_ id: PlayerID) -> Bool { state.withLock { state in state.members.contains { $0.player.id == id } } }
 
     // MARK: Transport
 
@@ -299,8 +244,8 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
     /// does nothing.
     /// - Throws: the first refusal of a member's player (one shut down meanwhile is not a failure).
     public func pause() async throws(PlayerError) {
-        let now = clock.now
-        try await perform({ $0.pause(at: now) }, isMember: { [weak self] in self?.isMember($0) ?? false })
+        let now = engine.clock.now
+        try await engine.perform { $0.pause(at: now) }
     }
 
     /// Resumes a paused group from `point` (``ResumePoint/wherePaused`` by default): the clock
@@ -310,59 +255,24 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
     /// ``SyncEvent`` steps as usual. Resuming a group that is not paused does nothing.
     /// - Throws: the first refusal of a member's player (one shut down meanwhile is not a failure).
     public func resume(from point: ResumePoint = .wherePaused) async throws(PlayerError) {
-        let now = clock.now
-        try await perform({ $0.resume(from: ResumeTarget(point), at: now) }, isMember: { [weak self] in self?.isMember($0) ?? false })
+        let now = engine.clock.now
+        try await engine.perform { $0.resume(from: ResumeTarget(point), at: now) }
     }
 
     /// Whether the group is paused (``pause()``).
-    public var isPaused: Bool { state.withLock { $0.machine.isPaused } }
+    public var isPaused: Bool { engine.read(\.isPaused) }
 
     // MARK: Figures
 
     /// How far each measured member is from the group: its latest skew, the percentiles over
     /// ``SyncSettings/skewWindow`` and its drift as the correction judges it. A member appears
     /// after its first measured frame.
-    public var skews: [PlayerID: MemberSkew] { state.withLock { $0.machine.skews } }
+    public var skews: [PlayerID: MemberSkew] { engine.skews }
 
     /// The group clock's media time now, once it runs.
     public var position: Double? {
-        let now = clock.now
-        return state.withLock { $0.machine.clock(at: now) }
-    }
-
-    // MARK: Sound
-
-    /// A member's volume or mute changed: the clock each member's video follows may change.
-    private func soundChanged(_ id: PlayerID, volume: Double? = nil, muted: Bool? = nil) {
-        let changed = state.withLock { state -> Bool in
-            guard let index = state.members.firstIndex(where: { $0.player.id == id }) else { return false }
-            let before = state.members[index].loudness
-            if let volume { state.members[index].volume = volume }
-            if let muted { state.members[index].muted = muted }
-            return state.members[index].loudness != before
-        }
-        if changed { followSound() }
-    }
-
-    /// Gives each member the video clock its sound calls for (sent, in order per player, so
-    /// quick changes end on the last).
-    private func followSound() {
-        let changes = state.withLock { state -> [(any MediaPlayer, VideoClock)] in
-            guard !state.invalidated else { return [] }
-            let clocks = state.videoClocks()
-            return state.members.indices.compactMap { index in
-                let wanted = clocks[state.members[index].player.id] ?? .independent
-                guard wanted != state.members[index].videoClock else { return nil }
-                state.members[index].videoClock = wanted
-                return (state.members[index].player, wanted)
-            }
-        }
-        for (player, clock) in changes { try? player.send(.setVideoClock(clock)) }
-    }
-
-    /// The clock member `id`'s video follows: its audio's when it is the member heard, else its own.
-    private func videoClock(for id: PlayerID) -> VideoClock {
-        state.withLock { $0.members.first { $0.player.id == id }?.videoClock } ?? .independent
+        let now = engine.clock.now
+        return engine.read { $0.clock(at: now) }
     }
 
     // MARK: Lifetime
@@ -370,97 +280,23 @@ public final class MultiView: Sendable, CorrectionMachineOwner {
     /// Stops following the members: cancels the group's subscriptions and observations. The
     /// members keep playing as they are. Called when the group is released. Idempotent.
     public func invalidate() {
-        let members = state.withLock { state -> [Member] in
-            defer {
-                state.invalidated = true
-                state.members = []
-            }
-            return state.invalidated ? [] : state.members
-        }
-        for member in members {
-            member.watch?.cancel()
-        }
+        engine.invalidate()
     }
 
     // MARK: Following the members (on the thread that delivers their events)
 
-    private func handle(_ record: PlayerEventRecord, from id: PlayerID) {
+    /// A member's source ended or failed, or the member shuts down: it leaves the group.
+    private func memberEvent(_ record: PlayerEventRecord, from id: PlayerID) {
         switch record.event {
-        case .positionChanged(let media):
-            step(showing: id) { $0.frame(id, media: media, at: record.time) }
-        case .firstFrame:
-            state.withLock { state in
-                if let index = state.members.firstIndex(where: { $0.player.id == id }) { state.members[index].showing = true }
-            }
-        case .seekCompleted(let position):
-            step { $0.seekLanded(id, media: position, at: record.time) }
-        case .bufferedMediaChanged(let media):
-            step { $0.cached(id, upTo: media.cachedUntil, seekableTo: media.seekableUntil, at: record.time) }
-        case .stateChanged(_, let to):
-            if to == .loading || to == .idle {
-                state.withLock { state in
-                    if let index = state.members.firstIndex(where: { $0.player.id == id }) { state.members[index].showing = false }
-                }
-            }
-            step { $0.stateChanged(id, to: to, at: record.time) }
         case .itemEnded(.finished):
-            drop(id, reason: .ended)
+            engine.drop(id, reason: .ended)
         case .itemEnded(.error(let error)):
-            drop(id, reason: .failed(error))
+            engine.drop(id, reason: .failed(error))
         case .shuttingDown, .shutDown:
             // Dropped when it begins to shut down, so the member hears it before its shutDown.
-            drop(id, reason: .shutDown)
-        case .volumeChanged(let volume):
-            soundChanged(id, volume: volume)
-        case .muteChanged(let muted):
-            soundChanged(id, muted: muted)
+            engine.drop(id, reason: .shutDown)
         default:
             break
         }
-    }
-
-    /// One step of the machine under the lock, only once member `showing` shows frames; its
-    /// actions after it.
-    private func step(showing: PlayerID, _ body: (inout SyncMachine) -> [SyncMachine.Action]) {
-        let (actions, players) = machineStep(body, showing: showing)
-        runActions(actions, players: players)
-    }
-
-    /// Step the machine under the lock (``CorrectionMachineOwner``).
-    func machineStep(_ body: (inout SyncMachine) -> [SyncMachine.Action]) -> (actions: [SyncMachine.Action], players: [PlayerID: any MediaPlayer]) {
-        machineStep(body, showing: nil)
-    }
-
-    private func machineStep(
-        _ body: (inout SyncMachine) -> [SyncMachine.Action], showing: PlayerID?
-    ) -> (actions: [SyncMachine.Action], players: [PlayerID: any MediaPlayer]) {
-        state.withLock { state in
-            guard !state.invalidated else { return ([], [:]) }
-            if let showing, !state.members.contains(where: { $0.player.id == showing && $0.showing }) { return ([], [:]) }
-            let actions = body(&state.machine)
-            // Most frames ask for nothing: no table of the members for them.
-            guard !actions.isEmpty else { return ([], [:]) }
-            return (actions, Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, $0.player) }))
-        }
-    }
-
-    /// The machine judged a member lost: it leaves the group.
-    func machineDropped(_ id: PlayerID, reason: SyncEvent.DropReason?) { drop(id, reason: reason) }
-
-    var correctionClock: any MonotonicClock { clock }
-
-    private func drop(_ id: PlayerID, reason: SyncEvent.DropReason?) {
-        let now = clock.now
-        let outcome = state.withLock { state -> (Member, [SyncMachine.Action])? in
-            guard let index = state.members.firstIndex(where: { $0.player.id == id }) else { return nil }
-            let member = state.members.remove(at: index)
-            let actions = state.machine.drop(id, reason: reason, at: now)
-            return (member, actions)
-        }
-        guard let (member, actions) = outcome else { return }
-        member.watch?.cancel()
-        runActions(actions, players: [id: member.player])
-        // The member heard may have left: another may now be heard loudest.
-        followSound()
     }
 }

@@ -91,7 +91,7 @@ extension SyncGroup {
     /// set since (``setMediaOffset(_:for:)``, ``setClockDrift(_:for:)``). Save them (they are
     /// `Codable`) to make the same group again: ``init(players:onMemberFailure:settings:clock:)``
     /// takes them, offsets and drifts included.
-    public var settings: SyncSettings { state.withLock { $0.machine.settings } }
+    public var settings: SyncSettings { engine.settings }
 
     /// Sets member `id`'s media offset: its media time minus the group's time (nil: none), the
     /// sign of ``SyncSettings/mediaOffsets``. A member whose content begins 2 s into its file,
@@ -103,17 +103,12 @@ extension SyncGroup {
     ///   is not a member.
     public func setMediaOffset(_ offset: Duration?, for id: PlayerID) async throws(PlayerError) {
         try await operations.run { () throws(PlayerError) in
-            let found = state.withLock { state -> Bool in
-                guard let index = state.members.firstIndex(where: { $0.player.id == id }) else { return false }
-                state.members[index].offset = offset?.inSeconds ?? 0
-                state.frameTime = nil
-                return true
-            }
-            guard found else {
+            guard engine.isMember(id) else {
                 throw .invalidArgument(name: "sync group member", value: id.rawValue, reason: "is not a member of this group")
             }
+            change { $0.frameTime = nil }
             let now = clock.now
-            step { $0.setOffset(offset, for: id, at: now) }
+            engine.step { $0.setOffset(offset, for: id, at: now) }
         }
     }
 
@@ -127,17 +122,12 @@ extension SyncGroup {
     public func setClockDrift(_ ppm: Double?, for id: PlayerID) async throws(PlayerError) {
         if let ppm { try SyncSettings.validateClockDrift(ppm, for: id) }
         try await operations.run { () throws(PlayerError) in
-            let found = state.withLock { state -> Bool in
-                guard let index = state.members.firstIndex(where: { $0.player.id == id }) else { return false }
-                state.members[index].clockRate = 1 + (ppm ?? 0) * 1e-6
-                state.frameTime = nil
-                return true
-            }
-            guard found else {
+            guard engine.isMember(id) else {
                 throw .invalidArgument(name: "sync group member", value: id.rawValue, reason: "is not a member of this group")
             }
+            change { $0.frameTime = nil }
             let now = clock.now
-            step { $0.setClockDrift(ppm, for: id, at: now) }
+            engine.step { $0.setClockDrift(ppm, for: id, at: now) }
         }
     }
 
@@ -190,7 +180,7 @@ extension SyncGroup {
     public func seek(toFrame frame: Int, of reference: PlayerID? = nil) async throws(FrameStepError) -> GroupFrame {
         let referenceID = reference ?? members.first?.id
         return try await moveFrames { _, grids throws(FrameStepError) in
-            let ids = self.state.withLock { $0.members.map(\.player.id) }
+            let ids = self.members.map(\.id)
             guard let referenceID else { throw .groupInvalidated }
             guard let index = ids.firstIndex(of: referenceID) else {
                 throw .invalidFrame(frame, of: referenceID, reason: "the reference is not a member of the group")
@@ -220,8 +210,12 @@ extension SyncGroup {
     private func moveFramesNow(
         backward: Bool, _ target: (Double, [FrameGrid]) throws(FrameStepError) -> Double
     ) async throws(FrameStepError) -> GroupFrame {
-        let (invalidated, members, remembered) = state.withLock { ($0.invalidated, $0.members, $0.frameTime) }
+        let (invalidated, remembered) = state.withLock { ($0.invalidated, $0.frameTime) }
         guard !invalidated else { throw .groupInvalidated }
+        let players = self.members
+        let members = engine.read { machine in
+            players.map { (player: $0, offset: machine.offset(of: $0.id) ?? 0, clockRate: machine.rate(of: $0.id) ?? 1) }
+        }
         var grids: [FrameGrid] = []
         var current: [Int] = []
         for member in members {

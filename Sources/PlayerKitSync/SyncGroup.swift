@@ -1,5 +1,4 @@
 import Dispatch
-import DequeModule
 import PlayerKitCore
 import PlayerKitSupport
 
@@ -50,7 +49,7 @@ import PlayerKitSupport
 /// delivers their events, taking the lock for one step and correcting with
 /// ``/PlayerKitCore/Player/send(_:)``, which never waits. ``invalidate()`` (or releasing the group)
 /// cancels its subscriptions, observations and tasks.
-public final class SyncGroup: Sendable, CorrectionMachineOwner {
+public final class SyncGroup: Sendable {
     /// What happens when a member's item fails.
     public enum FailurePolicy: Sendable, Hashable {
         /// The member leaves the group; the others go on.
@@ -74,7 +73,7 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
     }
 
     /// The members, in order (members that failed and were dropped are gone).
-    public var members: [any MediaPlayer] { state.withLock { $0.members.map(\.player) } }
+    public var members: [any MediaPlayer] { engine.members }
     /// What the group is doing now.
     public var phase: Phase { state.withLock { $0.phase } }
     /// The group's speed.
@@ -88,61 +87,36 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
     /// while the group plays, since the clock last started (a play, a seek, a speed change): its
     /// latest skew, the percentiles over the last 10 s and its drift as the correction judges it,
     /// as a ``MultiView`` reports its members'. A member appears after its first measured frame.
-    public var skews: [PlayerID: MemberSkew] { state.withLock { $0.machine.skews } }
+    public var skews: [PlayerID: MemberSkew] { engine.skews }
 
     /// The spread between members, one figure per measured frame of any member while playing:
     /// the largest minus the smallest member drift (unsmoothed), in seconds. What
     /// "drift between members" means in the benchmark and the `ab-compare` example. Holds the
     /// latest 36,000 figures (about 10 minutes of two 30 fps members). For tests and the
     /// benchmark; an app computes the spread from ``skews``.
-    var spreads: [Double] { state.withLock { Array($0.spreads) } }
-
-    /// How many spread figures `spreads` keeps.
-    static let spreadHistoryLimit = 36_000
+    var spreads: [Double] { engine.spreads }
 
     /// How many seeks the group made to correct members since it was created (nudges by speed
     /// do not count): a figure for tests and diagnostics.
-    var correctiveSeeks: Int { state.withLock { $0.machine.correctiveSeeks } }
+    var correctiveSeeks: Int { engine.correctiveSeeks }
 
     /// The policy for failing members.
     let failurePolicy: FailurePolicy
-    /// The correction settings.
+    /// The correction settings it was made with.
     let alignment: SyncSettings
     /// The clock the group plays on and measures drift with.
     let clock: any MonotonicClock
+    /// The members, their watches and the correction machine (on the group's clock: set at
+    /// each start, stopped at each pause or hold).
+    let engine: SyncEngine
 
-    struct Member: Sendable {
-        let player: any MediaPlayer
-        /// The member's media time minus the group's time at the group's time 0 (its media offset, ``SyncSettings/mediaOffsets``).
-        var offset: Double = 0
-        /// How much media the member plays per second of the group's time: 1 plus its clock
-        /// drift (``clockDrifts``) times 1e-6. Its media time at the group's time `t` is
-        /// `t × clockRate + offset`, and its speed the group's times this.
-        var clockRate: Double = 1
-
-        /// The member's media time at the group's time `time`.
-        func mediaTime(atGroupTime time: Double) -> Double { time * clockRate + offset }
-        var subscription: PlayerSubscription?
-        var observation: PropertyObservation?
-        /// How far the member has its source (``/PlayerKitCore/MediaPlayer/observeBufferedMedia()``):
-        /// the correction seeks only within that.
-        var cacheObservation: PropertyObservation?
-        /// The latest measured drift since the clock last started (a member whose seek is in
-        /// progress keeps its previous one).
-        var rawDrift: Double?
-    }
-
+    /// The group's transport.
     struct State: Sendable {
-        /// The correction machine, on the group's clock (set at each start, stopped at each
-        /// pause or hold).
-        var machine: SyncMachine
-        var members: [Member] = []
         var phase: Phase = .paused
         var speed: Double = 1
         /// The clock: `anchorPosition` at `anchorTime`, advancing at `speed` while playing.
         var anchorPosition: Double?
         var anchorTime: ContinuousClock.Instant
-        var spreads = Deque<Double>()
         /// Tasks the group started itself (a resume after a stall), cancelled by `invalidate()`.
         var tasks: [UInt64: Task<Void, Never>] = [:]
         var nextTask: UInt64 = 0
@@ -155,12 +129,6 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
             guard let anchorPosition else { return nil }
             guard phase == .playing else { return anchorPosition }
             return anchorPosition + time.seconds(since: anchorTime) * speed
-        }
-
-        /// Stops the machine's clock (the group paused, or holds for a member).
-        mutating func stopCorrecting(at time: ContinuousClock.Instant) {
-            machine.setClock(nil, speed: speed, at: time)
-            for index in members.indices { members[index].rawDrift = nil }
         }
     }
 
@@ -193,24 +161,16 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
         failurePolicy = onMemberFailure
         self.alignment = settings
         self.clock = clock
-        let now = clock.now
-        var machine = SyncMachine(settings: settings, clock: .set)
-        for player in players { _ = machine.join(player.id, at: now) }
-        self.state = Locked(State(machine: machine, anchorTime: now))
-        // Offsets and clock drifts saved with the settings (the machine took them at `join`).
-        let members = players.map { player in
-            Member(player: player, offset: settings.mediaOffsets[player.id]?.inSeconds ?? 0,
-                   clockRate: 1 + (settings.clockDrifts[player.id] ?? 0) * 1e-6,
-                   subscription: nil, observation: player.observeEveryFrame(),
-                   cacheObservation: player.observeBufferedMedia())
-        }
-        state.withLock { $0.members = members }
-        for player in players {
-            // Each frame change reported when the frame is due, not when it is queued (up to
-            // 50 ms early, at random): what the correction measures. Sent, never waiting.
-            try? player.send(.setPositionTiming(.whenDue))
-            watch(player)
-        }
+        self.state = Locked(State(anchorTime: clock.now))
+        // Each frame change reported when the frame is due, not when it is queued (up to 50 ms
+        // early, at random): what the correction measures. Sent, never waiting. Offsets and
+        // clock drifts saved with the settings are the machine's from each member's join.
+        engine = SyncEngine(machine: SyncMachine(settings: settings, clock: .set),
+                            rules: SyncEngine.Rules(joinCommands: [.setPositionTiming(.whenDue)],
+                                                    frontKinds: [.stateChanged, .itemEnded, .shuttingDown]),
+                            clock: clock)
+        engine.setFrontHandler { [weak self] record, id in self?.memberEvent(record, from: id) }
+        for player in players { engine.add(player) }
     }
 
     deinit {
@@ -221,19 +181,15 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
     /// and tasks. The members keep playing as they are and stay usable; the group's calls do
     /// nothing after this. Called when the group is released. Idempotent.
     public func invalidate() {
-        let (members, tasks) = state.withLock { state -> ([Member], [Task<Void, Never>]) in
+        let tasks = state.withLock { state -> [Task<Void, Never>] in
             defer {
                 state.invalidated = true
                 state.tasks.removeAll()
                 state.phase = .paused
             }
-            return (state.invalidated ? [] : state.members, Array(state.tasks.values))
+            return Array(state.tasks.values)
         }
-        for member in members {
-            member.subscription?.cancel()
-            member.observation?.cancel()
-            member.cacheObservation?.cancel()
-        }
+        engine.invalidate()
         for task in tasks { task.cancel() }
     }
 
@@ -264,8 +220,8 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
                 state.phase = .paused
                 state.anchorPosition = 0
                 state.frameTime = nil
-                state.stopCorrecting(at: now)
             }
+            stopCorrecting(at: now)
             let speeds = memberSpeeds(players)
             let failures = await Self.onEveryMember(Array(zip(players, sources))) { member async throws(PlayerError) in
                 let (player, source) = member
@@ -332,9 +288,16 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
 
     /// Each member's speed: the group's times its clock rate (``clockDrifts``).
     private func memberSpeeds(_ players: [any MediaPlayer]) -> [PlayerID: Double] {
-        state.withLock { state in
-            Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, state.speed * $0.clockRate) })
+        let speed = speed
+        return engine.read { machine in
+            Dictionary(uniqueKeysWithValues: players.map { ($0.id, speed * (machine.rate(of: $0.id) ?? 1)) })
         }
+    }
+
+    /// Stops the machine's clock (the group paused, or holds for a member).
+    private func stopCorrecting(at time: ContinuousClock.Instant) {
+        let speed = speed
+        engine.step { $0.setClock(nil, speed: speed, at: time) }
     }
 
     /// Gives every member its speed (``memberSpeeds(_:)``), all at once; a member whose item
@@ -386,15 +349,14 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
         try PlayerCommand.setSpeed(speed).validate()
         try await operations.run { () async throws(PlayerError) in
             let now = clock.now
-            let players = change { state -> [any MediaPlayer] in
+            let anchor = change { state -> Double? in
                 state.anchorPosition = state.clockPosition(at: now)
                 state.anchorTime = now
                 state.speed = speed
-                state.machine.setClock(state.phase == .playing ? state.anchorPosition : nil, speed: speed, at: now)
-                for index in state.members.indices { state.members[index].rawDrift = nil }
-                return state.members.map(\.player)
+                return state.phase == .playing ? state.anchorPosition : nil
             }
-            try await setMemberSpeeds(players)
+            engine.step { $0.setClock(anchor, speed: speed, at: now) }
+            try await setMemberSpeeds(members)
         }
     }
 
@@ -413,16 +375,16 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
         try await setMemberSpeeds(players)
         for result in await Player.perform(each: players.map { ($0, .play) }, pacing: .inTurn) { try result.get() }
         let now = clock.now
-        let begun = state.withLock { state -> Bool in
-            guard !state.invalidated else { return false }
+        let anchor = state.withLock { state -> Double? in
+            guard !state.invalidated else { return nil }
             state.anchorPosition = state.anchorPosition ?? players.first?.position ?? 0
             state.anchorTime = now
             state.phase = .playing
             state.frameTime = nil
-            state.machine.setClock(state.anchorPosition, speed: speed, at: now)
-            for index in state.members.indices { state.members[index].rawDrift = nil }
-            return true
+            return state.anchorPosition
         }
+        let begun = anchor != nil
+        if let anchor { engine.step { $0.setClock(anchor, speed: speed, at: now) } }
         // A member that began buffering while the others were being started was not yet
         // held for (the group was not playing when its state change arrived): hold now.
         if begun, let buffering = players.first(where: { $0.state == .buffering }) {
@@ -432,18 +394,18 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
 
     func pauseMembers() async throws(PlayerError) {
         let now = clock.now
-        let players = change { state -> [any MediaPlayer] in
+        change { state in
             state.anchorPosition = state.clockPosition(at: now)
             state.phase = .paused
-            state.stopCorrecting(at: now)
-            return state.members.map(\.player)
         }
-        try await performOnEvery(players, .pause)
+        stopCorrecting(at: now)
+        try await performOnEvery(members, .pause)
     }
 
     private func seekMembers(to seconds: Double) async throws(PlayerError) {
         try await pauseMembers()
-        let (players, targets) = state.withLock { ($0.members.map(\.player), $0.members.map { $0.mediaTime(atGroupTime: seconds) }) }
+        let players = members
+        let targets = engine.read { machine in players.map { machine.mediaTime(of: $0.id, atTimeline: seconds) ?? seconds } }
         let landings = players.map { $0.events(kinds: [.seekCompleted], bufferLimit: 4) }
         defer { for landing in landings { landing.cancel() } }
         // Each member to the group's time plus its offset (before its start: its first frame).
@@ -471,34 +433,12 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
 
     // MARK: Following the members (on the thread that delivers their events)
 
-    private func watch(_ player: any MediaPlayer) {
-        let id = player.id
-        let subscription = player.eventBus.subscribe(
-            to: id, kinds: [.positionChanged, .seekCompleted, .stateChanged, .itemEnded, .bufferedMediaChanged, .shuttingDown],
-            delivery: .immediate
-        ) { [weak self] record in
-            self?.handle(record, from: id)
-        }
-        let kept = change { state -> Bool in
-            guard !state.invalidated, let index = state.members.firstIndex(where: { $0.player.id == id }) else { return false }
-            state.members[index].subscription = subscription
-            return true
-        }
-        if !kept { subscription.cancel() }
-    }
-
-    private func handle(_ record: PlayerEventRecord, from id: PlayerID) {
+    /// What the group does itself on a member's event, after the engine's step: a member that
+    /// waits for the network holds the group, one that plays again after it regroups it; a
+    /// failed or shut down member is handled by the failure policy.
+    private func memberEvent(_ record: PlayerEventRecord, from id: PlayerID) {
         switch record.event {
-        case .positionChanged(let position):
-            measure(position, at: record.time, of: id)
-        case .seekCompleted(let position):
-            step { $0.seekLanded(id, media: position, at: record.time) }
-        case .bufferedMediaChanged(let media):
-            // A member seeks only within what it has: one behind that has not the data to
-            // catch up plays on (and stalls, or catches up once the data is in).
-            step { $0.cached(id, upTo: media.cachedUntil, seekableTo: media.seekableUntil, at: record.time) }
         case .stateChanged(_, let to):
-            step { $0.stateChanged(id, to: to, at: record.time) }
             if to == .buffering { hold(for: id) }
             if to == .playing { resumeIfHeld(by: id) }
         case .itemEnded(.error(let error)):
@@ -511,63 +451,28 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
         }
     }
 
-    /// One frame of one member, through the correction machine (on the group's clock), which
-    /// also reports its drift now and then. Sends its corrections without waiting for mpv.
-    private func measure(_ position: Double, at time: ContinuousClock.Instant, of id: PlayerID) {
-        let (actions, players) = state.withLock { state -> ([SyncMachine.Action], [PlayerID: any MediaPlayer]) in
-            guard !state.invalidated, let index = state.members.firstIndex(where: { $0.player.id == id }) else { return ([], [:]) }
-            if state.phase == .playing, let groupClock = state.clockPosition(at: time) {
-                state.members[index].rawDrift = position - state.members[index].mediaTime(atGroupTime: groupClock)
-                let raws = state.members.compactMap(\.rawDrift)
-                if raws.count == state.members.count, let low = raws.min(), let high = raws.max() {
-                    state.spreads.append(high - low)
-                    if state.spreads.count > SyncGroup.spreadHistoryLimit { state.spreads.removeFirst() }
-                }
-            }
-            let actions = state.machine.frame(id, media: position, at: time)
-            guard !actions.isEmpty else { return ([], [:]) }
-            return (actions, Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, $0.player) }))
-        }
-        runActions(actions, players: players)
-    }
-
-    /// Step the machine under the lock (``CorrectionMachineOwner``).
-    func machineStep(_ body: (inout SyncMachine) -> [SyncMachine.Action]) -> (actions: [SyncMachine.Action], players: [PlayerID: any MediaPlayer]) {
-        state.withLock { state in
-            guard !state.invalidated else { return ([], [:]) }
-            let actions = body(&state.machine)
-            guard !actions.isEmpty else { return ([], [:]) }
-            return (actions, Dictionary(uniqueKeysWithValues: state.members.map { ($0.player.id, $0.player) }))
-        }
-    }
-
-    /// Only a live edge's judgement drops a member; the group's clock has none.
-    func machineDropped(_ id: PlayerID, reason: SyncEvent.DropReason?) {}
-
-    var correctionClock: any MonotonicClock { clock }
-
-    /// A member buffers: the others wait, and the clock stops where it is.
     private func hold(for id: PlayerID) {
         let now = clock.now
-        let others = state.withLock { state -> [any MediaPlayer] in
-            guard state.phase == .playing else { return [] }
+        let held = state.withLock { state -> Bool in
+            guard state.phase == .playing else { return false }
             state.anchorPosition = state.clockPosition(at: now)
             state.phase = .waitingForMember(id)
-            state.stopCorrecting(at: now)
-            return state.members.map(\.player).filter { $0.id != id }
+            return true
         }
-        for player in others { try? player.send(.pause) }
+        guard held else { return }
+        stopCorrecting(at: now)
+        for player in members where player.id != id { try? player.send(.pause) }
     }
 
     /// The buffering member plays again: everyone goes on together from where it is (it is
     /// the one behind, and it has data there).
     private func resumeIfHeld(by id: PlayerID) {
-        let (held, member) = state.withLock { state -> (Bool, (any MediaPlayer)?) in
-            guard state.phase == .waitingForMember(id) else { return (false, nil) }
+        let held = state.withLock { state -> Bool in
+            guard state.phase == .waitingForMember(id) else { return false }
             state.phase = .paused
-            return (true, state.members.first { $0.player.id == id }?.player)
+            return true
         }
-        guard held, let member else { return }
+        guard held, let member = members.first(where: { $0.id == id }) else { return }
         try? member.send(.pause)
         let position = member.position ?? state.withLock { $0.anchorPosition } ?? 0
         // The seek waits for every member to land: it runs as a task of the group (cancelled by
@@ -587,13 +492,12 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
         switch failurePolicy {
         case .stopGroup:
             let now = clock.now
-            let players = state.withLock { state -> [any MediaPlayer] in
+            state.withLock { state in
                 state.anchorPosition = state.clockPosition(at: now)
                 state.phase = .paused
-                state.stopCorrecting(at: now)
-                return state.members.map(\.player)
             }
-            for player in players { try? player.send(.pause) }
+            stopCorrecting(at: now)
+            for player in members { try? player.send(.pause) }
         case .dropMember:
             remove(id, reason: .failed(error))
         }
@@ -602,16 +506,7 @@ public final class SyncGroup: Sendable, CorrectionMachineOwner {
     /// Takes a member out of the group, and tells it why (``SyncEvent/dropped(_:)``, published on
     /// the member after the lock, as every group does).
     private func remove(_ id: PlayerID, reason: SyncEvent.DropReason) {
-        let now = clock.now
-        let removed = state.withLock { state -> Member? in
-            guard let index = state.members.firstIndex(where: { $0.player.id == id }) else { return nil }
-            _ = state.machine.drop(id, reason: nil, at: now)
-            return state.members.remove(at: index)
-        }
-        removed?.subscription?.cancel()
-        removed?.observation?.cancel()
-        removed?.cacheObservation?.cancel()
-        removed?.player.publish(SyncEvent.dropped(reason))
+        engine.drop(id, reason: reason)
     }
 
     /// Starts a task of the group's own; `invalidate()` cancels it.

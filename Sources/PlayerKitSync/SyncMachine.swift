@@ -192,6 +192,8 @@ struct SyncMachine: Sendable {
     var members: [Member] = []
     /// How many corrective seeks the machine asked for.
     var correctiveSeeks = 0
+    /// How many frames' skews were measured (a frame that measured one changes it).
+    private(set) var measurements = 0
     /// The member that started or last took the clock (``SyncClock/furthestAhead``).
     var leader: PlayerID?
     /// The group's speed.
@@ -322,12 +324,31 @@ struct SyncMachine: Sendable {
         return members.first?.id
     }
 
+    /// Member `id`'s clock rate against the group's timeline (1 plus its clock drift × 1e-6; nil
+    /// for a stranger).
+    func rate(of id: PlayerID) -> Double? { members.first { $0.id == id }?.rate }
+
+    /// Member `id`'s media offset in seconds (its media time minus the group's; nil for a stranger).
+    func offset(of id: PlayerID) -> Double? { members.first { $0.id == id }?.offset }
+
     func member(_ id: PlayerID) -> Member? { members.first { $0.id == id } }
 
     /// Every measured member's skew figures, with its drift as the machine judges it: what every
     /// group reports as `skews`.
     var skews: [PlayerID: MemberSkew] {
         Dictionary(uniqueKeysWithValues: members.compactMap { member in member.meter.figures(drift: member.drift).map { (member.id, $0) } })
+    }
+
+    /// The spread of the members' latest skews (each measured since the clock was last set):
+    /// the furthest ahead minus the furthest behind, once every member has one.
+    var latestSpread: Double? {
+        var low = Double.infinity, high = -Double.infinity
+        for member in members {
+            guard let latest = member.meter.latest else { return nil }
+            low = min(low, latest)
+            high = max(high, latest)
+        }
+        return members.isEmpty ? nil : high - low
     }
 
     /// Whether `id` is a member (without copying its state, as ``member(_:)`` does: this runs
@@ -592,6 +613,7 @@ struct SyncMachine: Sendable {
             }
         }
         members[index].meter.add(skew, at: time)
+        measurements &+= 1
         members[index].recent.append((skew, time))
         if members[index].recent.count > 5 { members[index].recent.removeFirst() }
         if members[index].lastReport.map({ time - $0 >= settings.driftReportInterval }) ?? true {

@@ -63,11 +63,12 @@ struct ABCompare: AsyncParsableCommand {
             meter.frame(of: record.playerID, at: record.time, position: position)
         }
         defer { positions.cancel() }
-        let drifts = PlayerEventBus.shared.subscribe(to: .players([left.id, right.id]), kinds: [.syncDrift], delivery: .queue(output)) { record in
+        let drifts = PlayerEventBus.shared.subscribe(to: .players([left.id, right.id]), kinds: [.sync], delivery: .queue(output)) { record in
+            guard case .drift(let drift)? = record.event.feature(SyncEvent.self) else { return }
             let t = ExampleSupport.seconds(since: start)
             if json {
                 ExampleSupport.printLine(JSONEventLine(record, t: t).json)
-            } else if case .drift(let drift)? = record.event.feature(SyncEvent.self) {
+            } else {
                 ExampleSupport.printLine(String(format: "%7.2f  %@  drift %+6.1f ms", t, record.playerID.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0), drift * 1000))
             }
         }

@@ -202,8 +202,9 @@ public struct JSONEventLine: Encodable, Sendable {
             @unknown default: value = event.description
             }
         case let event as SyncEvent:
-            // The drift as a figure; the correction's steps (joined, aligned, ...) as text.
-            if case .drift(let drift) = event { driftMs = (drift * 10_000).rounded() / 10 } else { value = event.description }
+            // The drift as a figure (event "syncDrift", as in 1.x's lines); the correction's steps
+            // (joined, aligned, ...) as text.
+            if case .drift(let drift) = event { self.event = "syncDrift"; driftMs = (drift * 10_000).rounded() / 10 } else { value = event.description }
             if case .corrected(let speed) = event { self.event = "syncCorrection"; self.value = String(speed) }
         default:
             // A feature's kind names the feature; its case is the first word of its description

@@ -208,7 +208,7 @@ struct Feed: AsyncParsableCommand {
                 note("playing: \(coordinator.playingItem ?? "nothing (no item at or above \(threshold) visible)")")
             }
         }
-        note("\(interrupted ? "interrupted" : "done"); playing: \(coordinator.playingItem ?? "none"), holding decoders: \(budget.holders.map(\.rawValue).joined(separator: ", "))")
+        note("\(interrupted ? "interrupted" : "done"); playing: \(coordinator.playingItem ?? "none"), holding decoders: \(budget.snapshot.holders.map(\.rawValue).joined(separator: ", "))")
         await view?.close()
         for player in players { await player.shutdown() }
     }

@@ -126,6 +126,11 @@ final class MultiViewApp {
         let json = options.json
         let start = start
         subscription = PlayerEventBus.shared.subscribe(to: .players(Set(options.ids)), kinds: [.sync, .itemEnded, .shutDown]) { [weak self] record in
+            // The correction's steps; not the drift reports and speed corrections (also `.sync`).
+            switch record.event.feature(SyncEvent.self) {
+            case .drift?, .corrected?: return
+            default: break
+            }
             if json {
                 let line = AppLine(type: "event", t: ExampleSupport.seconds(since: start), player: record.playerID.rawValue, event: record.event.description)
                 ExampleSupport.printLine(line.json)

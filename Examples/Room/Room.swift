@@ -95,8 +95,8 @@ struct Room: AsyncParsableCommand {
         let player = try await Player.create(id: PlayerID(stringLiteral: name), configuration: configuration)
         let path = clip ?? ExampleSupport.shippedMedia("clip-a.mp4")
         let frames = self.frames
-        // The player's own events and the follower's (room changes, drift), by the player's ID.
-        let subscription = player.eventBus.subscribe(to: player.id, kinds: [.stateChanged, .error, .room, .syncDrift, .positionChanged]) { record in
+        // The player's own events and the follower's (room changes, the correction and its drift), by the player's ID.
+        let subscription = player.eventBus.subscribe(to: player.id, kinds: [.stateChanged, .error, .room, .sync, .positionChanged]) { record in
             output.player(record, frames: frames)
         }
         defer { subscription.cancel() }

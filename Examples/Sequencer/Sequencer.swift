@@ -182,8 +182,9 @@ func runDisplayLoop(sequencer: ClipSequencer, format: FrameFormat, options: Disp
         }
         let elapsed = (deadline - start).inSeconds
         if let swapAfter = options.swapAfter, !swapped, elapsed >= swapAfter {
-            let count = sequencer.clips.count
-            try? sequencer.swapAt(count - 2, count - 1)
+            var clips = sequencer.clips
+            clips.swapAt(clips.count - 2, clips.count - 1)
+            try? sequencer.setClips(clips)
             swapped = true
             if !options.json { ExampleSupport.printLine("swapped the last two clips at \(elapsed) s") }
         }

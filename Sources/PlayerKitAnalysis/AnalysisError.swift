@@ -10,7 +10,7 @@ public enum AnalysisError: Error, Sendable, Hashable, CustomStringConvertible {
     case noAudio(path: String)
     /// The two recordings share no sound (or picture) that could align them (one is silent or
     /// still, or they are of different events): the correlation's best peak stood only
-    /// `confidence` times above the rest (``RecordingAlignment/minimumConfidence`` is needed).
+    /// `confidence` times above the rest (3 is needed).
     case noCommonContent(reference: String, other: String, confidence: Double)
     /// A frame of the file could not be decoded or converted (`reason` is FFmpeg's).
     case decodeFailed(path: String, reason: String)

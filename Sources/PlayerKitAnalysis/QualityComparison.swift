@@ -134,7 +134,7 @@ public struct QualitySeries: Sendable, Hashable, Codable {
 ///
 /// **Pairing.** Frames are paired by time, not by number: each reference frame takes the
 /// rendition frame shown within half a reference frame of its time (the rendition's times moved
-/// by ``offset``). A frame the rendition dropped leaves its reference frame unpaired, and a
+/// by `offset`). A frame the rendition dropped leaves its reference frame unpaired, and a
 /// duplicated frame is left over, instead of every later pair being a frame off.
 ///
 /// **Sizes and formats.** Both are compared as 8-bit YUV 4:2:0 (`yuv420p`) at the reference's
@@ -147,12 +147,12 @@ public struct QualitySeries: Sendable, Hashable, Codable {
 /// blocking read (a file that never answers, such as a FIFO, is let go too).
 public struct QualityComparison: Sendable {
     /// The original.
-    public var reference: URL
+    var reference: URL
     /// The encode measured against it.
-    public var rendition: URL
+    var rendition: URL
     /// How much later the rendition shows a moment than the reference does (a rendition whose
     /// first second was trimmed: -1 s). Default zero.
-    public var offset: Duration
+    var offset: Duration
 
     /// A comparison of `rendition` with `reference`, the rendition's times moved by `offset`.
     public init(reference: URL, rendition: URL, offset: Duration = .zero) {

@@ -17,8 +17,8 @@ public struct RecordingOffset: Sendable, Hashable, Codable {
     /// the reference's speed.
     public var drift: Double?
     /// How far the correlation's peak stands above the best value away from it (the ratio of
-    /// the two): 1 means no peak at all. Offsets below ``RecordingAlignment/minimumConfidence``
-    /// are refused with ``AnalysisError/noCommonContent(reference:other:confidence:)``.
+    /// the two): 1 means no peak at all. Offsets below 3 are refused with
+    /// ``AnalysisError/noCommonContent(reference:other:confidence:)``.
     public var confidence: Double
 }
 
@@ -34,7 +34,7 @@ public struct RecordingOffset: Sendable, Hashable, Codable {
 ///
 /// **By the sound** the two are cross-correlated with the phase transform (GCC-PHAT), which
 /// weighs every frequency alike, so recordings through different microphones, gains and codecs
-/// still meet: first over the whole of both at 1 kHz within ``searchRange`` (and, when that peak
+/// still meet: first over the whole of both at 1 kHz within the search range (and, when that peak
 /// is not clear, pieces of 10 s of the other against the whole reference: two clocks drifting
 /// apart spread a long recording's peak over the lags its offset crosses), then to a fraction of a
 /// millisecond at 8 kHz on windows of 4 s across their overlap, whose line gives the offset at the
@@ -62,16 +62,16 @@ public struct RecordingAlignment: Sendable {
     }
 
     /// The recording the offset is measured from.
-    public var reference: URL
+    var reference: URL
     /// The recording whose offset is found.
-    public var other: URL
+    var other: URL
     /// What they are aligned by. Default ``Method/sound``.
-    public var method: Method
+    var method: Method
     /// How far apart the two may be, either way. Default 10 minutes.
-    public var searchRange: Duration
+    var searchRange: Duration
 
     /// The least ``RecordingOffset/confidence`` an offset is returned with: 3.
-    public static var minimumConfidence: Double { 3 }
+    static var minimumConfidence: Double { 3 }
 
     /// An alignment of `other` to `reference` by `method`, searching `searchRange` either way.
     public init(reference: URL, other: URL, method: Method = .sound, searchRange: Duration = .seconds(600)) {

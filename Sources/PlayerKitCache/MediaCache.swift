@@ -66,12 +66,10 @@ public final class MediaCache: MediaPrecaching {
         /// The User-Agent header.
         public var userAgent: String = "PlayerKit"
 
-        /// The defaults.
-        public init() {}
-
-        /// The defaults with the folder `directory`.
-        public init(directory: URL) {
-            self.directory = directory
+        /// The defaults, with the folder `directory` when one is given (nil: the default folder,
+        /// see ``directory``).
+        public init(directory: URL? = nil) {
+            if let directory { self.directory = directory }
         }
     }
 
@@ -272,8 +270,8 @@ public struct MediaCacheEntry: Sendable, Hashable {
     public let size: Int64?
     /// The byte ranges on disk.
     let cachedRanges: ByteRanges
-    /// Whether every byte is cached.
-    public let isComplete: Bool
+    /// Whether every byte is cached (`size == cachedBytes`).
+    let isComplete: Bool
     /// The players reading it now (a player reads an entry while its item is loaded), by ID.
     public let readers: [PlayerID]
     /// Whether a download of it runs now, or waits to retry after a failure.

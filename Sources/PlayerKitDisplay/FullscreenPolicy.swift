@@ -73,9 +73,6 @@ import PlayerKitSupport
 /// * Its answer as a member's arbiter (``refusal(ofFullscreen:for:)``) reads its state under the
 ///   lock and never waits.
 public final class FullscreenPolicy: FullscreenArbiter, Sendable {
-    /// A policy for apps with one screen.
-    public static let shared = FullscreenPolicy()
-
     /// A governed player and the subscription that tells the policy about it.
     fileprivate struct Member: Sendable {
         var reference: WeakReference<any MediaPlayer>

@@ -24,7 +24,8 @@ import PlayerKitSupport
 /// so PlayerKit does not need X11 headers to build.
 ///
 /// ```swift
-/// let task = FullscreenPolicy.shared.follow(RandROrientationSource())
+/// let policy = FullscreenPolicy()
+/// let task = policy.follow(RandROrientationSource())
 /// ```
 public struct RandROrientationSource: OrientationSource {
     /// The X display to follow, e.g. ":0"; nil for the `DISPLAY` environment variable.

@@ -45,7 +45,7 @@ public final class AudioPolicy: Sendable {
     let mode: Mode
     /// Whether the players without the focus still decode their sound: true unless the policy was
     /// made `.solo` with `decodesUnheardAudio: false` (then their audio tracks are off).
-    public let decodesUnheardAudio: Bool
+    let decodesUnheardAudio: Bool
 
     private struct State: Sendable {
         var players: [any MediaPlayer]

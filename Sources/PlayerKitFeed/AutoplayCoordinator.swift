@@ -404,7 +404,7 @@ public final class AutoplayCoordinator: Sendable {
             return state.items[item.id]?.loadTask
         }
         task?.cancel()
-        if let budget, budget.holders.contains(item.player.id) {
+        if let budget, budget.snapshot.holders.contains(item.player.id) {
             try? budget.release(item.player)
         } else {
             item.player.releaseMedia()  // also cancels a load in progress

@@ -15,12 +15,13 @@ public struct PlaylistClock: Sendable, Hashable {
     /// The media playlist read (a multivariant playlist's first variant).
     public var url: URL
     /// The media sequence number of the segment read: the newest listed.
-    public var mediaSequence: Int
+    var mediaSequence: Int
     /// The presentation timestamp of that segment's first video frame, in seconds: what a
     /// player's position reads when it shows the frame, its timestamps not rebased.
-    public var presentationTime: Double
-    /// The wall-clock date of that frame (EXT-X-PROGRAM-DATE-TIME, carried on from the last tag
-    /// by the segments' durations); nil when the playlist carries none.
+    var presentationTime: Double
+    /// The wall-clock date of the newest segment's first video frame (EXT-X-PROGRAM-DATE-TIME,
+    /// carried on from the last tag by the segments' durations); nil when the playlist carries
+    /// none.
     public var programDateTime: Date?
     /// Each listed segment's start, by media sequence number, in seconds after the first
     /// listed one (their EXTINF durations added up).

@@ -21,8 +21,8 @@ public enum MPRISError: Error, Sendable, Hashable, CustomStringConvertible {
     case playerShutDown(PlayerID)
     /// An option is outside its domain.
     case invalidArgument(name: String, value: String, reason: String)
-    /// The bus could not be reached within the time asked (``MPRISService/waitUntilConnected(timeout:)``);
-    /// `reason` is the last failure, as the system reported it.
+    /// The bus could not be reached: ``MPRISService/init(configuration:clock:)`` could not make
+    /// the descriptor its thread waits on; `reason` is the failure, as the system reported it.
     case busUnavailable(address: String, reason: String)
     /// The service was shut down.
     case serviceShutDown

@@ -178,7 +178,7 @@ public enum MPRISOutcome: Sendable, Hashable, CustomStringConvertible {
     case ignored(reason: String)
     /// Allowed, and for the app to carry out: `Raise` and `Quit` (PlayerKit has no window and
     /// does not end the app; `command` nil), and the controls the app handles itself
-    /// (``MPRISPlayerOptions/appHandles``), with the command PlayerKit would have given the
+    /// (`MPRISPlayerOptions(appHandles:)`), with the command PlayerKit would have given the
     /// player (a relative `Seek` already made absolute, a `Rate` of 0 made a pause).
     case forwardedToApp(PlayerCommand?)
     /// Refused; the client got the D-Bus error.

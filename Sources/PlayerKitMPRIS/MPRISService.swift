@@ -52,15 +52,15 @@ import PlayerKitSupport
 /// and publishes them again. ``serviceEvents(bufferLimit:)->EventStream<MPRISServiceEvent>`` reports the connection.
 ///
 /// **Threading.** Every method may be called from any thread or task and returns without
-/// waiting on the bus or a player (``waitUntilConnected(timeout:)`` and ``shutdown()`` wait,
-/// bounded). The service follows PlayerKit's feature model: one lock around its state, held for
-/// single steps; players are driven with `send`, never a waiting call. Clients' calls are
+/// waiting on the bus or a player (``shutdown()`` waits, bounded). The service follows
+/// PlayerKit's feature model: one lock around its state, held for single steps; players are
+/// driven with `send`, never a waiting call. Clients' calls are
 /// answered on the service's bus thread; players' events are taken on their pumps
 /// (`.immediate`), in one step each.
 public final class MPRISService: Sendable {
     /// The configuration it was made with.
     let configuration: MPRISConfiguration
-    /// The bus address it connects to (``MPRISConfiguration/busAddress``, or the session bus's).
+    /// The bus address it connects to (the configuration's `busAddress`, or the session bus's).
     let busAddress: String
 
     private struct Published {
@@ -176,7 +176,7 @@ public final class MPRISService: Sendable {
     /// name on the bus shows or hides with ``MPRISPlayerOptions/isVisible`` (a hidden player
     /// stays published: it can still be the media-keys player), its `Can…` properties follow
     /// ``MPRISPlayerOptions/controls``, and ``MPRISPlayerOptions/artworkURL`` and
-    /// ``MPRISPlayerOptions/identity`` are announced anew when they change. Keep the options you
+    /// the options' `identity` are announced anew when they change. Keep the options you
     /// published with and change the field you mean:
     /// `options.artworkURL = poster; try mpris.setOptions(options, for: player.id)`.
     /// - Throws: ``MPRISError/notPublished(_:)``, ``MPRISError/serviceShutDown``.
@@ -235,7 +235,7 @@ public final class MPRISService: Sendable {
     /// clock).
     /// - Throws: ``MPRISError/busUnavailable(address:reason:)`` with the last failure when the
     ///   time is up; ``MPRISError/serviceShutDown``.
-    public func waitUntilConnected(timeout: Duration = .seconds(5)) async throws(MPRISError) {
+    func waitUntilConnected(timeout: Duration = .seconds(5)) async throws(MPRISError) {
         let connected = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let waiter = state.withLock { state -> Int? in
                 if state.isConnected || state.isShutDown { return nil }

@@ -27,12 +27,13 @@ public struct PosterRequest: Sendable, Hashable {
     /// The item: a file, a URL, or a source a `MediaCache` made (its reads then fill the cache).
     public var source: MediaSource
     /// Which frame.
-    public var moment: PosterMoment
+    var moment: PosterMoment
     /// Where to save the poster as PNG, if anywhere (the folder must exist; an existing file is
     /// replaced).
     public var pngFile: URL?
 
-    /// A request; see each property.
+    /// A request for a poster of `source` at `moment` (default: its first non-black frame),
+    /// saved as PNG to `pngFile` when one is given (see ``pngFile``).
     public init(source: MediaSource, moment: PosterMoment = .firstNonBlackFrame(), pngFile: URL? = nil) {
         self.source = source
         self.moment = moment

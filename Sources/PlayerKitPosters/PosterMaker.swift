@@ -18,12 +18,12 @@ import PlayerKitSupport
 /// await maker.shutdown()
 /// ```
 ///
-/// **The pool.** The maker creates up to ``Configuration-swift.struct/concurrency`` players
+/// **The pool.** The maker creates up to its configuration's `concurrency` players
 /// (software frames at the box's size, no audio) the first time it needs them and keeps them
 /// for later requests; each takes the next item as soon as it is done with one. ``shutdown()``
 /// frees them. Between batches the players hold no item.
 ///
-/// **Bounds.** Every item has ``Configuration-swift.struct/timeoutPerItem`` on the maker's clock
+/// **Bounds.** Every item has its configuration's `timeoutPerItem` on the maker's clock
 /// for its load and its frame; an item that takes longer fails with
 /// ``PosterError/timedOut(_:after:)`` and the player goes on with the next item. A first-non-black
 /// search looks at most at ``PosterMoment/firstNonBlackFrame(within:)``'s span.
@@ -43,15 +43,22 @@ public final class PosterMaker: Sendable {
     public struct Configuration: Sendable, Hashable {
         /// The box every poster fits in, in pixels: a poster keeps its item's aspect ratio, as
         /// large as fits. From 1 to 8192.
-        public var width: Int
-        /// See ``width``.
-        public var height: Int
+        var width: Int
+        /// See `width`.
+        var height: Int
         /// How many players make posters at once (default 2: one per core of a small machine).
-        public var concurrency: Int
+        var concurrency: Int
         /// How long one item may take, from its load to its frame (default 10 s).
-        public var timeoutPerItem: Duration
+        var timeoutPerItem: Duration
 
-        /// A configuration; see each property.
+        /// A configuration.
+        /// - Parameters:
+        ///   - width: the box every poster fits in, in pixels (with `height`): a poster keeps
+        ///     its item's aspect ratio, as large as fits. Each from 1 to 8192.
+        ///   - height: see `width`.
+        ///   - concurrency: how many players make posters at once, 1 to 16 (default 2: one per
+        ///     core of a small machine).
+        ///   - timeoutPerItem: how long one item may take, from its load to its frame (default 10 s).
         public init(width: Int = 320, height: Int = 180, concurrency: Int = 2, timeoutPerItem: Duration = .seconds(10)) {
             self.width = width
             self.height = height

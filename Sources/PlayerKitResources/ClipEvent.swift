@@ -1,7 +1,7 @@
 import Foundation
 import PlayerKitCore
 
-/// What a ``ClipLoop`` (or ``AlternatingPlayers``) tells the player it plays on, published
+/// What a ``ClipLoop`` tells the player it plays on, published
 /// through the player's own pipeline (``/PlayerKitCore/Player/publish(_:)``): to its delegate
 /// (``/PlayerKitCore/PlayerDelegate/player(_:didEmit:)``), to bus subscribers of its ID, async sequences, and NotificationCenter.
 ///
@@ -9,7 +9,7 @@ import PlayerKitCore
 @nonexhaustive
 public enum ClipEvent: PlayerFeatureEvent {
     /// The player moved to another clip: `index` into the clip list, and how the seam looked
-    /// (nil for the first clip, and for a switch between two players).
+    /// (nil for the first clip, and when it was not measured).
     case clipChanged(index: Int, seam: SeamTiming?)
     /// A ``ClipLoop`` started its list over for the `count`-th time, with the seam's timing.
     /// Follows the ``clipChanged(index:seam:)`` of the first clip.
@@ -42,6 +42,6 @@ public enum ClipEvent: PlayerFeatureEvent {
 }
 
 extension PlayerEventKind {
-    /// Every ``ClipEvent``, whatever its case: what a ``ClipLoop`` or ``AlternatingPlayers`` reports about a player.
+    /// Every ``ClipEvent``, whatever its case: what a ``ClipLoop`` reports about a player.
     public static let clip: PlayerEventKind = "clip"
 }

@@ -125,7 +125,7 @@ public final class ClipLoop: Sendable {
     }
 
     /// The indexes (into the clips it was given) of the clips that play, once ``start()`` has probed them.
-    public var playableClips: [Int] { state.withLock { $0.segments.map(\.clip) } }
+    var playableClips: [Int] { state.withLock { $0.segments.map(\.clip) } }
     /// The index (into the clips it was given) of the clip on screen, nil before the first frame.
     var currentClip: Int? {
         state.withLock { state in state.current.map { state.segments[$0.segment].clip } }

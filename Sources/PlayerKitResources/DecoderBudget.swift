@@ -100,13 +100,6 @@ public final class DecoderBudget: Sendable {
         self.clock = clock
     }
 
-    /// The players holding a slot, in the order they got it. A holder that shut down no longer
-    /// holds one.
-    public var holders: [PlayerID] {
-        freeGoneHolders()
-        return state.withLock { $0.order }
-    }
-
     /// The budget at one moment: its slots, who holds them and who waits for one, read
     /// together under one lock (as ``/PlayerKitCore/PlayerSnapshot`` is for a player).
     public struct Snapshot: Sendable, Hashable {

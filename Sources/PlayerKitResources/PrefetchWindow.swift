@@ -27,16 +27,19 @@ import PlayerKitSupport
 /// suspend while players are made and prepared; the current item is prepared first, then its
 /// neighbours at the same time. The window's bookkeeping is one lock, changed in single steps.
 public final class PrefetchWindow: Sendable {
-    /// One entry of the sequence: a source with its own speed and direction.
+    /// One entry of the sequence: a source with its own speed and direction, set through
+    /// ``init(_:speed:direction:)``.
     public struct Item: Sendable, Hashable {
         /// The media.
-        public var source: MediaSource
+        let source: MediaSource
         /// Playback speed, within ``/PlayerKitCore/PlayerCommand/speedRange``.
-        public var speed: Double
+        let speed: Double
         /// Forward or backward.
-        public var direction: PlaybackDirection
+        let direction: PlaybackDirection
 
-        /// An item at normal speed, forwards by default.
+        /// An item playing `source` at `speed` (within ``/PlayerKitCore/PlayerCommand/speedRange``,
+        /// checked by ``PrefetchWindow/init(items:radius:makePlayer:)``) in `direction`; normal
+        /// speed, forwards by default.
         public init(_ source: MediaSource, speed: Double = 1, direction: PlaybackDirection = .forward) {
             self.source = source
             self.speed = speed
@@ -90,7 +93,7 @@ public final class PrefetchWindow: Sendable {
     }
 
     /// The current index, nil before the first ``move(to:)``.
-    public var currentIndex: Int? { state.withLock { $0.current } }
+    var currentIndex: Int? { state.withLock { $0.current } }
 
     /// The indexes of the items prepared now, ascending.
     var preparedIndexes: [Int] { state.withLock { $0.assignment.compactMap { $0 }.sorted() } }

@@ -10,8 +10,10 @@ public struct RoomState: Sendable, Hashable {
     public var position: Double
     /// Whether the room is paused.
     public var paused: Bool
-    /// The member whose report set it (the server's `setBy`), when the server says.
-    public var setBy: String?
+    /// The member whose report set it (the server's `setBy`), when the server says; who made
+    /// each change is the `by:` of ``RoomEvent/paused(position:by:)``,
+    /// ``RoomEvent/resumed(position:by:)`` and ``RoomEvent/seeked(position:by:)``.
+    var setBy: String?
     /// The local instant ``position`` refers to: when the message arrived, its position moved on
     /// by the one-way delay from the server while the room plays.
     public var time: ContinuousClock.Instant
@@ -69,15 +71,15 @@ public final class RoomClient: Sendable {
     /// Where and how to join.
     public struct Configuration: Sendable, Hashable {
         /// The server's host name or address. Default: loopback.
-        public var host: String
+        var host: String
         /// The server's TCP port. Default: 8999, Syncplay's.
-        public var port: Int
+        var port: Int
         /// The room to join (created by the server if new).
-        public var room: String
+        var room: String
         /// The name to join under.
-        public var name: String
+        var name: String
         /// The server's password, if it has one.
-        public var password: String?
+        var password: String?
         /// How long the TCP connection may take, name resolution included; then
         /// ``RoomError/timedOut(operation:server:after:)`` with ``RoomError/Operation/connecting``.
         /// Default: 5 s.
@@ -129,7 +131,9 @@ public final class RoomClient: Sendable {
             case tlsRequired
         }
 
-        /// A configuration for `room` as `name` on `host:port`.
+        /// A configuration for `room` as `name` on `host:port` (default: loopback, 8999,
+        /// Syncplay's port), with the server's `password` if it has one. These five are given
+        /// here, not read back or set later; the other fields keep their defaults until set.
         public init(host: String = "127.0.0.1", port: Int = 8999, room: String, name: String, password: String? = nil) {
             self.host = host
             self.port = port
@@ -204,8 +208,8 @@ public final class RoomClient: Sendable {
 
     // MARK: Read-outs
 
-    /// The room's latest state (nil before the first).
-    public var roomState: RoomState? { state.withLock { $0.room } }
+    /// The room's latest state (nil before the first): the last ``RoomEvent/state(_:)``.
+    var roomState: RoomState? { state.withLock { $0.room } }
     /// The other members the server told us about.
     public var members: Set<String> { state.withLock { $0.members } }
     /// The name the server gave us (nil before the greeting's answer).

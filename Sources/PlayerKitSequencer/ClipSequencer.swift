@@ -26,10 +26,9 @@ import PlayerKitSupport
 /// released (media unloaded, renderer freed). A clip's place in the output is its length
 /// divided by its speed (a still: its duration), counted from the pull at which it started.
 ///
-/// **Edits while playing.** ``insert(_:at:)``, ``remove(at:)`` and
-/// ``swapAt(_:_:)`` change the timeline at once; the current clip plays on, and the next
-/// boundary goes to whatever clip follows it then (re-prepared in the background if it
-/// changed). Removing the current clip lets it finish.
+/// **Edits while playing.** ``setClips(_:)`` changes the timeline at once; the current clip
+/// plays on, and the next boundary goes to whatever clip follows it then (re-prepared in the
+/// background if it changed). Removing the current clip lets it finish.
 ///
 /// **A clip that cannot play** (a missing file, media mpv cannot read) is skipped: its
 /// preparation fails with ``SequencerEvent/clipFailed(clipID:error:)``, the clip after it is
@@ -466,39 +465,17 @@ public final class ClipSequencer: Sendable {
 
     // MARK: Editing
 
-    /// Inserts `clip` at `index` (0...count).
-    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for a bad index, a bad
-    ///   clip, or an ID already in the timeline.
-    public func insert(_ clip: SequenceClip, at index: Int) throws(PlayerError) {
-        try clip.validate()
-        try edit { clips throws(PlayerError) in
-            guard (0...clips.count).contains(index) else { throw Self.badIndex(index, count: clips.count + 1) }
-            clips.insert(clip, at: index)
+    /// Replaces the timeline with `clips` (to insert, remove, move or replace clips: edit a copy
+    /// of ``clips`` and set it). The current clip, found by its ID, plays on (to its end, if it
+    /// left the timeline); the next boundary goes to whatever clip follows it then.
+    /// - Throws: ``/PlayerKitCore/PlayerError/invalidArgument(name:value:reason:)`` for an empty
+    ///   timeline, a bad clip, or an ID used by two clips.
+    public func setClips(_ clips: [SequenceClip]) throws(PlayerError) {
+        guard !clips.isEmpty else {
+            throw .invalidArgument(name: "clips", value: "[]", reason: "the timeline needs at least one clip")
         }
-    }
-
-    /// Removes the clip at `index`. Removing the current clip lets it finish.
-    public func remove(at index: Int) throws(PlayerError) {
-        try edit { clips throws(PlayerError) in
-            guard clips.indices.contains(index) else { throw Self.badIndex(index, count: clips.count) }
-            guard clips.count > 1 else {
-                throw .invalidArgument(name: "clip index", value: "\(index)", reason: "the timeline's only clip cannot be removed")
-            }
-            clips.remove(at: index)
-        }
-    }
-
-    /// Swaps two clips.
-    public func swapAt(_ first: Int, _ second: Int) throws(PlayerError) {
-        try edit { clips throws(PlayerError) in
-            guard clips.indices.contains(first) else { throw Self.badIndex(first, count: clips.count) }
-            guard clips.indices.contains(second) else { throw Self.badIndex(second, count: clips.count) }
-            clips.swapAt(first, second)
-        }
-    }
-
-    private static func badIndex(_ index: Int, count: Int) -> PlayerError {
-        .invalidArgument(name: "clip index", value: "\(index)", reason: "must be in 0..<\(count)")
+        for clip in clips { try clip.validate() }
+        try edit { current in current = clips }
     }
 
     private func edit(_ change: (inout [SequenceClip]) throws(PlayerError) -> Void) throws(PlayerError) {

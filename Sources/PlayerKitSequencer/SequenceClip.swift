@@ -5,7 +5,7 @@ import PlayerKitCore
 /// speed, direction and mirroring.
 public struct SequenceClip: Sendable, Hashable, Identifiable, CustomStringConvertible {
     /// What the clip shows.
-    public enum Content: Sendable, Hashable {
+    enum Content: Sendable, Hashable {
         /// A video, played from start to end (or end to start) at the clip's speed.
         case video(MediaSource)
         /// A still image (PNG, JPEG, ...) shown for `duration`.
@@ -16,7 +16,7 @@ public struct SequenceClip: Sendable, Hashable, Identifiable, CustomStringConver
     /// swapped. Unique within a sequencer.
     public let id: String
     /// The media.
-    public var content: Content
+    var content: Content
     /// Playback speed, within ``/PlayerKitCore/PlayerCommand/speedRange`` (0.25...4); ignored for stills.
     public var speed: Double
     /// Forward or backward (a reversed clip starts at its end); ignored for stills.

@@ -111,9 +111,10 @@ public final class MultiView: Sendable {
     /// The member whose frames the clock follows now.
     public var leader: PlayerID? { engine.read(\.leaderID) }
 
-    /// Adds a player to the group (a late join): it joins with its next frame, already playing
-    /// or once it loads. Adding a member twice does nothing.
-    public func add(_ player: any MediaPlayer) {
+    /// Adds a player to the group: it joins with its next frame, already playing or once it
+    /// loads. Adding a member twice does nothing. An app's late join is ``load(_:on:)``, which
+    /// calls this.
+    func add(_ player: any MediaPlayer) {
         engine.add(player)
     }
 

@@ -7,10 +7,10 @@ import PlayerKitCore
 /// async sequences. The same events whatever clock the group follows: a ``SyncGroup``'s own, a
 /// ``MultiView``'s live or on-demand angles, a Syncplay room's (PlayerKitRooms' `RoomFollower`).
 ///
-/// Three kinds: ``drift(_:)`` is ``PlayerKitCore/PlayerEventKind/syncDrift`` (as in 1.0),
-/// ``corrected(speed:)`` is ``PlayerKitCore/PlayerEventKind/syncCorrection`` (1.1.1); every
-/// step of the correction (joined, aligned, fell behind, realigned, dropped) is
-/// ``PlayerKitCore/PlayerEventKind/sync``.
+/// One kind, ``PlayerKitCore/PlayerEventKind/sync``, for every case: the drift reports
+/// (``drift(_:)``), the speed corrections (``corrected(speed:)``) and every step of the correction
+/// (joined, aligned, fell behind, realigned, dropped). Filter on `.sync`, then switch over the
+/// event (1.x's `syncDrift` and `syncCorrection` kinds are gone in 2.0).
 ///
 /// `@nonexhaustive`: a `switch` over it outside PlayerKit needs `@unknown default`.
 @nonexhaustive
@@ -54,7 +54,7 @@ public enum SyncEvent: PlayerFeatureEvent {
         /// ``SyncSettings/unrelatedTimestampThreshold``. Aligning it on its timestamps
         /// would show it that far off. It plays on, outside the group; `offset` is a media
         /// offset, so give it back as it is (``MultiView/setMediaOffset(_:for:)``, or one from
-        /// the playlists' PROGRAM-DATE-TIME) and add the member again.
+        /// the playlists' PROGRAM-DATE-TIME) and load it again (``MultiView/load(_:on:)``).
         case unrelatedTimestamps(offset: Duration)
 
         /// "ended", "failed: ...", "shut down" or "unrelated timestamps (+3.02 s from the group)".
@@ -86,20 +86,11 @@ public enum SyncEvent: PlayerFeatureEvent {
     /// player plays at on top of the group's speed
     /// (``/PlayerKitCore/PlayerCommand/setSpeedCorrection(_:)``), which the group trims a few
     /// times a second without a `speedChanged` for each. Published with ``drift(_:)``, at most
-    /// once per ``SyncSettings/driftReportInterval``, when it changed since the last one. Its
-    /// kind is ``PlayerKitCore/PlayerEventKind/syncCorrection``: a 1.1 subscription to
-    /// `.syncDrift` or `.sync` does not hear it.
+    /// once per ``SyncSettings/driftReportInterval``, when it changed since the last one.
     case corrected(speed: Double)
 
-    /// ``PlayerKitCore/PlayerEventKind/syncDrift`` for ``drift(_:)``,
-    /// ``PlayerKitCore/PlayerEventKind/sync`` for every other event.
-    public var kind: PlayerEventKind {
-        switch self {
-        case .drift: .syncDrift
-        case .corrected: .syncCorrection
-        default: .sync
-        }
-    }
+    /// ``PlayerKitCore/PlayerEventKind/sync``, for every event.
+    public var kind: PlayerEventKind { .sync }
 
     /// E.g. "syncDrift(+1.2 ms)", "sync(realigned after 0.41 s: stall)".
     public var description: String {
@@ -118,12 +109,7 @@ public enum SyncEvent: PlayerFeatureEvent {
 }
 
 extension PlayerEventKind {
-    /// ``SyncEvent/drift(_:)``.
-    public static let syncDrift: PlayerEventKind = "syncDrift"
-    /// Every ``SyncEvent`` but ``SyncEvent/drift(_:)`` and ``SyncEvent/corrected(speed:)``: the
-    /// steps of a group's correction.
+    /// Every ``SyncEvent``, whatever its case: a member's drift reports, its speed corrections
+    /// and the steps of a group's correction (filter on it, then switch over the event).
     public static let sync: PlayerEventKind = "sync"
-    /// ``SyncEvent/corrected(speed:)``: how much the group corrects a member's speed, with its
-    /// drift reports (at most one per ``SyncSettings/driftReportInterval``).
-    public static let syncCorrection: PlayerEventKind = "syncCorrection"
 }

@@ -89,11 +89,11 @@ public final class SyncGroup: Sendable {
     /// as a ``MultiView`` reports its members'. A member appears after its first measured frame.
     public var skews: [PlayerID: MemberSkew] { engine.skews }
 
-    /// The spread between members, one figure per measured frame of any member while playing:
-    /// the largest minus the smallest member drift (unsmoothed), in seconds. What
-    /// "drift between members" means in the benchmark and the `ab-compare` example. Holds the
-    /// latest 36,000 figures (about 10 minutes of two 30 fps members). For tests and the
-    /// benchmark; an app computes the spread from ``skews``.
+    /// The spread between members, one figure per measured frame of any member while playing
+    /// (from its third frame after each start, as ``skews`` are measured): the largest minus the
+    /// smallest member's latest skew (unsmoothed), in seconds. Holds the latest 36,000 figures
+    /// (about 10 minutes of two 30 fps members). For tests; an app computes the spread from
+    /// ``skews``.
     var spreads: [Double] { engine.spreads }
 
     /// How many seeks the group made to correct members since it was created (nudges by speed

@@ -9,7 +9,7 @@ import Synchronization
 // its own event pipeline.
 
 /// What ``ExclusivePlayback`` tells a player it paused.
-enum ExclusivePlaybackEvent: PlayerDelegateEvent {
+enum ExclusivePlaybackEvent: PlayerFeatureEvent {
     /// This player was paused because `other` started playing.
     case pausedBecauseOf(PlayerID)
 
@@ -20,16 +20,10 @@ enum ExclusivePlaybackEvent: PlayerDelegateEvent {
         case .pausedBecauseOf(let other): return "pausedBecauseOf(\(other))"
         }
     }
-
-    func dispatch(to delegate: any PlayerDelegate, from player: any MediaPlayer) {
-        guard let delegate = delegate as? any ExclusivePlaybackDelegate else { return }
-        switch self {
-        case .pausedBecauseOf(let other): delegate.player(player, wasPausedBecauseOf: other)
-        }
-    }
 }
 
-/// The feature's typed delegate method.
+/// The feature's typed delegate method, which an app's delegate calls from
+/// `player(_:didEmit:)` (`record.event.feature(ExclusivePlaybackEvent.self)`).
 protocol ExclusivePlaybackDelegate: PlayerDelegate {
     func player(_ player: any MediaPlayer, wasPausedBecauseOf other: PlayerID)
 }

@@ -17,6 +17,9 @@ final class ExclusiveDelegate: ExclusivePlaybackDelegate {
 
     func player(_ player: any MediaPlayer, didEmit record: PlayerEventRecord) {
         if record.event.kind == .exclusivePlaybackPaused { genericSink.yield(record) }
+        if case .pausedBecauseOf(let other)? = record.event.feature(ExclusivePlaybackEvent.self) {
+            self.player(player, wasPausedBecauseOf: other)
+        }
     }
 
     func player(_ player: any MediaPlayer, wasPausedBecauseOf other: PlayerID) {

@@ -10,7 +10,7 @@ import CGLHost
 
 func snippet_policy(main: Player, thumbnail: Player, detail: Player) async throws {
     // snippet: policy
-    let policy = FullscreenPolicy(orientationControlsFullscreen: true)   // or FullscreenPolicy.shared
+    let policy = FullscreenPolicy(orientationControlsFullscreen: true)   // one per screen, kept by the app
     for player in [main, thumbnail, detail] { try policy.add(player) }   // the players on this screen
     try await policy.claim(main)                       // main owns the policy
     try await policy.claim(thumbnail)                  // throws .ownedByAnotherPlayer(owner: "main", requester: ...)

@@ -103,8 +103,72 @@ func snippet_migratingFewer(settings: SyncSettings, snapshot: DecoderBudget.Snap
     let media = FakePlayer.Media(duration: 60, sourceStart: 1_000, audioTracks: 2)
     let checked = try ClockFollower(players: [], settings: settings)
     let free = snapshot.limit - snapshot.holders.count
-    try sequencer.insert(clip, at: index + 1)
-    try sequencer.remove(at: index)
+    var edited = sequencer.clips
+    edited[index] = clip
+    try sequencer.setClips(edited)
     // end snippet
     _ = (media, checked, free)
+}
+
+func snippet_migratingCore(player: Player, output: FrameOutput, frame: VideoFrame, record: PlayerEventRecord, bus: PlayerEventBus,
+                           other: PlayerID, path: String, x: Int, y: Int) async throws {
+    let rendered = output.latestFrame?.info.sequenceNumber
+    let title = player.snapshot.mediaInfo?.title
+    try await player.load(MediaSource(path))
+    if case .itemEnded(let reason) = record.event { print(reason) }
+    if case .error(let error) = record.event { print(error) }
+    if record.event == .shutDown { print("shut down") }
+    if let event = record.event.feature(FullscreenEvent.self) { print(event) }
+    let subscription = bus.subscribe(to: .players(["main", other])) { record in print(record) }
+    try await player.command(["playlist-clear"])
+    let green = frame.withUnsafeBytes { $0[y * frame.info.stride + x * 4 + frame.info.format.pixelFormat.greenOffset] }
+    _ = (rendered, title, subscription, green)
+}
+
+func snippet_migratingNet(event: RoomEvent, published: MPRISEvent, clocks: [PlaylistClock], host: String, port: Int,
+                          password: String?, address: String) throws {
+    var last: RoomState?
+    if case .state(let latest) = event { last = latest }
+    if case .paused(_, let by) = event { _ = by }
+    let configuration = RoomClient.Configuration(host: host, port: port, room: "demo", name: "left", password: password)
+    if case .published(let busName) = published { _ = busName }
+    let mprisConfiguration = MPRISConfiguration(appName: "myapp", identity: "My App", busAddress: address)
+    let options = MPRISPlayerOptions(identity: "Left", appHandles: [.playback, .seeking])
+    let offsets = try PlaylistClock.mediaOffsets(clocks)
+    _ = (last, configuration, mprisConfiguration, options, offsets)
+}
+
+func snippet_migratingFeatures(budget: DecoderBudget, record: PlayerEventRecord, source: MediaSource, sources: [MediaSource],
+                               makePlayer: @escaping @Sendable (Int) async throws(PlayerError) -> any MediaPlayer, index: Int,
+                               sequencer: ClipSequencer, clip: SequenceClip, player: Player, view: MultiView) async throws {
+    let holders = budget.snapshot.holders
+    var unplayable = Set<Int>()
+    if case .clipUnplayable(let index, _)? = record.event.feature(ClipEvent.self) { unplayable.insert(index) }
+    let item = PrefetchWindow.Item(source, speed: 2, direction: .backward)
+    let window = try PrefetchWindow(items: sources.map { PrefetchWindow.Item($0) }, radius: 1, makePlayer: makePlayer)
+    try await window.move(to: 0).play()
+    try await window.player(for: index + 1)?.play()
+    try await window.move(to: index + 1)
+    var clips = sequencer.clips
+    clips.insert(clip, at: index)
+    try sequencer.setClips(clips)
+    // The 2.0 side of the row `try sequencer.replace(at: index, with: clip)` (insert and remove are gone):
+    var edited = sequencer.clips
+    edited[index] = clip
+    try sequencer.setClips(edited)
+    do {
+        let source = clip.source
+        _ = source
+    }
+    let policy = FullscreenPolicy()
+    let syncEvents = player.events(kinds: [.sync])
+    if case .drift(let seconds)? = record.event.feature(SyncEvent.self) { _ = seconds }
+    try await view.load(source, on: player)
+    _ = (holders, unplayable, item, policy, syncEvents)
+}
+
+func snippet_migratingMedia(entry: MediaCacheEntry) throws {
+    let configuration = PosterMaker.Configuration(width: 320, height: 180, concurrency: 4, timeoutPerItem: .seconds(10))
+    let complete = entry.size == entry.cachedBytes
+    _ = (configuration, complete)
 }

@@ -29,7 +29,7 @@ func snippet_multiview(main: Player, onboard: Player, aerial: Player, pit: Playe
                          "https://live.example/aerial.m3u8"])       // all start together
     try await view.load("https://live.example/pit.m3u8", on: pit)   // a late join: aligned like the others
     try await AudioPolicy(mode: .solo, players: view.members).focus(main)   // main heard; its video on its audio
-    for await record in onboard.events(kinds: [.sync]) {       // joined, aligned, fellBehind, realigned, dropped
+    for await record in onboard.events(kinds: [.sync]) {       // joined, aligned, fellBehind, realigned, dropped, drift
         print(record.event, view.skews[onboard.id]?.description ?? "none yet")  // "+0.4 ms (p50 0.3, p95 1.1, p99 1.6 ms over 300 frames)"
     }
     // end snippet
@@ -40,7 +40,7 @@ func snippet_clockFollower(left: Player, right: Player, showStart: ContinuousClo
     let follower = try ClockFollower(players: [left, right])       // a player twice: invalidArgument
     try follower.setClock(0, at: showStart)                         // your timeline: 0 s at showStart, speed 1
     follower.moveMembers(seekingBeyond: .milliseconds(40))          // each player there and playing (or move them yourself)
-    for await record in right.events(kinds: [.sync, .syncDrift]) {  // joined, aligned, fellBehind, realigned, drift
+    for await record in right.events(kinds: [.sync]) {              // joined, aligned, fellBehind, realigned, drift
         print(record.event, follower.skews[right.id]?.description ?? "none yet")
     }
     try follower.setClock(95, running: false, at: .now)             // stopped at 95 s: nothing is corrected

@@ -47,8 +47,7 @@ func snippet_live(player: Player) async throws {
 func snippet_loading(player: Player) async throws {
     // snippet: sources
     let path: String = CommandLine.arguments.last ?? "clip.mp4"    // a String variable
-    try await player.load(path)                                    // "scheme://..." is a URL, anything else a path
-    try await player.load(MediaSource(path))                       // the same, as a value
+    try await player.load(MediaSource(path))                       // "scheme://..." is a URL, anything else a path
     try await player.load(.file("/videos/clip.mp4"))               // a local file, whatever its name
     try await player.load(.url(URL(string: "https://example.com/live.m3u8")!))  // a URL (file:// becomes a file)
     try await player.load(.joined(["intro.mp4", "main.mp4"], repeated: 2))      // one seamless timeline
@@ -58,7 +57,7 @@ func snippet_loading(player: Player) async throws {
     let media = try await player.load("clip.mp4")                  // file path
     try await player.load(.url(URL(string: "https://example.com/a.mp4")!))
     try await player.load("av://lavfi:testsrc", startPaused: true)  // state .ready
-    try await player.append("next.mp4"); try await player.perform(.next); try await player.perform(.previous); try await player.clearPlaylist()
+    try await player.append("next.mp4"); try await player.perform(.next); try await player.perform(.previous); try await player.command(["playlist-clear"])
     try await player.play(); try await player.pause(); try await player.stop()
     try await player.seek(to: 12.5, precision: .exact); try await player.perform(.seekBy(-5, precision: .keyframe))
     try await player.perform(.setVolume(80)); try await player.perform(.setMuted(true)); try await player.perform(.setSpeed(1.25))

@@ -1,5 +1,5 @@
 import PlayerKitCore
-import PlayerKitFeed
+@testable import PlayerKitFeed
 import PlayerKitSupport
 import PlayerKitTesting
 import Testing

@@ -1,4 +1,4 @@
-import PlayerKitCore
+@testable import PlayerKitCore
 @testable import PlayerKitSequencer
 import PlayerKitSupport
 import PlayerKitTesting
@@ -121,11 +121,15 @@ struct ClipSequencerLogicTests {
                                       media: ["a.mp4": .init(duration: 1), "b.mp4": .init(duration: 0.5), "c.mp4": .init(duration: 0.5)])
         try await sequencer.start()
         _ = await pull(sequencer, ticks: 5, next: ["a": "c"])
-        try sequencer.insert(.video("b.mp4", id: "b"), at: 1)
-        try sequencer.remove(at: 0)                                // the current clip: it plays on to its end
+        var clips = sequencer.clips
+        clips.insert(.video("b.mp4", id: "b"), at: 1)
+        try sequencer.setClips(clips)
+        clips.remove(at: 0)                                        // the current clip: it plays on to its end
+        try sequencer.setClips(clips)
         #expect(sequencer.clips.map(\.id) == ["b", "c"])
-        #expect(throws: PlayerError.self) { try sequencer.insert(.video("c.mp4", id: "c"), at: 0) }   // one ID, one clip
-        #expect(throws: PlayerError.self) { try sequencer.remove(at: 7) }
+        #expect(throws: PlayerError.self) { try sequencer.setClips([.video("c.mp4", id: "c"), .video("b.mp4", id: "b"), .video("c.mp4", id: "c")]) }   // one ID, one clip
+        #expect(throws: PlayerError.self) { try sequencer.setClips([]) }
+        #expect(sequencer.clips.map(\.id) == ["b", "c"])
         let frames = await pull(sequencer, ticks: 60, next: ["a": "b", "b": "c"])
         #expect(Self.order(frames) == ["a", "b", "c"])
         let starts = Dictionary(frames.map { ($0.clipID, $0.outputTime) }, uniquingKeysWith: min)

@@ -21,9 +21,9 @@ struct DecoderBudgetLogicTests {
         let p = try players(2)
         try await budget.load("a.mp4", into: p[0], startPaused: true)
         await #expect(throws: DecoderBudgetError.full(limit: 1, holders: [p[0].id])) { try await budget.load("b.mp4", into: p[1]) }
-        #expect(p[1].commands.isEmpty && p[0].state == .ready && budget.holders == [p[0].id])
+        #expect(p[1].commands.isEmpty && p[0].state == .ready && budget.snapshot.holders == [p[0].id])
         _ = try await p[1].load("b.mp4", startPaused: true)
-        #expect(p[1].state == .ready && budget.holders == [p[0].id])
+        #expect(p[1].state == .ready && budget.snapshot.holders == [p[0].id])
         for player in p { await player.shutdown() }
     }
 
@@ -42,7 +42,7 @@ struct DecoderBudgetLogicTests {
         #expect(p[0].releaseCount == 1 && p[0].state == .idle)
         #expect(throws: DecoderBudgetError.notHolding(p[0].id)) { try budget.release(p[0]) }
         try await budget.load("c.mp4", into: p[2])
-        #expect(budget.holders == [p[1].id, p[2].id])
+        #expect(budget.snapshot.holders == [p[1].id, p[2].id])
         for player in p { await player.shutdown() }
     }
 
@@ -63,7 +63,7 @@ struct DecoderBudgetLogicTests {
         #expect(budget.waitingCount == 1)
         try budget.release(p[0])
         _ = try await second.value
-        #expect(budget.holders == [p[1].id])
+        #expect(budget.snapshot.holders == [p[1].id])
         #expect(clock.sleeperCount == 0)                              // the granted wait's timer is gone
         for player in p { await player.shutdown() }
     }
@@ -103,7 +103,7 @@ struct DecoderBudgetLogicTests {
         #expect(await eventually { budget.waitingCount == 1 })
         await p[0].shutdown()
         _ = try await waiter.value
-        #expect(budget.holders == [p[1].id] && p[1].state == .playing)
+        #expect(budget.snapshot.holders == [p[1].id] && p[1].state == .playing)
         await #expect(throws: DecoderBudgetError.loadFailed(.playerShutDown(p[0].id))) { try await budget.load("a.mp4", into: p[0]) }
         for player in p { await player.shutdown() }
     }
@@ -121,10 +121,10 @@ struct DecoderBudgetLogicTests {
             await release
             switch await waiter.result {
             case .success:
-                #expect(budget.holders == [p[1].id])
+                #expect(budget.snapshot.holders == [p[1].id])
             case .failure(let error):
                 #expect(error as? DecoderBudgetError == .waitCancelled(p[1].id))
-                #expect(budget.holders.isEmpty && budget.availableSlots == 1)
+                #expect(budget.snapshot.holders.isEmpty && budget.availableSlots == 1)
             }
             #expect(budget.waitingCount == 0)
             for player in p { await player.shutdown() }
@@ -144,7 +144,7 @@ struct DecoderBudgetLogicTests {
         } catch {
             guard case .loadFailed(.loadFailed(source: "bad.mp4", _)) = error else { Issue.record("\(error)"); return }
         }
-        #expect(!budget.holds(p[1]) && budget.availableSlots == 1 && budget.holders == [p[0].id])
+        #expect(!budget.holds(p[1]) && budget.availableSlots == 1 && budget.snapshot.holders == [p[0].id])
         for player in p { await player.shutdown() }
     }
 }

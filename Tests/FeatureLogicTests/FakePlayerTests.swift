@@ -250,12 +250,12 @@ struct FakePlayerTests {
         await player.shutdown()
     }
 
-    @Test("a fake's event stream ends after its shutDown; load takes a String variable")
+    @Test("a fake's event stream ends after its shutDown; load takes a String variable as a MediaSource")
     func streamEndsAndStringLoad() async throws {
         let player = try FakePlayer(clock: clock, bus: bus)
         let events = player.events()
         let path: String = ["clips", "a.mp4"].joined(separator: "/")
-        try await player.load(path)
+        try await player.load(MediaSource(path))
         #expect(player.snapshot.mediaInfo?.source == path || player.state == .playing)
         await player.shutdown()
         var seen: [PlayerEvent] = []
@@ -272,10 +272,12 @@ struct FakePlayerTests {
                 calls.withLock { $0.append("\(player.id) \(newState)") }
             }
             func player(_ player: any MediaPlayer, didEmit record: PlayerEventRecord) {
-                guard case .mediaLoaded(let media) = record.event else { return }
-                calls.withLock { $0.append("\(player.id) loaded \(media.source)") }
+                switch record.event {
+                case .mediaLoaded(let media): calls.withLock { $0.append("\(player.id) loaded \(media.source)") }
+                case .shutDown: calls.withLock { $0.append("\(player.id) shutDown") }
+                default: break
+                }
             }
-            func playerDidShutDown(_ player: any MediaPlayer) { calls.withLock { $0.append("\(player.id) shutDown") } }
         }
         let recorder = Recorder()
         let player = try FakePlayer(id: "delegated", clock: clock, bus: bus)

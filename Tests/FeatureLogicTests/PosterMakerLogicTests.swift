@@ -1,4 +1,4 @@
-import PlayerKitCore
+@testable import PlayerKitCore
 @testable import PlayerKitPosters
 import PlayerKitSupport
 import PlayerKitTesting

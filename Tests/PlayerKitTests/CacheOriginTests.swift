@@ -135,7 +135,7 @@ struct CacheOriginTests {
         let end = await events.waitFor(timeout: .seconds(40)) { if case .itemEnded = $0.event { return true }; return false }
         #expect({ if case .itemEnded(.finished)? = end?.event { return true }; return false }(), "ended as \(String(describing: end?.event))")
         let size = Int64(CacheHarness.clipA.count)
-        #expect(await eventually(timeout: .seconds(10)) { harness.cache.entry(forKey: "clip-a.mp4")?.isComplete == true })
+        #expect(await eventually(timeout: .seconds(10)) { harness.cache.entry(forKey: "clip-a.mp4").map { $0.size == $0.cachedBytes } == true })
         let entry = try #require(harness.cache.entry(forKey: "clip-a.mp4"))
         #expect(entry.size == size)
         let requests = harness.server.counts("clip-a.mp4").requests

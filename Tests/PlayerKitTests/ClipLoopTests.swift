@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import PlayerKit
+@testable import PlayerKitResources
 
 @Suite("Clip loops", .timeLimit(.minutes(4)))
 struct ClipLoopTests {

@@ -116,12 +116,13 @@ struct EventBusTests {
         tokens.forEach { $0.cancel() }
     }
 
-    @Test("a selection of IDs from an array literal: the IDs, duplicates once, no others")
-    func selectionFromArrayLiteral() {
-        let selection: PlayerSelection = ["left", "right", "left"]
+    @Test("a selection of IDs: the IDs, duplicates once, no others")
+    func selectionOfIDs() {
+        let ids: [PlayerID] = ["left", "right", "left"]
+        let selection = PlayerSelection.players(Set(ids))
         #expect(selection == .players(["left", "right"]))
         #expect(selection.contains("left") && selection.contains("right") && !selection.contains("center"))
-        let none: PlayerSelection = []
+        let none = PlayerSelection.players([])
         #expect(!none.contains("left"))
     }
 

@@ -67,11 +67,11 @@ struct FeedTests {
         try coordinator.reportVisibility(1, of: "item-0")
         #expect(await eventually { log.plays() == ["item-0"] })
         #expect(await eventually { players[0].state == .loading })
-        #expect(budget.holders == [players[0].id])
+        #expect(budget.snapshot.holders == [players[0].id])
         try coordinator.reportVisibility(0, of: "item-0")
         #expect(await eventually { log.all.contains { $0.item == "item-0" && $0.action == .release } })
         #expect(await eventually { players[0].state == .idle })
-        #expect(budget.holders.isEmpty)
+        #expect(budget.snapshot.holders.isEmpty)
         // It never played, and mpv holds no media.
         var sawPlaying = false
         for await record in events {
@@ -120,7 +120,7 @@ struct AudioPolicyTests {
         // parallel pass the steps below once took longer than the clip's 4 s, and both players
         // then read no audio track at the end ([nil, nil]).
         for player in all { try await player.perform(.setLoop(.forever)) }
-        for player in all { _ = try await player.load(Fixtures.clipA) }
+        for player in all { _ = try await player.load(MediaSource(Fixtures.clipA)) }
         @Sendable func heard() -> [Int?] { all.map { $0.tracks.first { $0.kind == .audio && $0.isSelected }?.id } }
         #expect(await eventually { heard() == [1, nil] }, "\(heard())")
         #expect(try await mutes(all) == [.flag(false), .flag(true)])

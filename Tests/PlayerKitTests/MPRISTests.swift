@@ -72,13 +72,13 @@ struct MPRISTests {
             "--player=\(leftName)", "metadata", "--format", "{{title}}|{{mpris:length}}|{{xesam:url}}|{{mpris:trackid}}",
         ]).split(separator: "|", omittingEmptySubsequences: false).map(String.init)
         #expect(metadata.count == 4)
-        #expect(metadata.first == leftPlayer.mediaTitle && leftPlayer.mediaTitle != nil)
+        #expect(metadata.first == leftPlayer.snapshot.mediaInfo?.title && leftPlayer.snapshot.mediaInfo?.title != nil)
         #expect(abs((Double(metadata[1]) ?? 0) / 1e6 - (leftPlayer.snapshot.duration ?? -1)) < 0.01, "\(metadata)")
         #expect(metadata[2] == URL(fileURLWithPath: Fixtures.clipA).absoluteString)
         #expect(metadata[3] == "'/org/playerkit/track/1'")  // playerctl prints an object path quoted
         let rightTitle = try await setup.bus.playerctl(["--player=\(rightName)", "metadata", "title"])
         let rightMetadata = try await setup.bus.playerctl(["--player=\(rightName)", "metadata"])
-        #expect(rightTitle == rightPlayer.mediaTitle, "\(rightTitle) of \(rightMetadata)")
+        #expect(rightTitle == rightPlayer.snapshot.mediaInfo?.title, "\(rightTitle) of \(rightMetadata)")
         // The position the desktop reads lies between the player's read-outs before and after
         // (it plays on meanwhile, however slow the machine), within a position interval.
         // The clip loops: its end and its start are one moment. The bus hears of the wrap after
@@ -403,7 +403,7 @@ struct MPRISTests {
             "call", "--session", "--dest", setup.service.appBusName, "--object-path", "/org/mpris/MediaPlayer2",
             "--method", "org.freedesktop.DBus.Properties.Get", "org.mpris.MediaPlayer2.Player", "Metadata",
         ])
-        #expect(appMetadata.output.contains("'xesam:title': <'\(b.mediaTitle ?? "?")'>"), "\(appMetadata)")
+        #expect(appMetadata.output.contains("'xesam:title': <'\(b.snapshot.mediaInfo?.title ?? "?")'>"), "\(appMetadata)")
         // playerctld turns to the app's name once it has read the new name's properties.
         let turned = try await setup.bus.waitForPlayerctld { $0.first == setup.service.appBusName }
         #expect(turned.first == setup.service.appBusName, "\(turned)")

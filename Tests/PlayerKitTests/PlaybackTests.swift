@@ -172,7 +172,7 @@ struct PlaybackTests {
         #expect(player.isPaused)
         #expect(player.snapshot.duration.map { abs($0 - 4) < 0.05 } == true)
         // The read-out follows mpv's observed `media-title`, which can name the file for a moment.
-        #expect(await eventually { player.mediaTitle == "PlayerKit clip A" })
+        #expect(await eventually { player.model(\.mediaTitle) == "PlayerKit clip A" })
         #expect(player.tracks.count == 2)
 
         try await player.perform(player.isPaused ? .play : .pause)

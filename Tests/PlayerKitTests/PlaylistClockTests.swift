@@ -1,6 +1,6 @@
 import Foundation
 import PlayerKit
-import PlayerKitHLS
+@testable import PlayerKitHLS
 import PlayerKitSupport
 import Testing
 

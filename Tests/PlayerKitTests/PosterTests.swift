@@ -1,4 +1,5 @@
 import ExampleSupport
+@testable import PlayerKitCore
 import Foundation
 import PlayerKit
 @testable import PlayerKitCache

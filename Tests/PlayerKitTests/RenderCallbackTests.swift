@@ -1,3 +1,4 @@
+@testable import PlayerKitCore
 import Foundation
 import Testing
 import PlayerKit

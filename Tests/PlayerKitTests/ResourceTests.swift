@@ -19,9 +19,9 @@ struct ResourceTests {
             await holder.shutdown()
             // No waiting: a load that refuses to wait gets the slot at once.
             try await budget.load(MediaSource(Fixtures.clipB), into: next, startPaused: true, whenFull: .fail)
-            #expect(budget.holders == [next.id])
+            #expect(budget.snapshot.holders == [next.id])
             await next.shutdown()
-            #expect(budget.holders.isEmpty)
+            #expect(budget.snapshot.holders.isEmpty)
         }
     }
 

@@ -231,10 +231,10 @@ struct RoomBoundsTests {
         await Self.expectPromptLeave(client, joining: nil, "reconnecting")
 
         // Waiting out the reconnection delay.
-        configuration.reconnectDelay = .seconds(60)
         let again = try ScriptedServer([.joinThenClose])
         defer { again.stop() }
-        configuration.port = again.port
+        configuration = Self.patientConfiguration(again.port)
+        configuration.reconnectDelay = .seconds(60)
         client = try RoomClient(configuration)
         let ending = RoomEndings(client)
         try await client.join()

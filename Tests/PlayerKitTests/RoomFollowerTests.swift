@@ -177,7 +177,7 @@ struct RoomFollowerTests {
             abs((first.position ?? 0) - (second.position ?? 100)) < 0.05 && abs((first.position ?? 0) - (remote.player.position ?? 100)) < 0.1
         }, "first \(first.position ?? -1), second \(second.position ?? -1), remote \(remote.player.position ?? -1)")
         // Each local player reports its own drift on its own event path.
-        #expect(await firstEvents.waitFor { $0.event.kind == .syncDrift } != nil)
+        #expect(await firstEvents.waitFor { if case .drift? = $0.event.feature(SyncEvent.self) { true } else { false } } != nil)
 
         // The pair pauses the room: all three stop on one frame.
         try await follower.pause()

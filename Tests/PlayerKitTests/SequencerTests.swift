@@ -38,7 +38,9 @@ struct SequencerTests {
         let first = await Self.pull(sequencer) { _ in true }
         #expect(first.first?.clipID == "orange")
         // While "orange" plays: purple goes second, halves last.
-        try sequencer.swapAt(1, 2)
+        var clips = sequencer.clips
+        clips.swapAt(1, 2)
+        try sequencer.setClips(clips)
         #expect(sequencer.clips.map(\.id) == ["orange", "purple", "halves"])
         #expect(sequencer.currentClipID == "orange")
         let untilPurple = await Self.pull(sequencer) { $0.clipID != "orange" }
@@ -72,13 +74,15 @@ struct SequencerTests {
         }
         let sequencer = try ClipSequencer(
             clips: [Self.clip(1, id: "a"), Self.clip(2, id: "b")], format: format, playerIDPrefix: Fixtures.uniqueID("seq").rawValue)
-        #expect(throws: PlayerError.invalidArgument(name: "clip index", value: "7", reason: "must be in 0..<2")) { try sequencer.swapAt(0, 7) }
-        #expect(throws: PlayerError.invalidArgument(name: "clip index", value: "-1", reason: "must be in 0..<2")) { try sequencer.remove(at: -1) }
-        #expect(throws: PlayerError.self) { try sequencer.insert(Self.clip(3, id: "a"), at: 0) }
-        #expect(throws: PlayerError.self) { try sequencer.insert(Self.clip(3, id: "c"), at: 9) }
+        #expect(throws: PlayerError.invalidArgument(name: "clips", value: "[]", reason: "the timeline needs at least one clip")) {
+            try sequencer.setClips([])
+        }
+        #expect(throws: PlayerError.invalidArgument(name: "clip id", value: "a", reason: "is used by two clips of the timeline")) {
+            try sequencer.setClips([Self.clip(1, id: "a"), Self.clip(3, id: "a")])
+        }
+        #expect(throws: PlayerError.self) { try sequencer.setClips([Self.clip(1, id: "a", speed: 5)]) }
         #expect(sequencer.clips.map(\.id) == ["a", "b"])
-        try sequencer.remove(at: 1)
-        #expect(throws: PlayerError.self) { try sequencer.remove(at: 0) }
+        try sequencer.setClips([Self.clip(1, id: "a")])
         #expect(sequencer.clips.map(\.id) == ["a"])
         // A clip that cannot play fails at start with the player's typed error.
         let broken = try ClipSequencer(

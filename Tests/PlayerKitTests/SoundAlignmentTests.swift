@@ -1,5 +1,5 @@
 import Foundation
-import PlayerKitAnalysis
+@testable import PlayerKitAnalysis
 import PlayerKitCore
 import PlayerKitSync
 import Testing

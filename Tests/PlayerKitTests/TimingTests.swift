@@ -1,4 +1,5 @@
 import ExampleSupport
+@testable import PlayerKitCore
 import Foundation
 @testable import PlayerKitResources
 @testable import PlayerKitSync

@@ -172,34 +172,6 @@ struct WaitBoundTests {
         #expect(await events.waitFor { $0.event == .shutDown } != nil)
         #expect(await within(.seconds(15)) { _ = await load.value; return true } == true)
     }
-
-    @Test("back-to-back playback ends with playerShutDown when its playing player shuts down")
-    func backToBackEndsOnShutdown() async throws {
-        let (a, aEvents) = try await Fixtures.player()
-        let (b, bEvents) = try await Fixtures.player()
-        defer { Task { await a.shutdown(); await b.shutdown() } }
-        let pair = try AlternatingPlayers(a, b)
-        let long: MediaSource = "av://lavfi:testsrc=size=160x120:rate=25:duration=600"
-        let run = Task { () -> PlayerError? in
-            do throws(PlayerError) {
-                try await pair.playBackToBack([long, long])
-                return nil
-            } catch {
-                return error
-            }
-        }
-        // The first clip plays on a; b prepares the second.
-        #expect(await aEvents.waitForState(.playing))
-        #expect(await bEvents.waitForState(.ready))
-        await a.shutdown()
-        let outcome = await within(.seconds(8)) { await run.value }
-        switch outcome {
-        case .some(.some(.playerShutDown(let id))): #expect(id == a.id)
-        default:
-            Issue.record("playBackToBack after its player shut down: \(String(describing: outcome)) (nil: still waiting after 8 s)")
-            run.cancel()
-        }
-    }
 }
 
 @Suite("MonotonicCondition", .timeLimit(.minutes(4)), .tags(.timingPass))

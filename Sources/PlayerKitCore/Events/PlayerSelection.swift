@@ -1,11 +1,11 @@
 /// Which players a subscription hears: one ID, a set of IDs, or every player. (For one ID,
 /// the bus's methods also take a ``PlayerID`` directly: `bus.events(for: "main")`; for several,
-/// an array literal: `bus.subscribe(to: ["left", "right"]) { ... }`, or, for IDs in a variable,
-/// `bus.subscribe(to: .players(Set(ids))) { ... }`: an array literal is not an array.)
+/// `bus.subscribe(to: .players(["left", "right"])) { ... }`, or, for IDs in an array,
+/// `bus.subscribe(to: .players(Set(ids))) { ... }`.)
 ///
 /// IDs need no live player: a subscription to `"main"` hears every player that has that ID,
 /// now or later, including one that replaces an earlier `"main"`.
-public enum PlayerSelection: Sendable, Hashable, ExpressibleByArrayLiteral {
+public enum PlayerSelection: Sendable, Hashable {
     /// Every player on the bus, including players created later.
     case all
     /// The players with these IDs.
@@ -20,11 +20,5 @@ public enum PlayerSelection: Sendable, Hashable, ExpressibleByArrayLiteral {
         case .all: return true
         case .players(let ids): return ids.contains(id)
         }
-    }
-
-    /// The players with the IDs of an array literal: `["left", "right"]` is
-    /// `.players(["left", "right"])`. Duplicates count once.
-    public init(arrayLiteral ids: PlayerID...) {
-        self = .players(Set(ids))
     }
 }

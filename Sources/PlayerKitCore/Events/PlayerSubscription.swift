@@ -24,9 +24,9 @@ public final class PlayerSubscription: Sendable {
         subscriber.waitUntilDelivered()
     }
 
-    /// Whether ``cancel()`` was called (or the subscription released): its handler is called no
-    /// more. Safe from any thread, the handler included.
-    public var isCancelled: Bool { ended.withLock { $0 } }
+    /// Whether `cancel()` was called (or the subscription released): its handler is called no
+    /// more. Safe from any thread, the handler included. For tests.
+    var isCancelled: Bool { ended.withLock { $0 } }
 
     /// Ends the subscription. Once `cancel()` has returned, no call of the handler starts.
     ///

@@ -7,7 +7,7 @@ extension PlayerEventBus {
     ///
     /// For each of the player's events, in the player's order, one at a time, on a serial queue
     /// that targets `queue`, the delegate's ``PlayerDelegate/player(_:didEmit:)`` is called, then
-    /// the event's typed method (a core event's, or a ``PlayerDelegateEvent``'s). The subscription
+    /// for a state change ``PlayerDelegate/player(_:didChangeStateFrom:to:)``. The subscription
     /// ends by itself after the player's ``PlayerEvent/shutDown``, so a later player with the
     /// same ID is not heard. ``Player/delegate`` is built on this; so is any `MediaPlayer`'s
     /// delegate, a fake's included (`FakePlayer.delegate`), or an app's own conformer's.

@@ -116,19 +116,21 @@ public final class FrameOutput: Sendable {
     /// Whether the output was closed or its player shut down.
     var isClosed: Bool { !engine.context.isAlive }
 
-    /// The output at one moment (as ``PlayerSnapshot`` is for a player).
-    public struct Snapshot: Sendable, Hashable {
+    /// The output at one moment (as ``PlayerSnapshot`` is for a player): for tests. An app sees
+    /// the output closed when ``frames`` ends, and the rendered count in each frame's
+    /// ``FrameInfo/sequenceNumber``.
+    struct Snapshot: Sendable, Hashable {
         /// Whether the output is closed (``FrameOutput/close()``, or its player shut down):
         /// it renders nothing more.
-        public let isClosed: Bool
+        let isClosed: Bool
         /// How many frames mpv rendered into the output so far: the ``FrameInfo/sequenceNumber``
         /// of the newest (a frame drawn again counts again; frames the reader missed count too).
-        public let framesRendered: UInt64
+        let framesRendered: UInt64
     }
 
     /// Whether the output is closed and how many frames it rendered. Never blocks on mpv; safe
     /// from any thread.
-    public var snapshot: Snapshot {
+    var snapshot: Snapshot {
         Snapshot(isClosed: isClosed, framesRendered: engine.counters.withLock { $0.rendered })
     }
 }

@@ -100,13 +100,6 @@ extension MediaPlayer {
         try await load(source, startPaused: false)
     }
 
-    /// Loads the local file or URL in `location`, a `String` (a variable as well as a literal):
-    /// `scheme://...` is a URL, anything else a path (see ``MediaSource/init(_:)``).
-    @discardableResult
-    public func load(_ location: String, startPaused: Bool = false) async throws(PlayerError) -> MediaInfo {
-        try await load(MediaSource(location), startPaused: startPaused)
-    }
-
     /// For players that cannot tell how far they hold their source: an observation that reports
     /// nothing.
     public func observeBufferedMedia() -> PropertyObservation {

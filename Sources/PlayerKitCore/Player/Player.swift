@@ -245,8 +245,7 @@ public final class Player: MediaPlayer {
 
     /// Publishes a feature's event about this player through the player's own ordered
     /// pipeline: it gets the player's next sequence number and reaches the delegate
-    /// (``PlayerDelegate/player(_:didEmit:)``, and the typed method when the event is a
-    /// ``PlayerDelegateEvent``), every bus subscriber of this player's ID, async sequences, and
+    /// (``PlayerDelegate/player(_:didEmit:)``), every bus subscriber of this player's ID, async sequences, and
     /// NotificationCenter when the event names a notification. The extension point for
     /// features: PlayerKit's (fullscreen policy, clip loops, sync groups) and an app's own.
     ///
@@ -364,9 +363,6 @@ public final class Player: MediaPlayer {
     var cacheDuration: Double? { model(\.cacheDuration) }
     /// The decoded video size; nil before the first frame or for audio-only media.
     public var videoSize: VideoSize? { model(\.videoSize) }
-    /// The media title (metadata title or file name), as mpv last reported it (right after a
-    /// load it may still name the previous item: ``PlayerSnapshot/mediaInfo`` is the loaded item's).
-    public var mediaTitle: String? { model(\.mediaTitle) }
     /// The current item's tracks.
     public var tracks: [Track] { model(\.tracks) }
     /// Every read-out of ``MediaPlayer`` at once, read under one lock (so they agree with each
@@ -472,9 +468,10 @@ public final class Player: MediaPlayer {
         try await core.request(.append(argument: validate(source), source: source.description), timeout: Self.answerTimeout)
     }
 
-    /// Removes every playlist item except the one playing.
+    /// Removes every playlist item except the one playing (an app sends mpv's `playlist-clear`
+    /// with ``command(_:)``).
     /// - Throws: what ``perform(_:timeout:)`` throws while waiting for mpv's answer.
-    public func clearPlaylist() async throws(PlayerError) {
+    func clearPlaylist() async throws(PlayerError) {
         try await core.request(.clearPlaylist, timeout: Self.answerTimeout)
     }
 

@@ -10,25 +10,15 @@ import Dispatch
 ///
 /// **Conforming.** `now` never goes backwards, and `sleep(until:tolerance:)` returns at the
 /// latest once `now` has reached the deadline, and throws `CancellationError` when the task
-/// is cancelled.
+/// is cancelled. `runOnce(at:_:)` runs its action once `now` has reached the deadline (a clock
+/// of the app's own may start a `Task` that sleeps on it until then and runs the action).
 public protocol MonotonicClock: Clock, Sendable where Instant == ContinuousClock.Instant {
     /// Runs `action` once, as soon as `now` has reached `deadline`: a one-shot timer for work
     /// that must happen at an instant, not whenever a busy cooperative pool gets to it.
     /// `ContinuousClock` fires it from a Dispatch timer (no task, not Swift's cooperative pool);
-    /// a test clock when it is moved past `deadline`. The default is a task that sleeps on the
-    /// clock until `deadline`. There is no cancelling: an action that may be stale checks so
-    /// itself when it runs.
+    /// a test clock when it is moved past `deadline`. There is no cancelling: an action that may
+    /// be stale checks so itself when it runs.
     func runOnce(at deadline: Instant, _ action: @escaping @Sendable () -> Void)
-}
-
-extension MonotonicClock {
-    /// A task that sleeps on this clock until `deadline`, then runs `action`.
-    public func runOnce(at deadline: Instant, _ action: @escaping @Sendable () -> Void) {
-        Task { [self] in
-            try? await sleep(until: deadline, tolerance: nil)
-            action()
-        }
-    }
 }
 
 extension ContinuousClock: MonotonicClock {

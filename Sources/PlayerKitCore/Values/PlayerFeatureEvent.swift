@@ -17,7 +17,8 @@ import Foundation
 /// player.publish(ExclusivePlaybackEvent.pausedBecauseOf(other.id))
 /// ```
 ///
-/// Conform to ``PlayerDelegateEvent`` as well to call a typed delegate method of your own.
+/// A delegate hears it in ``PlayerDelegate/player(_:didEmit:)``
+/// (`record.event.feature(ExclusivePlaybackEvent.self)`).
 public protocol PlayerFeatureEvent: Sendable, Hashable, CustomStringConvertible {
     /// The event's kind: what subscriptions filter on, its name in JSON and logs, and (through
     /// ``PlayerNotification/name(for:)``) its NotificationCenter name.

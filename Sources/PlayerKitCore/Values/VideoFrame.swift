@@ -221,6 +221,7 @@ public struct VideoFrame: Sendable {
     }
 
     /// The colour of the pixel at (`x`, `y`), from the top-left corner; nil outside the frame.
+    /// (Reading many pixels, read the bytes with ``withUnsafeBytes(_:)``.)
     public func color(x: Int, y: Int) -> RGBColor? {
         guard (0..<width).contains(x), (0..<height).contains(y) else { return nil }
         let format = pixelFormat
@@ -231,8 +232,8 @@ public struct VideoFrame: Sendable {
             blue: base.load(fromByteOffset: format.blueOffset, as: UInt8.self))
     }
 
-    /// The mean colour of a rectangle (clipped to the frame); nil when nothing is left.
-    public func averageColor(x: Int, y: Int, width: Int, height: Int) -> RGBColor? {
+    /// The mean colour of a rectangle (clipped to the frame); nil when nothing is left. For tests.
+    func averageColor(x: Int, y: Int, width: Int, height: Int) -> RGBColor? {
         let columns = max(0, x)..<min(self.width, x + width)
         let rows = max(0, y)..<min(self.height, y + height)
         guard !columns.isEmpty, !rows.isEmpty else { return nil }

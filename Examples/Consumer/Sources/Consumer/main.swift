@@ -19,8 +19,8 @@ try await background.load("av://lavfi:testsrc", startPaused: true)
 try await main.seek(to: 2, precision: .exact)
 
 // Every event also goes, with its player's ID, to the event bus: code that does not hold the
-// players can listen by ID (here both, through an array literal of IDs).
-let subscription = PlayerEventBus.shared.subscribe(to: ["main", background.id], kinds: [.itemEnded]) { record in
+// players can listen by ID (here both: a selection of IDs).
+let subscription = PlayerEventBus.shared.subscribe(to: .players(["main", background.id]), kinds: [.itemEnded]) { record in
     print("\(record.playerID) ended: \(record.event)")   // on a serial queue of the subscription's own
 }
 let mainEnds = PlayerEventBus.shared.events(for: "main", kinds: [.itemEnded])  // an AsyncSequence

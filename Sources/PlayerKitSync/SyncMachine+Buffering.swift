@@ -28,22 +28,24 @@ extension SyncMachine {
         }
         members[index].cacheEnd = value
         members[index].seekableEnd = seekable.map { ($0 - members[index].offset) / rate + base + turns * Self.timestampWrap }
+        // A member behind that waits for this data is put back now.
+        let reached = seekOnReach(index, at: time)
         // An outside clock has no live edge: what a member has only limits its seeks.
-        if clockSource.isSet { return [] }
+        if clockSource.isSet { return reached }
         let epoch = self.epoch ?? time
         self.epoch = epoch
         let lead = value - time.seconds(since: epoch)
         if case .liveEdge(let latency) = clockSource {
-            return followLiveEdge(index, lead: lead, latency: latency.inSeconds, at: time)
+            return reached + followLiveEdge(index, lead: lead, latency: latency.inSeconds, at: time)
         }
-        guard !members[index].offsetGiven else { return [] }
+        guard !members[index].offsetGiven else { return reached }
         // Before the clock runs there is no timeline to put the value on: a member a 33-bit wrap
         // away from the one whose frame starts the clock (fMP4 beside MPEG-TS) would keep an
         // edge 26.5 hours off.
-        guard clock(at: time) != nil else { return [] }
+        guard clock(at: time) != nil else { return reached }
         guard var edge = members[index].edge else {
             members[index].edge = LiveEdge(lead: lead, since: time, last: value)
-            return []
+            return reached
         }
         let step = value - edge.last
         if step > 0.1, time - edge.since > .seconds(1) {
@@ -53,7 +55,7 @@ extension SyncMachine {
         edge.lead = max(edge.lead, lead)
         edge.last = value
         members[index].edge = edge
-        return judgeTimestamps(at: time)
+        return reached + judgeTimestamps(at: time)
     }
 
     /// Whether the clock keeps a latency behind the live edge (``SyncClock/liveEdge(latency:)``)

@@ -92,11 +92,11 @@ extension SyncMachine {
     /// Pauses member `index`, `skew` from the clock and showing `media`, and seeks it exactly:
     /// ahead, to its own frame, which it certainly has (the clock's place may be in the hole a
     /// missing segment left); behind, to where the clock will be once the seek landed. It is
-    /// held where it lands. No actions when it cannot seek there yet (it plays on), unless
-    /// `beyondReach`: then it seeks there all the same (a paused member, which no frame of its
-    /// own will move).
-    mutating func seekToClock(_ index: Int, skew: Double, media: Double, at time: ContinuousClock.Instant,
-                                      beyondReach: Bool = false) -> [Action] {
+    /// held where it lands. No actions when it cannot seek there yet: a seek past the end of
+    /// its seekable ranges is never sent (mpv refuses it without an error, and the member waited
+    /// for the give-up); it plays on, and is judged again at each frame and each buffer report
+    /// (``seekOnReach(_:at:)``).
+    mutating func seekToClock(_ index: Int, skew: Double, media: Double, at time: ContinuousClock.Instant) -> [Action] {
         let id = members[index].id
         // Ahead, to its own frame (the clock's place may be in a hole); with an outside clock,
         // one far ahead goes to the clock (on demand there is no hole, and holding it until the
@@ -108,12 +108,9 @@ extension SyncMachine {
             // Not in what it can seek yet: a live stream cannot seek there. As far as it can,
             // when that is still ahead of where the clock will be once the seek landed (a
             // shorter lead); else it plays on (and downloads) until the data is there.
-            if reach > (clock(at: time) ?? media) + Self.shortestLead * speed {
-                target = reach
-                short = true
-            } else if !beyondReach {
-                return []
-            }
+            guard reach > (clock(at: time) ?? media) + Self.shortestLead * speed else { return [] }
+            target = reach
+            short = true
         }
         members[index].shortSeek = short
         members[index].status = .seeking(target: target, since: time)
@@ -144,7 +141,9 @@ extension SyncMachine {
 
     /// Pauses member `index` and seeks it exactly to where the clock will be
     /// ``SyncTuning/seekLead`` later (within what it can seek), to be held there: as ``correct``
-    /// does for a member behind. Before the clock runs, it just plays.
+    /// does for a member behind. Before the clock runs, or while what it can seek ends short of
+    /// the clock, it plays (a paused member, which no frame of its own would move; it is seeked
+    /// at the frame or buffer report that brings the clock within its reach).
     mutating func seekAhead(_ index: Int, at time: ContinuousClock.Instant) -> [Action] {
         let id = members[index].id
         members[index].recent = []
@@ -153,7 +152,31 @@ extension SyncMachine {
             members[index].status = .waiting
             return [.send(id, .play)]
         }
-        return seekToClock(index, skew: -.infinity, media: clock, at: time, beyondReach: true)
+        let seek = seekToClock(index, skew: -.infinity, media: clock, at: time)
+        guard seek.isEmpty else { return seek }
+        members[index].status = .playing
+        members[index].settling = 2
+        var actions: [Action] = []
+        if members[index].speed != ownSpeed(index) { actions += play(index, at: ownSpeed(index)) }
+        return actions + [.send(id, .play)]
+    }
+
+    /// A member playing on behind the clock beyond ``SyncSettings/realignThreshold`` (it could not
+    /// seek there yet: a live stream whose data came back after a stall) is seeked as soon as a
+    /// buffer report brings the clock within its reach, not at its next frame only: where it is
+    /// now is its last frame carried forward at its speed.
+    mutating func seekOnReach(_ index: Int, at time: ContinuousClock.Instant) -> [Action] {
+        guard paused == nil, settings.correctsSkew, members[index].status == .playing,
+              let last = members[index].lastFrame, let clock = clock(at: time) else { return [] }
+        let media = last.media + time.seconds(since: last.time) * members[index].speed
+        let skew = media - clock
+        guard skew < -settings.realignThreshold.inSeconds else { return [] }
+        let actions = seekToClock(index, skew: skew, media: media, at: time)
+        if !actions.isEmpty {
+            members[index].recent = []
+            members[index].inStep = 0
+        }
+        return actions
     }
 
     /// Plays the held members whose frame the clock has reached.

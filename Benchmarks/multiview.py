@@ -42,6 +42,7 @@ dropped at most 1% of the frames.
   MULTIVIEW_LOGS=DIR                 keeps every run's frame log in DIR (JSON lines: player, media, t)
 """
 import argparse
+import bisect
 import json
 import os
 import platform
@@ -183,6 +184,67 @@ def spreads(frames, ids):
     return result
 
 
+def runs(frames):
+    """One angle's frame changes cut where it paused, jumped or froze (a seek, a hold, a stall)."""
+    pieces, piece = [], []
+    for frame in frames:
+        if piece and not (0 < frame[0] - piece[-1][0] < 0.1 and frame[1] - piece[-1][1] < 0.1):
+            pieces.append(piece)
+            piece = []
+        piece.append(frame)
+    return pieces + ([piece] if piece else [])
+
+
+def wander(points, window=0.5):
+    """Each (t, value)'s distance from the median of the values within `window` s around it: the
+    part of a series that changes from one frame to the next, without what drifts slowly (which a
+    correction can take away, and which a speed trim changes)."""
+    times = [t for t, _ in points]
+    result = []
+    for t, value in points:
+        low, high = bisect.bisect_left(times, t - window), bisect.bisect_right(times, t + window)
+        if high - low < 10:
+            continue
+        result.append(abs(value - statistics.median(v for _, v in points[low:high])))
+    return result
+
+
+def frame_jitter(frames, start, end):
+    """The floor of one angle: how far its frame changes stray from their due times (the moment
+    each frame changed minus its media time, against the median of that over the second around
+    it), p99 in ms, over [start, end)."""
+    residuals = []
+    for piece in runs([f for f in frames if start <= f[1] < end]):
+        residuals += wander([(t, t - media) for media, t in piece])
+    return percentile(residuals, 0.99) and percentile(residuals, 0.99) * 1000
+
+
+def spread_floor(frames, ids, start, end):
+    """The floor of the angles' spread: the part of the moments they show the same frame that
+    changes from frame to frame (each angle's signed difference from the first, against the
+    median of it over the second around; the spread of those, the first's being 0), p99 in ms,
+    over [start, end). No correction acting on skews measured over frames can take it away: it
+    is their frames' own unevenness."""
+    reference = [f for f in frames.get(ids[0], []) if start <= f[1] < end]
+    residuals = []
+    for piece in runs(reference):
+        rows = []
+        for media, t in piece:
+            others = [moment(frames.get(i, []), media) for i in ids[1:]]
+            if None not in others:
+                rows.append((t, [other - t for other in others]))
+        if len(rows) < 10:
+            continue
+        times = [t for t, _ in rows]
+        for t, differences in rows:
+            low, high = bisect.bisect_left(times, t - 0.5), bisect.bisect_right(times, t + 0.5)
+            if high - low < 10:
+                continue
+            errors = [0.0] + [d - statistics.median(r[1][k] for r in rows[low:high]) for k, d in enumerate(differences)]
+            residuals.append(max(errors) - min(errors))
+    return percentile(residuals, 0.99) and percentile(residuals, 0.99) * 1000
+
+
 def settled(series, after):
     """The first moment at or after `after` from which the spread stays under IN_STEP for a second."""
     for index, (t, _) in enumerate(series):
@@ -224,6 +286,9 @@ def analyse(log, cpu, wall, angles, faulted=True, moments=None):
         "p50_ms": percentile(steady, 0.5) and percentile(steady, 0.5) * 1000,
         "p95_ms": percentile(steady, 0.95) and percentile(steady, 0.95) * 1000,
         "p99_ms": percentile(steady, 0.99) and percentile(steady, 0.99) * 1000,
+        "jitter_p99_ms": max((j for j in (frame_jitter(frames.get(i, []), start, min(start + 20, MISSING_AT)) for i in ids)
+                              if j is not None), default=None),
+        "floor_p99_ms": spread_floor(frames, ids, start, min(start + 20, MISSING_AT)),
         "samples": len(steady),
         "cpu_per_angle_percent": 100 * cpu / wall / angles if wall else None,
         "dropped_percent": 100 * sum(dropped.values()) / max(1, sum(dropped.values()) + sum(len(v) for v in frames.values())),
@@ -283,12 +348,22 @@ def on_demand_figures(log, seconds):
     """The spread of two on-demand angles from a frame log: over the `seconds` after both were in
     step (the spread under 5 ms for a second), or after 2 s when they never were."""
     frames, dropped = read_log(log)
-    ids = ["angle-1", "angle-2"]
+    ids = sorted(frames)
+    if len(ids) == 1:
+        # One angle alone: only its own floor.
+        first = frames[ids[0]][0][1] if frames[ids[0]] else 0.0
+        jitter = frame_jitter(frames[ids[0]], first + 2.0, first + 2.0 + seconds)
+        return {"aligned_after_s": None, "p50_ms": None, "p95_ms": None, "p99_ms": None, "samples": 0,
+                "jitter_p99_ms": jitter, "floor_p99_ms": None,
+                "dropped_percent": 100 * sum(dropped.values()) / max(1, sum(dropped.values()) + len(frames[ids[0]]))}
     series = spreads(frames, ids)
     aligned = settled(series, 0.0)
     start = aligned if aligned is not None else 2.0
     steady = [s for (t, s) in series if start <= t < start + seconds]
+    jitters = [frame_jitter(frames.get(i, []), start, start + seconds) for i in ids]
     return {
+        "jitter_p99_ms": None if None in jitters else max(jitters),
+        "floor_p99_ms": spread_floor(frames, ids, start, start + seconds),
         "aligned_after_s": aligned,
         "p50_ms": percentile(steady, 0.5) and percentile(steady, 0.5) * 1000,
         "p95_ms": percentile(steady, 0.95) and percentile(steady, 0.95) * 1000,
@@ -378,23 +453,32 @@ def number(value, digits=1, unit=""):
 def table(rows, most, on_demand, machine_text, date=None):
     lines = [
         "| 4 live angles, 360p, joined 0-3 s apart | aligned after the last join | spread p50 | p95 | p99 (20 s) "
+        "| floor of the spread, p99 | frame jitter p99 (worst angle) "
         "| back in step after a missing segment | after a 4 s stall | after two 4 s stalls in a row | CPU per angle | frames dropped |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, figures in rows:
         lines.append(
             f"| {name} | {number(figures['aligned_after_s'], 2, ' s')} | {number(figures['p50_ms'], 2, ' ms')} "
             f"| {number(figures['p95_ms'], 2, ' ms')} | {number(figures['p99_ms'], 2, ' ms')} "
+            f"| {number(figures.get('floor_p99_ms'), 2, ' ms')} | {number(figures.get('jitter_p99_ms'), 2, ' ms')} "
             f"| {number(figures.get('missing_segment_back_s'), 2, ' s')} | {number(figures.get('stall_back_s'), 2, ' s')} "
             f"| {number(figures.get('two_stalls_back_s'), 2, ' s')} "
             f"| {number(figures['cpu_per_angle_percent'], 1, '%')} | {number(figures['dropped_percent'], 2, '%')} |")
-    lines += ["", "| 2 local files (on demand), started together, 20 s | the app's skew_p99_ms (worst member, last 10 s) "
-              "| spread p50 | p95 | p99 (frame log) | CPU per angle | frames dropped |", "|---|---|---|---|---|---|---|"]
+    lines += ["", "| Local files (on demand), started together, 20 s | the app's skew_p99_ms (worst member, last 10 s) "
+              "| spread p50 | p95 | p99 (frame log) | floor of the spread, p99 | frame jitter p99 (worst angle) "
+              "| CPU per angle | frames dropped |", "|---|---|---|---|---|---|---|---|---|"]
+    dash = lambda value: "-" if value is None else number(value, 2, " ms")
     for name, figures in on_demand:
         lines.append(
-            f"| {name} | {'-' if figures['app_skew_p99_ms'] is None else number(figures['app_skew_p99_ms'], 2, ' ms')} "
-            f"| {number(figures['p50_ms'], 2, ' ms')} | {number(figures['p95_ms'], 2, ' ms')} | {number(figures['p99_ms'], 2, ' ms')} "
+            f"| {name} | {dash(figures.get('app_skew_p99_ms'))} "
+            f"| {dash(figures['p50_ms'])} | {dash(figures['p95_ms'])} | {dash(figures['p99_ms'])} "
+            f"| {dash(figures.get('floor_p99_ms'))} | {dash(figures.get('jitter_p99_ms'))} "
             f"| {number(figures['cpu_per_angle_percent'], 1, '%')} | {number(figures['dropped_percent'], 2, '%')} |")
+    lines += ["", "The floor: a frame's moment strays from its due time by each player's own frame timing (frame jitter: "
+              "each frame change minus its media time, against the median of that over the second around it). Two players' "
+              "spread cannot be kept below the part of it that changes from frame to frame (floor of the spread: each "
+              "frame's signed difference against its median over the second around it), whatever corrects their skews."]
     lines += ["", "| PlayerKit, angles joined together (25 s) | spread p99 (last 15 s) | frames dropped | CPU per angle | in sync |",
               "|---|---|---|---|---|"]
     for count, figures in most:
@@ -447,8 +531,10 @@ def main():
             rows.append((name, figures))
         say("running: two local files on demand, 20 s (PlayerKit, then uncorrected C cores)")
         files = local_files()
-        on_demand = [("PlayerKit (playerkit-multiview --json)", run_playerkit_files(app, files, os.path.join(work, "files-playerkit.log"))),
-                     ("uncorrected mpv cores (C client)", run_c_files(client, files, os.path.join(work, "files-c.log")))]
+        on_demand = [("PlayerKit, 2 files (playerkit-multiview --json)", run_playerkit_files(app, files, os.path.join(work, "files-playerkit.log"))),
+                     ("uncorrected mpv cores, 2 files (C client)", run_c_files(client, files, os.path.join(work, "files-c.log"))),
+                     ("PlayerKit, 1 file alone", run_playerkit_files(app, files[:1], os.path.join(work, "file-playerkit.log"))),
+                     ("one mpv core, 1 file alone (C client)", run_c_files(client, files[:1], os.path.join(work, "file-c.log")))]
         for name, figures in on_demand:
             say(f"  {name}: {json.dumps(figures)}")
         for count in counts:

@@ -20,7 +20,12 @@ struct MPRISServe: AsyncParsableCommand {
         let service = try MPRISService(configuration: MPRISConfiguration(appName: app, identity: "PlayerKit bench"))
         let published = player.events(kinds: [.mpris])
         try service.publish(player)
-        guard await published.first(timeout: .seconds(10), where: { _ in true }) != nil, let name = service.busName(of: player.id) else {
+        // The player's publication names its bus name.
+        let publication = await published.first(timeout: .seconds(10)) { record in
+            if case .published? = record.event.feature(MPRISEvent.self) { return true }
+            return false
+        }
+        guard case .published(let name)? = publication?.event.feature(MPRISEvent.self) else {
             throw ValidationError("the player was not published within 10 s (is DBUS_SESSION_BUS_ADDRESS a bus?)")
         }
         ExampleSupport.printLine("{\"ready\": \"\(name)\"}")

@@ -68,9 +68,10 @@ struct Feed: AsyncParsableCommand {
     static func makePosters(_ items: [(id: String, source: MediaSource)], into folder: String, streamProviders: [any MediaStreamProvider],
                             view: FeedView?, json: Bool, start: ContinuousClock.Instant) async throws {
         let maker = try PosterMaker(configuration: .init(width: 320, height: 180, concurrency: 2), streamProviders: streamProviders)
-        let requests = items.map { item in
-            PosterRequest(source: item.source, moment: .firstNonBlackFrame(),
-                          pngFile: URL(fileURLWithPath: folder).appendingPathComponent("\(item.id).png"))
+        // Each item's PNG file, by index: a result names its request by index in the batch.
+        let files = items.map { URL(fileURLWithPath: folder).appendingPathComponent("\($0.id).png") }
+        let requests = items.indices.map { index in
+            PosterRequest(source: items[index].source, moment: .firstNonBlackFrame(), pngFile: files[index])
         }
         for await result in maker.posters(for: requests) {
             let item = items[result.index].id
@@ -78,10 +79,10 @@ struct Feed: AsyncParsableCommand {
             switch result.outcome {
             case .success(let poster):
                 view?.poster(poster.frame, of: result.index)
-                line.value = result.request.pngFile?.path ?? ""
+                line.value = files[result.index].path
                 ExampleSupport.printLine(json ? line.json : String(
                     format: "%7.2f  %@ poster: %dx%d, frame at %.3f s, %@", line.t, item, poster.frame.info.format.width, poster.frame.info.format.height,
-                    poster.time, result.request.pngFile?.path ?? ""))
+                    poster.time, files[result.index].path))
             case .failure(let error):
                 line.value = "\(error)"
                 ExampleSupport.printLine(json ? line.json : String(format: "%7.2f  %@ no poster: %@", line.t, item, "\(error)"))

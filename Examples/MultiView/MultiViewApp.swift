@@ -42,6 +42,9 @@ final class MultiViewApp {
     let view: MultiView
     /// One angle heard at a time; the group keeps the heard angle's video on its audio.
     let audio: AudioPolicy
+    /// The angle last given the audio focus (`audio.focus(_:)`): the app keeps what it told
+    /// the policy. Nil until the first focus.
+    private var focused: PlayerID?
     private let tiles: [AngleTile]
     private let start = ContinuousClock.now
     private var subscription: PlayerSubscription?
@@ -187,7 +190,10 @@ final class MultiViewApp {
                     let text = offsets.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
                     await MainActor.run { self?.note("offsets by PROGRAM-DATE-TIME: \(text)") }
                 }
-                if let heard = players.first(where: { $0.id == focus }) { try await audio.focus(heard) }
+                if let heard = players.first(where: { $0.id == focus }) {
+                    await MainActor.run { self?.focused = focus }
+                    try await audio.focus(heard)
+                }
                 if let joinAt {
                     // Each angle joins at its moment: a late join, aligned like the others.
                     try await withThrowingTaskGroup(of: Void.self) { group in
@@ -285,6 +291,7 @@ final class MultiViewApp {
     private func focus(_ index: Int) {
         let id = players[index].id
         let (audio, heard) = (audio, players[index])
+        focused = id
         Task { [weak self] in
             do { try await audio.focus(heard) } catch { self?.fail("focus: \(error)") }
         }
@@ -357,14 +364,14 @@ final class MultiViewApp {
                               skewMs: skew.map { $0.current * 1000 }, skewP50Ms: skew.map { $0.p50 * 1000 },
                               skewP95Ms: skew.map { $0.p95 * 1000 }, skewP99Ms: skew.map { $0.p99 * 1000 }, samples: skew?.samples ?? 0)
         }
-        line.audioFocus = audio.focused?.rawValue
+        line.audioFocus = focused?.rawValue
         line.leader = view.leader?.rawValue
         if options.json { ExampleSupport.printLine(line.json) }
     }
 
     private func updateLabels(_ skews: [PlayerID: MemberSkew]? = nil) {
         let skews = skews ?? view.skews
-        let focus = audio.focused
+        let focus = focused
         for tile in tiles {
             let id = tile.player.id
             var text = "\(id)\(focus == id ? "  ♪" : "")"

@@ -23,7 +23,7 @@ struct MultiViewCommand: ParsableCommand {
 
     @OptionGroup var logging: LoggingOptions
 
-    @Argument(help: "The angles: 2 to 9 live HLS URLs (one encoder's angles) or local files (played from their starts).")
+    @Argument(help: "The angles: 2 to 9 live HLS URLs (one encoder's angles) or local files (played from their starts); with --headless, one alone (to measure its own frame timing).")
     var sources: [String] = []
 
     @Option(help: "The angles' player IDs, comma-separated (default: angle-1, angle-2, ...).")
@@ -63,7 +63,9 @@ struct MultiViewCommand: ParsableCommand {
     var size = "1280x720"
 
     func validate() throws {
-        guard (2...9).contains(sources.count) else { throw ValidationError("give 2 to 9 angles, got \(sources.count)") }
+        guard (headless ? 1...9 : 2...9).contains(sources.count) else {
+            throw ValidationError("give 2 to 9 angles\(headless ? " (or one, headless)" : ""), got \(sources.count)")
+        }
         for source in sources where !source.contains("://") && !FileManager.default.fileExists(atPath: source) {
             throw ValidationError("no such file: \(source)")
         }

@@ -38,11 +38,15 @@ struct Sequencer: AsyncParsableCommand {
         if let swapAfter, !(swapAfter >= 0) { throw ValidationError("--swap-after must be 0 or more, got \(swapAfter)") }
     }
 
+    /// The mirroring the timeline gives its clips, by clip ID (a clip is made with its flip, and
+    /// the app keeps what it gave: the report names each frame's flip from here).
+    static let flips: [String: VideoFlip] = ["clip-2": .horizontal]
+
     /// The shipped timeline.
     static var timeline: [SequenceClip] {
         [
             .video(MediaSource(ExampleSupport.shippedMedia("sequence-1.mp4")), id: "clip-1", speed: 2),
-            .video(MediaSource(ExampleSupport.shippedMedia("sequence-2.mp4")), id: "clip-2", flip: .horizontal),
+            .video(MediaSource(ExampleSupport.shippedMedia("sequence-2.mp4")), id: "clip-2", flip: flips["clip-2", default: []]),
             .still(MediaSource(ExampleSupport.shippedMedia("sequence-still.png")), duration: .milliseconds(1500), id: "still"),
             .video(MediaSource(ExampleSupport.shippedMedia("sequence-3.mp4")), id: "clip-3", direction: .backward),
         ]
@@ -172,7 +176,7 @@ func runDisplayLoop(sequencer: ClipSequencer, format: FrameFormat, options: Disp
                 line.clip = frame.clipID
                 line.sourceTime = frame.sourceTime.map { ($0 * 1000).rounded() / 1000 }
                 line.outputTime = (frame.outputTime.inSeconds * 1000).rounded() / 1000
-                line.flip = frame.flip.description
+                line.flip = Sequencer.flips[frame.clipID, default: []].description
                 line.isNewFrame = !frame.isRepeat
                 line.lateMs = ((pulledAt - deadline).inSeconds * 10_000).rounded() / 10
                 line.renderedMs = ((frame.frame.info.renderedAt - deadline).inSeconds * 10_000).rounded() / 10

@@ -10,7 +10,7 @@ public struct FramePairScore: Sendable, Hashable, Codable {
     /// The rendition frame's number.
     public var renditionFrame: Int
     /// The rendition frame's time, in seconds from the rendition's first frame.
-    public var renditionTime: Double
+    var renditionTime: Double
     /// PSNR of the pair, in dB (FFmpeg's `psnr` filter's figures).
     public var psnr: PlaneScores
     /// SSIM of the pair (FFmpeg's `ssim` filter's figures).
@@ -43,7 +43,7 @@ public enum QualityMetric: String, Sendable, Hashable, Codable, CaseIterable {
 /// are over the finite values, and ``identicalPairs`` counts the others.
 public struct QualitySummary: Sendable, Hashable, Codable {
     /// How many pairs.
-    public var pairs: Int
+    var pairs: Int
     /// How many pairs had an infinite value (identical frames; PSNR only).
     public var identicalPairs: Int
     /// The mean of the finite values.

@@ -149,8 +149,8 @@ public final class MediaCache: MediaPrecaching {
     /// download with any player reading it. Returns the bytes cached when `amount` is there
     /// (``/PlayerKitCore/PrecacheAmount``: ``/PlayerKitCore/PrecacheAmount/seconds(_:)`` uses the
     /// media's `mvhd` duration, else `assumedBitsPerSecond`).
-    /// Cancel it with ``cancelPrecache(key:)`` or by cancelling the awaiting task; either
-    /// ends it with ``MediaCacheError/cancelled(key:)`` and stops the download unless a player reads it.
+    /// Cancel it by cancelling the awaiting task: that ends it with
+    /// ``MediaCacheError/cancelled(key:)`` and stops the download unless a player reads it.
     /// - Throws: ``MediaCacheError`` (``MediaCacheError/unknownSource(_:)`` for a source of
     ///   another cache, the download's failure, cancellation, ``MediaCacheError/shutDown``).
     @discardableResult
@@ -189,7 +189,7 @@ public final class MediaCache: MediaPrecaching {
 
     /// Stops every precache of `key` (their callers get ``MediaCacheError/cancelled(key:)``);
     /// the download stops unless a player reads the key.
-    public func cancelPrecache(key: String) {
+    func cancelPrecache(key: String) {
         store.cancelPrecaches(key: key)
     }
 

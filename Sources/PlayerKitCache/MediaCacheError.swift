@@ -31,8 +31,8 @@ public enum MediaCacheError: Error, Sendable, Hashable, CustomStringConvertible 
     case fileFailed(path: String, reason: String)
     /// The item is larger than the whole cache (``MediaCache/Configuration/capacity``).
     case capacityTooSmall(key: String, size: Int64, capacity: Int64)
-    /// The download or precache was cancelled (``MediaCache/cancelPrecache(key:)``, the last
-    /// reader went away, or the awaiting task was cancelled).
+    /// The download or precache was cancelled (the awaiting task was cancelled, or the last
+    /// reader went away).
     case cancelled(key: String)
     /// The index database failed.
     case indexFailed(reason: String)

@@ -96,7 +96,7 @@ public final class AudioPolicy: Sendable {
     }
 
     /// The player with the focus, if any (set as a call decides, before its changes are made).
-    public var focused: PlayerID? { state.withLock { $0.focus } }
+    var focused: PlayerID? { state.withLock { $0.focus } }
 
     /// Adds a player; it sounds as the mode says for a player without the focus. Returns once
     /// it does.

@@ -16,7 +16,7 @@ import PlayerKitSupport
 /// ```
 ///
 /// **Names.** A player is published as `org.mpris.MediaPlayer2.<app>.instance_<ID>`, its ID
-/// escaped to D-Bus's rules (``busName(of:)`` says which), so two players of one app are two MPRIS players
+/// escaped to D-Bus's rules (the player's ``MPRISEvent/published(busName:)`` says which), so two players of one app are two MPRIS players
 /// that desktops list and control apart: `playerctl --player=compare.instance_left play-pause`
 /// pauses that one and no other. ``setOptions(_:for:)`` with ``MPRISPlayerOptions/isVisible`` takes a player off the bus and back.
 ///
@@ -220,7 +220,7 @@ public final class MPRISService: Sendable {
     var publishedPlayers: [PlayerID] { state.withLock { $0.players.keys.sorted() } }
 
     /// The MPRIS name of published player `id`, nil when it is not published.
-    public func busName(of id: PlayerID) -> String? { state.withLock { $0.players[id]?.busName } }
+    func busName(of id: PlayerID) -> String? { state.withLock { $0.players[id]?.busName } }
 
     /// The app's own MPRIS name, `org.mpris.MediaPlayer2.<app>`, where the media-keys player is
     /// published.

@@ -25,15 +25,17 @@ public enum PosterMoment: Sendable, Hashable, CustomStringConvertible {
 /// One item a ``PosterMaker`` makes a poster for.
 public struct PosterRequest: Sendable, Hashable {
     /// The item: a file, a URL, or a source a `MediaCache` made (its reads then fill the cache).
-    public var source: MediaSource
+    var source: MediaSource
     /// Which frame.
     var moment: PosterMoment
     /// Where to save the poster as PNG, if anywhere (the folder must exist; an existing file is
     /// replaced).
-    public var pngFile: URL?
+    var pngFile: URL?
 
     /// A request for a poster of `source` at `moment` (default: its first non-black frame),
-    /// saved as PNG to `pngFile` when one is given (see ``pngFile``).
+    /// saved as PNG to `pngFile` when one is given (the folder must exist; an existing file is
+    /// replaced). `source` is a file, a URL, or a source a `MediaCache` made (its reads then
+    /// fill the cache).
     public init(source: MediaSource, moment: PosterMoment = .firstNonBlackFrame(), pngFile: URL? = nil) {
         self.source = source
         self.moment = moment
@@ -65,8 +67,8 @@ public struct Poster: Sendable {
 public struct PosterResult: Sendable {
     /// The request's index in the batch.
     public var index: Int
-    /// The request.
-    public var request: PosterRequest
+    /// The request (the batch's `requests[index]`).
+    var request: PosterRequest
     /// The poster, or why there is none.
     public var outcome: Result<Poster, PosterError>
 

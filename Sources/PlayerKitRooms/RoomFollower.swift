@@ -154,7 +154,7 @@ public final class RoomFollower: Sendable {
     // MARK: Read-outs
 
     /// The follower's clock (nil until the room or a local call set it).
-    public var clock: RoomState? {
+    var clock: RoomState? {
         state.withLock { $0.clock }.map { RoomState(position: $0.position, paused: !$0.playing, time: $0.time) }
     }
     /// The players followed.

@@ -18,11 +18,11 @@ public struct SequenceClip: Sendable, Hashable, Identifiable, CustomStringConver
     /// The media.
     var content: Content
     /// Playback speed, within ``/PlayerKitCore/PlayerCommand/speedRange`` (0.25...4); ignored for stills.
-    public var speed: Double
+    var speed: Double
     /// Forward or backward (a reversed clip starts at its end); ignored for stills.
-    public var direction: PlaybackDirection
+    var direction: PlaybackDirection
     /// Horizontal and/or vertical mirroring.
-    public var flip: VideoFlip
+    var flip: VideoFlip
 
     /// A video clip.
     public static func video(
@@ -99,7 +99,7 @@ public struct SequencedFrame: Sendable {
     /// Output time: since ``ClipSequencer/start(at:)``, on the app's display clock.
     public let outputTime: Duration
     /// The mirroring applied.
-    public let flip: VideoFlip
+    let flip: VideoFlip
     /// Whether the previous pull returned the same picture (the same frame, or mpv's redraw of
     /// it): the display ticks faster than the clip's frames change, or a still is holding. A
     /// redraw of a picture no pull has shown yet is not a repeat.
@@ -114,15 +114,18 @@ public struct SequenceBoundary: Sendable, Hashable {
     public let fromClip: String, toClip: String
     /// Output time at which the outgoing clip's last new frame was first shown (for a still:
     /// the last pull that showed it).
-    public let lastFrameOfOutgoing: Duration
+    let lastFrameOfOutgoing: Duration
     /// Output time at which the incoming clip's first frame was shown.
     public let firstFrameOfIncoming: Duration
     /// How long the outgoing clip's last frame was meant to stay on screen beyond one display
     /// tick (non-zero only for clips slower than the display: at 0.25x a frame legitimately
     /// stays for several ticks). Subtracted from the gap.
-    public let intendedHold: Duration
-    /// The gap: from the outgoing clip's last frame to the incoming clip's first, minus
-    /// ``intendedHold``. One display tick (33.3 ms at 30 fps) is a seamless boundary.
+    let intendedHold: Duration
+    /// The gap: from the outgoing clip's last new frame (for a still: the last pull that showed
+    /// it) to the incoming clip's first, minus how long that last frame was meant to stay on
+    /// screen beyond one display tick (non-zero only for clips slower than the display: at 0.25x
+    /// a frame legitimately stays for several ticks). One display tick (33.3 ms at 30 fps) is a
+    /// seamless boundary.
     public var gap: Duration { firstFrameOfIncoming - lastFrameOfOutgoing - intendedHold }
 }
 

@@ -116,14 +116,14 @@ public final class ClockFollower: Sendable {
     }
 
     /// The clock's position at `time` (nil while stopped).
-    public func position(at time: ContinuousClock.Instant) -> Double? {
+    func position(at time: ContinuousClock.Instant) -> Double? {
         engine.read { $0.clock(at: time) }
     }
 
     // MARK: Figures
 
     /// The players followed, in the order given.
-    public var members: [any MediaPlayer] { engine.members }
+    var members: [any MediaPlayer] { engine.members }
 
     /// How far each measured player is from the clock, measured on its frame changes since the
     /// clock was last set: its latest skew, the percentiles over ``SyncSettings/skewWindow`` and

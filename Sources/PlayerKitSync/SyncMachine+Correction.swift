@@ -104,6 +104,18 @@ extension SyncMachine {
         let toOwnFrame = skew > 0 && !(clockSource.isSet && skew > settings.realignThreshold.inSeconds)
         var target = toOwnFrame ? media : (clock(at: time) ?? media) + members[index].seekLead * speed
         var short = false
+        if toOwnFrame, let reach = seekReach(index), target > reach {
+            // Its own frame is past what it can seek (a live angle playing its last segment):
+            // back to as far as it can, when that is still ahead of the clock; else held on
+            // its frame without a seek.
+            if reach > (clock(at: time) ?? media) + Self.shortestLead * speed {
+                target = reach
+            } else {
+                members[index].status = .holding(media: media)
+                members[index].lastFrame = nil
+                return [.send(id, .pause)] + wakeFor(media)
+            }
+        }
         if !toOwnFrame, let reach = seekReach(index), target > reach {
             // Not in what it can seek yet: a live stream cannot seek there. As far as it can,
             // when that is still ahead of where the clock will be once the seek landed (a

@@ -175,6 +175,10 @@ extension FakePlayer {
 
     func seek(_ state: inout State, _ events: inout [PlayerEvent], to target: Double, now: ContinuousClock.Instant) {
         guard let media = state.media, state.phase == .loaded else { return }
+        // Past the end of what it can seek (``setBufferedMedia(_:)``'s `seekableUntil`): refused
+        // without an error, as mpv refuses a seek past a live stream's seekable ranges (no
+        // `seekCompleted`; it plays on from where it was).
+        if let end = state.bufferedMedia?.seekableUntil, state.reported(target) > end { return }
         let position = min(max(target, 0), media.duration)
         state.anchorPosition = position
         state.anchorTime = now

@@ -29,7 +29,7 @@ import Synchronization
 ///   `positionChanged(duration)`, `itemEnded(.finished)`, `stateChanged(playing → ended)`, or
 ///   `seekCompleted(0)` and on when the item loops;
 /// - commands: `stateChanged` for play and pause, `seekCompleted` and `positionChanged` for a
-///   seek, `speedChanged`, `volumeChanged`, `muteChanged`, `loopModeChanged`,
+///   seek (none for a seek past its seekable end: ``setBufferedMedia(_:)``), `speedChanged`, `volumeChanged`, `muteChanged`, `loopModeChanged`,
 ///   `fullscreenStateChanged`; a stop ends the item with `itemEnded(.stopped)` and
 ///   `stateChanged(→ idle)`; it plays one item at a time, so `next` and `previous` are refused
 ///   as mpv refuses them at a playlist's ends (``/PlayerKitCore/PlayerError/commandFailed(command:_:)``);
@@ -128,25 +128,6 @@ public final class FakePlayer: MediaPlayer {
     let positionInterval: Duration
 
     let emitter: PlayerEventEmitter
-    let delegateState = Locked<(delegate: WeakReference<any PlayerDelegate>, subscription: PlayerSubscription?)>(
-        (WeakReference(nil), nil))
-
-    /// The delegate, held weakly: it hears this fake's events as a ``/PlayerKitCore/Player``'s
-    /// delegate hears a real player's (the same adapter,
-    /// ``/PlayerKitCore/PlayerEventBus/subscribe(_:to:queue:)``), one call at a time in the fake's
-    /// order, up to its ``/PlayerKitCore/PlayerEvent/shutDown``. Setting another replaces it from
-    /// then on; the one before hears nothing more.
-    public var delegate: (any PlayerDelegate)? {
-        get { delegateState.withLock { $0.delegate.object } }
-        set {
-            let subscription = newValue.map { eventBus.subscribe($0, to: self) }
-            let old = delegateState.withLock { state -> PlayerSubscription? in
-                defer { state = (WeakReference(newValue), subscription) }
-                return state.subscription
-            }
-            old?.cancel()
-        }
-    }
     /// How the fake's events reach its bus (``FakeEventDelivery``).
     let delivery: FakeEventDelivery
     let model: Locked<State>
@@ -317,11 +298,6 @@ public final class FakePlayer: MediaPlayer {
 
     // MARK: What a test controls and reads
 
-    /// Adds or replaces an item the fake can load.
-    public func setMedia(_ media: Media, for source: String) {
-        model.withLock { $0.catalog[source] = media }
-    }
-
     /// How long ``perform(_:timeout:)`` takes, on the clock, before the command is carried out
     /// and answered (default zero: at once); every awaited command (``/PlayerKitCore/MediaPlayer/play()`` and the rest go through ``perform(_:timeout:)``) waits it. ``send(_:)`` never waits.
     public var replyDelay: Duration {
@@ -352,7 +328,9 @@ public final class FakePlayer: MediaPlayer {
 
     /// Sets how far the fake holds its source (nil: unknown, nothing reported), as a real
     /// player's demuxer cache moves: reported as ``/PlayerKitCore/PlayerEvent/bufferedMediaChanged(_:)``
-    /// while an ``observeBufferedMedia()`` observation lives, when it changed.
+    /// while an ``observeBufferedMedia()`` observation lives, when it changed. While its
+    /// `seekableUntil` is set, a seek past it is refused without an error, as mpv refuses one
+    /// past a live stream's seekable ranges.
     public func setBufferedMedia(_ media: BufferedMedia?) {
         change { state, events in
             guard !state.isShutDown, state.bufferedMedia != media else { return nil }

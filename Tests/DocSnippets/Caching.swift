@@ -22,7 +22,7 @@ func snippet_usingIt() async throws {
     let next = try cache.source(for: URL(string: "https://cdn.example/v/18.mp4?sig=def")!, key: "video-18")
     let warming = Task { try await cache.precache(next, .seconds(3)) }
     // ... it scrolled away after all:
-    warming.cancel()                                  // or cache.cancelPrecache(key: "video-18")
+    warming.cancel()                                  // ends it; the download stops unless a player reads it
 
     await cache.shutdown()                            // when the app is done with it
     // end snippet

@@ -59,12 +59,11 @@ func snippet_migratingFigures(group: SyncGroup, own: ClockFollower, id: PlayerID
     let drift = group.skews[id]?.drift
     let drifts = group.skews.values.map(\.drift)
     let spread = (drifts.max() ?? 0) - (drifts.min() ?? 0)
-    let followed = own.members
     let single = try SyncGroup(players: [player])
     let empty = try ClockFollower(players: [])
     try await single.load([source])
     // end snippet
-    _ = (skew, drift, spread, followed, empty)
+    _ = (skew, drift, spread, empty)
 }
 
 func snippet_migratingOffsets(group: SyncGroup, view: MultiView, id: PlayerID, found: [PlayerID: RecordingOffset],
@@ -171,4 +170,50 @@ func snippet_migratingMedia(entry: MediaCacheEntry) throws {
     let configuration = PosterMaker.Configuration(width: 320, height: 180, concurrency: 4, timeoutPerItem: .seconds(10))
     let complete = entry.size == entry.cachedBytes
     _ = (configuration, complete)
+}
+
+// For Tests/DocSnippets/Migrating.swift (after snippet_migratingMedia): the 2.0 side of the
+// "Fewer declarations" rows of NEW-01, -02, -03, -04, -06, -14, -15, -18, -20, -21, and of the
+// replaced `follower.players` row (NEW-10). Public API only; not run.
+func snippet_migratingFewerCore(source: MediaSource, pixelFormat: PixelFormat, bus: PlayerEventBus, id: PlayerID,
+                                position: Double, speed: Double, running: Bool, time: ContinuousClock.Instant,
+                                setAt: ContinuousClock.Instant, players: [Player], series: QualitySeries, pair: FramePairScore,
+                                clock: ManualClock, m: FakePlayer.Media, fake: FakePlayer, d: any PlayerDelegate,
+                                player: Player, frame: VideoFrame) async throws {
+    if case .url(let url) = source.location { print(url.prefix(while: { $0 != ":" }).lowercased()) }
+    let name = pixelFormat.description
+    let subscription = bus.subscribe(to: id) { record in print(record) }
+    let events = bus.events(for: id)
+    let selection: PlayerSelection = .players([id])
+    let reading: Double? = running ? position + speed * ((time - setAt) / .seconds(1)) : nil
+    let own = try ClockFollower(players: players)
+    let pairs = series.pairs.count
+    let referenceTime = pair.referenceTime
+    let made = try FakePlayer(clock: clock, media: ["a.mp4": m])
+    let token = fake.eventBus.subscribe(d, to: fake)
+    let device = try await player.property("audio-device")
+    let rowBytes = frame.info.stride
+    _ = (name, subscription, events, selection, reading, own, pairs, referenceTime, made, token, device, rowBytes)
+}
+
+func snippet_migratingFewerFeatures(boundary: SequenceBoundary, sequencer: ClipSequencer, clip: SequenceClip, source: MediaSource,
+                                    index: Int, flips: [String: VideoFlip], frame: SequencedFrame, files: [URL], result: PosterResult,
+                                    event: RoomEvent, record: PlayerEventRecord, cache: MediaCache, next: MediaSource,
+                                    audio: AudioPolicy, player: Player) async throws {
+    let gap = boundary.gap
+    let incoming = boundary.firstFrameOfIncoming
+    var edited = sequencer.clips
+    edited[index] = .video(source, id: clip.id, speed: 2, direction: .backward, flip: .horizontal)
+    try sequencer.setClips(edited)
+    let flip = flips[frame.clipID, default: []]
+    let file = files[result.index]
+    var clock: RoomState?
+    if case .state(let room) = event { clock = room }
+    if case .published(let busName)? = record.event.feature(MPRISEvent.self) { print(busName) }
+    let warming = Task { try await cache.precache(next, .seconds(3)) }
+    warming.cancel()
+    var focused: PlayerID?
+    try await audio.focus(player)
+    focused = player.id
+    _ = (gap, incoming, flip, file, clock, focused)
 }

@@ -264,7 +264,7 @@ struct FakePlayerTests {
         #expect(seen.contains { if case .mediaLoaded = $0 { return true } else { return false } })
     }
 
-    @Test("a fake has a delegate, the same adapter as a real player's: typed calls in order, with the player, up to its shutDown")
+    @Test("a delegate subscribed to a fake (eventBus.subscribe(_:to:)), the same adapter as a real player's: typed calls in order, with the player, up to its shutDown")
     func fakeDelegate() async throws {
         final class Recorder: PlayerDelegate {
             let calls = Locked<[String]>([])
@@ -281,8 +281,7 @@ struct FakePlayerTests {
         }
         let recorder = Recorder()
         let player = try FakePlayer(id: "delegated", clock: clock, bus: bus)
-        player.delegate = recorder
-        #expect(player.delegate === recorder)
+        let subscription = player.eventBus.subscribe(recorder, to: player)
         try await player.load("clip.mp4")
         await player.shutdown()
         #expect(await eventually { recorder.calls.withLock { $0.last } == "delegated shutDown" })
@@ -293,11 +292,12 @@ struct FakePlayerTests {
         // (Its own delegate hearing its shutDown shows its events went through the bus.)
         let later = Recorder()
         let next = try FakePlayer(id: "delegated", clock: clock, bus: bus)
-        next.delegate = later
+        let laterSubscription = next.eventBus.subscribe(later, to: next)
         try await next.load("clip.mp4")
         await next.shutdown()
         #expect(await eventually { later.calls.withLock { $0.last } == "delegated shutDown" })
         #expect(recorder.calls.withLock { $0 } == calls)
+        withExtendedLifetime((subscription, laterSubscription)) {}
     }
 
     @Test("a sleeper on the manual clock wakes when the clock reaches its deadline, and not before")

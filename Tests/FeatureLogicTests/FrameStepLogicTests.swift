@@ -110,13 +110,14 @@ struct FrameStepLogicTests {
     @Test("typed refusals name the member or value and change nothing: nothing loaded, no frame rate, no duration to step back in, first and last frame, a frame out of range, a member refusing, a group invalidated")
     func refusals() async throws {
         let a = try FakePlayer(clock: clock, bus: bus, defaultMedia: .init(duration: 1, frameRate: 30))
-        let b = try FakePlayer(clock: clock, bus: bus, defaultMedia: .init(duration: 1, frameRate: 30))
+        let b = try FakePlayer(clock: clock, bus: bus, media: [
+            "unknown-rate.mp4": .init(duration: 1, frameRate: 0),
+            "live": .init(duration: .infinity, frameRate: 30),
+        ], defaultMedia: .init(duration: 1, frameRate: 30))
         let group = try SyncGroup(players: [a, b], clock: clock)
         await #expect(throws: FrameStepError.nothingLoaded(a.id)) { try await group.stepFrame() }
-        b.setMedia(.init(duration: 1, frameRate: 0), for: "unknown-rate.mp4")
         try await group.load(["a.mp4", "unknown-rate.mp4"])
         await #expect(throws: FrameStepError.frameRateUnknown(b.id)) { try await group.stepFrame() }
-        b.setMedia(.init(duration: .infinity, frameRate: 30), for: "live")
         try await group.load(["a.mp4", "live"])
         await #expect(throws: FrameStepError.cannotStepBack(b.id, reason: "its item has no duration, so mpv cannot seek in it (a live or piped stream)")) {
             try await group.stepFrameBack()

@@ -87,12 +87,10 @@ struct PrefetchWindowLogicTests {
 
     @Test("neighbours prepare at the same time: with loads of 1 s, a window of radius 2 is ready in 2 s of clock time")
     func neighboursOverlap() async throws {
-        let factory = Factory(clock: clock, bus: bus, media: [:])
         let media = FakePlayer.Media(loadTime: .seconds(1))
+        let factory = Factory(clock: clock, bus: bus, media: Dictionary(uniqueKeysWithValues: (0..<5).map { ("i\($0).mp4", media) }))
         let window = try PrefetchWindow(items: (0..<5).map { PrefetchWindow.Item(MediaSource("i\($0).mp4")) }, radius: 2) { slot throws(PlayerError) in
-            let player = try factory.make(slot) as! FakePlayer
-            for index in 0..<5 { player.setMedia(media, for: "i\(index).mp4") }
-            return player
+            try factory.make(slot)
         }
         let move = Task { try await window.move(to: 2) }
         #expect(await eventually { factory.made.withLock { $0.count } == 1 && factory.made.withLock { $0[0].state } == .loading })

@@ -1,5 +1,6 @@
 import Foundation
 import PlayerKit
+@testable import PlayerKitCore
 import Testing
 
 /// Audio devices against a real sound server the test starts: PulseAudio with two null sinks,

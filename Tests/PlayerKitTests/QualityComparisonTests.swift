@@ -1,5 +1,5 @@
 import Foundation
-import PlayerKitAnalysis
+@testable import PlayerKitAnalysis
 import Testing
 
 /// Frame-by-frame PSNR and SSIM against FFmpeg's own filters on the same pairs (issue 52), on

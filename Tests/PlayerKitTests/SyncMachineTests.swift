@@ -167,6 +167,25 @@ struct SyncMachineTests {
     let b: PlayerID = "angle-b"
     let c: PlayerID = "angle-c"
 
+    @Test("a member ahead whose own frame is past what it can seek (a live angle in its last segment) is seeked back only as far as it can, or, when that is not ahead of the clock, held on its frame without a seek; either way it plays in step after")
+    func aheadPastItsSeekableEnd() throws {
+        for seekableBeyondClock in [0.55, 0.1] {
+            var sim = Simulation(leader: .member(a))
+            sim.join(a, media: 10)
+            sim.run(for: 1)
+            sim.join(b, media: 11.7)  // the clock is at 11: b is 0.7 s ahead
+            sim.reportCache(b, upTo: 11.7, seekableTo: 11 + seekableBeyondClock)
+            sim.run(for: 4)
+            let member = try #require(sim.members.first { $0.id == b })
+            for seek in member.seeks {
+                #expect(seek.seekableEnd.map { seek.target <= $0 } ?? true, "\(seekableBeyondClock): a seek to \(seek.target) past \(String(describing: seek.seekableEnd))")
+            }
+            #expect(member.seeks.isEmpty == (seekableBeyondClock < 0.45), "\(seekableBeyondClock): \(member.seeks)")
+            #expect(sim.events(of: b).contains { if case .aligned = $0 { true } else { false } }, "\(seekableBeyondClock)")
+            #expect(abs(sim.trueSkew(b) ?? 1) < 0.006, "\(seekableBeyondClock): \(String(describing: sim.trueSkew(b)))")
+        }
+    }
+
     @Test("behind a chosen leader, a member that joins 0.7 s ahead is paused and seeked to its own frame, held until the clock gets there, then plays in step; aligned is published once")
     func joinAheadIsHeld() throws {
         var sim = Simulation(leader: .member(a))

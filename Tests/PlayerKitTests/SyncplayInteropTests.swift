@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import PlayerKit
-import PlayerKitRooms
+@testable import PlayerKitRooms  // the follower's clock
 import PlayerKitSupport
 
 /// Debian's own Syncplay client (`syncplay --no-gui`, driving a real mpv) and a PlayerKit player

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import PlayerKit
+@testable import PlayerKitCore
 @testable import PlayerKitRooms
 @testable import PlayerKitCache
 

@@ -56,7 +56,8 @@ public final class PlayerEventBus: Sendable {
     /// Calls `handler` for each event of the selected players.
     ///
     /// - Parameters:
-    ///   - selection: which players: `.player("main")`, `.players([...])`, or `.all` (the default).
+    ///   - selection: which players: `.players(["left", "right"])`, or `.all` (the default). For
+    ///     one ID, the overload taking a ``PlayerID``: `bus.subscribe(to: "main") { ... }`.
     ///   - kinds: only these kinds of event; nil (the default) for every kind.
     ///   - delivery: where `handler` runs: on a serial queue (the default, see
     ///     ``SubscriptionDelivery/queue(_:)``) or ``SubscriptionDelivery/immediate``.

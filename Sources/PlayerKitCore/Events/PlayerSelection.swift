@@ -12,7 +12,7 @@ public enum PlayerSelection: Sendable, Hashable {
     case players(Set<PlayerID>)
 
     /// The player with this ID.
-    public static func player(_ id: PlayerID) -> PlayerSelection { .players([id]) }
+    static func player(_ id: PlayerID) -> PlayerSelection { .players([id]) }
 
     /// Whether the selection includes `id`.
     func contains(_ id: PlayerID) -> Bool {

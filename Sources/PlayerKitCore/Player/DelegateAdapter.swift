@@ -9,8 +9,8 @@ extension PlayerEventBus {
     /// that targets `queue`, the delegate's ``PlayerDelegate/player(_:didEmit:)`` is called, then
     /// for a state change ``PlayerDelegate/player(_:didChangeStateFrom:to:)``. The subscription
     /// ends by itself after the player's ``PlayerEvent/shutDown``, so a later player with the
-    /// same ID is not heard. ``Player/delegate`` is built on this; so is any `MediaPlayer`'s
-    /// delegate, a fake's included (`FakePlayer.delegate`), or an app's own conformer's.
+    /// same ID is not heard. ``Player/delegate`` is built on this; it gives any `MediaPlayer` a
+    /// delegate too, a test's fake or an app's own conformer (keep the subscription).
     ///
     /// - Parameters:
     ///   - delegate: held weakly: once it is gone, calls stop.

@@ -290,7 +290,8 @@ extension Player {
     }
 
     /// Sends this player's sound to another device (one of ``audioDevices()``), at once, also
-    /// while playing; other players keep theirs. ``audioDevice`` shows it when this returns.
+    /// while playing; other players keep theirs. The device is in use when this returns (mpv's
+    /// `audio-device` property names it).
     /// - Throws: ``PlayerError/unknownAudioDevice(name:available:)`` when there is no such
     ///   device (the player keeps its device).
     public func setAudioDevice(_ name: String) async throws(PlayerError) {

@@ -374,7 +374,7 @@ public final class Player: MediaPlayer {
     var isHardwareDecodingEnabled: Bool? { model(\.isHardwareDecodingEnabled) }
     /// The audio output device in use, by mpv's name (``AudioDevice/name``; `auto` for the
     /// system's default). Shows a device set with ``setAudioDevice(_:)`` when that returns.
-    public var audioDevice: String? { model(\.audioDevice) }
+    var audioDevice: String? { model(\.audioDevice) }
     /// The video decoder in use (codec and hardware API, or software), nil until video is being
     /// decoded and with no video. Changes are reported by ``PlayerEvent/videoDecoderChanged(_:)``.
     public var videoDecoder: VideoDecoder? { model(\.videoDecoder) }

@@ -59,7 +59,7 @@ public struct MediaSource: Sendable, Hashable, CustomStringConvertible, Expressi
     }
 
     /// The lowercased URL scheme, or nil for files.
-    public var scheme: String? {
+    var scheme: String? {
         if case .url(let url) = location { return Self.scheme(of: url) }
         return nil
     }

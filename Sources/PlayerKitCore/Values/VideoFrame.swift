@@ -8,7 +8,7 @@ import PlayerKitSupport
 /// One of the two layouts PlayerKit asks mpv's software renderer for: ``rgb0`` and ``bgr0``.
 public struct PixelFormat: Sendable, Hashable, CustomStringConvertible {
     /// mpv's name for the format ("rgb0" or "bgr0").
-    public let name: String
+    let name: String
     /// Byte offsets of red, green and blue within a pixel.
     public let redOffset: Int, greenOffset: Int, blueOffset: Int
 
@@ -26,8 +26,8 @@ public struct PixelFormat: Sendable, Hashable, CustomStringConvertible {
     /// Every supported format.
     static let all: [PixelFormat] = [.rgb0, .bgr0]
 
-    /// The format called `name` (mpv's spelling, as ``name`` gives it): for a format named in a
-    /// configuration file or on a command line.
+    /// The format called `name` (mpv's spelling, as ``PixelFormat/description`` gives it): for a
+    /// format named in a configuration file or on a command line.
     /// - Throws: ``FrameOutputError/unsupportedPixelFormat(_:)`` naming it, for any other name
     ///   (PlayerKit asks mpv for these two layouts only).
     public init(_ name: String) throws(FrameOutputError) {
@@ -38,7 +38,7 @@ public struct PixelFormat: Sendable, Hashable, CustomStringConvertible {
     /// Bytes per pixel (4 for every supported format).
     var bytesPerPixel: Int { 4 }
 
-    /// The name.
+    /// mpv's name for the format ("rgb0" or "bgr0").
     public var description: String { name }
 }
 
@@ -69,7 +69,7 @@ public struct FrameFormat: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Bytes from one row to the next: a row of pixels rounded up to a multiple of 64.
-    public var stride: Int {
+    var stride: Int {
         let row = width * pixelFormat.bytesPerPixel
         return (row + Self.alignment - 1) / Self.alignment * Self.alignment
     }
@@ -122,7 +122,8 @@ public struct FrameInfo: Sendable, Hashable {
     public let renderedAt: ContinuousClock.Instant
 
     /// Describes a frame: for frames made outside PlayerKit's renderer (a test's fake player,
-    /// an app's own source). `stride` is `format`'s (``FrameFormat/stride``).
+    /// an app's own source). ``FrameInfo/stride`` is a row of `format`'s pixels rounded up to a
+    /// multiple of 64 bytes.
     public init(playerID: PlayerID, format: FrameFormat, videoTime: Double?, sequenceNumber: UInt64,
                 framesMissed: UInt64 = 0, isNewFrame: Bool = true, renderedAt: ContinuousClock.Instant) {
         self.init(playerID: playerID, format: format, stride: format.stride, videoTime: videoTime,

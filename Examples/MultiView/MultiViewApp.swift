@@ -179,6 +179,7 @@ final class MultiViewApp {
         let sources = options.sources
         let alignByPlaylists = options.programDateTime
         let focus = options.ids[options.focus]
+        if players.contains(where: { $0.id == focus }) { focused = focus }
         let joinAt = options.joinAt
         let start = start
         let players = players
@@ -190,10 +191,7 @@ final class MultiViewApp {
                     let text = offsets.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
                     await MainActor.run { self?.note("offsets by PROGRAM-DATE-TIME: \(text)") }
                 }
-                if let heard = players.first(where: { $0.id == focus }) {
-                    await MainActor.run { self?.focused = focus }
-                    try await audio.focus(heard)
-                }
+                if let heard = players.first(where: { $0.id == focus }) { try await audio.focus(heard) }
                 if let joinAt {
                     // Each angle joins at its moment: a late join, aligned like the others.
                     try await withThrowingTaskGroup(of: Void.self) { group in

@@ -168,7 +168,9 @@ docs-figures:
 
 ## The short benchmark suite (about 6 minutes once built, the cache items made); prints one JSON object.
 ## BASELINE=REV adds PlayerKit as of git revision REV (built in a worktree), interleaved: each
-## figure gains playerkit_over_baseline, a regression check side by side in one run.
+## figure gains playerkit_over_baseline, a regression check side by side in one run; its output
+## saved to a file, `Benchmarks/run.py --record-comparison FILE --baseline REV` records it
+## (Documentation/Figures/baseline.json) and renders its table into Performance.md.
 bench-quick: bench-deps
 	@Benchmarks/run.py --quick $(if $(BASELINE),--baseline $(BASELINE))
 

@@ -932,6 +932,40 @@ def write_document(generated, command, info, figures, date):
     log(f"[bench] wrote {os.path.relpath(record, ROOT)} and {os.path.relpath(DOC, ROOT)}")
 
 
+COMPARISON_MARKERS = ("<!-- BASELINE START -->", "<!-- BASELINE END -->")
+
+
+def comparison_table(figures, revision, info, date):
+    """The figures a `--quick --baseline REV` run measured of both, as the ratio of this tree to
+    REV, worst first."""
+    rows = sorted(((name, values) for name, values in figures.items()
+                   if isinstance(values, dict) and values.get("playerkit_over_baseline") is not None),
+                  key=lambda item: -item[1]["playerkit_over_baseline"])
+    value = lambda number: f"{number:.4g}" if isinstance(number, (int, float)) else "n/a"
+    lines = [f"Measured {date} with `make bench-quick BASELINE={revision}`. Machine: {machine_text(info)}.", "",
+             f"| figure | this tree | {revision} | this tree / {revision} |", "|---|---|---|---|"]
+    for name, values in rows:
+        lines.append(f"| `{name}` | {value(values.get('playerkit'))} | {value(values.get('baseline'))} "
+                     f"| {values['playerkit_over_baseline']:.3f} |")
+    within = sum(1 for _, values in rows if values["playerkit_over_baseline"] <= 1.05)
+    lines += ["", f"{within} of {len(rows)} figures within 5% of {revision}'s or better."]
+    return "\n".join(lines)
+
+
+def record_comparison(output, revision):
+    """--record-comparison: records a `make bench-quick BASELINE=REV` run's printed JSON
+    (Documentation/Figures/baseline.json) and renders its table into Performance.md."""
+    figures = {name: values for name, values in output.items() if name not in ("command", "machine", "baseline")}
+    info, date = output["machine"], output.get("date") or time.strftime("%Y-%m-%d")
+    text = comparison_table(figures, revision, info, date)
+    try:
+        record = write_figures("baseline", text, markers=COMPARISON_MARKERS, command=f"make bench-quick BASELINE={revision}",
+                               machine=machine_text(info), date=date, results=output)
+    except (OSError, ValueError) as error:
+        sys.exit(f"[bench] FAILED: writing {DOC}: {error}")
+    log(f"[bench] wrote {os.path.relpath(record, ROOT)} and {os.path.relpath(DOC, ROOT)}")
+
+
 def chart_only():
     """--chart-only: the chart from the figures already recorded (Documentation/Figures/
     benchmark.json); runs nothing."""
@@ -954,7 +988,20 @@ def main():
     parser.add_argument("--chart-only", action="store_true",
                         help="only redraw Documentation/performance.svg (and its embed) from the table in "
                              "Documentation/Performance.md; builds and runs nothing")
+    parser.add_argument("--record-comparison", metavar="JSON",
+                        help="record what a `make bench-quick BASELINE=REV` run printed (the file JSON; REV from "
+                             "--baseline or the output) into Documentation/Figures/baseline.json and render its "
+                             "table into Documentation/Performance.md; runs nothing")
     arguments = parser.parse_args()
+    if arguments.record_comparison:
+        with open(arguments.record_comparison, encoding="utf-8") as file:
+            text = file.read()
+        output = json.loads(text[text.find("{\n"):text.rfind("}") + 1])
+        revision = arguments.baseline or output.get("baseline")
+        if not revision:
+            parser.error("--record-comparison needs the baseline's revision: --baseline REV")
+        record_comparison(output, revision)
+        return
     if arguments.chart_only:
         chart_only()
         return
@@ -974,7 +1021,8 @@ def main():
     figures = with_ratios(measure(tools, arguments.quick))
     command = "make bench-quick" if arguments.quick else "make bench"
     if arguments.quick:
-        print(json.dumps({"command": command, "machine": info, **figures}, indent=1))
+        extra = {"baseline": arguments.baseline, "date": time.strftime("%Y-%m-%d")} if arguments.baseline else {}
+        print(json.dumps({"command": command, "machine": info, **extra, **figures}, indent=1))
         log(f"[bench] all done in {duration(time.monotonic() - started)}")
         return
     date = time.strftime("%Y-%m-%d")

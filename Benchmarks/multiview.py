@@ -245,6 +245,25 @@ def spread_floor(frames, ids, start, end):
     return percentile(residuals, 0.99) and percentile(residuals, 0.99) * 1000
 
 
+def skew_agreement(frames, line, window=10.0):
+    """How far the app's MemberSkew p99 (a `skews` line: each member's skew_p99_ms over its last
+    `window` s) is from the same member's frames: their frame jitter p99 over the same `window`
+    s, read from the frame log. The worst member's difference, in ms (positive: MemberSkew says
+    more than the frames show); None without a line or a member's frames."""
+    if not line:
+        return None
+    differences = []
+    for member in line.get("members", []):
+        reported = member.get("skew_p99_ms")
+        if reported is None or not member.get("in_group", True):
+            continue
+        measured = frame_jitter(frames.get(member["id"], []), line["t"] - window, line["t"])
+        if measured is None:
+            return None
+        differences.append(reported - measured)
+    return max(differences, key=abs) if differences else None
+
+
 def settled(series, after):
     """The first moment at or after `after` from which the spread stays under IN_STEP for a second."""
     for index, (t, _) in enumerate(series):
@@ -272,7 +291,7 @@ def missing_segment_recovery(frames, player, after):
     return None
 
 
-def analyse(log, cpu, wall, angles, faulted=True, moments=None):
+def analyse(log, cpu, wall, angles, faulted=True, moments=None, skew_lines=None):
     frames, dropped = read_log(log)
     ids = [f"angle-{index + 1}" for index in range(angles)]
     series = spreads(frames, ids)
@@ -289,6 +308,9 @@ def analyse(log, cpu, wall, angles, faulted=True, moments=None):
         "jitter_p99_ms": max((j for j in (frame_jitter(frames.get(i, []), start, min(start + 20, MISSING_AT)) for i in ids)
                               if j is not None), default=None),
         "floor_p99_ms": spread_floor(frames, ids, start, min(start + 20, MISSING_AT)),
+        # The app's MemberSkew at the end of the steady window, against the frames of its window.
+        "skew_vs_frames_ms": skew_agreement(frames, next((l for l in reversed(skew_lines or [])
+                                                           if l["t"] <= min(start + 20, MISSING_AT)), None)),
         "samples": len(steady),
         "cpu_per_angle_percent": 100 * cpu / wall / angles if wall else None,
         "dropped_percent": 100 * sum(dropped.values()) / max(1, sum(dropped.values()) + sum(len(v) for v in frames.values())),
@@ -313,18 +335,20 @@ def run_playerkit(app, origin, angles, seconds, joins, log, inject=True):
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     moments = faults(origin, start) if inject else None
     cpu0, cpu1, t0, t1 = None, None, None, None
+    skew_lines = []
     for line in process.stdout:
         item = json.loads(line)
         if item.get("type") == "ready":
             cpu0, t0 = cpu_seconds(process.pid), time.monotonic()
         elif item.get("type") == "skews":
+            skew_lines.append(item)
             try:
                 cpu1, t1 = cpu_seconds(process.pid), time.monotonic()
             except OSError:
                 pass
     if process.wait() != 0:
         raise SystemExit(f"playerkit-multiview failed: {' '.join(command)}")
-    return analyse(log, cpu1 - cpu0, t1 - t0, angles, inject, moments)
+    return analyse(log, cpu1 - cpu0, t1 - t0, angles, inject, moments, skew_lines)
 
 
 def local_files():
@@ -395,6 +419,7 @@ def run_playerkit_files(app, files, log, seconds=20):
     members = (last or {}).get("members", [])
     reported = [m.get("skew_p99_ms") for m in members if m.get("skew_p99_ms") is not None]
     figures["app_skew_p99_ms"] = max(reported) if len(reported) == len(files) else None
+    figures["skew_vs_frames_ms"] = skew_agreement(read_log(log)[0], last)
     figures["cpu_per_angle_percent"] = 100 * (cpu1 - cpu0) / (t1 - t0) / len(files) if t1 and t1 > t0 else None
     return figures
 
@@ -453,32 +478,39 @@ def number(value, digits=1, unit=""):
 def table(rows, most, on_demand, machine_text, date=None):
     lines = [
         "| 4 live angles, 360p, joined 0-3 s apart | aligned after the last join | spread p50 | p95 | p99 (20 s) "
-        "| floor of the spread, p99 | frame jitter p99 (worst angle) "
+        "| floor of the spread, p99 | frame jitter p99 (worst angle) | MemberSkew p99 against its frames (worst member) "
         "| back in step after a missing segment | after a 4 s stall | after two 4 s stalls in a row | CPU per angle | frames dropped |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    signed = lambda value: "-" if value is None else f"{value:+.2f} ms"
     for name, figures in rows:
         lines.append(
             f"| {name} | {number(figures['aligned_after_s'], 2, ' s')} | {number(figures['p50_ms'], 2, ' ms')} "
             f"| {number(figures['p95_ms'], 2, ' ms')} | {number(figures['p99_ms'], 2, ' ms')} "
             f"| {number(figures.get('floor_p99_ms'), 2, ' ms')} | {number(figures.get('jitter_p99_ms'), 2, ' ms')} "
+            f"| {signed(figures.get('skew_vs_frames_ms'))} "
             f"| {number(figures.get('missing_segment_back_s'), 2, ' s')} | {number(figures.get('stall_back_s'), 2, ' s')} "
             f"| {number(figures.get('two_stalls_back_s'), 2, ' s')} "
             f"| {number(figures['cpu_per_angle_percent'], 1, '%')} | {number(figures['dropped_percent'], 2, '%')} |")
     lines += ["", "| Local files (on demand), started together, 20 s | the app's skew_p99_ms (worst member, last 10 s) "
               "| spread p50 | p95 | p99 (frame log) | floor of the spread, p99 | frame jitter p99 (worst angle) "
-              "| CPU per angle | frames dropped |", "|---|---|---|---|---|---|---|---|---|"]
+              "| MemberSkew p99 against its frames (worst member) "
+              "| CPU per angle | frames dropped |", "|---|---|---|---|---|---|---|---|---|---|"]
     dash = lambda value: "-" if value is None else number(value, 2, " ms")
     for name, figures in on_demand:
         lines.append(
             f"| {name} | {dash(figures.get('app_skew_p99_ms'))} "
             f"| {dash(figures['p50_ms'])} | {dash(figures['p95_ms'])} | {dash(figures['p99_ms'])} "
             f"| {dash(figures.get('floor_p99_ms'))} | {dash(figures.get('jitter_p99_ms'))} "
+            f"| {signed(figures.get('skew_vs_frames_ms'))} "
             f"| {number(figures['cpu_per_angle_percent'], 1, '%')} | {number(figures['dropped_percent'], 2, '%')} |")
     lines += ["", "The floor: a frame's moment strays from its due time by each player's own frame timing (frame jitter: "
               "each frame change minus its media time, against the median of that over the second around it). Two players' "
               "spread cannot be kept below the part of it that changes from frame to frame (floor of the spread: each "
-              "frame's signed difference against its median over the second around it), whatever corrects their skews."]
+              "frame's signed difference against its median over the second around it), whatever corrects their skews. "
+              "MemberSkew against its frames: each member's skew p99 as the app reads it (`MultiView.skews`, over its last 10 s "
+              "window) minus that member's frame jitter p99 over the same 10 s from the frame log; the worst member's "
+              "(positive: MemberSkew says more than its frames show)."]
     lines += ["", "| PlayerKit, angles joined together (25 s) | spread p99 (last 15 s) | frames dropped | CPU per angle | in sync |",
               "|---|---|---|---|---|"]
     for count, figures in most:

@@ -25,9 +25,10 @@ demo: deps
 ## Checks the layering, builds everything (warnings are errors; a module may import only what it
 ## depends on), then runs every test against the real libmpv.
 test: test-deps
-	# The layering check, the build, then three passes (everything that does not measure time, in
-	# parallel; the live-origin tests judged by their events, together; then the timing-sensitive
-	# tests one at a time), ending with one line "N passed, M
+	# The layering check, the build, then the passes (everything that does not measure time, in
+	# parallel; the heavy ones together; the live-origin tests judged by their events, together;
+	# then the timing-sensitive tests one at a time, beside the waits on loopback servers one at
+	# a time), ending with one line "N passed, M
 	# failed". At the lowest priority: README's manifest lines and "Using it" snippet, built
 	# (PlayerKitCore only, in a folder of its own) and run as a consumer package, next to the
 	# build; the DocC catalogs and every public symbol's documentation (no DocC warning), next to

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make test`, after its installs: the layering check, the docs' facts and figures
 # (Scripts/check-doc-facts.py, Scripts/check-figures.py), the build (warnings are errors; a module
-# may import only what it depends on), then the test bundle in three passes (Scripts/test-suite.sh).
+# may import only what it depends on), then the test bundle in its passes (Scripts/test-suite.sh).
 #
 # The two checks that build or read what apps see run where they cost the least wall time, at
 # the lowest priority (nice 19), never next to the timing-sensitive pass:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs PlayerKit's tests in four passes (after `swift build --build-tests`), and ends with one line
+# Runs PlayerKit's tests in five passes (the last two side by side) (after `swift build --build-tests`), and ends with one line
 # "N passed, M failed" summing every pass, from Swift Testing's JUnit report of each pass (its
 # per-test lines when there is none: tests running in parallel can interleave them). A pass that
 # crashes or exits non-zero without a failed test counts as one failure, named. Every pass runs
@@ -43,12 +43,21 @@ bundle="$("$swift" build --show-bin-path)/PlayerKitPackageTests.xctest"
 # it was recorded.
 export SWT_SWIFT_ERROR_BACKTRACING_ENABLED=0
 
+# A pass in the foreground: pass_start, then pass_finish. A lane run beside another pass
+# (`PASS_QUIET=1 pass_start NAME ...`, later `pass_finish NAME`) prints its log when it ends
+# rather than as it goes, so the two passes' lines do not interleave.
+declare -A PASS_BUNDLE PASS_TAIL PASS_WATCHDOG PASS_STARTED
 pass() {
+  pass_start "$@"
+  pass_finish "$1"
+}
+
+pass_start() {
   local name=$1
   shift
   local log="$log_dir/$name.log"
   echo "== test pass: $name ($bundle $*)"
-  local started=$SECONDS
+  PASS_STARTED[$name]=$SECONDS
   local report="$log_dir/$name-swift-testing.xml"
   # The bundle runs under a watchdog: a pass still running after its limit (PASS_LIMITS below) is
   # a hang. Its threads' stacks are written next to its log (gdb, when installed), it is killed,
@@ -56,8 +65,12 @@ pass() {
   # 90 minutes were up and CI's tail showed only the last tests that passed (2026-11-28).
   NO_COLOR=1 "$bundle" --testing-library swift-testing --xunit-output "$report" "$@" >"$log" 2>&1 &
   local bundle_pid=$!
-  tail -n +1 -f --pid="$bundle_pid" "$log" &
-  local tail_pid=$!
+  PASS_BUNDLE[$name]=$bundle_pid
+  PASS_TAIL[$name]=
+  if [ -z "${PASS_QUIET:-}" ]; then
+    tail -n +1 -f --pid="$bundle_pid" "$log" &
+    PASS_TAIL[$name]=$!
+  fi
   local limit=${PASS_LIMITS[$name]:-600}
   (
     waited=0
@@ -76,12 +89,20 @@ pass() {
       fi
     done
   ) &
-  local watchdog_pid=$!
+  PASS_WATCHDOG[$name]=$!
+}
+
+pass_finish() {
+  local name=$1
+  local log="$log_dir/$name.log"
+  local started=${PASS_STARTED[$name]}
+  local limit=${PASS_LIMITS[$name]:-600}
+  local bundle_pid=${PASS_BUNDLE[$name]} watchdog_pid=${PASS_WATCHDOG[$name]} tail_pid=${PASS_TAIL[$name]}
   wait "$bundle_pid"
   local status=$?
   kill "$watchdog_pid" 2>/dev/null
   wait "$watchdog_pid" 2>/dev/null
-  wait "$tail_pid" 2>/dev/null
+  if [ -n "$tail_pid" ]; then wait "$tail_pid" 2>/dev/null; else echo "== the log of pass $name:"; cat "$log"; fi
   local ok bad
   # Swift Testing's report: <testsuite ... tests="N" failures="F" skipped="S" ...>.
   local suite
@@ -178,6 +199,7 @@ PY
 timing_tests=$(python3 "$(dirname "$0")/tagged-tests.py" timingPass) || exit 1
 live_tests=$(python3 "$(dirname "$0")/tagged-tests.py" livePass) || exit 1
 heavy_tests=$(python3 "$(dirname "$0")/tagged-tests.py" heavyPass) || exit 1
+wait_tests=$(python3 "$(dirname "$0")/tagged-tests.py" waitPass) || exit 1
 # ALONGSIDE: a command run next to the parallel pass (make test: the docs check and the README
 # consumer check, at the lowest priority; neither measures time); its failure counts as one.
 alongside_pid=
@@ -215,8 +237,8 @@ width=$(( $(nproc 2>/dev/null || echo 2) * 12 ))
 # Each pass's limit in seconds, for the watchdog in pass(): about four times what each takes on
 # this 2-core machine (parallel 52 s, heavy 63 s, live 17 s, serial 215 s at 3c9ca32), so a
 # slower machine passes and a hang still ends within CI's 90 minutes.
-declare -A PASS_LIMITS=([parallel]=300 [heavy]=300 [live]=180 [serial]=900)
-pass parallel --experimental-maximum-parallelization-width "$width" --skip "$timing_tests|$live_tests|$heavy_tests"
+declare -A PASS_LIMITS=([parallel]=300 [heavy]=300 [live]=180 [serial]=900 [waits]=600)
+pass parallel --experimental-maximum-parallelization-width "$width" --skip "$timing_tests|$live_tests|$heavy_tests|$wait_tests"
 pass heavy --filter "$heavy_tests"
 if [ -n "$alongside_pid" ]; then
   wait "$alongside_pid"
@@ -240,7 +262,15 @@ pass live --filter "$live_tests"
 # - the room tests (a Python server's TLS handshake and states once a second, positions compared
 #   across connections: next to the full suite the server answered too late);
 # - TimingTests (time on screen: seams, sync drift) and the multi-view's spreads and recoveries.
+# Beside it, one at a time too, the waits lane (waitPass): waits against their bounds on loopback
+# servers (the network faults, the cache's hostile origins, a room server's silences and TLS, a
+# load or a shutdown that never ends). They wait far more than they compute: one of them beside
+# one timing test disturbs neither, and the serial pass no longer waits out their 60 s (its 222 s
+# made `make test` 7m42 on this 2-core machine, 2026-12-02, near CI's 10 minutes on a clean
+# clone).
+PASS_QUIET=1 pass_start waits --no-parallel --filter "$wait_tests"
 pass serial --no-parallel --filter "$timing_tests"
+pass_finish waits
 
 if [ ${#failures[@]} -gt 0 ]; then
   echo "Failed:"

@@ -6,7 +6,7 @@ import Testing
 
 /// The cache against origins as they are in the wild, through a real loopback server: every
 /// read answered within its bound, the origin never asked more than the bytes justify.
-@Suite("Media cache and hostile origins", .timeLimit(.minutes(3)), .tags(.timingPass))
+@Suite("Media cache and hostile origins", .timeLimit(.minutes(3)), .tags(.waitPass))
 struct CacheOriginTests {
     /// The bound a read through the cache promises, plus what a loaded test machine may add.
     static func bound(_ configuration: MediaCache.Configuration) -> Duration {

@@ -7,7 +7,7 @@ import Testing
 /// the tests start: the server vanishing and coming back, a dead path, a trickle, a redirect
 /// loop, a file that changes length. Nothing hangs, nothing crashes, errors are typed, and a
 /// player on a local file next to it never notices.
-@Suite("Network faults", .timeLimit(.minutes(4)), .tags(.timingPass))
+@Suite("Network faults", .timeLimit(.minutes(4)), .tags(.waitPass))
 struct NetworkFaultTests {
     static let long = try! Data(contentsOf: URL(fileURLWithPath: Fixtures.fixture("long.mp4")))
 

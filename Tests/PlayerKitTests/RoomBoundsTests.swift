@@ -9,7 +9,7 @@ import PlayerKitSupport
 /// silent after the greeting or never complete the TCP connection. Each wait ends with
 /// `RoomError.timedOut` naming the operation within its bound plus `slack`, and `leave()`
 /// returns at once whatever the client is waiting for.
-@Suite("Rooms: every wait for the server is bounded", .timeLimit(.minutes(4)), .tags(.timingPass))
+@Suite("Rooms: every wait for the server is bounded", .timeLimit(.minutes(4)), .tags(.waitPass))
 struct RoomBoundsTests {
     /// What a loaded machine may add to a bound (a connection's thread wakes from `poll` at its deadline).
     private static let slack: Duration = .seconds(2)

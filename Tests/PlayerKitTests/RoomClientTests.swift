@@ -28,7 +28,7 @@ private final class RoomRecorder: Sendable {
 }
 
 /// Room clients against Debian's real `syncplay-server`, started by the test on a free port.
-@Suite("Rooms: clients on the real syncplay-server", .timeLimit(.minutes(4)), .tags(.timingPass))
+@Suite("Rooms: clients on the real syncplay-server", .timeLimit(.minutes(4)), .tags(.waitPass))
 struct RoomClientTests {
     private static func configuration(_ server: SyncplayServer, room: String, name: String, password: String? = "secret") -> RoomClient.Configuration {
         var configuration = RoomClient.Configuration(host: "127.0.0.1", port: server.port, room: room, name: name, password: password)

@@ -4,7 +4,7 @@ import Testing
 
 /// Syncplay's STARTTLS against the real `syncplay-server --tls`, with a certificate authority and
 /// a server certificate for localhost that the test makes with openssl.
-@Suite("Rooms: TLS", .timeLimit(.minutes(4)), .tags(.timingPass))
+@Suite("Rooms: TLS", .timeLimit(.minutes(4)), .tags(.waitPass))
 struct RoomTLSTests {
     /// A throwaway certificate authority and a certificate for localhost / 127.0.0.1 it signed, in
     /// the layout `syncplay-server --tls` reads (cert.pem, privkey.pem, chain.pem).

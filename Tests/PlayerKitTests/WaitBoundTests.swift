@@ -74,7 +74,7 @@ func blockingWithin<Value: Sendable>(_ limit: Duration, _ body: @escaping @Senda
     return finished ? result.withLock { $0 } : nil
 }
 
-@Suite("Every wait is bounded", .timeLimit(.minutes(4)), .tags(.timingPass))
+@Suite("Every wait is bounded", .timeLimit(.minutes(4)), .tags(.waitPass))
 struct WaitBoundTests {
     static func configuration(_ provider: BlockingOpenProvider) -> PlayerConfiguration {
         var configuration = Fixtures.headless

@@ -24,6 +24,16 @@ the angles show that frame (each angle's moment interpolated between its own fra
                     the spread stays under 5 ms for a second
   CPU per angle     the process's CPU time over the run, per angle and second of play
 
+On rendered frames: PlayerKit's faulted run is made RUNS times more, and the on-demand ones once
+more each, with each angle also rendering its frames (160x90, software, through a FrameOutput),
+and the app reads, from each frame's pixels, the frame number the origin burned into
+its bottom strip (a barcode), noting the moment its frame handler got the frame
+(`--rendered-log`). The same figures, computed from those (number over frame rate, moment)
+pairs, are in a table of their own: what a viewer of the rendered frames sees, from nothing
+PlayerKit reports about positions. Beside them, the plain C client of the render API
+(Benchmarks/c/frames.c sw, FRAMES_LOG) renders the same way, one core alone and two at once on
+one file, uncorrected: the floor when rendering.
+
 PlayerKit's faulted run is made RUNS (3) times, each in a row of its own, so the table shows how
 much the figures move from run to run.
 
@@ -78,12 +88,14 @@ def say(text):
 
 class Origin:
     """Scripts/live-origin.py with `angles` angles at 640x360 (encoded once, kept in .build-bench)."""
+    # The scene's length: it repeats, frame numbers and all, every SECONDS s.
+    SECONDS = 150
 
     def __init__(self, angles):
         directory = os.path.join(WORK, "live-origin-multiview")
         self.process = subprocess.Popen(
             [sys.executable, os.path.join(ROOT, "Scripts", "live-origin.py"), "--dir", directory, "--angles", str(angles),
-             "--size", "640x360", "--fps", "30", "--seconds", "150", "--segment", "1", "--window", "6"],
+             "--size", "640x360", "--fps", "30", "--seconds", str(self.SECONDS), "--segment", "1", "--window", "6"],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         line = self.process.stdout.readline()
         if not line:
@@ -147,6 +159,32 @@ def read_log(path):
     for values in frames.values():
         values.sort(key=lambda frame: frame[1])
     return frames, dropped
+
+
+def read_rendered(path, period=None):
+    """A `--rendered-log` as a frame log: each angle's rendered frames as (media, t), the media
+    time being the burned-in frame number over the frame rate (the scene's time, the same in
+    every angle), a frame rendered again left out. The origin's scene repeats every `period` s:
+    each number is unwrapped to the repetition nearest the first frame's plus the time since.
+    Also the count of frames whose strip held no barcode, by angle."""
+    records, unreadable = [], {}
+    for line in open(path):
+        item = json.loads(line)
+        if "unreadable" in item:
+            unreadable = item["unreadable"]
+        else:
+            records.append((item["player"], item["frame"] * FRAME, item["t"]))
+    records.sort(key=lambda record: record[2])
+    frames = {}
+    if records:
+        _, first_media, first_t = records[0]
+        for player, media, t in records:
+            if period:
+                media += period * round((first_media + (t - first_t) - media) / period)
+            shown = frames.setdefault(player, [])
+            if not shown or abs(shown[-1][0] - media) > 1e-6:
+                shown.append((media, t))
+    return frames, unreadable
 
 
 def moment(frames, media):
@@ -293,6 +331,10 @@ def missing_segment_recovery(frames, player, after):
 
 def analyse(log, cpu, wall, angles, faulted=True, moments=None, skew_lines=None):
     frames, dropped = read_log(log)
+    return analyse_frames(frames, dropped, cpu, wall, angles, faulted, moments, skew_lines)
+
+
+def analyse_frames(frames, dropped, cpu, wall, angles, faulted=True, moments=None, skew_lines=None):
     ids = [f"angle-{index + 1}" for index in range(angles)]
     series = spreads(frames, ids)
     last_join = max(JOINS) if faulted else 0.0
@@ -328,9 +370,10 @@ def analyse(log, cpu, wall, angles, faulted=True, moments=None, skew_lines=None)
     return result
 
 
-def run_playerkit(app, origin, angles, seconds, joins, log, inject=True):
+def run_playerkit(app, origin, angles, seconds, joins, log, inject=True, render=False):
+    rendered = log + ".rendered"
     command = [app, "--headless", "--json", "--seconds", str(seconds), "--frame-log", log,
-               "--join-at", ",".join(str(j) for j in joins), *origin.angles[:angles]]
+               *(["--rendered-log", rendered] if render else []), "--join-at", ",".join(str(j) for j in joins), *origin.angles[:angles]]
     start = time.monotonic()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     moments = faults(origin, start) if inject else None
@@ -348,19 +391,36 @@ def run_playerkit(app, origin, angles, seconds, joins, log, inject=True):
                 pass
     if process.wait() != 0:
         raise SystemExit(f"playerkit-multiview failed: {' '.join(command)}")
-    return analyse(log, cpu1 - cpu0, t1 - t0, angles, inject, moments, skew_lines)
+    figures = analyse(log, cpu1 - cpu0, t1 - t0, angles, inject, moments, skew_lines)
+    if not render:
+        return figures
+    frames, unreadable = read_rendered(rendered, Origin.SECONDS)
+    figures["rendered"] = analyse_frames(frames, {}, cpu1 - cpu0, t1 - t0, angles, inject, moments, skew_lines)
+    figures["rendered"]["unreadable"] = sum(unreadable.values())
+    return figures
+
+
+def barcode_filter():
+    """Scripts/live-origin.py's barcode (each frame's number in the bottom strip) for 640x360."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("live_origin", os.path.join(ROOT, "Scripts", "live-origin.py"))
+    origin = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(origin)
+    return origin.barcode_filter(640, 360, 360 // 8)
 
 
 def local_files():
-    """Two 30 s angles of one testsrc2 scene at 640x360, 30 fps, with a tone each (made once)."""
+    """Two 30 s angles of one testsrc2 scene at 640x360, 30 fps, each frame's number burned in as
+    the live origin's barcode, with a tone each (made once)."""
     files = []
     for index in (1, 2):
-        path = os.path.join(WORK, f"multiview-file-{index}.mp4")
+        path = os.path.join(WORK, f"multiview-file-{index}-numbered.mp4")
         if not os.path.exists(path):
             partial = path + ".partial.mp4"
             subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y",
                             "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30:duration=30",
                             "-f", "lavfi", "-i", f"sine=frequency={400 * index}:duration=30",
+                            "-vf", barcode_filter(),
                             "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-pix_fmt", "yuv420p",
                             "-c:a", "aac", "-shortest", partial], check=True)
             os.rename(partial, path)
@@ -372,6 +432,10 @@ def on_demand_figures(log, seconds):
     """The spread of two on-demand angles from a frame log: over the `seconds` after both were in
     step (the spread under 5 ms for a second), or after 2 s when they never were."""
     frames, dropped = read_log(log)
+    return on_demand_frames(frames, dropped, seconds)
+
+
+def on_demand_frames(frames, dropped, seconds):
     ids = sorted(frames)
     if len(ids) == 1:
         # One angle alone: only its own floor.
@@ -397,10 +461,13 @@ def on_demand_figures(log, seconds):
     }
 
 
-def run_playerkit_files(app, files, log, seconds=20):
+def run_playerkit_files(app, files, log, seconds=20, render=False):
     """playerkit-multiview --headless --json --seconds 20 on local files: the app's own worst
-    skew_p99_ms (last line) beside the spread from the frame log."""
-    command = [app, "--headless", "--json", "--seconds", str(seconds), "--frame-log", log, *files]
+    skew_p99_ms (last line) beside the spread from the frame log (and, with `render`, from the
+    rendered frames)."""
+    rendered = log + ".rendered"
+    command = [app, "--headless", "--json", "--seconds", str(seconds), "--frame-log", log,
+               *(["--rendered-log", rendered] if render else []), *files]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     cpu0, cpu1, t0, t1, last = None, None, None, None, None
     for line in process.stdout:
@@ -421,6 +488,12 @@ def run_playerkit_files(app, files, log, seconds=20):
     figures["app_skew_p99_ms"] = max(reported) if len(reported) == len(files) else None
     figures["skew_vs_frames_ms"] = skew_agreement(read_log(log)[0], last)
     figures["cpu_per_angle_percent"] = 100 * (cpu1 - cpu0) / (t1 - t0) / len(files) if t1 and t1 > t0 else None
+    if not render:
+        return figures
+    frames, unreadable = read_rendered(rendered)
+    figures["rendered"] = on_demand_frames(frames, {}, seconds - 3)
+    figures["rendered"]["skew_vs_frames_ms"] = skew_agreement(frames, last)
+    figures["rendered"]["unreadable"] = sum(unreadable.values())
     return figures
 
 
@@ -433,6 +506,22 @@ def run_c_files(binary, files, log, seconds=20):
     measured = json.loads(process.stdout.strip().splitlines()[-1])
     figures["app_skew_p99_ms"] = None
     figures["cpu_per_angle_percent"] = 100 * measured["cpu_s"] / measured["wall_s"] / len(files)
+    return figures
+
+
+def run_c_rendering(binary, players, file, log, seconds=20):
+    """Benchmarks/c/frames.c sw: `players` plain mpv cores rendering `file` (160x90 software
+    frames, a render thread each, as playerkit-multiview's --rendered-log does), uncorrected; each
+    new frame's burned-in number and moment (FRAMES_LOG). Their floor, rendering."""
+    command = [binary, "sw", str(players), str(seconds), "160", "90", file]
+    process = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ, FRAMES_LOG=log))
+    if process.returncode != 0:
+        raise SystemExit(f"the C client failed: {' '.join(command)}: {process.stderr[-300:]}")
+    measured = json.loads(process.stdout.strip().splitlines()[-1])
+    frames, _ = read_rendered(log)
+    figures = {"rendered": on_demand_frames(frames, {}, seconds - 3), "p99_ms": None,
+               "cpu_per_angle_percent": measured["frames_per_second_per_player"] * measured["cpu_ms_per_frame"] / 10}
+    figures["rendered"]["unreadable"] = None
     return figures
 
 
@@ -475,7 +564,7 @@ def number(value, digits=1, unit=""):
     return "never" if value is None else f"{value:.{digits}f}{unit}"
 
 
-def table(rows, most, on_demand, machine_text, date=None):
+def table(rows, most, on_demand, machine_text, date=None, rendering=()):
     lines = [
         "| 4 live angles, 360p, joined 0-3 s apart | aligned after the last join | spread p50 | p95 | p99 (20 s) "
         "| floor of the spread, p99 | frame jitter p99 (worst angle) | MemberSkew p99 against its frames (worst member) "
@@ -511,6 +600,30 @@ def table(rows, most, on_demand, machine_text, date=None):
               "MemberSkew against its frames: each member's skew p99 as the app reads it (`MultiView.skews`, over its last 10 s "
               "window) minus that member's frame jitter p99 over the same 10 s from the frame log; the worst member's "
               "(positive: MemberSkew says more than its frames show)."]
+    lines += ["", "On rendered frames: PlayerKit's runs again, the same faults, each angle also rendering its frames "
+              "(160x90, software, `--rendered-log`), measured from the frames themselves: the number each frame carries "
+              "in its bottom strip, read from its pixels, and the moment mpv rendered it. Nothing but the last column "
+              "comes from positions PlayerKit reports: that is the same run's spread p99 from its frame log, for "
+              "comparison. Rendering costs CPU the runs above do not spend. The floor when rendering: the plain C client "
+              "of the render API (Benchmarks/c/frames.c sw) on one numbered file, a render thread per core as PlayerKit's, "
+              "one core alone and two at once, uncorrected (their spread is how far apart they started; their floor and "
+              "jitter are what counts).", "",
+              "| PlayerKit, on rendered frames | aligned after the last join | spread p50 | p95 | p99 "
+              "| floor of the spread, p99 | frame jitter p99 (worst angle) | MemberSkew p99 against its rendered frames (worst member) "
+              "| back in step after a missing segment | after a 4 s stall | after two 4 s stalls in a row | frames without a readable number "
+              "| CPU per angle | the same run's spread p99 from positions |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, figures in rendering:
+        seen = figures["rendered"]
+        lines.append(
+            f"| {name} | {number(seen.get('aligned_after_s'), 2, ' s') if 'steady_seconds' in seen else '-'} "
+            f"| {dash(seen['p50_ms'])} | {dash(seen['p95_ms'])} | {dash(seen['p99_ms'])} "
+            f"| {dash(seen.get('floor_p99_ms'))} | {dash(seen.get('jitter_p99_ms'))} | {signed(seen.get('skew_vs_frames_ms'))} "
+            f"| {number(seen.get('missing_segment_back_s'), 2, ' s') if 'missing_segment_back_s' in seen else '-'} "
+            f"| {number(seen.get('stall_back_s'), 2, ' s') if 'stall_back_s' in seen else '-'} "
+            f"| {number(seen.get('two_stalls_back_s'), 2, ' s') if 'two_stalls_back_s' in seen else '-'} "
+            f"| {'-' if seen.get('unreadable') is None else seen['unreadable']} | {number(figures['cpu_per_angle_percent'], 1, '%')} "
+            f"| {dash(figures['p99_ms'])} |")
     lines += ["", "| PlayerKit, angles joined together (25 s) | spread p99 (last 15 s) | frames dropped | CPU per angle | in sync |",
               "|---|---|---|---|---|"]
     for count, figures in most:
@@ -542,6 +655,10 @@ def main():
     say("building the C client (Benchmarks/c/multiview.c)")
     subprocess.run(["cc", "-O2", "-o", client, os.path.join(ROOT, "Benchmarks", "c", "multiview.c"), "-lmpv", "-lpthread", "-lm"],
                    check=True)
+    frames_client = os.path.join(WORK, "frames-rendering")
+    say("building the C client (Benchmarks/c/frames.c)")
+    subprocess.run(["cc", "-O2", "-o", frames_client, os.path.join(ROOT, "Benchmarks", "c", "frames.c"),
+                    "-lmpv", "-lpthread", "-lEGL", "-lOpenGL"], check=True)
     counts = [int(c) for c in args.counts.split(",")]
     rows, most = [], []
     keep = os.environ.get("MULTIVIEW_LOGS")  # a folder to keep every run's frame log in
@@ -561,6 +678,17 @@ def main():
                 origin.stop()
             say(f"  {json.dumps(figures)}")
             rows.append((name, figures))
+        rendering = []
+        for run in range(1, RUNS + 1):
+            name = f"PlayerKit (MultiView), rendering, run {run}"
+            say(f"running: {name}, {SECONDS} s")
+            origin = Origin(max(counts))
+            try:
+                figures = run_playerkit(app, origin, 4, SECONDS, JOINS, os.path.join(work, f"rendering-{run}.log"), render=True)
+            finally:
+                origin.stop()
+            say(f"  {json.dumps(figures)}")
+            rendering.append((name, figures))
         say("running: two local files on demand, 20 s (PlayerKit, then uncorrected C cores)")
         files = local_files()
         on_demand = [("PlayerKit, 2 files (playerkit-multiview --json)", run_playerkit_files(app, files, os.path.join(work, "files-playerkit.log"))),
@@ -569,6 +697,14 @@ def main():
                      ("one mpv core, 1 file alone (C client)", run_c_files(client, files[:1], os.path.join(work, "file-c.log")))]
         for name, figures in on_demand:
             say(f"  {name}: {json.dumps(figures)}")
+        for name, count in [("PlayerKit, 2 files, rendering", 2), ("PlayerKit, 1 file alone, rendering", 1)]:
+            figures = run_playerkit_files(app, files[:count], os.path.join(work, f"files-rendering-{count}.log"), render=True)
+            say(f"  {name}: {json.dumps(figures)}")
+            rendering.append((name, figures))
+        for name, count in [("two mpv cores rendering, 1 file, uncorrected (C client)", 2), ("one mpv core rendering, 1 file alone (C client)", 1)]:
+            figures = run_c_rendering(frames_client, count, files[0], os.path.join(work, f"c-rendering-{count}.log"))
+            say(f"  {name}: {json.dumps(figures)}")
+            rendering.append((name, figures))
         for count in counts:
             say(f"running: PlayerKit, {count} angles joined together, 25 s")
             origin = Origin(max(counts))
@@ -584,13 +720,14 @@ def main():
             say(f"  {json.dumps(figures)}")
             most.append((count, figures))
     date, machine_text = time.strftime("%Y-%m-%d"), machine()
-    section = table(rows, most, on_demand, machine_text, date)
+    section = table(rows, most, on_demand, machine_text, date, rendering)
     print(section)
     if args.write:
         try:
             record = write_figures("multiview", section, markers=MARKERS, command="make bench-multiview", machine=machine_text,
                                    date=date, results={"live": [{"case": name, **figures} for name, figures in rows],
                                                        "on_demand": [{"case": name, **figures} for name, figures in on_demand],
+                                                       "rendering": [{"case": name, **figures} for name, figures in rendering],
                                                        "most": [{"angles": count, **figures} for count, figures in most]})
         except (OSError, ValueError) as error:
             raise SystemExit(f"[multiview] FAILED: writing the multi-view table: {error}")

@@ -8,6 +8,11 @@
 // frames delivered (redraws excluded), CPU time of the process per frame, frames late (more than
 // 1.5 frame intervals after the previous one) and frames missing (30 x SECONDS - delivered); for
 // gl also the time per render call (mpv_render_context_render + glFinish).
+// With FRAMES_LOG=FILE (sw only): also each new frame's number, read from the barcode
+// Scripts/live-origin.py burns into the bottom strip (16 blocks, white = 1), and the moment its
+// render call returned, as JSON lines {"player": "core-N", "frame": N, "t": seconds} in FILE
+// (Benchmarks/multiview.py reads them as it reads playerkit-multiview's --rendered-log); the cores
+// then also hand frames over when they are due (video-timing-offset=0), as a multi-view's members do.
 // Build: cc -O2 -o frames frames.c -lmpv -lpthread -lEGL -lOpenGL
 #define GL_GLEXT_PROTOTYPES 1
 #include <EGL/egl.h>
@@ -36,6 +41,7 @@ struct player {
     long frames, late;
     double last;
     GLuint fbo, texture;
+    long index;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -43,6 +49,11 @@ static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static int stopping, width, height, counting;
 static double render_seconds;
 static long render_calls;
+// FRAMES_LOG: every new frame's number and moment, kept in memory until the end.
+struct rendered { int player, number; double t; };
+static struct rendered *log_entries;
+static long log_count, log_capacity;
+static double log_start;
 
 static void on_update(void *context) {
     struct player *p = context;
@@ -70,6 +81,28 @@ static void count_frame(struct player *p) {
     pthread_mutex_unlock(&lock);
 }
 
+// The number in a bgr0 frame's bottom strip; -1 when a block is neither dark nor light.
+static int frame_number(const unsigned char *buffer, size_t stride) {
+    int row = (int)(height * (1 - 1.0 / 16)), number = 0;
+    for (int bit = 0; bit < 16; bit++) {
+        const unsigned char *pixel = buffer + row * stride + (size_t)(width * (bit + 0.5) / 16) * 4;
+        int level = (pixel[0] + pixel[1] + pixel[2]) / 3;
+        if (level > 170) number |= 1 << bit;
+        else if (level > 85) return -1;
+    }
+    return number;
+}
+
+static void note_rendered(struct player *p, int number, double t) {
+    pthread_mutex_lock(&lock);
+    if (log_count == log_capacity) {
+        log_capacity = log_capacity ? log_capacity * 2 : 4096;
+        log_entries = realloc(log_entries, log_capacity * sizeof *log_entries);
+    }
+    log_entries[log_count++] = (struct rendered){(int)(p->index), number, t - log_start};
+    pthread_mutex_unlock(&lock);
+}
+
 static void *software_thread(void *context) {
     struct player *p = context;
     size_t stride = ((size_t)width * 4 + 63) / 64 * 64;
@@ -88,6 +121,11 @@ static void *software_thread(void *context) {
             {MPV_RENDER_PARAM_SW_SIZE, size}, {MPV_RENDER_PARAM_SW_FORMAT, "bgr0"},
             {MPV_RENDER_PARAM_SW_STRIDE, &stride}, {MPV_RENDER_PARAM_SW_POINTER, buffer}, {0, NULL}};
         mpv_render_context_render(p->render, params);
+        if (fresh && log_entries != NULL) {
+            double t = now_s();
+            int number = frame_number(buffer, stride);
+            if (number >= 0) note_rendered(p, number, t);
+        }
         if (fresh) count_frame(p);
     }
     free(buffer);
@@ -128,14 +166,22 @@ int main(int argc, char **argv) {
         fprintf(stderr, "frames: no EGL surfaceless OpenGL context\n");
         return 1;
     }
+    const char *log_path = getenv("FRAMES_LOG");
+    if (log_path && !gl) {
+        log_capacity = 4096;
+        log_entries = malloc(log_capacity * sizeof *log_entries);
+    }
+    log_start = now_s();
     struct player *players = calloc(count, sizeof *players);
     for (int i = 0; i < count; i++) {
         struct player *p = &players[i];
+        p->index = i + 1;
         setlocale(LC_NUMERIC, "C");
         p->mpv = mpv_create();
         const char *options[][2] = {{"config", "no"}, {"terminal", "no"}, {"vo", "libmpv"}, {"ao", "null"}, {"idle", "yes"},
                                     {"hwdec", "no"}, {"gpu-hwdec-interop", "no"}, {"loop-file", "inf"}};
         for (size_t k = 0; k < sizeof options / sizeof options[0]; k++) mpv_set_option_string(p->mpv, options[k][0], options[k][1]);
+        if (log_entries) mpv_set_option_string(p->mpv, "video-timing-offset", "0");
         mpv_initialize(p->mpv);
         if (gl) {
             mpv_opengl_init_params init = {get_proc_address, NULL};
@@ -224,6 +270,13 @@ int main(int argc, char **argv) {
            "\"cpu_ms_per_frame\": %.3f, \"late\": %ld, \"missing\": %ld, \"render_ms\": %.3f}\n",
            count, seconds, frames, frames / seconds / count, frames ? cpu * 1000 / frames : 0, late,
            expected > frames ? expected - frames : 0, render_calls ? render_seconds * 1000 / render_calls : 0);
+    if (log_entries) {
+        FILE *file = fopen(log_path, "w");
+        if (!file) return 1;
+        for (long k = 0; k < log_count; k++)
+            fprintf(file, "{\"player\":\"core-%d\",\"frame\":%d,\"t\":%.6f}\n", log_entries[k].player, log_entries[k].number, log_entries[k].t);
+        fclose(file);
+    }
     for (int i = 0; i < count; i++) {
         mpv_render_context_free(players[i].render);
         mpv_terminate_destroy(players[i].mpv);

@@ -24,6 +24,8 @@ struct MultiViewOptions: Sendable {
     var joinAt: [Double]?
     /// Where to write the frame log when quitting.
     var frameLog: String?
+    /// Headless: where to write the frames each angle rendered, read from their pixels.
+    var renderedLog: String?
     var width: Int
     var height: Int
     var configuration: PlayerConfiguration
@@ -62,6 +64,8 @@ final class MultiViewApp {
     private var notes: [PlayerID: String] = [:]
     /// With `--frame-log`: every frame change, recorded apart from the group.
     private let frames = FrameRecorder()
+    /// With `--rendered-log`: every rendered frame's burned-in number, read from its pixels.
+    private let rendered = RenderedFrameProbe()
 
     init(options: MultiViewOptions) throws {
         self.options = options
@@ -112,6 +116,9 @@ final class MultiViewApp {
         let loop = g_main_loop_new(nil, 0)
         self.loop = loop
         if options.headless {
+            if options.renderedLog != nil {
+                do { try rendered.attach(to: players, since: start) } catch { fail("the rendered frames: \(error)") }
+            }
             report(AppLine(type: "ready", t: elapsed, angles: options.ids.map(\.rawValue), backend: "headless"))
             loadAngles()
         } else {
@@ -458,6 +465,10 @@ final class MultiViewApp {
         frames.stop()
         if let frameLog {
             do { try frames.write(to: frameLog, dropped: dropped.withLock { $0 }) } catch { failure = failure ?? "the frame log: \(error)" }
+        }
+        rendered.stop()
+        if let renderedLog = options.renderedLog {
+            do { try rendered.write(to: renderedLog) } catch { failure = failure ?? "the rendered frames: \(error)" }
         }
         // Every angle stops first, then they shut down together: a core that shuts down hands
         // FFmpeg's log back to FFmpeg's default (mpv resets it), and the others' network reads

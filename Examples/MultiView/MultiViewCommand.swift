@@ -59,6 +59,9 @@ struct MultiViewCommand: ParsableCommand {
     @Option(help: "Write every angle's frame changes (media time and monotonic time, measured apart from the group) to this file as JSON lines when quitting.")
     var frameLog: String?
 
+    @Option(help: "With --headless: render every angle's frames (small, in software), read the frame number burned into each (the barcode of Scripts/live-origin.py) and write each angle's rendered frames (number and monotonic time) to this file as JSON lines when quitting.")
+    var renderedLog: String?
+
     @Option(help: "Window size as WIDTHxHEIGHT.")
     var size = "1280x720"
 
@@ -90,6 +93,7 @@ struct MultiViewCommand: ParsableCommand {
                 throw ValidationError("--join-at needs \(sources.count) times of 0 or more seconds, comma-separated, got \(joinAt)")
             }
         }
+        if renderedLog != nil, !headless { throw ValidationError("--rendered-log needs --headless (a window renders the angles itself)") }
         guard Self.parseSize(size) != nil else { throw ValidationError("--size must be WIDTHxHEIGHT from 320x240 to 8192x8192, got \(size)") }
     }
 
@@ -107,8 +111,8 @@ struct MultiViewCommand: ParsableCommand {
             sources: sources, ids: try names.map { try PlayerID(validating: $0) }, focus: focus - 1,
             programDateTime: programDateTime, latency: latency, audio: audio, mpris: mpris, headless: headless, json: json,
             seconds: seconds, joinAt: joinAt.map { $0.split(separator: ",").compactMap { Double($0) } }, frameLog: frameLog,
-            width: width, height: height,
-            configuration: logging.applied(to: PlayerConfiguration(videoOutput: headless ? .none : .frames, audioOutput: audio ? .system : .none)))
+            renderedLog: renderedLog, width: width, height: height,
+            configuration: logging.applied(to: PlayerConfiguration(videoOutput: headless && renderedLog == nil ? .none : .frames, audioOutput: audio ? .system : .none)))
         // GTK runs on the main thread, where `run()` is called.
         let status = try MainActor.assumeIsolated {
             let app = try MultiViewApp(options: options)

@@ -170,3 +170,54 @@ struct MultiViewAppLocalFilesTests {
         #expect(lines.last?["type"] as? String == "quit")
     }
 }
+
+/// playerkit-multiview's `--rendered-log` on two live angles (headless): every angle renders its
+/// frames, and the number burned into each is read from its pixels. In the timing pass: it bounds
+/// how far apart two angles render a frame, and beside the live pass's tests it disturbed their
+/// spreads (an on-demand group's skew p99 read 27-34 ms against its 10 ms bound, 2026-12-02).
+@Suite("playerkit-multiview's rendered frames (headless, live angles)", .timeLimit(.minutes(2)), .tags(.timingPass))
+struct MultiViewAppRenderedFramesTests {
+    @Test("--rendered-log: every angle's frames are rendered and read, their numbers move on a frame at a time, and two aligned angles render the same number within a frame of each other; --rendered-log without --headless is refused by name")
+    func renderedFrames() async throws {
+        // The multi-view tests' origin (its media encoded next to make test's build); two of its angles.
+        let origin = try await LiveOrigin.start(MultiViewTests.originArguments)
+        defer { origin.stop() }
+        let angles = Array(origin.angles.prefix(2))
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("rendered-\(UUID().uuidString).log")
+        defer { try? FileManager.default.removeItem(at: log) }
+        let (status, _, errors) = try await ChildProcess.runToEnd(
+            ChildProcess.example("playerkit-multiview"), ["--headless", "--json", "--seconds", "8", "--rendered-log", log.path] + angles)
+        #expect(status == 0, "\(errors.suffix(400))")
+        var rendered: [String: [(number: Int, t: Double)]] = [:]
+        var unreadable: [String: Int]?
+        for line in try String(contentsOf: log, encoding: .utf8).split(separator: "\n") {
+            let item = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+            if let counts = item["unreadable"] as? [String: Int] {
+                unreadable = counts
+            } else if let player = item["player"] as? String, let number = item["frame"] as? Int, let t = item["t"] as? Double {
+                rendered[player, default: []].append((number, t))
+            }
+        }
+        #expect(Set(rendered.keys) == ["angle-1", "angle-2"], "\(rendered.keys)")
+        // Every frame carries its number (a frame of no picture yet, at most, has none).
+        let unread = unreadable.map { $0.values.reduce(0, +) }
+        #expect(unread != nil && unread! <= 4, "frames without a readable number: \(String(describing: unreadable))")
+        for (player, frames) in rendered {
+            // Several seconds of 30 fps, nearly every step one frame on (a frame of the 60 s scene).
+            #expect(frames.count > 90, "\(player): \(frames.count) frames")
+            #expect(frames.allSatisfy { (0..<1800).contains($0.number) }, "\(player)")
+            let steps = zip(frames, frames.dropFirst()).map { $1.number - $0.number }
+            #expect(steps.filter { $0 == 1 }.count * 10 >= steps.count * 8, "\(player)'s steps: \(steps)")
+        }
+        // Over the last 2 s (aligned by then): the moments both angles rendered the same number.
+        let first = Dictionary((rendered["angle-1"] ?? []).map { ($0.number, $0.t) }, uniquingKeysWith: { earlier, _ in earlier })
+        let end = (rendered["angle-1"]?.last?.t ?? 0)
+        let apart = (rendered["angle-2"] ?? []).filter { $0.t > end - 2 }.compactMap { frame in first[frame.number].map { abs($0 - frame.t) } }.sorted()
+        #expect(apart.count > 30, "\(apart.count) frames rendered by both in the last 2 s")
+        if !apart.isEmpty { #expect(apart[apart.count / 2] < 1.0 / 30, "median moment apart: \(apart[apart.count / 2]) s") }
+
+        let (refused, _, message) = try await ChildProcess.runToEnd(
+            ChildProcess.example("playerkit-multiview"), ["--rendered-log", log.path] + angles)
+        #expect(refused != 0 && message.contains("--rendered-log"), "\(message.suffix(300))")
+    }
+}

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Runs PlayerKit's tests in five passes (the last two side by side) (after `swift build --build-tests`), and ends with one line
-# "N passed, M failed" summing every pass, from Swift Testing's JUnit report of each pass (its
-# per-test lines when there is none: tests running in parallel can interleave them). A pass that
-# crashes or exits non-zero without a failed test counts as one failure, named. Every pass runs
-# even when an earlier one failed; the exit status is non-zero when anything failed.
+# Runs PlayerKit's tests in five passes, the last two side by side (after `swift build
+# --build-tests`), and ends with one line "N passed, M failed" summing every pass, from Swift
+# Testing's JUnit report of each pass (its per-test lines when there is none: tests running in
+# parallel can interleave them). A pass that crashes or exits non-zero without a failed test
+# counts as one failure, named. Every pass runs even when an earlier one failed; the exit status
+# is non-zero when anything failed.
 #   SWIFT=swift Scripts/test-suite.sh
 set -uo pipefail
 swift=${SWIFT:-swift}
@@ -16,17 +17,22 @@ failures=()
 # an untagged suite runs in the parallel pass. Swift Testing 6.3's command line cannot filter by
 # tag, so Scripts/tagged-tests.py turns each tag into its suites' and tests' IDs. Why the tagged
 # ones run apart:
-# - timingPass: the tests that run syncplay-server (and Syncplay's own client), and the tests
-#   that measure a wait against its bound (a read, a load, a room's operations, a
-# fullscreen rule restored, a failed clip skipped): timing assertions, so they run one at a time,
-# after the parallel pass (next to ~170 others on 2 cores they took 2-5 times their bound).
-# The network faults too: whether mpv buffers or ends an item when its server vanishes depends on
-# when its reconnects run, and next to the parallel pass "the server vanishes mid-play and comes
-# back" once saw mpv end the item instead (1 run in 2 on 2026-11-24; 17 s alone).
-# The posters too: a batch's items have a per-item bound (30 s in the test), and the black
-# leader's first non-black frame is found by stepping frame by frame. Alone the batch takes under
-# a second; next to the parallel pass it took 16-29 s (2026-11-26, at 29bdca3 and a3ccda4) and
-# overran the bound in 2 runs of 6.
+# - timingPass: the tests that measure time on screen (seams, spreads, drift, frames counted) and
+#   the few that bound a wait tightly (a fullscreen rule restored, a finished wait's timeout):
+#   timing assertions, so they run one at a time, after the parallel pass (next to ~170 others on
+#   2 cores they took 2-5 times their bound).
+# - waitPass: the tests that wait on a loopback server far more than they compute (network
+#   faults, hostile origins, a room server's silences and TLS, players following a room, the
+#   clip sequencer): one at a time, in a lane beside the timing pass. The network faults were
+#   the first to leave the parallel pass: whether mpv buffers or ends an item when its server
+#   vanishes depends on when its reconnects run, and next to the parallel pass "the server
+#   vanishes mid-play and comes back" once saw mpv end the item instead (1 run in 2 on
+#   2026-11-24; 17 s alone).
+# - the posters (timingPass): a batch's items have a per-item bound (30 s in the test), and the
+#   black leader's first non-black frame is found by stepping frame by frame. Alone the batch
+#   takes under a second; next to the parallel pass it took 16-29 s (2026-11-26, at 29bdca3 and
+#   a3ccda4) and overran the bound in 2 runs of 6.
+# - livePass and heavyPass: below.
 
 # The test bundle `swift build --build-tests` made. Run directly rather than through `swift test
 # --skip-build`, which would hold SwiftPM's lock on .build for the whole pass, so nothing run
@@ -260,18 +266,20 @@ fi
 # for that tail to reach it).
 pass live --filter "$live_tests"
 # Then the tests whose results depend on having the machine to themselves, one at a time:
-# - the bounds (timing assertions on waits) and the network faults, above;
+# - the bounds (timing assertions on waits: the monotonic condition, finished waits' timeouts);
 # - the software frame tests (they count frames: on 2 cores, next to everything else, the counts
 #   starved);
-# - the room tests (a Python server's TLS handshake and states once a second, positions compared
-#   across connections: next to the full suite the server answered too late);
+# - the room tests with Syncplay's own client (a Python server and client, a second mpv, states
+#   once a second: next to the full suite the server answered too late);
 # - TimingTests (time on screen: seams, sync drift) and the multi-view's spreads and recoveries.
 # Beside it, one at a time too, the waits lane (waitPass): waits against their bounds on loopback
 # servers (the network faults, the cache's hostile origins, a room server's silences and TLS, a
-# load or a shutdown that never ends). They wait far more than they compute: one of them beside
-# one timing test disturbs neither, and the serial pass no longer waits out their 60 s (its 222 s
-# made `make test` 7m42 on this 2-core machine, 2026-12-02, near CI's 10 minutes on a clean
-# clone).
+# load or a shutdown that never ends), and the tests that wait with generous bounds on a server
+# or a clip (players following a room, 26 s; the clip sequencer's edits, 14 s). They wait far
+# more than they compute: one of them beside one timing test disturbs neither, and the serial
+# pass no longer waits out their 100 s (its 222 s made `make test` 7m42 on this 2-core machine,
+# 2026-12-02, near CI's 10 minutes on a clean clone; with the rooms and the sequencer still in
+# it, 171 s, CI took 637 s).
 PASS_QUIET=1 pass_start waits --no-parallel --filter "$wait_tests"
 pass serial --no-parallel --filter "$timing_tests"
 pass_finish waits

@@ -6,8 +6,9 @@ import PlayerKit
 import PlayerKitSupport
 
 /// The clip sequencer: edits while playing, mirroring, bad input. (Its gaps at boundaries and
-/// a still's hold are timing, in ``TimingTests``.)
-@Suite("Clip sequencer", .timeLimit(.minutes(4)), .tags(.timingPass))
+/// a still's hold are timing, in ``TimingTests``.) In make test's waits lane: three small
+/// software-rendered players, pulled 30 times a second, with no tight bound of their own.
+@Suite("Clip sequencer", .timeLimit(.minutes(4)), .tags(.waitPass))
 struct SequencerTests {
     static func clip(_ number: Int, id: String, speed: Double = 1, flip: VideoFlip = []) -> SequenceClip {
         .video(MediaSource(Fixtures.media("sequence-\(number).mp4")), id: id, speed: speed, flip: flip)

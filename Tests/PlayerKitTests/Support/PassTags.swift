@@ -12,9 +12,11 @@ extension Tag {
     /// in a pass of their own.
     @Tag static var livePass: Self
     /// Waits measured against their bounds on loopback servers (network faults, hostile
-    /// origins, a room server's silences and TLS, a load or shutdown that never ends): one at a
-    /// time, in a lane of their own beside the timing pass. They wait far more than they compute,
-    /// so one of them beside one timing test disturbs neither.
+    /// origins, a room server's silences and TLS, a load or shutdown that never ends), and the
+    /// tests that wait on a server or a clip with generous bounds (players following a room, the
+    /// clip sequencer's edits): one at a time, in a lane of their own beside the timing pass.
+    /// They wait far more than they compute, so one of them beside one timing test disturbs
+    /// neither.
     @Tag static var waitPass: Self
     /// Heavy tests that measure no time (the cache model's seeded runs, the corrupted-media
     /// corpus, the soak): together, right after the parallel pass.

@@ -18,8 +18,8 @@ import PlayerKitTesting
 struct CacheModelTests {
     /// The runs, in chunks of 1,000 seeds: seeds 1 to 3,000 in `make test` (about 26 s of CPU
     /// in a debug build), 1 to 10,000 with the long windows (`make test-long`; the ten chunks
-    /// took 87 s of CPU, a sixth of `make test`'s whole parallel pass). `make test` runs this suite in its parallel pass
-    /// (nothing here reads a clock): each chunk runs on a thread of its own at a low priority
+    /// took 87 s of CPU). `make test` runs this suite in its heavy pass, beside the corpus
+    /// and the soak (nothing here reads a clock): each chunk runs on a thread of its own at a low priority
     /// (nice 10), never on Swift's cooperative pool (a chunk is seconds of synchronous work; ten
     /// of them on the pool's two threads starved every other test of the pass), so it mostly
     /// uses the CPU the other tests leave. Not the lowest (nice 19): on a machine loaded by

@@ -21,7 +21,10 @@ the angles show that frame (each angle's moment interpolated between its own fra
   p50/p95/p99       the spread over the 20 s after that (before the faults)
   after a fault     from the source recovering (the frame after the missing segment; the stalled
                     playlist moving again; the origin answering the second delayed segment) until
-                    the spread stays under 5 ms for a second
+                    the faulted angle is back in step with the others for a second: its moment
+                    for each frame against the others' median moment for it, as a running median
+                    of 5 frames, under 5 ms (the group's spread is not the measure: on a machine
+                    whose frames come unevenly it goes over 5 ms now and then, faults or none)
   CPU per angle     the process's CPU time over the run, per angle and second of play
 
 On rendered frames: PlayerKit's faulted run is made RUNS times more, and the on-demand ones once
@@ -302,6 +305,29 @@ def skew_agreement(frames, line, window=10.0):
     return max(differences, key=abs) if differences else None
 
 
+def member_offsets(frames, member, ids):
+    """(t, offset) at each frame `member` showed that every other angle showed too: its moment
+    minus the median of the others' moments for that frame."""
+    others = [player for player in ids if player != member]
+    result = []
+    for media, t in frames.get(member, []):
+        moments = [found for found in (moment(frames.get(player, []), media) for player in others) if found is not None]
+        if others and len(moments) == len(others):
+            result.append((t, t - statistics.median(moments)))
+    return result
+
+
+def member_back(frames, member, ids, after, width=5):
+    """The first moment at or after `after` from which `member` stays in step with the other
+    angles for a second: the running median of its last `width` offsets (``member_offsets``)
+    under IN_STEP. A single frame shown late (each angle's own frame timing, the floor) does not
+    move a median of five; a member still held, seeking or catching up does."""
+    offsets = member_offsets(frames, member, ids)
+    smoothed = [(t, abs(statistics.median(o for (_, o) in offsets[max(0, k - width + 1):k + 1])))
+                for k, (t, _) in enumerate(offsets)]
+    return settled(smoothed, after)
+
+
 def settled(series, after):
     """The first moment at or after `after` from which the spread stays under IN_STEP for a second."""
     for index, (t, _) in enumerate(series):
@@ -359,13 +385,14 @@ def analyse_frames(frames, dropped, cpu, wall, angles, faulted=True, moments=Non
     }
     if faulted:
         crossed = missing_segment_recovery(frames, "angle-2", MISSING_AT)
-        back = settled(series, crossed) if crossed is not None else None
+        back = member_back(frames, "angle-2", ids, crossed) if crossed is not None else None
         result["missing_segment_back_s"] = None if back is None or back >= STALL_AT else back - crossed
         resumed = STALL_AT + STALL_FOR
-        back = settled([(t, s) for (t, s) in series if t < TWO_STALLS_AT], resumed)
+        back = member_back(frames, "angle-3", ids, resumed)
+        back = None if back is None or back >= TWO_STALLS_AT else back
         result["stall_back_s"] = None if back is None else back - resumed
         flowing = (moments or {}).get("flowing")
-        back = settled(series, flowing) if flowing is not None else None
+        back = member_back(frames, "angle-4", ids, flowing) if flowing is not None else None
         result["two_stalls_back_s"] = None if back is None else back - flowing
     return result
 
@@ -599,7 +626,9 @@ def table(rows, most, on_demand, machine_text, date=None, rendering=()):
               "frame's signed difference against its median over the second around it), whatever corrects their skews. "
               "MemberSkew against its frames: each member's skew p99 as the app reads it (`MultiView.skews`, over its last 10 s "
               "window) minus that member's frame jitter p99 over the same 10 s from the frame log; the worst member's "
-              "(positive: MemberSkew says more than its frames show)."]
+              "(positive: MemberSkew says more than its frames show). Back in step after a fault: from the source recovering "
+              "until the faulted angle's moment for each frame, against the other angles' median moment for it, stays "
+              "under 5 ms for a second, as a running median of 5 frames."]
     lines += ["", "On rendered frames: PlayerKit's runs again, the same faults, each angle also rendering its frames "
               "(160x90, software, `--rendered-log`), measured from the frames themselves: the number each frame carries "
               "in its bottom strip, read from its pixels, and the moment mpv rendered it. Nothing but the last column "

@@ -91,6 +91,8 @@ fuzz-seeds:
 
 ## The test suite under ThreadSanitizer.
 TSAN_BUNDLE = $$($(SWIFT) build --sanitize=thread --scratch-path .build-tsan --show-bin-path)/PlayerKitPackageTests.xctest
+TSAN_REPORTS = $(CURDIR)/.build-tsan/child-reports
+TSAN_ENV = PLAYERKIT_SANITIZER=thread PLAYERKIT_SANITIZER_REPORTS=$(TSAN_REPORTS) SWT_SWIFT_ERROR_BACKTRACING_ENABLED=0 NO_COLOR=1
 test-tsan: test-deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan --explicit-target-dependency-import-check error --disable-index-store
 	# The bundle is run directly, as Scripts/test-suite.sh runs it: `swift test` first lists the
@@ -99,8 +101,14 @@ test-tsan: test-deps
 	# starve the tests that wait on real playback (the race detection does not need them in
 	# parallel). The soak is left out (32 players churning for minutes under TSan), and the
 	# timing tests run last, on their own.
-	PLAYERKIT_SANITIZER=thread SWT_SWIFT_ERROR_BACKTRACING_ENABLED=0 NO_COLOR=1 $(TSAN_BUNDLE) --testing-library swift-testing --no-parallel --skip '\.(TimingTests|SoakTests)/'
-	PLAYERKIT_SANITIZER=thread SWT_SWIFT_ERROR_BACKTRACING_ENABLED=0 NO_COLOR=1 $(TSAN_BUNDLE) --testing-library swift-testing --no-parallel --filter '\.TimingTests/'
+	# The examples the tests start write their reports into TSAN_REPORTS (their standard error
+	# is discarded); both passes run, then any report is printed and fails the target.
+	rm -rf $(TSAN_REPORTS) && mkdir -p $(TSAN_REPORTS)
+	status=0; \
+	$(TSAN_ENV) $(TSAN_BUNDLE) --testing-library swift-testing --no-parallel --skip '\.(TimingTests|SoakTests)/' || status=1; \
+	$(TSAN_ENV) $(TSAN_BUNDLE) --testing-library swift-testing --no-parallel --filter '\.TimingTests/' || status=1; \
+	for report in $(TSAN_REPORTS)/*; do [ -e "$$report" ] || continue; echo "== $$report"; cat "$$report"; status=1; done; \
+	exit $$status
 
 ## The test suite under AddressSanitizer with leak detection (LeakSanitizer). Leaks inside
 ## libraries PlayerKit does not own (fontconfig, Mesa, libmpv's one-time globals) are listed in

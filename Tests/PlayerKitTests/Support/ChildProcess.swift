@@ -19,6 +19,15 @@ enum ChildProcess {
             changed["ASAN_OPTIONS"] = options + ":detect_leaks=0"
             environment = changed
         }
+        // Under `make test-tsan`: a child's ThreadSanitizer reports go to files in the folder the
+        // Makefile names (standard error is discarded here), which it prints and fails on after
+        // the run; an example with a race otherwise shows only its exit status, 66.
+        if let folder = inherited["PLAYERKIT_SANITIZER_REPORTS"] {
+            var changed = environment ?? inherited
+            let options = changed["TSAN_OPTIONS"].map { $0 + ":" } ?? ""
+            changed["TSAN_OPTIONS"] = options + "log_path=\(folder)/\(executable.lastPathComponent)"
+            environment = changed
+        }
         if let environment { process.environment = environment }
         return process
     }

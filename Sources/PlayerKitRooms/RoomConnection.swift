@@ -151,6 +151,8 @@ private final class Link: @unchecked Sendable {
     private var outbox: [(bytes: [UInt8], sent: Int, operation: RoomError.Operation, limit: Duration, deadline: ContinuousClock.Instant, done: @Sendable (RoomError?) -> Void)] = []
     private var watch: (operation: RoomError.Operation, limit: Duration, deadline: ContinuousClock.Instant, renewed: Bool)?
     private var ended = false
+    /// What the requests still pending at the end are answered with (set by ``end(with:)``).
+    private var endedWith = RoomError.closed
 
     init(host: String, port: Int, logger: Logger) throws(RoomError) {
         self.host = host
@@ -291,9 +293,14 @@ private final class Link: @unchecked Sendable {
     /// Serves the connected socket until the connection ends.
     private func serve() {
         while !ended {
-            for request in inbox.withLock({ inbox -> [Request] in defer { inbox.requests = [] }; return inbox.requests }) {
+            let batch = inbox.withLock { inbox -> [Request] in defer { inbox.requests = [] }; return inbox.requests }
+            for (index, request) in batch.enumerated() {
                 take(request)
-                if ended { return }
+                if ended {
+                    // The rest of the batch left the inbox before the end answered what it held.
+                    answer(batch[(index + 1)...], with: endedWith)
+                    return
+                }
             }
             if handshake != nil { stepHandshake() }
             if ended { return }
@@ -513,6 +520,17 @@ private final class Link: @unchecked Sendable {
         }
     }
 
+    /// Answers the sends and TLS requests among `requests` with `error` (the connection ended
+    /// before they were taken).
+    private func answer(_ requests: ArraySlice<Request>, with error: RoomError) {
+        for request in requests {
+            switch request {
+            case .send(_, _, _, _, let done), .startTLS(_, _, _, _, let done): done(error)
+            case .watch, .stopWatching, .close: break
+            }
+        }
+    }
+
     /// Ends the connection once: `error` (if any) ends ``lines``; pending sends and a pending
     /// handshake are answered with it; the socket, TLS and pipe are released.
     func end(with error: RoomError?) {
@@ -524,16 +542,12 @@ private final class Link: @unchecked Sendable {
             return inbox.requests
         }
         let gone = error ?? .connectionFailed(server: server, reason: "the connection is closed")
+        endedWith = gone
         for entry in outbox { entry.done(gone) }
         outbox = []
         handshake?.done(gone)
         handshake = nil
-        for request in pending {
-            switch request {
-            case .send(_, _, _, _, let done), .startTLS(_, _, _, _, let done): done(gone)
-            case .watch, .stopWatching, .close: break
-            }
-        }
+        answer(pending[...], with: gone)
         if let error { continuation.yield(.failure(error)) }
         continuation.finish()
         if let ssl {

@@ -106,6 +106,8 @@ public struct JSONEventLine: Encodable, Sendable {
     public var live: Bool?
     /// Why a live source was lost, on its `networkFailed` error (``NetworkFailure``'s words).
     public var cause: String?
+    /// The player's playback statistics, on `statisticsUpdated` lines.
+    public var statistics: PlaybackStatistics?
 
     /// A line that is not a player event (a script step, a status read-out): `player`,
     /// `event` and `t` only; set the other fields as needed.
@@ -139,6 +141,7 @@ public struct JSONEventLine: Encodable, Sendable {
         case .seekCompleted(let seconds): position = seconds
         case .bufferingProgress(let percent): value = String(percent)
         case .bufferedMediaChanged(let media): value = media.description
+        case .statisticsUpdated(let figures): statistics = figures
         case .volumeChanged(let volume): value = String(volume)
         case .muteChanged(let muted), .fullscreenStateChanged(let muted): value = String(muted)
         case .speedChanged(let speed): value = String(speed)

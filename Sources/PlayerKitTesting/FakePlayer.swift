@@ -188,6 +188,12 @@ public final class FakePlayer: MediaPlayer {
         var lastLoadToken: UInt64 = 0
         var frameObservations = 0
         var bufferedMediaObservations = 0
+        /// What ``statistics(timeout:)`` reads (``setStatistics(_:)``).
+        var statistics = PlaybackStatistics()
+        /// The live statistics observations' intervals, by token, and the sampling's alarm.
+        var statisticsObservations: [UInt64: Duration] = [:]
+        var lastStatisticsToken: UInt64 = 0
+        var statisticsTimer: ManualClock.ScheduledAction?
         /// The latest ``stall(for:)``: an earlier one's end does nothing.
         var stallGeneration: UInt64 = 0
         /// Whether ``shutdown()`` announced ``/PlayerKitCore/PlayerEvent/shuttingDown``.
@@ -291,7 +297,7 @@ public final class FakePlayer: MediaPlayer {
     }
 
     deinit {
-        let timers = model.withLock { $0.timers + $0.playbackTimers }
+        let timers = model.withLock { $0.timers + $0.playbackTimers + [$0.statisticsTimer].compactMap { $0 } }
         for timer in timers { timer.cancel() }
         releaseID()
     }

@@ -17,7 +17,7 @@ extension PlayerCore {
     /// An observation of `property` under `id` that lives while `users` is above zero:
     /// `enabled` adds a user (the first one starts it), `false` removes one (the last one ends
     /// it). `mpv_observe_property` does not wait for the core.
-    private func observe(_ property: String, id: UInt64, users: Locked<Int>, enabled: Bool) {
+    func observe(_ property: String, id: UInt64, users: Locked<Int>, enabled: Bool) {
         let change = users.withLock { users -> Bool? in
             users += enabled ? 1 : -1
             if enabled, users == 1 { return true }

@@ -23,6 +23,7 @@ extension PlayerCore {
             if case .event(let event) = output { return event } else { return nil }
         }
         let records = state.outbox.append(events, at: signalled, timestamp: timestamp)
+        state.tally.note(records)
         if state.poolRefill != nil, records.contains(where: { $0.event == .firstFrame }) { Self.poolRefillDue(&state) }
         return state.outbox.claimDelivery()
     }

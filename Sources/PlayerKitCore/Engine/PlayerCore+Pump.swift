@@ -52,6 +52,9 @@ extension PlayerCore {
                 read?.reply.resume(error >= 0 ? .success(value) : .failure(MPVHandle.propertyError(name: name, value: nil, status: error)))
             case .propertyChanged(MPVRequestIDs.frameClockObservation, _, let value):
                 frameClock.note(value.doubleValue)
+            case .propertyChanged(MPVRequestIDs.statisticsFrameObservation, _, let value):
+                let time = signalled ?? .now
+                state.withLock { $0.tally.noteFrame(position: value.doubleValue, at: time) }
             case .propertyChanged(MPVRequestIDs.bufferedMediaObservation, _, let value):
                 guard bufferedMediaUsers.withLock({ $0 > 0 }) else { continue }
                 update(at: signalled) { _ in [.event(.bufferedMediaChanged(Self.bufferedMedia(from: value)))] }

@@ -36,6 +36,9 @@ final class PlayerCore: Sendable {
         /// The player's events on their way to the sink: numbered, timed, gated at shutdown
         /// (``EventOutbox``, the same a fake's ``PlayerEventEmitter`` keeps).
         var outbox: EventOutbox
+        /// Stalls, start-up and frames shown, tallied from the events as they are numbered
+        /// (``emit(_:_:timestamp:at:)``) and, while statistics are observed, from each frame.
+        var tally = PlaybackTally()
         /// Makes the core pool's ready cores whole again (``CorePool/refillNow(options:)``):
         /// run once, at the player's first frame, when its load no longer shares the machine
         /// with a core's creation. Moved to ``poolRefillDue`` at the first frame (``emit(_:_:timestamp:at:)``).
@@ -186,6 +189,11 @@ final class PlayerCore: Sendable {
     let bufferedMediaUsers = Locked(0)
     /// How many frame outputs want the frame clock fed (``observeFrameClock(_:)``).
     let frameClockUsers = Locked(0)
+    /// How many statistics observations count frames (``observeStatistics(every:)``: the first
+    /// starts the count, the last ends it).
+    let statisticsFrameUsers = Locked(0)
+    /// The statistics observations and their sampling timer (PlayerCore+Statistics.swift).
+    let statisticsObservers = Locked(StatisticsObservers())
     /// The app's live property observations, by observation ID. A change that mpv queued before
     /// an observation ended is dropped by the pump, so none is reported after its cancel.
     let appObservations = Locked<(next: UInt64, live: Set<UInt64>)>((1, []))

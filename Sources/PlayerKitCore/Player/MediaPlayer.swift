@@ -61,6 +61,14 @@ public protocol MediaPlayer: AnyObject, Sendable {
     /// A player that cannot tell (the default implementation) reports nothing.
     func observeBufferedMedia() -> PropertyObservation
 
+    /// The player's playback statistics now (see ``Player/statistics(timeout:)``). A player
+    /// that cannot tell (the default implementation) reports none: ``PlaybackStatistics/init()``.
+    func statistics(timeout: Duration) async throws(PlayerError) -> PlaybackStatistics
+    /// Asks for ``PlayerEvent/statisticsUpdated(_:)`` every `interval` while the observation
+    /// lives (see ``Player/observeStatistics(every:)``). A player that cannot tell (the default
+    /// implementation) checks `interval` and reports nothing.
+    func observeStatistics(every interval: Duration) throws(PlayerError) -> PropertyObservation
+
     /// Gives the player a software frame source at `format` (see
     /// ``Player/makeFrameSource(_:)``); one per player at a time.
     func makeFrameSource(_ format: FrameFormat) throws(FrameOutputError) -> any VideoFrameSource
@@ -104,6 +112,23 @@ extension MediaPlayer {
     /// nothing.
     public func observeBufferedMedia() -> PropertyObservation {
         PropertyObservation {}
+    }
+
+    /// For players that cannot tell their statistics: none known.
+    public func statistics(timeout: Duration) async throws(PlayerError) -> PlaybackStatistics {
+        PlaybackStatistics()
+    }
+
+    /// ``statistics(timeout:)`` waiting up to 2 s for the player's answer.
+    public func statistics() async throws(PlayerError) -> PlaybackStatistics {
+        try await statistics(timeout: .seconds(2))
+    }
+
+    /// For players that cannot tell their statistics: checks `interval`, then an observation
+    /// that reports nothing.
+    public func observeStatistics(every interval: Duration) throws(PlayerError) -> PropertyObservation {
+        try PlaybackStatistics.checkInterval(interval)
+        return PropertyObservation {}
     }
 
     /// ``preload(_:timeout:)`` waiting up to 10 s for the first frame.

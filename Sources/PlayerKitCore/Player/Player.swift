@@ -278,6 +278,33 @@ public final class Player: MediaPlayer {
         return PropertyObservation { [core] in core.observeBufferedMedia(false) }
     }
 
+    /// The player's playback statistics now (``PlaybackStatistics``: frames, drops, bitrates,
+    /// buffer, stalls, start-up, latency, decoder). Reads mpv's figures all at once without
+    /// blocking a thread, and returns when mpv answered them all; the frame counts are there
+    /// while an ``observeStatistics(every:)`` observation lives (frames are counted only then).
+    /// Safe from any thread or task.
+    /// - Throws: ``PlayerError/playerShutDown(_:)``; ``PlayerError/timedOut(operation:after:)``
+    ///   when mpv did not answer within `timeout` (on the monotonic clock).
+    public func statistics(timeout: Duration) async throws(PlayerError) -> PlaybackStatistics {
+        try await core.statistics(timeout: timeout)
+    }
+
+    /// Asks for ``PlayerEvent/statisticsUpdated(_:)`` every `interval` for as long as the
+    /// returned observation lives, and counts the frames shown meanwhile
+    /// (``PlaybackStatistics/framesRendered``). Several observations share one sampling, at the
+    /// shortest of their intervals; the last one to go ends it. Until then the player pays
+    /// nothing for statistics. A sample is read as ``statistics(timeout:)`` reads one, on the
+    /// player's own queue; none starts while the one before is still out. Never blocks; safe
+    /// from any thread.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for an interval under
+    ///   50 ms or over a day; ``PlayerError/playerShutDown(_:)``.
+    public func observeStatistics(every interval: Duration) throws(PlayerError) -> PropertyObservation {
+        try PlaybackStatistics.checkInterval(interval)
+        guard !core.isShutDown else { throw .playerShutDown(id) }
+        let token = core.observeStatistics(every: interval)
+        return PropertyObservation { [weak core] in core?.endStatisticsObservation(token) }
+    }
+
     /// Asks for every change of any mpv property, as ``PlayerEvent/propertyChanged(name:value:)``
     /// events on this player's ID, for as long as the returned observation lives: the current
     /// value first, then each change (mpv may merge quick changes into the latest). The form of

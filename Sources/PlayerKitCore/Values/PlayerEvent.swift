@@ -41,6 +41,11 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     /// How far the player holds its source changed: reported while a
     /// ``MediaPlayer/observeBufferedMedia()`` observation lives (the current value first).
     case bufferedMediaChanged(BufferedMedia)
+    /// The player's playback statistics, every interval while a
+    /// ``MediaPlayer/observeStatistics(every:)`` observation lives (the shortest interval of
+    /// those observing), read at once and put together as ``MediaPlayer/statistics(timeout:)``
+    /// reads them.
+    case statisticsUpdated(PlaybackStatistics)
     /// The volume changed (0 to 100 is normal, up to mpv's `volume-max`).
     case volumeChanged(Double)
     /// Mute was switched on or off.
@@ -111,6 +116,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .seekCompleted: return .seekCompleted
         case .bufferingProgress: return .bufferingProgress
         case .bufferedMediaChanged: return .bufferedMediaChanged
+        case .statisticsUpdated: return .statisticsUpdated
         case .volumeChanged: return .volumeChanged
         case .muteChanged: return .muteChanged
         case .speedChanged: return .speedChanged
@@ -153,6 +159,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .seekCompleted(let position): return "seekCompleted(\(position.map { String(format: "%.3f", $0) } ?? "?"))"
         case .bufferingProgress(let percent): return "bufferingProgress(\(percent)%)"
         case .bufferedMediaChanged(let media): return "bufferedMediaChanged(\(media))"
+        case .statisticsUpdated(let statistics): return "statisticsUpdated(\(statistics))"
         case .volumeChanged(let volume): return "volumeChanged(\(volume))"
         case .muteChanged(let muted): return "muteChanged(\(muted))"
         case .speedChanged(let speed): return "speedChanged(\(speed))"
@@ -182,6 +189,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case (.seekCompleted(let a), .seekCompleted(let b)): return a == b
         case (.bufferingProgress(let a), .bufferingProgress(let b)): return a == b
         case (.bufferedMediaChanged(let a), .bufferedMediaChanged(let b)): return a == b
+        case (.statisticsUpdated(let a), .statisticsUpdated(let b)): return a == b
         case (.volumeChanged(let a), .volumeChanged(let b)): return a == b
         case (.muteChanged(let a), .muteChanged(let b)): return a == b
         case (.speedChanged(let a), .speedChanged(let b)): return a == b
@@ -211,6 +219,7 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .seekCompleted(let position): hasher.combine(position)
         case .bufferingProgress(let percent): hasher.combine(percent)
         case .bufferedMediaChanged(let media): hasher.combine(media)
+        case .statisticsUpdated(let statistics): hasher.combine(statistics)
         case .muteChanged(let muted), .fullscreenStateChanged(let muted): hasher.combine(muted)
         case .tracksChanged(let tracks): hasher.combine(tracks)
         case .videoDecoderChanged(let decoder): hasher.combine(decoder)

@@ -49,6 +49,8 @@ public struct PlayerEventKind: RawRepresentable, Hashable, Sendable, Codable, Cu
     public static let bufferingProgress: PlayerEventKind = "bufferingProgress"
     /// ``PlayerEvent/bufferedMediaChanged(_:)``.
     public static let bufferedMediaChanged: PlayerEventKind = "bufferedMediaChanged"
+    /// ``PlayerEvent/statisticsUpdated(_:)``.
+    public static let statisticsUpdated: PlayerEventKind = "statisticsUpdated"
     /// ``PlayerEvent/volumeChanged(_:)``.
     public static let volumeChanged: PlayerEventKind = "volumeChanged"
     /// ``PlayerEvent/muteChanged(_:)``.
@@ -81,7 +83,7 @@ public struct PlayerEventKind: RawRepresentable, Hashable, Sendable, Codable, Cu
     /// The kinds of the core's own events (not those of features), in the order they are listed here.
     static let coreKinds: [PlayerEventKind] = [
         .created, .stateChanged, .positionChanged, .durationKnown, .mediaLoaded, .firstFrame, .seekCompleted,
-        .bufferingProgress, .bufferedMediaChanged, .volumeChanged, .muteChanged, .speedChanged, .tracksChanged,
+        .bufferingProgress, .bufferedMediaChanged, .statisticsUpdated, .volumeChanged, .muteChanged, .speedChanged, .tracksChanged,
         .videoDecoderChanged, .fullscreenStateChanged, .loopModeChanged, .playlistChanged, .propertyChanged, .itemEnded, .error, .eventsLost, .shuttingDown, .shutDown,
     ]
 }

@@ -1,0 +1,41 @@
+// The code blocks of Documentation/Health.md, compiled by `make test` (the DocSnippets test target builds them;
+// Scripts/check-snippets.py checks that each block shown is the region here). Not run.
+import Foundation
+import PlayerKit
+import PlayerKitTesting
+
+func snippet_read(player: Player) async throws {
+    // snippet: read
+    let statistics = try await player.statistics()          // mpv's figures, read at once, with the tally
+    if statistics.stallCount > 0 {
+        print("stalled \(statistics.stallCount) times, \(statistics.stallTime) in all, longest \(statistics.longestStall)")
+    }
+    print("decoder:", statistics.videoDecoder?.description ?? "no video")
+    // end snippet
+}
+
+func snippet_observe(player: Player) async throws {
+    // snippet: observe
+    let observation = try player.observeStatistics(every: .seconds(1))   // counts frames from now on
+    for await record in player.events(kinds: [.statisticsUpdated]) {
+        guard case .statisticsUpdated(let statistics) = record.event else { continue }
+        let fps = statistics.renderedFrameRate.map { String(format: "%.1f", $0) } ?? "-"
+        let dropped = (statistics.framesDroppedByDecoder ?? 0) + (statistics.framesDroppedByOutput ?? 0)
+        print("\(record.playerID): \(fps) fps, \(dropped) dropped, \(statistics.bufferAhead ?? 0) s ahead")
+    }
+    observation.cancel()                                   // or let it go: no more sampling, no frame count
+    // end snippet
+}
+
+func snippet_fake(clock: ManualClock) async throws {
+    // snippet: fake
+    let fake = try FakePlayer(id: "tile-3", clock: clock, media: ["cam.mp4": .init(duration: 60)])
+    var starving = PlaybackStatistics()
+    starving.stallCount = 4
+    starving.bufferAhead = 0.2
+    fake.setStatistics(starving)                           // what the app's health code should see
+    let observation = try fake.observeStatistics(every: .seconds(1))
+    clock.advance(by: .seconds(1))                         // one statisticsUpdated(starving)
+    observation.cancel()
+    // end snippet
+}

@@ -84,11 +84,18 @@ let package = Package(
         .executable(name: "playerkit-multiview", targets: ["MultiViewApp"]),
         .executable(name: "playerkit-quality", targets: ["Quality"]),
         .executable(name: "playerkit-bench", targets: ["PlayerKitBench"]),
+        // Players' statistics and events through apple/swift-metrics (issue 68): on its own, so
+        // an app that reports nothing builds no metrics package.
+        .library(name: "PlayerKitMetrics", targets: ["PlayerKitMetrics"]),
+        .executable(name: "playerkit-metrics-server", targets: ["MetricsServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        // Only the metrics example and the tests: the product takes whatever backend the app has.
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // The only C boundary: libmpv's client API (Debian/Ubuntu: apt-get install libmpv-dev).
@@ -188,6 +195,24 @@ let package = Package(
         .target(
             name: "PlayerKitMPRIS",
             dependencies: featureDependencies + [.product(name: "Logging", package: "swift-log"), "CSDBus"],
+            swiftSettings: strictSettings
+        ),
+        // Every player's statistics and events as swift-metrics counters, gauges and timers,
+        // dimensioned by player ID and the app's labels; the backend is the app's.
+        .target(
+            name: "PlayerKitMetrics",
+            dependencies: featureDependencies + [.product(name: "CoreMetrics", package: "swift-metrics")],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "MetricsServer",
+            dependencies: [
+                "PlayerKit", "PlayerKitMetrics", "ExampleSupport",
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/MetricsServer",
+            exclude: ["README.md"],
             swiftSettings: strictSettings
         ),
         // Comparisons by the numbers: frame-by-frame PSNR and SSIM of an encode against its
@@ -402,6 +427,8 @@ let package = Package(
                 "PlayerKit", "ExampleSupport", "TwoPlayers", "PlayerMonitor", "FullscreenPolicy", "BackgroundLoop", "ABCompare", "Feed",
                 "Mosaic", "Sequencer", "CacheCrashProbe", "CorpusProbe", "SoakProbe", "PlayerKitCache", "PlayerKitRooms",
                 "Room", "PlayerKitSupport", "PlayerKitTesting", "PlayerKitMPRIS", "PlayerKitHLS", "PlayerKitAnalysis", "Quality",
+                "PlayerKitMetrics", "MetricsServer", .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strictSettings
         ),
@@ -421,7 +448,8 @@ let package = Package(
             name: "DocSnippets",
             dependencies: [
                 "PlayerKit", "PlayerKitCache", "PlayerKitRooms", "PlayerKitMPRIS", "PlayerKitTesting", "PlayerKitHLS", "PlayerKitAnalysis", "CGLHost",
-                .product(name: "Logging", package: "swift-log"),
+                "PlayerKitMetrics", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6), .unsafeFlags(["-suppress-warnings"])]
         ),

@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
-modules=(PlayerKitCore PlayerKitDisplay PlayerKitResources PlayerKitSync PlayerKitSequencer PlayerKitPosters PlayerKitCache PlayerKitFeed PlayerKitRooms PlayerKitHLS PlayerKitMPRIS PlayerKitTesting PlayerKitAnalysis)
+modules=(PlayerKitCore PlayerKitDisplay PlayerKitResources PlayerKitSync PlayerKitSequencer PlayerKitPosters PlayerKitCache PlayerKitFeed PlayerKitRooms PlayerKitHLS PlayerKitMPRIS PlayerKitTesting PlayerKitAnalysis PlayerKitMetrics)
 bin=$("$SWIFT" build --show-bin-path)
 toolchain_bin=$(dirname "$(command -v "$SWIFT")")
 extract="$toolchain_bin/swift-symbolgraph-extract"

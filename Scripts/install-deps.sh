@@ -96,6 +96,7 @@ if wants test; then
   need "dbus-daemon (the MPRIS tests' private session bus)" "have_command dbus-daemon" dbus-daemon dbus-daemon dbus
   need "dbus-send (an MPRIS test client)" "have_command dbus-send" dbus-bin dbus-tools dbus
   need "gdbus (an MPRIS test client)" "have_command gdbus" libglib2.0-bin glib2 glib2
+  need "curl (a metrics scrape of the metrics example)" "have_command curl" curl curl curl
   need "playerctl (the desktop's MPRIS client)" "have_command playerctl && have_command playerctld" playerctl playerctl playerctl
   need "pactl" "have_command pactl" pulseaudio-utils pulseaudio-utils libpulse
   if ! have_command pulseaudio; then

@@ -85,6 +85,8 @@ public final class LoopbackMediaServer: @unchecked Sendable {
 
     private struct State {
         var files: [String: File] = [:]
+        /// Paths whose body is made for each request (``setGenerator(_:_:)``).
+        var generators: [String: @Sendable () -> Data] = [:]
         var faults: [String: Fault] = [:]
         var styles: [String: Style] = [:]
         var faultUses: [String: Int] = [:]
@@ -128,6 +130,12 @@ public final class LoopbackMediaServer: @unchecked Sendable {
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
         return File(data: data, etag: "\"\(String(hash, radix: 16))-\(data.count)\"", lastModified: formatter.string(from: date))
+    }
+
+    /// Serves what `body` makes, new for each request, at `/name` from now on: a page made on
+    /// demand, such as a `/metrics` page for a scraper.
+    public func setGenerator(_ name: String, _ body: @escaping @Sendable () -> Data) {
+        state.withLock { $0.generators["/" + name] = body }
     }
 
     /// Serves `data` at `/name` from now on (a new ETag and Last-Modified when it changes).
@@ -176,8 +184,8 @@ public final class LoopbackMediaServer: @unchecked Sendable {
         }
     }
 
-    /// Starts listening on an ephemeral port of 127.0.0.1.
-    public func start() throws {
+    /// Starts listening on 127.0.0.1, on `requested` (0: an ephemeral port; ``port`` says which).
+    public func start(port requested: UInt16 = 0) throws {
         signal(SIGPIPE, SIG_IGN)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
@@ -186,7 +194,7 @@ public final class LoopbackMediaServer: @unchecked Sendable {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
+        address.sin_port = requested.bigEndian
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
@@ -279,7 +287,7 @@ public final class LoopbackMediaServer: @unchecked Sendable {
             }
             if lower.hasPrefix("connection:"), lower.contains("close") { closeAfter = true }
         }
-        let (file, fault, bytesPerSecond, style) = state.withLock { state -> (File?, Fault?, Int?, Style) in
+        let (stored, generator, fault, bytesPerSecond, style) = state.withLock { state -> (File?, (@Sendable () -> Data)?, Fault?, Int?, Style) in
             state.counts[path, default: PathCounts()].requests += 1
             state.log.append(Request(path: path, rangeStart: range?.start ?? 0, hasRange: range != nil))
             var fault = state.faults[path]
@@ -291,8 +299,10 @@ public final class LoopbackMediaServer: @unchecked Sendable {
                 let uses = state.faultUses[path, default: 0]
                 if uses >= times { fault = nil } else { state.faultUses[path] = uses + 1 }
             }
-            return (state.files[path], fault, state.bytesPerSecond, state.styles[path] ?? [])
+            return (state.files[path], state.generators[path], fault, state.bytesPerSecond, state.styles[path] ?? [])
         }
+        // A generated page is made outside the lock, for this request.
+        let file = stored ?? generator.map { Self.file($0(), version: 0) }
         switch fault {
         case .notFound:
             return send(connection, head: "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n") && !closeAfter

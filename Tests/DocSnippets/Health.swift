@@ -2,7 +2,9 @@
 // Scripts/check-snippets.py checks that each block shown is the region here). Not run.
 import Foundation
 import PlayerKit
+import PlayerKitMetrics
 import PlayerKitTesting
+import Prometheus
 
 func snippet_read(player: Player) async throws {
     // snippet: read
@@ -37,5 +39,18 @@ func snippet_fake(clock: ManualClock) async throws {
     let observation = try fake.observeStatistics(every: .seconds(1))
     clock.advance(by: .seconds(1))                         // one statisticsUpdated(starving)
     observation.cancel()
+    // end snippet
+}
+
+func snippet_metrics(camera: Player, lobby: Player) throws {
+    // snippet: metrics
+    let registry = PrometheusCollectorRegistry()                // or MetricsSystem.bootstrap(...) once
+    let metrics = PlayerMetrics(labels: [("app", "control-room")], factory: PrometheusMetricsFactory(registry: registry))
+    try metrics.attach(camera, labels: [("wall", "north")])   // statistics every second, and its events
+    try metrics.attach(lobby, labels: [("wall", "south")], every: .seconds(5))
+    let page = registry.emitToString()                         // what a scrape of /metrics gets
+    // playerkit_frames_rendered_total{player="camera",app="control-room",wall="north"} 1530
+    metrics.detach(lobby.id)                                   // its series end
+    _ = page
     // end snippet
 }

@@ -8,7 +8,7 @@ import PlayerKitSupport
 ///
 /// **What each figure counts.** The counts and the stall figures are for the current item: they
 /// start again when an item begins to load. A figure the player cannot tell is nil (nothing
-/// loaded, an audio-only item has no frames, a local file has no arriving bitrate). Times of
+/// loaded, an audio-only item has no frames, a source that declares no bitrate has no declared one). Times of
 /// stalls and start-up are on the monotonic clock.
 ///
 /// | figure | unit | AVFoundation | Media3 |
@@ -54,8 +54,8 @@ public struct PlaybackStatistics: Sendable, Hashable, Codable {
     /// packets between keyframes over their duration; nil before it is known.
     public var mediaBitrate: Double?
     /// How fast the player reads its source, in bits per second, over the last second: what
-    /// arrives on the wire for a network source (0 while its buffer is full and it waits);
-    /// nil when nothing is read through the player's cache (a local file, say).
+    /// arrives on the wire for a network source, what is read of a local file (0 while its
+    /// buffer is full and it waits); nil when unknown.
     public var arrivingBitrate: Double?
     /// How much media the player holds ahead of the position, in seconds; nil when unknown.
     public var bufferAhead: Double?

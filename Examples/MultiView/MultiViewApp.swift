@@ -62,6 +62,11 @@ final class MultiViewApp {
     private var failure: String?
     /// Each angle's latest group event, shown on its tile.
     private var notes: [PlayerID: String] = [:]
+    /// Each angle's latest playback statistics (sampled once a second with `--json`, or once
+    /// the `s` key showed them), and whether the tiles show them.
+    private var statistics: [PlayerID: PlaybackStatistics] = [:]
+    private var statisticsObservations: [PropertyObservation] = []
+    private var showsStatistics = false
     /// With `--frame-log`: every frame change, recorded apart from the group.
     private let frames = FrameRecorder()
     /// With `--rendered-log`: every rendered frame's burned-in number, read from its pixels.
@@ -133,9 +138,14 @@ final class MultiViewApp {
     /// The group's events on every angle, printed with `--json` and shown on the tiles.
     private func subscribe() {
         if options.frameLog != nil { frames.follow(players, since: start) }
+        if options.json { observeStatistics() }
         let json = options.json
         let start = start
-        subscription = PlayerEventBus.shared.subscribe(to: .players(Set(options.ids)), kinds: [.sync, .itemEnded, .shutDown]) { [weak self] record in
+        subscription = PlayerEventBus.shared.subscribe(to: .players(Set(options.ids)), kinds: [.sync, .itemEnded, .shutDown, .statisticsUpdated]) { [weak self] record in
+            if case .statisticsUpdated(let figures) = record.event {
+                MainLoop.post { [weak self] in self?.statistics[record.playerID] = figures }
+                return
+            }
             // The correction's steps; not the drift reports and speed corrections (also `.sync`).
             switch record.event.feature(SyncEvent.self) {
             case .drift?, .corrected?: return
@@ -316,8 +326,24 @@ final class MultiViewApp {
         }
     }
 
+    /// Samples every angle's statistics once a second from now on (once).
+    private func observeStatistics() {
+        guard statisticsObservations.isEmpty else { return }
+        do {
+            statisticsObservations = try players.map { try $0.observeStatistics(every: .seconds(1)) }
+        } catch {
+            fail("statistics: \(error)")
+        }
+    }
+
     private func handleKey(_ key: UInt32) -> Bool {
         switch key {
+        case UInt32(GDK_KEY_s):
+            // Frames per second, drops and buffer on each tile, on and off.
+            showsStatistics.toggle()
+            observeStatistics()
+            updateLabels()
+            note(showsStatistics ? "statistics shown" : "statistics hidden")
         case UInt32(GDK_KEY_q), UInt32(GDK_KEY_Escape):
             quit()
         case UInt32(GDK_KEY_g):
@@ -372,6 +398,11 @@ final class MultiViewApp {
         line.audioFocus = focused?.rawValue
         line.leader = view.leader?.rawValue
         if options.json { ExampleSupport.printLine(line.json) }
+        if options.json, !statistics.isEmpty {
+            var figures = AppLine(type: "statistics", t: elapsed)
+            figures.statistics = Dictionary(uniqueKeysWithValues: statistics.map { ($0.key.rawValue, $0.value) })
+            ExampleSupport.printLine(figures.json)
+        }
     }
 
     private func updateLabels(_ skews: [PlayerID: MemberSkew]? = nil) {
@@ -382,8 +413,17 @@ final class MultiViewApp {
             var text = "\(id)\(focus == id ? "  ♪" : "")"
             if let skew = skews[id] { text += String(format: "\n%+.1f ms · p99 %.1f ms", skew.current * 1000, skew.p99 * 1000) }
             if let note = notes[id] { text += "\n\(note)" }
+            if showsStatistics, let figures = statistics[id] { text += "\n" + Self.statisticsText(figures) }
             tile.setLabel(text)
         }
+    }
+
+    /// A tile's statistics: "25.0 fps · 0 dropped · 4.2 s ahead · 1 stall".
+    static func statisticsText(_ figures: PlaybackStatistics) -> String {
+        let fps = figures.renderedFrameRate.map { String(format: "%.1f fps", $0) } ?? "- fps"
+        let dropped = (figures.framesDroppedByDecoder ?? 0) + (figures.framesDroppedByOutput ?? 0)
+        let ahead = figures.bufferAhead.map { String(format: "%.1f s ahead", $0) } ?? "- ahead"
+        return "\(fps) · \(dropped) dropped · \(ahead) · \(figures.stallCount) stall\(figures.stallCount == 1 ? "" : "s")"
     }
 
     /// The tiles' places in the window's surface, in pixels.
@@ -496,7 +536,7 @@ final class MultiViewApp {
 
 /// One line of `--json` output.
 struct AppLine: Encodable {
-    /// `ready`, `skews`, `event`, `tiles`, `focus`, `note`, `failed`, `quit`.
+    /// `ready`, `skews`, `statistics`, `event`, `tiles`, `focus`, `note`, `failed`, `quit`.
     var type: String
     /// Seconds since the app started.
     var t: Double
@@ -514,9 +554,11 @@ struct AppLine: Encodable {
     var livePlayers: [String]?
     /// Frames drawn per angle, on `quit`.
     var frames: [String: Int]?
+    /// Each angle's playback statistics, on `statistics` lines (once a second).
+    var statistics: [String: PlaybackStatistics]?
 
     enum CodingKeys: String, CodingKey {
-        case type, t, angles, backend, player, event, members, leader, tiles, message, frames
+        case type, t, angles, backend, player, event, members, leader, tiles, message, frames, statistics
         case audioFocus = "audio_focus"
         case livePlayers = "live_players"
     }

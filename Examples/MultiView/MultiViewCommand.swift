@@ -14,11 +14,13 @@ struct MultiViewCommand: ParsableCommand {
         discussion: """
             A click on an angle (or its number key) gives it the audio, a larger tile and, with \
             --mpris, the desktop's media keys; g goes back to the grid; space pauses the group \
-            and resumes it where it paused, l resumes it at the live edge instead; q quits.
+            and resumes it where it paused, l resumes it at the live edge instead; s shows each \
+            angle's frames per second, drops, buffer and stalls on its tile (and hides them); q quits.
             With --json, one JSON object per second ("type":"skews") gives each angle's skew \
             against the group in milliseconds (skew_ms, skew_p50_ms, skew_p95_ms, skew_p99_ms, \
             measured on its frame changes over the last 10 s); other lines report the group's \
-            events ("type":"event"), the tiles' places ("type":"tiles") and the audio focus.
+            events ("type":"event"), the tiles' places ("type":"tiles"), the audio focus, and \
+            every angle's playback statistics once a second ("type":"statistics").
             """)
 
     @OptionGroup var logging: LoggingOptions

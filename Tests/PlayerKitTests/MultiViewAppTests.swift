@@ -167,6 +167,13 @@ struct MultiViewAppLocalFilesTests {
             #expect(p99 < 10, "\(member)")
             #expect((member["samples"] as? Int ?? 0) > 100, "\(member)")
         }
+        // The statistics once a second (issue 68): every angle's frames shown and its decoder.
+        let figures = try #require(lines.last { $0["type"] as? String == "statistics" }?["statistics"] as? [String: [String: Any]])
+        #expect(Set(figures.keys) == ["angle-1", "angle-2"])
+        for (angle, statistics) in figures {
+            #expect((statistics["framesRendered"] as? Int ?? 0) > 100, "\(angle): \(statistics)")
+            #expect(statistics["videoDecoder"] != nil, "\(angle): \(statistics)")
+        }
         #expect(lines.last?["type"] as? String == "quit")
     }
 }

@@ -64,6 +64,26 @@ struct StatisticsTests {
         #expect(tally.figures(at: Self.at(4)).framesRendered == nil)
     }
 
+    @Test("the tally: frames the output dropped were handed to it but not shown, so they come off the count and the rate")
+    func tallyOutputDrops() {
+        var tally = PlaybackTally()
+        tally.note(.videoDecoderChanged(VideoDecoder(codec: "h264")), at: Self.at(0))
+        tally.countFrames(true, at: Self.at(0))
+        tally.noteOutputDrops(7, at: Self.at(0))  // drops before counting began: the baseline
+        tally.noteFrame(position: nil, at: Self.at(0))
+        for frame in 1...60 { tally.noteFrame(position: Double(frame) / 30, at: Self.at(Double(frame) / 30)) }
+        tally.noteOutputDrops(17, at: Self.at(2))  // 10 of the 60 dropped, over 2 s: 5 a second
+        let figures = tally.figures(at: Self.at(2))
+        #expect(figures.framesRendered == 50)
+        #expect(figures.renderedFrameRate.map { abs($0 - 25) <= 1 } == true, "\(String(describing: figures.renderedFrameRate))")
+        // A new item: mpv counts drops per file, so they count from 0 (not from the first sample).
+        tally.note(.stateChanged(from: .playing, to: .loading), at: Self.at(3))
+        tally.note(.videoDecoderChanged(VideoDecoder(codec: "h264")), at: Self.at(3.1))
+        for frame in 1...20 { tally.noteFrame(position: Double(frame) / 30, at: Self.at(3.1 + Double(frame) / 30)) }
+        tally.noteOutputDrops(4, at: Self.at(4))
+        #expect(tally.figures(at: Self.at(4)).framesRendered == 16)
+    }
+
     @Test("the tally's frames of the last second stay bounded however many frames come")
     func tallyBounded() {
         var tally = PlaybackTally()

@@ -43,6 +43,12 @@ struct PlaybackTally: Sendable {
     /// When counting began or the item began to load, whichever is later: the rate's window
     /// is no longer than the time counted.
     private var countedSince: ContinuousClock.Instant?
+    /// The output's drop count (mpv's `frame-drop-count`) when counting began (the first sample
+    /// after it), or 0 when the item began to load (mpv counts per file): a frame the output dropped was handed to it (its
+    /// position counted) but never shown, so the drops since then come off the count.
+    private var outputDropsBaseline: Int?
+    /// The two latest samples of the output's drop count, for the drops per second.
+    private var outputDropSamples: [(time: ContinuousClock.Instant, drops: Int)] = []
     /// The moments of the latest frames, oldest first from ``recentStart``.
     private var recentFrames: [ContinuousClock.Instant] = []
     private var recentStart = 0
@@ -73,6 +79,14 @@ struct PlaybackTally: Sendable {
         }
     }
 
+    /// Notes the output's drop count as a sample read it at `time`.
+    mutating func noteOutputDrops(_ drops: Int?, at time: ContinuousClock.Instant) {
+        guard countsFrames, let drops else { return }
+        if outputDropsBaseline == nil { outputDropsBaseline = drops }
+        outputDropSamples.append((time, drops))
+        if outputDropSamples.count > 2 { outputDropSamples.removeFirst() }
+    }
+
     /// Starts or stops counting frames; a start counts from the next new picture.
     mutating func countFrames(_ enabled: Bool, at time: ContinuousClock.Instant) {
         guard enabled != countsFrames else { return }
@@ -82,6 +96,8 @@ struct PlaybackTally: Sendable {
         frameBaselinePending = enabled
         lastFramePosition = nil
         countedSince = enabled ? time : nil
+        outputDropsBaseline = nil
+        outputDropSamples = []
     }
 
     /// Notes a picture's position as the player reported it (nil: no picture). A new position
@@ -110,11 +126,17 @@ struct PlaybackTally: Sendable {
             figures.longestStall = max(longestStall, ongoing)
         }
         if countsFrames, hasVideo {
-            figures.framesRendered = framesRendered
+            let dropped = max(0, (outputDropSamples.last?.drops ?? 0) - (outputDropsBaseline ?? outputDropSamples.last?.drops ?? 0))
+            figures.framesRendered = max(0, framesRendered - dropped)
             let windowStart = max(now - Self.rateWindow, countedSince ?? now)
             let span = now - windowStart
             let inWindow = recentFrames[recentStart...].reduce(0) { $0 + ($1 > windowStart && $1 <= now ? 1 : 0) }
-            if span > .milliseconds(100) { figures.renderedFrameRate = Double(inWindow) / span.inSeconds }
+            var dropsPerSecond = 0.0
+            if outputDropSamples.count == 2, outputDropSamples[1].time > outputDropSamples[0].time {
+                dropsPerSecond = Double(max(0, outputDropSamples[1].drops - outputDropSamples[0].drops))
+                    / (outputDropSamples[1].time - outputDropSamples[0].time).inSeconds
+            }
+            if span > .milliseconds(100) { figures.renderedFrameRate = max(0, Double(inWindow) / span.inSeconds - dropsPerSecond) }
         }
         return figures
     }
@@ -130,6 +152,9 @@ struct PlaybackTally: Sendable {
         hasVideo = false
         framesRendered = 0
         forgetRecentFrames()
+        // mpv counts the output's drops per file: a new item's start from 0.
+        outputDropsBaseline = 0
+        outputDropSamples = []
         if countsFrames { countedSince = time }
     }
 

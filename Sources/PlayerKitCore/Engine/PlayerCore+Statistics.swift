@@ -49,8 +49,10 @@ extension PlayerCore {
                 }
             }
             let values = results.map { try? $0.get() }
+            let now = ContinuousClock.now
             let statistics = state.withLock { state in
-                Self.statistics(from: values, figures: state.tally.figures(at: .now),
+                state.tally.noteOutputDrops(values[1]?.doubleValue.map { Int($0) }, at: now)
+                return Self.statistics(from: values, figures: state.tally.figures(at: now),
                                 decoder: state.model.videoDecoder, isLive: state.model.isLive)
             }
             completion(.success(statistics))
@@ -144,6 +146,8 @@ extension PlayerCore {
         if first {
             state.withLock { $0.tally.countFrames(true, at: .now) }
             observe("time-pos", id: MPVRequestIDs.statisticsFrameObservation, users: statisticsFrameUsers, enabled: true)
+            // A sample now sets the output's drop count the frames are counted from.
+            sampleStatistics(timeout: .seconds(2)) { _ in }
         }
         retimeStatistics()
         return token

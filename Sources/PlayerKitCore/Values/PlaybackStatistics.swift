@@ -31,9 +31,10 @@ import PlayerKitSupport
 /// | ``videoDecoder`` | | (none) | `AnalyticsListener.onVideoDecoderInitialized` |
 public struct PlaybackStatistics: Sendable, Hashable, Codable {
     /// Frames shown since the item began to load, counted while a
-    /// ``MediaPlayer/observeStatistics(every:)`` observation lives (each new picture the player
-    /// presented: a seek's landing frame counts, a paused picture once); nil when nobody
-    /// counts them, or when the item has no video.
+    /// ``MediaPlayer/observeStatistics(every:)`` observation lives: each new picture handed to
+    /// the output (a seek's landing frame counts, a paused picture once) less those the output
+    /// dropped meanwhile (``framesDroppedByOutput``'s increase); nil when nobody counts them,
+    /// or when the item has no video.
     public var framesRendered: Int?
     /// Frames the decoder skipped to catch up (libavcodec was told not to output them: they
     /// were never decoded in full), since the item loaded; nil when the item has no video.
@@ -41,8 +42,9 @@ public struct PlaybackStatistics: Sendable, Hashable, Codable {
     /// Frames decoded but not shown because the output was late for them, since the item
     /// loaded; nil when the item has no video.
     public var framesDroppedByOutput: Int?
-    /// Frames per second shown over the last second (from the frames counted for
-    /// ``framesRendered``); nil when frames are not counted.
+    /// Frames per second shown over the last second: the frames handed to the output in that
+    /// second less the output's drops per second between the last two samples; nil when frames
+    /// are not counted.
     public var renderedFrameRate: Double?
     /// How far the sound is ahead of the picture, in seconds (negative: behind), as the player
     /// last measured it; nil without both audio and video.

@@ -19,10 +19,12 @@ struct Compare: ParsableCommand {
         abstract: "Compare two videos frame by frame in a GTK 4 window (side by side, wipe, difference).",
         discussion: """
             Keys: space play/pause, '.' and ',' one frame forward and back, s/w/d side by side, \
-            wipe, difference, f fullscreen A, Esc leave fullscreen, q quit. Drag on the picture to \
+            wipe, difference, f fullscreen A, Esc leave fullscreen, i each pane's frames per second, \
+            drops, buffer and stalls, q quit. Drag on the picture to \
             move the wipe; drop a file on a pane to open it there.
             With --remote, commands are read from standard input, one per line: \(Command.usage).
-            With --mpris, the desktop sees both players (playerctl -l).
+            With --mpris, the desktop sees both players (playerctl -l). With --json, each player's \
+            playback statistics come once a second as statisticsUpdated lines.
             """)
 
     @OptionGroup var logging: LoggingOptions

@@ -61,6 +61,11 @@ final class CompareApp {
     private var speedButton: Widget?
     private var modeButtons: [ViewMode: Widget] = [:]
     private var messageLabel: Widget?
+    /// Each pane's latest playback statistics (sampled once a second with `--json`, or once the
+    /// `i` key showed them), and whether the panes show them.
+    private var statistics: [PlaybackStatistics?] = [nil, nil]
+    private var statisticsObservations: [PropertyObservation] = []
+    private var showsStatistics = false
     /// The metric's graph under the transport, B's offset (adjustable by hand) and the
     /// measurement's summary.
     var graphArea: Widget?
@@ -108,6 +113,7 @@ final class CompareApp {
     /// exit status.
     func run() -> Int32 {
         subscribe()
+        if options.json { observeStatistics() }
         if options.mpris { publishOnTheDesktop() }
         gtk_init()
         // SIGINT and SIGTERM close the window like its close button. They are unblocked on
@@ -376,9 +382,23 @@ final class CompareApp {
         case 0x66: perform(.fullscreen(isOwnerFullscreen(0) ? nil : 0))  // f
         case 0xff1b: perform(.fullscreen(nil))  // Escape
         case 0x71: perform(.quit)  // q
+        case 0x69:  // i: frames per second, drops, buffer and stalls in each pane's label
+            showsStatistics.toggle()
+            observeStatistics()
+            updateLabels()
         default: return false
         }
         return true
+    }
+
+    /// Samples both players' statistics once a second from now on (once).
+    private func observeStatistics() {
+        guard statisticsObservations.isEmpty else { return }
+        do {
+            statisticsObservations = try players.map { try $0.observeStatistics(every: .seconds(1)) }
+        } catch {
+            fail("statistics: \(error)")
+        }
     }
 
     // MARK: Commands
@@ -593,6 +613,8 @@ final class CompareApp {
             }
         case .seekCompleted(let position):
             positions[index] = position ?? positions[index]
+        case .statisticsUpdated(let figures):
+            statistics[index] = figures
         case .feature(let event) where event is FullscreenEvent:
             applyFullscreen()
         case .feature(let event):
@@ -622,6 +644,7 @@ final class CompareApp {
             var text = "\(index == 0 ? "A" : "B") · \(players[index].id) · \(states[index])"
             if let position = positions[index] { text += String(format: " · %.3f s", position) }
             if let frame = frames[index] { text += " · frame \(frame)" }
+            if showsStatistics, let figures = statistics[index] { text += "\n" + ExampleSupport.statisticsSummary(figures) }
             gtk_label_set_text(OpaquePointer(paneLabels[index]), text)
         }
         if let playButton {

@@ -21,6 +21,15 @@ public enum ExampleSupport {
     /// each line arrives whole even when the output is a pipe (`| jq`). (Flushing stdio with
     /// `fflush(nil)` instead would also lock stdin, and deadlock with a blocked `readLine()`.)
     /// Examples print every line through here, so lines keep their order.
+    /// A player's statistics in one short line, for a tile or a pane:
+    /// "25.0 fps · 0 dropped · 4.2 s ahead · 1 stall".
+    public static func statisticsSummary(_ figures: PlaybackStatistics) -> String {
+        let fps = figures.renderedFrameRate.map { String(format: "%.1f fps", $0) } ?? "- fps"
+        let dropped = (figures.framesDroppedByDecoder ?? 0) + (figures.framesDroppedByOutput ?? 0)
+        let ahead = figures.bufferAhead.map { String(format: "%.1f s ahead", $0) } ?? "- ahead"
+        return "\(fps) · \(dropped) dropped · \(ahead) · \(figures.stallCount) stall\(figures.stallCount == 1 ? "" : "s")"
+    }
+
     public static func printLine(_ line: String) {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }

@@ -413,17 +413,9 @@ final class MultiViewApp {
             var text = "\(id)\(focus == id ? "  ♪" : "")"
             if let skew = skews[id] { text += String(format: "\n%+.1f ms · p99 %.1f ms", skew.current * 1000, skew.p99 * 1000) }
             if let note = notes[id] { text += "\n\(note)" }
-            if showsStatistics, let figures = statistics[id] { text += "\n" + Self.statisticsText(figures) }
+            if showsStatistics, let figures = statistics[id] { text += "\n" + ExampleSupport.statisticsSummary(figures) }
             tile.setLabel(text)
         }
-    }
-
-    /// A tile's statistics: "25.0 fps · 0 dropped · 4.2 s ahead · 1 stall".
-    static func statisticsText(_ figures: PlaybackStatistics) -> String {
-        let fps = figures.renderedFrameRate.map { String(format: "%.1f fps", $0) } ?? "- fps"
-        let dropped = (figures.framesDroppedByDecoder ?? 0) + (figures.framesDroppedByOutput ?? 0)
-        let ahead = figures.bufferAhead.map { String(format: "%.1f s ahead", $0) } ?? "- ahead"
-        return "\(fps) · \(dropped) dropped · \(ahead) · \(figures.stallCount) stall\(figures.stallCount == 1 ? "" : "s")"
     }
 
     /// The tiles' places in the window's surface, in pixels.

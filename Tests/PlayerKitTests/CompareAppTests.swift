@@ -43,6 +43,17 @@ struct CompareAppTests {
         #expect((bad["error"] as? String)?.contains("-3") == true, "\(bad)")
         #expect(try await app.send("status")["event"] as? String == "done")
 
+        // --json prints each player's statistics once a second (issue 68): frames shown by the
+        // steps and the seek, the decoder.
+        _ = try await app.status { _ in
+            app.statistics.withLock { $0.keys.sorted() == ["left", "right"] && $0.values.allSatisfy { $0.framesRendered >= 3 } }
+        }
+        let seen = app.statistics.withLock { $0 }
+        #expect(seen.keys.sorted() == ["left", "right"], "\(seen)")
+        for (player, statistics) in seen {
+            #expect(statistics.framesRendered >= 3 && statistics.hasDecoder, "\(player): \(statistics.text)")
+        }
+
         let end = try await app.quit()
         #expect(end.status == 0)
         #expect(end.livePlayers == [], "players left at the end: \(String(describing: end.livePlayers))")
@@ -436,6 +447,15 @@ final class CompareApp: Sendable {
     /// GDK's display type, from the app's `ready` line.
     let backend: String?
     private let shutDowns = Locked<[String]>([])
+    /// The players' latest `statisticsUpdated` figures seen (`--json` samples them once a second).
+    let statistics = Locked<[String: SeenStatistics]>([:])
+
+    /// What a `statisticsUpdated` line said of a player.
+    struct SeenStatistics: Sendable {
+        var framesRendered: Int
+        var hasDecoder: Bool
+        var text: String
+    }
 
     private init(display: DisplayServer, process: Process, input: FileHandle, reader: JSONLineReader, backend: String?) {
         self.display = display
@@ -485,6 +505,12 @@ final class CompareApp: Sendable {
         input.write(Data((command + "\n").utf8))
         while let line = await reader.next() {
             if line["event"] as? String == "shutDown", let player = line["player"] as? String { shutDowns.withLock { $0.append(player) } }
+            if line["event"] as? String == "statisticsUpdated", let player = line["player"] as? String,
+               let figures = line["statistics"] as? [String: Any] {
+                let seen = SeenStatistics(framesRendered: figures["framesRendered"] as? Int ?? 0,
+                                          hasDecoder: figures["videoDecoder"] != nil, text: "\(figures)")
+                statistics.withLock { $0[player] = seen }
+            }
             if ["done", "failed"].contains(line["event"] as? String ?? ""), line["command"] as? String == command { return line }
         }
         throw CompareAppError.ended(command)

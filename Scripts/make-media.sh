@@ -54,6 +54,14 @@ ff -f lavfi -i "color=c=red:s=80x60:r=30:d=4" -f lavfi -i "color=c=lime:s=80x60:
 ff -f lavfi -i "color=c=gray:s=64x48:r=30:d=3" -vf "geq=lum='20+2*N':cb=128:cr=128" \
    -c:v libx264 -preset veryfast -qp 0 -pix_fmt yuv420p -g 1 -movflags +faststart "$fixtures/frame-numbers.mp4"
 
+# Faults written into the media for the alarm tests: 8 seconds of testsrc2 (160x120, 25 fps,
+# intra-only so a repeated picture is coded the same each time) and a 440 Hz tone, with the
+# picture frozen from 0.96 s to 3 s (frames 25-74 repeat frame 24), black from 4 s to 5.52 s,
+# and the sound muted from 6 s to 7 s.
+ff -f lavfi -i testsrc2=size=160x120:rate=25:duration=8 -f lavfi -i sine=frequency=440:duration=8 \
+   -filter_complex "[0:v]split[a][b];[a][b]freezeframes=first=25:last=74:replace=24,drawbox=c=black:t=fill:enable='between(t,4,5.49)'[v];[1:a]volume=enable='between(t,6,7)':volume=0[au]" \
+   -map "[v]" -map "[au]" -c:v libx264 -preset veryfast -crf 30 -pix_fmt yuv420p -g 1 -c:a aac -b:a 48k -movflags +faststart "$fixtures/faults.mp4"
+
 # Four 4-second tiles for the mosaic example, each mostly one colour (red, green, blue, yellow)
 # with a moving white box, so a screenshot shows which player is in which quadrant.
 i=1

@@ -117,6 +117,10 @@ public struct JSONEventLine: Encodable, Sendable {
     public var cause: String?
     /// The player's playback statistics, on `statisticsUpdated` lines.
     public var statistics: PlaybackStatistics?
+    /// The alarm (its kind, start and, once cleared, end), on `alarmRaised` and `alarmCleared` lines.
+    public var alarm: Alarm?
+    /// The player's loudness, on `loudnessUpdated` lines.
+    public var loudness: Loudness?
 
     /// A line that is not a player event (a script step, a status read-out): `player`,
     /// `event` and `t` only; set the other fields as needed.
@@ -151,6 +155,8 @@ public struct JSONEventLine: Encodable, Sendable {
         case .bufferingProgress(let percent): value = String(percent)
         case .bufferedMediaChanged(let media): value = media.description
         case .statisticsUpdated(let figures): statistics = figures
+        case .alarmRaised(let raised), .alarmCleared(let raised): alarm = raised
+        case .loudnessUpdated(let level): loudness = level
         case .volumeChanged(let volume): value = String(volume)
         case .muteChanged(let muted), .fullscreenStateChanged(let muted): value = String(muted)
         case .speedChanged(let speed): value = String(speed)

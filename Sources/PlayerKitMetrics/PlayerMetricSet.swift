@@ -76,6 +76,20 @@ final class PlayerMetricSet: Sendable {
         count(record.event.kind)
         switch record.event {
         case .statisticsUpdated(let statistics): apply(statistics)
+        case .alarmRaised(let alarm):
+            alarmMetric(\.counters, "alarms_total", alarm.kind) { Counter(label: $0, dimensions: $1, factory: self.factory) }.increment()
+            gauge("alarm_active", 1, kind: alarm.kind)
+        case .alarmCleared(let alarm):
+            gauge("alarm_active", 0, kind: alarm.kind)
+            if let seconds = alarm.duration {
+                alarmMetric(\.timers, "alarm_duration_seconds", alarm.kind) { Timer(label: $0, dimensions: $1, factory: self.factory) }
+                    .recordNanoseconds(Int64((seconds * 1e9).rounded()))
+            }
+        case .loudnessUpdated(let loudness):
+            gauge("loudness_momentary_lufs", loudness.momentary)
+            gauge("loudness_short_term_lufs", loudness.shortTerm)
+            gauge("loudness_integrated_lufs", loudness.integrated)
+            gauge("true_peak_dbtp", loudness.truePeak)
         case .stateChanged(let from, let to): changeState(from: from, to: to, at: record.time)
         case .firstFrame:
             let started = counts.withLock { counts -> ContinuousClock.Instant? in
@@ -140,16 +154,40 @@ final class PlayerMetricSet: Sendable {
         gauge("hardware_decoding", statistics.videoDecoder.map { $0.hardwareAPI == nil ? 0 : 1 })
     }
 
-    /// Sets the gauge `name` to `value`, made now if it is the first value; nil leaves it.
-    private func gauge(_ name: String, _ value: Double?) {
+    /// Sets the gauge `name` (of alarms of `kind`, with that dimension) to `value`, made now if
+    /// it is the first value; nil leaves it.
+    private func gauge(_ name: String, _ value: Double?, kind: AlarmKind? = nil) {
         guard let value else { return }
+        let key = kind.map { "\(name)/\($0.rawValue)" } ?? name
         let meter = gauges.withLock { gauges in
-            if let meter = gauges[name] { return meter }
-            let meter = Meter(label: "\(prefix)_\(name)", dimensions: dimensions, factory: factory)
-            gauges[name] = meter
+            if let meter = gauges[key] { return meter }
+            let meter = Meter(label: "\(prefix)_\(name)", dimensions: dimensions + (kind.map { [("kind", $0.rawValue)] } ?? []), factory: factory)
+            gauges[key] = meter
             return meter
         }
         meter.set(value)
+    }
+
+    /// The alarms' counters and timers, by kind, made as kinds appear.
+    private struct AlarmMetrics: Sendable {
+        var counters: [AlarmKind: Counter] = [:]
+        var timers: [AlarmKind: Timer] = [:]
+    }
+
+    private let alarmMetrics = Locked(AlarmMetrics())
+
+    /// The metric `name` of alarms of `kind` from the table at `path`, made with `make(label,
+    /// dimensions)` the first time.
+    private func alarmMetric<Metric: Sendable>(
+        _ path: WritableKeyPath<AlarmMetrics, [AlarmKind: Metric]> & Sendable, _ name: String, _ kind: AlarmKind,
+        make: (String, [(String, String)]) -> Metric
+    ) -> Metric {
+        alarmMetrics.withLock { metrics in
+            if let metric = metrics[keyPath: path][kind] { return metric }
+            let metric = make("\(prefix)_\(name)", dimensions + [("kind", kind.rawValue)])
+            metrics[keyPath: path][kind] = metric
+            return metric
+        }
     }
 
     /// How much a per-item count went up since the last sample (from zero when it went down:
@@ -173,5 +211,8 @@ final class PlayerMetricSet: Sendable {
         stallDuration.destroy()
         timeToFirstFrame.destroy()
         for counter in eventCounters.withLock({ Array($0.values) }) { counter.destroy() }
+        let alarms = alarmMetrics.withLock { $0 }
+        for counter in alarms.counters.values { counter.destroy() }
+        for timer in alarms.timers.values { timer.destroy() }
     }
 }

@@ -194,6 +194,15 @@ public final class FakePlayer: MediaPlayer {
         var statisticsObservations: [UInt64: Duration] = [:]
         var lastStatisticsToken: UInt64 = 0
         var statisticsTimer: ManualClock.ScheduledAction?
+        /// The live alarm watches, in order (the latest one's thresholds apply), and the alarms
+        /// raised, by kind: their starts (FakePlayer+Alarms.swift).
+        var alarmWatches: [(token: UInt64, thresholds: AlarmThresholds)] = []
+        var raisedAlarms: [AlarmKind: Double] = [:]
+        /// What ``/PlayerKitCore/PlayerEvent/loudnessUpdated(_:)`` carries (``setLoudness(_:)``),
+        /// the live loudness observations' intervals, and the sampling's alarm.
+        var loudness: Loudness?
+        var loudnessObservations: [UInt64: Duration] = [:]
+        var loudnessTimer: ManualClock.ScheduledAction?
         /// The latest ``stall(for:)``: an earlier one's end does nothing.
         var stallGeneration: UInt64 = 0
         /// Whether ``shutdown()`` announced ``/PlayerKitCore/PlayerEvent/shuttingDown``.
@@ -297,7 +306,7 @@ public final class FakePlayer: MediaPlayer {
     }
 
     deinit {
-        let timers = model.withLock { $0.timers + $0.playbackTimers + [$0.statisticsTimer].compactMap { $0 } }
+        let timers = model.withLock { $0.timers + $0.playbackTimers + [$0.statisticsTimer, $0.loudnessTimer].compactMap { $0 } }
         for timer in timers { timer.cancel() }
         releaseID()
     }

@@ -54,3 +54,46 @@ func snippet_metrics(camera: Player, lobby: Player) throws {
     _ = page
     // end snippet
 }
+
+func snippet_alarms(camera: Player) async throws {
+    // snippet: alarms
+    var thresholds = AlarmThresholds()                     // 2 s of a still picture, of black, of silence
+    thresholds.silence = .seconds(5)                       // a studio with pauses
+    let watch = try await camera.watchAlarms(thresholds)   // the detectors join the camera's own chains
+    for await record in camera.events(kinds: [.alarmRaised, .alarmCleared]) {
+        switch record.event {
+        case .alarmRaised(let alarm):
+            print("\(record.playerID): \(alarm.kind) since \(alarm.start) s")
+        case .alarmCleared(let alarm):
+            print("\(record.playerID): \(alarm.kind) over, \(alarm.duration ?? 0) s")
+        default: break
+        }
+    }
+    watch.cancel()                                         // the detectors leave; raised alarms clear
+    // end snippet
+}
+
+func snippet_loudness(camera: Player) async throws {
+    // snippet: loudness
+    let meter = try await camera.observeLoudness(every: .milliseconds(200))
+    for await record in camera.events(kinds: [.loudnessUpdated]) {
+        guard case .loudnessUpdated(let loudness) = record.event else { continue }
+        let momentary = loudness.momentary.map { String(format: "%.1f LUFS", $0) } ?? "silent"
+        print("\(record.playerID): \(momentary), peak \(loudness.truePeak ?? -.infinity) dBTP")
+    }
+    meter.cancel()
+    // end snippet
+}
+
+func snippet_fakeAlarms(clock: ManualClock) async throws {
+    // snippet: fakeAlarms
+    let fake = try FakePlayer(id: "tile-4", clock: clock, media: ["cam.mp4": .init(duration: 60)])
+    let watch = try await fake.watchAlarms(AlarmThresholds())  // fake.alarmThresholds reads them back
+    try await fake.load("cam.mp4")
+    clock.advance(by: .seconds(10))
+    fake.raiseAlarm(.freeze)                               // alarmRaised, its start 2 s back
+    clock.advance(by: .seconds(3))
+    fake.clearAlarm(.freeze)                               // alarmCleared, 5 s long
+    watch.cancel()
+    // end snippet
+}

@@ -66,6 +66,41 @@ struct MetricsTests {
         await fake.shutdown()
     }
 
+    @Test("alarms and loudness on a fake: counted and timed by kind, an active gauge per kind, loudness gauges; gone at detach")
+    func alarmsWithTestBackend() async throws {
+        let backend = TestMetrics()
+        let clock = ManualClock()
+        let fake = try FakePlayer(id: "metrics-alarms", clock: clock, media: ["clip.mp4": .init(duration: 60)])
+        let metrics = PlayerMetrics(labels: [("app", "tests")], factory: backend)
+        try metrics.attach(fake, labels: [("wall", "north")], every: .seconds(1))
+        let dimensions = Self.dimensions("metrics-alarms")
+        let watch = try await fake.watchAlarms(AlarmThresholds(freeze: .seconds(1)))
+        let loudness = try await fake.observeLoudness(every: .milliseconds(500))
+        try await fake.load("clip.mp4")
+        clock.advance(by: .seconds(2))
+        fake.raiseAlarm(.freeze)
+        let freeze = dimensions + [("kind", "freeze")]
+        #expect(await eventually(timeout: .seconds(10)) { (try? backend.expectMeter("playerkit_alarm_active", freeze).lastValue) == 1 })
+        #expect(backend.counterTotal(label: "playerkit_alarms_total", dimensions: freeze) == 1)
+        clock.advance(by: .milliseconds(1500))
+        fake.clearAlarm(.freeze)
+        #expect(await eventually(timeout: .seconds(10)) { (try? backend.expectMeter("playerkit_alarm_active", freeze).lastValue) == 0 })
+        // Raised at 2 s with its fault 1 s before (the threshold), cleared at 3.5 s: 2.5 s.
+        #expect(try backend.expectTimer("playerkit_alarm_duration_seconds", freeze).lastValue == 2_500_000_000)
+        fake.setLoudness(Loudness(momentary: -23, shortTerm: -24, truePeak: -3))
+        clock.advance(by: .milliseconds(500))
+        #expect(await eventually(timeout: .seconds(10)) { (try? backend.expectMeter("playerkit_loudness_momentary_lufs", dimensions).lastValue) == -23 })
+        #expect(try backend.expectMeter("playerkit_true_peak_dbtp", dimensions).lastValue == -3)
+        #expect(backend.meters(label: "playerkit_loudness_integrated_lufs").isEmpty, "a figure never known has no gauge")
+        metrics.detach("metrics-alarms")
+        #expect(backend.counters(label: "playerkit_alarms_total").isEmpty)
+        #expect(backend.meters(label: "playerkit_alarm_active").isEmpty)
+        #expect(backend.timers(label: "playerkit_alarm_duration_seconds").isEmpty)
+        watch.cancel()
+        loudness.cancel()
+        await fake.shutdown()
+    }
+
     @Test("an interval out of range is refused as the player refuses it; nothing is attached")
     func badInterval() throws {
         let backend = TestMetrics()

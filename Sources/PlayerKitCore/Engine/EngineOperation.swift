@@ -22,6 +22,10 @@ enum EngineOperation: Sendable {
     /// its `scaletempo2`; the full filter for a player heard. Replaces the filter in place (by
     /// its label): one change of the chain.
     case setPitchFilter(muted: Bool)
+    /// Puts one of PlayerKit's measuring filters in the player's chain (`graph`: a libavfilter
+    /// graph) or takes it out (nil), by its label, in place: the app's own filters and the
+    /// other measuring ones stay (``MeasuringFilter``).
+    case setMeasuringFilter(MeasuringFilter, graph: String?)
     /// The escape hatches: any property or command, names as the app gave them.
     case setProperty(name: String, value: MPVValue)
     case runCommand([String])
@@ -86,11 +90,14 @@ enum EngineOperation: Sendable {
                         .set("play-dir", .string(direction == .forward ? "forward" : "backward"))]
             case .setFullscreen(let fullscreen): return [.set("fullscreen", .flag(fullscreen))]
             case .setFlip(let flip):
-                // libavfilter's hflip/vflip in mpv's video filter chain (software, any output).
+                // libavfilter's hflip/vflip in mpv's video filter chain (software, any output),
+                // by its label: the measuring filters (alarms) stay in the chain.
                 var filters: [String] = []
                 if flip.contains(.horizontal) { filters.append("hflip") }
                 if flip.contains(.vertical) { filters.append("vflip") }
-                return [.set("vf", .string(filters.joined(separator: ",")))]
+                return filters.isEmpty
+                    ? [.command(["vf", "remove", "@playerkit-flip"])]
+                    : [.command(["vf", "add", "@playerkit-flip:lavfi=[\(filters.joined(separator: ","))]"])]
             case .selectTrack(let kind, let id):
                 let name = PlaybackModel.trackSelectionProperties.first { $0.value == kind }?.key ?? "sid"
                 return [.set(name, id.map { .int(Int64($0)) } ?? .string("no"))]
@@ -123,6 +130,9 @@ enum EngineOperation: Sendable {
         case .setAudioDevice(let name): return [.set("audio-device", .string(name))]
         case .setPitchFilter(let muted):
             return [.command(["af", "add", muted ? PlayerConfiguration.mutedPitchFilter : PlayerConfiguration.pitchFilter])]
+        case .setMeasuringFilter(let filter, let graph):
+            guard let graph else { return [.command([filter.chain, "remove", "@\(filter.label)"])] }
+            return [.command([filter.chain, "add", "@\(filter.label):lavfi=[\(graph)]"])]
         case .setProperty(let name, let value): return [.set(name, value)]
         case .runCommand(let arguments): return [.command(arguments)]
         }

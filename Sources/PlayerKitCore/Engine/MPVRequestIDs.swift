@@ -8,7 +8,7 @@
 /// |---|---|---|
 /// | 1 ..< 2^40 | ``PlayerCore``'s ``ReplyIDs/operations`` counter | sent operations (``PlayerCore/send(_:reply:)``), loads, reopened live items |
 /// | 1 ... n | ``PlaybackModel/observedProperties(positionInterval:)``, by index | the fixed observations |
-/// | 2^40, 2^41, 2^43, 2^44 | the constants below | per-frame positions, the frame clock, buffered media, the statistics' frame count |
+/// | 2^40, 2^41, 2^43, 2^44, 2^45 + 0...2 | the constants below | per-frame positions, the frame clock, buffered media, the statistics' frame count, the alarm detectors |
 /// | 2^42 bit | ``PlayerCore/observeProperty(_:)`` | the app's property observations |
 /// | from 2^48 | ``PlaybackModel``'s own counter | the model's reads (polls, confirmations, recovery) |
 /// | 2^63 bit | ``PlayerCore/read(_:timeout:)`` | awaited property reads |
@@ -27,6 +27,9 @@ enum MPVRequestIDs {
     /// The statistics' own per-frame `time-pos` observation, which counts frames shown
     /// (``PlayerCore/observeStatistics(every:)``).
     static let statisticsFrameObservation: UInt64 = 1 << 44
+    /// The alarm detectors' metadata observations: this number plus the detector's index in
+    /// ``AlarmKind/allCases`` (``PlayerCore/watchAlarms(_:)``).
+    static let alarmObservation: UInt64 = 1 << 45
     /// The model's first reply number (``PlaybackModel``'s reads).
     static let firstModelReply: UInt64 = 1 << 48
     /// The bit of awaited property reads (``PlayerCore/read(_:timeout:)``).

@@ -54,7 +54,14 @@ extension PlayerCore {
                 frameClock.note(value.doubleValue)
             case .propertyChanged(MPVRequestIDs.statisticsFrameObservation, _, let value):
                 let time = signalled ?? .now
-                state.withLock { $0.tally.noteFrame(position: value.doubleValue, at: time) }
+                let watching = state.withLock { state in
+                    state.tally.noteFrame(position: value.doubleValue, at: time)
+                    return state.alarms.isWatching
+                }
+                if watching { update(at: signalled) { $0.alarms.note(position: value.doubleValue).map(Self.alarmEvent) } }
+            case .propertyChanged(let observation, _, let value)
+                where observation >= MPVRequestIDs.alarmObservation && observation < MPVRequestIDs.alarmObservation + UInt64(AlarmKind.allCases.count):
+                noteAlarmMetadata(index: Int(observation - MPVRequestIDs.alarmObservation), value: value, at: signalled)
             case .propertyChanged(MPVRequestIDs.bufferedMediaObservation, _, let value):
                 guard bufferedMediaUsers.withLock({ $0 > 0 }) else { continue }
                 update(at: signalled) { _ in [.event(.bufferedMediaChanged(Self.bufferedMedia(from: value)))] }
@@ -65,7 +72,13 @@ extension PlayerCore {
                 if case .fileLoaded = event { noteOpened() }
                 if case .endFile(_, let reason, _, _, _) = event, reason == .error || reason == .endOfFile { noteOpened() }
                 update(at: signalled) { state in
-                    var outputs = state.model.apply(event)
+                    // A seek or the item's end breaks the timeline: alarms raised end before it.
+                    var outputs: [PlaybackModel.Output] = []
+                    switch event {
+                    case .seek, .endFile: outputs = state.alarms.reset().map(Self.alarmEvent)
+                    default: break
+                    }
+                    outputs += state.model.apply(event)
                     if let playlist = state.model.takeRecoveredPlaylist() { outputs += Self.recoverLoads(&state, playlist: playlist, id: id) }
                     return outputs
                 }

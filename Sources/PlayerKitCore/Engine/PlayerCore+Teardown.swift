@@ -62,6 +62,7 @@ extension PlayerCore {
         // 2. Stop polling, and wait for a drain or poll in progress; none is scheduled after this.
         pollTimer?.cancel()
         retimeStatistics()
+        retimeLoudness()
         pumpQueue.sync {}
         // A load-fail hook held for its log lines (``PlaybackModel/drained()``) is let go before
         // the core is destroyed, so mpv never tears down a client it still waits on.

@@ -39,6 +39,9 @@ final class PlayerCore: Sendable {
         /// Stalls, start-up and frames shown, tallied from the events as they are numbered
         /// (``emit(_:_:timestamp:at:)``) and, while statistics are observed, from each frame.
         var tally = PlaybackTally()
+        /// The alarms raised from the detectors' reports and the positions shown, while alarms
+        /// are watched (``watchAlarms(_:)``).
+        var alarms = AlarmTracker()
         /// Makes the core pool's ready cores whole again (``CorePool/refillNow(options:)``):
         /// run once, at the player's first frame, when its load no longer shares the machine
         /// with a core's creation. Moved to ``poolRefillDue`` at the first frame (``emit(_:_:timestamp:at:)``).
@@ -194,6 +197,11 @@ final class PlayerCore: Sendable {
     let statisticsFrameUsers = Locked(0)
     /// The statistics observations and their sampling timer (PlayerCore+Statistics.swift).
     let statisticsObservers = Locked(StatisticsObservers())
+    /// The alarm watches, the loudness observations and their sampling timer
+    /// (PlayerCore+Alarms.swift).
+    let alarmWatchers = Locked(AlarmWatchers())
+    /// How many watches observe each alarm detector's metadata, in ``AlarmKind/allCases`` order.
+    let alarmMetadataUsers = AlarmKind.allCases.map { _ in Locked(0) }
     /// The app's live property observations, by observation ID. A change that mpv queued before
     /// an observation ended is dropped by the pump, so none is reported after its cancel.
     let appObservations = Locked<(next: UInt64, live: Set<UInt64>)>((1, []))

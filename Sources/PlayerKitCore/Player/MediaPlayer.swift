@@ -68,6 +68,15 @@ public protocol MediaPlayer: AnyObject, Sendable {
     /// lives (see ``Player/observeStatistics(every:)``). A player that cannot tell (the default
     /// implementation) checks `interval` and reports nothing.
     func observeStatistics(every interval: Duration) throws(PlayerError) -> PropertyObservation
+    /// Watches the picture and sound for freezes, black and silence with `thresholds`, as
+    /// ``PlayerEvent/alarmRaised(_:)`` and ``PlayerEvent/alarmCleared(_:)``, while the watch
+    /// lives (see ``Player/watchAlarms(_:)``). A player that cannot tell (the default
+    /// implementation) checks `thresholds` and reports nothing.
+    func watchAlarms(_ thresholds: AlarmThresholds) async throws(PlayerError) -> PropertyObservation
+    /// Asks for ``PlayerEvent/loudnessUpdated(_:)`` every `interval` while the observation
+    /// lives (see ``Player/observeLoudness(every:)``). A player that cannot tell (the default
+    /// implementation) checks `interval` and reports nothing.
+    func observeLoudness(every interval: Duration) async throws(PlayerError) -> PropertyObservation
 
     /// Gives the player a software frame source at `format` (see
     /// ``Player/makeFrameSource(_:)``); one per player at a time.
@@ -128,6 +137,20 @@ extension MediaPlayer {
     /// that reports nothing.
     public func observeStatistics(every interval: Duration) throws(PlayerError) -> PropertyObservation {
         try PlaybackStatistics.checkInterval(interval)
+        return PropertyObservation {}
+    }
+
+    /// For players that cannot tell their picture's and sound's faults: checks `thresholds`,
+    /// then a watch that reports nothing.
+    public func watchAlarms(_ thresholds: AlarmThresholds) async throws(PlayerError) -> PropertyObservation {
+        try thresholds.check()
+        return PropertyObservation {}
+    }
+
+    /// For players that cannot tell their loudness: checks `interval`, then an observation that
+    /// reports nothing.
+    public func observeLoudness(every interval: Duration) async throws(PlayerError) -> PropertyObservation {
+        try Loudness.checkInterval(interval)
         return PropertyObservation {}
     }
 

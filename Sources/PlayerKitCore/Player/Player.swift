@@ -135,16 +135,23 @@ public final class Player: MediaPlayer {
         guard PlayerID.isValid(id.rawValue) else { throw .invalidID(id.rawValue) }
         try PlayerCore.validate(configuration)
         let options = configuration.mpvOptions(for: id)
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Player, PlayerError>, Never>) in
+        // The player is handed over through a lock as well as the continuation: a continuation
+        // resumed before its task suspended is picked up without the runtime telling
+        // ThreadSanitizer, which then saw the initializer's writes race the first load's reads.
+        let made = Locked<Result<Player, PlayerError>?>(nil)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             creationLine.enqueue(options: options, keep: configuration.readyCores) { core in
+                let result: Result<Player, PlayerError>
                 do throws(PlayerError) {
-                    continuation.resume(returning: .success(try Player(
-                        id: id, configuration: configuration, delegate: delegate, core: .claimed(core))))
+                    result = .success(try Player(id: id, configuration: configuration, delegate: delegate, core: .claimed(core)))
                 } catch {
-                    continuation.resume(returning: .failure(error))
+                    result = .failure(error)
                 }
+                made.withLock { $0 = result }
+                continuation.resume()
             }
         }
+        guard let result = made.withLock({ $0 }) else { throw .creationFailed(reason: "the creation line resumed without a player") }
         return try result.get()
     }
 
@@ -303,6 +310,44 @@ public final class Player: MediaPlayer {
         guard !core.isShutDown else { throw .playerShutDown(id) }
         let token = core.observeStatistics(every: interval)
         return PropertyObservation { [weak core] in core?.endStatisticsObservation(token) }
+    }
+
+    /// Watches the player's picture and sound for faults, as a broadcast multiviewer does, for
+    /// as long as the returned watch lives: a freeze (the picture stopped changing), black, or
+    /// silence that lasts its threshold raises ``PlayerEvent/alarmRaised(_:)``, and its end
+    /// ``PlayerEvent/alarmCleared(_:)`` (see ``Alarm`` for the times).
+    ///
+    /// The detectors are libavfilter's `freezedetect`, `blackdetect` and `silencedetect`, put
+    /// in the player's own filter chains under labels of their own (the app's filters and
+    /// ``PlayerCommand/setFlip(_:)`` stay): they look at the frames and samples the player
+    /// decodes anyway, with no second decode. Until a watch starts, the player pays nothing.
+    /// The picture's detectors need frames in memory: with hardware decoding, mpv copies each
+    /// frame back for them. Several watches share the detectors, with the latest one's
+    /// thresholds; the last one to go takes them out, and clears the alarms still raised.
+    ///
+    /// Returns once mpv has the detectors. Safe from any thread or task.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` naming a threshold or
+    ///   level out of its range; ``PlayerError/playerShutDown(_:)``; mpv's refusal of a
+    ///   detector, naming its command.
+    public func watchAlarms(_ thresholds: AlarmThresholds) async throws(PlayerError) -> PropertyObservation {
+        try thresholds.check()
+        let token = try await core.watchAlarms(thresholds)
+        return PropertyObservation { [weak core] in core?.endAlarmWatch(token) }
+    }
+
+    /// Measures the player's loudness by EBU R128 (``Loudness``: momentary, short-term,
+    /// integrated, true peak) and publishes ``PlayerEvent/loudnessUpdated(_:)`` every `interval`
+    /// for as long as the returned observation lives. The meter is libavfilter's `ebur128` in
+    /// the player's own audio chain, on the samples it decodes anyway (before volume and mute);
+    /// it runs from the first observation to the last, and its integrated figure and peak count
+    /// from the start of each item it measured. Several observations share one sampling, at the
+    /// shortest of their intervals. Returns once mpv has the meter. Safe from any thread or task.
+    /// - Throws: ``PlayerError/invalidArgument(name:value:reason:)`` for an interval under
+    ///   100 ms or over a day; ``PlayerError/playerShutDown(_:)``; mpv's refusal of the meter.
+    public func observeLoudness(every interval: Duration) async throws(PlayerError) -> PropertyObservation {
+        try Loudness.checkInterval(interval)
+        let token = try await core.observeLoudness(every: interval)
+        return PropertyObservation { [weak core] in core?.endLoudnessObservation(token) }
     }
 
     /// Asks for every change of any mpv property, as ``PlayerEvent/propertyChanged(name:value:)``

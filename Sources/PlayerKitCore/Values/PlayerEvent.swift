@@ -46,6 +46,20 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
     /// those observing), read at once and put together as ``MediaPlayer/statistics(timeout:)``
     /// reads them.
     case statisticsUpdated(PlaybackStatistics)
+    /// A fault in the picture or sound lasted its threshold: the picture froze, went black, or
+    /// the sound went silent (``Alarm``, its ``Alarm/end`` nil), while a
+    /// ``MediaPlayer/watchAlarms(_:)`` watch lives. Published when the player's position
+    /// reaches the fault's start plus the threshold. Each is followed by one
+    /// ``alarmCleared(_:)`` of the same kind and start.
+    case alarmRaised(Alarm)
+    /// The fault of an ``alarmRaised(_:)`` ended (the ``Alarm`` with its end and duration):
+    /// published when the position reaches its end, or at a seek, the item's end, or the end
+    /// of the watch (ending then at the last position played).
+    case alarmCleared(Alarm)
+    /// The player's loudness, every interval while a ``MediaPlayer/observeLoudness(every:)``
+    /// observation lives (the shortest interval of those observing), once the meter has
+    /// measured.
+    case loudnessUpdated(Loudness)
     /// The volume changed (0 to 100 is normal, up to mpv's `volume-max`).
     case volumeChanged(Double)
     /// Mute was switched on or off.
@@ -117,6 +131,9 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .bufferingProgress: return .bufferingProgress
         case .bufferedMediaChanged: return .bufferedMediaChanged
         case .statisticsUpdated: return .statisticsUpdated
+        case .alarmRaised: return .alarmRaised
+        case .alarmCleared: return .alarmCleared
+        case .loudnessUpdated: return .loudnessUpdated
         case .volumeChanged: return .volumeChanged
         case .muteChanged: return .muteChanged
         case .speedChanged: return .speedChanged
@@ -160,6 +177,9 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .bufferingProgress(let percent): return "bufferingProgress(\(percent)%)"
         case .bufferedMediaChanged(let media): return "bufferedMediaChanged(\(media))"
         case .statisticsUpdated(let statistics): return "statisticsUpdated(\(statistics))"
+        case .alarmRaised(let alarm): return "alarmRaised(\(alarm))"
+        case .alarmCleared(let alarm): return "alarmCleared(\(alarm))"
+        case .loudnessUpdated(let loudness): return "loudnessUpdated(\(loudness))"
         case .volumeChanged(let volume): return "volumeChanged(\(volume))"
         case .muteChanged(let muted): return "muteChanged(\(muted))"
         case .speedChanged(let speed): return "speedChanged(\(speed))"
@@ -190,6 +210,9 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case (.bufferingProgress(let a), .bufferingProgress(let b)): return a == b
         case (.bufferedMediaChanged(let a), .bufferedMediaChanged(let b)): return a == b
         case (.statisticsUpdated(let a), .statisticsUpdated(let b)): return a == b
+        case (.alarmRaised(let a), .alarmRaised(let b)): return a == b
+        case (.alarmCleared(let a), .alarmCleared(let b)): return a == b
+        case (.loudnessUpdated(let a), .loudnessUpdated(let b)): return a == b
         case (.volumeChanged(let a), .volumeChanged(let b)): return a == b
         case (.muteChanged(let a), .muteChanged(let b)): return a == b
         case (.speedChanged(let a), .speedChanged(let b)): return a == b
@@ -220,6 +243,8 @@ public enum PlayerEvent: Sendable, Hashable, CustomStringConvertible {
         case .bufferingProgress(let percent): hasher.combine(percent)
         case .bufferedMediaChanged(let media): hasher.combine(media)
         case .statisticsUpdated(let statistics): hasher.combine(statistics)
+        case .alarmRaised(let alarm), .alarmCleared(let alarm): hasher.combine(alarm)
+        case .loudnessUpdated(let loudness): hasher.combine(loudness)
         case .muteChanged(let muted), .fullscreenStateChanged(let muted): hasher.combine(muted)
         case .tracksChanged(let tracks): hasher.combine(tracks)
         case .videoDecoderChanged(let decoder): hasher.combine(decoder)

@@ -51,6 +51,12 @@ public struct PlayerEventKind: RawRepresentable, Hashable, Sendable, Codable, Cu
     public static let bufferedMediaChanged: PlayerEventKind = "bufferedMediaChanged"
     /// ``PlayerEvent/statisticsUpdated(_:)``.
     public static let statisticsUpdated: PlayerEventKind = "statisticsUpdated"
+    /// ``PlayerEvent/alarmRaised(_:)``.
+    public static let alarmRaised: PlayerEventKind = "alarmRaised"
+    /// ``PlayerEvent/alarmCleared(_:)``.
+    public static let alarmCleared: PlayerEventKind = "alarmCleared"
+    /// ``PlayerEvent/loudnessUpdated(_:)``.
+    public static let loudnessUpdated: PlayerEventKind = "loudnessUpdated"
     /// ``PlayerEvent/volumeChanged(_:)``.
     public static let volumeChanged: PlayerEventKind = "volumeChanged"
     /// ``PlayerEvent/muteChanged(_:)``.
@@ -83,7 +89,7 @@ public struct PlayerEventKind: RawRepresentable, Hashable, Sendable, Codable, Cu
     /// The kinds of the core's own events (not those of features), in the order they are listed here.
     static let coreKinds: [PlayerEventKind] = [
         .created, .stateChanged, .positionChanged, .durationKnown, .mediaLoaded, .firstFrame, .seekCompleted,
-        .bufferingProgress, .bufferedMediaChanged, .statisticsUpdated, .volumeChanged, .muteChanged, .speedChanged, .tracksChanged,
+        .bufferingProgress, .bufferedMediaChanged, .statisticsUpdated, .alarmRaised, .alarmCleared, .loudnessUpdated, .volumeChanged, .muteChanged, .speedChanged, .tracksChanged,
         .videoDecoderChanged, .fullscreenStateChanged, .loopModeChanged, .playlistChanged, .propertyChanged, .itemEnded, .error, .eventsLost, .shuttingDown, .shutDown,
     ]
 }

@@ -29,12 +29,15 @@ enum Command: Sendable, Equatable {
     /// What a click on the graph does, at a fraction of its width from the left: both players
     /// on the measured pair nearest that time.
     case graph(Double)
+    /// Watches both panes for a frozen or black picture and silence lasting this many seconds
+    /// (the `i` key watches at 2 s); each pane's label shows its alarms while they last.
+    case alarms(Double)
     /// Reports the app's state.
     case status
     case quit
 
     /// The commands as typed, for help texts.
-    static let usage = "play | pause | toggle | step | back | seek SECONDS | frame N | speed X | mode side|wipe|difference | wipe 0..1 | fullscreen a|b|off | open a|b PATH | keys a|b | align sound|picture | offset SECONDS | measure | worst | graph 0..1 | status | quit"
+    static let usage = "play | pause | toggle | step | back | seek SECONDS | frame N | speed X | mode side|wipe|difference | wipe 0..1 | fullscreen a|b|off | open a|b PATH | keys a|b | align sound|picture | offset SECONDS | measure | worst | graph 0..1 | alarms SECONDS | status | quit"
 
     /// The command one line names.
     /// - Throws: ``CommandError`` naming the word or value that is wrong.
@@ -94,6 +97,7 @@ enum Command: Sendable, Equatable {
         case "measure": self = .measure
         case "worst": self = .worst
         case "graph": self = .graph(try number(try argument(1), in: 0...1))
+        case "alarms": self = .alarms(try number(try argument(1), in: 0.1...3600))
         case "status": self = .status
         case "quit": self = .quit
         default: throw .unknown(name)
@@ -164,6 +168,8 @@ struct AppLine: Encodable {
     var playButton: String?
     var seekBar: [Double]?
     var timeLabel: String?
+    /// Both panes' labels as GTK shows them (A's first): state, position, statistics, alarms.
+    var paneLabels: [String]?
     /// At the end: the players still alive in the process (none, after a clean quit).
     var livePlayers: [String]?
     /// How much later B plays a moment than A, in seconds (after `align` or `offset`), and its

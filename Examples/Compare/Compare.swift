@@ -20,11 +20,13 @@ struct Compare: ParsableCommand {
         discussion: """
             Keys: space play/pause, '.' and ',' one frame forward and back, s/w/d side by side, \
             wipe, difference, f fullscreen A, Esc leave fullscreen, i each pane's frames per second, \
-            drops, buffer and stalls, q quit. Drag on the picture to \
+            drops, buffer and stalls, and its alarms (a frozen or black picture, silence, 2 s), \
+            q quit. Drag on the picture to \
             move the wipe; drop a file on a pane to open it there.
             With --remote, commands are read from standard input, one per line: \(Command.usage).
             With --mpris, the desktop sees both players (playerctl -l). With --json, each player's \
-            playback statistics come once a second as statisticsUpdated lines.
+            playback statistics come once a second as statisticsUpdated lines, and alarms as \
+            alarmRaised and alarmCleared lines.
             """)
 
     @OptionGroup var logging: LoggingOptions

@@ -66,6 +66,10 @@ final class CompareApp {
     private var statistics: [PlaybackStatistics?] = [nil, nil]
     private var statisticsObservations: [PropertyObservation] = []
     private var showsStatistics = false
+    /// Each pane's alarms raised and not yet cleared, and the watches (the `i` key or the
+    /// `alarms` command; a new threshold replaces them).
+    private var alarms: [[Alarm]] = [[], []]
+    private var alarmWatches: [PropertyObservation] = []
     /// The metric's graph under the transport, B's offset (adjustable by hand) and the
     /// measurement's summary.
     var graphArea: Widget?
@@ -382,9 +386,10 @@ final class CompareApp {
         case 0x66: perform(.fullscreen(isOwnerFullscreen(0) ? nil : 0))  // f
         case 0xff1b: perform(.fullscreen(nil))  // Escape
         case 0x71: perform(.quit)  // q
-        case 0x69:  // i: frames per second, drops, buffer and stalls in each pane's label
+        case 0x69:  // i: frames per second, drops, buffer and stalls in each pane's label, and its alarms
             showsStatistics.toggle()
             observeStatistics()
+            if alarmWatches.isEmpty { watchAlarms(after: .seconds(2)) }
             updateLabels()
         default: return false
         }
@@ -473,11 +478,35 @@ final class CompareApp {
             showWorst(named: name)
         case .graph(let fraction):
             showPair(atFraction: fraction, named: name)
+        case .alarms(let seconds):
+            watchAlarms(after: .milliseconds(Int64((seconds * 1000).rounded())), command: name)
         case .status:
             done(name)
         case .quit:
             done(name)
             quit()
+        }
+    }
+
+    /// Watches both players for faults lasting `threshold` (replacing the watches before);
+    /// answers `command` once both watch.
+    private func watchAlarms(after threshold: Duration, command: String? = nil) {
+        let players = players
+        let thresholds = AlarmThresholds(freeze: threshold, black: threshold, silence: threshold)
+        Task.detached {
+            do {
+                var watches: [PropertyObservation] = []
+                for player in players { watches.append(try await player.watchAlarms(thresholds)) }
+                MainLoop.post { [weak self] in
+                    guard let self else { return }
+                    alarmWatches = watches
+                    if let command { done(command) }
+                }
+            } catch {
+                MainLoop.post { [weak self] in
+                    if let command { self?.failed(command, error) } else { self?.fail("alarms: \(error)") }
+                }
+            }
         }
     }
 
@@ -615,6 +644,11 @@ final class CompareApp {
             positions[index] = position ?? positions[index]
         case .statisticsUpdated(let figures):
             statistics[index] = figures
+        case .alarmRaised(let alarm):
+            alarms[index].removeAll { $0.kind == alarm.kind }
+            alarms[index].append(alarm)
+        case .alarmCleared(let alarm):
+            alarms[index].removeAll { $0.kind == alarm.kind }
         case .feature(let event) where event is FullscreenEvent:
             applyFullscreen()
         case .feature(let event):
@@ -645,6 +679,7 @@ final class CompareApp {
             if let position = positions[index] { text += String(format: " · %.3f s", position) }
             if let frame = frames[index] { text += " · frame \(frame)" }
             if showsStatistics, let figures = statistics[index] { text += "\n" + ExampleSupport.statisticsSummary(figures) }
+            for alarm in alarms[index] { text += String(format: "\n⚠ %@ since %.1f s", alarm.kind.rawValue, alarm.start) }
             gtk_label_set_text(OpaquePointer(paneLabels[index]), text)
         }
         if let playButton {
@@ -706,6 +741,7 @@ final class CompareApp {
             line.seekBar = [gtk_range_get_value(range), gtk_adjustment_get_upper(gtk_range_get_adjustment(range))]
         }
         if let timeLabel, let text = gtk_label_get_text(OpaquePointer(timeLabel)) { line.timeLabel = String(cString: text) }
+        line.paneLabels = paneLabels.map { label in gtk_label_get_text(OpaquePointer(label)).map { String(cString: $0) } ?? "" }
         describeAnalysis(in: &line)
         report(line, text: frame.map { "\(name): \($0)" } ?? name)
     }

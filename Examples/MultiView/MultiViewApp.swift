@@ -26,6 +26,9 @@ struct MultiViewOptions: Sendable {
     var frameLog: String?
     /// Headless: where to write the frames each angle rendered, read from their pixels.
     var renderedLog: String?
+    /// Whether the angles are watched for faults from the start, and the threshold.
+    var alarms: Bool
+    var alarmAfter: Duration
     var width: Int
     var height: Int
     var configuration: PlayerConfiguration
@@ -67,6 +70,11 @@ final class MultiViewApp {
     private var statistics: [PlayerID: PlaybackStatistics] = [:]
     private var statisticsObservations: [PropertyObservation] = []
     private var showsStatistics = false
+    /// Each angle's alarms raised and not yet cleared, and the watches (from `--alarms` or the
+    /// `s` key, once).
+    private var alarms: [PlayerID: [Alarm]] = [:]
+    private var alarmWatches: [PropertyObservation] = []
+    private var watchingAlarms = false
     /// With `--frame-log`: every frame change, recorded apart from the group.
     private let frames = FrameRecorder()
     /// With `--rendered-log`: every rendered frame's burned-in number, read from its pixels.
@@ -139,12 +147,25 @@ final class MultiViewApp {
     private func subscribe() {
         if options.frameLog != nil { frames.follow(players, since: start) }
         if options.json { observeStatistics() }
+        if options.alarms { watchAlarms() }
         let json = options.json
         let start = start
-        subscription = PlayerEventBus.shared.subscribe(to: .players(Set(options.ids)), kinds: [.sync, .itemEnded, .shutDown, .statisticsUpdated]) { [weak self] record in
-            if case .statisticsUpdated(let figures) = record.event {
+        subscription = PlayerEventBus.shared.subscribe(
+            to: .players(Set(options.ids)), kinds: [.sync, .itemEnded, .shutDown, .statisticsUpdated, .alarmRaised, .alarmCleared]
+        ) { [weak self] record in
+            switch record.event {
+            case .statisticsUpdated(let figures):
                 MainLoop.post { [weak self] in self?.statistics[record.playerID] = figures }
                 return
+            case .alarmRaised(let alarm), .alarmCleared(let alarm):
+                if json {
+                    var line = AppLine(type: "alarm", t: ExampleSupport.seconds(since: start), player: record.playerID.rawValue, event: record.event.kind.rawValue)
+                    line.alarm = alarm
+                    ExampleSupport.printLine(line.json)
+                }
+                MainLoop.post { [weak self] in self?.noteAlarm(alarm, of: record.playerID, raised: record.event.kind == .alarmRaised) }
+                return
+            default: break
             }
             // The correction's steps; not the drift reports and speed corrections (also `.sync`).
             switch record.event.feature(SyncEvent.self) {
@@ -326,6 +347,33 @@ final class MultiViewApp {
         }
     }
 
+    /// Keeps an angle's alarm while it is raised, for its tile.
+    private func noteAlarm(_ alarm: Alarm, of id: PlayerID, raised: Bool) {
+        alarms[id, default: []].removeAll { $0.kind == alarm.kind }
+        if raised { alarms[id, default: []].append(alarm) }
+        updateLabels()
+    }
+
+    /// Watches every angle for a frozen or black picture and silence from now on (once).
+    private func watchAlarms() {
+        guard !watchingAlarms else { return }
+        watchingAlarms = true
+        let thresholds = AlarmThresholds(freeze: options.alarmAfter, black: options.alarmAfter, silence: options.alarmAfter)
+        let players = players
+        // Off the main thread (headless, nothing drains the main actor); the watches are kept
+        // on the main loop.
+        Task.detached { [weak self] in
+            for player in players {
+                do {
+                    let watch = try await player.watchAlarms(thresholds)
+                    MainLoop.post { [weak self] in self?.alarmWatches.append(watch) }
+                } catch {
+                    MainLoop.post { [weak self] in self?.fail("alarms: \(error)") }
+                }
+            }
+        }
+    }
+
     /// Samples every angle's statistics once a second from now on (once).
     private func observeStatistics() {
         guard statisticsObservations.isEmpty else { return }
@@ -342,6 +390,7 @@ final class MultiViewApp {
             // Frames per second, drops and buffer on each tile, on and off.
             showsStatistics.toggle()
             observeStatistics()
+            watchAlarms()
             updateLabels()
             note(showsStatistics ? "statistics shown" : "statistics hidden")
         case UInt32(GDK_KEY_q), UInt32(GDK_KEY_Escape):
@@ -414,6 +463,7 @@ final class MultiViewApp {
             if let skew = skews[id] { text += String(format: "\n%+.1f ms · p99 %.1f ms", skew.current * 1000, skew.p99 * 1000) }
             if let note = notes[id] { text += "\n\(note)" }
             if showsStatistics, let figures = statistics[id] { text += "\n" + ExampleSupport.statisticsSummary(figures) }
+            for alarm in alarms[id] ?? [] { text += String(format: "\n⚠ %@ since %.1f s", alarm.kind.rawValue, alarm.start) }
             tile.setLabel(text)
         }
     }
@@ -548,9 +598,11 @@ struct AppLine: Encodable {
     var frames: [String: Int]?
     /// Each angle's playback statistics, on `statistics` lines (once a second).
     var statistics: [String: PlaybackStatistics]?
+    /// The alarm, on `alarm` lines (`event`: alarmRaised or alarmCleared).
+    var alarm: Alarm?
 
     enum CodingKeys: String, CodingKey {
-        case type, t, angles, backend, player, event, members, leader, tiles, message, frames, statistics
+        case type, t, angles, backend, player, event, members, leader, tiles, message, frames, statistics, alarm
         case audioFocus = "audio_focus"
         case livePlayers = "live_players"
     }

@@ -15,12 +15,15 @@ struct MultiViewCommand: ParsableCommand {
             A click on an angle (or its number key) gives it the audio, a larger tile and, with \
             --mpris, the desktop's media keys; g goes back to the grid; space pauses the group \
             and resumes it where it paused, l resumes it at the live edge instead; s shows each \
-            angle's frames per second, drops, buffer and stalls on its tile (and hides them); q quits.
+            angle's frames per second, drops, buffer and stalls on its tile (and hides them), and \
+            watches the angles for a frozen or black picture and silence, shown on the tile while \
+            it lasts (--alarms watches from the start); q quits.
             With --json, one JSON object per second ("type":"skews") gives each angle's skew \
             against the group in milliseconds (skew_ms, skew_p50_ms, skew_p95_ms, skew_p99_ms, \
             measured on its frame changes over the last 10 s); other lines report the group's \
             events ("type":"event"), the tiles' places ("type":"tiles"), the audio focus, and \
-            every angle's playback statistics once a second ("type":"statistics").
+            every angle's playback statistics once a second ("type":"statistics"), and with --alarms \
+            each alarm as it is raised and cleared ("type":"alarm").
             """)
 
     @OptionGroup var logging: LoggingOptions
@@ -64,6 +67,12 @@ struct MultiViewCommand: ParsableCommand {
     @Option(help: "With --headless: render every angle's frames (small, in software), read the frame number burned into each (the barcode of Scripts/live-origin.py) and write each angle's rendered frames (number and monotonic time) to this file as JSON lines when quitting.")
     var renderedLog: String?
 
+    @Flag(help: "Watch every angle from the start for a frozen or black picture and silence; the tile shows an alarm while it lasts.")
+    var alarms = false
+
+    @Option(help: "How long a fault lasts before it is an alarm, in seconds (0.1 to 3600).")
+    var alarmAfter = 2.0
+
     @Option(help: "Window size as WIDTHxHEIGHT.")
     var size = "1280x720"
 
@@ -95,6 +104,7 @@ struct MultiViewCommand: ParsableCommand {
                 throw ValidationError("--join-at needs \(sources.count) times of 0 or more seconds, comma-separated, got \(joinAt)")
             }
         }
+        guard (0.1...3600).contains(alarmAfter) else { throw ValidationError("--alarm-after must be from 0.1 to 3600 seconds, got \(alarmAfter)") }
         if renderedLog != nil, !headless { throw ValidationError("--rendered-log needs --headless (a window renders the angles itself)") }
         guard Self.parseSize(size) != nil else { throw ValidationError("--size must be WIDTHxHEIGHT from 320x240 to 8192x8192, got \(size)") }
     }
@@ -113,7 +123,7 @@ struct MultiViewCommand: ParsableCommand {
             sources: sources, ids: try names.map { try PlayerID(validating: $0) }, focus: focus - 1,
             programDateTime: programDateTime, latency: latency, audio: audio, mpris: mpris, headless: headless, json: json,
             seconds: seconds, joinAt: joinAt.map { $0.split(separator: ",").compactMap { Double($0) } }, frameLog: frameLog,
-            renderedLog: renderedLog, width: width, height: height,
+            renderedLog: renderedLog, alarms: alarms, alarmAfter: .milliseconds(Int64((alarmAfter * 1000).rounded())), width: width, height: height,
             configuration: logging.applied(to: PlayerConfiguration(videoOutput: headless && renderedLog == nil ? .none : .frames, audioOutput: audio ? .system : .none)))
         // GTK runs on the main thread, where `run()` is called.
         let status = try MainActor.assumeIsolated {

@@ -278,6 +278,38 @@ struct CompareAppTests {
         _ = try await looping.quit()
     }
 
+    @Test("alarms: both panes watched, the frozen and black stretches written into the clips raise and clear alarms on both players, and each pane's label shows its alarm while it lasts; a bad threshold is refused by name")
+    func alarms() async throws {
+        let faults = Fixtures.fixture("faults.mp4")
+        let app = try await CompareApp.start(files: [faults, faults])
+        defer { app.stop() }
+        let bad = try await app.send("alarms 0")
+        #expect(bad["event"] as? String == "failed" && (bad["error"] as? String)?.contains("0") == true, "\(bad)")
+        #expect(try await app.send("alarms 0.5")["event"] as? String == "done")
+        _ = try await app.send("play")
+        func raised(_ player: String, _ kind: String) -> @Sendable ([String: Any]) -> Bool {
+            { $0["event"] as? String == "alarmRaised" && $0["player"] as? String == player && ($0["alarm"] as? [String: Any])?["kind"] as? String == kind }
+        }
+        #expect(await app.lines([raised("left", "freeze"), raised("right", "freeze")]))
+        // The label says so while the picture is frozen (0.96 s to 3 s).
+        let shown = try await app.status { ($0["paneLabels"] as? [String])?.allSatisfy { $0.contains("⚠ freeze") } == true }
+        #expect((shown["paneLabels"] as? [String])?.allSatisfy { $0.contains("⚠ freeze since 1.0 s") } == true, "\(shown)")
+        func cleared(_ player: String, _ kind: String, end: Double) -> @Sendable ([String: Any]) -> Bool {
+            { line in
+                guard line["event"] as? String == "alarmCleared", line["player"] as? String == player,
+                      let alarm = line["alarm"] as? [String: Any], alarm["kind"] as? String == kind, let at = alarm["end"] as? Double else { return false }
+                return abs(at - end) <= 0.05
+            }
+        }
+        #expect(await app.lines([cleared("left", "freeze", end: 3), cleared("right", "freeze", end: 3),
+                                 raised("left", "black"), raised("right", "black"),
+                                 cleared("left", "black", end: 5.52), cleared("right", "black", end: 5.52)]))
+        let after = try await app.status { ($0["paneLabels"] as? [String])?.allSatisfy { !$0.contains("⚠") } == true }
+        #expect((after["paneLabels"] as? [String])?.allSatisfy { !$0.contains("⚠") } == true, "\(after)")
+        let end = try await app.quit()
+        #expect(end.status == 0)
+    }
+
     @Test("SIGTERM closes the window: the players shut down, none is left, exit status 0")
     func terminated() async throws {
         let app = try await CompareApp.start()

@@ -176,6 +176,34 @@ struct MultiViewAppLocalFilesTests {
         }
         #expect(lines.last?["type"] as? String == "quit")
     }
+
+    @Test("--alarms on a file with faults written into it: every angle's frozen and black stretches raise and clear alarms at their positions; silence only on the angle whose sound is decoded")
+    func alarms() async throws {
+        let faults = Fixtures.fixture("faults.mp4")
+        let (status, output, errors) = try await ChildProcess.runToEnd(
+            ChildProcess.example("playerkit-multiview"),
+            ["--headless", "--json", "--alarms", "--alarm-after", "0.5", "--seconds", "9", faults, faults])
+        #expect(status == 0, "\(errors.suffix(400))")
+        let lines = output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let cleared = lines.filter { $0["type"] as? String == "alarm" && $0["event"] as? String == "alarmCleared" }
+        func alarms(of angle: String) -> [(kind: String, start: Double, end: Double)] {
+            cleared.filter { $0["player"] as? String == angle }.compactMap { line in
+                guard let alarm = line["alarm"] as? [String: Any], let kind = alarm["kind"] as? String,
+                      let start = alarm["start"] as? Double, let end = alarm["end"] as? Double else { return nil }
+                return (kind, start, end)
+            }
+        }
+        func near(_ a: Double, _ b: Double) -> Bool { abs(a - b) <= 0.05 }
+        for angle in ["angle-1", "angle-2"] {
+            let found = alarms(of: angle)
+            #expect(found.contains { $0.kind == "freeze" && near($0.start, 0.96) && near($0.end, 3) }, "\(angle): \(found)")
+            #expect(found.contains { $0.kind == "black" && near($0.start, 4) && near($0.end, 5.52) }, "\(angle): \(found)")
+        }
+        // Only the focused angle decodes its sound (AudioPolicy, decodesUnheardAudio: false).
+        #expect(alarms(of: "angle-1").contains { $0.kind == "silence" && near($0.start, 6) && near($0.end, 7) }, "\(alarms(of: "angle-1"))")
+        #expect(!alarms(of: "angle-2").contains { $0.kind == "silence" }, "\(alarms(of: "angle-2"))")
+        #expect(lines.last?["type"] as? String == "quit")
+    }
 }
 
 /// playerkit-multiview's `--rendered-log` on two live angles (headless): every angle renders its

@@ -7,7 +7,7 @@ SWIFT ?= swift
 # depends on PlayerKit never does.
 export PLAYERKIT_WARNINGS_AS_ERRORS := 1
 
-.PHONY: live-outage deps test-deps bench-deps build demo docs test test-long test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms bench-mpris bench-compare media clean check-layers room-demo screenshots multiview-demo bench-multiview bench-peers fuzz fuzz-seeds docs-figures
+.PHONY: live-outage deps test-deps bench-deps build demo docs test test-long test-loaded test-tsan test-asan soak bench bench-quick bench-chart bench-rooms bench-mpris bench-health bench-compare media clean check-layers room-demo screenshots multiview-demo bench-multiview bench-peers fuzz fuzz-seeds docs-figures
 
 deps:
 	@Scripts/install-deps.sh demo
@@ -164,6 +164,14 @@ bench-compare: bench-deps
 ## renders it into Documentation/Performance.md.
 bench-mpris: bench-deps
 	Benchmarks/mpris.py --write
+
+## Health you can see (issue 68): alarms raised and cleared against faults written into the media,
+## no false alarm over 10 minutes of ordinary content, loudness against ffmpeg's ebur128, and the
+## CPU that statistics, alarms and loudness cost next to the plain C client with the same filters
+## (about six minutes once built); records the health tables (Documentation/Figures/health.json)
+## and renders them into Documentation/Performance.md.
+bench-health: bench-deps
+	Benchmarks/health.py --write
 
 ## Redraws Documentation/performance.svg (and its embed) from the recorded table (Documentation/Figures/benchmark.json); runs nothing.
 bench-chart:

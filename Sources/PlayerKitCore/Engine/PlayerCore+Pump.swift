@@ -54,11 +54,13 @@ extension PlayerCore {
                 frameClock.note(value.doubleValue)
             case .propertyChanged(MPVRequestIDs.statisticsFrameObservation, _, let value):
                 let time = signalled ?? .now
-                let watching = state.withLock { state in
+                // The tracker moves on under the lock; only a frame that raises or clears an
+                // alarm goes through the outbox (most frames change nothing).
+                let alarms = state.withLock { state in
                     state.tally.noteFrame(position: value.doubleValue, at: time)
-                    return state.alarms.isWatching
+                    return state.alarms.note(position: value.doubleValue)
                 }
-                if watching { update(at: signalled) { $0.alarms.note(position: value.doubleValue).map(Self.alarmEvent) } }
+                if !alarms.isEmpty { update(at: signalled) { _ in alarms.map(Self.alarmEvent) } }
             case .propertyChanged(let observation, _, let value)
                 where observation >= MPVRequestIDs.alarmObservation && observation < MPVRequestIDs.alarmObservation + UInt64(AlarmKind.allCases.count):
                 noteAlarmMetadata(index: Int(observation - MPVRequestIDs.alarmObservation), value: value, at: signalled)

@@ -176,7 +176,12 @@ struct MultiViewAppLocalFilesTests {
         }
         #expect(lines.last?["type"] as? String == "quit")
     }
+}
 
+/// playerkit-multiview's alarms (issue 68): positions, not timing, so in the parallel pass; beside
+/// the live pass's skew tests it loaded the machine they measure.
+@Suite("playerkit-multiview's alarms (headless, local files)", .timeLimit(.minutes(2)))
+struct MultiViewAppAlarmTests {
     @Test("--alarms on a file with faults written into it: every angle's frozen and black stretches raise and clear alarms at their positions; silence only on the angle whose sound is decoded")
     func alarms() async throws {
         let faults = Fixtures.fixture("faults.mp4")

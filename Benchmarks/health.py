@@ -20,10 +20,22 @@ Loudness. A 1 kHz tone at -20 dBFS, pink noise and speech (20 s each): the meter
 loudness and true peak, and its highest short-term loudness, against ffmpeg's `ebur128` on the same
 file (its summary and its frames' metadata).
 
+Truth of the statistics (`playerkit-bench health-truth`, statistics every second), each against a
+count taken independently in the same run:
+- frames rendered against the new frames a frame output got, and rendered plus dropped against the
+  frames in the file (Tests/Fixtures/long.mp4 played through);
+- the arriving bitrate against the bytes the benchmark's own HTTP origin on loopback sent over the
+  same seconds (a 40 s clip at about 1.2 Mbit/s served at 300 kB/s);
+- stalls (count, total, longest) against the gaps in the picture a frame output saw, with the origin
+  silent for 4 s twice (long.mp4 served at 90 kB/s, a 75 kB/s stream);
+- dropped frames of a 720p60 clip with the player's core to itself (none expected) and on one core
+  shared with three stress-ng workers (`taskset -c 1`), against the frame output and the file.
+
 Cost. 4 players loop Tests/Fixtures/long.mp4 (320x240, 30 fps) headless for 15 s: PlayerKit
 (`playerkit-bench health-cost`) plain, with statistics at 1 Hz, with alarms and loudness; the plain
 C client of libmpv (Benchmarks/c/health.c) plain, with the same eleven reads every second and the
-position every frame, with the same filters. CPU seconds over the window (after 2 s of start-up),
+position every frame, with the same filters and their metadata observed (PlayerKit observes every
+position only while a fault is under way; the clip has none). CPU seconds over the window (after 2 s of start-up),
 as % of a core per player; rounds interleaved, medians.
 """
 import argparse
@@ -158,6 +170,195 @@ def playerkit_loudness(bench, path):
     return {"I": final["I"], "TP": final["TP"], "S_max": max(shorts), "samples": len(measured) - 1}
 
 
+class Origin:
+    """A loopback HTTP origin for the truth of the statistics: serves one file at `rate` bytes per
+    second (paced in 8 kB chunks, no catching up after a pause), stops sending during `pauses`
+    ((start, length) in seconds after its first byte), and logs every chunk it sent as
+    (time.monotonic(), bytes) and every pause as it really happened."""
+
+    def __init__(self, path, rate, pauses=()):
+        import http.server
+        import threading
+        self.data = open(path, "rb").read()
+        self.rate, self.pauses = rate, list(pauses)
+        self.sent, self.paused, self.first = [], [], None
+        self.lock = threading.Lock()
+        origin = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *arguments):
+                pass
+
+            def do_GET(self):
+                offset = 0
+                match = re.match(r"bytes=(\d+)-", self.headers.get("Range", ""))
+                if match:
+                    offset = int(match.group(1))
+                body = origin.data[offset:]
+                self.send_response(206 if match else 200)
+                self.send_header("Content-Type", "video/mp4")
+                self.send_header("Accept-Ranges", "bytes")
+                self.send_header("Content-Length", str(len(body)))
+                if match:
+                    self.send_header("Content-Range", f"bytes {offset}-{len(origin.data) - 1}/{len(origin.data)}")
+                self.end_headers()
+                origin.stream(self.wfile, body)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/media.mp4"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stream(self, out, body):
+        import time
+        chunk, due = 8192, time.monotonic()
+        for index in range(0, len(body), chunk):
+            now = time.monotonic()
+            with self.lock:
+                if self.first is None:
+                    self.first = now
+                first = self.first
+            for start, length in self.pauses:
+                begin = first + start
+                if begin <= now < begin + length:
+                    time.sleep(begin + length - now)
+                    with self.lock:
+                        self.paused.append((now, time.monotonic()))
+                    now = due = time.monotonic()
+            if due > now:
+                time.sleep(due - now)
+            part = body[index:index + chunk]
+            try:
+                out.write(part)
+                out.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                return
+            with self.lock:
+                self.sent.append((time.monotonic(), len(part)))
+            due = max(due, time.monotonic() - 0.05) + len(part) / self.rate
+
+    def close(self):
+        self.server.shutdown()
+
+
+def truth(bench, source, *arguments, prefix=()):
+    """One `playerkit-bench health-truth` run: its samples, state changes, final figures and the
+    gaps between the frames its frame output got."""
+    out = lines(run([*prefix, bench, "health-truth", *arguments, source], capture_output=True, text=True).stdout)
+    return ([o for o in out if o["type"] == "stats"], [o for o in out if o["type"] == "state"],
+            next(o for o in out if o["type"] == "final"), next(o["gaps"] for o in out if o["type"] == "gaps"))
+
+
+def frame_count(path):
+    out = run(["ffprobe", "-v", "error", "-count_packets", "-select_streams", "v:0", "-show_entries", "stream=nb_read_packets",
+               "-of", "csv=p=0", path], capture_output=True, text=True).stdout
+    return int(out.strip())
+
+
+def truth_of_statistics(bench, folder):
+    """The statistics against counts taken independently in the same run (see the docstring)."""
+    results = {}
+    # Frames: the fixture played through with a frame output.
+    long = os.path.join(ROOT, "Tests", "Fixtures", "long.mp4")
+    log("truth: frames rendered against a frame output's count")
+    _, _, final, _ = truth(bench, long, "--frames")
+    results["frames"] = {"rendered": final["rendered"], "frame_output": final["frames"], "dropped": final["dropped_output"],
+                         "in_file": frame_count(long)}
+    # Bytes: a 40 s clip at about 1.2 Mbit/s from the origin at 300 kB/s (it reads all the way).
+    wire = os.path.join(folder, "wire-40s.mp4")
+    if not os.path.exists(wire):
+        ffmpeg("-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25:duration=40", "-c:v", "libx264", "-preset", "veryfast",
+               "-b:v", "1200k", "-maxrate", "1300k", "-bufsize", "1300k", "-g", "50", "-pix_fmt", "yuv420p", "-movflags", "+faststart",
+               wire + ".partial.mp4")
+        os.replace(wire + ".partial.mp4", wire)
+    log("truth: the arriving bitrate against the bytes the origin sent")
+    origin = Origin(wire, 300_000)
+    samples, _, _, _ = truth(bench, origin.url, "--seconds", "30")
+    origin.close()
+    last_byte = origin.sent[-1][0]
+    steady = [s for s in samples if s["arriving"] is not None and origin.first + 2 <= s["t"] <= last_byte - 0.5]
+    window = (steady[0]["t"] - 1, steady[-1]["t"]) if steady else (0, 0)
+    sent = sum(n for t, n in origin.sent if window[0] < t <= window[1])
+    results["bytes"] = {"samples": len(steady), "arriving_mean_bps": statistics.mean(s["arriving"] for s in steady) if steady else None,
+                        "origin_bps": 8 * sent / (window[1] - window[0]) if steady else None, "window_s": window[1] - window[0],
+                        "file_bytes": len(origin.data)}
+    # Stalls: the fixture from the origin at 90 kB/s (a 75 kB/s stream), which stops sending for
+    # 4 s at 6 s and at 14 s; the stalls against the gaps in the picture a frame output saw.
+    log("truth: stalls against the origin's pauses and the picture's gaps")
+    origin = Origin(long, 90_000, pauses=[(6, 4), (14, 4)])
+    samples, states, final, gaps = truth(bench, origin.url, "--frames", "--seconds", "60")
+    origin.close()
+    stalls, begun = [], None
+    for change in states:
+        if change["to"] == "buffering" and begun is None and any(c["to"] == "playing" for c in states if c["t"] < change["t"]):
+            begun = change["t"]
+        elif change["from"] == "buffering" and begun is not None:
+            stalls.append(change["t"] - begun)
+            begun = None
+    long_gaps = [length for _, length in gaps if length > 0.5]
+    results["stalls"] = {"origin_pauses": [b - a for a, b in origin.paused], "count": final["stalls"], "stall_time_s": final["stall_time"],
+                         "longest_s": final["longest_stall"], "state_stalls_s": stalls, "picture_gaps_s": long_gaps}
+    # Drops: a 720p60 clip played with its core to itself, then on one core shared with three
+    # stress-ng workers; the drops against the frames the output got and the frames in the file.
+    heavy = os.path.join(folder, "heavy-720p60.mp4")
+    if not os.path.exists(heavy):
+        ffmpeg("-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=60:duration=15", "-c:v", "libx264", "-preset", "veryfast", "-b:v", "6M",
+               "-g", "60", "-pix_fmt", "yuv420p", heavy + ".partial.mp4")
+        os.replace(heavy + ".partial.mp4", heavy)
+    results["drops"] = {"in_file": frame_count(heavy)}
+    for name, starve in (("free", False), ("starved", True)):
+        log(f"truth: drops, {name}")
+        stress = subprocess.Popen(["taskset", "-c", "1", "stress-ng", "--quiet", "--cpu", "3", "--timeout", "60"]) if starve else None
+        try:
+            _, _, final, _ = truth(bench, heavy, "--frames", "--seconds", "60", prefix=("taskset", "-c", "1"))
+        finally:
+            if stress:
+                stress.terminate()
+                stress.wait()
+        results["drops"][name] = {"rendered": final["rendered"], "frame_output": final["frames"], "dropped_output": final["dropped_output"],
+                                  "dropped_decoder": final["dropped_decoder"]}
+    return results
+
+
+def truth_table(truth):
+    """The truth of the statistics as Markdown rows."""
+    def off(a, b, unit=""):
+        if a is None or b is None:
+            return "missing"
+        return f"{a - b:+g}{unit}" if isinstance(a, int) and isinstance(b, int) else f"{100 * (a - b) / b:+.2f} %"
+    frames, wire, stalls, drops = truth["frames"], truth["bytes"], truth["stalls"], truth["drops"]
+    out = ["", "Truth of the statistics, each against a count taken independently in the same run (`playerkit-bench health-truth`,"
+           " statistics every second; the origin is the benchmark's own HTTP server on loopback):", "",
+           "| figure | PlayerKit | independent count | off by |", "|---|---|---|---|"]
+    out.append(f"| frames rendered, Tests/Fixtures/long.mp4 played through | {frames['rendered']} | {frames['frame_output']}"
+               f" new frames a frame output got | {off(frames['rendered'], frames['frame_output'])} |")
+    decoded = None if frames["rendered"] is None or frames["dropped"] is None else frames["rendered"] + frames["dropped"]
+    out.append(f"| frames rendered + dropped, the same play | {decoded} | {frames['in_file']} frames in the file | {off(decoded, frames['in_file'])} |")
+    if wire["arriving_mean_bps"]:
+        out.append(f"| arriving bitrate, mean of {wire['samples']} samples while a 40 s clip downloads at 300 kB/s |"
+                   f" {wire['arriving_mean_bps'] / 1e6:.3f} Mbit/s | {wire['origin_bps'] / 1e6:.3f} Mbit/s the origin sent over the"
+                   f" same {wire['window_s']:.1f} s | {off(wire['arriving_mean_bps'], wire['origin_bps'])} |")
+    pauses = ", ".join(f"{p:.2f} s" for p in stalls["origin_pauses"])
+    gaps = stalls["picture_gaps_s"]
+    out.append(f"| stalls, long.mp4 at 90 kB/s with the origin silent twice ({pauses}) | {stalls['count']} |"
+               f" {len(gaps)} gaps over 0.5 s in the picture a frame output got | {off(stalls['count'], len(gaps))} |")
+    out.append(f"| stall time, the same play | {stalls['stall_time_s']:.3f} s | {sum(gaps):.3f} s the picture stood still |"
+               f" {stalls['stall_time_s'] - sum(gaps):+.3f} s |")
+    out.append(f"| longest stall, the same play | {stalls['longest_s']:.3f} s | {max(gaps, default=0):.3f} s |"
+               f" {stalls['longest_s'] - max(gaps, default=0):+.3f} s |")
+    for name, what in (("free", "its core to itself"), ("starved", "one core shared with 3 stress-ng workers")):
+        run_ = drops[name]
+        dropped = (run_["dropped_output"] or 0) + (run_["dropped_decoder"] or 0)
+        out.append(f"| dropped frames, a 720p60 clip ({drops['in_file']} frames), {what} | {dropped}"
+                   f" ({run_['dropped_output']} by the output, {run_['dropped_decoder']} by the decoder) |"
+                   f" {run_['frame_output']} new frames a frame output got, {run_['rendered']} rendered | |")
+        shown = None if run_["rendered"] is None else run_["rendered"] + dropped
+        out.append(f"| frames rendered + dropped, {what} | {shown} | {drops['in_file']} frames in the file | {off(shown, drops['in_file'])} |")
+    return out
+
+
 def cost(command):
     out = run(command, capture_output=True, text=True).stdout
     figures = lines(out)[-1]
@@ -169,8 +370,13 @@ def main():
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=15)
+    parser.add_argument("--parts", default="alarms,loudness,truth,cost",
+                        help="the parts to run, comma-separated (--write needs them all)")
     options = parser.parse_args()
-    for tool in ("ffmpeg", "cc", "espeak-ng", "sox"):
+    parts = set(options.parts.split(","))
+    if options.write and parts != {"alarms", "loudness", "truth", "cost"}:
+        sys.exit("--write records every part: leave --parts out")
+    for tool in ("ffmpeg", "cc", "espeak-ng", "sox", "stress-ng", "taskset"):
         if not shutil.which(tool):
             sys.exit(f"{tool} is missing (make bench-deps installs it)")
     os.makedirs(WORK, exist_ok=True)
@@ -180,18 +386,21 @@ def main():
     run(["cc", "-O2", "-Wall", "-Wextra", "-o", client, os.path.join(ROOT, "Benchmarks", "c", "health.c"), "-lmpv", "-lpthread"])
     faults, ordinary, signals = make_media(WORK)
 
-    results = {"alarms": {}, "loudness": {}, "cost": {}}
-    for threshold in (2.0, 0.5):
+    results = {"alarms": {}, "loudness": {}, "cost": {}, "false_alarms": []}
+    for threshold in (2.0, 0.5) if "alarms" in parts else ():
         log(f"alarms at {threshold} s on the faults clip")
         events, frames = alarms(bench, faults, threshold)
         rows, extra = latencies(events, frames, threshold)
         results["alarms"][str(threshold)] = {"faults": rows, "unmatched": extra}
-    log("no false alarm: 10 minutes of ordinary content at 4x")
-    ordinary_events, _ = alarms(bench, ordinary, 2.0, speed=4.0)
-    results["false_alarms"] = ordinary_events
-    for name, path in signals.items():
+    if "alarms" in parts:
+        log("no false alarm: 10 minutes of ordinary content at 4x")
+        ordinary_events, _ = alarms(bench, ordinary, 2.0, speed=4.0)
+        results["false_alarms"] = ordinary_events
+    for name, path in signals.items() if "loudness" in parts else ():
         log(f"loudness: {name}")
         results["loudness"][name] = {"playerkit": playerkit_loudness(bench, path), "ffmpeg": ffmpeg_loudness(path)}
+    if "truth" in parts:
+        results["truth"] = truth_of_statistics(bench, WORK)
     media = os.path.join(ROOT, "Tests", "Fixtures", "long.mp4")
     seconds = str(options.seconds)
     configurations = [
@@ -202,7 +411,7 @@ def main():
         ("C client", "statistics at 1 Hz", [client, "4", seconds, media, "stats"]),
         ("C client", "alarms and loudness", [client, "4", seconds, media, "alarms", "loudness"]),
     ]
-    for round_number in range(1, options.rounds + 1):
+    for round_number in range(1, options.rounds + 1) if "cost" in parts else ():
         for who, what, command in configurations:
             log(f"cost, round {round_number}: {who}, {what}")
             results["cost"].setdefault(f"{who}/{what}", []).append(cost(command))
@@ -232,11 +441,13 @@ def main():
         worst = max(abs(a[k] - b[k]) for k in ("I", "TP", "S_max"))
         out.append(f"| {name} | {a['I']:.2f} LUFS | {b['I']:.2f} LUFS | {a['TP']:.2f} dBTP | {b['TP']:.2f} dBTP | {a['S_max']:.2f} LUFS |"
                    f" {b['S_max']:.2f} LUFS | {worst:.2f} LU |")
+    if "truth" in parts:
+        out += truth_table(results["truth"])
     cost_rows = {key: statistics.median(values) for key, values in results["cost"].items()}
     out += ["", f"Cost: 4 players looping Tests/Fixtures/long.mp4 (320x240, 30 fps) headless for {options.seconds:g} s,"
             f" % of a core per player, medians of {options.rounds} interleaved rounds:", "",
             "| | PlayerKit | C client | PlayerKit / C | added to plain: PlayerKit | C client |", "|---|---|---|---|---|---|"]
-    for what in ("plain", "statistics at 1 Hz", "alarms and loudness"):
+    for what in ("plain", "statistics at 1 Hz", "alarms and loudness") if "cost" in parts else ():
         pk, c = cost_rows[f"PlayerKit/{what}"], cost_rows[f"C client/{what}"]
         added = "" if what == "plain" else f"{pk - cost_rows['PlayerKit/plain']:+.2f} % | {c - cost_rows['C client/plain']:+.2f} %"
         out.append(f"| {what} | {pk:.2f} % | {c:.2f} % | {pk / c:.3f}x | {added or ' | '} |")

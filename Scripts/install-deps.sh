@@ -16,7 +16,7 @@
 #            null sinks), Debian's syncplay-server (rooms) and Syncplay's own client with mpv (the
 #            interoperability test).
 #   bench    the benchmarks: a C compiler, ffmpeg (the 720p clip), python3's venv (python-mpv), libmpv's library,
-#            mpv and its MPRIS plugin (make bench-mpris).
+#            mpv and its MPRIS plugin (make bench-mpris), stress-ng (make bench-health).
 #   peers    make bench-peers: GStreamer's and libVLC's headers and libraries, and the plugins
 #            that play the benchmark's clip headless (GStreamer's base, good and libav plugins;
 #            libVLC's base plugins).
@@ -124,6 +124,7 @@ if wants bench; then
   need "espeak-ng (make bench-compare's speech)" "have_command espeak-ng" espeak-ng espeak-ng espeak-ng
   need "sox (make bench-compare's rooms and devices)" "have_command sox && have_command soxi" sox sox sox
   need "numpy (make bench-compare's music, and the usual way to align)" "python3 -c 'import numpy' 2>/dev/null" python3-numpy python3-numpy python-numpy
+  need "stress-ng (make bench-health starves a player's core)" "have_command stress-ng" stress-ng stress-ng stress-ng
 fi
 if wants peers; then
   need "pkg-config" "have_command pkg-config" pkg-config pkgconf pkgconf

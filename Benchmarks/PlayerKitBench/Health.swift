@@ -127,3 +127,74 @@ struct HealthCost: AsyncParsableCommand {
         return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
     }
 }
+
+/// `health-truth SOURCE`: plays SOURCE once (or for `--seconds`) with statistics every
+/// `--interval` and prints each sample beside independent counts taken in the same process:
+/// with `--frames`, the new frames a ``FrameOutput`` got and the gaps between them (the picture
+/// standing still); always the state changes. Times are `CLOCK_MONOTONIC` seconds, the clock
+/// Python's `time.monotonic()` reads, so the driver lines them up with its server's log.
+struct HealthTruth: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "health-truth")
+    @Flag var frames = false
+    @Option var seconds = 600.0
+    @Option var interval = 1.0
+    @Argument var source: String
+
+    func run() async throws {
+        let configuration = PlayerConfiguration(videoOutput: frames ? .frames : .none, audioOutput: .none)
+        let player = try await Player.create(id: "truth", configuration: configuration)
+        // New frames the output got, and when (for the gaps).
+        let got = Mutex<(count: Int, last: Double?, gaps: [(Double, Double)])>((0, nil, []))
+        let output = try frames ? player.makeFrameOutput(FrameFormat(width: 64, height: 48)) : nil
+        output?.setFrameHandler { frame in
+            guard frame.info.isNewFrame else { return }
+            let now = Self.monotonic()
+            got.withLock { got in
+                if let last = got.last, now - last > 0.25 { got.gaps.append((last, now - last)) }
+                got.count += 1
+                got.last = now
+            }
+        }
+        let subscription = player.eventBus.subscribe(to: player.id, kinds: [.statisticsUpdated, .stateChanged], delivery: .immediate) { record in
+            switch record.event {
+            case .statisticsUpdated(let statistics):
+                ExampleSupport.printLine(Self.line("stats", statistics, frames: got.withLock { $0.count }, position: player.position))
+            case .stateChanged(let from, let to):
+                ExampleSupport.printLine(String(format: "{\"type\": \"state\", \"from\": \"%@\", \"to\": \"%@\", \"t\": %.4f}", "\(from)", "\(to)", Self.monotonic()))
+            default: break
+            }
+        }
+        let observation = try player.observeStatistics(every: .milliseconds(Int64((interval * 1000).rounded())))
+        let ended = player.events(kinds: [.itemEnded])
+        ExampleSupport.printLine(String(format: "{\"type\": \"start\", \"t\": %.4f}", Self.monotonic()))
+        try await player.load(MediaSource(source))
+        _ = await ended.first(timeout: .milliseconds(Int64(seconds * 1000))) { _ in true }
+        let final = try await player.statistics()
+        let (count, gaps) = got.withLock { ($0.count, $0.gaps) }
+        ExampleSupport.printLine(Self.line("final", final, frames: count, position: player.position))
+        let shown = gaps.map { String(format: "[%.4f, %.4f]", $0.0, $0.1) }.joined(separator: ", ")
+        ExampleSupport.printLine("{\"type\": \"gaps\", \"gaps\": [\(shown)]}")
+        subscription.cancel()
+        observation.cancel()
+        output?.close()
+        await player.shutdown()
+    }
+
+    static func line(_ type: String, _ statistics: PlaybackStatistics, frames: Int, position: Double?) -> String {
+        func value<T>(_ figure: T?) -> String { figure.map { "\($0)" } ?? "null" }
+        func seconds(_ duration: Duration) -> String {
+            String(format: "%.4f", Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
+        }
+        return "{\"type\": \"\(type)\", \"t\": \(String(format: "%.4f", monotonic())), \"rendered\": \(value(statistics.framesRendered)), "
+            + "\"dropped_output\": \(value(statistics.framesDroppedByOutput)), \"dropped_decoder\": \(value(statistics.framesDroppedByDecoder)), "
+            + "\"arriving\": \(value(statistics.arrivingBitrate)), \"stalls\": \(statistics.stallCount), \"stall_time\": \(seconds(statistics.stallTime)), "
+            + "\"longest_stall\": \(seconds(statistics.longestStall)), \"position\": \(value(position)), \"frames\": \(frames)}"
+    }
+
+    /// `CLOCK_MONOTONIC`, in seconds.
+    static func monotonic() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+}

@@ -15,7 +15,7 @@ struct PlayerKitBench: AsyncParsableCommand {
         abstract: "PlayerKit benchmarks (run through Benchmarks/run.py).",
         subcommands: [RoundTrip.self, FanOut.self, Decode.self, TimeToFirstFrame.self, EventRate.self, Memory.self, Cycles.self, Churn.self, Ready.self,
                       Switch.self, Release.self, Realtime.self, Seams.self, Sync.self, SyncLoad.self, FrameStep.self, Posters.self, Autoplay.self, Frames.self, Cache.self, CacheLayouts.self, Serve.self, MPRISServe.self,
-                      HealthAlarms.self, HealthLoudness.self, HealthCost.self])
+                      HealthAlarms.self, HealthLoudness.self, HealthCost.self, HealthTruth.self])
 }
 
 /// Percentiles of a list of microsecond figures, as the C and Python programs print them, and

@@ -1,6 +1,7 @@
 // Issue 68's C floor (Benchmarks/health.py): N libmpv cores loop FILE headless for SECONDS, each
 // with the same measuring filters PlayerKit puts in (freezedetect, blackdetect, silencedetect,
-// ebur128) and their metadata observed as PlayerKit observes it, or none; with `stats`, the
+// ebur128) and their metadata observed as PlayerKit observes it (PlayerKit also observes every
+// position while a fault is under way; the clip has none), or none; with `stats`, the
 // eleven figures PlayerKit's statistics read, asked for at once every second, and the
 // position observed every frame. Prints {"cpu_s": ..., "wall_s": ..., "players": N}: the
 // process's CPU seconds over the window, after 2 s of start-up. Plain C, no PlayerKit.
@@ -90,7 +91,6 @@ int main(int argc, char **argv) {
             mpv_observe_property(h, 1, "vf-metadata/playerkit-freeze", MPV_FORMAT_NODE);
             mpv_observe_property(h, 2, "vf-metadata/playerkit-black", MPV_FORMAT_NODE);
             mpv_observe_property(h, 3, "af-metadata/playerkit-silence", MPV_FORMAT_NODE);
-            mpv_observe_property(h, 4, "time-pos", MPV_FORMAT_DOUBLE);
         }
         if (loudness) {
             const char *lf[] = {"af", "add", "@playerkit-loudness:lavfi=[ebur128=metadata=1:peak=true]", NULL};

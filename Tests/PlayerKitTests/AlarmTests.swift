@@ -79,6 +79,24 @@ struct AlarmTests {
         #expect(tracker.note(.silence, metadata: ["lavfi.silence_start": "1"]).isEmpty, "silence is not watched")
     }
 
+    @Test("positions are wanted only while a fault is under way, and one kept from before a fault never raises it early")
+    func trackerNeedsPositionsOnlyDuringFaults() {
+        var tracker = AlarmTracker()
+        _ = tracker.watch([.freeze: 0.5])
+        #expect(!tracker.needsPositions, "nothing under way")
+        #expect(tracker.note(position: 19).isEmpty)
+        // A fault reported after positions stopped (say the item looped): the position from
+        // before is not taken for the one shown.
+        #expect(tracker.note(.freeze, metadata: Self.freezeAgain).isEmpty, "19 s was before the loop, not now")
+        #expect(tracker.needsPositions, "begun, not yet an alarm")
+        #expect(tracker.note(position: 4.48).isEmpty)
+        #expect(tracker.note(position: 4.52) == [.raised(Alarm(kind: .freeze, start: 4))])
+        #expect(tracker.needsPositions, "raised, not yet cleared")
+        #expect(tracker.note(.freeze, metadata: ["lavfi.freezedetect.freeze_start": "4", "lavfi.freezedetect.freeze_end": "5"]).isEmpty)
+        #expect(tracker.note(position: 5) == [.cleared(Alarm(kind: .freeze, start: 4, end: 5))])
+        #expect(!tracker.needsPositions, "over")
+    }
+
     @Test("the meter's metadata: levels in LUFS, the floor for silence as none, the peak in dBTP")
     func loudnessFromMetadata() {
         let loudness = PlayerCore.loudness(from: [
@@ -133,6 +151,8 @@ struct AlarmTests {
             #expect(at >= alarm.start + 0.5 - 0.045 && at <= alarm.start + 0.5 + 0.25, "raised at \(at) for \(alarm)")
         }
         everyFrame.cancel()
+        // Between faults and after the last one, the alarms observe no position.
+        #expect(await eventually(timeout: .seconds(5)) { !player.core.alarmPositionsObserved.withLock { $0 } })
         // Raised and cleared in pairs, each clear after its raise.
         for (index, entry) in alarms.enumerated() where !entry.raised {
             #expect(alarms[..<index].contains { $0.raised && $0.alarm.kind == entry.alarm.kind && $0.alarm.start == entry.alarm.start })

@@ -308,6 +308,66 @@ struct CompareAppTests {
         #expect(end.status == 0)
     }
 
+    @Test("on screen: the i key adds a line of figures to each pane's label and takes it away again, and an alarm adds one while it lasts, in screenshots of the window")
+    func figuresAndAlarmsOnScreen() async throws {
+        let faults = Fixtures.fixture("faults.mp4")
+        let app = try await CompareApp.start(files: [faults, faults])
+        defer { app.stop() }
+        // Pane A's label, one line: the ID, state, position and frame.
+        let plain = try await app.picture { Self.labelHeight($0) != nil }
+        let line = try #require(Self.labelHeight(plain), "no label in the header of \(plain)")
+        // A real key press (XTEST): the figures come with the next sample, within a second.
+        try await app.key("i")
+        let figures = try await app.picture { (Self.labelHeight($0) ?? 0) >= line * 16 / 10 }
+        #expect((Self.labelHeight(figures) ?? 0) >= line * 16 / 10, "one line is \(line) px; with the figures \(String(describing: Self.labelHeight(figures)))")
+        try await app.key("i")
+        let again = try await app.picture { (Self.labelHeight($0) ?? .max) <= line * 12 / 10 }
+        #expect((Self.labelHeight(again) ?? .max) <= line * 12 / 10, "after the second i: \(String(describing: Self.labelHeight(again))) px")
+        // An alarm: the players are paused while it lasts (the frozen stretch is 2 s), for the
+        // screenshot to find it there whatever the machine's load.
+        #expect(try await app.send("alarms 0.5")["event"] as? String == "done")
+        _ = try await app.send("play")
+        let raised: @Sendable ([String: Any]) -> Bool = {
+            $0["event"] as? String == "alarmRaised" && $0["player"] as? String == "left" && ($0["alarm"] as? [String: Any])?["kind"] as? String == "freeze"
+        }
+        #expect(await app.lines([raised]))
+        _ = try await app.send("pause")
+        let labels = try await app.status { ($0["paneLabels"] as? [String])?.first?.contains("⚠") == true }
+        #expect((labels["paneLabels"] as? [String])?.first?.contains("⚠ freeze") == true, "paused while the freeze lasts: \(labels)")
+        let alarmed = try await app.picture { (Self.labelHeight($0) ?? 0) >= line * 16 / 10 }
+        #expect((Self.labelHeight(alarmed) ?? 0) >= line * 16 / 10, "with the alarm: \(String(describing: Self.labelHeight(alarmed))) px")
+        // Played to the end: every alarm cleared, one line again.
+        _ = try await app.send("play")
+        #expect(await app.lines([{ $0["event"] as? String == "itemEnded" && $0["player"] as? String == "left" }]))
+        let cleared = try await app.picture { (Self.labelHeight($0) ?? .max) <= line * 12 / 10 }
+        #expect((Self.labelHeight(cleared) ?? .max) <= line * 12 / 10, "at the end: \(String(describing: Self.labelHeight(cleared))) px")
+        _ = try await app.quit()
+    }
+
+    /// The height in pixels of pane A's label text in the header row above the picture: from
+    /// the first to the last row with dark (text) pixels, among the rows that are mostly (60%)
+    /// the window's light background, in the pane's left part (its Fullscreen button is on the right).
+    static func labelHeight(_ screen: Screen) -> Int? {
+        let columns = Array(stride(from: 4, to: min(screen.width / 2 - 140, 360), by: 1))
+        guard !columns.isEmpty else { return nil }
+        var first: Int?, last: Int?
+        for y in 0..<min(screen.height, 200) {
+            var light = 0, dark = 0
+            for x in columns {
+                let pixel = screen.image.color(x: x, y: y)
+                let level = (pixel.red + pixel.green + pixel.blue) / 3
+                if level > 200 { light += 1 } else if level < 110 { dark += 1 }
+            }
+            if light < columns.count * 6 / 10 { break }  // the picture begins (text is thin)
+            if dark > 0 {
+                first = first ?? y
+                last = y
+            }
+        }
+        guard let first, let last else { return nil }
+        return last - first + 1
+    }
+
     @Test("SIGTERM closes the window: the players shut down, none is left, exit status 0")
     func terminated() async throws {
         let app = try await CompareApp.start()
@@ -528,6 +588,13 @@ final class CompareApp: Sendable {
     func click(x: Int, y: Int) async throws {
         guard case .x11(let display) = display else { throw CompareAppError.notReady }
         _ = try await display.runAsync("xdotool", ["mousemove", "\(x)", "\(y)", "click", "1"])
+    }
+
+    /// A real press of `key` (an X keysym name) on the window (xdotool, through XTEST; the
+    /// pointer is moved over the window first: with no window manager, it has the focus then).
+    func key(_ key: String) async throws {
+        guard case .x11(let display) = display else { throw CompareAppError.notReady }
+        _ = try await display.runAsync("xdotool", ["mousemove", "400", "250", "key", key])
     }
 
     /// Sends one command and returns the app's answer to it (`done` or `failed`).

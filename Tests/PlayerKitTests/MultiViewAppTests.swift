@@ -178,10 +178,107 @@ struct MultiViewAppLocalFilesTests {
     }
 }
 
-/// playerkit-multiview's alarms (issue 68): positions, not timing, so in the parallel pass; beside
-/// the live pass's skew tests it loaded the machine they measure.
-@Suite("playerkit-multiview's alarms (headless, local files)", .timeLimit(.minutes(2)))
+/// playerkit-multiview's alarms and figures (issue 68): positions, not timing, so in the parallel
+/// pass; beside the live pass's skew tests it loaded the machine they measure.
+@Suite("playerkit-multiview's alarms and figures (local files)", .timeLimit(.minutes(2)))
 struct MultiViewAppAlarmTests {
+    @Test("on screen, under Xvfb: while the black stretch lasts, the tile's label has a line per alarm (black and still) under its ID and skew, and the s key adds the figures under them")
+    func alarmsOnScreen() async throws {
+        let faults = Fixtures.fixture("faults.mp4")
+        let display = try await VirtualDisplay.start(size: "1024x600")
+        defer { display.stop() }
+        var environment = display.environment
+        environment["GDK_BACKEND"] = "x11"
+        environment["NO_AT_BRIDGE"] = "1"
+        environment["GTK_A11Y"] = "none"
+        let child = try ChildProcess.startInteractive(
+            ChildProcess.example("playerkit-multiview"),
+            ["--json", "--alarms", "--alarm-after", "0.5", "--seconds", "60", "--size", "800x450", faults, faults], environment: environment)
+        defer { if child.process.isRunning { kill(child.process.processIdentifier, SIGKILL) } }
+        let reader = JSONLineReader(child.output)
+        var tile: (x: Int, y: Int, width: Int, height: Int)?
+        var black = false
+        // The tiles' places, then angle-1's black alarm (raised at 4.5 s; the stretch ends at 5.52 s).
+        while let line = await reader.next() {
+            if line["type"] as? String == "tiles", let first = (line["tiles"] as? [[String: Any]])?.first(where: { $0["id"] as? String == "angle-1" }),
+               let x = first["x"] as? Int, let y = first["y"] as? Int, let width = first["width"] as? Int, let height = first["height"] as? Int {
+                tile = (x, y, width, height)
+            }
+            if line["type"] as? String == "alarm", line["event"] as? String == "alarmRaised", line["player"] as? String == "angle-1",
+               (line["alarm"] as? [String: Any])?["kind"] as? String == "black" {
+                black = true
+                break
+            }
+            if ["failed", "quit"].contains(line["type"] as? String ?? "") { break }
+        }
+        try #require(black, "no black alarm")
+        let place = try #require(tile)
+        // A real key press (space pauses the group), pointer over the window: paused on the
+        // black picture, the alarms stay raised for the screenshots whatever the machine's load.
+        _ = try await display.runAsync("xdotool", ["mousemove", "400", "225", "key", "space"])
+        let offsets = try await Self.windowCorner(display)
+        func lines(_ image: XWDImage) -> [Int] {
+            Self.textLines(in: image, x: offsets.x + place.x, y: offsets.y + place.y, width: place.width, height: place.height)
+        }
+        // The ID, the skew against the group, "⚠ freeze since 4.0 s" and "⚠ black since 4.0 s"
+        // (a black picture is still too).
+        let alarmed = try await Self.screenshot(display) { lines($0).count >= 4 }
+        #expect(lines(alarmed).count == 4, "text lines on the black tile: \(lines(alarmed))")
+        _ = try await display.runAsync("xdotool", ["key", "s"])
+        let figures = try await Self.screenshot(display) { lines($0).count > 4 }
+        #expect(lines(figures).count > 4, "with the figures: \(lines(figures))")
+        kill(child.process.processIdentifier, SIGTERM)
+        while await reader.next() != nil {}
+        child.process.waitUntilExit()
+        #expect(child.process.terminationStatus == 0)
+    }
+
+    /// Where the app's window is on the screen (Xvfb has no window manager to move it).
+    static func windowCorner(_ display: VirtualDisplay) async throws -> (x: Int, y: Int) {
+        for _ in 0..<25 {
+            let tree = try await display.runAsync("xwininfo", ["-root", "-tree"])
+            if let line = tree.split(separator: "\n").first(where: { $0.contains("\"PlayerKit multi-view\"") }), let corner = line.split(separator: " ").last {
+                let offsets = corner.split(separator: "+").compactMap { Int($0) }
+                if offsets.count == 2 { return (offsets[0], offsets[1]) }
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        throw CompareAppError.notReady
+    }
+
+    /// Screenshots until `accept` takes one (at most 25, 0.2 s apart: GTK draws at its next
+    /// frame); returns the last.
+    static func screenshot(_ display: VirtualDisplay, until accept: (XWDImage) -> Bool) async throws -> XWDImage {
+        var image: XWDImage?
+        for _ in 0..<25 {
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("multiview-\(UUID().uuidString).xwd")
+            defer { try? FileManager.default.removeItem(at: file) }
+            try await display.runAsync("xwd", ["-root", "-silent", "-out", file.path])
+            image = try await XWDImage.read(file)
+            if accept(image!) { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        return image!
+    }
+
+    /// The lines of light text in a tile's top-left part, over a black picture: each band of
+    /// rows with light pixels, as its height, top to bottom.
+    static func textLines(in image: XWDImage, x: Int, y: Int, width: Int, height: Int) -> [Int] {
+        var bands: [Int] = []
+        var current = 0
+        for row in y..<min(y + height * 8 / 10, image.height) {
+            var light = false
+            for column in stride(from: x + 2, to: min(x + width * 9 / 10, image.width), by: 1) {
+                let pixel = image.color(x: column, y: row)
+                if (pixel.red + pixel.green + pixel.blue) / 3 > 150 { light = true; break }
+            }
+            if light { current += 1 } else if current > 0 { bands.append(current); current = 0 }
+        }
+        if current > 0 { bands.append(current) }
+        // A band of a row or two is a glyph's stray part, not a line.
+        return bands.filter { $0 >= 4 }
+    }
+
     @Test("--alarms on a file with faults written into it: every angle's frozen and black stretches raise and clear alarms at their positions; silence only on the angle whose sound is decoded")
     func alarms() async throws {
         let faults = Fixtures.fixture("faults.mp4")

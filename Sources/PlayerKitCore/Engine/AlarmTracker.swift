@@ -45,11 +45,22 @@ struct AlarmTracker: Sendable {
     }
 
     private var watches: [AlarmKind: Watch] = [:]
-    /// The last position shown.
+    /// The last position shown while a fault was under way (nil between faults: the engine
+    /// stops observing positions then, and a position kept from before would be stale, say
+    /// from before a loop).
     private(set) var position: Double?
 
     /// Whether anything is watched.
     var isWatching: Bool { !watches.isEmpty }
+
+    /// Whether the tracker needs every position shown: while a fault is under way (begun and
+    /// not yet an alarm, or an alarm not yet cleared). Between faults no position changes
+    /// anything, so the engine does not observe them (a watch costs no per-frame traffic
+    /// while the picture and sound are fine). A position it missed meanwhile is never ahead of
+    /// the one shown, so no alarm is raised early for it.
+    var needsPositions: Bool {
+        watches.values.contains { $0.pending != nil || $0.raised != nil }
+    }
 
     /// Watches the kinds with a threshold (in seconds); a kind no longer watched has its alarm
     /// cleared at the last position. A kind watched before keeps what it saw.
@@ -128,6 +139,7 @@ struct AlarmTracker: Sendable {
             }
             watches[kind] = watch
         }
+        if !needsPositions { self.position = nil }
         return outputs
     }
 

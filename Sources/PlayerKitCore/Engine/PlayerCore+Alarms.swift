@@ -108,13 +108,28 @@ extension PlayerCore {
         if last { startAlarmObservations(false) }
     }
 
-    /// Observes (or stops observing) the detectors' metadata and every position shown.
+    /// Observes (or stops observing) the detectors' metadata; the positions follow the tracker
+    /// (``syncAlarmPositions()``).
     private func startAlarmObservations(_ enabled: Bool) {
         for (index, kind) in AlarmKind.allCases.enumerated() {
             observe(MeasuringFilter(kind).metadataProperty, id: MPVRequestIDs.alarmObservation + UInt64(index),
                     users: alarmMetadataUsers[index], enabled: enabled)
         }
-        observe("time-pos", id: MPVRequestIDs.statisticsFrameObservation, users: statisticsFrameUsers, enabled: enabled)
+        syncAlarmPositions()
+    }
+
+    /// Makes the alarms' use of the per-frame `time-pos` observation match the tracker
+    /// (``AlarmTracker/needsPositions``): observed while a fault is under way, not between
+    /// faults. Called after each change of the tracker, from any thread; the tracker is read
+    /// and the observation changed under one lock, so two calls cannot leave it out of step.
+    /// `mpv_observe_property` does not wait for the core.
+    func syncAlarmPositions() {
+        alarmPositionsObserved.withLock { observed in
+            let wanted = !isShutDown && state.withLock { $0.alarms.needsPositions }
+            guard wanted != observed else { return }
+            observed = wanted
+            observe("time-pos", id: MPVRequestIDs.statisticsFrameObservation, users: statisticsFrameUsers, enabled: wanted)
+        }
     }
 
     /// The changes of the chain that make it match the latest watch's thresholds (none: every
@@ -131,6 +146,7 @@ extension PlayerCore {
             if let threshold = wanted?.threshold(for: kind) { seconds[kind] = threshold.inSeconds }
         }
         update { state in state.alarms.watch(seconds).map(Self.alarmEvent) }
+        syncAlarmPositions()
         func graphOf(_ kind: AlarmKind, _ levels: AlarmThresholds?) -> String? {
             levels.flatMap { levels in levels.threshold(for: kind).map { MeasuringFilter.graph(for: kind, threshold: $0, levels: levels) } }
         }
@@ -167,6 +183,7 @@ extension PlayerCore {
         let kind = AlarmKind.allCases[index]
         let metadata = Self.metadata(from: value)
         update(at: signalled) { state in state.alarms.note(kind, metadata: metadata).map(Self.alarmEvent) }
+        syncAlarmPositions()
     }
 
     /// A filter's metadata as keys and values (nil: mpv has none, the filter is not running).

@@ -56,11 +56,13 @@ extension PlayerCore {
                 let time = signalled ?? .now
                 // The tracker moves on under the lock; only a frame that raises or clears an
                 // alarm goes through the outbox (most frames change nothing).
-                let alarms = state.withLock { state in
+                let (alarms, needsPositions) = state.withLock { state in
                     state.tally.noteFrame(position: value.doubleValue, at: time)
-                    return state.alarms.note(position: value.doubleValue)
+                    return (state.alarms.note(position: value.doubleValue), state.alarms.needsPositions)
                 }
                 if !alarms.isEmpty { update(at: signalled) { _ in alarms.map(Self.alarmEvent) } }
+                // The fault is over: the alarms stop asking for every frame.
+                if !needsPositions, alarmPositionsObserved.withLock({ $0 }) { syncAlarmPositions() }
             case .propertyChanged(let observation, _, let value)
                 where observation >= MPVRequestIDs.alarmObservation && observation < MPVRequestIDs.alarmObservation + UInt64(AlarmKind.allCases.count):
                 noteAlarmMetadata(index: Int(observation - MPVRequestIDs.alarmObservation), value: value, at: signalled)
@@ -83,6 +85,10 @@ extension PlayerCore {
                     outputs += state.model.apply(event)
                     if let playlist = state.model.takeRecoveredPlaylist() { outputs += Self.recoverLoads(&state, playlist: playlist, id: id) }
                     return outputs
+                }
+                switch event {
+                case .seek, .endFile: if alarmPositionsObserved.withLock({ $0 }) { syncAlarmPositions() }
+                default: break
                 }
             }
         }

@@ -202,6 +202,9 @@ final class PlayerCore: Sendable {
     let alarmWatchers = Locked(AlarmWatchers())
     /// How many watches observe each alarm detector's metadata, in ``AlarmKind/allCases`` order.
     let alarmMetadataUsers = AlarmKind.allCases.map { _ in Locked(0) }
+    /// Whether the alarms hold a user of the per-frame `time-pos` observation: only while a
+    /// fault is under way (``syncAlarmPositions()``).
+    let alarmPositionsObserved = Locked(false)
     /// The app's live property observations, by observation ID. A change that mpv queued before
     /// an observation ended is dropped by the pump, so none is reported after its cancel.
     let appObservations = Locked<(next: UInt64, live: Set<UInt64>)>((1, []))
